@@ -1,0 +1,2 @@
+/* api_registry.c - placeholder until written */
+#include "policy_internal.h"

@@ -1,0 +1,53 @@
+/* api_registry.h - the sensitive Python API registry (seed-spec 6) as one
+ * data table: every qualified name, its category, and platform/version tags.
+ * The python-api= rules, the guard, learning and the docs all read this one
+ * table; nothing else lists these names.
+ */
+#ifndef SB_API_REGISTRY_H
+#define SB_API_REGISTRY_H
+
+#include <stddef.h>
+
+enum sb_api_category {
+	SB_API_PROCESS_EXEC,
+	SB_API_PROCESS_CONTROL,
+	SB_API_PRIVILEGES,
+	SB_API_THREADS,
+	SB_API_NATIVE,
+	SB_API_INTROSPECTION,
+	SB_API_DYNAMIC_CODE,
+	SB_API_DESERIALIZATION,
+	SB_API_CATEGORY_COUNT
+};
+
+enum {
+	SB_API_WINDOWS = 1 << 0, /* (W) exists only on Windows */
+	SB_API_POSIX = 1 << 1,   /* (P) only on POSIX */
+	SB_API_LINUX = 1 << 2,   /* (L) only on Linux */
+	SB_API_C_ACCEL = 1 << 3, /* (C) absent without _pickle */
+	SB_API_CLASS = 1 << 4,   /* a class: its __init__ is what is judged */
+};
+
+struct sb_api_entry {
+	const char *qualname; /* "module.attr[.attr]" */
+	enum sb_api_category category;
+	unsigned tags;
+	/* CPython 3.x minor bounds, inclusive; 0 = unbounded */
+	unsigned char min_minor, max_minor;
+};
+
+/* Sorted by qualname (strcmp), so lookups can bisect. */
+extern const struct sb_api_entry sb_api_registry[];
+extern const size_t sb_api_registry_len;
+
+/* Index into sb_api_registry, or -1. */
+long sb_api_lookup(const char *qualname);
+const char *sb_api_category_name(enum sb_api_category c);
+/* -1 when unknown. */
+int sb_api_category_from_name(const char *name);
+/* The one-line description of a category ("runs code outside ..."). */
+const char *sb_api_category_doc(enum sb_api_category c);
+/* process-exec, privileges, native, dynamic-code, deserialization */
+int sb_api_category_is_dangerous(enum sb_api_category c);
+
+#endif

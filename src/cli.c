@@ -1,0 +1,2 @@
+/* cli.c - placeholder until written */
+#include "policy_internal.h"

@@ -1,0 +1,44 @@
+/* cli.h - split python-sb's argv the way CPython splits its own.
+ *
+ * Three groups (seed-spec 3.2): interpreter switches, sandbox options
+ * (--key=value, turned into rules) and the command with its arguments. Pure
+ * code: no I/O; usage errors come back as a message and status 2.
+ */
+#ifndef SB_CLI_H
+#define SB_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util.h"
+
+struct sb_cli {
+	/* CPython switches before the command, one argv element each, ready
+	 * to pass to the interpreter ("-B", "-W", "error", "-X", "dev"...). */
+	SB_VEC(const char *) interp;
+	/* sandbox options as rules: "--os_sandbox=x" -> "os-sandbox=x",
+	 * "--learn" -> "learn=" */
+	SB_VEC(const char *) rules;
+	/* the command and its arguments, as the interpreter must get them:
+	 * {"-m", "json.tool", "-h"}, {"-c", "code", ...}, {"x.py", ...},
+	 * {"-"} or {"--", "x.py"}; empty for the REPL */
+	SB_VEC(const char *) command;
+
+	const char *config; /* --pysandboxes-config FILE, else NULL */
+	const char *python; /* --python=PATH, else NULL */
+	bool explain;       /* --pysandboxes-explain */
+	bool help;          /* -h, -?, --help (python-sb's own help) */
+	bool version;       /* -V, --version */
+	bool interactive;   /* -i was given (REPL after the command) */
+};
+
+/* Parse argv[1..argc). Returns 0, or 2 with a one-line message in *err
+ * (allocated from 'a'), e.g. "Argument expected for -m option". */
+int sb_cli_parse(struct sb_arena *a, int argc, char *const *argv,
+		 struct sb_cli *out, const char **err);
+
+/* The usage line and the help text (80 columns). */
+extern const char sb_cli_usage[];
+extern const char sb_cli_help[];
+
+#endif

@@ -1,0 +1,118 @@
+/* diag.c - the one error path of the policy module: every configuration
+ * problem becomes "<ref>: <message>" in policy->errors or ->warnings. Pure:
+ * nothing is printed here; the launcher prints, the guard raises. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "policy_internal.h"
+
+const char *sb_ref_format(struct sb_arena *a, struct sb_ref ref)
+{
+	if (!ref.file)
+		return SB_REF_IMPLICIT;
+	if (ref.line == 0)
+		return ref.file;
+	return sb_arena_printf(a, "%s(%u)", ref.file, ref.line);
+}
+
+static void add(struct sb_policy *p, bool warning, struct sb_ref ref,
+		const char *prefix, const char *fmt, va_list ap)
+{
+	struct sb_diag *d = warning ? SB_VEC_PUSH(p->arena, p->warnings)
+				    : SB_VEC_PUSH(p->arena, p->errors);
+	char *msg = sb_arena_vprintf(p->arena, fmt, ap);
+
+	d->ref = ref;
+	d->text = sb_arena_printf(p->arena, "%s: %s", prefix, msg);
+}
+
+void sb_error(struct sb_policy *p, struct sb_ref ref, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add(p, false, ref, sb_ref_format(p->arena, ref), fmt, ap);
+	va_end(ap);
+}
+
+void sb_warning(struct sb_policy *p, struct sb_ref ref, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add(p, true, ref, sb_ref_format(p->arena, ref), fmt, ap);
+	va_end(ap);
+}
+
+/* "a(1), b(2) and <arg>" */
+void sb_error_at_refs(struct sb_policy *p, const struct sb_ref *refs,
+		      size_t n, const char *fmt, ...)
+{
+	struct sb_buf b = { 0 };
+	va_list ap;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i)
+			sb_buf_puts(&b, i + 1 == n ? " and " : ", ");
+		sb_buf_puts(&b, sb_ref_format(p->arena, refs[i]));
+	}
+	va_start(ap, fmt);
+	add(p, false, n ? refs[0] : (struct sb_ref){ 0 },
+	    sb_arena_strdup(p->arena, b.s ? b.s : ""), fmt, ap);
+	va_end(ap);
+	sb_buf_free(&b);
+}
+
+static int cmp_ref(const struct sb_ref *a, const struct sb_ref *b)
+{
+	int c = strcmp(a->file ? a->file : "", b->file ? b->file : "");
+
+	if (c)
+		return c;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+struct diag_pos {
+	struct sb_diag d;
+	size_t pos;
+};
+
+static int cmp_diag(const void *x, const void *y)
+{
+	const struct diag_pos *a = x, *b = y;
+	int c = cmp_ref(&a->d.ref, &b->d.ref);
+
+	if (c)
+		return c;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Sorted by file then line; equal refs keep the order found. */
+void sb_diag_sort(struct sb_policy *p)
+{
+	struct diag_pos *tmp;
+	size_t i, n = p->errors.n;
+
+	if (n < 2)
+		return;
+	tmp = sb_arena_alloc(p->arena, n * sizeof(*tmp));
+	for (i = 0; i < n; i++) {
+		tmp[i].d = p->errors.v[i];
+		tmp[i].pos = i;
+	}
+	qsort(tmp, n, sizeof(*tmp), cmp_diag);
+	for (i = 0; i < n; i++)
+		p->errors.v[i] = tmp[i].d;
+}
+
+void sb_policy_format_errors(const struct sb_policy *p, struct sb_buf *out)
+{
+	size_t i;
+
+	sb_buf_puts(out, "Syntax error in config files.");
+	for (i = 0; i < p->errors.n; i++) {
+		sb_buf_puts(out, "\n");
+		sb_buf_puts(out, p->errors.v[i].text);
+	}
+}

@@ -1,0 +1,1 @@
+/* dns.c - placeholder until written */

@@ -1,0 +1,282 @@
+/* policy.h - the parsed .py-sandboxes policy and the parser's public API.
+ *
+ * One parser serves the launcher, the guard library and the tests. It is pure
+ * code: it reads rule files, stats and canonicalises exposed paths, and asks an
+ * injected resolver for host names; it never prints and never exits. Every
+ * problem is collected in policy->errors (sorted by file and line) so that all
+ * of them are reported at once, and nothing runs while there is one.
+ */
+#ifndef SB_POLICY_H
+#define SB_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+/* Where a rule came from: "file(line)", "<arg>" or "<implicit>". 'file' is
+ * the display form (relative to the cwd, else ~/..., else absolute); line 0
+ * means "no line" (command line and implicit rules). */
+struct sb_ref {
+	const char *file;
+	unsigned line;
+};
+
+#define SB_REF_ARG "<arg>"
+#define SB_REF_IMPLICIT "<implicit>"
+
+/* One diagnostic. 'text' is the whole line as printed, prefix included
+ * ("<ref>: message"); 'ref' is its sort key. */
+struct sb_diag {
+	struct sb_ref ref;
+	const char *text;
+};
+
+/* One effective rule line, after includes and ${} expansion. */
+struct sb_rule {
+	const char *text;
+	struct sb_ref ref;
+};
+
+struct sb_env_var {
+	const char *name;
+	const char *value;
+	struct sb_ref ref;
+};
+
+enum sb_expose_mode { SB_EXPOSE_RO, SB_EXPOSE_RW };
+
+struct sb_expose {
+	const char *path; /* canonical, absolute */
+	const char *rule; /* e.g. "expose-ro=./data", for messages */
+	struct sb_ref ref;
+	enum sb_expose_mode mode;
+	bool is_dir; /* false: a single file (beyond the seed) */
+};
+
+struct sb_ignore {
+	const char *pattern;
+	const char *rule;
+	struct sb_ref ref;
+};
+
+/* ---- network ---- */
+
+enum { SB_NET_TCP = 1, SB_NET_UDP = 2 };
+enum { SB_NET_IN = 1, SB_NET_OUT = 2 };
+
+/* An address: family is AF_INET (4 bytes used) or AF_INET6 (16 bytes). */
+struct sb_addr {
+	int family;
+	uint8_t bytes[16];
+};
+
+struct sb_port_range {
+	uint16_t lo, hi;
+};
+
+/* One net= line yields one sb_net_rule per network: '*' gives two (0.0.0.0/0
+ * and ::/0), a host name one per resolved address. */
+struct sb_net_rule {
+	bool allow;
+	unsigned kinds; /* SB_NET_TCP | SB_NET_UDP */
+	unsigned dirs;  /* SB_NET_IN | SB_NET_OUT */
+	struct sb_addr addr;
+	unsigned prefix; /* 0..32 or 0..128 */
+	const struct sb_port_range *ports;
+	size_t n_ports; /* 0: the rule matches nothing (empty PORTS) */
+	const char *host; /* the host name the rule named, else NULL */
+	const char *rule;
+	struct sb_ref ref;
+};
+
+/* A host name resolved once at parse time; lookups inside the sandbox are
+ * answered from here only. */
+struct sb_pin {
+	const char *host;
+	const struct sb_addr *addrs;
+	size_t n_addrs;
+};
+
+/* Resolver injected into the parser. Fills *addrs (allocated from 'arena')
+ * and returns SB_RESOLVE_OK, or SB_RESOLVE_NONAME for a definite failure, or
+ * SB_RESOLVE_TRANSIENT (retries already exhausted) with a reason in *why. */
+enum sb_resolve_status {
+	SB_RESOLVE_OK,
+	SB_RESOLVE_NONAME,
+	SB_RESOLVE_TRANSIENT,
+};
+typedef enum sb_resolve_status (*sb_resolve_fn)(void *ctx,
+						 struct sb_arena *arena,
+						 const char *host,
+						 struct sb_addr **addrs,
+						 size_t *n_addrs,
+						 const char **why);
+
+/* ---- imports ---- */
+
+struct sb_import {
+	const char *name; /* top-level module name */
+	struct sb_ref ref;
+};
+
+/* ---- eval-* ---- */
+
+enum sb_eval_list {
+	SB_EVAL_SYNTAX,
+	SB_EVAL_CALL,
+	SB_EVAL_ATTRIBUTE,
+	SB_EVAL_IMPORT,
+	SB_EVAL_MAGIC,
+	SB_EVAL_LIST_COUNT
+};
+
+enum sb_eval_scalar {
+	SB_EVAL_NAMESPACE,
+	SB_EVAL_TIMEOUT, /* milliseconds */
+	SB_EVAL_MAX_ITERATIONS,
+	SB_EVAL_MAX_CALL_DEPTH,
+	SB_EVAL_MAX_DEPTH,
+	SB_EVAL_MAX_NODES,
+	SB_EVAL_MAX_ALLOC, /* bytes */
+	SB_EVAL_MAX_LEAKED_THREADS,
+	SB_EVAL_SCALAR_COUNT
+};
+
+enum sb_eval_namespace {
+	SB_EVAL_NS_ADAPTIVE,
+	SB_EVAL_NS_CLOSED,
+	SB_EVAL_NS_CALLER
+};
+
+struct sb_strlist {
+	const char **v;
+	size_t n, cap;
+};
+
+/* A named eval profile ("" is the default one). Syntax tokens are stored
+ * expanded to AST node class names; the other lists keep names and patterns
+ * as written. */
+struct sb_eval_profile {
+	const char *name;
+	struct sb_strlist allow[SB_EVAL_LIST_COUNT];
+	struct sb_strlist deny[SB_EVAL_LIST_COUNT];
+	int64_t scalar[SB_EVAL_SCALAR_COUNT];
+	struct sb_ref scalar_ref[SB_EVAL_SCALAR_COUNT]; /* file NULL: default */
+};
+
+/* ---- single-valued directives and providers ---- */
+
+enum sb_provider {
+	SB_PROVIDER_NONE,
+	SB_PROVIDER_SUBPROCESS,
+	SB_PROVIDER_LANDLOCK,
+	SB_PROVIDER_BWRAP,
+	SB_PROVIDER_FIREJAIL,
+	SB_PROVIDER_UNSHARE,
+	SB_PROVIDER_QEMU,
+	SB_PROVIDER_AUTO,
+	SB_PROVIDER_COUNT
+};
+
+const char *sb_provider_name(enum sb_provider p);
+/* -1 when unknown; 'name' is compared as written (callers lower-case). */
+int sb_provider_from_name(const char *name);
+
+enum sb_result_mode { SB_RESULT_DATA_ONLY, SB_RESULT_OBJECTS };
+
+struct sb_provider_opt {
+	enum sb_provider provider;
+	const char *key; /* without the "<provider>." prefix */
+	const char *value;
+	const char *rule;
+	struct sb_ref ref;
+};
+
+/* Where an included (or root) rule file stands. */
+enum sb_file_state { SB_FILE_LOADED, SB_FILE_ABSENT, SB_FILE_ERROR };
+
+struct sb_file {
+	const char *path;    /* absolute */
+	const char *display; /* as in refs */
+	enum sb_file_state state;
+	struct sb_ref included_from; /* file NULL for the root file */
+};
+
+struct sb_policy {
+	struct sb_arena *arena;
+
+	/* the root rule file */
+	const char *config_path;
+	const char *config_display;
+	bool config_exists;
+
+	SB_VEC(struct sb_file) files; /* root first, then includes in order */
+	SB_VEC(struct sb_rule) rules; /* effective rules, in order */
+
+	SB_VEC(struct sb_env_var) env;
+	SB_VEC(struct sb_expose) exposes; /* sorted longest path first */
+	SB_VEC(struct sb_ignore) ignores;
+	SB_VEC(struct sb_net_rule) nets; /* DENY rules first, then ALLOW */
+	bool any_net_rule;               /* some net= line was given */
+	SB_VEC(struct sb_pin) pins;
+	SB_VEC(struct sb_import) imports;
+	bool import_all;
+	uint8_t *api_allow; /* indexed like sb_api_registry, 1 = allowed */
+	SB_VEC(struct sb_eval_profile) eval_profiles;
+	SB_VEC(struct sb_provider_opt) provider_opts;
+
+	/* single-valued directives; a ref with file NULL means "default" */
+	enum sb_provider provider;
+	struct sb_ref provider_ref;
+	bool py_sandbox;
+	struct sb_ref py_sandbox_ref;
+	bool result_guard;
+	struct sb_ref result_guard_ref;
+	enum sb_result_mode result_mode;
+	struct sb_ref result_mode_ref;
+	int port; /* -1: pick a free one */
+	struct sb_ref port_ref;
+	const char *learn_path; /* learn=<file> (resolved), else NULL */
+	struct sb_ref learn_ref;
+	bool locked; /* learn=false in a rule file */
+	struct sb_ref lock_ref;
+
+	SB_VEC(struct sb_diag) errors;   /* sorted by file, then line */
+	SB_VEC(struct sb_diag) warnings; /* in the order found */
+};
+
+enum {
+	/* Do not resolve host names (the guard gets pinned addresses instead);
+	 * a name in net= is then an error. */
+	SB_PARSE_NO_DNS = 1 << 0,
+};
+
+struct sb_parse_opts {
+	const char *config_path;  /* the root rule file, as given; may be absent */
+	const char *const *cli_rules; /* "key=value" texts, origin <arg> */
+	size_t n_cli_rules;
+	const char *const *envp;  /* host environment for ${} and env= */
+	const char *cwd;          /* absolute; relative paths are against it */
+	const char *home;         /* for '~'; NULL: HOME from envp */
+	sb_resolve_fn resolve;    /* NULL: every host name fails to resolve */
+	void *resolve_ctx;
+	unsigned flags;
+};
+
+/* Parse. Returns 0 with *out set (check (*out)->errors.n), or -errno for a
+ * failure that leaves nothing to report (bad arguments). */
+int sb_policy_parse(const struct sb_parse_opts *opts, struct sb_policy **out);
+void sb_policy_free(struct sb_policy *p);
+
+/* Format "Syntax error in config files." and the error lines. */
+void sb_policy_format_errors(const struct sb_policy *p, struct sb_buf *out);
+
+/* "file(line)", "<arg>"... into the arena. */
+const char *sb_ref_format(struct sb_arena *a, struct sb_ref ref);
+
+/* Look up a variable in an envp array; NULL when unset. */
+const char *sb_envp_get(const char *const *envp, const char *name);
+
+#endif

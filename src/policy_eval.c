@@ -1,0 +1,2 @@
+/* policy_eval.c - placeholder until written */
+#include "policy_internal.h"

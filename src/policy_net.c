@@ -1,0 +1,2 @@
+/* policy_net.c - placeholder until written */
+#include "policy_internal.h"

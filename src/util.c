@@ -1,0 +1,406 @@
+/* util.c - arena, buffers, globbing and lexical path helpers. Pure code: no
+ * syscalls beyond malloc, no printing except the out-of-memory abort. */
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct sb_chunk {
+	struct sb_chunk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+struct sb_arena {
+	struct sb_chunk *head;
+};
+
+static void *sb_oom(void)
+{
+	fputs("python-sb: out of memory\n", stderr);
+	abort();
+}
+
+struct sb_arena *sb_arena_new(void)
+{
+	struct sb_arena *a = calloc(1, sizeof(*a));
+
+	return a ? a : sb_oom();
+}
+
+void sb_arena_free(struct sb_arena *a)
+{
+	struct sb_chunk *c, *next;
+
+	if (!a)
+		return;
+	for (c = a->head; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(a);
+}
+
+void *sb_arena_alloc(struct sb_arena *a, size_t n)
+{
+	const size_t align = sizeof(max_align_t);
+	struct sb_chunk *c = a->head;
+	size_t size;
+	void *p;
+
+	n = (n + align - 1) & ~(align - 1);
+	if (n == 0)
+		n = align;
+	if (!c || c->size - c->used < n) {
+		size = n > 16384 ? n : 16384;
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return sb_oom();
+		c->size = size;
+		c->used = 0;
+		/* A big block gets its own chunk behind the current one, so the
+		 * rest of the current chunk stays usable. */
+		if (a->head && size == n) {
+			c->next = a->head->next;
+			a->head->next = c;
+		} else {
+			c->next = a->head;
+			a->head = c;
+		}
+	}
+	p = (char *)c->data + c->used;
+	c->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+char *sb_arena_strndup(struct sb_arena *a, const char *s, size_t n)
+{
+	char *d = sb_arena_alloc(a, n + 1);
+
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+char *sb_arena_strdup(struct sb_arena *a, const char *s)
+{
+	return sb_arena_strndup(a, s, strlen(s));
+}
+
+char *sb_arena_vprintf(struct sb_arena *a, const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n;
+	char *d;
+
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0)
+		return sb_arena_strdup(a, "");
+	d = sb_arena_alloc(a, (size_t)n + 1);
+	vsnprintf(d, (size_t)n + 1, fmt, ap);
+	return d;
+}
+
+char *sb_arena_printf(struct sb_arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	char *d;
+
+	va_start(ap, fmt);
+	d = sb_arena_vprintf(a, fmt, ap);
+	va_end(ap);
+	return d;
+}
+
+void *sb_arena_grow(struct sb_arena *a, void *v, size_t *cap, size_t want,
+		    size_t elem)
+{
+	size_t ncap;
+	void *nv;
+
+	if (want <= *cap)
+		return v;
+	ncap = *cap ? *cap * 2 : 8;
+	while (ncap < want)
+		ncap *= 2;
+	if (ncap > ((size_t)-1) / elem)
+		return sb_oom();
+	nv = sb_arena_alloc(a, ncap * elem);
+	if (v)
+		memcpy(nv, v, *cap * elem);
+	*cap = ncap;
+	return nv;
+}
+
+static void buf_reserve(struct sb_buf *b, size_t extra)
+{
+	size_t ncap = b->cap ? b->cap : 256;
+	char *ns;
+
+	if (b->len + extra + 1 <= b->cap)
+		return;
+	while (ncap < b->len + extra + 1)
+		ncap *= 2;
+	ns = realloc(b->s, ncap);
+	if (!ns)
+		sb_oom();
+	b->s = ns;
+	b->cap = ncap;
+}
+
+void sb_buf_add(struct sb_buf *b, const char *s, size_t n)
+{
+	buf_reserve(b, n);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void sb_buf_puts(struct sb_buf *b, const char *s)
+{
+	sb_buf_add(b, s, strlen(s));
+}
+
+void sb_buf_printf(struct sb_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return;
+	buf_reserve(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void sb_buf_free(struct sb_buf *b)
+{
+	free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+}
+
+bool sb_is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	       c == '\f';
+}
+
+char *sb_strip(struct sb_arena *a, const char *s, size_t n)
+{
+	while (n && sb_is_space((unsigned char)*s)) {
+		s++;
+		n--;
+	}
+	while (n && sb_is_space((unsigned char)s[n - 1]))
+		n--;
+	return sb_arena_strndup(a, s, n);
+}
+
+bool sb_str_starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool sb_str_ieq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		int x = (unsigned char)*a, y = (unsigned char)*b;
+
+		if (x >= 'A' && x <= 'Z')
+			x += 'a' - 'A';
+		if (y >= 'A' && y <= 'Z')
+			y += 'a' - 'A';
+		if (x != y)
+			return false;
+	}
+	return *a == *b;
+}
+
+/* Find 'lit' (length n) in s; memmem is linear in glibc (two-way). */
+static const char *find_lit(const char *s, const char *lit, size_t n)
+{
+	return memmem(s, strlen(s), lit, n);
+}
+
+bool sb_glob_star_match(const char *pat, const char *s)
+{
+	const char *star = strchr(pat, '*');
+	size_t n, slen;
+	const char *last;
+
+	if (!star)
+		return strcmp(pat, s) == 0;
+	/* the fixed prefix */
+	n = (size_t)(star - pat);
+	if (strncmp(pat, s, n) != 0)
+		return false;
+	s += n;
+	pat = star + 1;
+	/* the fixed suffix after the last star must end the subject */
+	last = strrchr(pat, '*');
+	{
+		const char *suffix = last ? last + 1 : pat;
+		size_t sl = strlen(suffix);
+
+		slen = strlen(s);
+		if (sl > slen || strcmp(s + slen - sl, suffix) != 0)
+			return false;
+		slen -= sl;
+		if (!last)
+			return true;
+	}
+	/* middle pieces, leftmost match each, within s[0..slen) */
+	while (pat <= last) {
+		const char *next = strchr(pat, '*');
+		const char *hit;
+
+		n = (size_t)(next - pat);
+		if (n) {
+			hit = find_lit(s, pat, n);
+			if (!hit || (size_t)(hit - s) + n > slen)
+				return false;
+			slen -= (size_t)(hit - s) + n;
+			s = hit + n;
+		}
+		pat = next + 1;
+	}
+	return true;
+}
+
+/* fnmatch without FNM_PATHNAME: iterative with one backtrack point for '*',
+ * which is O(len(pat) * len(s)) at worst, never exponential. */
+static bool class_match(const char **pp, int c)
+{
+	const char *p = *pp + 1;
+	bool neg = false, hit = false;
+
+	if (*p == '!' || *p == '^') {
+		neg = true;
+		p++;
+	}
+	if (*p == ']') { /* a leading ']' is literal */
+		hit = c == ']';
+		p++;
+	}
+	for (; *p && *p != ']'; p++) {
+		if (p[1] == '-' && p[2] && p[2] != ']') {
+			if (c >= (unsigned char)p[0] && c <= (unsigned char)p[2])
+				hit = true;
+			p += 2;
+		} else if ((unsigned char)*p == c) {
+			hit = true;
+		}
+	}
+	if (!*p) /* unterminated: '[' is a literal */
+		return false;
+	*pp = p;
+	return hit != neg;
+}
+
+bool sb_fnmatch(const char *pat, const char *s)
+{
+	const char *star_p = NULL, *star_s = NULL;
+
+	while (*s) {
+		if (*pat == '*') {
+			star_p = ++pat;
+			star_s = s;
+			continue;
+		}
+		if (*pat == '?') {
+			pat++;
+			s++;
+			continue;
+		}
+		if (*pat == '[') {
+			const char *q = pat;
+
+			if (strchr(pat + 1, ']')) {
+				if (class_match(&q, (unsigned char)*s)) {
+					pat = q + 1;
+					s++;
+					continue;
+				}
+			} else if (*s == '[') {
+				pat++;
+				s++;
+				continue;
+			}
+		} else if (*pat && *pat == *s) {
+			pat++;
+			s++;
+			continue;
+		}
+		if (!star_p)
+			return false;
+		pat = star_p;
+		s = ++star_s;
+	}
+	while (*pat == '*')
+		pat++;
+	return *pat == '\0';
+}
+
+char *sb_path_normalize(struct sb_arena *a, const char *path)
+{
+	size_t n = strlen(path);
+	char *out = sb_arena_alloc(a, n + 2);
+	size_t o = 0;
+	const char *p = path;
+
+	out[o++] = '/';
+	while (*p) {
+		const char *seg;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		seg = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - seg);
+		if (len == 0 || (len == 1 && seg[0] == '.'))
+			continue;
+		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+			if (o > 1) {
+				o--;
+				while (o > 1 && out[o - 1] != '/')
+					o--;
+				if (o > 1)
+					o--;
+			}
+			continue;
+		}
+		if (o > 1)
+			out[o++] = '/';
+		memcpy(out + o, seg, len);
+		o += len;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+char *sb_path_join(struct sb_arena *a, const char *base, const char *rel)
+{
+	if (rel[0] == '/')
+		return sb_path_normalize(a, rel);
+	return sb_path_normalize(a, sb_arena_printf(a, "%s/%s", base, rel));
+}
+
+bool sb_path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}

@@ -1,0 +1,80 @@
+/* util.h - arena allocation, growable arrays and small string helpers.
+ *
+ * Everything the pure modules (policy, cli, net) allocate comes from one arena
+ * per object, so a policy is freed in one call and the fuzzer stays leak-free.
+ * Allocation failure aborts: there is no sane way to go on half-parsed, and
+ * abort() before exec is fail-closed (the same choice as bubblewrap's xmalloc).
+ * Nothing here prints (except on that abort) or makes a syscall.
+ */
+#ifndef SB_UTIL_H
+#define SB_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#define SB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define SB_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define SB_UNUSED __attribute__((unused))
+
+struct sb_arena;
+
+struct sb_arena *sb_arena_new(void);
+void sb_arena_free(struct sb_arena *a);
+/* Zeroed memory that lives as long as the arena. */
+void *sb_arena_alloc(struct sb_arena *a, size_t n);
+char *sb_arena_strndup(struct sb_arena *a, const char *s, size_t n);
+char *sb_arena_strdup(struct sb_arena *a, const char *s);
+char *sb_arena_printf(struct sb_arena *a, const char *fmt, ...) SB_PRINTF(2, 3);
+char *sb_arena_vprintf(struct sb_arena *a, const char *fmt, va_list ap)
+	SB_PRINTF(2, 0);
+/* Grow an arena array to hold at least 'want' elements (new ones zeroed). */
+void *sb_arena_grow(struct sb_arena *a, void *v, size_t *cap, size_t want,
+		    size_t elem);
+
+/* A growable array of T kept in an arena: SB_VEC(struct x) name; */
+#define SB_VEC(type)                                                           \
+	struct {                                                               \
+		type *v;                                                       \
+		size_t n, cap;                                                 \
+	}
+/* Append one zeroed element and return a pointer to it. */
+#define SB_VEC_PUSH(arena, vec)                                                \
+	((vec).v = sb_arena_grow((arena), (vec).v, &(vec).cap, (vec).n + 1,   \
+				 sizeof(*(vec).v)),                            \
+	 &(vec).v[(vec).n++])
+
+/* A growable byte buffer on the heap (for output that outlives no arena). */
+struct sb_buf {
+	char *s;
+	size_t len, cap;
+};
+void sb_buf_add(struct sb_buf *b, const char *s, size_t n);
+void sb_buf_puts(struct sb_buf *b, const char *s);
+void sb_buf_printf(struct sb_buf *b, const char *fmt, ...) SB_PRINTF(2, 3);
+void sb_buf_free(struct sb_buf *b);
+
+/* Python's str.strip() set of ASCII white space. */
+bool sb_is_space(int c);
+/* Return s without leading/trailing white space, in a copy from the arena. */
+char *sb_strip(struct sb_arena *a, const char *s, size_t n);
+bool sb_str_starts(const char *s, const char *prefix);
+/* ASCII case-insensitive equality. */
+bool sb_str_ieq(const char *a, const char *b);
+
+/* Anchored glob where '*' is the only metacharacter (env=, eval-* patterns);
+ * linear time, no backtracking blow-up. */
+bool sb_glob_star_match(const char *pat, const char *s);
+
+/* fnmatch-style glob ('*', '?', '[...]') used by ignore=; '/' is ordinary. */
+bool sb_fnmatch(const char *pat, const char *s);
+
+/* Lexically normalise an absolute path: collapse '//', '.', '..' (no syscall). */
+char *sb_path_normalize(struct sb_arena *a, const char *path);
+/* Join 'rel' onto 'base' (unless rel is absolute) and normalise. */
+char *sb_path_join(struct sb_arena *a, const char *base, const char *rel);
+/* Is 'path' equal to 'dir' or below it (both normalised, absolute)? */
+bool sb_path_under(const char *path, const char *dir);
+
+#endif
