@@ -204,6 +204,8 @@ struct sb_file {
 	struct sb_ref included_from; /* file NULL for the root file */
 };
 
+struct sb_api_state; /* private to api_registry.c */
+
 struct sb_policy {
 	struct sb_arena *arena;
 
@@ -224,6 +226,7 @@ struct sb_policy {
 	SB_VEC(struct sb_import) imports;
 	bool import_all;
 	uint8_t *api_allow; /* indexed like sb_api_registry, 1 = allowed */
+	struct sb_api_state *api_state; /* pending python-api= rules */
 	SB_VEC(struct sb_eval_profile) eval_profiles;
 	SB_VEC(struct sb_provider_opt) provider_opts;
 
