@@ -1,2 +1,1353 @@
-/* policy.c - placeholder while the parser is written */
+/* policy.c - the .py-sandboxes parser (seed-spec section 2).
+ *
+ * It owns the pipeline of 2.5: lexing, include, env=/unenv=, ${} expansion,
+ * the single-valued directives, provider keys, files and imports, and it
+ * hands net=, python-api= and eval-* lines to their own modules. It reads
+ * rule files and stats exposed paths, nothing else: no printing, no exit,
+ * no network (host names go through the injected resolver). Every problem
+ * becomes one "<ref>: message" error, and all of them are reported at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api_registry.h"
 #include "policy_internal.h"
+
+/* Bounds that keep hostile rule files from exhausting the parser. */
+#define MAX_INCLUDE_DEPTH 32
+#define MAX_FILE_SIZE (64u << 20)
+
+struct parser {
+	struct sb_policy *p;
+	const struct sb_parse_opts *o;
+	const char *home;
+	SB_VEC(struct sb_line) lines;
+	bool *claimed;
+};
+
+static const char *const provider_names[SB_PROVIDER_COUNT] = {
+	[SB_PROVIDER_NONE] = "none",
+	[SB_PROVIDER_SUBPROCESS] = "subprocess",
+	[SB_PROVIDER_LANDLOCK] = "landlock",
+	[SB_PROVIDER_BWRAP] = "bwrap",
+	[SB_PROVIDER_FIREJAIL] = "firejail",
+	[SB_PROVIDER_UNSHARE] = "unshare",
+	[SB_PROVIDER_QEMU] = "qemu",
+	[SB_PROVIDER_AUTO] = "auto",
+};
+
+const char *sb_provider_name(enum sb_provider prov)
+{
+	return (unsigned)prov < SB_PROVIDER_COUNT ? provider_names[prov] : "?";
+}
+
+int sb_provider_from_name(const char *name)
+{
+	int i;
+
+	for (i = 0; i < SB_PROVIDER_COUNT; i++)
+		if (strcmp(provider_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+const char *sb_envp_get(const char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+static bool ref_is_arg(struct sb_ref ref)
+{
+	return ref.file && strcmp(ref.file, SB_REF_ARG) == 0;
+}
+
+static bool ref_is_file(struct sb_ref ref)
+{
+	return ref.line > 0;
+}
+
+/* ---- paths ---- */
+
+/* "~" and "~/x" against HOME; "~user" is left alone. */
+static const char *expand_tilde(struct parser *ps, const char *path)
+{
+	if (path[0] != '~' || (path[1] != '\0' && path[1] != '/') || !ps->home)
+		return path;
+	return sb_arena_printf(ps->p->arena, "%s%s", ps->home, path + 1);
+}
+
+/* How a file is named in messages (2.8): relative to the cwd when below it,
+ * else ~/... when below HOME, else absolute. */
+static const char *display_path(struct parser *ps, const char *abs)
+{
+	const char *cwd = ps->o->cwd;
+	size_t n = strlen(cwd);
+
+	if (sb_path_under(abs, cwd) && strcmp(abs, cwd) != 0)
+		return n == 1 ? abs + 1 : abs + n + 1;
+	if (ps->home && ps->home[0] == '/' && strcmp(ps->home, "/") != 0 &&
+	    sb_path_under(abs, ps->home) && strcmp(abs, ps->home) != 0)
+		return sb_arena_printf(ps->p->arena, "~%s",
+				       abs + strlen(ps->home));
+	return abs;
+}
+
+/* os.path.relpath(abs, cwd) for messages such as "path 'data' must exist". */
+static const char *relative_path(struct sb_arena *a, const char *abs,
+				 const char *cwd)
+{
+	struct sb_buf b = { 0 };
+	size_t common = 0, i;
+	const char *rest, *res;
+
+	if (strcmp(abs, cwd) == 0)
+		return ".";
+	/* the longest common directory prefix */
+	for (i = 0; abs[i] && abs[i] == cwd[i]; i++)
+		if (abs[i] == '/')
+			common = i;
+	if ((abs[i] == '/' && cwd[i] == '\0') ||
+	    (abs[i] == '\0' && cwd[i] == '/'))
+		common = i;
+	if (strcmp(cwd, "/") == 0)
+		common = 0;
+	for (i = common; cwd[i]; i++)
+		if (cwd[i] == '/' && cwd[i + 1] != '\0')
+			sb_buf_puts(&b, b.len ? "/.." : "..");
+	rest = abs + common;
+	while (*rest == '/')
+		rest++;
+	if (*rest) {
+		if (b.len)
+			sb_buf_puts(&b, "/");
+		sb_buf_puts(&b, rest);
+	}
+	res = sb_arena_strdup(a, b.s ? b.s : ".");
+	sb_buf_free(&b);
+	return res;
+}
+
+/* ---- lexing (2.2) ---- */
+
+/* Cut a comment that starts outside quotes; a quote after a backslash does
+ * not open or close a string. Returns the new length. */
+static size_t comment_cut(const char *s, size_t n)
+{
+	char quote = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if ((c == '\'' || c == '"') && (i == 0 || s[i - 1] != '\\')) {
+			if (!quote)
+				quote = c;
+			else if (quote == c)
+				quote = 0;
+		} else if (c == '#' && !quote) {
+			return i;
+		}
+	}
+	return n;
+}
+
+static void push_line(struct parser *ps, const char *text, struct sb_ref ref)
+{
+	struct sb_line *l = SB_VEC_PUSH(ps->p->arena, ps->lines);
+
+	l->text = text;
+	l->ref = ref;
+}
+
+static void load_file(struct parser *ps, const char *abs, const char *display,
+		      const char *label, struct sb_ref from, unsigned depth);
+
+/* include "path" (2.4): exactly that shape, else it is not an include. */
+static bool parse_include(const char *s, const char **path, size_t *len)
+{
+	const char *q;
+
+	if (strncmp(s, "include", 7) != 0 || !sb_is_space((unsigned char)s[7]))
+		return false;
+	s += 7;
+	while (sb_is_space((unsigned char)*s))
+		s++;
+	if (*s != '"')
+		return false;
+	q = strchr(s + 1, '"');
+	if (!q)
+		return false;
+	*path = s + 1;
+	*len = (size_t)(q - s - 1);
+	for (q++; *q; q++)
+		if (!sb_is_space((unsigned char)*q))
+			return false;
+	return true;
+}
+
+static void do_include(struct parser *ps, const char *incl_path,
+		       const char *including_abs, struct sb_ref ref,
+		       unsigned depth)
+{
+	struct sb_arena *a = ps->p->arena;
+	const char *abs;
+	char *dir;
+
+	if (!*incl_path) {
+		sb_error(ps->p, ref, "In 'include \"\"', path must be set.");
+		return;
+	}
+	if (!strchr(incl_path, '/')) {
+		/* a bare name sits next to the including file */
+		dir = sb_arena_strdup(a, including_abs);
+		*strrchr(dir, '/') = '\0';
+		abs = sb_path_join(a, *dir ? dir : "/", incl_path);
+	} else {
+		abs = sb_path_join(a, ps->o->cwd, expand_tilde(ps, incl_path));
+	}
+	if (depth >= MAX_INCLUDE_DEPTH) {
+		sb_error(ps->p, ref,
+			 "include \"%s\": more than %d nested includes.",
+			 incl_path, MAX_INCLUDE_DEPTH);
+		return;
+	}
+	load_file(ps, abs, display_path(ps, abs),
+		  sb_arena_printf(a, "include \"%s\"", incl_path), ref,
+		  depth + 1);
+}
+
+static void lex_buffer(struct parser *ps, const char *buf, size_t len,
+		       const char *abs, const char *display, unsigned depth)
+{
+	struct sb_arena *a = ps->p->arena;
+	unsigned lineno = 0;
+	const char *end = buf + len, *s = buf;
+
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		struct sb_ref ref = { display, ++lineno };
+		const char *ipath;
+		size_t ilen;
+		char *line;
+
+		if (memchr(s, '\0', n)) {
+			sb_error(ps->p, ref, "the line holds a NUL byte: "
+					     "this is not a text rule file.");
+			s += n + 1;
+			continue;
+		}
+		line = sb_strip(a, s, n);
+		s += n + 1;
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		n = comment_cut(line, strlen(line));
+		while (n && sb_is_space((unsigned char)line[n - 1]))
+			n--;
+		line[n] = '\0';
+		if (line[0] == '\0' || line[0] == '{')
+			continue;
+		if (parse_include(line, &ipath, &ilen)) {
+			do_include(ps, sb_arena_strndup(a, ipath, ilen), abs,
+				   ref, depth);
+			continue;
+		}
+		push_line(ps, line, ref);
+	}
+}
+
+static bool already_loaded(struct parser *ps, const char *canon)
+{
+	size_t i;
+
+	for (i = 0; i < ps->p->files.n; i++)
+		if (ps->p->files.v[i].state == SB_FILE_LOADED &&
+		    strcmp(ps->p->files.v[i].path, canon) == 0)
+			return true;
+	return false;
+}
+
+/* Read a whole regular file; -errno on failure. O_NONBLOCK so that a FIFO
+ * named by mistake cannot hang the parser before we see it is no file. */
+static int read_file(struct sb_arena *a, const char *path, char **buf,
+		     size_t *len)
+{
+	struct stat st;
+	size_t got = 0;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+	} else if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+	} else if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+	} else if ((unsigned long long)st.st_size > MAX_FILE_SIZE) {
+		err = -EFBIG;
+	} else {
+		*buf = sb_arena_alloc(a, (size_t)st.st_size + 1);
+		while (got < (size_t)st.st_size) {
+			ssize_t r = read(fd, *buf + got,
+					 (size_t)st.st_size - got);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				err = -errno;
+				break;
+			}
+			if (r == 0)
+				break;
+			got += (size_t)r;
+		}
+		*len = got;
+	}
+	close(fd);
+	return err;
+}
+
+static const char *read_error_text(int err)
+{
+	switch (err) {
+	case -EISDIR:
+		return "it is a directory, not a rule file";
+	case -EINVAL:
+		return "it is not a regular file";
+	case -EFBIG:
+		return "it is larger than 64 MiB";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* 'label' names the file in messages: 'include "x"' or the root file. */
+static void load_file(struct parser *ps, const char *abs, const char *display,
+		      const char *label, struct sb_ref from, unsigned depth)
+{
+	struct sb_arena *a = ps->p->arena;
+	struct sb_file *f;
+	struct sb_ref at = from.file ? from : (struct sb_ref){ display, 0 };
+	char canon[PATH_MAX];
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	if (lstat(abs, &st) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR) {
+			sb_error(ps->p, at, "%s: %s.", label, strerror(errno));
+			return;
+		}
+		/* absent: an include is skipped, the root file means learning */
+		f = SB_VEC_PUSH(a, ps->p->files);
+		f->path = abs;
+		f->display = display;
+		f->state = SB_FILE_ABSENT;
+		f->included_from = from;
+		return;
+	}
+	if (!realpath(abs, canon)) {
+		if (errno == ENOENT && S_ISLNK(st.st_mode))
+			sb_error(ps->p, at,
+				 "%s: it is a dangling symbolic link.", label);
+		else
+			sb_error(ps->p, at, "%s: %s.", label, strerror(errno));
+		return;
+	}
+	if (already_loaded(ps, canon))
+		return; /* include loops and repeats are harmless (2.4) */
+	f = SB_VEC_PUSH(a, ps->p->files);
+	f->path = sb_arena_strdup(a, canon);
+	f->display = display;
+	f->included_from = from;
+	err = read_file(a, canon, &buf, &len);
+	if (err) {
+		f->state = SB_FILE_ERROR;
+		sb_error(ps->p, at, "%s: %s.", label, read_error_text(err));
+		return;
+	}
+	f->state = SB_FILE_LOADED;
+	lex_buffer(ps, buf, len, canon, display, depth);
+}
+
+/* ---- ${} expansion (2.3) ---- */
+
+/* The whole of a bad reference, "${A:B}", for the message. */
+static const char *bad_reference(struct sb_arena *a, const char *start)
+{
+	const char *p = start + 2;
+	int depth = 1;
+
+	for (; *p && depth; p++) {
+		if (*p == '{')
+			depth++;
+		else if (*p == '}')
+			depth--;
+	}
+	return sb_arena_strndup(a, start, (size_t)(p - start));
+}
+
+/* Expand from *pp into out. In a default (nested), stop at the '}' that
+ * closes it. Returns false and sets *bad on an invalid reference. */
+static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
+			bool in_default, bool *had_ref, const char **bad)
+{
+	const char *p = *pp;
+
+	while (*p) {
+		const char *start, *name_end, *val;
+		struct sb_buf def = { 0 };
+		char *name;
+
+		if (in_default && *p == '}')
+			break;
+		if (p[0] != '$' || p[1] != '{') {
+			sb_buf_add(out, p, 1);
+			p++;
+			continue;
+		}
+		start = p;
+		p += 2;
+		name_end = p + strcspn(p, "{}:-");
+		if (name_end == p) {
+			*bad = bad_reference(ps->p->arena, start);
+			return false;
+		}
+		name = sb_arena_strndup(ps->p->arena, p, (size_t)(name_end - p));
+		p = name_end;
+		*had_ref = true;
+		val = sb_envp_get(ps->o->envp, name);
+		if (*p == '}') {
+			if (val)
+				sb_buf_puts(out, val);
+			p++;
+			continue;
+		}
+		if (p[0] != ':' || p[1] != '-') {
+			*bad = bad_reference(ps->p->arena, start);
+			return false;
+		}
+		p += 2;
+		if (!expand_into(ps, &p, &def, true, had_ref, bad)) {
+			sb_buf_free(&def);
+			return false;
+		}
+		if (*p != '}') {
+			sb_buf_free(&def);
+			*bad = bad_reference(ps->p->arena, start);
+			return false;
+		}
+		p++;
+		if (val && *val)
+			sb_buf_puts(out, val);
+		else if (def.len)
+			sb_buf_add(out, def.s, def.len);
+		sb_buf_free(&def);
+	}
+	*pp = p;
+	return true;
+}
+
+/* Returns the expansion, or NULL after recording the error. */
+static const char *expand(struct parser *ps, const char *s, struct sb_ref ref,
+			  bool *had_ref)
+{
+	struct sb_buf out = { 0 };
+	const char *bad = NULL, *res;
+	bool dummy = false;
+
+	if (!strstr(s, "${")) {
+		if (had_ref)
+			*had_ref = false;
+		return s;
+	}
+	if (!expand_into(ps, &s, &out, false, had_ref ? had_ref : &dummy,
+			 &bad)) {
+		sb_error(ps->p, ref,
+			 "Invalid variable reference '%s', use ${NAME} or "
+			 "${NAME:-default}",
+			 bad);
+		sb_buf_free(&out);
+		return NULL;
+	}
+	res = sb_arena_strndup(ps->p->arena, out.s ? out.s : "", out.len);
+	sb_buf_free(&out);
+	return res;
+}
+
+/* ---- the lines ---- */
+
+static void split_key(struct sb_arena *a, struct sb_line *l)
+{
+	const char *eq = strchr(l->text, '=');
+
+	if (!eq) {
+		l->key = l->text;
+		l->value = NULL;
+		return;
+	}
+	l->key = sb_arena_strndup(a, l->text, (size_t)(eq - l->text));
+	l->value = eq + 1;
+}
+
+/* ---- env= / unenv= (2.6.2) ---- */
+
+struct env_entry {
+	const char *name, *value;
+	struct sb_ref ref;
+	bool exact;
+};
+
+struct env_vec {
+	struct env_entry *v;
+	size_t n, cap;
+};
+
+static void env_set(struct sb_policy *p, struct env_vec *vec,
+		    const char *name, const char *value, struct sb_ref ref,
+		    bool exact)
+{
+	struct env_entry *e;
+	size_t i;
+
+	for (i = 0; i < vec->n; i++) {
+		e = &vec->v[i];
+		if (strcmp(e->name, name) != 0)
+			continue;
+		/* an exact rule beats a wildcard one whatever their order; among
+		 * equals the command line wins, then the later line */
+		if (e->exact && !exact)
+			return;
+		if (e->exact == exact && ref_is_arg(e->ref) && !ref_is_arg(ref))
+			return;
+		e->value = value;
+		e->ref = ref;
+		e->exact = exact;
+		return;
+	}
+	e = SB_VEC_PUSH(p->arena, *vec);
+	e->name = name;
+	e->value = value;
+	e->ref = ref;
+	e->exact = exact;
+}
+
+static void stage_env(struct parser *ps)
+{
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	struct env_vec vars = { 0 };
+	SB_VEC(const char *) unset = { 0 };
+	size_t i, j;
+
+	for (i = 0; i < ps->lines.n; i++) {
+		struct sb_line *l = &ps->lines.v[i];
+		const char *eq, *name, *val, *wild_self;
+		bool had_ref = false;
+
+		if (strcmp(l->key, "unenv") == 0 && l->value) {
+			ps->claimed[i] = true;
+			name = sb_strip(a, l->value, strlen(l->value));
+			if (!*name)
+				sb_error(p, l->ref,
+					 "In '%s', the variable name must be "
+					 "set.",
+					 l->text);
+			else
+				*SB_VEC_PUSH(a, unset) = name;
+			continue;
+		}
+		if (strcmp(l->key, "env") != 0 || !l->value)
+			continue;
+		ps->claimed[i] = true;
+		eq = strchr(l->value, '=');
+		if (!eq) {
+			sb_error(p, l->ref, "Detect a missing '=' in rule: %s.",
+				 l->text);
+			continue;
+		}
+		name = sb_arena_strndup(a, l->value, (size_t)(eq - l->value));
+		if (!*name) {
+			sb_error(p, l->ref,
+				 "In '%s', the variable name must be set.",
+				 l->text);
+			continue;
+		}
+		if (!strchr(name, '*')) {
+			val = expand(ps, eq + 1, l->ref, &had_ref);
+			/* a reference that expands to nothing creates nothing,
+			 * so os.getenv(NAME, default) sees the default */
+			if (val && !(had_ref && !*val))
+				env_set(p, &vars, name, val, l->ref,
+					true);
+			continue;
+		}
+		/* NAME is a glob over the host's variable names */
+		wild_self = sb_arena_printf(a, "${%s}", name);
+		if (strcmp(eq + 1, wild_self) == 0) {
+			val = NULL;
+		} else {
+			val = expand(ps, eq + 1, l->ref, &had_ref);
+			if (!val)
+				continue;
+		}
+		for (j = 0; ps->o->envp && ps->o->envp[j]; j++) {
+			const char *hv = ps->o->envp[j], *heq = strchr(hv, '=');
+			const char *hname;
+
+			if (!heq)
+				continue;
+			hname = sb_arena_strndup(a, hv, (size_t)(heq - hv));
+			if (!sb_glob_star_match(name, hname))
+				continue;
+			if (!val && !heq[1])
+				continue; /* empty host values are skipped */
+			env_set(p, &vars, hname, val ? val : heq + 1,
+				l->ref, false);
+		}
+	}
+	/* unenv= wins wherever it is written */
+	for (i = 0; i < vars.n; i++) {
+		struct sb_env_var *v;
+		bool removed = false;
+
+		for (j = 0; j < unset.n && !removed; j++)
+			removed = sb_glob_star_match(unset.v[j], vars.v[i].name);
+		if (removed)
+			continue;
+		v = SB_VEC_PUSH(a, p->env);
+		v->name = vars.v[i].name;
+		v->value = vars.v[i].value;
+		v->ref = vars.v[i].ref;
+	}
+}
+
+/* ---- single-valued directives (2.6.9 - 2.6.15, 2.7) ---- */
+
+enum single {
+	S_OS_SANDBOX,
+	S_PY_SANDBOX,
+	S_RESULT_GUARD,
+	S_RESULT_MODE,
+	S_PORT,
+	S_LEARN,
+	S_COUNT
+};
+
+static const char *const single_keys[S_COUNT] = {
+	"os-sandbox", "py-sandbox", "remote-result-guard",
+	"remote-result-mode", "port", "learn",
+};
+
+/* "", true, 1 (and on) / false, none, 0 (and off) */
+static int parse_bool(const char *v, bool on_off)
+{
+	if (!*v || sb_str_ieq(v, "true") || strcmp(v, "1") == 0 ||
+	    (on_off && sb_str_ieq(v, "on")))
+		return 1;
+	if (sb_str_ieq(v, "false") || sb_str_ieq(v, "none") ||
+	    strcmp(v, "0") == 0 || (on_off && sb_str_ieq(v, "off")))
+		return 0;
+	return -1;
+}
+
+static void apply_single(struct parser *ps, enum single s,
+			 const struct sb_line *l)
+{
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	const char *v = sb_strip(a, l->value, strlen(l->value));
+	char *lower, *end;
+	int b, prov;
+	long port;
+	size_t i;
+
+	switch (s) {
+	case S_OS_SANDBOX:
+		lower = sb_arena_strdup(a, v);
+		for (i = 0; lower[i]; i++)
+			if (lower[i] >= 'A' && lower[i] <= 'Z')
+				lower[i] += 'a' - 'A';
+		prov = sb_provider_from_name(lower);
+		if (prov < 0) {
+			sb_error(p, l->ref, "Invalid os-sandbox '%s'.", v);
+			return;
+		}
+		p->provider = (enum sb_provider)prov;
+		p->provider_ref = l->ref;
+		return;
+	case S_PY_SANDBOX:
+		b = parse_bool(v, false);
+		if (b < 0) {
+			sb_error(p, l->ref,
+				 "Invalid value '%s' for py-sandbox. Use true "
+				 "or false.",
+				 v);
+			return;
+		}
+		p->py_sandbox = b;
+		p->py_sandbox_ref = l->ref;
+		return;
+	case S_RESULT_GUARD:
+		b = parse_bool(v, true);
+		if (b < 0) {
+			sb_error(p, l->ref,
+				 "Invalid value '%s' for remote-result-guard. "
+				 "Use true or false.",
+				 v);
+			return;
+		}
+		p->result_guard = b;
+		p->result_guard_ref = l->ref;
+		return;
+	case S_RESULT_MODE:
+		if (sb_str_ieq(v, "objects") || sb_str_ieq(v, "default")) {
+			p->result_mode = SB_RESULT_OBJECTS;
+		} else if (sb_str_ieq(v, "data-only") ||
+			   sb_str_ieq(v, "data_only")) {
+			p->result_mode = SB_RESULT_DATA_ONLY;
+		} else {
+			sb_error(p, l->ref,
+				 "Invalid value '%s' for remote-result-mode. "
+				 "Use objects or data-only.",
+				 v);
+			return;
+		}
+		p->result_mode_ref = l->ref;
+		return;
+	case S_PORT:
+		errno = 0;
+		port = strtol(v, &end, 10);
+		if (!*v || *end || errno || port < -1 || port > 65535) {
+			sb_error(p, l->ref, "Port must be a positive value");
+			return;
+		}
+		p->port = (int)port;
+		p->port_ref = l->ref;
+		return;
+	case S_LEARN:
+	case S_COUNT:
+		break;
+	}
+}
+
+/* learn=<file>, learn= and the learn=false lock (2.6.15, 2.11). */
+static void apply_learn(struct parser *ps, const struct sb_line *l)
+{
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	const char *v = sb_strip(a, l->value, strlen(l->value));
+	const char *path, *base;
+	char *parent;
+	struct stat st;
+	size_t i;
+
+	if (sb_str_ieq(v, "true") || sb_str_ieq(v, "false") ||
+	    strcmp(v, "0") == 0 || strcmp(v, "1") == 0) {
+		sb_error(p, l->ref,
+			 "Invalid value '%s' for 'learn'. Use the filename "
+			 "instead.",
+			 v);
+		return;
+	}
+	if (!*v) {
+		/* a bare --learn: into the rule file itself */
+		path = p->config_path;
+	} else if (!strchr(v, '/') && ref_is_file(l->ref)) {
+		/* a bare name sits next to the rule file that says it */
+		base = NULL;
+		for (i = 0; i < p->files.n; i++)
+			if (strcmp(p->files.v[i].display, l->ref.file) == 0)
+				base = p->files.v[i].path;
+		parent = sb_arena_strdup(a, base ? base : p->config_path);
+		*strrchr(parent, '/') = '\0';
+		path = sb_path_join(a, *parent ? parent : "/", v);
+	} else {
+		path = sb_path_join(a, ps->o->cwd, expand_tilde(ps, v));
+	}
+	parent = sb_arena_strdup(a, path);
+	*strrchr(parent, '/') = '\0';
+	if (stat(*parent ? parent : "/", &st) < 0 || !S_ISDIR(st.st_mode)) {
+		sb_error(p, l->ref,
+			 "Invalid value '%s' for 'learn'. The parent path must "
+			 "exist.",
+			 v);
+		return;
+	}
+	p->learn_path = path;
+	p->learn_ref = l->ref;
+}
+
+struct idx_vec {
+	size_t *v;
+	size_t n, cap;
+};
+
+static void stage_singles(struct parser *ps)
+{
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	size_t i, k;
+
+	for (k = 0; k < S_COUNT; k++) {
+		struct idx_vec from_arg = { 0 }, from_file = { 0 }, locks = { 0 };
+		struct idx_vec *use;
+		const char *what = single_keys[k];
+
+		for (i = 0; i < ps->lines.n; i++) {
+			struct sb_line *l = &ps->lines.v[i];
+
+			if (ps->claimed[i] || !l->value ||
+			    strcmp(l->key, single_keys[k]) != 0)
+				continue;
+			ps->claimed[i] = true;
+			if (k == S_LEARN && ref_is_file(l->ref) &&
+			    sb_str_ieq(sb_strip(a, l->value, strlen(l->value)),
+				       "false"))
+				*SB_VEC_PUSH(a, locks) = i;
+			else if (ref_is_file(l->ref))
+				*SB_VEC_PUSH(a, from_file) = i;
+			else
+				*SB_VEC_PUSH(a, from_arg) = i;
+		}
+		if (k == S_LEARN && locks.n) {
+			if (locks.n > 1) {
+				struct sb_ref *refs = sb_arena_alloc(
+					a, locks.n * sizeof(*refs));
+
+				for (i = 0; i < locks.n; i++)
+					refs[i] = ps->lines.v[locks.v[i]].ref;
+				sb_error_at_refs(p, refs, locks.n,
+						 "Multiple learn parameters.");
+			}
+			p->locked = true;
+			p->lock_ref = ps->lines.v[locks.v[0]].ref;
+		}
+		/* the command line wins over any number of file lines; the
+		 * same value given twice there is no conflict */
+		use = from_arg.n ? &from_arg : &from_file;
+		if (use->n > 1 && from_arg.n) {
+			const char *first = ps->lines.v[use->v[0]].value;
+
+			for (i = 1; i < use->n; i++)
+				if (strcmp(ps->lines.v[use->v[i]].value,
+					   first) != 0)
+					break;
+			if (i == use->n)
+				use->n = 1;
+		}
+		if (use->n > 1) {
+			struct sb_ref *refs =
+				sb_arena_alloc(a, use->n * sizeof(*refs));
+
+			for (i = 0; i < use->n; i++)
+				refs[i] = ps->lines.v[use->v[i]].ref;
+			if (k == S_LEARN)
+				what = "learning_path";
+			sb_error_at_refs(p, refs, use->n,
+					 "Multiple %s parameters.", what);
+			continue;
+		}
+		if (use->n == 1) {
+			if (k == S_LEARN)
+				apply_learn(ps, &ps->lines.v[use->v[0]]);
+			else
+				apply_single(ps, (enum single)k,
+					     &ps->lines.v[use->v[0]]);
+		}
+	}
+}
+
+/* ---- provider keys (2.6.14) ---- */
+
+static void stage_provider_keys(struct parser *ps)
+{
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	size_t i;
+
+	for (i = 0; i < ps->lines.n; i++) {
+		struct sb_line *l = &ps->lines.v[i];
+		const char *dot;
+		struct sb_provider_opt *o;
+		char *prov;
+		int id;
+
+		if (ps->claimed[i] || !l->value || !(dot = strchr(l->key, '.')))
+			continue;
+		ps->claimed[i] = true;
+		prov = sb_arena_strndup(a, l->key, (size_t)(dot - l->key));
+		id = sb_provider_from_name(prov);
+		if (id < 0) {
+			sb_error(p, l->ref,
+				 "In '%s', unknown provider '%s'. Provider "
+				 "options are <provider>.<key>=<value> with a "
+				 "provider among bwrap, firejail, unshare and "
+				 "qemu.",
+				 l->text, prov);
+			continue;
+		}
+		if (id != SB_PROVIDER_BWRAP && id != SB_PROVIDER_FIREJAIL &&
+		    id != SB_PROVIDER_UNSHARE && id != SB_PROVIDER_QEMU) {
+			sb_error(p, l->ref,
+				 "In '%s', the provider '%s' takes no options.",
+				 l->text, prov);
+			continue;
+		}
+		if (!dot[1]) {
+			sb_error(p, l->ref, "In '%s', the option name is empty.",
+				 l->text);
+			continue;
+		}
+		o = SB_VEC_PUSH(a, p->provider_opts);
+		o->provider = (enum sb_provider)id;
+		o->key = dot + 1;
+		o->value = l->value;
+		o->rule = l->text;
+		o->ref = l->ref;
+	}
+}
+
+/* ---- files (2.6.3) ---- */
+
+static void parse_expose(struct parser *ps, const struct sb_line *l,
+			 enum sb_expose_mode mode)
+{
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	const char *v = sb_strip(a, l->value, strlen(l->value));
+	const char *abs;
+	char canon[PATH_MAX];
+	struct sb_expose *e;
+	struct stat st;
+
+	if (strchr(v, ',')) {
+		sb_error(p, l->ref,
+			 "In '%s', expected a single path (no comma).",
+			 l->text);
+		return;
+	}
+	if (!*v) {
+		sb_error(p, l->ref, "In '%s', path must be set.", l->text);
+		return;
+	}
+	abs = sb_path_join(a, ps->o->cwd, expand_tilde(ps, v));
+	if (!realpath(abs, canon)) {
+		if (errno == ENOENT)
+			sb_error(p, l->ref, "In '%s', path '%s' must exist.",
+				 l->text, relative_path(a, abs, ps->o->cwd));
+		else
+			sb_error(p, l->ref, "In '%s', path is invalid.",
+				 l->text);
+		return;
+	}
+	if (stat(canon, &st) < 0) {
+		sb_error(p, l->ref, "In '%s', path is invalid.", l->text);
+		return;
+	}
+	e = SB_VEC_PUSH(a, p->exposes);
+	e->path = sb_arena_strdup(a, canon);
+	e->rule = l->text;
+	e->ref = l->ref;
+	e->mode = mode;
+	e->is_dir = S_ISDIR(st.st_mode);
+}
+
+static int cmp_expose_path(const void *x, const void *y)
+{
+	const struct sb_expose *a = x, *b = y;
+	size_t la = strlen(a->path), lb = strlen(b->path);
+
+	/* longest first, so that the first match is the most specific */
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return strcmp(a->path, b->path);
+}
+
+/* The same path twice in one mode is one rule; in both modes an error. */
+static void finish_exposes(struct parser *ps)
+{
+	struct sb_policy *p = ps->p;
+	size_t i, j, out = 0;
+
+	for (i = 0; i < p->exposes.n; i++) {
+		struct sb_expose *e = &p->exposes.v[i];
+		bool drop = false;
+
+		for (j = 0; j < out && !drop; j++) {
+			struct sb_expose *k = &p->exposes.v[j];
+
+			if (strcmp(k->path, e->path) != 0)
+				continue;
+			drop = true;
+			if (k->mode != e->mode)
+				sb_error(p, e->ref,
+					 "In '%s', invalidate another rule "
+					 "from '%s'.",
+					 e->rule, sb_ref_format(p->arena, k->ref));
+		}
+		if (!drop)
+			p->exposes.v[out++] = *e;
+	}
+	p->exposes.n = out;
+	if (out > 1)
+		qsort(p->exposes.v, p->exposes.n, sizeof(*p->exposes.v),
+		      cmp_expose_path);
+}
+
+/* ---- imports (2.6.5) ---- */
+
+static bool is_module_name(const char *s)
+{
+	bool start = true;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '.') {
+			if (start)
+				return false;
+			start = true;
+			continue;
+		}
+		if (!(c == '_' || (c >= 'a' && c <= 'z') ||
+		      (c >= 'A' && c <= 'Z') || c >= 0x80 ||
+		      (!start && c >= '0' && c <= '9')))
+			return false;
+		start = false;
+	}
+	return !start;
+}
+
+static void parse_import(struct parser *ps, const struct sb_line *l)
+{
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	const char *s = l->value;
+	bool any = false;
+
+	while (*s || !any) {
+		size_t n = strcspn(s, ",");
+		char *name = sb_strip(a, s, n);
+		struct sb_import *im;
+
+		s += n;
+		if (*name) {
+			any = true;
+			if (strcmp(name, "*") == 0) {
+				p->import_all = true;
+			} else if (!is_module_name(name)) {
+				sb_error(p, l->ref,
+					 "In '%s', '%s' is not a module name.",
+					 l->text, name);
+			} else if (strchr(name, '.')) {
+				sb_warning(p, l->ref,
+					   "In '%s', '%s' never matches: "
+					   "rules name top-level modules, use "
+					   "'%.*s' instead.",
+					   l->text, name,
+					   (int)strcspn(name, "."), name);
+			} else {
+				im = SB_VEC_PUSH(a, p->imports);
+				im->name = name;
+				im->ref = l->ref;
+			}
+		}
+		if (!*s)
+			break;
+		s++;
+	}
+	if (!any)
+		sb_error(p, l->ref, "In '%s', a module name must be set.",
+			 l->text);
+}
+
+/* ---- the other directives, and what is left ---- */
+
+static const struct {
+	const char *key;
+	const char *hint;
+} historical[] = {
+	{ "set-env", "Use 'env=' instead." },
+	{ "--set-env", "Use 'env=' instead." },
+	{ "--unset-env", "Use 'unenv=' instead." },
+	{ "bind", "Paths are not remapped: use 'expose-rw=' or 'expose-ro='." },
+	{ "ro-bind", "Paths are not remapped: use 'expose-ro='." },
+	{ "--bind", "Paths are not remapped: use 'expose-rw=' or 'expose-ro='." },
+	{ "--ro-bind", "Paths are not remapped: use 'expose-ro='." },
+	{ "--ignore", "Use 'ignore=' instead." },
+	{ "import", "Use 'python-import=' instead." },
+	{ "os-provider", "Use 'os-sandbox=' instead." },
+	{ "lock", "Use 'learn=false' instead." },
+};
+
+static void stage_directives(struct parser *ps)
+{
+	struct sb_policy *p = ps->p;
+	size_t i, k;
+
+	/* net= first, then files, python-api, python-import, eval-* (2.5) */
+	for (i = 0; i < ps->lines.n; i++) {
+		struct sb_line *l = &ps->lines.v[i];
+
+		if (!ps->claimed[i] && l->value && strcmp(l->key, "net") == 0) {
+			ps->claimed[i] = true;
+			sb_parse_net(p, ps->o, l);
+		}
+	}
+	sb_net_finish(p);
+	for (i = 0; i < ps->lines.n; i++) {
+		struct sb_line *l = &ps->lines.v[i];
+		struct sb_ignore *ig;
+
+		if (ps->claimed[i] || !l->value)
+			continue;
+		if (strcmp(l->key, "expose-ro") == 0) {
+			parse_expose(ps, l, SB_EXPOSE_RO);
+		} else if (strcmp(l->key, "expose-rw") == 0) {
+			parse_expose(ps, l, SB_EXPOSE_RW);
+		} else if (strcmp(l->key, "ignore") == 0) {
+			if (!*l->value) {
+				sb_error(p, l->ref,
+					 "In '%s', a pattern must be set.",
+					 l->text);
+			} else {
+				ig = SB_VEC_PUSH(p->arena, p->ignores);
+				ig->pattern = l->value;
+				ig->rule = l->text;
+				ig->ref = l->ref;
+			}
+		} else {
+			continue;
+		}
+		ps->claimed[i] = true;
+	}
+	finish_exposes(ps);
+	for (i = 0; i < ps->lines.n; i++) {
+		struct sb_line *l = &ps->lines.v[i];
+
+		if (!ps->claimed[i] && l->value &&
+		    strcmp(l->key, "python-api") == 0) {
+			ps->claimed[i] = true;
+			sb_parse_api(p, l);
+		}
+	}
+	sb_api_finish(p);
+	for (i = 0; i < ps->lines.n; i++) {
+		struct sb_line *l = &ps->lines.v[i];
+
+		if (!ps->claimed[i] && l->value &&
+		    strcmp(l->key, "python-import") == 0) {
+			ps->claimed[i] = true;
+			parse_import(ps, l);
+		}
+	}
+	for (i = 0; i < ps->lines.n; i++) {
+		struct sb_line *l = &ps->lines.v[i];
+
+		if (!ps->claimed[i] && l->value &&
+		    sb_str_starts(l->key, "eval-")) {
+			ps->claimed[i] = true;
+			sb_parse_eval(p, l);
+		}
+	}
+	sb_eval_finish(p);
+	for (i = 0; i < ps->lines.n; i++) {
+		struct sb_line *l = &ps->lines.v[i];
+		const char *hint = NULL;
+
+		if (ps->claimed[i])
+			continue;
+		for (k = 0; k < SB_ARRAY_LEN(historical); k++)
+			if (strcmp(l->key, historical[k].key) == 0)
+				hint = historical[k].hint;
+		if (hint)
+			sb_error(p, l->ref, "Invalid rule '%s'. %s", l->text,
+				 hint);
+		else
+			sb_error(p, l->ref, "Invalid rule '%s'", l->text);
+	}
+}
+
+/* A grant of eval/exec/compile sends them to the raw builtins; eval-* rules
+ * would then guard nothing, so the two together are refused (2.6.6). */
+static void check_eval_grant(struct parser *ps)
+{
+	struct sb_policy *p = ps->p;
+	static const char *const raw[] = { "builtins.eval", "builtins.exec",
+					   "builtins.compile" };
+	const char *granted = NULL;
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(raw) && !granted; i++) {
+		long k = sb_api_lookup(raw[i]);
+
+		if (k >= 0 && p->api_allow && p->api_allow[k])
+			granted = raw[i];
+	}
+	if (!granted)
+		return;
+	for (i = 0; i < ps->lines.n; i++) {
+		struct sb_line *l = &ps->lines.v[i];
+
+		if (l->value && sb_str_starts(l->key, "eval-"))
+			sb_error(p, l->ref,
+				 "'%s' has no effect: python-api grants %s, "
+				 "which runs code strings unguarded. Comment "
+				 "out this eval-* line, or remove the "
+				 "python-api grant.",
+				 l->text, granted);
+	}
+}
+
+/* Learning or enforcing, and why (2.6.15, 2.11). */
+static void decide_learning(struct parser *ps)
+{
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	const char *cause = NULL;
+
+	if (p->learn_path) {
+		cause = sb_ref_format(a, p->learn_ref);
+		p->learning_why = sb_arena_printf(
+			a, "learning: '%s' from %s asks for it",
+			sb_arena_printf(a, "learn=%s",
+					display_path(ps, p->learn_path)),
+			cause);
+	} else if (!p->config_exists) {
+		p->learn_path = p->config_path;
+		cause = sb_arena_printf(a, "the missing rule file '%s'",
+					p->config_display);
+		p->learning_why = sb_arena_printf(
+			a, "learning: the rule file '%s' does not exist",
+			p->config_display);
+	}
+	if (!cause) {
+		p->learning_why = sb_arena_printf(
+			a, "enforcing: the rule file '%s' exists and no learn= "
+			   "rule asks for learning",
+			p->config_display);
+		return;
+	}
+	if (p->locked) {
+		sb_error(p, p->lock_ref,
+			 "learning mode is forbidden, but requested by %s.",
+			 cause);
+		return;
+	}
+	if (!p->py_sandbox) {
+		p->learning_why = sb_arena_printf(
+			a, "enforcing: learning would be on (%s), but "
+			   "py-sandbox=false turns it off",
+			cause);
+		return;
+	}
+	p->learning = true;
+	if (p->provider != SB_PROVIDER_SUBPROCESS) {
+		/* the OS layer is never exercised while learning */
+		p->provider = SB_PROVIDER_SUBPROCESS;
+		p->provider_forced = true;
+	}
+}
+
+int sb_policy_parse(const struct sb_parse_opts *o, struct sb_policy **out)
+{
+	struct parser ps = { 0 };
+	struct sb_policy *p;
+	struct sb_arena *a;
+	const char *cfg;
+	size_t i;
+
+	*out = NULL;
+	if (!o || !o->cwd || o->cwd[0] != '/')
+		return -EINVAL;
+	a = sb_arena_new();
+	p = sb_arena_alloc(a, sizeof(*p));
+	p->arena = a;
+	p->provider = SB_PROVIDER_SUBPROCESS;
+	p->py_sandbox = true;
+	p->result_guard = true;
+	p->result_mode = SB_RESULT_DATA_ONLY;
+	p->port = -1;
+	ps.p = p;
+	ps.o = o;
+	ps.home = o->home ? o->home : sb_envp_get(o->envp, "HOME");
+	if (ps.home && !*ps.home)
+		ps.home = NULL;
+
+	cfg = o->config_path && *o->config_path ? o->config_path
+						: ".py-sandboxes";
+	p->config_path = sb_path_join(a, o->cwd, expand_tilde(&ps, cfg));
+	p->config_display = display_path(&ps, p->config_path);
+
+	/* 1. command-line rules first, then implicit ones, then the file */
+	for (i = 0; i < o->n_cli_rules; i++)
+		push_line(&ps, sb_arena_strdup(a, o->cli_rules[i]),
+			  (struct sb_ref){ SB_REF_ARG, 0 });
+	for (i = 0; i < o->n_implicit_rules; i++) {
+		const struct sb_rule_src *r = &o->implicit_rules[i];
+
+		push_line(&ps, sb_arena_strdup(a, r->text),
+			  (struct sb_ref){ r->origin ? r->origin
+						     : SB_REF_IMPLICIT,
+					   0 });
+	}
+	/* 2. the file, with its includes spliced in place */
+	load_file(&ps, p->config_path, p->config_display, "the rule file",
+		  (struct sb_ref){ 0 }, 0);
+	p->config_exists = p->files.n && p->files.v[0].state != SB_FILE_ABSENT;
+
+	ps.claimed = sb_arena_alloc(a, ps.lines.n + 1);
+	for (i = 0; i < ps.lines.n; i++)
+		split_key(a, &ps.lines.v[i]);
+	/* 3. env= and unenv= expand their own values */
+	stage_env(&ps);
+	/* 4. ${} everywhere else */
+	for (i = 0; i < ps.lines.n; i++) {
+		struct sb_line *l = &ps.lines.v[i];
+		const char *t;
+
+		if (ps.claimed[i])
+			continue;
+		t = expand(&ps, l->text, l->ref, NULL);
+		if (!t) {
+			ps.claimed[i] = true; /* reported already */
+			continue;
+		}
+		l->text = t;
+		split_key(a, l);
+	}
+	for (i = 0; i < ps.lines.n; i++) {
+		struct sb_rule *r = SB_VEC_PUSH(a, p->rules);
+
+		r->text = ps.lines.v[i].text;
+		r->ref = ps.lines.v[i].ref;
+	}
+	/* 5. single-valued, 6. provider keys, 7. the rest, 8. leftovers */
+	stage_singles(&ps);
+	stage_provider_keys(&ps);
+	stage_directives(&ps);
+	check_eval_grant(&ps);
+	decide_learning(&ps);
+	sb_diag_sort(p);
+	*out = p;
+	return 0;
+}
+
+void sb_policy_free(struct sb_policy *p)
+{
+	if (p)
+		sb_arena_free(p->arena);
+}

@@ -245,6 +245,12 @@ struct sb_policy {
 	struct sb_ref learn_ref;
 	bool locked; /* learn=false in a rule file */
 	struct sb_ref lock_ref;
+	/* The outcome: does this run learn, and why (for --pysandboxes-explain)?
+	 * When learning, learn_path is where the rules go and the provider is
+	 * forced to subprocess (provider_forced says so). */
+	bool learning;
+	const char *learning_why;
+	bool provider_forced;
 
 	SB_VEC(struct sb_diag) errors;   /* sorted by file, then line */
 	SB_VEC(struct sb_diag) warnings; /* in the order found */
@@ -256,10 +262,21 @@ enum {
 	SB_PARSE_NO_DNS = 1 << 0,
 };
 
+/* A rule the launcher adds by itself (env=TERM=${TERM}, the interpreter's
+ * directories...). 'origin' prints in place of file(line): "<implicit>",
+ * "<python>", "<ca-certificates>". Implicit rules are not subject to the
+ * learn=false lock. */
+struct sb_rule_src {
+	const char *text;
+	const char *origin;
+};
+
 struct sb_parse_opts {
 	const char *config_path;  /* the root rule file, as given; may be absent */
 	const char *const *cli_rules; /* "key=value" texts, origin <arg> */
 	size_t n_cli_rules;
+	const struct sb_rule_src *implicit_rules;
+	size_t n_implicit_rules;
 	const char *const *envp;  /* host environment for ${} and env= */
 	const char *cwd;          /* absolute; relative paths are against it */
 	const char *home;         /* for '~'; NULL: HOME from envp */
