@@ -1,1 +1,160 @@
-/* explain.c - placeholder until written */
+/* explain.c - format --pysandboxes-explain. Pure: it reads the parsed policy
+ * and what the launcher decided, and writes text. Every line that is not a
+ * rule is a comment, so the output can be saved and used as a rule file.
+ * Values of environment variables are never printed: env= rules are shown
+ * as written (${NAME}), and the resulting variables by name only.
+ */
+#include "explain.h"
+
+#include <stdlib.h>
+
+#include "policy_net.h"
+
+#define ORIGIN_COLUMN 48
+
+static const char *file_state(enum sb_file_state s)
+{
+	switch (s) {
+	case SB_FILE_LOADED:
+		return "loaded";
+	case SB_FILE_ABSENT:
+		return "absent, ignored";
+	case SB_FILE_ERROR:
+		return "unreadable";
+	}
+	return "?";
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void explain_rules(const struct sb_policy *p, struct sb_buf *out)
+{
+	size_t i;
+
+	sb_buf_puts(out, "# Effective rules (after include, ${} expansion, "
+			 "command-line and implicit rules):\n");
+	for (i = 0; i < p->rules.n; i++) {
+		const struct sb_rule *r = &p->rules.v[i];
+		size_t len = strlen(r->text);
+
+		sb_buf_puts(out, r->text);
+		do
+			sb_buf_puts(out, " ");
+		while (++len < ORIGIN_COLUMN);
+		sb_buf_printf(out, "# %s\n", sb_ref_format(p->arena, r->ref));
+	}
+	if (!p->rules.n)
+		sb_buf_puts(out, "# (none)\n");
+}
+
+static void explain_files(const struct sb_policy *p, struct sb_buf *out)
+{
+	size_t i;
+
+	sb_buf_puts(out, "#\n# Rule files:\n");
+	for (i = 0; i < p->files.n; i++) {
+		const struct sb_file *f = &p->files.v[i];
+
+		sb_buf_printf(out, "#   %s: %s", f->display, file_state(f->state));
+		if (f->included_from.file)
+			sb_buf_printf(out, " (included from %s)",
+				      sb_ref_format(p->arena, f->included_from));
+		sb_buf_puts(out, "\n");
+	}
+}
+
+static void explain_env(const struct sb_policy *p, struct sb_buf *out)
+{
+	const char **names;
+	size_t i;
+
+	sb_buf_puts(out, "#\n# Environment of the program (names only; "
+			 "values are not shown):\n#  ");
+	if (!p->env.n)
+		sb_buf_puts(out, " (empty)");
+	names = calloc(p->env.n + 1, sizeof(*names));
+	for (i = 0; names && i < p->env.n; i++)
+		names[i] = p->env.v[i].name;
+	if (names) {
+		qsort(names, p->env.n, sizeof(*names), cmp_str);
+		for (i = 0; i < p->env.n; i++)
+			sb_buf_printf(out, " %s", names[i]);
+	}
+	free(names);
+	sb_buf_puts(out, "\n");
+	if (p->learning)
+		sb_buf_puts(out, "#   While learning, the program gets the whole "
+				 "environment, so that every read can be "
+				 "recorded.\n");
+}
+
+static void explain_net(const struct sb_policy *p, struct sb_buf *out)
+{
+	size_t i, j;
+
+	if (!p->pins.n)
+		return;
+	sb_buf_puts(out, "#\n# Host names resolved once and pinned (lookups "
+			 "inside the sandbox get only these):\n");
+	for (i = 0; i < p->pins.n; i++) {
+		const struct sb_pin *pin = &p->pins.v[i];
+
+		sb_buf_printf(out, "#   %s ->", pin->host);
+		for (j = 0; j < pin->n_addrs; j++)
+			sb_buf_printf(out, " %s",
+				      sb_addr_format(p->arena, &pin->addrs[j]));
+		sb_buf_puts(out, "\n");
+	}
+}
+
+static void explain_modes(const struct sb_policy *p,
+			  const struct sb_explain_ctx *ctx, struct sb_buf *out)
+{
+	size_t i;
+
+	sb_buf_puts(out, "#\n# Provider: ");
+	sb_buf_puts(out, sb_provider_name(p->provider));
+	if (p->provider_forced)
+		sb_buf_puts(out, ", forced while learning (the OS layer is "
+				 "never exercised during a learning run)");
+	else if (p->provider_ref.file)
+		sb_buf_printf(out, ", from %s",
+			      sb_ref_format(p->arena, p->provider_ref));
+	else
+		sb_buf_puts(out, " (the default: no os-sandbox= rule)");
+	sb_buf_puts(out, "\n");
+	if (ctx && ctx->provider_verdict)
+		sb_buf_printf(out, "#   %s\n", ctx->provider_verdict);
+	sb_buf_printf(out, "# Python layer: %s",
+		      p->py_sandbox ? "on" : "off (py-sandbox=false)");
+	if (p->py_sandbox_ref.file)
+		sb_buf_printf(out, ", from %s",
+			      sb_ref_format(p->arena, p->py_sandbox_ref));
+	sb_buf_puts(out, "\n");
+	if (ctx && ctx->interpreter)
+		sb_buf_printf(out, "# Interpreter: %s\n", ctx->interpreter);
+	sb_buf_printf(out, "# Mode: %s\n", p->learning_why);
+	if (p->learning)
+		sb_buf_printf(out, "#   Learned rules will be written to '%s'.\n",
+			      p->learn_path);
+	if (p->locked)
+		sb_buf_printf(out,
+			      "# Locked by learn=false at %s: no learning, no "
+			      "rules from the command line.\n",
+			      sb_ref_format(p->arena, p->lock_ref));
+	for (i = 0; i < p->warnings.n; i++)
+		sb_buf_printf(out, "# Warning: %s\n", p->warnings.v[i].text);
+}
+
+void sb_explain(const struct sb_policy *p, const struct sb_explain_ctx *ctx,
+		struct sb_buf *out)
+{
+	explain_rules(p, out);
+	explain_files(p, out);
+	explain_env(p, out);
+	explain_net(p, out);
+	explain_modes(p, ctx, out);
+}

@@ -1,2 +1,196 @@
-int main(void);
-int main(void) { return 0; }
+/* main.c - python-sb's entry point. It only orchestrates: split the command
+ * line, find the interpreter and the rule file, parse the policy, apply the
+ * lock, then explain or run. Every refusal exits before anything runs: 2 for
+ * usage errors, 255 for policy errors and lock violations (seed-spec 3.8).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config.h"
+#include "dns.h"
+#include "explain.h"
+#include "interp.h"
+#include "policy.h"
+#include "run.h"
+
+#define EXIT_USAGE 2
+#define EXIT_POLICY 255
+
+extern char **environ;
+
+static int usage_error(const char *err)
+{
+	fprintf(stderr, "%s\n%s\nTry `python-sb -h' for more information.\n",
+		err, sb_cli_usage);
+	return EXIT_USAGE;
+}
+
+/* The script named by the command, if any ("x.py", or after "--"). */
+static const char *script_of(const struct sb_cli *cli)
+{
+	const char *first;
+
+	if (!cli->command.n)
+		return NULL;
+	first = cli->command.v[0];
+	if (strcmp(first, "--") == 0)
+		return cli->command.n > 1 ? cli->command.v[1] : NULL;
+	if (first[0] == '-')
+		return NULL;
+	return first;
+}
+
+/* The rule file (2.1.1): a name with a '/' as given; a bare name next to the
+ * script when it is there, else in the current directory. */
+static const char *find_config(struct sb_arena *a, const struct sb_cli *cli,
+			       const char *cwd)
+{
+	const char *name = cli->config ? cli->config : ".py-sandboxes";
+	const char *script = script_of(cli), *cand;
+	char *dir;
+	struct stat st;
+
+	if (strchr(name, '/') || !script || !strchr(script, '/'))
+		return name;
+	dir = sb_path_join(a, cwd, script);
+	*strrchr(dir, '/') = '\0';
+	cand = sb_arena_printf(a, "%s/%s", *dir ? dir : "", name);
+	if (stat(cand, &st) == 0)
+		return cand;
+	return name;
+}
+
+static const char *provider_verdict(const struct sb_policy *p)
+{
+	switch (p->provider) {
+	case SB_PROVIDER_SUBPROCESS:
+		return "subprocess: the Python layer in the interpreter the "
+		       "program runs in; no kernel isolation.";
+	case SB_PROVIDER_NONE:
+		return "none: no guard at all; the program runs as under "
+		       "python, with the rules' environment.";
+	case SB_PROVIDER_AUTO:
+		return "auto: picks the strongest provider available; this "
+		       "build has no kernel provider yet, so it is subprocess "
+		       "(the run warns).";
+	default:
+		return "not available in this build yet: the run fails closed "
+		       "(exit 255) rather than run with less isolation.";
+	}
+}
+
+static void print_warnings(const struct sb_policy *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->warnings.n; i++)
+		fprintf(stderr, "python-sb: warning: %s\n",
+			p->warnings.v[i].text);
+}
+
+/* learn=false in a rule file: the command line cannot add rules (2.11). */
+static int check_lock(const struct sb_policy *p, const struct sb_cli *cli)
+{
+	struct sb_buf b = { 0 };
+	size_t i;
+
+	if (!p->locked || !cli->rules.n)
+		return 0;
+	for (i = 0; i < cli->rules.n; i++) {
+		const char *r = cli->rules.v[i];
+		size_t n = strlen(r);
+
+		sb_buf_printf(&b, "%s--%.*s", i ? " " : "",
+			      (int)(r[n - 1] == '=' ? n - 1 : n), r);
+	}
+	fprintf(stderr,
+		"%s: 'learn=false' locks the rules, the command line cannot "
+		"add %s\n",
+		sb_ref_format(p->arena, p->lock_ref), b.s);
+	sb_buf_free(&b);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct sb_arena *a = sb_arena_new();
+	const struct sb_rule_src implicit[] = {
+		/* the REPL can use colours (seed-spec 2.6.2) */
+		{ "env=TERM=${TERM}", SB_REF_IMPLICIT },
+	};
+	const char *const *envp = (const char *const *)environ;
+	struct sb_parse_opts opts = { 0 };
+	struct sb_policy *p = NULL;
+	struct sb_interp interp = { 0 };
+	struct sb_cli cli;
+	const char *err = NULL;
+	char cwd[4096];
+	int rc;
+
+	if (sb_cli_parse(a, argc, argv, &cli, &err) != 0)
+		return usage_error(err);
+	if (cli.help) {
+		fputs(sb_cli_help, stdout);
+		return 0;
+	}
+	if (!getcwd(cwd, sizeof(cwd))) {
+		fprintf(stderr, "python-sb: getcwd: %s\n", strerror(errno));
+		return EXIT_POLICY;
+	}
+	if (sb_interp_find(a, cli.python, envp, cwd, &interp, &err) != 0) {
+		fprintf(stderr, "python-sb: %s\n", err);
+		return EXIT_POLICY;
+	}
+	if (cli.version) {
+		/* `python -V` stops while parsing its options: no code runs */
+		execl(interp.path, interp.path, "-V", (char *)NULL);
+		fprintf(stderr, "python-sb: exec %s: %s\n", interp.path,
+			strerror(errno));
+		return EXIT_POLICY;
+	}
+
+	opts.config_path = find_config(a, &cli, cwd);
+	opts.cli_rules = cli.rules.v;
+	opts.n_cli_rules = cli.rules.n;
+	opts.implicit_rules = implicit;
+	opts.n_implicit_rules = SB_ARRAY_LEN(implicit);
+	opts.envp = envp;
+	opts.cwd = cwd;
+	opts.resolve = sb_dns_resolve;
+	rc = sb_policy_parse(&opts, &p);
+	if (rc != 0) {
+		fprintf(stderr, "python-sb: cannot parse the policy: %s\n",
+			strerror(-rc));
+		return EXIT_POLICY;
+	}
+	if (!cli.explain || p->errors.n)
+		print_warnings(p); /* explain lists them itself */
+	if (p->errors.n) {
+		struct sb_buf b = { 0 };
+
+		sb_policy_format_errors(p, &b);
+		fprintf(stderr, "%s\n", b.s);
+		sb_buf_free(&b);
+		return EXIT_POLICY;
+	}
+	if (check_lock(p, &cli) != 0)
+		return EXIT_POLICY;
+	if (cli.explain) {
+		struct sb_explain_ctx ctx = {
+			.provider_verdict = provider_verdict(p),
+			.interpreter = sb_arena_printf(a, "%s (%s)", interp.path,
+						       interp.source),
+		};
+		struct sb_buf b = { 0 };
+
+		sb_explain(p, &ctx, &b);
+		fputs(b.s, stdout);
+		sb_buf_free(&b);
+		return 0;
+	}
+	return sb_run(p, &cli, &interp, envp);
+}
