@@ -1262,6 +1262,54 @@ static void decide_learning(struct parser *ps)
 	}
 }
 
+/* Steps 1 to 4 of 2.5: command-line and implicit rules, the file with its
+ * includes, env= and unenv=, then ${} expansion of everything else. */
+static void read_rules(struct parser *ps)
+{
+	const struct sb_parse_opts *o = ps->o;
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	size_t i;
+
+	/* 1. command-line rules first, then implicit ones, then the file */
+	for (i = 0; i < o->n_cli_rules; i++)
+		push_line(ps, sb_arena_strdup(a, o->cli_rules[i]),
+			  (struct sb_ref){ SB_REF_ARG, 0 });
+	for (i = 0; i < o->n_implicit_rules; i++) {
+		const struct sb_rule_src *r = &o->implicit_rules[i];
+
+		push_line(ps, sb_arena_strdup(a, r->text),
+			  (struct sb_ref){ r->origin ? r->origin
+						     : SB_REF_IMPLICIT,
+					   0 });
+	}
+	/* 2. the file, with its includes spliced in place */
+	load_file(ps, p->config_path, p->config_display, "the rule file",
+		  (struct sb_ref){ 0 }, 0);
+	p->config_exists = p->files.n && p->files.v[0].state != SB_FILE_ABSENT;
+
+	ps->claimed = sb_arena_alloc(a, ps->lines.n + 1);
+	for (i = 0; i < ps->lines.n; i++)
+		split_key(a, &ps->lines.v[i]);
+	/* 3. env= and unenv= expand their own values */
+	stage_env(ps);
+	/* 4. ${} everywhere else */
+	for (i = 0; i < ps->lines.n; i++) {
+		struct sb_line *l = &ps->lines.v[i];
+		const char *t;
+
+		if (ps->claimed[i])
+			continue;
+		t = expand(ps, l->text, l->ref, NULL);
+		if (!t) {
+			ps->claimed[i] = true; /* reported already */
+			continue;
+		}
+		l->text = t;
+		split_key(a, l);
+	}
+}
+
 int sb_policy_parse(const struct sb_parse_opts *o, struct sb_policy **out)
 {
 	struct parser ps = { 0 };
@@ -1292,42 +1340,21 @@ int sb_policy_parse(const struct sb_parse_opts *o, struct sb_policy **out)
 	p->config_path = sb_path_join(a, o->cwd, expand_tilde(&ps, cfg));
 	p->config_display = display_path(&ps, p->config_path);
 
-	/* 1. command-line rules first, then implicit ones, then the file */
-	for (i = 0; i < o->n_cli_rules; i++)
-		push_line(&ps, sb_arena_strdup(a, o->cli_rules[i]),
-			  (struct sb_ref){ SB_REF_ARG, 0 });
-	for (i = 0; i < o->n_implicit_rules; i++) {
-		const struct sb_rule_src *r = &o->implicit_rules[i];
-
-		push_line(&ps, sb_arena_strdup(a, r->text),
-			  (struct sb_ref){ r->origin ? r->origin
-						     : SB_REF_IMPLICIT,
-					   0 });
-	}
-	/* 2. the file, with its includes spliced in place */
-	load_file(&ps, p->config_path, p->config_display, "the rule file",
-		  (struct sb_ref){ 0 }, 0);
-	p->config_exists = p->files.n && p->files.v[0].state != SB_FILE_ABSENT;
-
-	ps.claimed = sb_arena_alloc(a, ps.lines.n + 1);
-	for (i = 0; i < ps.lines.n; i++)
-		split_key(a, &ps.lines.v[i]);
-	/* 3. env= and unenv= expand their own values */
-	stage_env(&ps);
-	/* 4. ${} everywhere else */
-	for (i = 0; i < ps.lines.n; i++) {
-		struct sb_line *l = &ps.lines.v[i];
-		const char *t;
-
-		if (ps.claimed[i])
-			continue;
-		t = expand(&ps, l->text, l->ref, NULL);
-		if (!t) {
-			ps.claimed[i] = true; /* reported already */
-			continue;
+	if (o->flat) {
+		/* the launcher did steps 1 to 4; env= was applied at exec */
+		for (i = 0; i < o->n_flat_rules; i++)
+			push_line(&ps, sb_arena_strdup(a, o->flat_rules[i].text),
+				  o->flat_rules[i].ref);
+		p->config_exists = o->flat_config_exists;
+		ps.claimed = sb_arena_alloc(a, ps.lines.n + 1);
+		for (i = 0; i < ps.lines.n; i++) {
+			split_key(a, &ps.lines.v[i]);
+			ps.claimed[i] = ps.lines.v[i].value &&
+					(strcmp(ps.lines.v[i].key, "env") == 0 ||
+					 strcmp(ps.lines.v[i].key, "unenv") == 0);
 		}
-		l->text = t;
-		split_key(a, l);
+	} else {
+		read_rules(&ps);
 	}
 	for (i = 0; i < ps.lines.n; i++) {
 		struct sb_rule *r = SB_VEC_PUSH(a, p->rules);

@@ -257,9 +257,15 @@ struct sb_policy {
 };
 
 enum {
-	/* Do not resolve host names (the guard gets pinned addresses instead);
-	 * a name in net= is then an error. */
+	/* Do not resolve host names; a name in net= is then an error. */
 	SB_PARSE_NO_DNS = 1 << 0,
+};
+
+/* A rule already through include and ${} expansion, with its origin: what
+ * the launcher hands to the guard (policy_blob.c). */
+struct sb_flat_rule {
+	const char *text;
+	struct sb_ref ref;
 };
 
 /* A rule the launcher adds by itself (env=TERM=${TERM}, the interpreter's
@@ -283,6 +289,13 @@ struct sb_parse_opts {
 	sb_resolve_fn resolve;    /* NULL: every host name fails to resolve */
 	void *resolve_ctx;
 	unsigned flags;
+	/* Flat mode: parse these effective rules instead of reading files and
+	 * command-line rules; nothing is expanded again, and config_exists is
+	 * taken from flat_config_exists. */
+	const struct sb_flat_rule *flat_rules;
+	size_t n_flat_rules;
+	bool flat;
+	bool flat_config_exists;
 };
 
 /* Parse. Returns 0 with *out set (check (*out)->errors.n), or -errno for a

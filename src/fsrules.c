@@ -1,0 +1,138 @@
+/* fsrules.c - decide a file access (seed-spec 5.2): ignore= first, then the
+ * longest expose-* rule that contains the canonical path. Pure code. */
+#include "fsrules.h"
+
+#include <stdlib.h>
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return path;
+	if (slash[1])
+		return slash + 1;
+	/* "dir/" : the last real component */
+	while (slash > path && slash[-1] != '/' && slash[-1])
+		slash--;
+	return slash;
+}
+
+const struct sb_expose *sb_fs_find_expose(const struct sb_policy *p,
+					   const char *canon)
+{
+	size_t i;
+
+	for (i = 0; i < p->exposes.n; i++) {
+		const struct sb_expose *e = &p->exposes.v[i];
+
+		if (e->is_dir ? sb_path_under(canon, e->path)
+			      : strcmp(canon, e->path) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Does a relative pattern match a component of 'canon' below 'root'? That
+ * hides files under a directory of that name, but never the exposed root
+ * itself or what lies above it (2.6.3). */
+static bool component_match(const char *pat, const char *canon,
+			    const char *root)
+{
+	size_t rl = root ? strlen(root) : 0;
+	const char *s = canon + (rl > 1 ? rl : 0);
+	char comp[4096];
+
+	while (*s) {
+		size_t n;
+
+		while (*s == '/')
+			s++;
+		n = strcspn(s, "/");
+		if (!n)
+			break;
+		if (n < sizeof(comp)) {
+			memcpy(comp, s, n);
+			comp[n] = '\0';
+			if (sb_fnmatch(pat, comp))
+				return true;
+		}
+		s += n;
+	}
+	return false;
+}
+
+static const struct sb_ignore *find_ignore(const struct sb_policy *p,
+					   const char *spelled, const char *abs,
+					   const char *canon,
+					   const struct sb_expose *e)
+{
+	const char *spellings[3] = { spelled, abs, canon };
+	size_t i, k;
+
+	for (i = 0; i < p->ignores.n; i++) {
+		const struct sb_ignore *ig = &p->ignores.v[i];
+		bool absolute = ig->pattern[0] == '/';
+
+		for (k = 0; k < 3; k++) {
+			if (!spellings[k])
+				continue;
+			if (absolute ? sb_fnmatch(ig->pattern, spellings[k])
+				     : sb_fnmatch(ig->pattern,
+						  base_name(spellings[k])))
+				return ig;
+		}
+		if (!absolute && canon && e && e->is_dir &&
+		    component_match(ig->pattern, canon, e->path))
+			return ig;
+	}
+	return NULL;
+}
+
+void sb_fs_decide(const struct sb_policy *p, const char *spelled,
+		  const char *abs, const char *canon, bool write,
+		  struct sb_fs_decision *d)
+{
+	const struct sb_expose *e = canon ? sb_fs_find_expose(p, canon) : NULL;
+
+	memset(d, 0, sizeof(*d));
+	d->expose = e;
+	d->ignore = find_ignore(p, spelled, abs, canon, e);
+	if (d->ignore)
+		d->verdict = SB_FS_IGNORED;
+	else if (!e)
+		d->verdict = SB_FS_NOT_EXPOSED;
+	else if (write && e->mode == SB_EXPOSE_RO)
+		d->verdict = SB_FS_READ_ONLY;
+	else
+		d->verdict = SB_FS_ALLOW;
+}
+
+static int cmp_longest(const void *x, const void *y)
+{
+	const struct sb_expose *a = x, *b = y;
+	size_t la = strlen(a->path), lb = strlen(b->path);
+
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return strcmp(a->path, b->path);
+}
+
+void sb_fs_add_implicit(struct sb_policy *p, const char *path, bool is_dir,
+			const char *origin)
+{
+	struct sb_expose *e;
+	size_t i;
+
+	for (i = 0; i < p->exposes.n; i++)
+		if (strcmp(p->exposes.v[i].path, path) == 0)
+			return;
+	e = SB_VEC_PUSH(p->arena, p->exposes);
+	e->path = sb_arena_strdup(p->arena, path);
+	e->rule = sb_arena_printf(p->arena, "expose-ro=%s", path);
+	e->ref.file = origin;
+	e->ref.line = 0;
+	e->mode = SB_EXPOSE_RO;
+	e->is_dir = is_dir;
+	qsort(p->exposes.v, p->exposes.n, sizeof(*p->exposes.v), cmp_longest);
+}

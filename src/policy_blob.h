@@ -1,0 +1,31 @@
+/* policy_blob.h - the policy as the launcher hands it to the guard library:
+ * the effective rules with their origins, the pinned names, and the few facts
+ * the guard cannot know by itself. Text, one record per line. */
+#ifndef SB_POLICY_BLOB_H
+#define SB_POLICY_BLOB_H
+
+#include "policy.h"
+
+struct sb_blob {
+	SB_VEC(struct sb_flat_rule) rules;
+	SB_VEC(struct sb_pin) pins;
+	const char *pkgdir; /* the directory holding the pysandboxes package */
+	const char *cwd;    /* the launcher's working directory */
+	bool config_exists;
+	bool learning;
+};
+
+/* Serialise p (env= rules are left out: they were applied at exec). */
+void sb_blob_write(const struct sb_policy *p, const char *pkgdir,
+		   const char *cwd, struct sb_buf *out);
+/* Parse a blob; 0, or -1 with a message in *err. */
+int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
+		 struct sb_blob *out, const char **err);
+/* An sb_resolve_fn answering from the blob's pins only (ctx: the blob). */
+enum sb_resolve_status sb_blob_resolve(void *ctx, struct sb_arena *arena,
+				       const char *host, struct sb_addr **addrs,
+				       size_t *n_addrs, const char **why);
+/* sb_policy_parse() of a blob, in flat mode. */
+int sb_blob_parse_policy(const struct sb_blob *b, struct sb_policy **out);
+
+#endif
