@@ -16,6 +16,9 @@ const char *sb_ref_format(struct sb_arena *a, struct sb_ref ref)
 }
 
 static void add(struct sb_policy *p, bool warning, struct sb_ref ref,
+		const char *prefix, const char *fmt, va_list ap) SB_PRINTF(5, 0);
+
+static void add(struct sb_policy *p, bool warning, struct sb_ref ref,
 		const char *prefix, const char *fmt, va_list ap)
 {
 	struct sb_diag *d = warning ? SB_VEC_PUSH(p->arena, p->warnings)

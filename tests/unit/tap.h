@@ -47,7 +47,8 @@ __attribute__((format(printf, 2, 3))) static int ok(int cond, const char *fmt,
 			printf("#   got:  %lld\n#   want: %lld\n", g_, w_);   \
 	} while (0)
 
-__attribute__((unused)) static void diag(const char *fmt, ...)
+__attribute__((unused, format(printf, 1, 2))) static void
+diag(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -63,6 +64,7 @@ static int tap_done(void)
 	printf("1..%d\n", tap_n);
 	if (tap_failed)
 		printf("# %d of %d failed\n", tap_failed, tap_n);
+	fflush(stdout);
 	return tap_failed ? 1 : 0;
 }
 

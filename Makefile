@@ -1,0 +1,117 @@
+# Makefile - the short front door to the meson build. It owns the entry
+# points people and CI type (make, make check, make check-asan, make fuzz,
+# make install) and nothing else: what is compiled, and how, lives in
+# meson.build; which packages are needed lives in scripts/deps; how tests
+# are run and counted lives in scripts/check.
+
+MESON ?= meson
+NINJA ?= ninja
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+# Without these the build cannot even be configured; scripts/deps is asked
+# only when one is missing or the tree was never configured.
+REQUIRED_TOOLS := $(MESON) $(NINJA) gcc pkg-config
+
+MANIFEST := $(BUILD)/install-manifest.txt
+SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+.PHONY: all deps-if-needed check check-asan fuzz fuzz-smoke fuzz-build \
+	install uninstall demo bench attacks clean
+
+all: deps-if-needed
+	@if [ ! -f $(BUILD)/build.ninja ]; then \
+		if [ -d $(BUILD)/meson-private ]; then \
+			$(MESON) setup --reconfigure $(BUILD) --prefix=$(PREFIX); \
+		else \
+			$(MESON) setup $(BUILD) --prefix=$(PREFIX); \
+		fi; \
+	fi
+	$(NINJA) -C $(BUILD)
+
+deps-if-needed:
+	@need=0; [ -f $(BUILD)/build.ninja ] || need=1; \
+	for t in $(REQUIRED_TOOLS); do \
+		command -v $$t >/dev/null 2>&1 || need=1; \
+	done; \
+	if [ $$need = 1 ]; then scripts/deps; fi
+
+# The fuzz smoke runs inside scripts/check so that its verdict is part of
+# the one summary line; a failed fuzz build is counted there too rather
+# than cutting the run short.
+check: all
+	@fuzz_failed=0; \
+	if command -v clang >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory fuzz-build || fuzz_failed=1; \
+	fi; \
+	PYSB_FUZZ_BUILD_FAILED=$$fuzz_failed scripts/check --build $(BUILD) \
+		--fuzz-build $(FUZZ_BUILD) --fuzz-seconds $(FUZZ_SMOKE_SECONDS)
+
+check-asan: deps-if-needed
+	@if [ ! -f $(ASAN_BUILD)/build.ninja ]; then \
+		$(MESON) setup $(ASAN_BUILD) -Dbuildtype=debug \
+			-Db_sanitize=address,undefined -Db_lundef=false; \
+	fi
+	$(NINJA) -C $(ASAN_BUILD)
+	@$(SANITIZER_ENV) scripts/check --build $(ASAN_BUILD) --unit-only
+
+# libFuzzer needs clang; the fuzz targets get ASan and UBSan from
+# tests/meson.build.
+fuzz-build: deps-if-needed
+	@command -v clang >/dev/null 2>&1 || { \
+		echo "python-sb: make fuzz needs clang" >&2; \
+		echo "Hint: scripts/deps installs it" >&2; exit 1; }
+	@if [ ! -f $(FUZZ_BUILD)/build.ninja ]; then \
+		CC=clang $(MESON) setup $(FUZZ_BUILD) -Dfuzz=true \
+			-Dbuildtype=debugoptimized; \
+	fi
+	$(NINJA) -C $(FUZZ_BUILD)
+
+fuzz: fuzz-build
+	@scripts/check --fuzz-only --fuzz-build $(FUZZ_BUILD) \
+		--fuzz-seconds $(FUZZ_SECONDS)
+
+fuzz-smoke: fuzz-build
+	@scripts/check --fuzz-only --fuzz-build $(FUZZ_BUILD) \
+		--fuzz-seconds $(FUZZ_SMOKE_SECONDS)
+
+# meson's install log doubles as the manifest; it is copied because any
+# later install would overwrite it, and make uninstall must remove exactly
+# what make install put (DESTDIR included).
+install: all
+	$(MESON) configure $(BUILD) --prefix=$(PREFIX)
+	$(MESON) install -C $(BUILD) \
+		$(if $(DESTDIR),--destdir "$(abspath $(DESTDIR))")
+	cp $(BUILD)/meson-logs/install-log.txt $(MANIFEST)
+
+uninstall:
+	@if [ ! -f $(MANIFEST) ]; then \
+		echo "python-sb: no $(MANIFEST): nothing was installed" \
+			"from this build directory" >&2; exit 1; \
+	fi
+	@grep -v '^#' $(MANIFEST) | while IFS= read -r f; do \
+		if [ -d "$$f" ] && [ ! -L "$$f" ]; then \
+			rmdir --ignore-fail-on-non-empty "$$f"; \
+		else \
+			rm -f "$$f" && echo "removed $$f"; \
+		fi; \
+	done
+	@rm -f $(MANIFEST)
+
+demo:
+	@echo "make demo: not written yet (issue 8)" >&2; exit 1
+
+bench:
+	@echo "make bench: not written yet (issue 9)" >&2; exit 1
+
+attacks:
+	@echo "make attacks: not written yet (issue 9)" >&2; exit 1
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
