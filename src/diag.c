@@ -18,6 +18,57 @@ const char *sb_ref_format(struct sb_arena *a, struct sb_ref ref)
 static void add(struct sb_policy *p, bool warning, struct sb_ref ref,
 		const char *prefix, const char *fmt, va_list ap) SB_PRINTF(5, 0);
 
+/* Length of the valid UTF-8 sequence at s (at most n bytes), else 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* Rule text comes from files anyone may have written: control characters
+ * and invalid UTF-8 are shown as \xNN, so that a message cannot move the
+ * cursor, recolour or retitle the terminal it is printed on. */
+char *sb_sanitize(struct sb_arena *a, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0;
+	struct sb_buf b = { 0 };
+	char *res;
+
+	while (i < n) {
+		size_t len = utf8_len(u + i, n - i);
+
+		if (len == 1 && (u[i] < 0x20 || u[i] == 0x7f))
+			len = 0;
+		if (len == 0) {
+			sb_buf_printf(&b, "\\x%02x", u[i]);
+			i++;
+			continue;
+		}
+		sb_buf_add(&b, s + i, len);
+		i += len;
+	}
+	res = sb_arena_strdup(a, b.s ? b.s : "");
+	sb_buf_free(&b);
+	return res;
+}
+
 static void add(struct sb_policy *p, bool warning, struct sb_ref ref,
 		const char *prefix, const char *fmt, va_list ap)
 {
@@ -26,7 +77,8 @@ static void add(struct sb_policy *p, bool warning, struct sb_ref ref,
 	char *msg = sb_arena_vprintf(p->arena, fmt, ap);
 
 	d->ref = ref;
-	d->text = sb_arena_printf(p->arena, "%s: %s", prefix, msg);
+	d->text = sb_sanitize(p->arena,
+			   sb_arena_printf(p->arena, "%s: %s", prefix, msg));
 }
 
 void sb_error(struct sb_policy *p, struct sb_ref ref, const char *fmt, ...)

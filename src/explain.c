@@ -38,13 +38,16 @@ static void explain_rules(const struct sb_policy *p, struct sb_buf *out)
 			 "command-line and implicit rules):\n");
 	for (i = 0; i < p->rules.n; i++) {
 		const struct sb_rule *r = &p->rules.v[i];
-		size_t len = strlen(r->text);
+		const char *text = sb_sanitize(p->arena, r->text);
+		size_t len = strlen(text);
 
-		sb_buf_puts(out, r->text);
+		sb_buf_puts(out, text);
 		do
 			sb_buf_puts(out, " ");
 		while (++len < ORIGIN_COLUMN);
-		sb_buf_printf(out, "# %s\n", sb_ref_format(p->arena, r->ref));
+		sb_buf_printf(out, "# %s\n",
+			      sb_sanitize(p->arena,
+					  sb_ref_format(p->arena, r->ref)));
 	}
 	if (!p->rules.n)
 		sb_buf_puts(out, "# (none)\n");
@@ -58,10 +61,14 @@ static void explain_files(const struct sb_policy *p, struct sb_buf *out)
 	for (i = 0; i < p->files.n; i++) {
 		const struct sb_file *f = &p->files.v[i];
 
-		sb_buf_printf(out, "#   %s: %s", f->display, file_state(f->state));
+		sb_buf_printf(out, "#   %s: %s",
+			      sb_sanitize(p->arena, f->display),
+			      file_state(f->state));
 		if (f->included_from.file)
 			sb_buf_printf(out, " (included from %s)",
-				      sb_ref_format(p->arena, f->included_from));
+				      sb_sanitize(p->arena,
+						  sb_ref_format(p->arena,
+								f->included_from)));
 		sb_buf_puts(out, "\n");
 	}
 }
@@ -81,7 +88,8 @@ static void explain_env(const struct sb_policy *p, struct sb_buf *out)
 	if (names) {
 		qsort(names, p->env.n, sizeof(*names), cmp_str);
 		for (i = 0; i < p->env.n; i++)
-			sb_buf_printf(out, " %s", names[i]);
+			sb_buf_printf(out, " %s",
+				      sb_sanitize(p->arena, names[i]));
 	}
 	free(names);
 	sb_buf_puts(out, "\n");
@@ -102,7 +110,7 @@ static void explain_net(const struct sb_policy *p, struct sb_buf *out)
 	for (i = 0; i < p->pins.n; i++) {
 		const struct sb_pin *pin = &p->pins.v[i];
 
-		sb_buf_printf(out, "#   %s ->", pin->host);
+		sb_buf_printf(out, "#   %s ->", sb_sanitize(p->arena, pin->host));
 		for (j = 0; j < pin->n_addrs; j++)
 			sb_buf_printf(out, " %s",
 				      sb_addr_format(p->arena, &pin->addrs[j]));

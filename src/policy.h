@@ -309,6 +309,10 @@ void sb_policy_format_errors(const struct sb_policy *p, struct sb_buf *out);
 /* "file(line)", "<arg>"... into the arena. */
 const char *sb_ref_format(struct sb_arena *a, struct sb_ref ref);
 
+/* A copy of s safe to print on a terminal: control characters and invalid
+ * UTF-8 become \xNN. Every diagnostic goes through it. */
+char *sb_sanitize(struct sb_arena *a, const char *s);
+
 /* Look up a variable in an envp array; NULL when unset. */
 const char *sb_envp_get(const char *const *envp, const char *name);
 

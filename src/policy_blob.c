@@ -7,6 +7,7 @@
  *   cwd <path>
  *   config-exists 0|1
  *   learning 0|1
+ *   debug-malloc 0|1
  *   pin <host> <family>:<hex bytes> ...
  *   rule <file> <line> <text>
  *   end
@@ -36,7 +37,7 @@ static void put_field(struct sb_buf *out, const char *s)
 }
 
 void sb_blob_write(const struct sb_policy *p, const char *pkgdir,
-		   const char *cwd, struct sb_buf *out)
+		   const char *cwd, bool debug_malloc, struct sb_buf *out)
 {
 	size_t i, j, k;
 
@@ -44,8 +45,9 @@ void sb_blob_write(const struct sb_policy *p, const char *pkgdir,
 	put_field(out, pkgdir ? pkgdir : "");
 	sb_buf_puts(out, "\ncwd\t");
 	put_field(out, cwd);
-	sb_buf_printf(out, "\nconfig-exists\t%d\nlearning\t%d\n",
-		      p->config_exists, p->learning);
+	sb_buf_printf(out,
+		      "\nconfig-exists\t%d\nlearning\t%d\ndebug-malloc\t%d\n",
+		      p->config_exists, p->learning, debug_malloc);
 	for (i = 0; i < p->pins.n; i++) {
 		const struct sb_pin *pin = &p->pins.v[i];
 
@@ -182,6 +184,8 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 			out->config_exists = strcmp(f[1], "1") == 0;
 		} else if (nf == 2 && strcmp(f[0], "learning") == 0) {
 			out->learning = strcmp(f[1], "1") == 0;
+		} else if (nf == 2 && strcmp(f[0], "debug-malloc") == 0) {
+			out->debug_malloc = strcmp(f[1], "1") == 0;
 		} else if (nf >= 2 && strcmp(f[0], "pin") == 0) {
 			/* re-split without the 4-field cap */
 			char **all = sb_arena_alloc(a, (nf + 1) * sizeof(*all));

@@ -13,11 +13,14 @@ struct sb_blob {
 	const char *cwd;    /* the launcher's working directory */
 	bool config_exists;
 	bool learning;
+	/* the interpreter will run with CPython's debug allocator hooks
+	 * (-X dev, PYTHONMALLOC=*debug, PYTHONDEVMODE) */
+	bool debug_malloc;
 };
 
 /* Serialise p (env= rules are left out: they were applied at exec). */
 void sb_blob_write(const struct sb_policy *p, const char *pkgdir,
-		   const char *cwd, struct sb_buf *out);
+		   const char *cwd, bool debug_malloc, struct sb_buf *out);
 /* Parse a blob; 0, or -1 with a message in *err. */
 int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 		 struct sb_blob *out, const char **err);

@@ -1,14 +1,243 @@
-/* run.c - complete mode: start the interpreter under the policy. Until the
- * guard library exists, refuse: never run a program unguarded. */
-#include <stdio.h>
-
+/* run.c - complete mode: start the user's interpreter under the policy.
+ *
+ * The providers of this build are 'none' and 'subprocess'. Both exec the
+ * interpreter in place of python-sb (no extra process: the exit status and
+ * signals are the program's own) with an environment made from env= and
+ * unenv= only. 'subprocess' preloads the guard library and hands it the
+ * policy on an inherited memfd. A provider this build does not have is an
+ * error: never a silent fallback to less isolation.
+ */
 #include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "policy_blob.h"
+
+#define EXIT_POLICY 255
+#define GUARD_LIB "libpysb-guard.so"
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Where the guard library and the pysandboxes package are: next to the
+ * binary in a build tree, else where 'make install' put them. */
+static int find_support(struct sb_arena *a, const char **guard,
+			const char **pkgdir)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *g;
+
+	if (n > 0) {
+		self[n] = '\0';
+		*strrchr(self, '/') = '\0';
+		g = sb_arena_printf(a, "%s/%s", self, GUARD_LIB);
+		if (exists(g) && exists(SB_SOURCE_ROOT "/python/pysandboxes")) {
+			*guard = g;
+			*pkgdir = SB_SOURCE_ROOT "/python";
+			return 0;
+		}
+	}
+	g = SB_INSTALL_LIBDIR "/" GUARD_LIB;
+	if (exists(g) && exists(SB_INSTALL_PKGDIR "/pysandboxes")) {
+		*guard = g;
+		*pkgdir = SB_INSTALL_PKGDIR;
+		return 0;
+	}
+	return -1;
+}
+
+/* The program's environment: only what env= and unenv= produce (2.6.2),
+ * plus what the guard needs to find its policy. */
+static char **build_env(struct sb_arena *a, const struct sb_policy *p,
+			const char *guard, int policy_fd)
+{
+	char **env = sb_arena_alloc(a, (p->env.n + 3) * sizeof(*env));
+	const char *user_preload = NULL;
+	size_t i, k = 0;
+
+	for (i = 0; i < p->env.n; i++) {
+		if (guard && strcmp(p->env.v[i].name, "LD_PRELOAD") == 0) {
+			user_preload = p->env.v[i].value;
+			continue;
+		}
+		env[k++] = sb_arena_printf(a, "%s=%s", p->env.v[i].name,
+					   p->env.v[i].value);
+	}
+	if (guard) {
+		/* the guard first; it removes itself before Python starts */
+		env[k++] = user_preload && *user_preload
+				   ? sb_arena_printf(a, "LD_PRELOAD=%s:%s", guard,
+						     user_preload)
+				   : sb_arena_printf(a, "LD_PRELOAD=%s", guard);
+		env[k++] = sb_arena_printf(a, "PYSB_POLICY_FD=%d", policy_fd);
+	}
+	env[k] = NULL;
+	return env;
+}
+
+/* Will CPython install its debug allocator hooks (-X dev, PYTHONMALLOC=
+ * *debug, PYTHONDEVMODE)? The guard must then allocate its audit hook entry
+ * through the same hooks, or the interpreter aborts when it frees it at
+ * exit. The environment counts unless -E or -I ignores it. */
+static bool debug_malloc(const struct sb_policy *p, const struct sb_cli *cli)
+{
+	bool ignore_env = false, dev = false;
+	size_t i;
+
+	for (i = 0; i < cli->interp.n; i++) {
+		const char *o = cli->interp.v[i], *x = NULL;
+
+		if (o[0] == '-' && o[1] != '-' && o[1] != 'X' && o[1] != 'W' &&
+		    strpbrk(o + 1, "EI"))
+			ignore_env = true;
+		if (strcmp(o, "-X") == 0 && i + 1 < cli->interp.n)
+			x = cli->interp.v[++i];
+		else if (strncmp(o, "-X", 2) == 0)
+			x = o + 2;
+		else if (o[0] == '-' && o[1] != '-' && strchr(o, 'X'))
+			x = strchr(o, 'X') + 1; /* -BXdev */
+		if (x && (strcmp(x, "dev") == 0 || strncmp(x, "dev=", 4) == 0))
+			dev = true;
+	}
+	if (dev)
+		return true;
+	if (ignore_env)
+		return false;
+	for (i = 0; i < p->env.n; i++) {
+		const char *n = p->env.v[i].name, *v = p->env.v[i].value;
+
+		if (strcmp(n, "PYTHONDEVMODE") == 0 && *v)
+			return true;
+		if (strcmp(n, "PYTHONMALLOC") == 0 && strstr(v, "debug"))
+			return true;
+	}
+	return false;
+}
+
+static int policy_memfd(const struct sb_policy *p, const char *pkgdir,
+			bool debug)
+{
+	struct sb_buf b = { 0 };
+	char cwd[PATH_MAX];
+	size_t off = 0;
+	int fd;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	/* not CLOEXEC: the interpreter inherits it; the guard closes it */
+	fd = memfd_create("pysb-policy", 0);
+	if (fd < 0)
+		return -errno;
+	sb_blob_write(p, pkgdir, cwd, debug, &b);
+	while (off < b.len) {
+		ssize_t w = write(fd, b.s + off, b.len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int err = w < 0 ? -errno : -EIO;
+
+			close(fd);
+			sb_buf_free(&b);
+			return err;
+		}
+		off += (size_t)w;
+	}
+	sb_buf_free(&b);
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
 
 int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 	   const struct sb_interp *interp, const char *const *envp)
 {
-	fprintf(stderr, "python-sb: running a program needs the guard "
-			"library, which this build does not have yet; "
-			"nothing was run.\n");
-	return 255;
+	struct sb_arena *a = sb_arena_new();
+	const char *guard = NULL, *pkgdir = NULL;
+	bool with_guard = p->py_sandbox;
+	char **argv, **env;
+	size_t i, k = 0;
+	int fd = -1;
+
+	switch (p->provider) {
+	case SB_PROVIDER_NONE:
+		with_guard = false;
+		break;
+	case SB_PROVIDER_SUBPROCESS:
+		break;
+	case SB_PROVIDER_AUTO:
+		fprintf(stderr,
+			"python-sb: warning: os-sandbox=auto: this build has no "
+			"kernel provider, running 'subprocess' (the Python layer "
+			"only, no OS isolation).\n");
+		break;
+	default:
+		fprintf(stderr,
+			"python-sb: os-sandbox=%s is not available in this "
+			"version of python-sb; nothing was run. Use "
+			"os-sandbox=subprocess (the Python layer) meanwhile.\n",
+			sb_provider_name(p->provider));
+		return EXIT_POLICY;
+	}
+	if (p->learning) {
+		fprintf(stderr,
+			"python-sb: %s, and learning mode is not implemented in "
+			"this version; nothing was run. Write the rule file "
+			"(see --pysandboxes-explain and py-sandboxes(5)).\n",
+			p->learning_why);
+		return EXIT_POLICY;
+	}
+	if (with_guard) {
+		if (find_support(a, &guard, &pkgdir) < 0) {
+			fprintf(stderr,
+				"python-sb: cannot find the guard library "
+				"(%s) or the pysandboxes package: the "
+				"installation is incomplete; nothing was run.\n",
+				GUARD_LIB);
+			return EXIT_POLICY;
+		}
+		if (strpbrk(guard, " :")) {
+			fprintf(stderr,
+				"python-sb: the guard library path '%s' holds a "
+				"space or a colon, which LD_PRELOAD cannot "
+				"carry; nothing was run.\n",
+				guard);
+			return EXIT_POLICY;
+		}
+		fd = policy_memfd(p, pkgdir, debug_malloc(p, cli));
+		if (fd < 0) {
+			fprintf(stderr, "python-sb: memfd for the policy: %s\n",
+				strerror(-fd));
+			return EXIT_POLICY;
+		}
+	}
+	env = build_env(a, p, guard, fd);
+	argv = sb_arena_alloc(a, (cli->interp.n + cli->command.n + 2) *
+					 sizeof(*argv));
+	argv[k++] = (char *)interp->path;
+	for (i = 0; i < cli->interp.n; i++)
+		argv[k++] = (char *)cli->interp.v[i];
+	for (i = 0; i < cli->command.n; i++)
+		argv[k++] = (char *)cli->command.v[i];
+	argv[k] = NULL;
+	fflush(NULL);
+	execve(interp->path, argv, env);
+	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,
+		strerror(errno));
+	return EXIT_POLICY;
 }

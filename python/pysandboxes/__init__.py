@@ -5,11 +5,9 @@ Under python-sb (complete mode) the whole program is already sandboxed: the
 guard library sets _in_sandbox, @sandbox functions run in place and
 sandboxes() does nothing. Partial mode outside python-sb is not built yet.
 """
-import functools as _functools
-import inspect as _inspect
-
+from . import e as _e
 from .e import (ConfigSyntaxError, EvalInterrupted, EvalSyntaxRejected,
-                RestrictedUnpicklingError, RuleApiPermissionError,
+                RuleApiPermissionError,
                 RuleAttributeError, RuleEvalPermissionError,
                 RuleFileNotFoundError, RuleModuleNotFoundError,
                 RulePermissionError, RuleSocketConnectionRefusedError,
@@ -41,9 +39,18 @@ _PARTIAL_MISSING = ("partial mode (@sandbox calls from a program that is "
                     "under python-sb instead")
 
 
+def __getattr__(name):
+    if name == "RestrictedUnpicklingError":
+        return _e.RestrictedUnpicklingError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def sandbox(fn=None):
     """Mark a function to run in the sandbox. Under python-sb it runs in
     place. Generator functions are refused."""
+    import functools as _functools
+    import inspect as _inspect
+
     def mark(func):
         if (_inspect.isgeneratorfunction(func)
                 or _inspect.isasyncgenfunction(func)):

@@ -5,8 +5,11 @@ without a sandbox, so unmodified code handles it: a refused file looks
 missing, a refused connection looks refused. Every class pickles with its own
 constructor arguments so that it crosses a process boundary intact.
 """
-import errno as _errno
-import pickle as _pickle
+try:
+    import errno as _errno
+except Exception:  # the program may have broken the import system first
+    class _errno:  # python-sb is Linux-only: its values
+        ENOENT, EACCES, ECONNREFUSED, EPERM = 2, 13, 111, 1
 
 
 class SandBoxError(RuntimeError):
@@ -164,8 +167,25 @@ class EvalInterrupted(BaseException):
         return f"evaluation interrupted: {self.reason}"
 
 
-class RestrictedUnpicklingError(_pickle.UnpicklingError, SandBoxError):
-    """The parent refused to deserialize a payload from a sandbox."""
+def _restricted_unpickling_error():
+    # pickle is heavy to import: build this class the first time it is asked
+    # for, not when the guard loads the package at start-up
+    import pickle
+
+    class RestrictedUnpicklingError(pickle.UnpicklingError, SandBoxError):
+        """The parent refused to deserialize a payload from a sandbox."""
+
+    RestrictedUnpicklingError.__module__ = __name__
+    RestrictedUnpicklingError.__qualname__ = "RestrictedUnpicklingError"
+    return RestrictedUnpicklingError
+
+
+def __getattr__(name):
+    if name == "RestrictedUnpicklingError":
+        cls = _restricted_unpickling_error()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _DENIALS = (RuleFileNotFoundError, RulePermissionError,

@@ -1,0 +1,358 @@
+/* api.c - the sensitive-API guard (seed-spec 5.6 to 5.8, section 6).
+ *
+ * Two mechanisms over the one registry table (src/api_registry.c):
+ * - every registered function the policy denies is replaced, in the module
+ *   that holds it, by a C "denier" that raises RuleApiPermissionError before
+ *   anything runs. Deniers are installed when the guard arms and again after
+ *   every import, so a module loaded later (or an alias bound at its import,
+ *   like subprocess._fork_exec) gets them too. Classes are not replaced
+ *   (isinstance and subclassing keep working): their audit events judge them.
+ * - the audit events of CPython judge what the originals do whoever holds
+ *   them: os.system, os.exec, subprocess.Popen, ctypes.dlopen, the C
+ *   Unpickler's find_class, sys._getframe, gc.get_objects... Each event is
+ *   mapped to the registry entry that names its door.
+ * Dynamic code (eval, exec, compile) is refused from application code and
+ * exempt for code that the runtime and libraries run, decided by the file of
+ * the calling frame (2.6.7).
+ */
+#include "guard.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "api_registry.h"
+
+/* Registry entries whose denier is installed (or that do not apply), and
+ * the originals the deniers replaced (held here only). */
+static unsigned char *done;
+static PyObject **originals;
+/* a module was caught mid-import: scan again even if sys.modules did not
+ * grow since */
+static bool pending_init;
+static Py_ssize_t modules_seen = -1;
+
+static bool allowed(long idx)
+{
+	return sb_g.policy->api_allow && sb_g.policy->api_allow[idx];
+}
+
+/* Frame readers stay usable by the standard library (namedtuple, logging
+ * and warnings look at their caller's frame); the C denier adds no frame,
+ * so the original keeps its depth semantics. */
+static bool library_may_call(const char *qualname)
+{
+	return (strcmp(qualname, "sys._getframe") == 0 ||
+		strcmp(qualname, "sys._getframemodulename") == 0) &&
+	       sb_guard_caller_is_library();
+}
+
+static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
+{
+	long idx = (long)(intptr_t)py.PyCapsule_GetPointer(self, "pysb.deny");
+	const struct sb_api_entry *e;
+
+	if (py.PyErr_Occurred())
+		return NULL;
+	e = &sb_api_registry[--idx];
+	if (sb_guard_busy || library_may_call(e->qualname))
+		return py.PyObject_Call(originals[idx], args, kw);
+	sb_guard_raise_api(e->qualname, sb_api_category_name(e->category));
+	return NULL;
+}
+
+static struct py_method_def *defs;
+
+/* Is the module still running its own code (an import in progress)? Its
+ * attributes may not exist yet: ask again after the import. */
+static bool initializing(PyObject *mod)
+{
+	PyObject *spec = py.PyObject_GetAttrString(mod, "__spec__");
+	PyObject *flag;
+	bool busy = false;
+
+	if (!spec) {
+		py.PyErr_Clear();
+		return false;
+	}
+	flag = py.PyObject_GetAttrString(spec, "_initializing");
+	py.Py_DecRef(spec);
+	if (!flag) {
+		py.PyErr_Clear();
+		return false;
+	}
+	busy = py.PyObject_IsTrue(flag) == 1;
+	py.Py_DecRef(flag);
+	return busy;
+}
+
+/* Replace module.attr[.attr] by a denier. 0, or -1 on error. */
+static int install_denier(long idx)
+{
+	const struct sb_api_entry *e = &sb_api_registry[idx];
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *parent, *cur, *capsule, *fn;
+	char path[256], *dot, *attr;
+	size_t mlen = strcspn(e->qualname, ".");
+	int r;
+
+	if (mlen >= sizeof(path) || strlen(e->qualname) >= sizeof(path))
+		return 0;
+	memcpy(path, e->qualname, mlen);
+	path[mlen] = '\0';
+	parent = mods ? py.PyDict_GetItemString(mods, path) : NULL;
+	if (!parent)
+		return 0; /* not loaded yet: a later import will tell us */
+	if (initializing(parent)) {
+		pending_init = true;
+		return 0;
+	}
+	py.Py_IncRef(parent);
+	strcpy(path, e->qualname + mlen + 1);
+	attr = path;
+	/* walk to the object that holds the last attribute */
+	while ((dot = strchr(attr, '.'))) {
+		*dot = '\0';
+		cur = py.PyObject_GetAttrString(parent, attr);
+		py.Py_DecRef(parent);
+		if (!cur) {
+			py.PyErr_Clear();
+			done[idx] = 1; /* absent on this version */
+			return 0;
+		}
+		parent = cur;
+		attr = dot + 1;
+	}
+	cur = py.PyObject_GetAttrString(parent, attr);
+	if (!cur) {
+		py.PyErr_Clear();
+		py.Py_DecRef(parent);
+		done[idx] = 1;
+		return 0;
+	}
+	originals[idx] = cur; /* kept for the library exemption */
+	defs[idx].ml_name = e->qualname;
+	defs[idx].ml_meth = (void *)denier_call;
+	defs[idx].ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	capsule = py.PyCapsule_New((void *)(intptr_t)(idx + 1), "pysb.deny",
+				   NULL);
+	fn = capsule ? py.PyCFunction_NewEx(&defs[idx], capsule, NULL) : NULL;
+	if (capsule)
+		py.Py_DecRef(capsule);
+	if (!fn) {
+		py.Py_DecRef(parent);
+		return -1;
+	}
+	r = py.PyObject_SetAttrString(parent, attr, fn);
+	py.Py_DecRef(fn);
+	py.Py_DecRef(parent);
+	if (r < 0) {
+		/* an immutable type (a C class's method): events judge it */
+		py.PyErr_Clear();
+	}
+	done[idx] = 1;
+	return 0;
+}
+
+static int install_deniers(void)
+{
+	size_t i;
+
+	for (i = 0; i < sb_api_registry_len; i++) {
+		if (done[i])
+			continue;
+		/* classes keep their identity; eval/exec/compile have their
+		 * own wrappers (dyn_call) */
+		if (allowed((long)i) ||
+		    (sb_api_registry[i].tags & SB_API_CLASS) ||
+		    sb_api_registry[i].category == SB_API_DYNAMIC_CODE) {
+			done[i] = 1;
+			continue;
+		}
+		if (install_denier((long)i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void sb_api_module_loaded(void)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	Py_ssize_t n = mods ? py.PyDict_Size(mods) : -1;
+
+	/* nothing new since the last scan: the common case, kept cheap */
+	if (n == modules_seen && !pending_init)
+		return;
+	modules_seen = n;
+	pending_init = false;
+	sb_guard_busy++;
+	if (install_deniers() < 0)
+		py.PyErr_Clear(); /* the events still judge the originals */
+	sb_guard_busy--;
+}
+
+int sb_api_arm(void)
+{
+	done = sb_arena_alloc(sb_g.arena, sb_api_registry_len + 1);
+	originals = sb_arena_alloc(sb_g.arena,
+				   (sb_api_registry_len + 1) * sizeof(*originals));
+	defs = sb_arena_alloc(sb_g.arena,
+			      (sb_api_registry_len + 1) * sizeof(*defs));
+	modules_seen = -1;
+	sb_api_module_loaded();
+	return py.PyErr_Occurred() ? -1 : 0;
+}
+
+/* ---- dynamic code ---- */
+
+static int dynamic_code(const char *door)
+{
+	long i = sb_api_lookup(door);
+
+	if (i >= 0 && allowed(i))
+		return 0;
+	if (sb_guard_caller_is_library())
+		return 0;
+	return sb_guard_check_api(door);
+}
+
+/* The wrappers of eval/exec/compile name the exact door; the events are the
+ * backstop (a code object built another way, an original kept elsewhere). */
+static __thread const char *dyn_door;
+
+static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
+{
+	const char *prev = dyn_door;
+	PyObject *res;
+	char door[64];
+
+	snprintf(door, sizeof(door), "builtins.%s", w->attr);
+	if (dynamic_code(door) < 0)
+		return NULL;
+	dyn_door = w->attr;
+	res = sb_wrap_call_original(w, args, kw);
+	dyn_door = prev;
+	return res;
+}
+
+static struct sb_wrap dyn_wraps[] = {
+	{ .module = "builtins", .attr = "eval", .call = dyn_call },
+	{ .module = "builtins", .attr = "exec", .call = dyn_call },
+	{ .module = "builtins", .attr = "compile", .call = dyn_call },
+};
+
+int sb_api_dyn_arm(void)
+{
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(dyn_wraps); i++)
+		if (sb_wrap_install(&dyn_wraps[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* ---- audit events ---- */
+
+/* event -> the registry entry whose rule decides it; sorted by event */
+struct door {
+	const char *event;
+	const char *door;
+};
+
+static const struct door doors[] = {
+	{ "_thread.start_joinable_thread", "_thread.start_joinable_thread" },
+	{ "_thread.start_new_thread", "_thread.start_new_thread" },
+	{ "cpython.PyInterpreterState_New", "_interpreters.create" },
+	{ "ctypes.call_function", "ctypes.CDLL" },
+	{ "ctypes.cdata", "ctypes.cast" },
+	{ "ctypes.dlopen", "ctypes.CDLL" },
+	/* every symbol looked up through a library handle, pythonapi's too:
+	 * ctypes raises no event when a foreign function is called */
+	{ "ctypes.dlsym", "ctypes.CDLL" },
+	{ "ctypes.dlsym/handle", "ctypes.CDLL" },
+	{ "ctypes.string_at", "ctypes.string_at" },
+	{ "ctypes.wstring_at", "ctypes.wstring_at" },
+	{ "gc.get_objects", "gc.get_objects" },
+	{ "gc.get_referents", "gc.get_referents" },
+	{ "gc.get_referrers", "gc.get_referrers" },
+	{ "os.exec", "os.execv" },
+	{ "os.fork", "os.fork" },
+	{ "os.forkpty", "os.forkpty" },
+	{ "os.kill", "os.kill" },
+	{ "os.killpg", "os.killpg" },
+	{ "os.posix_spawn", "os.posix_spawn" },
+	{ "os.spawn", "os.spawnv" },
+	{ "os.system", "os.system" },
+	{ "pickle.find_class", "pickle.loads" },
+	{ "resource.prlimit", "resource.prlimit" },
+	{ "resource.setrlimit", "resource.setrlimit" },
+	{ "signal.pthread_kill", "signal.pthread_kill" },
+	{ "subprocess.Popen", "subprocess.Popen" },
+	{ "sys._current_exceptions", "sys._current_exceptions" },
+	{ "sys._current_frames", "sys._current_frames" },
+	{ "sys._getframe", "sys._getframe" },
+	{ "sys._getframemodulename", "sys._getframemodulename" },
+	{ "sys.addaudithook", "sys.addaudithook" },
+	{ "sys.monitoring.register_callback",
+	  "sys.monitoring.register_callback" },
+	{ "sys.remote_exec", "sys.remote_exec" },
+	{ "sys.setprofile", "sys.setprofile" },
+	{ "sys.settrace", "sys.settrace" },
+};
+
+static int cmp_event(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+/* Any entry of a category allowed? (find_class and the native calls are
+ * doors every entry of their category opens) */
+static bool category_opened(const char *door)
+{
+	long d = sb_api_lookup(door), i;
+
+	if (d < 0)
+		return false;
+	for (i = 0; i < (long)sb_api_registry_len; i++)
+		if (sb_api_registry[i].category == sb_api_registry[d].category &&
+		    allowed(i))
+			return true;
+	return false;
+}
+
+int sb_api_event(const char *event, PyObject *args)
+{
+	const struct door *hit;
+	const char *door;
+
+	if (strcmp(event, "compile") == 0 || strcmp(event, "exec") == 0) {
+		if (dyn_door)
+			return 0; /* judged by the wrapper already */
+		return dynamic_code(event[0] == 'c' ? "builtins.compile"
+						    : "builtins.exec");
+	}
+	if (strcmp(event, "code.__new__") == 0 ||
+	    strcmp(event, "marshal.loads") == 0 ||
+	    strcmp(event, "marshal.load") == 0)
+		/* bytecode built at run time runs like exec'd code */
+		return dynamic_code("builtins.exec");
+	hit = bsearch(event, doors, SB_ARRAY_LEN(doors), sizeof(doors[0]),
+		      cmp_event);
+	if (!hit)
+		return 0;
+	door = hit->door;
+	/* ctypes' own import opens the main program (pythonapi): calls
+	 * through it are judged by ctypes.call_function */
+	if (strcmp(event, "ctypes.dlopen") == 0 &&
+	    py.PyTuple_GetItem(args, 0) == py._Py_NoneStruct)
+		return 0;
+	if (strcmp(event, "pickle.find_class") == 0 ||
+	    strcmp(event, "ctypes.call_function") == 0 ||
+	    strcmp(event, "ctypes.cdata") == 0) {
+		if (category_opened(door))
+			return 0;
+	}
+	if (library_may_call(door))
+		return 0; /* the standard library may look at frames */
+	return sb_guard_check_api(door);
+}

@@ -1,0 +1,620 @@
+/* guard.c - the guard library's core: loaded into the user's interpreter by
+ * LD_PRELOAD, before Py_Initialize. Its constructor reads the policy from
+ * the descriptor python-sb passed, parses it with the shared parser, cleans
+ * its traces from the environment and installs one C audit hook. The hook
+ * arms on the first cpython.run_* event, so CPython's own start-up runs
+ * disarmed and user code never does. There is no Python-visible state: no
+ * flag to reset, no original to recover.
+ *
+ * Any failure before the program runs exits with status 255 and a message:
+ * never run unguarded. After that, a failure inside a check refuses.
+ */
+#include "guard.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api_registry.h"
+#include "policy_blob.h"
+
+#define GUARD_LIB_NAME "libpysb-guard.so"
+
+struct sb_guard sb_g;
+__thread int sb_guard_busy;
+
+static PyObject *exc_class[SB_EXC_COUNT];
+static PyObject *api_exc_class;
+
+static const char *const exc_names[SB_EXC_COUNT] = {
+	[SB_EXC_FILE_NOT_FOUND] = "RuleFileNotFoundError",
+	[SB_EXC_PERMISSION] = "RulePermissionError",
+	[SB_EXC_SOCKET] = "RuleSocketConnectionRefusedError",
+	[SB_EXC_MODULE] = "RuleModuleNotFoundError",
+};
+
+__attribute__((noreturn, format(printf, 1, 2))) static void
+die(const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	if (write(2, "python-sb: guard: ", 18) < 0 || write(2, buf, (size_t)n) < 0 ||
+	    write(2, "\n", 1) < 0)
+		_exit(255);
+	_exit(255);
+}
+
+/* ---- loading the pysandboxes package without touching sys.path ---- */
+
+/* Runs with busy set. It needs no finder: each module is loaded from its
+ * file and registered by hand, and e.py imports nothing that is not loaded
+ * at start-up, so a program that emptied sys.meta_path still gets its
+ * refusals as the right classes. */
+static const char loader_src[] =
+	"def _pysb_load(pkgdir):\n"
+	"    import sys\n"
+	"    import _frozen_importlib as b\n"
+	"    import _frozen_importlib_external as x\n"
+	"    d = pkgdir + '/pysandboxes'\n"
+	"    def spec(name, path, pkg):\n"
+	"        s = x.spec_from_file_location(\n"
+	"            name, path, submodule_search_locations=[d] if pkg else None)\n"
+	"        m = b.module_from_spec(s)\n"
+	"        sys.modules[name] = m\n"
+	"        return s, m\n"
+	"    es, em = spec('pysandboxes.e', d + '/e.py', False)\n"
+	"    ps, pm = spec('pysandboxes', d + '/__init__.py', True)\n"
+	"    try:\n"
+	"        es.loader.exec_module(em)\n"
+	"        pm.e = em\n"
+	"        ps.loader.exec_module(pm)\n"
+	"    except BaseException:\n"
+	"        sys.modules.pop('pysandboxes', None)\n"
+	"        sys.modules.pop('pysandboxes.e', None)\n"
+	"        raise\n"
+	"    pm._in_sandbox = True\n"
+	"    return pm\n";
+
+static PyObject *pkg_module;
+
+/* Taken once, when the package loads: what the program later does to the
+ * module's attributes cannot change what the guard raises. */
+static int cache_classes(PyObject *mod)
+{
+	int k;
+
+	for (k = 0; k < SB_EXC_COUNT; k++) {
+		exc_class[k] = py.PyObject_GetAttrString(mod, exc_names[k]);
+		if (!exc_class[k])
+			return -1;
+	}
+	api_exc_class = py.PyObject_GetAttrString(mod,
+						  "RuleApiPermissionError");
+	return api_exc_class ? 0 : -1;
+}
+
+/* The pysandboxes module, loaded once; NULL with an exception on failure. */
+static PyObject *load_package(void)
+{
+	PyObject *globals, *res, *fn, *args, *mod = NULL;
+
+	if (pkg_module)
+		return pkg_module;
+	sb_guard_busy++;
+	globals = py.PyDict_New();
+	if (!globals)
+		goto out;
+	if (py.PyDict_SetItemString(globals, "__builtins__",
+				    py.PyEval_GetBuiltins()) < 0)
+		goto out_globals;
+	res = py.PyRun_String(loader_src, PY_FILE_INPUT, globals, globals);
+	if (!res)
+		goto out_globals;
+	py.Py_DecRef(res);
+	fn = py.PyDict_GetItemString(globals, "_pysb_load");
+	args = py.PyTuple_New(1);
+	if (!fn || !args)
+		goto out_globals;
+	py.PyTuple_SetItem(args, 0, py.PyUnicode_DecodeFSDefault(sb_g.pkgdir));
+	mod = py.PyObject_CallObject(fn, args);
+	py.Py_DecRef(args);
+	pkg_module = mod;
+	if (mod && cache_classes(mod) < 0) {
+		pkg_module = NULL; /* stays referenced; the error propagates */
+		mod = NULL;
+	}
+out_globals:
+	py.Py_DecRef(globals);
+out:
+	sb_guard_busy--;
+	return mod;
+}
+
+int sb_guard_load_package(void)
+{
+	return load_package() ? 0 : -1;
+}
+
+/* Without our classes we still refuse, with the builtin they derive from. */
+static int raise_fallback(PyObject *builtin, const char *message)
+{
+	py.PyErr_Clear();
+	py.PyErr_SetString(builtin, message);
+	return -1;
+}
+
+int sb_guard_raise(enum sb_exc kind, const char *message, const char *name)
+{
+	PyObject *cls, *args, *exc;
+
+	if (!pkg_module)
+		load_package();
+	cls = exc_class[kind];
+	if (!cls)
+		return raise_fallback(PY_EXC(PyExc_PermissionError), message);
+	args = py.PyTuple_New(name ? 2 : 1);
+	if (!args)
+		return -1;
+	py.PyTuple_SetItem(args, 0, py.PyUnicode_FromString(message));
+	if (name)
+		py.PyTuple_SetItem(args, 1, py.PyUnicode_DecodeFSDefault(name));
+	sb_guard_busy++;
+	exc = py.PyObject_CallObject(cls, args);
+	sb_guard_busy--;
+	py.Py_DecRef(args);
+	if (!exc)
+		return raise_fallback(PY_EXC(PyExc_PermissionError), message);
+	py.PyErr_SetObject(cls, exc);
+	py.Py_DecRef(exc);
+	return -1;
+}
+
+int sb_guard_raise_api(const char *qualname, const char *category)
+{
+	PyObject *args, *exc;
+	char msg[512];
+
+	if (!pkg_module)
+		load_package();
+	if (!api_exc_class) {
+		snprintf(msg, sizeof(msg),
+			 "%s() is denied by the API guard (category: %s).",
+			 qualname, category);
+		return raise_fallback(PY_EXC(PyExc_PermissionError), msg);
+	}
+	args = py.PyTuple_New(2);
+	if (!args)
+		return -1;
+	py.PyTuple_SetItem(args, 0, py.PyUnicode_FromString(qualname));
+	py.PyTuple_SetItem(args, 1, py.PyUnicode_FromString(category));
+	sb_guard_busy++;
+	exc = py.PyObject_CallObject(api_exc_class, args);
+	sb_guard_busy--;
+	py.Py_DecRef(args);
+	if (!exc)
+		return -1;
+	py.PyErr_SetObject(api_exc_class, exc);
+	py.Py_DecRef(exc);
+	return -1;
+}
+
+int sb_guard_check_api(const char *qualname)
+{
+	long i = sb_api_lookup(qualname);
+
+	if (i < 0) /* a name missing from the table is a bug: refuse */
+		return sb_guard_raise_api(qualname, "unknown");
+	if (sb_g.policy->api_allow && sb_g.policy->api_allow[i])
+		return 0;
+	return sb_guard_raise_api(
+		qualname, sb_api_category_name(sb_api_registry[i].category));
+}
+
+/* ---- wrappers ---- */
+
+static PyObject *wrap_trampoline(PyObject *self, PyObject *args,
+				 PyObject *kwargs)
+{
+	struct sb_wrap *w = py.PyCapsule_GetPointer(self, "pysb.wrap");
+
+	if (!w)
+		return NULL;
+	if (!sb_g.armed || sb_guard_busy)
+		return sb_wrap_call_original(w, args, kwargs);
+	return w->call(w, args, kwargs);
+}
+
+PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
+				PyObject *kwargs)
+{
+	return py.PyObject_Call(w->original, args, kwargs);
+}
+
+static int set_in_module(const char *module, const char *attr, PyObject *fn,
+			 PyObject *original)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *mod = mods ? py.PyDict_GetItemString(mods, module) : NULL;
+	PyObject *cur;
+
+	if (!mod)
+		return 0;
+	cur = py.PyObject_GetAttrString(mod, attr);
+	if (!cur) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	/* only where the module still holds the original (or our wrapper) */
+	if (cur == original || cur == fn) {
+		py.Py_DecRef(cur);
+		return py.PyObject_SetAttrString(mod, attr, fn);
+	}
+	py.Py_DecRef(cur);
+	return 0;
+}
+
+int sb_wrap_install(struct sb_wrap *w)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *mod, *capsule;
+
+	if (w->fn)
+		return 0;
+	mod = mods ? py.PyDict_GetItemString(mods, w->module) : NULL;
+	if (!mod)
+		return 0;
+	w->original = py.PyObject_GetAttrString(mod, w->attr);
+	if (!w->original) {
+		py.PyErr_Clear(); /* not on this version or platform */
+		return 0;
+	}
+	w->def.ml_name = w->attr;
+	w->def.ml_meth = (void *)wrap_trampoline;
+	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	w->def.ml_doc = NULL;
+	capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
+	if (!capsule)
+		return -1;
+	w->fn = py.PyCFunction_NewEx(&w->def, capsule, NULL);
+	py.Py_DecRef(capsule);
+	if (!w->fn)
+		return -1;
+	if (py.PyObject_SetAttrString(mod, w->attr, w->fn) < 0)
+		return -1;
+	if (w->also && set_in_module(w->also, w->attr, w->fn, w->original) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- arguments ---- */
+
+PyObject *sb_kwarg(PyObject *kwargs, const char *name)
+{
+	if (!kwargs)
+		return NULL;
+	return py.PyDict_GetItemString(kwargs, name);
+}
+
+int sb_arg_int(PyObject *arg, long *out)
+{
+	int r;
+
+	if (!arg)
+		return 0;
+	r = py.PyObject_IsInstance(arg, py.PyLong_Type);
+	if (r <= 0)
+		return r;
+	*out = py.PyLong_AsLong(arg);
+	if (*out == -1 && py.PyErr_Occurred())
+		return -1;
+	return 1;
+}
+
+static int copy_path(const char *s, Py_ssize_t n, char buf[PATH_MAX])
+{
+	if (n <= 0 || (size_t)n >= PATH_MAX || memchr(s, '\0', (size_t)n))
+		return 0; /* empty, too long or NUL: the call itself fails */
+	memcpy(buf, s, (size_t)n);
+	buf[n] = '\0';
+	return 1;
+}
+
+int sb_arg_path(PyObject *arg, char buf[PATH_MAX])
+{
+	PyObject *fs, *bytes;
+	const char *s;
+	char *b;
+	Py_ssize_t n;
+	int r;
+
+	if (!arg)
+		return 0;
+	r = py.PyObject_IsInstance(arg, py.PyLong_Type);
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	if (py.PyObject_IsInstance(arg, py.PyUnicode_Type) == 1) {
+		s = py.PyUnicode_AsUTF8AndSize(arg, &n);
+		if (s)
+			return copy_path(s, n, buf);
+		py.PyErr_Clear(); /* surrogates: encode as the OS sees it */
+	}
+	fs = py.PyOS_FSPath(arg);
+	if (!fs) {
+		py.PyErr_Clear(); /* not a path: the original raises */
+		return 0;
+	}
+	if (py.PyObject_IsInstance(fs, py.PyUnicode_Type) == 1) {
+		bytes = py.PyUnicode_EncodeFSDefault(fs);
+		py.Py_DecRef(fs);
+		if (!bytes) {
+			py.PyErr_Clear();
+			return 0;
+		}
+	} else {
+		bytes = fs;
+	}
+	if (py.PyBytes_AsStringAndSize(bytes, &b, &n) < 0) {
+		py.PyErr_Clear();
+		py.Py_DecRef(bytes);
+		return 0;
+	}
+	r = copy_path(b, n, buf);
+	py.Py_DecRef(bytes);
+	return r;
+}
+
+/* Code the runtime and libraries run is exempt (2.6.7): decided by the
+ * file of the code that called eval/exec/compile. */
+bool sb_guard_caller_is_library(void)
+{
+	PyObject *frame = py.PyEval_GetFrame(), *code, *file;
+	char buf[PATH_MAX];
+	bool lib = true;
+	size_t n;
+	int r;
+
+	if (!frame)
+		return true; /* the interpreter itself (running -c, a script) */
+	code = py.PyFrame_GetCode(frame);
+	if (!code)
+		return false;
+	file = py.PyObject_GetAttrString(code, "co_filename");
+	py.Py_DecRef(code);
+	if (!file) {
+		py.PyErr_Clear();
+		return false;
+	}
+	r = sb_arg_path(file, buf);
+	py.Py_DecRef(file);
+	if (r != 1) {
+		py.PyErr_Clear();
+		return false;
+	}
+	if (strncmp(buf, "<frozen ", 8) == 0)
+		return true;
+	n = strlen(sb_g.pkgdir);
+	if (strncmp(buf, sb_g.pkgdir, n) == 0 && buf[n] == '/')
+		return true; /* python-sb's own package */
+	if (strstr(buf, "/site-packages/") || strstr(buf, "/dist-packages/"))
+		return true;
+	n = sb_g.stdlib ? strlen(sb_g.stdlib) : 0;
+	if (n && strncmp(buf, sb_g.stdlib, n) == 0 && buf[n] == '/')
+		return true;
+	lib = false;
+	return lib;
+}
+
+/* ---- arming and the hook ---- */
+
+static void die_with_python_error(const char *step)
+{
+	PyObject *t = NULL, *v = NULL, *tb = NULL, *s;
+	const char *msg = "unknown error";
+
+	py.PyErr_Fetch(&t, &v, &tb);
+	s = v ? py.PyObject_Str(v) : NULL;
+	if (s)
+		msg = py.PyUnicode_AsUTF8AndSize(s, NULL);
+	die("%s: %s", step, msg ? msg : "unknown error");
+}
+
+static PyObject *sys_str(const char *name)
+{
+	PyObject *o = py.PySys_GetObject(name);
+
+	return o && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 ? o : NULL;
+}
+
+/* dirname(os.__file__): the standard library, for the dynamic-code rule. */
+static void find_stdlib(void)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *os = mods ? py.PyDict_GetItemString(mods, "os") : NULL;
+	PyObject *file = os ? py.PyObject_GetAttrString(os, "__file__") : NULL;
+	char buf[PATH_MAX];
+	char *slash;
+
+	if (file && sb_arg_path(file, buf) == 1) {
+		slash = strrchr(buf, '/');
+		if (slash)
+			*slash = '\0';
+		sb_g.stdlib = sb_arena_strdup(sb_g.arena, buf);
+	}
+	if (file)
+		py.Py_DecRef(file);
+	py.PyErr_Clear();
+	(void)sys_str;
+}
+
+static int arm(void)
+{
+	sb_guard_busy++;
+	find_stdlib();
+	if (sb_files_arm() < 0)
+		die_with_python_error("cannot install the file guard");
+	if (sb_imports_arm() < 0)
+		die_with_python_error("cannot install the import guard");
+	if (sb_api_arm() < 0 || sb_api_dyn_arm() < 0)
+		die_with_python_error("cannot install the API guard");
+	if (sb_net_arm() < 0)
+		die_with_python_error("cannot install the network guard");
+	sb_guard_busy--;
+	sb_g.armed = true;
+	return 0;
+}
+
+static int hook(const char *event, PyObject *args, void *ud)
+{
+	int r;
+
+	if (!sb_g.armed) {
+		if (strncmp(event, "cpython.run_", 12) == 0)
+			return arm();
+		return 0;
+	}
+	if (sb_guard_busy)
+		return 0;
+	/* cheapest first: open is the hottest event */
+	if (event[0] == 'o' && (r = sb_files_event(event, args)) != 0)
+		return r;
+	if (strcmp(event, "import") == 0 ||
+	    strcmp(event, "compile") == 0 || strcmp(event, "exec") == 0)
+		return sb_imports_event(event, args) < 0 ||
+				       sb_api_event(event, args) < 0
+			       ? -1
+			       : 0;
+	if (sb_str_starts(event, "socket."))
+		return sb_net_event(event, args);
+	if (event[0] != 'o' && sb_files_event(event, args) < 0)
+		return -1;
+	return sb_api_event(event, args);
+}
+
+/* Until the network family defines it. */
+__attribute__((weak)) void sb_net_module_loaded(void)
+{
+}
+
+/* ---- start-up ---- */
+
+static int read_all(int fd, struct sb_buf *out)
+{
+	char chunk[65536];
+
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		sb_buf_add(out, chunk, (size_t)n);
+	}
+}
+
+/* Take ourselves out of LD_PRELOAD, so that a program the sandboxed one
+ * starts gets a plain environment (DESIGN.md: children inherit the kernel
+ * layer, not the Python layer). */
+static void clean_preload(void)
+{
+	const char *v = getenv("LD_PRELOAD");
+	struct sb_buf b = { 0 };
+	const char *s;
+
+	if (!v)
+		return;
+	for (s = v; *s;) {
+		size_t n = strcspn(s, ": ");
+		const char *base;
+		size_t bl;
+
+		if (n) {
+			base = memrchr(s, '/', n);
+			base = base ? base + 1 : s;
+			bl = n - (size_t)(base - s);
+			if (!(bl == strlen(GUARD_LIB_NAME) &&
+			      memcmp(base, GUARD_LIB_NAME, bl) == 0)) {
+				if (b.len)
+					sb_buf_puts(&b, ":");
+				sb_buf_add(&b, s, n);
+			}
+		}
+		s += n;
+		while (*s == ':' || *s == ' ')
+			s++;
+	}
+	if (b.len)
+		setenv("LD_PRELOAD", b.s, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	sb_buf_free(&b);
+}
+
+__attribute__((constructor)) static void sb_guard_init(void)
+{
+	static struct sb_blob blob;
+	const char *fdstr = getenv("PYSB_POLICY_FD");
+	const char *err = NULL, *missing = NULL;
+	struct sb_buf data = { 0 };
+	char *end;
+	long fd;
+	int r;
+
+	clean_preload();
+	if (!fdstr)
+		return; /* not started by python-sb: stay inert */
+	fd = strtol(fdstr, &end, 10);
+	if (*end || fd < 3 || fd > 65535)
+		die("bad PYSB_POLICY_FD '%s'", fdstr);
+	unsetenv("PYSB_POLICY_FD");
+	r = read_all((int)fd, &data);
+	close((int)fd);
+	if (r < 0)
+		die("cannot read the policy: %s", strerror(-r));
+	if (sb_capi_load(&missing) < 0)
+		die("this interpreter does not export %s: it is not a CPython "
+		    "python-sb can guard (3.9 or later, with its C API)",
+		    missing);
+	sb_g.arena = sb_arena_new();
+	if (sb_blob_read(sb_g.arena, data.s ? data.s : "", data.len, &blob,
+			 &err) < 0)
+		die("%s", err);
+	sb_buf_free(&data);
+	sb_g.pkgdir = blob.pkgdir;
+	sb_g.learning = blob.learning;
+	if (sb_blob_parse_policy(&blob, &sb_g.policy) != 0 ||
+	    sb_g.policy->errors.n) {
+		struct sb_buf b = { 0 };
+
+		if (sb_g.policy)
+			sb_policy_format_errors(sb_g.policy, &b);
+		die("the policy does not parse here:\n%s", b.s ? b.s : "");
+	}
+	if (blob.debug_malloc) {
+		/* the hook entry must carry the debug header CPython's
+		 * debug free will check when it clears the hooks at exit */
+		void (*setup)(void) = (void (*)(void))dlsym(
+			RTLD_DEFAULT, "PyMem_SetupDebugHooks");
+
+		if (!setup)
+			die("this interpreter lacks PyMem_SetupDebugHooks");
+		setup();
+	}
+	if (py.PySys_AddAuditHook(hook, NULL) != 0)
+		die("cannot install the audit hook");
+}

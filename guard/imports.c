@@ -1,0 +1,295 @@
+/* imports.c - the import guard (seed-spec 5.5): every import whose top-level
+ * name no python-import= rule grants is refused, whether or not the module
+ * is loaded already.
+ *
+ * Three doors: builtins.__import__ (every import statement, and C code that
+ * imports through PyImport_Import) and _frozen_importlib._gcd_import
+ * (importlib.import_module) are wrapped, so a cached module is judged too;
+ * the "import" audit event is the backstop for loads that reach the import
+ * system another way. After each import through a wrapper, the families are
+ * told, so that wrappers land in freshly loaded modules before the import
+ * statement returns. Beyond the seed, _imp.create_dynamic is wrapped: a C
+ * extension is not loaded from a tree the program may write.
+ */
+#include "guard.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fsrules.h"
+
+/* Always importable: the interpreter's own, and python-sb's package. A
+ * submodule of a kept module is still judged (C7), except ours. */
+static bool kept(const char *name)
+{
+	return strcmp(name, "builtins") == 0 || strcmp(name, "sys") == 0 ||
+	       strcmp(name, "__main__") == 0;
+}
+
+/* 0 allowed, -1 refused; 'name' is absolute ("json.decoder"). */
+static int judge(const char *name)
+{
+	const struct sb_policy *p = sb_g.policy;
+	char top[256], msg[400];
+	size_t n = strcspn(name, "."), i;
+
+	if (n == 0 || n >= sizeof(top))
+		return 0; /* not a name the import system accepts anyway */
+	memcpy(top, name, n);
+	top[n] = '\0';
+	if (strcmp(top, "pysandboxes") == 0)
+		return sb_guard_load_package();
+	/* the codec registry's own package: looking up an encoding (idna for
+	 * host names, a locale's charset) must not need a rule */
+	if (strcmp(top, "encodings") == 0)
+		return 0;
+	if (p->import_all || (kept(name)))
+		return 0;
+	for (i = 0; i < p->imports.n; i++)
+		if (strcmp(p->imports.v[i].name, top) == 0)
+			return 0;
+	snprintf(msg, sizeof(msg), "Module named '%s' is not allowed by a rule",
+		 top);
+	return sb_guard_raise(SB_EXC_MODULE, msg, top);
+}
+
+static void module_loaded(void)
+{
+	sb_api_module_loaded();
+	sb_net_module_loaded();
+}
+
+/* ---- builtins.__import__(name, globals=None, locals=None, fromlist=(),
+ *      level=0) ---- */
+
+/* The absolute name of a relative import, through importlib's own
+ * functions, so that the rules judge what will really be loaded (C6). */
+static PyObject *resolve_relative(PyObject *name, PyObject *globals,
+				  PyObject *level)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *boot = mods ? py.PyDict_GetItemString(mods,
+							"_frozen_importlib")
+			      : NULL;
+	PyObject *calc, *resolve, *package, *args, *res = NULL;
+
+	if (!boot)
+		return NULL;
+	calc = py.PyObject_GetAttrString(boot, "_calc___package__");
+	resolve = py.PyObject_GetAttrString(boot, "_resolve_name");
+	if (!calc || !resolve)
+		goto out;
+	args = py.PyTuple_New(1);
+	py.Py_IncRef(globals);
+	py.PyTuple_SetItem(args, 0, globals);
+	sb_guard_busy++;
+	package = py.PyObject_CallObject(calc, args);
+	sb_guard_busy--;
+	py.Py_DecRef(args);
+	if (!package)
+		goto out;
+	args = py.PyTuple_New(3);
+	py.Py_IncRef(name);
+	py.PyTuple_SetItem(args, 0, name);
+	py.PyTuple_SetItem(args, 1, package);
+	py.Py_IncRef(level);
+	py.PyTuple_SetItem(args, 2, level);
+	sb_guard_busy++;
+	res = py.PyObject_CallObject(resolve, args);
+	sb_guard_busy--;
+	py.Py_DecRef(args);
+out:
+	if (calc)
+		py.Py_DecRef(calc);
+	if (resolve)
+		py.Py_DecRef(resolve);
+	return res;
+}
+
+/* Judge (name, package context, level) as the import system will see it:
+ * 0 allowed, -1 refused or failed (exception set). */
+static int judge_import(PyObject *name, PyObject *globals, PyObject *level)
+{
+	char buf[PATH_MAX];
+	long lv = 0;
+	PyObject *abs;
+	int r;
+
+	if (!name || sb_arg_int(level, &lv) < 0)
+		return -1;
+	if (lv > 0) {
+		if (!globals)
+			return 0; /* the original raises its own error */
+		abs = resolve_relative(name, globals, level);
+		if (!abs) {
+			/* a relative import that cannot resolve fails anyway;
+			 * let the original say why */
+			py.PyErr_Clear();
+			return 0;
+		}
+		r = sb_arg_path(abs, buf);
+		py.Py_DecRef(abs);
+	} else {
+		r = sb_arg_path(name, buf);
+	}
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return 0;
+	return judge(buf);
+}
+
+/* With no Python frame at all, no program code is running: the runtime
+ * imports for itself (printing a traceback imports linecache). */
+static bool runtime_import(void)
+{
+	return py.PyEval_GetFrame() == NULL;
+}
+
+/* A module already loaded, imported again by the runtime or a library (the
+ * interpreter's C code importing _io, a stdlib module importing re for the
+ * second time) is not charged to the program: only what the program imports
+ * itself, and every fresh load, is judged. */
+static bool cached_for_library(PyObject *name, PyObject *level)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	char buf[PATH_MAX];
+	long lv = 0;
+
+	if (sb_arg_int(level, &lv) < 0) {
+		py.PyErr_Clear();
+		return false;
+	}
+	if (lv != 0)
+		return false;
+	if (sb_arg_path(name, buf) != 1 || !mods ||
+	    !py.PyDict_GetItemString(mods, buf))
+		return false;
+	return sb_guard_caller_is_library();
+}
+
+static PyObject *import_call(struct sb_wrap *w, PyObject *args,
+			     PyObject *kwargs)
+{
+	Py_ssize_t n = py.PyTuple_Size(args);
+	PyObject *name = n > 0 ? py.PyTuple_GetItem(args, 0)
+			       : sb_kwarg(kwargs, "name");
+	PyObject *globals = n > 1 ? py.PyTuple_GetItem(args, 1)
+				  : sb_kwarg(kwargs, "globals");
+	PyObject *level = n > 4 ? py.PyTuple_GetItem(args, 4)
+				: sb_kwarg(kwargs, "level");
+	PyObject *res;
+
+	if (!runtime_import() && !cached_for_library(name, level) &&
+	    judge_import(name, globals, level) < 0)
+		return NULL;
+	res = sb_wrap_call_original(w, args, kwargs);
+	if (res)
+		module_loaded();
+	return res;
+}
+
+/* _gcd_import(name, package=None, level=0) */
+static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
+				 PyObject *kwargs)
+{
+	Py_ssize_t n = py.PyTuple_Size(args);
+	PyObject *name = n > 0 ? py.PyTuple_GetItem(args, 0)
+			       : sb_kwarg(kwargs, "name");
+	PyObject *package = n > 1 ? py.PyTuple_GetItem(args, 1)
+				  : sb_kwarg(kwargs, "package");
+	PyObject *level = n > 2 ? py.PyTuple_GetItem(args, 2)
+				: sb_kwarg(kwargs, "level");
+	PyObject *res, *globals = NULL;
+	long lv = 0;
+	int r;
+
+	if (sb_arg_int(level, &lv) < 0)
+		return NULL;
+	if (lv > 0 && package) {
+		/* _calc___package__ wants a globals mapping */
+		globals = py.PyDict_New();
+		if (!globals ||
+		    py.PyDict_SetItemString(globals, "__package__", package) < 0)
+			return NULL;
+	}
+	r = judge_import(name, globals, level);
+	if (globals)
+		py.Py_DecRef(globals);
+	if (r < 0)
+		return NULL;
+	res = sb_wrap_call_original(w, args, kwargs);
+	if (res)
+		module_loaded();
+	return res;
+}
+
+/* _imp.create_dynamic(spec, file=None): no native code from a tree the
+ * program can write, where it could have dropped a .so itself. */
+static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
+				     PyObject *kwargs)
+{
+	PyObject *spec = py.PyTuple_Size(args) > 0 ? py.PyTuple_GetItem(args, 0)
+						   : NULL;
+	PyObject *origin = spec ? py.PyObject_GetAttrString(spec, "origin")
+				: NULL;
+	const struct sb_expose *e;
+	char buf[PATH_MAX], canon[PATH_MAX], msg[PATH_MAX + 300];
+	int r;
+
+	if (!origin) {
+		py.PyErr_Clear();
+		return sb_wrap_call_original(w, args, kwargs);
+	}
+	r = sb_arg_path(origin, buf);
+	py.Py_DecRef(origin);
+	if (r < 0)
+		return NULL;
+	if (r == 1 && realpath(buf, canon)) {
+		e = sb_fs_find_expose(sb_g.policy, canon);
+		if (e && e->mode == SB_EXPOSE_RW) {
+			snprintf(msg, sizeof(msg),
+				 "Module '%s' is a C extension in a writable "
+				 "directory ('%s/', rule '%s' from %s): native "
+				 "code is not loaded from where the program can "
+				 "write.",
+				 canon, e->path, e->rule,
+				 e->ref.file ? e->ref.file : "<implicit>");
+			sb_guard_raise(SB_EXC_MODULE, msg, NULL);
+			return NULL;
+		}
+	}
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+static struct sb_wrap wraps[] = {
+	{ .module = "builtins", .attr = "__import__", .call = import_call },
+	{ .module = "_frozen_importlib", .attr = "_gcd_import",
+	  .call = gcd_import_call },
+	{ .module = "_imp", .attr = "create_dynamic",
+	  .call = create_dynamic_call },
+};
+
+int sb_imports_arm(void)
+{
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(wraps); i++)
+		if (sb_wrap_install(&wraps[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* The backstop: a fresh load that did not come through a wrapper. */
+int sb_imports_event(const char *event, PyObject *args)
+{
+	char buf[PATH_MAX];
+	int r;
+
+	if (strcmp(event, "import") != 0 || runtime_import())
+		return 0;
+	r = sb_arg_path(py.PyTuple_GetItem(args, 0), buf);
+	if (r <= 0)
+		return r;
+	return judge(buf);
+}
