@@ -282,6 +282,9 @@ void sb_addr_canonical(const struct sb_addr *in, struct sb_addr *out)
 {
 	struct sb_addr a = *in, v4 = { .family = AF_INET };
 	static const uint8_t zero[12];
+	/* ::ffff:0:a.b.c.d, the IPv4-translated form of RFC 2765 */
+	static const uint8_t translated[12] = { 0, 0, 0, 0, 0,    0,
+						0, 0, 0xff, 0xff, 0, 0 };
 	const uint8_t *b = a.bytes;
 	bool embeds;
 
@@ -289,6 +292,7 @@ void sb_addr_canonical(const struct sb_addr *in, struct sb_addr *out)
 		/* ::a.b.c.d is IPv4-compatible, but :: and ::1 are the IPv6
 		 * unspecified and loopback addresses. */
 		embeds = !memcmp(b, v4_mapped_prefix, 12) ||
+			 !memcmp(b, translated, 12) ||
 			 !memcmp(b, nat64_prefix, 12) ||
 			 (!memcmp(b, zero, 12) &&
 			  (b[12] | b[13] | b[14] || b[15] > 1));

@@ -1,0 +1,1476 @@
+/* files.c - the file guard (seed-spec 5.2): every path a Python-level call
+ * names is located (absolute form, canonical form with symlinks resolved
+ * the way the kernel will) and judged by sb_fs_decide(). It owns the audit
+ * events that name paths, the C wrappers for the os functions that raise no
+ * event or one without the facts (stat, access, readlink, os.open with
+ * dir_fd, the filtering listdir/scandir...), and the implicit read-only
+ * exposures of the interpreter and the CA stores.
+ *
+ * It must not allocate per event (the hot path is every open()): all
+ * buffers are on the stack, the arena is used at arming only. It never
+ * hands the real call a different path than the program wrote: the
+ * canonical path is for the decision only, so link semantics stay intact.
+ * AF_UNIX socket paths belong to the network guard (it calls
+ * sb_files_check()).
+ */
+#include "guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsrules.h"
+
+/* what a judgement asks */
+#define J_WRITE 0x01
+#define J_NOFOLLOW 0x02 /* the call acts on a final symlink itself */
+#define J_ANCESTOR 0x04 /* a directory leading to an exposure passes (read) */
+#define J_NONE_IS_CWD 0x08 /* event argument None means "." */
+#define J_LISTING 0x10     /* J_ANCESTOR when a filtering wrapper called */
+#define J_FORGET 0x20 /* the call may change what a directory path reaches */
+
+/* the kernel's own limit on symlinks followed in one lookup */
+#define MAX_LINKS 40
+
+struct fs_paths {
+	char abs[PATH_MAX];   /* absolute, lexically normalised: messages */
+	char canon[PATH_MAX]; /* what the kernel will reach: the decision */
+};
+
+/* The os.open wrapper judged this path argument (with its dir_fd): the
+ * "open" event of the same call, which lacks the dir_fd, lets it pass. */
+static __thread PyObject *open_judged;
+/* Non-zero while a filtering listdir/scandir wrapper runs the original:
+ * only then may the listing of a directory leading to an exposure pass. */
+static __thread int listing_filtered;
+
+static bool glob_has_v2; /* 3.10+: "glob.glob/2" follows "glob.glob" */
+static PyObject *scandir_class; /* iterator over a filtered entry list */
+static PyObject *collect_fn;    /* list(it), then it.close() */
+static PyObject *py_false;
+
+/* ---- locating a path ---- */
+
+/* Append the components of 's' to out[0..*olen), lexically. */
+static int push_lexical(char out[PATH_MAX], size_t *olen, const char *s)
+{
+	while (*s) {
+		size_t n;
+
+		while (*s == '/')
+			s++;
+		n = strcspn(s, "/");
+		if (!n)
+			break;
+		if (n == 1 && s[0] == '.') {
+			s += n;
+			continue;
+		}
+		if (n == 2 && s[0] == '.' && s[1] == '.') {
+			while (*olen > 0 && out[*olen - 1] != '/')
+				(*olen)--;
+			if (*olen > 0)
+				(*olen)--;
+		} else {
+			if (*olen + 1 + n >= PATH_MAX)
+				return -1;
+			out[*olen] = '/';
+			memcpy(out + *olen + 1, s, n);
+			*olen += 1 + n;
+		}
+		out[*olen] = '\0';
+		s += n;
+	}
+	return 0;
+}
+
+/* 'base' ("" for the root) joined with 'path', normalised like
+ * os.path.abspath(): what the messages show. */
+static int lexical(char out[PATH_MAX], const char *base, const char *path)
+{
+	size_t olen = 0;
+
+	out[0] = '\0';
+	if (path[0] != '/' && push_lexical(out, &olen, base) < 0)
+		return -1;
+	if (push_lexical(out, &olen, path) < 0)
+		return -1;
+	if (olen == 0)
+		strcpy(out, "/");
+	return 0;
+}
+
+/* Resolve 'rest' on top of 'out' (a canonical directory, "" for the root)
+ * the way the kernel walks it: symlinks followed (the last component only
+ * when 'follow' or when a slash trails it), '..' pops the real parent.
+ * From the first component that does not exist on, the rest is taken as
+ * written: it names what the call would create. A dangling link is thus
+ * judged by where it points, not by where it sits. -1 when the path is too
+ * long or loops (the call itself would fail: refusing is safe). */
+static int resolve(char out[PATH_MAX], const char *rest_in, bool follow,
+		   bool *complete)
+{
+	char rest[PATH_MAX], link[PATH_MAX];
+	size_t olen = strlen(out);
+	const char *p;
+	int links = 0;
+	bool missing = false;
+
+	if (strlen(rest_in) >= sizeof(rest))
+		return -1;
+	strcpy(rest, rest_in);
+	p = rest;
+	for (;;) {
+		const char *comp;
+		size_t n, tail;
+		ssize_t r;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		comp = p;
+		n = strcspn(p, "/");
+		p += n;
+		if (n == 1 && comp[0] == '.')
+			continue;
+		if (n == 2 && comp[0] == '.' && comp[1] == '.') {
+			while (olen > 0 && out[olen - 1] != '/')
+				olen--;
+			if (olen > 0)
+				olen--;
+			out[olen] = '\0';
+			continue;
+		}
+		if (olen + 1 + n >= PATH_MAX)
+			return -1;
+		out[olen] = '/';
+		memcpy(out + olen + 1, comp, n);
+		olen += 1 + n;
+		out[olen] = '\0';
+		if (missing || (!*p && !follow))
+			continue;
+		r = readlink(out, link, sizeof(link) - 1);
+		if (r < 0) {
+			if (errno != EINVAL) /* ENOENT, ENOTDIR, EACCES... */
+				missing = true;
+			continue;
+		}
+		if (++links > MAX_LINKS)
+			return -1;
+		/* the target replaces the component; what followed stays */
+		tail = strlen(p);
+		if ((size_t)r + tail >= sizeof(link))
+			return -1;
+		memcpy(link + r, p, tail + 1);
+		memcpy(rest, link, (size_t)r + tail + 1);
+		p = rest;
+		if (link[0] == '/')
+			olen = 0;
+		else
+			olen -= 1 + n;
+		out[olen] = '\0';
+	}
+	if (olen == 0)
+		strcpy(out, "/");
+	if (complete)
+		*complete = !missing;
+	return 0;
+}
+
+/* The directory a descriptor is open on, as the kernel names it. */
+static int fd_dir(int fd, char out[PATH_MAX])
+{
+	char proc[64];
+	ssize_t r;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	r = readlink(proc, out, PATH_MAX - 1);
+	if (r <= 0 || out[0] != '/')
+		return -1; /* closed, or a socket, pipe, anon inode */
+	out[r] = '\0';
+	if (r > 10 && strcmp(out + r - 10, " (deleted)") == 0)
+		return -1;
+	return 0;
+}
+
+/* Fill fp for 'path', relative to 'base' (a canonical directory) when
+ * given, else to dir_fd when >= 0, else to the cwd. -1 when it cannot be
+ * located (unresolvable descriptor, no cwd, too long, a loop). */
+/* Canonical directories met lately. An open() costs CPython five
+ * syscalls; walking every component again would double that. A directory
+ * is remembered only when it resolved completely, and everything is
+ * forgotten when the program renames, removes or links anything: what it
+ * cannot see (C code, other processes) it could exploit without the cache
+ * as well, since the check always precedes the call. The last component is
+ * never remembered: it is checked on every call. GIL held: no lock.
+ * Another thread may rename while this one resolves (the GIL is released
+ * during the syscall): the wrappers of the calls that change what a path
+ * reaches forget before and after, and nothing is remembered meanwhile;
+ * their events forget too, for a caller holding the original function. */
+#define DIR_CACHE_SLOTS 64
+#define DIR_CACHE_LEN 512
+
+struct dir_cache_slot {
+	unsigned gen;
+	char key[DIR_CACHE_LEN];   /* the directory as reached, unresolved */
+	char canon[DIR_CACHE_LEN]; /* "" for the root */
+};
+
+static struct dir_cache_slot dir_cache[DIR_CACHE_SLOTS];
+static unsigned dir_cache_gen = 1;
+static int dir_cache_changing; /* such calls in flight */
+
+static void dir_cache_forget(void)
+{
+	dir_cache_gen++;
+}
+
+static struct dir_cache_slot *dir_cache_slot(const char *key)
+{
+	unsigned h = 2166136261u; /* FNV-1a */
+
+	for (; *key; key++)
+		h = (h ^ (unsigned char)*key) * 16777619u;
+	return &dir_cache[h % DIR_CACHE_SLOTS];
+}
+
+/* Resolve the directory part 'dir' (n bytes of a path) on top of 'c' (a
+ * canonical directory, "" for the root), through the cache. */
+static int resolve_dir(char c[PATH_MAX], const char *dir, size_t n)
+{
+	char key[DIR_CACHE_LEN], part[PATH_MAX];
+	struct dir_cache_slot *slot = NULL;
+	bool complete;
+	int k;
+
+	if (n >= sizeof(part))
+		return -1;
+	memcpy(part, dir, n);
+	part[n] = '\0';
+	k = snprintf(key, sizeof(key), "%s/%s", dir[0] == '/' ? "" : c, part);
+	if (k > 0 && (size_t)k < sizeof(key)) {
+		slot = dir_cache_slot(key);
+		if (slot->gen == dir_cache_gen && strcmp(slot->key, key) == 0) {
+			strcpy(c, slot->canon);
+			return 0;
+		}
+	}
+	if (dir[0] == '/')
+		c[0] = '\0';
+	if (resolve(c, part, true, &complete) < 0)
+		return -1;
+	if (strcmp(c, "/") == 0)
+		c[0] = '\0';
+	if (slot && complete && !dir_cache_changing &&
+	    strlen(c) < DIR_CACHE_LEN) {
+		strcpy(slot->key, key);
+		strcpy(slot->canon, c);
+		slot->gen = dir_cache_gen;
+	}
+	return 0;
+}
+
+static bool is_dot_name(const char *name)
+{
+	return !*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+}
+
+/* Fill fp for 'path', relative to 'base' (a canonical directory) when
+ * given, else to dir_fd when >= 0, else to the cwd. -1 when it cannot be
+ * located (unresolvable descriptor, no cwd, too long, a loop). */
+static int locate(const char *path, int dir_fd, const char *base,
+		  bool follow, struct fs_paths *fp)
+{
+	char *c = fp->canon;
+	const char *slash;
+
+	if (path[0] == '/') {
+		c[0] = '\0';
+	} else if (base) {
+		if (strlen(base) >= PATH_MAX)
+			return -1;
+		strcpy(c, base);
+	} else if (dir_fd >= 0) {
+		if (fd_dir(dir_fd, c) < 0)
+			return -1;
+	} else if (!getcwd(c, PATH_MAX) || c[0] != '/') {
+		return -1; /* removed, or outside our root */
+	}
+	if (strcmp(c, "/") == 0)
+		c[0] = '\0';
+	if (lexical(fp->abs, c, path) < 0)
+		return -1;
+	slash = strrchr(path, '/');
+	if (!slash || slash == path || is_dot_name(slash + 1))
+		return resolve(c, path, follow, NULL);
+	if (resolve_dir(c, path, (size_t)(slash - path)) < 0)
+		return -1;
+	return resolve(c, slash + 1, follow, NULL);
+}
+
+/* ---- deciding and refusing ---- */
+
+static void format_ref(char *buf, size_t n, struct sb_ref ref)
+{
+	if (!ref.file)
+		snprintf(buf, n, "%s", SB_REF_IMPLICIT);
+	else if (ref.line == 0)
+		snprintf(buf, n, "%s", ref.file);
+	else
+		snprintf(buf, n, "%s(%u)", ref.file, ref.line);
+}
+
+static int refuse_not_exposed(const char *abs, const char *spelled)
+{
+	char msg[PATH_MAX + 64];
+
+	snprintf(msg, sizeof(msg), "Access to '%s' must be accepted by a rule.",
+		 abs);
+	return sb_guard_raise(SB_EXC_FILE_NOT_FOUND, msg, spelled);
+}
+
+static int refuse(const struct sb_fs_decision *d, const char *spelled,
+		  const char *abs)
+{
+	char msg[2 * PATH_MAX + 512], ref[PATH_MAX + 32];
+
+	switch (d->verdict) {
+	case SB_FS_IGNORED:
+		format_ref(ref, sizeof(ref), d->ignore->ref);
+		snprintf(msg, sizeof(msg),
+			 "Access to '%s' is ignored by rule '%s' from %s",
+			 spelled, d->ignore->rule, ref);
+		return sb_guard_raise(SB_EXC_FILE_NOT_FOUND, msg, spelled);
+	case SB_FS_READ_ONLY:
+		format_ref(ref, sizeof(ref), d->expose->ref);
+		/* a directory prints with its slash, like the spec's example;
+		 * a file exposed alone (beyond the seed) without */
+		snprintf(msg, sizeof(msg),
+			 "Cannot write to '%s%s'. Rule '%s' from %s",
+			 d->expose->path,
+			 d->expose->is_dir && strcmp(d->expose->path, "/") != 0
+				 ? "/"
+				 : "",
+			 d->expose->rule, ref);
+		return sb_guard_raise(SB_EXC_PERMISSION, msg, spelled);
+	default:
+		return refuse_not_exposed(abs, spelled);
+	}
+}
+
+/* Does a directory lead to an exposure (some exposed path strictly below
+ * it)? Listing it, filtered, lets the program walk down to what it may
+ * use, and reveals nothing but the names on that way. */
+static bool leads_to_exposure(const char *canon)
+{
+	const struct sb_policy *p = sb_g.policy;
+	size_t i;
+
+	for (i = 0; i < p->exposes.n; i++) {
+		const char *e = p->exposes.v[i].path;
+
+		if (strcmp(e, canon) != 0 && sb_path_under(e, canon))
+			return true;
+	}
+	return false;
+}
+
+static enum sb_fs_verdict verdict(const char *spelled,
+				  const struct fs_paths *fp, unsigned flags,
+				  struct sb_fs_decision *d)
+{
+	sb_fs_decide(sb_g.policy, spelled, fp->abs, fp->canon,
+		     (flags & J_WRITE) != 0, d);
+	if (d->verdict == SB_FS_NOT_EXPOSED && (flags & J_ANCESTOR) &&
+	    !(flags & J_WRITE) && leads_to_exposure(fp->canon))
+		return SB_FS_ALLOW;
+	return d->verdict;
+}
+
+static int judge_located(const char *spelled, const struct fs_paths *fp,
+			 unsigned flags)
+{
+	struct sb_fs_decision d;
+
+	if (verdict(spelled, fp, flags, &d) == SB_FS_ALLOW)
+		return 0;
+	return refuse(&d, spelled, fp->abs);
+}
+
+/* 0 allowed, -1 refused (exception set). 'fp' may be NULL. */
+static int judge(const char *path, int dir_fd, unsigned flags,
+		 struct fs_paths *fp)
+{
+	struct fs_paths local;
+
+	if (!fp)
+		fp = &local;
+	if (locate(path, dir_fd, NULL, !(flags & J_NOFOLLOW), fp) < 0)
+		return refuse_not_exposed(path, path);
+	return judge_located(path, fp, flags);
+}
+
+int sb_files_check(const char *path, int dir_fd, bool write)
+{
+	return judge(path, dir_fd, write ? J_WRITE : 0, NULL);
+}
+
+/* ---- argument helpers ---- */
+
+static PyObject *arg_at(PyObject *args, PyObject *kwargs, Py_ssize_t i,
+			const char *name)
+{
+	if (args && py.PyTuple_Size(args) > i)
+		return py.PyTuple_GetItem(args, i);
+	return name ? sb_kwarg(kwargs, name) : NULL;
+}
+
+/* A dir_fd value: -1 (the cwd) for None, absent or AT_FDCWD. */
+static int fd_value(PyObject *o, int *fd)
+{
+	long v = -1;
+	int r = sb_arg_int(o, &v);
+
+	if (r < 0)
+		return -1;
+	if (r == 0 || v < 0)
+		v = -1;
+	/* a bogus descriptor cannot be located: refused */
+	*fd = v > INT_MAX ? INT_MAX : (int)v;
+	return 0;
+}
+
+/* After sb_arg_path() found no path: is it None, the cwd of a listing?
+ * (An empty or too long path also lands here; the call fails on it.) */
+static bool names_cwd(PyObject *o)
+{
+	return !o || py.PyObject_IsInstance(o, py.PyLong_Type) == 0;
+}
+
+/* Judge the path argument 'o' (skipped when it is a descriptor or not a
+ * path: the call deals with those). */
+static int judge_arg(PyObject *o, int dir_fd, unsigned flags,
+		     struct fs_paths *fp, bool *judged)
+{
+	char buf[PATH_MAX];
+	int r;
+
+	if (judged)
+		*judged = false;
+	r = o ? sb_arg_path(o, buf) : 0;
+	if (r == 0 && (flags & J_NONE_IS_CWD) && names_cwd(o)) {
+		strcpy(buf, ".");
+		r = 1;
+	}
+	if (r <= 0)
+		return r;
+	if ((flags & J_LISTING) && listing_filtered)
+		flags |= J_ANCESTOR;
+	if (judged)
+		*judged = true;
+	return judge(buf, dir_fd, flags, fp);
+}
+
+/* ---- events ---- */
+
+static bool mode_writes(PyObject *mode)
+{
+	const char *m;
+
+	if (!mode || py.PyObject_IsInstance(mode, py.PyUnicode_Type) != 1)
+		return false;
+	m = py.PyUnicode_AsUTF8AndSize(mode, NULL);
+	if (!m) {
+		py.PyErr_Clear();
+		return true; /* cannot tell: assume the worst */
+	}
+	return strpbrk(m, "wax+") != NULL;
+}
+
+static bool flags_write(long flags)
+{
+	return (flags & (O_WRONLY | O_RDWR | O_APPEND | O_CREAT | O_TRUNC)) ||
+	       (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+/* "open" (path, mode, flags): builtins.open, io.FileIO, os.open. */
+static int on_open(PyObject *args)
+{
+	PyObject *path, *mode, *flags;
+	char buf[PATH_MAX];
+	long fl = 0;
+	int r;
+
+	if (py.PyTuple_Size(args) < 3)
+		return 0;
+	path = py.PyTuple_GetItem(args, 0);
+	if (open_judged && path == open_judged) {
+		open_judged = NULL;
+		return 0;
+	}
+	r = sb_arg_path(path, buf);
+	if (r <= 0)
+		return r;
+	mode = py.PyTuple_GetItem(args, 1);
+	flags = py.PyTuple_GetItem(args, 2);
+	if (sb_arg_int(flags, &fl) < 0)
+		return -1;
+	return judge(buf, -1,
+		     mode_writes(mode) || flags_write(fl) ? J_WRITE : 0, NULL);
+}
+
+struct path_spec {
+	signed char path;   /* index of the path argument, -1: none */
+	signed char dir_fd; /* index of its dir_fd, -1: none */
+	unsigned char flags;
+};
+
+enum special { SP_NONE, SP_SYMLINK, SP_GLOB, SP_GLOB2, SP_SQLITE };
+
+struct event_spec {
+	const char *name;
+	struct path_spec p[2];
+	enum special special;
+};
+
+#define RD 0
+#define WR J_WRITE
+#define NF J_NOFOLLOW
+#define NO { -1, -1, 0 }
+#define EV(name, ...) { name, { __VA_ARGS__ }, SP_NONE }
+
+/* Intents from seed-spec 5.2. Calls that act on a final symlink itself
+ * (remove, rename, rmdir, the new name of a link) do not follow it; the
+ * others do. The source of a hard link needs write: a link to a read-only
+ * file, made in a writable tree, would make the file writable. */
+static const struct event_spec events[] = {
+	EV("os.listdir", { 0, -1, RD | J_NONE_IS_CWD | J_LISTING }, NO),
+	EV("os.scandir", { 0, -1, RD | J_NONE_IS_CWD | J_LISTING }, NO),
+	EV("os.chdir", { 0, -1, RD }, NO),
+	EV("os.mkdir", { 0, 2, WR | NF }, NO),
+	EV("os.rmdir", { 0, 1, WR | NF | J_FORGET }, NO),
+	EV("os.remove", { 0, 1, WR | NF | J_FORGET }, NO),
+	EV("os.rename", { 0, 2, WR | NF | J_FORGET }, { 1, 3, WR | NF }),
+	EV("os.link", { 0, 2, WR }, { 1, 3, WR | NF }),
+	{ "os.symlink", { { 1, 2, WR | NF | J_FORGET }, NO }, SP_SYMLINK },
+	EV("os.chmod", { 0, 2, WR }, NO),
+	EV("os.chown", { 0, 3, WR }, NO),
+	EV("os.utime", { 0, 3, WR }, NO),
+	EV("os.truncate", { 0, -1, WR }, NO),
+	EV("os.chflags", { 0, -1, WR }, NO),
+	EV("os.setxattr", { 0, -1, WR }, NO),
+	EV("os.removexattr", { 0, -1, WR }, NO),
+	EV("os.getxattr", { 0, -1, RD }, NO),
+	EV("os.listxattr", { 0, -1, RD | J_NONE_IS_CWD }, NO),
+	EV("shutil.copyfile", { 0, -1, RD }, { 1, -1, WR }),
+	EV("shutil.copymode", { 0, -1, RD }, { 1, -1, WR }),
+	EV("shutil.copystat", { 0, -1, RD }, { 1, -1, WR }),
+	EV("shutil.copytree", { 0, -1, RD }, { 1, -1, WR }),
+	EV("shutil.move", { 0, -1, WR | NF }, { 1, -1, WR }),
+	EV("shutil.rmtree", { 0, 1, WR | NF }, NO),
+	EV("shutil.chown", { 0, -1, WR }, NO),
+	EV("shutil.make_archive", { 0, -1, WR }, { 2, -1, RD }),
+	EV("shutil.unpack_archive", { 0, -1, RD },
+	   { 1, -1, WR | J_NONE_IS_CWD }),
+	EV("tempfile.mkstemp", { 0, -1, WR | NF }, NO),
+	EV("tempfile.mkdtemp", { 0, -1, WR | NF }, NO),
+	EV("pathlib.Path.glob", { 0, -1, RD | J_ANCESTOR }, NO),
+	EV("pathlib.Path.rglob", { 0, -1, RD | J_ANCESTOR }, NO),
+	{ "glob.glob", { NO, NO }, SP_GLOB },
+	{ "glob.glob/2", { NO, NO }, SP_GLOB2 },
+	{ "sqlite3.connect", { NO, NO }, SP_SQLITE },
+};
+
+static PyObject *tuple_at(PyObject *args, int i)
+{
+	if (i < 0 || py.PyTuple_Size(args) <= i)
+		return NULL;
+	return py.PyTuple_GetItem(args, i);
+}
+
+/* os.symlink: the target, relative to the link's real directory, must be
+ * exposed; the link's own location was judged (write) into 'link'. */
+static int judge_symlink_target(PyObject *args, const struct fs_paths *link)
+{
+	char target[PATH_MAX], dir[PATH_MAX];
+	struct fs_paths fp;
+	char *slash;
+	int r = sb_arg_path(tuple_at(args, 0), target);
+
+	if (r <= 0)
+		return r;
+	strcpy(dir, link->canon);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0'; /* "" for the root */
+	if (locate(target, -1, dir, true, &fp) < 0)
+		return refuse_not_exposed(target, target);
+	return judge_located(target, &fp, RD);
+}
+
+/* The directory a glob pattern starts from: every component before the
+ * first one holding a wildcard (the pattern's directory when none does). */
+static void glob_root(const char *pat, char out[PATH_MAX])
+{
+	size_t m = strcspn(pat, "*?[");
+	const char *cut = pat + m;
+
+	while (cut > pat && *cut != '/')
+		cut--;
+	if (cut == pat) {
+		strcpy(out, pat[0] == '/' ? "/" : ".");
+		return;
+	}
+	memcpy(out, pat, (size_t)(cut - pat));
+	out[cut - pat] = '\0';
+}
+
+/* glob.glob (pathname, recursive) and glob.glob/2 (pathname, recursive,
+ * root_dir, dir_fd): the root must be readable; the results come from the
+ * filtering scandir wrapper. */
+static int judge_glob(PyObject *args, bool v2)
+{
+	char pat[PATH_MAX], root[PATH_MAX], rdir[PATH_MAX], path[PATH_MAX];
+	int r, dir_fd = -1;
+
+	r = sb_arg_path(tuple_at(args, 0), pat);
+	if (r <= 0)
+		return r;
+	glob_root(pat, root);
+	if (v2 && root[0] != '/') {
+		if (fd_value(tuple_at(args, 3), &dir_fd) < 0)
+			return -1;
+		r = sb_arg_path(tuple_at(args, 2), rdir);
+		if (r < 0)
+			return -1;
+		if (r == 1) {
+			if (snprintf(path, sizeof(path), "%s/%s", rdir, root) >=
+			    (int)sizeof(path))
+				return refuse_not_exposed(pat, pat);
+			return judge(path, dir_fd, RD | J_ANCESTOR, NULL);
+		}
+	}
+	return judge(root, dir_fd, RD | J_ANCESTOR, NULL);
+}
+
+static int hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool parent_is_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!slash)
+		return true; /* the cwd */
+	if ((size_t)(slash - path) >= sizeof(dir))
+		return true;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	return stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* sqlite3.connect (database): SQLite opens the file in C, so this event is
+ * the only door. With uri=True (which the event does not tell) a "file:"
+ * name is a URI: judge both readings. */
+static int judge_sqlite(PyObject *args)
+{
+	char db[PATH_MAX], uri[PATH_MAX];
+	const char *s, *q;
+	size_t k = 0;
+	bool write = true;
+	int r = sb_arg_path(tuple_at(args, 0), db);
+
+	if (r <= 0 || strcmp(db, ":memory:") == 0)
+		return r;
+	if (strncmp(db, "file:", 5) != 0)
+		return judge(db, -1, WR, NULL);
+	/* read as a plain name, it can only be opened in a directory that
+	 * exists ("file:data" is rarely one) */
+	if (parent_is_dir(db) && judge(db, -1, WR, NULL) < 0)
+		return -1;
+	s = db + 5;
+	if (strncmp(s, "//", 2) == 0) { /* authority: empty or localhost */
+		s += 2;
+		s += strcspn(s, "/");
+	}
+	q = strpbrk(db, "?#");
+	if (q && (strstr(q, "mode=memory") ||
+		  (s == q && strstr(q, "vfs=memdb"))))
+		return 0;
+	if (q && strstr(q, "mode=ro"))
+		write = false;
+	while (*s && *s != '?' && *s != '#' && k < sizeof(uri) - 1) {
+		int h, l;
+
+		if (*s == '%' && (h = hex_digit(s[1])) >= 0 &&
+		    (l = hex_digit(s[2])) >= 0) {
+			uri[k++] = (char)(h * 16 + l);
+			s += 3;
+		} else {
+			uri[k++] = *s++;
+		}
+	}
+	uri[k] = '\0';
+	if (!k || memchr(uri, '\0', k))
+		return 0; /* an empty name is a private temporary database */
+	return judge(uri, -1, write ? WR : RD, NULL);
+}
+
+static const struct event_spec *find_event(const char *event)
+{
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(events); i++)
+		if (strcmp(events[i].name, event) == 0)
+			return &events[i];
+	return NULL;
+}
+
+static bool maybe_ours(const char *event)
+{
+	switch (event[0]) {
+	case 'o':
+		return sb_str_starts(event, "os.");
+	case 's':
+		return sb_str_starts(event, "shutil.") ||
+		       sb_str_starts(event, "sqlite3.");
+	case 't':
+		return sb_str_starts(event, "tempfile.");
+	case 'g':
+		return sb_str_starts(event, "glob.");
+	case 'p':
+		return sb_str_starts(event, "pathlib.");
+	default:
+		return false;
+	}
+}
+
+int sb_files_event(const char *event, PyObject *args)
+{
+	const struct event_spec *e;
+	struct fs_paths fp;
+	bool judged;
+	int i, fd;
+
+	if (event[0] == 'o' && strcmp(event, "open") == 0)
+		return on_open(args);
+	if (!maybe_ours(event) || !(e = find_event(event)))
+		return 0;
+	switch (e->special) {
+	case SP_GLOB:
+		return glob_has_v2 ? 0 : judge_glob(args, false);
+	case SP_GLOB2:
+		return judge_glob(args, true);
+	case SP_SQLITE:
+		return judge_sqlite(args);
+	default:
+		break;
+	}
+	if (e->p[0].flags & J_FORGET)
+		dir_cache_forget();
+	for (i = 0; i < 2 && e->p[i].path >= 0; i++) {
+		PyObject *o = tuple_at(args, e->p[i].path);
+
+		if (!o && !(e->p[i].flags & J_NONE_IS_CWD))
+			continue;
+		if (fd_value(tuple_at(args, e->p[i].dir_fd), &fd) < 0)
+			return -1;
+		if (judge_arg(o, fd, e->p[i].flags, &fp, &judged) < 0)
+			return -1;
+		if (e->special == SP_SYMLINK && judged &&
+		    judge_symlink_target(args, &fp) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- wrappers ---- */
+
+static int kw_dir_fd(PyObject *kwargs, int *fd)
+{
+	return fd_value(sb_kwarg(kwargs, "dir_fd"), fd);
+}
+
+static bool kw_follows(PyObject *kwargs)
+{
+	PyObject *o = sb_kwarg(kwargs, "follow_symlinks");
+
+	return !o || py.PyObject_IsTrue(o) != 0;
+}
+
+/* os.stat(path, *, dir_fd=None, follow_symlinks=True) */
+static PyObject *stat_call(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
+{
+	int fd;
+
+	if (kw_dir_fd(kwargs, &fd) < 0 ||
+	    judge_arg(arg_at(args, kwargs, 0, "path"), fd,
+		      RD | J_ANCESTOR | (kw_follows(kwargs) ? 0 : NF), NULL,
+		      NULL) < 0)
+		return NULL;
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+/* os.lstat(path, *, dir_fd=None) */
+static PyObject *lstat_call(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
+{
+	int fd;
+
+	if (kw_dir_fd(kwargs, &fd) < 0 ||
+	    judge_arg(arg_at(args, kwargs, 0, "path"), fd,
+		      RD | NF | J_ANCESTOR, NULL, NULL) < 0)
+		return NULL;
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+/* os.access(path, mode, *, dir_fd=None, effective_ids=False,
+ * follow_symlinks=True): False rather than an error, so that it is no
+ * oracle for what exists outside. */
+static PyObject *access_call(struct sb_wrap *w, PyObject *args,
+			     PyObject *kwargs)
+{
+	PyObject *mode = arg_at(args, kwargs, 1, "mode");
+	unsigned flags = RD | J_ANCESTOR;
+	long m = 0;
+	int fd;
+
+	if (sb_arg_int(mode, &m) < 0)
+		py.PyErr_Clear(); /* the original raises its TypeError */
+	if (m & W_OK)
+		flags = WR;
+	if (!kw_follows(kwargs))
+		flags |= NF;
+	if (kw_dir_fd(kwargs, &fd) < 0)
+		return NULL;
+	if (judge_arg(arg_at(args, kwargs, 0, "path"), fd, flags, NULL,
+		      NULL) < 0) {
+		py.PyErr_Clear();
+		py.Py_IncRef(py_false);
+		return py_false;
+	}
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+/* os.readlink(path, *, dir_fd=None): the link must be readable, and its
+ * target exposed: the program learns no target outside its view. */
+static PyObject *readlink_call(struct sb_wrap *w, PyObject *args,
+			       PyObject *kwargs)
+{
+	char target[PATH_MAX], dir[PATH_MAX];
+	struct fs_paths link, fp;
+	PyObject *res;
+	char *slash;
+	bool judged;
+	int fd, r;
+
+	if (kw_dir_fd(kwargs, &fd) < 0 ||
+	    judge_arg(arg_at(args, kwargs, 0, "path"), fd, RD | NF, &link,
+		      &judged) < 0)
+		return NULL;
+	res = sb_wrap_call_original(w, args, kwargs);
+	if (!res || !judged)
+		return res;
+	r = sb_arg_path(res, target);
+	if (r <= 0) {
+		if (r == 0)
+			return res;
+		py.Py_DecRef(res);
+		return NULL;
+	}
+	strcpy(dir, link.canon);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	if (locate(target, -1, dir, true, &fp) < 0)
+		r = refuse_not_exposed(target, target);
+	else
+		r = judge_located(target, &fp, RD);
+	if (r < 0) {
+		py.Py_DecRef(res);
+		return NULL;
+	}
+	return res;
+}
+
+/* os.rename, os.replace, os.symlink, os.remove, os.unlink, os.rmdir: their
+ * events judge them; here the directory cache learns when they end. */
+static PyObject *changing_call(struct sb_wrap *w, PyObject *args,
+			       PyObject *kwargs)
+{
+	PyObject *res;
+
+	dir_cache_forget();
+	dir_cache_changing++;
+	res = sb_wrap_call_original(w, args, kwargs);
+	dir_cache_changing--;
+	dir_cache_forget();
+	return res;
+}
+
+/* os.chroot(path) */
+static PyObject *chroot_call(struct sb_wrap *w, PyObject *args,
+			     PyObject *kwargs)
+{
+	if (judge_arg(arg_at(args, kwargs, 0, "path"), -1, RD, NULL, NULL) < 0)
+		return NULL;
+	return changing_call(w, args, kwargs);
+}
+
+/* os.mkfifo(path, mode=0o666, *, dir_fd=None), os.mknod(path, mode=0o600,
+ * device=0, *, dir_fd=None): no audit event; they create a node. */
+static PyObject *mknode_call(struct sb_wrap *w, PyObject *args,
+			     PyObject *kwargs)
+{
+	int fd;
+
+	if (kw_dir_fd(kwargs, &fd) < 0 ||
+	    judge_arg(arg_at(args, kwargs, 0, "path"), fd, WR | NF, NULL,
+		      NULL) < 0)
+		return NULL;
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+/* os.open(path, flags, mode=0o777, *, dir_fd=None): the "open" event has
+ * no dir_fd, so a path relative to one is judged here. */
+static PyObject *open_call(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
+{
+	PyObject *path = arg_at(args, kwargs, 0, "path");
+	PyObject *flags = arg_at(args, kwargs, 1, "flags");
+	PyObject *dfd = sb_kwarg(kwargs, "dir_fd");
+	PyObject *saved, *res;
+	char buf[PATH_MAX];
+	long fl = 0;
+	int fd, r;
+
+	if (!dfd || !path || !flags)
+		return sb_wrap_call_original(w, args, kwargs);
+	if (fd_value(dfd, &fd) < 0)
+		return NULL;
+	r = sb_arg_int(flags, &fl);
+	if (r < 0)
+		return NULL;
+	if (fd < 0 || r == 0)
+		return sb_wrap_call_original(w, args, kwargs);
+	r = sb_arg_path(path, buf);
+	if (r < 0)
+		return NULL;
+	if (r == 0 || buf[0] == '/')
+		return sb_wrap_call_original(w, args, kwargs);
+	if (judge(buf, fd, flags_write(fl) ? WR : RD, NULL) < 0)
+		return NULL;
+	saved = open_judged;
+	open_judged = path;
+	res = sb_wrap_call_original(w, args, kwargs);
+	open_judged = saved;
+	return res;
+}
+
+/* The directory a listing names: None is the cwd, an int a descriptor.
+ * 0 with fp set, -1 refused. */
+static int listing_dir(PyObject *path, struct fs_paths *fp)
+{
+	char buf[PATH_MAX];
+	long fd;
+	int r = path ? sb_arg_int(path, &fd) : 0;
+
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		if (fd < 0 || fd > INT_MAX || fd_dir((int)fd, fp->canon) < 0) {
+			snprintf(buf, sizeof(buf), "<fd %ld>", fd);
+			return refuse_not_exposed(buf, NULL);
+		}
+		strcpy(fp->abs, fp->canon);
+		return 0;
+	}
+	r = path ? sb_arg_path(path, buf) : 0;
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		strcpy(buf, ".");
+	if (locate(buf, -1, NULL, true, fp) < 0)
+		return refuse_not_exposed(buf, buf);
+	return 0;
+}
+
+/* Is an entry of a listed directory shown? When it is readable itself, or
+ * when it is a directory on the way to an exposure. Ignored entries and
+ * symlinks leading outside are dropped. */
+static bool entry_shown(const struct fs_paths *dir, const char *name)
+{
+	struct fs_paths e;
+	struct sb_fs_decision d;
+	const char *base = strcmp(dir->canon, "/") == 0 ? "" : dir->canon;
+
+	if (strchr(name, '/') || lexical(e.abs, dir->abs, name) < 0)
+		return false;
+	strcpy(e.canon, base);
+	if (resolve(e.canon, name, true, NULL) < 0)
+		return false;
+	return verdict(e.abs, &e, RD | J_ANCESTOR, &d) == SB_FS_ALLOW;
+}
+
+/* A new list holding the shown items of 'list' (names, or DirEntry
+ * objects whose .name is taken). */
+static PyObject *filter_list(PyObject *list, const struct fs_paths *dir,
+			     bool entries)
+{
+	Py_ssize_t i, n = py.PyList_Size(list);
+	PyObject *out = py.PyList_New(0);
+	char name[PATH_MAX];
+
+	if (!out || n < 0)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		PyObject *item = py.PyList_GetItem(list, i);
+		PyObject *nm = entries ? py.PyObject_GetAttrString(item, "name")
+				       : item;
+		int r;
+
+		if (!nm)
+			goto fail;
+		r = sb_arg_path(nm, name);
+		if (entries)
+			py.Py_DecRef(nm);
+		if (r < 0)
+			goto fail;
+		if (r == 1 && entry_shown(dir, name) &&
+		    py.PyList_Append(out, item) < 0)
+			goto fail;
+	}
+	return out;
+fail:
+	if (out)
+		py.Py_DecRef(out);
+	return NULL;
+}
+
+/* Run the original listing with ancestors allowed by the event. */
+static PyObject *listing_call(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs, struct fs_paths *dir)
+{
+	PyObject *res;
+
+	if (listing_dir(arg_at(args, kwargs, 0, "path"), dir) < 0)
+		return NULL;
+	listing_filtered++;
+	res = sb_wrap_call_original(w, args, kwargs);
+	listing_filtered--;
+	return res;
+}
+
+/* os.listdir(path=None) */
+static PyObject *listdir_call(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs)
+{
+	struct fs_paths dir;
+	PyObject *res = listing_call(w, args, kwargs, &dir), *out;
+
+	if (!res)
+		return NULL;
+	out = filter_list(res, &dir, false);
+	py.Py_DecRef(res);
+	return out;
+}
+
+static PyObject *call1(PyObject *fn, PyObject *arg)
+{
+	PyObject *args = py.PyTuple_New(1), *res;
+
+	if (!args)
+		return NULL;
+	py.Py_IncRef(arg);
+	py.PyTuple_SetItem(args, 0, arg);
+	sb_guard_busy++;
+	res = py.PyObject_CallObject(fn, args);
+	sb_guard_busy--;
+	py.Py_DecRef(args);
+	return res;
+}
+
+/* The iterator stands in for ScandirIterator (the original cannot be built
+ * from a list). Compiled at the first os.scandir() call, not at start-up:
+ * most programs never list a directory, and compiling has a cost. */
+static const char helpers_src[] =
+	"class ScandirIterator:\n"
+	"    __slots__ = ('_it',)\n"
+	"    def __init__(self, entries):\n"
+	"        self._it = iter(entries)\n"
+	"    def __iter__(self):\n"
+	"        return self\n"
+	"    def __next__(self):\n"
+	"        return next(self._it)\n"
+	"    def close(self):\n"
+	"        self._it = iter(())\n"
+	"    def __enter__(self):\n"
+	"        return self\n"
+	"    def __exit__(self, *exc):\n"
+	"        self.close()\n"
+	"        return False\n"
+	"def collect(it):\n"
+	"    try:\n"
+	"        return list(it)\n"
+	"    finally:\n"
+	"        it.close()\n";
+
+static PyObject *take(PyObject *globals, const char *name)
+{
+	PyObject *o = py.PyDict_GetItemString(globals, name);
+
+	if (o)
+		py.Py_IncRef(o);
+	return o;
+}
+
+static int make_helpers(void)
+{
+	PyObject *globals = py.PyDict_New(), *res = NULL, *name;
+
+	if (!globals)
+		return -1;
+	sb_guard_busy++;
+	name = py.PyUnicode_FromString("posix");
+	if (name && py.PyDict_SetItemString(globals, "__name__", name) == 0 &&
+	    py.PyDict_SetItemString(globals, "__builtins__",
+				    py.PyEval_GetBuiltins()) == 0)
+		res = py.PyRun_String(helpers_src, PY_FILE_INPUT, globals,
+				      globals);
+	sb_guard_busy--;
+	if (name)
+		py.Py_DecRef(name);
+	if (res) {
+		py.Py_DecRef(res);
+		collect_fn = take(globals, "collect");
+		scandir_class = take(globals, "ScandirIterator");
+	}
+	py.Py_DecRef(globals);
+	if (!scandir_class || !collect_fn) {
+		if (!py.PyErr_Occurred())
+			py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+					   "the file guard's scandir iterator");
+		return -1;
+	}
+	return 0;
+}
+
+/* os.scandir(path=None): the entries are collected and filtered, then
+ * served by an iterator that has close() and the context protocol. */
+static PyObject *scandir_call(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs)
+{
+	struct fs_paths dir;
+	PyObject *it, *all, *kept, *res;
+
+	if (!scandir_class && make_helpers() < 0)
+		return NULL;
+	it = listing_call(w, args, kwargs, &dir);
+	if (!it)
+		return NULL;
+	all = call1(collect_fn, it);
+	py.Py_DecRef(it);
+	if (!all)
+		return NULL;
+	kept = filter_list(all, &dir, true);
+	py.Py_DecRef(all);
+	if (!kept)
+		return NULL;
+	res = call1(scandir_class, kept);
+	py.Py_DecRef(kept);
+	return res;
+}
+
+static struct sb_wrap wraps[] = {
+	{ .module = "posix", .attr = "stat", .also = "os", .call = stat_call },
+	{ .module = "posix", .attr = "lstat", .also = "os",
+	  .call = lstat_call },
+	{ .module = "posix", .attr = "access", .also = "os",
+	  .call = access_call },
+	{ .module = "posix", .attr = "readlink", .also = "os",
+	  .call = readlink_call },
+	{ .module = "posix", .attr = "chroot", .also = "os",
+	  .call = chroot_call },
+	{ .module = "posix", .attr = "mkfifo", .also = "os",
+	  .call = mknode_call },
+	{ .module = "posix", .attr = "mknod", .also = "os",
+	  .call = mknode_call },
+	{ .module = "posix", .attr = "open", .also = "os", .call = open_call },
+	{ .module = "posix", .attr = "listdir", .also = "os",
+	  .call = listdir_call },
+	{ .module = "posix", .attr = "scandir", .also = "os",
+	  .call = scandir_call },
+	{ .module = "posix", .attr = "rename", .also = "os",
+	  .call = changing_call },
+	{ .module = "posix", .attr = "replace", .also = "os",
+	  .call = changing_call },
+	{ .module = "posix", .attr = "symlink", .also = "os",
+	  .call = changing_call },
+	{ .module = "posix", .attr = "remove", .also = "os",
+	  .call = changing_call },
+	{ .module = "posix", .attr = "unlink", .also = "os",
+	  .call = changing_call },
+	{ .module = "posix", .attr = "rmdir", .also = "os",
+	  .call = changing_call },
+};
+
+/* ---- arming ---- */
+
+/* Call a method of 'obj' with one argument (new reference or NULL). */
+static PyObject *call_method1(PyObject *obj, const char *method,
+			      PyObject *arg)
+{
+	PyObject *fn = py.PyObject_GetAttrString(obj, method), *res;
+
+	if (!fn)
+		return NULL;
+	res = call1(fn, arg);
+	py.Py_DecRef(fn);
+	return res;
+}
+
+/* os.supports_dir_fd and its kin hold the original functions; code that
+ * tests features with them (shutil.rmtree picks its descriptor-based walk
+ * so) must find the wrappers there too. */
+static int adopt(struct sb_wrap *w)
+{
+	static const char *const sets[] = {
+		"supports_dir_fd", "supports_fd", "supports_follow_symlinks",
+		"supports_effective_ids",
+	};
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *os = mods ? py.PyDict_GetItemString(mods, "os") : NULL;
+	size_t i;
+
+	if (!os || !w->fn || !w->original)
+		return 0;
+	for (i = 0; i < SB_ARRAY_LEN(sets); i++) {
+		PyObject *set = py.PyObject_GetAttrString(os, sets[i]);
+		PyObject *has, *added;
+
+		if (!set) {
+			py.PyErr_Clear();
+			continue;
+		}
+		has = call_method1(set, "__contains__", w->original);
+		if (has && py.PyObject_IsTrue(has) == 1) {
+			added = call_method1(set, "add", w->fn);
+			if (added)
+				py.Py_DecRef(added);
+		}
+		py.Py_DecRef(set);
+		if (!has)
+			return -1;
+		py.Py_DecRef(has);
+		if (py.PyErr_Occurred())
+			return -1;
+	}
+	return 0;
+}
+
+/* False, for os.access(): bool() returns it. */
+static int make_false(void)
+{
+	PyObject *bool_type = py.PyDict_GetItemString(py.PyEval_GetBuiltins(),
+						      "bool");
+
+	py_false = bool_type ? py.PyObject_CallObject(bool_type, NULL) : NULL;
+	if (!py_false && !py.PyErr_Occurred())
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError), "no bool()");
+	return py_false ? 0 : -1;
+}
+
+static void expose_implicit(const char *path, const char *origin)
+{
+	char canon[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(path, canon) || stat(canon, &st) < 0)
+		return;
+	sb_fs_add_implicit(sb_g.policy, canon, S_ISDIR(st.st_mode), origin);
+}
+
+static void expose_dir_of(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	if (strlen(path) >= sizeof(dir))
+		return;
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	expose_implicit(dir, "<python>");
+}
+
+/* The directory of sys.executable and of every link on its way to the
+ * real interpreter (a venv's bin/python3 -> /usr/bin/python3.11). */
+static void expose_executable(void)
+{
+	char path[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
+	char *slash;
+	ssize_t r;
+	int n;
+
+	if (sb_arg_path(py.PySys_GetObject("executable"), path) != 1) {
+		py.PyErr_Clear();
+		return;
+	}
+	for (n = 0; n <= MAX_LINKS; n++) {
+		expose_dir_of(path);
+		r = readlink(path, link, sizeof(link) - 1);
+		if (r < 0)
+			break;
+		link[r] = '\0';
+		if (link[0] == '/') {
+			strcpy(next, link);
+		} else {
+			slash = strrchr(path, '/');
+			if (slash)
+				slash[1] = '\0';
+			else
+				path[0] = '\0';
+			if (snprintf(next, sizeof(next), "%s%s", path, link) >=
+			    (int)sizeof(next))
+				break;
+		}
+		strcpy(path, next);
+	}
+	if (realpath(path, next))
+		expose_dir_of(next);
+}
+
+static bool sys_flag(const char *name)
+{
+	PyObject *flags = py.PySys_GetObject("flags");
+	PyObject *v;
+	bool on;
+
+	if (!flags)
+		return false;
+	v = py.PyObject_GetAttrString(flags, name);
+	if (!v) {
+		py.PyErr_Clear();
+		return false;
+	}
+	on = py.PyObject_IsTrue(v) == 1;
+	py.Py_DecRef(v);
+	return on;
+}
+
+/* sys.path entries at arming, within the interpreter's prefixes: where the
+ * standard library and installed packages are. sys.path[0] (the script's
+ * directory, '' for -c) is the program's: it needs a rule. */
+static void expose_sys_path(void)
+{
+	static const char *const prefixes[] = { "prefix", "base_prefix",
+						"exec_prefix",
+						"base_exec_prefix" };
+	char pre[SB_ARRAY_LEN(prefixes)][PATH_MAX];
+	char buf[PATH_MAX], canon[PATH_MAX];
+	PyObject *list = py.PySys_GetObject("path");
+	Py_ssize_t i, n, first;
+	size_t k, np = 0;
+	struct stat st;
+
+	for (k = 0; k < SB_ARRAY_LEN(prefixes); k++)
+		if (sb_arg_path(py.PySys_GetObject(prefixes[k]), buf) == 1 &&
+		    realpath(buf, pre[np]))
+			np++;
+	py.PyErr_Clear();
+	if (!list || (n = py.PyList_Size(list)) < 0) {
+		py.PyErr_Clear();
+		return;
+	}
+	/* -I and -P (3.11+) put no script directory first */
+	first = sys_flag("isolated") || sys_flag("safe_path") ? 0 : 1;
+	for (i = first; i < n; i++) {
+		if (sb_arg_path(py.PyList_GetItem(list, i), buf) != 1 ||
+		    !realpath(buf, canon) || stat(canon, &st) < 0)
+			continue;
+		for (k = 0; k < np; k++) {
+			if (sb_path_under(canon, pre[k])) {
+				sb_fs_add_implicit(sb_g.policy, canon,
+						   S_ISDIR(st.st_mode),
+						   "<python>");
+				break;
+			}
+		}
+	}
+	py.PyErr_Clear();
+}
+
+/* The script python runs (sys.argv[0] at arming, unless -c or -m): the
+ * interpreter opens it once armed, and tracebacks read it again. The file
+ * alone: its directory needs a rule like any other. */
+static void expose_script(void)
+{
+	PyObject *argv = py.PySys_GetObject("argv");
+	char buf[PATH_MAX], canon[PATH_MAX];
+	struct stat st;
+
+	if (!argv || py.PyList_Size(argv) < 1) {
+		py.PyErr_Clear();
+		return;
+	}
+	if (sb_arg_path(py.PyList_GetItem(argv, 0), buf) != 1) {
+		py.PyErr_Clear();
+		return;
+	}
+	if (strcmp(buf, "-c") == 0 || strcmp(buf, "-m") == 0 ||
+	    !realpath(buf, canon) || stat(canon, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return;
+	sb_fs_add_implicit(sb_g.policy, canon, false, "<python>");
+}
+
+static void python_version(void)
+{
+	PyObject *v = py.PySys_GetObject("version_info");
+	PyObject *minor = v ? py.PyTuple_GetItem(v, 1) : NULL;
+	long m = 0;
+
+	if (minor && sb_arg_int(minor, &m) == 1)
+		glob_has_v2 = m >= 10;
+	py.PyErr_Clear();
+}
+
+int sb_files_arm(void)
+{
+	static const char *const ca_stores[] = {
+		"/etc/ssl", "/etc/pki", "/etc/ca-certificates",
+		"/usr/share/ca-certificates", "/usr/share/pki",
+	};
+	size_t i;
+
+	python_version();
+	expose_sys_path();
+	expose_executable();
+	expose_script();
+	for (i = 0; i < SB_ARRAY_LEN(ca_stores); i++)
+		expose_implicit(ca_stores[i], "<ca-certificates>");
+	if (make_false() < 0)
+		return -1;
+	for (i = 0; i < SB_ARRAY_LEN(wraps); i++)
+		if (sb_wrap_install(&wraps[i]) < 0 || adopt(&wraps[i]) < 0)
+			return -1;
+	return 0;
+}

@@ -1,0 +1,1339 @@
+/* net.c - the network guard: judges every socket bind, connect, sendto and
+ * sendmsg against the net= rules (src/policy_net.h decides, nothing here
+ * matches rules by itself), refuses the socket kinds no rule can name (raw,
+ * packet, netlink), answers name resolutions from the addresses pinned at
+ * parse time, and refuses a name no rule could allow before any query
+ * leaves. The socket's family, type and protocol come from the kernel
+ * (getsockopt on the descriptor), never from Python attributes a subclass
+ * could override. It must not resolve a name itself, and it must not
+ * allocate per event from the guard arena (messages use a heap sb_buf that
+ * is freed at once).
+ */
+#include "guard.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "policy_net.h"
+
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+#ifndef SOCK_PACKET
+#define SOCK_PACKET 10
+#endif
+#define SOCK_TYPE_MASK 0xf
+
+/* A host as written: names are at most 253 bytes, literals with a zone a
+ * little more than INET6_ADDRSTRLEN. Longer text is never a pinned name. */
+#define HOST_MAX 512
+
+#define PY_NONE ((PyObject *)py._Py_NoneStruct)
+
+enum net_op { OP_CONNECT, OP_BIND, OP_SENDTO, OP_SENDMSG };
+
+static const char *const op_names[] = {
+	[OP_CONNECT] = "connect",
+	[OP_BIND] = "bind",
+	[OP_SENDTO] = "sendto",
+	[OP_SENDMSG] = "sendmsg",
+};
+
+/* What the kernel says about the socket behind a Python socket object. */
+struct sock_info {
+	long fd;
+	int family, type, proto;
+};
+
+/* _socket.socket.fileno, taken when _socket is first seen, before user code
+ * could replace the class: it reads the C object's descriptor, whatever a
+ * subclass claims. */
+static PyObject *c_fileno;
+static PyObject *c_socket_class;
+
+/* ---- names ---- */
+
+/* Loopback names answer without a query even when the hosts file lacks
+ * them (E23); a net= rule naming them pins them like any other name. */
+static const struct sb_addr loop4 = { AF_INET, { 127, 0, 0, 1 } };
+static const struct sb_addr loop6 = { AF_INET6, { [15] = 1 } };
+static const struct sb_pin loopback_pins[] = {
+	{ "localhost", &loop4, 1 },
+	{ "ip6-localhost", &loop6, 1 },
+	{ "ip6-loopback", &loop6, 1 },
+};
+
+/* ASCII case-insensitive, one trailing dot ignored, as sb_pin_lookup. */
+static bool name_eq(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+
+	if (na && a[na - 1] == '.')
+		na--;
+	if (nb && b[nb - 1] == '.')
+		nb--;
+	return na == nb && strncasecmp(a, b, na) == 0;
+}
+
+static const struct sb_pin *find_pin(const char *host)
+{
+	const struct sb_pin *pin = sb_pin_lookup(sb_g.policy, host);
+	size_t i;
+
+	if (pin)
+		return pin;
+	for (i = 0; i < SB_ARRAY_LEN(loopback_pins); i++)
+		if (name_eq(loopback_pins[i].host, host))
+			return &loopback_pins[i];
+	return NULL;
+}
+
+/* Could some rule allow an address a fresh lookup returns? Only an ALLOW
+ * rule whose network was not a pinned name can: a pinned name's rules match
+ * its pinned addresses, which an unpinned name has no business to get. */
+static bool names_can_be_allowed(void)
+{
+	static int known = -1;
+	const struct sb_policy *p = sb_g.policy;
+	size_t i;
+
+	if (known >= 0)
+		return known;
+	known = 0;
+	for (i = 0; i < p->nets.n; i++)
+		if (p->nets.v[i].allow && !p->nets.v[i].host &&
+		    p->nets.v[i].n_ports)
+			known = 1;
+	return known;
+}
+
+/* The text of a host argument (str, bytes or bytearray, as CPython's idna
+ * converter takes). 1 with buf set; 0 when it is not text; 2 for text we
+ * cannot read here (undecodable, NUL, too long): a name no pin can match. */
+static int host_text(PyObject *o, char buf[HOST_MAX])
+{
+	PyObject *b = NULL;
+	const char *s = NULL;
+	char *bs;
+	Py_ssize_t n;
+	int r = 1;
+
+	if (py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1) {
+		s = py.PyUnicode_AsUTF8AndSize(o, &n);
+	} else if (py.PyObject_IsInstance(o, py.PyBytes_Type) == 1) {
+		if (py.PyBytes_AsStringAndSize(o, &bs, &n) == 0)
+			s = bs;
+	} else if (py.PyObject_IsInstance(o, py.PyByteArray_Type) == 1) {
+		b = py.PyBytes_FromObject(o);
+		if (b && py.PyBytes_AsStringAndSize(b, &bs, &n) == 0)
+			s = bs;
+	} else {
+		py.PyErr_Clear();
+		return 0;
+	}
+	if (!s || n < 0 || (size_t)n >= HOST_MAX ||
+	    memchr(s, '\0', (size_t)n)) {
+		py.PyErr_Clear();
+		snprintf(buf, HOST_MAX, "?");
+		r = 2;
+	} else {
+		memcpy(buf, s, (size_t)n);
+		buf[n] = '\0';
+	}
+	if (b)
+		py.Py_DecRef(b);
+	return r;
+}
+
+/* An IPv6 literal, with its zone ("fe80::1%eth0") left out. */
+static bool parse_ip6(const char *host, struct sb_addr *out)
+{
+	char tmp[HOST_MAX];
+	const char *pct = strchr(host, '%');
+	size_t n = pct ? (size_t)(pct - host) : strlen(host);
+
+	if (n >= sizeof(tmp))
+		return false;
+	memcpy(tmp, host, n);
+	tmp[n] = '\0';
+	if (inet_pton(AF_INET6, tmp, out->bytes) != 1)
+		return false;
+	out->family = AF_INET6;
+	return true;
+}
+
+static bool parse_ip4(const char *host, bool legacy, struct sb_addr *out)
+{
+	struct in_addr ia;
+
+	memset(out, 0, sizeof(*out));
+	if (legacy ? inet_aton(host, &ia) == 0
+		   : inet_pton(AF_INET, host, &ia) != 1)
+		return false;
+	out->family = AF_INET;
+	memcpy(out->bytes, &ia, 4);
+	return true;
+}
+
+/* The address CPython's setipaddr() makes of a literal host for a socket of
+ * 'family', without a lookup: '' is the wildcard, '<broadcast>' and the
+ * legacy IPv4 forms inet_addr() takes ("127.1") count for AF_INET. False
+ * for a name. */
+static bool socket_literal(int family, const char *host, struct sb_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!host[0]) {
+		out->family = family == AF_INET6 ? AF_INET6 : AF_INET;
+		return true;
+	}
+	if (family == AF_INET && strcmp(host, "<broadcast>") == 0) {
+		out->family = AF_INET;
+		memset(out->bytes, 0xff, 4);
+		return true;
+	}
+	return parse_ip4(host, family == AF_INET, out) || parse_ip6(host, out);
+}
+
+/* A literal for the resolver functions: strict forms only, so that
+ * anything getaddrinfo could send to DNS counts as a name. */
+static bool resolver_literal(const char *host, struct sb_addr *out)
+{
+	return parse_ip4(host, false, out) || parse_ip6(host, out);
+}
+
+static const char *addr_text(const struct sb_addr *a,
+			     char buf[INET6_ADDRSTRLEN])
+{
+	if (!inet_ntop(a->family, a->bytes, buf, INET6_ADDRSTRLEN))
+		snprintf(buf, INET6_ADDRSTRLEN, "?");
+	return buf;
+}
+
+/* ---- refusals ---- */
+
+static int raise_buf(struct sb_buf *b)
+{
+	int r = sb_guard_raise(SB_EXC_SOCKET, b->s ? b->s : "", NULL);
+
+	sb_buf_free(b);
+	return r;
+}
+
+static int raise_msg(const char *msg)
+{
+	return sb_guard_raise(SB_EXC_SOCKET, msg, NULL);
+}
+
+/* "Guard <op> to <repr(addr)> DENIED: <why>" */
+static int refuse_addr(enum net_op op, PyObject *addr, const char *why)
+{
+	struct sb_buf b = { 0 };
+	PyObject *r = addr ? py.PyObject_Repr(addr) : NULL;
+	const char *s = r ? py.PyUnicode_AsUTF8AndSize(r, NULL) : NULL;
+
+	py.PyErr_Clear();
+	sb_buf_printf(&b, "Guard %s to %s DENIED: %s", op_names[op],
+		      s ? s : "?", why);
+	if (r)
+		py.Py_DecRef(r);
+	return raise_buf(&b);
+}
+
+/* socket.gaierror(EAI_AGAIN): what a pinned name without an address of the
+ * wanted family gets, as a resolver that cannot answer would say. */
+static int raise_eai_again(void)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *mod = mods ? py.PyDict_GetItemString(mods, "_socket") : NULL;
+	PyObject *cls = mod ? py.PyObject_GetAttrString(mod, "gaierror") : NULL;
+	PyObject *args;
+
+	if (!cls)
+		return raise_msg("Temporary failure in name resolution");
+	args = py.PyTuple_New(2);
+	if (!args) {
+		py.Py_DecRef(cls);
+		return -1;
+	}
+	py.PyTuple_SetItem(args, 0, py.PyLong_FromLong(EAI_AGAIN));
+	py.PyTuple_SetItem(args, 1, py.PyUnicode_FromString(
+					    gai_strerror(EAI_AGAIN)));
+	py.PyErr_SetObject(cls, args);
+	py.Py_DecRef(args);
+	py.Py_DecRef(cls);
+	return -1;
+}
+
+static void format_ref(struct sb_ref ref, char *buf, size_t size)
+{
+	if (!ref.file)
+		snprintf(buf, size, "%s", SB_REF_IMPLICIT);
+	else if (!ref.line)
+		snprintf(buf, size, "%s", ref.file);
+	else
+		snprintf(buf, size, "%s(%u)", ref.file, ref.line);
+}
+
+/* sb_net_decide(), plus the IPv4-translated form ::ffff:0:a.b.c.d (RFC
+ * 2765, E9) that sb_addr_canonical() does not know: judged with the same
+ * rule, DENY rules against both forms, ALLOW rules against the IPv4 one. */
+static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
+					const struct sb_addr *a, uint16_t port)
+{
+	static const uint8_t translated[12] = { [8] = 0xff, [9] = 0xff };
+	const struct sb_net_rule *r;
+	struct sb_addr v4 = { .family = AF_INET };
+
+	if (a->family != AF_INET6 || memcmp(a->bytes, translated, 12))
+		return sb_net_decide(sb_g.policy, kind, dir, a, port);
+	r = sb_net_decide(sb_g.policy, kind, dir, a, port);
+	if (r && !r->allow)
+		return r;
+	memcpy(v4.bytes, a->bytes + 12, 4);
+	return sb_net_decide(sb_g.policy, kind, dir, &v4, port);
+}
+
+/* Judge every address a host stands for (E13): all must be allowed. 'name'
+ * is the host name as written, NULL for a literal. Messages follow the
+ * seed (5.3), except that an explicit refusal prints DENIED and drops the
+ * stray ')' its source appended. */
+static int judge(unsigned kind, unsigned dir, const char *name,
+		 const struct sb_addr *addrs, size_t n, unsigned port)
+{
+	char ip[INET6_ADDRSTRLEN], ref[PATH_MAX + 32];
+	const struct sb_net_rule *r;
+	struct sb_buf b = { 0 };
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		r = decide(kind, dir, &addrs[i], (uint16_t)port);
+		if (r && r->allow)
+			continue;
+		if (r) {
+			format_ref(r->ref, ref, sizeof(ref));
+			sb_buf_printf(&b,
+				      "Guard network connection to [%s]:%u DENIED by rule '%s' from %s.",
+				      addr_text(&addrs[i], ip), port, r->rule,
+				      ref);
+		} else if (name) {
+			sb_buf_printf(&b,
+				      "Guard network connection to \"'[%s]:%u' (",
+				      name, port);
+			for (j = 0; j < n; j++)
+				sb_buf_printf(&b, "%s%s", j ? ", " : "",
+					      addr_text(&addrs[j], ip));
+			sb_buf_printf(&b,
+				      ":%u) \" DENIED by implicit default policy.",
+				      port);
+		} else {
+			sb_buf_printf(&b,
+				      "Guard network connection to '[%s]:%u' DENIED by implicit default policy.",
+				      addr_text(&addrs[i], ip), port);
+		}
+		return raise_buf(&b);
+	}
+	return 0;
+}
+
+static int refuse_unpinned(const char *host, unsigned port)
+{
+	struct sb_buf b = { 0 };
+
+	sb_buf_printf(&b,
+		      "Guard network connection to '[%s]:%u' DENIED: the name '%s' is not pinned by a net= rule.",
+		      host, port, host);
+	return raise_buf(&b);
+}
+
+static int refuse_resolution(const char *host)
+{
+	struct sb_buf b = { 0 };
+
+	sb_buf_printf(&b,
+		      "Guard name resolution of '%s' DENIED: no net= rule can allow it.",
+		      host);
+	return raise_buf(&b);
+}
+
+/* ---- the socket behind an object ---- */
+
+static int capture_socket_class(void)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *mod = mods ? py.PyDict_GetItemString(mods, "_socket") : NULL;
+	PyObject *cls;
+
+	if (c_fileno || !mod)
+		return 0;
+	cls = py.PyObject_GetAttrString(mod, "socket");
+	if (!cls)
+		return -1;
+	c_fileno = py.PyObject_GetAttrString(cls, "fileno");
+	if (!c_fileno) {
+		py.Py_DecRef(cls);
+		return -1;
+	}
+	c_socket_class = cls; /* kept for the life of the process */
+	return 0;
+}
+
+/* 0 with *si filled (fd < 0: a closed socket, the call fails by itself),
+ * -1 with an exception set. */
+static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
+{
+	PyObject *args, *res;
+	socklen_t len;
+	int err;
+
+	if (!c_fileno && (capture_socket_class() < 0 || !c_fileno))
+		return refuse_addr(op, NULL, "the socket cannot be inspected.");
+	args = py.PyTuple_New(1);
+	if (!args)
+		return -1;
+	py.Py_IncRef(sock);
+	py.PyTuple_SetItem(args, 0, sock);
+	sb_guard_busy++;
+	res = py.PyObject_CallObject(c_fileno, args);
+	sb_guard_busy--;
+	py.Py_DecRef(args);
+	if (!res)
+		return -1;
+	si->fd = py.PyLong_AsLong(res);
+	py.Py_DecRef(res);
+	if (si->fd == -1 && py.PyErr_Occurred())
+		return -1;
+	if (si->fd < 0)
+		return 0;
+	len = sizeof(int);
+	err = getsockopt((int)si->fd, SOL_SOCKET, SO_DOMAIN, &si->family, &len);
+	len = sizeof(int);
+	if (!err)
+		err = getsockopt((int)si->fd, SOL_SOCKET, SO_TYPE, &si->type,
+				 &len);
+	len = sizeof(int);
+	if (!err)
+		err = getsockopt((int)si->fd, SOL_SOCKET, SO_PROTOCOL,
+				 &si->proto, &len);
+	if (err) {
+		struct sb_buf b = { 0 };
+
+		sb_buf_printf(&b,
+			      "Guard %s DENIED: the socket cannot be inspected (%s).",
+			      op_names[op], strerror(errno));
+		return raise_buf(&b);
+	}
+	return 0;
+}
+
+static const char *const kind_names[] = {
+	[SOCK_STREAM] = "SOCK_STREAM",	 [SOCK_DGRAM] = "SOCK_DGRAM",
+	[SOCK_RAW] = "SOCK_RAW",	 [SOCK_RDM] = "SOCK_RDM",
+	[SOCK_SEQPACKET] = "SOCK_SEQPACKET", [SOCK_DCCP] = "SOCK_DCCP",
+	[SOCK_PACKET] = "SOCK_PACKET",
+};
+
+/* SB_NET_TCP or SB_NET_UDP, or 0 (refused, exception set). */
+static unsigned sock_kind(enum net_op op, PyObject *addr,
+			  const struct sock_info *si)
+{
+	struct sb_buf b = { 0 };
+	PyObject *r;
+	const char *s;
+	int t = si->type;
+
+	if (t == SOCK_STREAM &&
+	    (si->proto == IPPROTO_TCP || si->proto == IPPROTO_MPTCP))
+		return SB_NET_TCP;
+	if (t == SOCK_DGRAM &&
+	    (si->proto == IPPROTO_UDP || si->proto == IPPROTO_UDPLITE))
+		return SB_NET_UDP;
+	r = py.PyObject_Repr(addr);
+	s = r ? py.PyUnicode_AsUTF8AndSize(r, NULL) : NULL;
+	py.PyErr_Clear();
+	if (t == SOCK_STREAM || t == SOCK_DGRAM)
+		sb_buf_printf(&b,
+			      "Guard %s to %s DENIED: socket protocol %d cannot be evaluated by a net= rule.",
+			      op_names[op], s ? s : "?", si->proto);
+	else if (t > 0 && (size_t)t < SB_ARRAY_LEN(kind_names) &&
+		 kind_names[t])
+		sb_buf_printf(&b,
+			      "Guard %s to %s DENIED: socket type <SocketKind.%s: %d> cannot be evaluated by a net= rule.",
+			      op_names[op], s ? s : "?", kind_names[t], t);
+	else
+		sb_buf_printf(&b,
+			      "Guard %s to %s DENIED: socket type %d cannot be evaluated by a net= rule.",
+			      op_names[op], s ? s : "?", t);
+	if (r)
+		py.Py_DecRef(r);
+	raise_buf(&b);
+	return 0;
+}
+
+/* ---- AF_UNIX ---- */
+
+/* A path address needs write access through the file rules (5.2); an
+ * abstract one (leading NUL, or empty: the kernel autobinds an abstract
+ * name) is refused, since no rule can name it. */
+static int check_unix(enum net_op op, PyObject *addr)
+{
+	char path[PATH_MAX];
+	struct sb_buf b = { 0 };
+	PyObject *bytes;
+	char *s;
+	Py_ssize_t n;
+	size_t len;
+	bool ro;
+
+	if (py.PyObject_IsInstance(addr, py.PyUnicode_Type) == 1)
+		bytes = py.PyUnicode_EncodeFSDefault(addr);
+	else
+		bytes = py.PyBytes_FromObject(addr);
+	if (!bytes || py.PyBytes_AsStringAndSize(bytes, &s, &n) < 0) {
+		if (bytes)
+			py.Py_DecRef(bytes);
+		return refuse_addr(op, addr,
+				   "unsupported address format, no rule can be evaluated.");
+	}
+	if (n == 0 || s[0] == '\0') {
+		py.Py_DecRef(bytes);
+		return refuse_addr(op, addr,
+				   "abstract AF_UNIX addresses cannot be evaluated by a rule.");
+	}
+	len = strnlen(s, (size_t)n); /* the kernel stops at the first NUL */
+	if (len >= sizeof(path)) {
+		py.Py_DecRef(bytes);
+		return refuse_addr(op, addr,
+				   "unsupported address format, no rule can be evaluated.");
+	}
+	memcpy(path, s, len);
+	path[len] = '\0';
+	py.Py_DecRef(bytes);
+	if (sb_files_check(path, -1, true) == 0)
+		return 0;
+	/* the file guard said why in its own terms; say it as a socket */
+	ro = py.PyErr_ExceptionMatches(PY_EXC(PyExc_PermissionError)) == 1;
+	py.PyErr_Clear();
+	if (ro)
+		sb_buf_printf(&b,
+			      "Guard %s to AF_UNIX socket '%s' DENIED: it is exposed read-only; a socket needs expose-rw=.",
+			      op_names[op], path);
+	else
+		sb_buf_printf(&b,
+			      "Guard %s to AF_UNIX socket '%s' DENIED: no expose-ro=/expose-rw= rule covers this path.",
+			      op_names[op], path);
+	return raise_buf(&b);
+}
+
+/* ---- AF_INET / AF_INET6 ---- */
+
+/* Host and port of an (host, port[, flowinfo, scope]) tuple. 1 when it has
+ * that shape, 0 when not; *port is -1 when the port is not an int. */
+static int inet_tuple(PyObject *addr, int family, char host[HOST_MAX],
+		      int *host_kind, long *port)
+{
+	Py_ssize_t n;
+	PyObject *p;
+
+	if (py.PyObject_IsInstance(addr, py.PyTuple_Type) != 1)
+		return 0;
+	n = py.PyTuple_Size(addr);
+	if (n < 2 || n > (family == AF_INET6 ? 4 : 2))
+		return 0;
+	*host_kind = host_text(py.PyTuple_GetItem(addr, 0), host);
+	if (*host_kind == 0)
+		return 0;
+	p = py.PyTuple_GetItem(addr, 1);
+	*port = -1;
+	if (py.PyObject_IsInstance(p, py.PyLong_Type) == 1) {
+		*port = py.PyLong_AsLong(p);
+		if (*port == -1 && py.PyErr_Occurred())
+			py.PyErr_Clear();
+		if (*port > 65535 || *port < 0)
+			*port = -1;
+	}
+	py.PyErr_Clear();
+	return 1;
+}
+
+/* Judge an inet address as the event sees it: after CPython parsed it
+ * (and, for a name, already resolved it: the socket.socket wrappers below
+ * stop names before that). */
+static int check_inet(enum net_op op, PyObject *addr,
+		      const struct sock_info *si)
+{
+	char host[HOST_MAX];
+	const struct sb_pin *pin;
+	struct sb_addr a;
+	int hk;
+	long port;
+	unsigned kind, dir = op == OP_BIND ? SB_NET_IN : SB_NET_OUT;
+
+	if (!inet_tuple(addr, si->family, host, &hk, &port) || port < 0)
+		return refuse_addr(op, addr,
+				   "unsupported address format, no rule can be evaluated.");
+	kind = sock_kind(op, addr, si);
+	if (!kind)
+		return -1;
+	if (hk == 1 && socket_literal(si->family, host, &a))
+		return judge(kind, dir, NULL, &a, 1, (unsigned)port);
+	pin = hk == 1 ? find_pin(host) : NULL;
+	if (!pin)
+		return refuse_unpinned(host, (unsigned)port);
+	return judge(kind, dir, host, pin->addrs, pin->n_addrs,
+		     (unsigned)port);
+}
+
+static int check_address(enum net_op op, PyObject *sock, PyObject *addr)
+{
+	struct sock_info si;
+
+	if (!sock)
+		return raise_msg("Guard network operation DENIED: its arguments cannot be read.");
+	if (!addr || addr == PY_NONE) /* sendmsg on a connected socket */
+		return 0;
+	if (sock_info(op, sock, &si) < 0)
+		return -1;
+	if (si.fd < 0)
+		return 0;
+	switch (si.family) {
+	case AF_UNIX:
+		return check_unix(op, addr);
+	case AF_INET:
+	case AF_INET6:
+		return check_inet(op, addr, &si);
+	default:
+		return refuse_addr(op, addr,
+				   "unsupported address format, no rule can be evaluated.");
+	}
+}
+
+/* ---- socket creation ---- */
+
+static int check_new(PyObject *args)
+{
+	long family = -1, type = -1, proto = -1;
+	char msg[160];
+
+	if (py.PyTuple_Size(args) < 4 ||
+	    sb_arg_int(py.PyTuple_GetItem(args, 1), &family) < 0 ||
+	    sb_arg_int(py.PyTuple_GetItem(args, 2), &type) < 0 ||
+	    sb_arg_int(py.PyTuple_GetItem(args, 3), &proto) < 0)
+		return raise_msg("Guard socket creation DENIED: its arguments cannot be read.");
+	if (family == AF_PACKET || family == AF_NETLINK) {
+		snprintf(msg, sizeof(msg),
+			 "Guard socket creation DENIED: address family %s cannot be evaluated by a net= rule.",
+			 family == AF_PACKET ? "AF_PACKET" : "AF_NETLINK");
+		return raise_msg(msg);
+	}
+	if (type != -1 && ((type & SOCK_TYPE_MASK) == SOCK_RAW ||
+			   (type & SOCK_TYPE_MASK) == SOCK_PACKET)) {
+		snprintf(msg, sizeof(msg),
+			 "Guard socket creation DENIED: raw sockets (%s) cannot be evaluated by a net= rule.",
+			 (type & SOCK_TYPE_MASK) == SOCK_RAW ? "SOCK_RAW"
+							     : "SOCK_PACKET");
+		return raise_msg(msg);
+	}
+	/* ICMP "ping" sockets, SCTP...: not what TCP and UDP rules mean */
+	if ((family == -1 || family == AF_INET || family == AF_INET6) &&
+	    proto != -1 && proto != 0 && proto != IPPROTO_TCP &&
+	    proto != IPPROTO_UDP && proto != IPPROTO_UDPLITE &&
+	    proto != IPPROTO_MPTCP) {
+		snprintf(msg, sizeof(msg),
+			 "Guard socket creation DENIED: protocol %ld cannot be evaluated by a net= rule.",
+			 proto);
+		return raise_msg(msg);
+	}
+	return 0;
+}
+
+/* ---- resolution and reverse lookups (events) ---- */
+
+/* A forward lookup the wrappers did not answer (they pass literals and, when
+ * some rule could allow it, unpinned names). */
+static int check_resolution(PyObject *host_obj)
+{
+	char host[HOST_MAX];
+	struct sb_addr a;
+	int hk;
+
+	if (!host_obj || host_obj == PY_NONE)
+		return 0;
+	hk = host_text(host_obj, host);
+	if (hk == 0)
+		return 0; /* CPython refuses it by itself */
+	if (hk == 1 && (resolver_literal(host, &a) || find_pin(host)))
+		return 0;
+	if (names_can_be_allowed())
+		return 0;
+	return refuse_resolution(host);
+}
+
+/* Does some ALLOW rule let this address through, in some kind, direction
+ * and port? Tried at the ends of each port range of each ALLOW rule, with
+ * the DENY rules first as always: it may refuse an address some untried
+ * port would allow, never the other way round. */
+static bool allowed_somewhere(const struct sb_addr *a)
+{
+	const struct sb_policy *p = sb_g.policy;
+	const struct sb_net_rule *d;
+	unsigned kind, dir;
+	size_t i, j;
+
+	for (i = 0; i < p->nets.n; i++) {
+		const struct sb_net_rule *r = &p->nets.v[i];
+
+		if (!r->allow)
+			continue;
+		for (kind = SB_NET_TCP; kind <= SB_NET_UDP; kind <<= 1) {
+			if (!(r->kinds & kind))
+				continue;
+			for (dir = SB_NET_IN; dir <= SB_NET_OUT; dir <<= 1) {
+				if (!(r->dirs & dir))
+					continue;
+				for (j = 0; j < r->n_ports; j++) {
+					d = decide(kind, dir, a,
+						   r->ports[j].lo);
+					if (d && d->allow)
+						return true;
+					d = decide(kind, dir, a,
+						   r->ports[j].hi);
+					if (d && d->allow)
+						return true;
+				}
+			}
+		}
+	}
+	return false;
+}
+
+/* gethostbyaddr(ip) and getnameinfo((ip, port), flags): the seed left them
+ * open (E5); a reverse query for an address no rule allows is refused. */
+static int check_reverse(PyObject *host_obj)
+{
+	char host[HOST_MAX];
+	struct sb_buf b = { 0 };
+	const struct sb_pin *pin = NULL;
+	struct sb_addr a;
+	size_t i;
+	int hk = host_obj ? host_text(host_obj, host) : 0;
+
+	if (hk == 0)
+		return 0; /* not text: CPython raises TypeError */
+	if (hk == 1 && (parse_ip4(host, true, &a) || parse_ip6(host, &a))) {
+		if (allowed_somewhere(&a))
+			return 0;
+	} else if (hk == 1 && (pin = find_pin(host)) != NULL) {
+		for (i = 0; i < pin->n_addrs; i++)
+			if (!allowed_somewhere(&pin->addrs[i]))
+				break;
+		if (i == pin->n_addrs)
+			return 0;
+	}
+	sb_buf_printf(&b,
+		      "Guard reverse lookup of '%s' DENIED: no net= rule allows this address.",
+		      host);
+	return raise_buf(&b);
+}
+
+int sb_net_event(const char *event, PyObject *args)
+{
+	const char *e = event + 7; /* after "socket." */
+	Py_ssize_t n = py.PyTuple_Size(args);
+	PyObject *a0 = n > 0 ? py.PyTuple_GetItem(args, 0) : NULL;
+	PyObject *a1 = n > 1 ? py.PyTuple_GetItem(args, 1) : NULL;
+
+	sb_net_module_loaded(); /* in case an import went unseen */
+	if (strcmp(e, "connect") == 0)
+		return check_address(OP_CONNECT, a0, a1);
+	if (strcmp(e, "bind") == 0)
+		return check_address(OP_BIND, a0, a1);
+	if (strcmp(e, "sendto") == 0)
+		return check_address(OP_SENDTO, a0, a1);
+	if (strcmp(e, "sendmsg") == 0)
+		return check_address(OP_SENDMSG, a0, a1);
+	if (strcmp(e, "__new__") == 0)
+		return check_new(args);
+	if (strcmp(e, "getaddrinfo") == 0 || strcmp(e, "gethostbyname") == 0)
+		return check_resolution(a0);
+	if (strcmp(e, "gethostbyaddr") == 0)
+		return check_reverse(a0);
+	if (strcmp(e, "getnameinfo") == 0) {
+		if (a0 && py.PyObject_IsInstance(a0, py.PyTuple_Type) == 1 &&
+		    py.PyTuple_Size(a0) >= 1)
+			return check_reverse(py.PyTuple_GetItem(a0, 0));
+		return 0;
+	}
+	return 0;
+}
+
+/* ---- socket.socket methods: names stopped before CPython resolves ---- */
+
+/* CPython resolves a host name in connect(), bind() and sendto() before it
+ * raises the audit event, so an event alone cannot stop the query (E15) nor
+ * make the connection go to the address it judged (E13). These wrappers on
+ * socket.socket refuse an unpinned name and put the judged pinned address
+ * in place of a pinned one; the events then judge that literal again. The C
+ * class _socket.socket is still judged by the events, after its lookup. */
+
+struct meth_wrap {
+	const char *name;
+	PyObject *(*call)(struct meth_wrap *m, PyObject *args);
+	enum net_op op;
+	int nargs[2]; /* accepted counts of arguments after self */
+	int addr_at;  /* index of the address in args (self is 0); -1: last */
+	PyObject *original;
+	PyObject *fn;
+	struct py_method_def def;
+};
+
+static PyObject *call_original(struct meth_wrap *m, PyObject *args)
+{
+	return py.PyObject_Call(m->original, args, NULL);
+}
+
+/* The address to pass on instead of 'addr' (a new reference), or NULL with
+ * an exception (refused). */
+static PyObject *address_for(enum net_op op, PyObject *sock, PyObject *addr)
+{
+	char host[HOST_MAX], lit[INET6_ADDRSTRLEN];
+	const struct sb_addr *use = NULL;
+	const struct sb_pin *pin;
+	struct sock_info si;
+	struct sb_addr a;
+	PyObject *out, *item;
+	Py_ssize_t i, n;
+	unsigned kind;
+	long port;
+	int hk;
+	size_t k;
+
+	if (sock_info(op, sock, &si) < 0)
+		return NULL;
+	if (si.fd < 0 || (si.family != AF_INET && si.family != AF_INET6) ||
+	    !inet_tuple(addr, si.family, host, &hk, &port) ||
+	    (hk == 1 && socket_literal(si.family, host, &a))) {
+		py.Py_IncRef(addr);
+		return addr;
+	}
+	pin = hk == 1 ? find_pin(host) : NULL;
+	if (!pin) {
+		refuse_unpinned(host, port < 0 ? 0 : (unsigned)port);
+		return NULL;
+	}
+	/* a bad port: CPython reports it, with the literal, without a query */
+	if (port >= 0) {
+		kind = sock_kind(op, addr, &si);
+		if (!kind ||
+		    judge(kind, op == OP_BIND ? SB_NET_IN : SB_NET_OUT, host,
+			  pin->addrs, pin->n_addrs, (unsigned)port) < 0)
+			return NULL;
+	}
+	for (k = 0; k < pin->n_addrs && !use; k++)
+		if (pin->addrs[k].family == si.family)
+			use = &pin->addrs[k];
+	if (!use) {
+		raise_eai_again();
+		return NULL;
+	}
+	n = py.PyTuple_Size(addr);
+	out = py.PyTuple_New(n);
+	if (!out)
+		return NULL;
+	py.PyTuple_SetItem(out, 0,
+			   py.PyUnicode_FromString(addr_text(use, lit)));
+	for (i = 1; i < n; i++) {
+		item = py.PyTuple_GetItem(addr, i);
+		py.Py_IncRef(item);
+		py.PyTuple_SetItem(out, i, item);
+	}
+	return out;
+}
+
+/* connect(address), connect_ex(address), bind(address),
+ * sendto(data[, flags], address), sendmsg(buffers, ancdata, flags, address) */
+static PyObject *addr_method_call(struct meth_wrap *m, PyObject *args)
+{
+	Py_ssize_t n = py.PyTuple_Size(args), at, i;
+	PyObject *self, *addr, *naddr, *nargs, *res, *item;
+
+	if (n - 1 != m->nargs[0] && n - 1 != m->nargs[1])
+		return call_original(m, args); /* its own TypeError */
+	at = m->addr_at < 0 ? n - 1 : m->addr_at;
+	if (at >= n)
+		return call_original(m, args); /* no address given */
+	self = py.PyTuple_GetItem(args, 0);
+	addr = py.PyTuple_GetItem(args, at);
+	naddr = address_for(m->op, self, addr);
+	if (!naddr)
+		return NULL;
+	if (naddr == addr) {
+		py.Py_DecRef(naddr);
+		return call_original(m, args);
+	}
+	nargs = py.PyTuple_New(n);
+	if (!nargs) {
+		py.Py_DecRef(naddr);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (i == at) {
+			py.PyTuple_SetItem(nargs, i, naddr);
+			continue;
+		}
+		item = py.PyTuple_GetItem(args, i);
+		py.Py_IncRef(item);
+		py.PyTuple_SetItem(nargs, i, item);
+	}
+	res = call_original(m, nargs);
+	py.Py_DecRef(nargs);
+	return res;
+}
+
+/* listen() on an unbound socket: the kernel binds it to the wildcard
+ * address on a port of its choice, a bind no event reports (E10). Judged
+ * as bind(('', 0)). */
+static PyObject *listen_call(struct meth_wrap *m, PyObject *args)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct sock_info si;
+	struct sb_addr a = { 0 };
+	unsigned kind;
+	in_port_t port;
+	PyObject *self;
+
+	if (py.PyTuple_Size(args) < 1)
+		return call_original(m, args);
+	self = py.PyTuple_GetItem(args, 0);
+	if (sock_info(OP_BIND, self, &si) < 0)
+		return NULL;
+	if (si.fd < 0 || (si.family != AF_INET && si.family != AF_INET6) ||
+	    si.type != SOCK_STREAM)
+		return call_original(m, args);
+	if (getsockname((int)si.fd, (struct sockaddr *)&ss, &len) < 0)
+		return call_original(m, args); /* listen reports it */
+	port = ss.ss_family == AF_INET6
+		       ? ((struct sockaddr_in6 *)&ss)->sin6_port
+		       : ((struct sockaddr_in *)&ss)->sin_port;
+	if (port != 0)
+		return call_original(m, args); /* bound: bind was judged */
+	a.family = si.family;
+	kind = si.proto == IPPROTO_TCP || si.proto == IPPROTO_MPTCP
+		       ? SB_NET_TCP
+		       : 0;
+	if (!kind) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg),
+			 "Guard listen DENIED: socket protocol %d cannot be evaluated by a net= rule.",
+			 si.proto);
+		raise_msg(msg);
+		return NULL;
+	}
+	if (judge(kind, SB_NET_IN, NULL, &a, 1, 0) < 0)
+		return NULL;
+	return call_original(m, args);
+}
+
+#define METH(n, c, o, a, b, at)                                                \
+	{ .name = n, .call = c, .op = o, .nargs = { a, b }, .addr_at = at }
+static struct meth_wrap meth_wraps[] = {
+	METH("connect", addr_method_call, OP_CONNECT, 1, 1, 1),
+	METH("connect_ex", addr_method_call, OP_CONNECT, 1, 1, 1),
+	METH("bind", addr_method_call, OP_BIND, 1, 1, 1),
+	METH("sendto", addr_method_call, OP_SENDTO, 2, 3, -1),
+	METH("sendmsg", addr_method_call, OP_SENDMSG, 4, 4, 4),
+	METH("listen", listen_call, OP_BIND, 0, 1, 0),
+};
+#undef METH
+
+static PyObject *meth_trampoline(PyObject *self, PyObject *args,
+				 PyObject *kwargs)
+{
+	struct meth_wrap *m = py.PyCapsule_GetPointer(self, "pysb.net.meth");
+
+	if (!m)
+		return NULL;
+	if (!sb_g.armed || sb_guard_busy ||
+	    (kwargs && py.PyDict_Size(kwargs) > 0))
+		return py.PyObject_Call(m->original, args, kwargs);
+	return m->call(m, args);
+}
+
+/* Replace cls.<name> by a method (an instancemethod binds self, which a
+ * builtin function would not). */
+static int install_method(PyObject *cls, struct meth_wrap *m)
+{
+	PyObject *capsule, *cfn;
+
+	if (m->fn)
+		return 0;
+	m->original = py.PyObject_GetAttrString(cls, m->name);
+	if (!m->original) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	m->def.ml_name = m->name;
+	m->def.ml_meth = (void *)meth_trampoline;
+	m->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	m->def.ml_doc = NULL;
+	capsule = py.PyCapsule_New(m, "pysb.net.meth", NULL);
+	if (!capsule)
+		goto fail;
+	cfn = py.PyCFunction_NewEx(&m->def, capsule, NULL);
+	py.Py_DecRef(capsule);
+	if (!cfn)
+		goto fail;
+	m->fn = py.PyInstanceMethod_New(cfn);
+	py.Py_DecRef(cfn);
+	if (!m->fn)
+		goto fail;
+	if (py.PyObject_SetAttrString(cls, m->name, m->fn) < 0) {
+		py.Py_DecRef(m->fn);
+		m->fn = NULL;
+		goto fail;
+	}
+	return 0;
+fail:
+	py.Py_DecRef(m->original);
+	m->original = NULL;
+	return -1;
+}
+
+/* ---- resolver wrappers (_socket; socket holds the same objects) ---- */
+
+/* getaddrinfo(host, port, family=0, type=0, proto=0, flags=0) */
+static const char *const gai_params[] = { "host",  "port",  "family",
+					  "type",  "proto", "flags" };
+
+static PyObject *gai_answer(struct sb_wrap *w, const char *host,
+			    const struct sb_pin *pin, PyObject *const *argv,
+			    long family, long flags)
+{
+	char lit[INET6_ADDRSTRLEN];
+	PyObject *all, *args, *res, *first, *fixed, *item;
+	Py_ssize_t i, n;
+	size_t k;
+	int j;
+
+	all = py.PyList_New(0);
+	if (!all)
+		return NULL;
+	for (k = 0; k < pin->n_addrs; k++) {
+		if (family && pin->addrs[k].family != family)
+			continue;
+		args = py.PyTuple_New(6);
+		if (!args)
+			goto fail;
+		addr_text(&pin->addrs[k], lit);
+		py.PyTuple_SetItem(args, 0, py.PyUnicode_FromString(lit));
+		for (j = 1; j < 6; j++) {
+			item = argv[j] ? argv[j] : py.PyLong_FromLong(0);
+			if (argv[j])
+				py.Py_IncRef(item);
+			py.PyTuple_SetItem(args, j, item);
+		}
+		res = sb_wrap_call_original(w, args, NULL);
+		py.Py_DecRef(args);
+		if (!res)
+			goto fail;
+		n = py.PyList_Size(res);
+		for (i = 0; i < n; i++) {
+			item = py.PyList_GetItem(res, i);
+			if (py.PyList_Append(all, item) < 0) {
+				py.Py_DecRef(res);
+				goto fail;
+			}
+		}
+		py.Py_DecRef(res);
+	}
+	if (py.PyList_Size(all) == 0) {
+		py.Py_DecRef(all);
+		raise_eai_again();
+		return NULL;
+	}
+	/* the canonical name of a literal is the literal: give the name */
+	first = py.PyList_GetItem(all, 0);
+	if ((flags & AI_CANONNAME) && py.PyTuple_Size(first) == 5) {
+		fixed = py.PyTuple_New(5);
+		if (!fixed)
+			goto fail;
+		for (j = 0; j < 5; j++) {
+			item = j == 3 ? py.PyUnicode_FromString(host)
+				      : py.PyTuple_GetItem(first, j);
+			if (j != 3)
+				py.Py_IncRef(item);
+			py.PyTuple_SetItem(fixed, j, item);
+		}
+		/* PyList_SetItem is not in the table: rebuild the head */
+		args = py.PyList_New(0);
+		if (!args || py.PyList_Append(args, fixed) < 0) {
+			py.Py_DecRef(fixed);
+			if (args)
+				py.Py_DecRef(args);
+			goto fail;
+		}
+		py.Py_DecRef(fixed);
+		n = py.PyList_Size(all);
+		for (i = 1; i < n; i++)
+			if (py.PyList_Append(args, py.PyList_GetItem(all, i)) <
+			    0) {
+				py.Py_DecRef(args);
+				goto fail;
+			}
+		py.Py_DecRef(all);
+		all = args;
+	}
+	return all;
+fail:
+	py.Py_DecRef(all);
+	return NULL;
+}
+
+static PyObject *getaddrinfo_call(struct sb_wrap *w, PyObject *args,
+				  PyObject *kwargs)
+{
+	PyObject *argv[6] = { 0 };
+	Py_ssize_t n = py.PyTuple_Size(args), found = 0;
+	char host[HOST_MAX];
+	const struct sb_pin *pin;
+	struct sb_addr a;
+	long family = 0, flags = 0;
+	int i, hk;
+
+	if (n > 6)
+		return sb_wrap_call_original(w, args, kwargs);
+	for (i = 0; i < 6; i++) {
+		if (i < n) {
+			argv[i] = py.PyTuple_GetItem(args, i);
+		} else if ((argv[i] = sb_kwarg(kwargs, gai_params[i]))) {
+			found++;
+		}
+	}
+	/* unknown or doubled keywords, a missing argument: CPython's error */
+	if ((kwargs && py.PyDict_Size(kwargs) != found) || !argv[0] ||
+	    !argv[1])
+		return sb_wrap_call_original(w, args, kwargs);
+	if (argv[0] == PY_NONE)
+		return sb_wrap_call_original(w, args, kwargs);
+	hk = host_text(argv[0], host);
+	if (hk == 0)
+		return sb_wrap_call_original(w, args, kwargs);
+	if (sb_arg_int(argv[2], &family) < 0 || sb_arg_int(argv[5], &flags) < 0)
+		return NULL;
+	if (hk == 1 && resolver_literal(host, &a))
+		return sb_wrap_call_original(w, args, kwargs);
+	pin = hk == 1 ? find_pin(host) : NULL;
+	if (pin && !(flags & AI_NUMERICHOST))
+		return gai_answer(w, host, pin, argv, family, flags);
+	if (pin || names_can_be_allowed())
+		return sb_wrap_call_original(w, args, kwargs);
+	refuse_resolution(host);
+	return NULL;
+}
+
+/* The pinned IPv4 addresses of a name (gethostbyname answers IPv4 only). */
+static PyObject *pinned_v4_list(const struct sb_pin *pin)
+{
+	char lit[INET6_ADDRSTRLEN];
+	PyObject *list = py.PyList_New(0), *s;
+	size_t k;
+
+	if (!list)
+		return NULL;
+	for (k = 0; k < pin->n_addrs; k++) {
+		if (pin->addrs[k].family != AF_INET)
+			continue;
+		s = py.PyUnicode_FromString(addr_text(&pin->addrs[k], lit));
+		if (!s || py.PyList_Append(list, s) < 0) {
+			if (s)
+				py.Py_DecRef(s);
+			py.Py_DecRef(list);
+			return NULL;
+		}
+		py.Py_DecRef(s);
+	}
+	if (py.PyList_Size(list) == 0) {
+		py.Py_DecRef(list);
+		raise_eai_again();
+		return NULL;
+	}
+	return list;
+}
+
+/* gethostbyname(host) and gethostbyname_ex(host). NULL result with no
+ * exception set: not ours to answer, call the original. */
+static const struct sb_pin *byname_pin(PyObject *args, PyObject *kwargs,
+				       char host[HOST_MAX], int *refused)
+{
+	struct sb_addr a;
+	int hk;
+
+	*refused = 0;
+	if (py.PyTuple_Size(args) != 1 || kwargs)
+		return NULL;
+	hk = host_text(py.PyTuple_GetItem(args, 0), host);
+	if (hk == 0 || (hk == 1 && resolver_literal(host, &a)))
+		return NULL;
+	if (hk == 1 && find_pin(host))
+		return find_pin(host);
+	if (!names_can_be_allowed()) {
+		*refused = 1;
+		refuse_resolution(host);
+	}
+	return NULL;
+}
+
+static PyObject *gethostbyname_call(struct sb_wrap *w, PyObject *args,
+				    PyObject *kwargs)
+{
+	char host[HOST_MAX];
+	const struct sb_pin *pin;
+	PyObject *list, *res;
+	int refused;
+
+	pin = byname_pin(args, kwargs, host, &refused);
+	if (refused)
+		return NULL;
+	if (!pin)
+		return sb_wrap_call_original(w, args, kwargs);
+	list = pinned_v4_list(pin);
+	if (!list)
+		return NULL;
+	res = py.PyList_GetItem(list, 0);
+	py.Py_IncRef(res);
+	py.Py_DecRef(list);
+	return res;
+}
+
+static PyObject *gethostbyname_ex_call(struct sb_wrap *w, PyObject *args,
+				       PyObject *kwargs)
+{
+	char host[HOST_MAX];
+	const struct sb_pin *pin;
+	PyObject *list, *res, *aliases;
+	int refused;
+
+	pin = byname_pin(args, kwargs, host, &refused);
+	if (refused)
+		return NULL;
+	if (!pin)
+		return sb_wrap_call_original(w, args, kwargs);
+	list = pinned_v4_list(pin);
+	if (!list)
+		return NULL;
+	aliases = py.PyList_New(0);
+	res = aliases ? py.PyTuple_New(3) : NULL;
+	if (!res) {
+		if (aliases)
+			py.Py_DecRef(aliases);
+		py.Py_DecRef(list);
+		return NULL;
+	}
+	py.PyTuple_SetItem(res, 0, py.PyUnicode_FromString(host));
+	py.PyTuple_SetItem(res, 1, aliases);
+	py.PyTuple_SetItem(res, 2, list);
+	return res;
+}
+
+static struct sb_wrap resolver_wraps[] = {
+	{ .module = "_socket", .attr = "getaddrinfo", .also = "socket",
+	  .call = getaddrinfo_call },
+	{ .module = "_socket", .attr = "gethostbyname", .also = "socket",
+	  .call = gethostbyname_call },
+	{ .module = "_socket", .attr = "gethostbyname_ex", .also = "socket",
+	  .call = gethostbyname_ex_call },
+};
+
+/* ---- installation ---- */
+
+/* socket.py copies _socket's functions with 'from _socket import *': when it
+ * ran before our wrapper existed, point its names at the wrapper too. */
+static int sync_socket_module(PyObject *mod, struct sb_wrap *w)
+{
+	PyObject *cur = py.PyObject_GetAttrString(mod, w->attr);
+	int r = 0;
+
+	if (!cur) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	if (cur == w->original)
+		r = py.PyObject_SetAttrString(mod, w->attr, w->fn);
+	py.Py_DecRef(cur);
+	return r;
+}
+
+static bool all_installed;
+static bool socket_synced;
+
+static int install(void)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *c_mod, *s_mod, *cls;
+	size_t i;
+
+	if (all_installed || !mods)
+		return 0;
+	c_mod = py.PyDict_GetItemString(mods, "_socket");
+	s_mod = py.PyDict_GetItemString(mods, "socket");
+	if (c_mod) {
+		if (capture_socket_class() < 0)
+			return -1;
+		for (i = 0; i < SB_ARRAY_LEN(resolver_wraps); i++)
+			if (sb_wrap_install(&resolver_wraps[i]) < 0)
+				return -1;
+	}
+	if (c_mod && s_mod && !socket_synced) {
+		for (i = 0; i < SB_ARRAY_LEN(resolver_wraps); i++)
+			if (resolver_wraps[i].fn &&
+			    sync_socket_module(s_mod, &resolver_wraps[i]) < 0)
+				return -1;
+		socket_synced = true;
+	}
+	if (s_mod) {
+		cls = py.PyObject_GetAttrString(s_mod, "socket");
+		if (!cls) {
+			py.PyErr_Clear();
+			return 0;
+		}
+		/* socket.py still running: its name is _socket's class yet */
+		if (cls == c_socket_class || !c_socket_class) {
+			py.Py_DecRef(cls);
+			return 0;
+		}
+		for (i = 0; i < SB_ARRAY_LEN(meth_wraps); i++)
+			if (install_method(cls, &meth_wraps[i]) < 0) {
+				py.Py_DecRef(cls);
+				return -1;
+			}
+		py.Py_DecRef(cls);
+	}
+	all_installed = c_mod && s_mod && socket_synced && meth_wraps[0].fn;
+	return 0;
+}
+
+void sb_net_module_loaded(void)
+{
+	PyObject *t, *v, *tb;
+
+	if (all_installed || !sb_g.policy)
+		return;
+	/* keep a pending exception of the caller's intact */
+	py.PyErr_Fetch(&t, &v, &tb);
+	sb_guard_busy++;
+	if (install() < 0)
+		py.PyErr_Clear(); /* the events still judge every address */
+	sb_guard_busy--;
+	py.PyErr_Restore(t, v, tb);
+}
+
+int sb_net_arm(void)
+{
+	return install();
+}
