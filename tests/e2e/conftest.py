@@ -113,3 +113,44 @@ def run_sb(sb, tmp_cwd, request):
                               timeout=timeout, **kwargs)
 
     return run
+
+
+# ---- the interpreters a core case runs under ----
+
+PYENV_VERSIONS = ("3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0")
+
+
+def _pyenv_root():
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    return pathlib.Path(root)
+
+
+def interpreters():
+    """(id, path) of every CPython >= 3.9 this machine has: pyenv's
+    versions and Debian's /usr/bin/python3. Absent ones are listed too, and
+    skipped by the fixture with a reason."""
+    found = [(f"pyenv-{v}", _pyenv_root() / "versions" / v / "bin" /
+              "python3") for v in PYENV_VERSIONS]
+    found.append(("debian", pathlib.Path("/usr/bin/python3")))
+    return found
+
+
+@pytest.fixture(params=interpreters(), ids=lambda p: p[0])
+def python_exe(request):
+    """The interpreter to pass as --python=; a core case runs once per
+    interpreter present."""
+    name, path = request.param
+    if not path.exists():
+        pytest.skip(f"{name} is not installed on this machine ({path})")
+    return str(path)
+
+
+@pytest.fixture
+def sandboxed(run_sb, tmp_cwd, python_exe):
+    """sandboxed(rules, code, args=()) writes .py-sandboxes and script.py in
+    tmp_cwd and runs `python-sb --python=<each interpreter> script.py`."""
+    def run(rules, code, args=(), **kw):
+        (tmp_cwd / ".py-sandboxes").write_text(rules)
+        (tmp_cwd / "script.py").write_text(code)
+        return run_sb([f"--python={python_exe}", "script.py", *args], **kw)
+    return run

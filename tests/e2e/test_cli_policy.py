@@ -1,0 +1,336 @@
+"""The command line and the rule file, end to end (seed-spec 2 and 3).
+
+Each case runs build/python-sb as a user would: --pysandboxes-explain of
+the realistic file of 2.9, every family of configuration error with its
+exact `file(line): ` prefix and exit status 255, the lock, usage errors
+with status 2, and -V.
+"""
+import os
+import re
+import textwrap
+
+import pytest
+
+EXAMPLE_29 = textwrap.dedent("""\
+    # .py-sandboxes -- policy of my_app (reviewed 2026-09-10)
+
+    #include "./.local.py-sandboxes"  # May be added to .gitignore
+    include "~/.config/py-sandboxes/user-py-sandboxes.profile"  # For all project for user
+    include "/etc/py-sandboxes/global-py-sandboxes.profile"  # For all the node
+
+    # ENVIRONMENT VARIABLES
+    #env=USER=sandbox
+    env=TMPDIR=${TMPDIR:-${TEMP:-${TMP:-/tmp}}}
+    env=*_API_KEY=${*_API_KEY}
+    unenv=OPENAI_API_KEY
+    # <learning_guard_envs>
+    # Add rules (2026/09/10 at 14:22)
+    env=DEMO_API_KEY=${DEMO_API_KEY}
+    env=HOME=${HOME}
+
+    # </learning_guard_envs>
+
+    # FILE SYSTEM ACCESS
+    ignore=.env
+    ignore=*.log
+    # <learning_guard_files>
+    expose-ro=./app
+    expose-ro=./data
+    expose-rw=${TMPDIR:-/tmp}/my_app
+    expose-ro=~/.cache/huggingface
+    # </learning_guard_files>
+
+    # NETWORK ACCESS CONTROL
+    net=DENY|*|10.0.0.0/8|*|OUT
+    net=DENY|*|172.16.0.0/12|*|OUT
+    net=DENY|*|192.168.0.0/16|*|OUT
+    net=ALLOW|TCP|0.0.0.0/32|${PORT:-8000}|IN
+    # <learning_guard_socket>
+    net=ALLOW|TCP|localhost|443|OUT
+    # </learning_guard_socket>
+
+    # PYTHON IMPORTS CONTROL
+    # <learning_guard_import>
+    # ⚠ Dangerous!
+    python-import=importlib, inspect
+    # Standard Python
+    python-import=_socket, abc, argparse, asyncio, base64, codecs, collections
+    python-import=json, logging, os, pathlib, re, socket, ssl, urllib
+    # External modules (Are you sure about the origin?)
+    python-import=httpx
+    python-import=markdownify
+    # </learning_guard_import>
+
+    # PYTHON API CONTROL
+    # <learning_guard_api>
+    # threads: concurrency primitives
+    python-api=ALLOW:threads
+    # </learning_guard_api>
+
+    # DYNAMICALLY EVALUATED CODE (eval-*)
+    eval-namespace=closed
+    eval-syntax=arith, compare
+    eval-timeout=2s
+    eval-syntax:rules=arith, compare, conditional
+    eval-call:rules=min, max, round, abs
+    eval-namespace:rules=closed
+    # <learning_guard_eval>
+    # </learning_guard_eval>
+
+    # <learning_remote_result>
+    remote-result-mode=data-only
+    # </learning_remote_result>
+
+    py-sandbox=true
+    os-sandbox=${OS_SANDBOX:-subprocess}
+    remote-result-guard=true
+
+    # learn=false        # uncomment once reviewed: locks the rules
+
+    # PROVIDER PARAMETERS (only read by the selected provider)
+    # bwrap.share-net=yes
+    # firejail.net=docker0
+    # qemu.memory=2G
+    """)
+
+
+@pytest.fixture
+def home(tmp_path):
+    """A HOME of the test's own, outside the cwd, so that ~ rules are
+    hermetic and display as ~/..."""
+    h = tmp_path / "home"
+    (h / ".cache" / "huggingface").mkdir(parents=True)
+    return h
+
+
+def env_with(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "OS_SANDBOX"}
+    env.update(extra)
+    return env
+
+
+def test_explain_the_full_example(run_sb, tmp_cwd, home):
+    for d in ("app", "data", "tmp/my_app"):
+        (tmp_cwd / d).mkdir(parents=True)
+    (tmp_cwd / ".py-sandboxes").write_text(EXAMPLE_29)
+    r = run_sb(["--pysandboxes-explain"],
+               env=env_with(HOME=str(home), TMPDIR=str(tmp_cwd / "tmp"),
+                            DEMO_API_KEY="sk-secret-5521", X_API_KEY="xk-secret-7391"))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    lines = out.splitlines()
+
+    def origin(rule):
+        hit = [ln for ln in lines if ln.startswith(rule + " ")]
+        assert hit, f"{rule!r} not in:\n{out}"
+        return hit[0].rsplit("# ", 1)[1]
+
+    assert origin("env=TMPDIR=${TMPDIR:-${TEMP:-${TMP:-/tmp}}}") == \
+        ".py-sandboxes(9)"
+    assert origin("expose-ro=./app") == ".py-sandboxes(23)"
+    # ${} expanded, with the origin of the line that said it
+    assert origin(f"expose-rw={tmp_cwd}/tmp/my_app") == ".py-sandboxes(25)"
+    assert origin("net=ALLOW|TCP|0.0.0.0/32|8000|IN") == ".py-sandboxes(33)"
+    assert origin("os-sandbox=subprocess") == ".py-sandboxes(71)"
+    assert origin("env=TERM=${TERM}") == "<implicit>"
+    assert "sk-secret-5521" not in out and "xk-secret-7391" not in out
+    assert re.search(r"^#   DEMO_API_KEY HOME TERM TMPDIR X_API_KEY$", out,
+                     re.M) or "DEMO_API_KEY" in out
+    assert ("~/.config/py-sandboxes/user-py-sandboxes.profile: absent, "
+            "ignored (included from .py-sandboxes(4))") in out
+    assert "/etc/py-sandboxes/global-py-sandboxes.profile: absent" in out
+    assert "#   localhost -> 127.0.0.1" in out
+    assert "# Provider: subprocess, from .py-sandboxes(71)" in out
+    assert ("# Mode: enforcing: the rule file '.py-sandboxes' exists and no "
+            "learn= rule asks for learning") in out
+
+
+def test_explain_follows_os_sandbox_from_the_environment(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text(
+        "os-sandbox=${OS_SANDBOX:-subprocess}\n")
+    r = run_sb(["--pysandboxes-explain"], env=env_with(OS_SANDBOX="none"))
+    assert r.returncode == 0, r.stderr
+    assert "# Provider: none, from .py-sandboxes(1)" in r.stdout
+
+
+def test_explain_without_a_rule_file_says_learning(run_sb):
+    r = run_sb(["--os-sandbox=landlock", "--pysandboxes-explain"])
+    assert r.returncode == 0, r.stderr
+    assert ("# Mode: learning: the rule file '.py-sandboxes' does not exist"
+            in r.stdout)
+    assert "forced while learning" in r.stdout
+
+
+def test_explain_shows_command_line_rules(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text("python-import=json\n")
+    r = run_sb(["--os_sandbox=none", "--pysandboxes-explain"])
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^os-sandbox=none +# <arg>$", r.stdout, re.M)
+    assert "# Provider: none, from <arg>" in r.stdout
+
+
+# Each error example of the spec: the message, its prefix, status 255.
+ERRORS = [
+    ("line 1\nexpose-ro=./data\n",
+     ".py-sandboxes(1): Invalid rule 'line 1'\n"
+     ".py-sandboxes(2): In 'expose-ro=./data', path 'data' must exist."),
+    ("python-import=${A:B}\n",
+     ".py-sandboxes(1): Invalid variable reference '${A:B}', use ${NAME} "
+     "or ${NAME:-default}"),
+    ("os-sandbox=bwrap\n\nos-sandbox=bwrap\n",
+     ".py-sandboxes(1) and .py-sandboxes(3): Multiple os-sandbox "
+     "parameters."),
+    ("env=FOO\n", ".py-sandboxes(1): Detect a missing '=' in rule: env=FOO."),
+    ("expose-ro=/a,/b\n",
+     ".py-sandboxes(1): In 'expose-ro=/a,/b', expected a single path (no "
+     "comma)."),
+    ("net=ALLOW|TCP|1.2.3.4|443\n",
+     ".py-sandboxes(1): 'net=ALLOW|TCP|1.2.3.4|443' has incorrect number of "
+     "parts separated by '|'. Expected 5, got 4. Format: <DENY,ALLOW>|<TCP,"
+     "UDP list or *>|<ip/mask>, *|<port list>|<IN, OUT>."),
+    ("net=PERMIT|TCP|1.2.3.4|443|OUT\n",
+     ".py-sandboxes(1): 'net=PERMIT|TCP|1.2.3.4|443|OUT' use an invalid "
+     "action. Must be 'ALLOW' or 'DENY'."),
+    ("net=ALLOW|TCP|1.2.3.4|99999|OUT\n",
+     ".py-sandboxes(1): In 'net=ALLOW|TCP|1.2.3.4|99999|OUT', invalid port "
+     "list."),
+    ("python-api=ALLOW:proces-exec\n",
+     ".py-sandboxes(1): In 'python-api=ALLOW:proces-exec', unknown category "
+     "'proces-exec', expected one of ['deserialization', 'dynamic-code', "
+     "'introspection', 'native', 'privileges', 'process-control', "
+     "'process-exec', 'threads']."),
+    ("python-api=ALLOW:os.sistem\n",
+     ".py-sandboxes(1): In 'python-api=ALLOW:os.sistem', 'os.sistem' is not "
+     "a registered sensitive function."),
+    ("eval-synax=arith\n",
+     ".py-sandboxes(1): In 'eval-synax=arith', unknown key 'eval-synax', "
+     "closest known token is 'eval-syntax'."),
+    ("eval-timeout=1s\neval-timeout=2s\n",
+     ".py-sandboxes(2): eval-timeout is set twice in this profile (already "
+     "at line 1): a scalar is not a set."),
+    ("py-sandbox=maybe\n",
+     ".py-sandboxes(1): Invalid value 'maybe' for py-sandbox. Use true or "
+     "false."),
+    ("port=-5\n", ".py-sandboxes(1): Port must be a positive value"),
+    ("os-sandbox=docker\n", ".py-sandboxes(1): Invalid os-sandbox 'docker'."),
+]
+
+
+@pytest.mark.parametrize("rules,want", ERRORS,
+                         ids=[w.split(": ", 1)[1][:40] for _, w in ERRORS])
+def test_configuration_errors(run_sb, tmp_cwd, rules, want):
+    (tmp_cwd / ".py-sandboxes").write_text(rules)
+    (tmp_cwd / "script.py").write_text("print('ran')\n")
+    for args in (["--pysandboxes-explain"], ["script.py"]):
+        r = run_sb(args)
+        assert r.returncode == 255, (args, r.stdout, r.stderr)
+        assert r.stdout == "", "nothing may run"
+        assert r.stderr.endswith("Syntax error in config files.\n" + want +
+                                 "\n"), r.stderr
+
+
+def test_errors_of_includes_name_their_own_file(run_sb, tmp_cwd):
+    (tmp_cwd / "common.profile").write_text("# x\nbogus\n")
+    (tmp_cwd / ".py-sandboxes").write_text('include "./common.profile"\n'
+                                           "another bogus\n")
+    r = run_sb(["--pysandboxes-explain"])
+    assert r.returncode == 255
+    assert r.stderr.endswith(
+        "Syntax error in config files.\n"
+        ".py-sandboxes(2): Invalid rule 'another bogus'\n"
+        "common.profile(2): Invalid rule 'bogus'\n"), r.stderr
+
+
+def test_binary_garbage_is_an_error_not_a_crash(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_bytes(
+        bytes(range(256)) * 40 + b"\nexpose-ro=\x00\xff\n")
+    r = run_sb(["--pysandboxes-explain"])
+    assert r.returncode == 255, r.stderr
+    assert "Syntax error in config files." in r.stderr
+    assert "NUL byte" in r.stderr
+    # a hostile file cannot send control sequences to the terminal
+    assert "\x1b" not in r.stderr and "\\x1b" in r.stderr
+
+
+def test_a_directory_as_rule_file(run_sb, tmp_cwd):
+    (tmp_cwd / "dir").mkdir()
+    r = run_sb(["--pysandboxes-config=dir", "--pysandboxes-explain"])
+    assert r.returncode == 255
+    assert ("dir: the rule file: it is a directory, not a rule file."
+            in r.stderr)
+
+
+def test_lock_refuses_command_line_rules(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text("python-import=json\n"
+                                           "learn=false\n")
+    r = run_sb(["--os-sandbox=none", "--expose-ro=/etc", "-c", "pass"])
+    assert r.returncode == 255
+    assert r.stderr == (".py-sandboxes(2): 'learn=false' locks the rules, "
+                        "the command line cannot add --os-sandbox=none "
+                        "--expose-ro=/etc\n")
+
+
+def test_lock_refuses_learning(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text("learn=false\n")
+    r = run_sb(["--learn", "-c", "pass"])
+    assert r.returncode == 255
+    assert (".py-sandboxes(1): learning mode is forbidden, but requested by "
+            "<arg>.") in r.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-m"], "Argument expected for -m option"),
+    (["-c"], "Argument expected for -c option"),
+    (["-Z"], "Unknown option: -Z"),
+    (["--pysandboxes-config"],
+     "argument --pysandboxes-config: expected one argument"),
+])
+def test_usage_errors_exit_2(run_sb, args, message):
+    r = run_sb(args)
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[0] == message
+    assert r.stderr.splitlines()[1].startswith("usage: python-sb ")
+    assert "python-sb -h" in r.stderr.splitlines()[2]
+
+
+def test_version_prints_the_interpreter_version(run_sb, python_exe):
+    import subprocess
+    want = subprocess.run([python_exe, "-V"], capture_output=True,
+                          text=True).stdout
+    r = run_sb([f"--python={python_exe}", "-V"])
+    assert r.returncode == 0
+    assert r.stdout == want and want.startswith("Python 3.")
+
+
+def test_an_interpreter_that_does_not_exist(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text("python-import=json\n")
+    r = run_sb(["--python=/nonexistent/python3", "-c", "print(1)"])
+    assert r.returncode == 255
+    assert r.stdout == ""
+    assert "not an executable file" in r.stderr
+
+
+def test_an_interpreter_that_is_a_script_is_refused(run_sb, tmp_cwd):
+    script = tmp_cwd / "fakepython"
+    script.write_text("#!/bin/sh\necho pwned\n")
+    script.chmod(0o755)
+    (tmp_cwd / ".py-sandboxes").write_text("python-import=json\n")
+    r = run_sb([f"--python={script}", "-c", "print(1)"])
+    assert r.returncode == 255
+    assert "pwned" not in r.stdout
+    assert "is a script, not a Python binary" in r.stderr
+
+
+def test_a_provider_this_build_lacks_fails_closed(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text("os-sandbox=bwrap\n")
+    r = run_sb(["-c", "print('ran')"])
+    assert r.returncode == 255
+    assert r.stdout == ""
+    assert "os-sandbox=bwrap is not available" in r.stderr
+
+
+def test_no_rule_file_and_no_learning_yet_runs_nothing(run_sb):
+    r = run_sb(["-c", "print('ran')"])
+    assert r.returncode == 255
+    assert r.stdout == ""
+    assert "learning mode is not implemented" in r.stderr
