@@ -107,8 +107,11 @@ uninstall:
 demo:
 	@echo "make demo: not written yet (issue 8)" >&2; exit 1
 
-bench:
-	@echo "make bench: not written yet (issue 9)" >&2; exit 1
+# Ratios against plain python in one interleaved run; writes
+# bench/RESULTS.md. BENCH_ROUNDS=N for more rounds (at least 10).
+BENCH_ROUNDS ?= 15
+bench: all
+	/usr/bin/python3 bench/run --rounds $(BENCH_ROUNDS) --build $(BUILD)
 
 attacks:
 	@echo "make attacks: not written yet (issue 9)" >&2; exit 1
