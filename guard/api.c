@@ -144,6 +144,8 @@ static int install_denier(long idx)
 		return -1;
 	}
 	r = py.PyObject_SetAttrString(parent, attr, fn);
+	if (r == 0 && sb_guard_replace_in_os_sets(cur, fn) < 0)
+		py.PyErr_Clear();
 	py.Py_DecRef(fn);
 	py.Py_DecRef(parent);
 	if (r < 0) {

@@ -84,7 +84,10 @@ struct py_method_def {
 	X(PyObject *, PyEval_GetBuiltins, (void))                              \
 	X(PyObject *, PyObject_Repr, (PyObject *))                             \
 	X(PyObject *, PyBytes_FromObject, (PyObject *))                        \
-	X(PyObject *, PyInstanceMethod_New, (PyObject *))
+	X(PyObject *, PyInstanceMethod_New, (PyObject *))                      \
+	X(int, PySet_Contains, (PyObject *, PyObject *))                       \
+	X(int, PySet_Discard, (PyObject *, PyObject *))                        \
+	X(int, PySet_Add, (PyObject *, PyObject *))
 
 /* Data symbols: the address dlsym() returns is that of the variable. */
 #define SB_CAPI_TYPES(X)                                                       \

@@ -213,11 +213,20 @@ int sb_guard_raise_api(const char *qualname, const char *category)
 
 int sb_guard_check_api(const char *qualname)
 {
-	long i = sb_api_lookup(qualname);
+	long i = sb_api_lookup(qualname), twin = -1;
+	char alt[128];
 
 	if (i < 0) /* a name missing from the table is a bug: refuse */
 		return sb_guard_raise_api(qualname, "unknown");
 	if (sb_g.policy->api_allow && sb_g.policy->api_allow[i])
+		return 0;
+	/* an audit event names os.X for the posix.X twin too (os.system is
+	 * posix.system): a grant of either opens the event's door */
+	if (strncmp(qualname, "os.", 3) == 0 &&
+	    (size_t)snprintf(alt, sizeof(alt), "posix.%s", qualname + 3) <
+		    sizeof(alt))
+		twin = sb_api_lookup(alt);
+	if (twin >= 0 && sb_g.policy->api_allow && sb_g.policy->api_allow[twin])
 		return 0;
 	return sb_guard_raise_api(
 		qualname, sb_api_category_name(sb_api_registry[i].category));
@@ -296,6 +305,41 @@ int sb_wrap_install(struct sb_wrap *w)
 		return -1;
 	if (w->also && set_in_module(w->also, w->attr, w->fn, w->original) < 0)
 		return -1;
+	return sb_guard_replace_in_os_sets(w->original, w->fn);
+}
+
+/* os.supports_dir_fd, supports_fd, supports_follow_symlinks and
+ * supports_effective_ids hold the function objects themselves: put the
+ * replacement there too, or the sets hand the originals back. */
+int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn)
+{
+	static const char *const sets[] = { "supports_dir_fd", "supports_fd",
+					    "supports_follow_symlinks",
+					    "supports_effective_ids" };
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *os = mods ? py.PyDict_GetItemString(mods, "os") : NULL;
+	size_t i;
+
+	if (!os)
+		return 0;
+	for (i = 0; i < SB_ARRAY_LEN(sets); i++) {
+		PyObject *set = py.PyObject_GetAttrString(os, sets[i]);
+		int has;
+
+		if (!set) {
+			py.PyErr_Clear();
+			continue;
+		}
+		has = py.PySet_Contains(set, original);
+		if (has == 1 && (py.PySet_Discard(set, original) < 0 ||
+				 py.PySet_Add(set, fn) < 0)) {
+			py.Py_DecRef(set);
+			return -1;
+		}
+		if (has < 0)
+			py.PyErr_Clear();
+		py.Py_DecRef(set);
+	}
 	return 0;
 }
 

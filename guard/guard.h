@@ -78,6 +78,8 @@ struct sb_wrap {
 /* Install if 'module' is loaded; 0 when done or module absent, -1 on error
  * (exception set). Installing twice is harmless. */
 int sb_wrap_install(struct sb_wrap *w);
+/* Swap 'original' for 'fn' in the os.supports_* sets: 0 or -1. */
+int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn);
 /* Call the original with the same arguments (new reference or NULL). */
 PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
 				PyObject *kwargs);

@@ -140,10 +140,35 @@ static int judge_import(PyObject *name, PyObject *globals, PyObject *level)
 }
 
 /* With no Python frame at all, no program code is running: the runtime
- * imports for itself (printing a traceback imports linecache). */
+ * imports for itself (printing a traceback imports linecache). The codec
+ * machinery counts as the runtime too: encodings.idna, imported to encode
+ * a host name, imports stringprep and unicodedata. */
+static __thread int runtime_depth; /* inside an import the runtime made */
+
 static bool runtime_import(void)
 {
-	return py.PyEval_GetFrame() == NULL;
+	PyObject *frame = py.PyEval_GetFrame(), *code, *file;
+	char buf[PATH_MAX];
+	size_t n;
+	int r;
+
+	if (runtime_depth || !frame)
+		return true;
+	if (!sb_g.stdlib)
+		return false;
+	code = py.PyFrame_GetCode(frame);
+	file = code ? py.PyObject_GetAttrString(code, "co_filename") : NULL;
+	if (code)
+		py.Py_DecRef(code);
+	if (!file) {
+		py.PyErr_Clear();
+		return false;
+	}
+	r = sb_arg_path(file, buf);
+	py.Py_DecRef(file);
+	n = strlen(sb_g.stdlib);
+	return r == 1 && strncmp(buf, sb_g.stdlib, n) == 0 &&
+	       strncmp(buf + n, "/encodings/", 11) == 0;
 }
 
 /* A module already loaded, imported again by the runtime or a library (the
@@ -178,12 +203,16 @@ static PyObject *import_call(struct sb_wrap *w, PyObject *args,
 				  : sb_kwarg(kwargs, "globals");
 	PyObject *level = n > 4 ? py.PyTuple_GetItem(args, 4)
 				: sb_kwarg(kwargs, "level");
+	bool runtime = runtime_import();
 	PyObject *res;
 
-	if (!runtime_import() && !cached_for_library(name, level) &&
+	if (!runtime && !cached_for_library(name, level) &&
 	    judge_import(name, globals, level) < 0)
 		return NULL;
+	/* what the runtime's import imports in turn is the runtime's too */
+	runtime_depth += runtime;
 	res = sb_wrap_call_original(w, args, kwargs);
+	runtime_depth -= runtime;
 	if (res)
 		module_loaded();
 	return res;

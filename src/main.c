@@ -145,6 +145,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "python-sb: %s\n", err);
 		return EXIT_POLICY;
 	}
+	if (!cli.command.n && cli.interp.n &&
+	    sb_str_starts(cli.interp.v[cli.interp.n - 1], "--help-")) {
+		/* --help-env, --help-xoptions, --help-all: CPython prints and
+		 * exits while parsing its options; no code runs */
+		execl(interp.path, interp.path, cli.interp.v[cli.interp.n - 1],
+		      (char *)NULL);
+		fprintf(stderr, "python-sb: exec %s: %s\n", interp.path,
+			strerror(errno));
+		return EXIT_POLICY;
+	}
 	if (cli.version) {
 		/* `python -V` stops while parsing its options: no code runs */
 		execl(interp.path, interp.path, "-V", (char *)NULL);

@@ -222,7 +222,12 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 			return -1;
 		}
 	}
-	if (first || !seen_end) {
+	if (first) {
+		*err = "not a python-sb policy (no header): the descriptor is "
+		       "empty or not the one python-sb wrote";
+		return -1;
+	}
+	if (!seen_end) {
 		*err = "truncated policy: no end record";
 		return -1;
 	}

@@ -9,6 +9,7 @@
  */
 #include "run.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -57,6 +58,49 @@ static int find_support(struct sb_arena *a, const char **guard,
 		return 0;
 	}
 	return -1;
+}
+
+/* The guard enters by LD_PRELOAD, which the dynamic linker ignores for a
+ * static executable and restricts for a set-id one: such an interpreter
+ * would run unguarded, so it is refused. NULL when the binary can be
+ * guarded, else why not. */
+static const char *unguardable(struct sb_arena *a, const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	struct stat st;
+	int fd, i;
+	bool interp = false;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return sb_arena_printf(a, "cannot read it: %s", strerror(errno));
+	}
+	if (st.st_mode & (S_ISUID | S_ISGID)) {
+		close(fd);
+		return "it is set-user-ID or set-group-ID, and LD_PRELOAD "
+		       "cannot load the guard into it";
+	}
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		close(fd);
+		return "it is not a 64-bit ELF executable";
+	}
+	for (i = 0; i < eh.e_phnum && !interp; i++) {
+		off_t off = (off_t)eh.e_phoff + (off_t)i * eh.e_phentsize;
+
+		if (pread(fd, &ph, sizeof(ph), off) != sizeof(ph))
+			break;
+		interp = ph.p_type == PT_INTERP;
+	}
+	close(fd);
+	if (!interp)
+		return "it is statically linked, and LD_PRELOAD cannot load "
+		       "the guard into it";
+	return NULL;
 }
 
 /* The program's environment: only what env= and unenv= produce (2.6.2),
@@ -112,19 +156,18 @@ static bool debug_malloc(const struct sb_policy *p, const struct sb_cli *cli)
 		if (x && (strcmp(x, "dev") == 0 || strncmp(x, "dev=", 4) == 0))
 			dev = true;
 	}
-	if (dev)
-		return true;
-	if (ignore_env)
-		return false;
-	for (i = 0; i < p->env.n; i++) {
-		const char *n = p->env.v[i].name, *v = p->env.v[i].value;
-
-		if (strcmp(n, "PYTHONDEVMODE") == 0 && *v)
-			return true;
-		if (strcmp(n, "PYTHONMALLOC") == 0 && strstr(v, "debug"))
-			return true;
+	if (!ignore_env) {
+		/* an explicit PYTHONMALLOC decides, even with -X dev */
+		for (i = 0; i < p->env.n; i++)
+			if (strcmp(p->env.v[i].name, "PYTHONMALLOC") == 0 &&
+			    *p->env.v[i].value)
+				return strstr(p->env.v[i].value, "debug") != NULL;
+		for (i = 0; i < p->env.n; i++)
+			if (strcmp(p->env.v[i].name, "PYTHONDEVMODE") == 0 &&
+			    *p->env.v[i].value)
+				dev = true;
 	}
-	return false;
+	return dev;
 }
 
 static int policy_memfd(const struct sb_policy *p, const char *pkgdir,
@@ -209,6 +252,15 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 				"(%s) or the pysandboxes package: the "
 				"installation is incomplete; nothing was run.\n",
 				GUARD_LIB);
+			return EXIT_POLICY;
+		}
+		const char *why = unguardable(a, interp->real);
+
+		if (why) {
+			fprintf(stderr,
+				"python-sb: the interpreter '%s' cannot be "
+				"guarded: %s; nothing was run.\n",
+				interp->real, why);
 			return EXIT_POLICY;
 		}
 		if (strpbrk(guard, " :")) {

@@ -1,6 +1,156 @@
+/* test_util.c - the arena and buffers, the two glob matchers (env= / eval-*
+ * '*'-only globs, and ignore='s fnmatch), lexical paths and strip. */
+#include <stdlib.h>
+#include <time.h>
+
 #include "tap.h"
+#include "util.h"
+
+static void test_star_glob(void)
+{
+	static const struct {
+		const char *pat, *s;
+		bool want;
+	} cases[] = {
+		{ "*_API_KEY", "OPENAI_API_KEY", true },
+		{ "*_API_KEY", "ANY_API_KEY_X", false }, /* anchored at the end */
+		{ "*_API_KEY", "_API_KEY", true },
+		{ "X*", "X", true },
+		{ "X*", "AX", false }, /* anchored at the start */
+		{ "*", "", true },
+		{ "", "", true },
+		{ "", "a", false },
+		{ "a*b*c", "abc", true },
+		{ "a*b*c", "aXbYc", true },
+		{ "a*b*c", "acb", false },
+		{ "a*bc*bc", "abcbc", true },
+		{ "a*bc*bc", "abc", false }, /* pieces may not overlap */
+		{ "**", "anything", true },
+		{ "a?c", "abc", false }, /* '?' is literal here */
+		{ "a?c", "a?c", true },
+		{ "[ab]", "a", false },
+	};
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(cases); i++)
+		ok(sb_glob_star_match(cases[i].pat, cases[i].s) == cases[i].want,
+		   "star glob '%s' vs '%s'", cases[i].pat, cases[i].s);
+}
+
+static void test_star_glob_is_linear(void)
+{
+	/* a pattern that makes a backtracking matcher exponential */
+	char pat[64], *s = malloc(200001);
+	clock_t t0;
+	int i;
+
+	for (i = 0; i < 30; i++) {
+		pat[2 * i] = 'a';
+		pat[2 * i + 1] = '*';
+	}
+	strcpy(pat + 60, "b");
+	memset(s, 'a', 200000);
+	s[200000] = '\0';
+	t0 = clock();
+	ok(!sb_glob_star_match(pat, s), "a*a*...b does not match a^200000");
+	ok((double)(clock() - t0) / CLOCKS_PER_SEC < 1.0,
+	   "and it answers quickly (no backtracking)");
+	free(s);
+}
+
+static void test_fnmatch(void)
+{
+	static const struct {
+		const char *pat, *s;
+		bool want;
+	} cases[] = {
+		{ "*.log", "app.log", true },
+		{ "*.log", "app.log.1", false },
+		{ ".env", ".env", true },
+		{ ".*", ".venv", true },
+		{ "?.txt", "a.txt", true },
+		{ "?.txt", "ab.txt", false },
+		{ "[ab].txt", "b.txt", true },
+		{ "[!ab].txt", "b.txt", false },
+		{ "[!ab].txt", "c.txt", true },
+		{ "[a-c]x", "bx", true },
+		{ "[a-c]x", "dx", false },
+		{ "[]]", "]", true },
+		{ "[", "[", true }, /* unterminated: literal */
+		{ "/etc/*", "/etc/passwd", true },
+		{ "/etc/*", "/etc/ssl/certs", true }, /* '/' is ordinary */
+		{ "*", "", true },
+		{ "a*", "", false },
+	};
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(cases); i++)
+		ok(sb_fnmatch(cases[i].pat, cases[i].s) == cases[i].want,
+		   "fnmatch '%s' vs '%s'", cases[i].pat, cases[i].s);
+}
+
+static void test_paths(struct sb_arena *a)
+{
+	is_str(sb_path_normalize(a, "/a//b/./c/"), "/a/b/c", "normalize");
+	is_str(sb_path_normalize(a, "/a/b/../c"), "/a/c", "normalize ..");
+	is_str(sb_path_normalize(a, "/../../x"), "/x", ".. above the root");
+	is_str(sb_path_normalize(a, "/"), "/", "the root");
+	is_str(sb_path_normalize(a, "//"), "/", "double slash root");
+	is_str(sb_path_join(a, "/home/u", "data"), "/home/u/data", "join");
+	is_str(sb_path_join(a, "/home/u", "./data/../x"), "/home/u/x",
+	       "join and normalize");
+	is_str(sb_path_join(a, "/home/u", "/etc"), "/etc", "absolute wins");
+	ok(sb_path_under("/a/b", "/a"), "under");
+	ok(sb_path_under("/a", "/a"), "a directory is under itself");
+	ok(!sb_path_under("/ab", "/a"), "a prefix is not a parent");
+	ok(sb_path_under("/anything", "/"), "everything is under /");
+	ok(!sb_path_under("relative", "/"), "a relative path is not");
+}
+
+static void test_strings(struct sb_arena *a)
+{
+	is_str(sb_strip(a, " \t x y \r\n", 9), "x y", "strip");
+	is_str(sb_strip(a, "   ", 3), "", "strip to empty");
+	ok(sb_str_ieq("LandLock", "landlock"), "case-insensitive equality");
+	ok(!sb_str_ieq("land", "landlock"), "lengths differ");
+	ok(sb_str_starts("eval-call", "eval-"), "starts");
+	is_str(sb_arena_printf(a, "%s-%d", "x", 42), "x-42", "arena printf");
+}
+
+static void test_arena_and_vec(void)
+{
+	struct sb_arena *a = sb_arena_new();
+	SB_VEC(int) v = { 0 };
+	struct sb_buf b = { 0 };
+	char *big;
+	int i, sum = 0;
+
+	for (i = 0; i < 10000; i++)
+		*SB_VEC_PUSH(a, v) = i;
+	for (i = 0; i < 10000; i++)
+		sum += v.v[i] == i;
+	is_int(v.n, 10000, "vector holds every element");
+	is_int(sum, 10000, "in order, intact after growth");
+	big = sb_arena_alloc(a, 1 << 20);
+	ok(big[0] == 0 && big[(1 << 20) - 1] == 0, "big allocations zeroed");
+	for (i = 0; i < 1000; i++)
+		sb_buf_printf(&b, "%d,", i);
+	ok(b.len == strlen(b.s) && sb_str_starts(b.s, "0,1,2,"),
+	   "buffer grows and stays terminated");
+	sb_buf_free(&b);
+	sb_arena_free(a);
+}
+
 int main(void)
 {
-	ok(1, "placeholder");
+	struct sb_arena *a = sb_arena_new();
+
+	test_star_glob();
+	test_star_glob_is_linear();
+	test_fnmatch();
+	test_paths(a);
+	test_strings(a);
+	test_arena_and_vec();
+	sb_arena_free(a);
 	return tap_done();
 }

@@ -1,0 +1,182 @@
+"""Bad input and fail-closed behaviour of complete mode: a corrupt or
+truncated policy descriptor, a missing guard library, an interpreter the
+guard cannot enter; and the doors that a first version left ajar (the
+os.supports_* sets, the posix twins, the codec machinery)."""
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+import textwrap
+
+import pytest
+
+from conftest import REPO, sb_path
+
+GUARD = REPO / "build" / "libpysb-guard.so"
+PY311 = pathlib.Path(os.path.expanduser("~/.pyenv/versions/3.11.7/bin/"
+                                        "python3"))
+
+
+def python_for_direct_runs():
+    return str(PY311) if PY311.exists() else "/usr/bin/python3"
+
+
+def run_with_blob(blob: bytes, code="print('ran')"):
+    """Run an interpreter with the guard preloaded and 'blob' as its policy
+    descriptor, as python-sb would (but with a hand-made policy)."""
+    fd = os.memfd_create("blob", 0)
+    os.write(fd, blob)
+    os.lseek(fd, 0, 0)
+    try:
+        return subprocess.run(
+            [python_for_direct_runs(), "-c", code],
+            env={"LD_PRELOAD": str(GUARD), "PYSB_POLICY_FD": str(fd),
+                 "PATH": "/usr/bin:/bin"},
+            pass_fds=(fd,), capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(fd)
+
+
+GOOD_HEAD = (b"PYSB-POLICY 1\npkgdir\t" + str(REPO / "python").encode() +
+             b"\ncwd\t/tmp\nconfig-exists\t1\nlearning\t0\n"
+             b"debug-malloc\t0\n")
+
+
+@pytest.mark.parametrize("blob,message", [
+    (b"garbage\n", "not a python-sb policy (bad header)"),
+    (GOOD_HEAD, "truncated policy: no end record"),
+    (GOOD_HEAD + b"rule\tf\tnot-a-number\tpython-import=json\nend\n",
+     "corrupt policy: bad line number"),
+    (GOOD_HEAD + b"surprise\tx\nend\n", "corrupt policy: unknown record"),
+    (GOOD_HEAD + b"rule\tf\t3\tbogus rule\nend\n",
+     "f(3): Invalid rule 'bogus rule'"),
+    (b"", "not a python-sb policy"),
+])
+def test_a_bad_policy_descriptor_runs_nothing(blob, message):
+    r = run_with_blob(blob)
+    assert r.returncode == 255, r
+    assert "ran" not in r.stdout
+    assert r.stderr.startswith("python-sb: guard: "), r.stderr
+    assert message in r.stderr
+
+
+def test_a_good_descriptor_runs_and_guards():
+    r = run_with_blob(GOOD_HEAD + b"rule\tf\t1\tpython-import=json\nend\n",
+                      "import json\ntry:\n import os\nexcept Exception as e:"
+                      "\n print(type(e).__name__)\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "RuleModuleNotFoundError\n"
+
+
+def test_a_bad_descriptor_number():
+    r = subprocess.run([python_for_direct_runs(), "-c", "print('ran')"],
+                       env={"LD_PRELOAD": str(GUARD),
+                            "PYSB_POLICY_FD": "1x"},
+                       capture_output=True, text=True)
+    assert r.returncode == 255 and "ran" not in r.stdout
+    assert "bad PYSB_POLICY_FD" in r.stderr
+
+
+def test_without_python_sb_the_library_is_inert():
+    # a program that inherits the library without a policy is untouched
+    r = subprocess.run(["/bin/echo", "hello"],
+                       env={"LD_PRELOAD": str(GUARD)},
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == "hello\n", r.stderr
+
+
+def test_a_launcher_without_its_guard_refuses(tmp_path):
+    lone = tmp_path / "python-sb"
+    shutil.copy(sb_path(), lone)
+    (tmp_path / ".py-sandboxes").write_text("python-import=json\n")
+    r = subprocess.run([str(lone), "-c", "print('ran')"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 255
+    assert r.stdout == ""
+    assert "cannot find the guard library" in r.stderr
+
+
+def test_an_interpreter_that_is_not_python(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text("python-import=json\n")
+    r = run_sb(["--python=/bin/true", "-c", "1"])
+    assert r.returncode == 255
+    assert "does not export PySys_AddAuditHook" in r.stderr
+
+
+def test_a_static_interpreter_is_refused(run_sb, tmp_cwd):
+    if not shutil.which("gcc"):
+        pytest.skip("gcc not found: cannot build a static binary")
+    src = tmp_cwd / "s.c"
+    src.write_text("int main(void) { return 0; }\n")
+    static = tmp_cwd / "static_python"
+    built = subprocess.run(["gcc", "-static", "-o", str(static), str(src)],
+                           capture_output=True, text=True)
+    if built.returncode != 0:
+        pytest.skip(f"no static libc here: {built.stderr[:200]}")
+    (tmp_cwd / ".py-sandboxes").write_text("python-import=json\n")
+    r = run_sb([f"--python={static}", "-c", "1"])
+    assert r.returncode == 255
+    assert "statically linked" in r.stderr
+
+
+def test_children_do_not_inherit_the_guard(sandboxed):
+    code = textwrap.dedent("""\
+        import subprocess
+        out = subprocess.run(["/usr/bin/env"], capture_output=True,
+                             text=True).stdout
+        print("LD_PRELOAD" in out, "PYSB_POLICY_FD" in out)
+        """)
+    r = sandboxed("python-import=*\npython-api=ALLOW:process-exec\n", code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "False False\n"
+
+
+def test_os_supports_sets_hold_the_guarded_functions(sandboxed):
+    code = textwrap.dedent("""\
+        import os
+        stat = [f for f in os.supports_follow_symlinks
+                if f.__name__ == "stat"]
+        umask = [f for f in os.supports_fd if f.__name__ == "umask"]
+        try:
+            stat[0]("/etc/passwd")
+            print("stat ALLOWED")
+        except Exception as e:
+            print("stat", type(e).__name__)
+        print("originals", [f is os.stat for f in stat])
+        """)
+    r = sandboxed("python-import=*\n", code)
+    assert r.returncode == 0, r.stderr
+    assert "stat RuleFileNotFoundError" in r.stdout
+    assert "originals [True]" in r.stdout
+
+
+@pytest.mark.parametrize("rule", ["python-api=ALLOW:posix.system",
+                                  "python-api=ALLOW:os.system"])
+def test_a_twin_grant_opens_the_event(sandboxed, rule):
+    code = "import os\nprint(os.system('true'))\n"
+    if rule.endswith("posix.system"):
+        code = "import posix\nprint(posix.system('true'))\n"
+    r = sandboxed(f"python-import=*\n{rule}\n", code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "0\n"
+
+
+def test_encoding_a_host_name_needs_no_codec_rule(sandboxed):
+    code = textwrap.dedent("""\
+        import socket
+        print(socket.getaddrinfo("localhost", 80, proto=6)[0][4][1])
+        print("bücher".encode("idna"))
+        """)
+    r = sandboxed("python-import=socket, _socket, os, selectors, enum, "
+                  "collections, keyword, operator, reprlib, functools, "
+                  "itertools, types, heapq, math, select, errno, array, "
+                  "copyreg, abc, io, stat, _collections_abc, posixpath, "
+                  "genericpath, re, sre_compile, sre_parse, sre_constants, "
+                  "_sre, _weakrefset, warnings, linecache, tokenize, "
+                  "_thread, threading, _functools, _collections, _heapq, "
+                  "_abc, _operator, weakref, _weakref, time, codecs, "
+                  "_codecs, sys\n"
+                  "net=ALLOW|TCP|localhost|80|OUT\n", code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["80", "b'xn--bcher-kva'"]
