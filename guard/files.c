@@ -198,9 +198,6 @@ static int fd_dir(int fd, char out[PATH_MAX])
 	return 0;
 }
 
-/* Fill fp for 'path', relative to 'base' (a canonical directory) when
- * given, else to dir_fd when >= 0, else to the cwd. -1 when it cannot be
- * located (unresolvable descriptor, no cwd, too long, a loop). */
 /* Canonical directories met lately. An open() costs CPython five
  * syscalls; walking every component again would double that. A directory
  * is remembered only when it resolved completely, and everything is
@@ -402,17 +399,39 @@ static int judge_located(const char *spelled, const struct fs_paths *fp,
 	return refuse(&d, spelled, fp->abs);
 }
 
+/* A symlink met on the way to an exposure (Debian's /lib -> usr/lib):
+ * the program reaches its target through it anyway, so its own metadata
+ * (lstat, readlink) is no secret. Out of line: the hot path never needs
+ * the second buffer. */
+static __attribute__((noinline)) bool link_on_the_way(const char *path,
+						       int dir_fd,
+						       unsigned flags)
+{
+	struct fs_paths target;
+	struct sb_fs_decision d;
+
+	return locate(path, dir_fd, NULL, true, &target) == 0 &&
+	       verdict(path, &target, flags, &d) == SB_FS_ALLOW;
+}
+
 /* 0 allowed, -1 refused (exception set). 'fp' may be NULL. */
 static int judge(const char *path, int dir_fd, unsigned flags,
 		 struct fs_paths *fp)
 {
 	struct fs_paths local;
+	struct sb_fs_decision d;
 
 	if (!fp)
 		fp = &local;
 	if (locate(path, dir_fd, NULL, !(flags & J_NOFOLLOW), fp) < 0)
 		return refuse_not_exposed(path, path);
-	return judge_located(path, fp, flags);
+	if (verdict(path, fp, flags, &d) == SB_FS_ALLOW)
+		return 0;
+	if (d.verdict == SB_FS_NOT_EXPOSED && !(flags & J_WRITE) &&
+	    (flags & J_NOFOLLOW) && (flags & J_ANCESTOR) &&
+	    link_on_the_way(path, dir_fd, flags))
+		return 0;
+	return refuse(&d, path, fp->abs);
 }
 
 int sb_files_check(const char *path, int dir_fd, bool write)
@@ -684,15 +703,37 @@ static bool parent_is_dir(const char *path)
 	return stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The last value of URI query parameter 'key' (SQLite lets the last one
+ * win), compared as written: an encoded value reads as something else,
+ * which only makes the judgement stricter. */
+static bool uri_param_is(const char *q, const char *key, const char *value)
+{
+	size_t kl = strlen(key), vl = strlen(value);
+	bool is = false;
+
+	if (!q || *q != '?')
+		return false;
+	for (q++; *q && *q != '#';) {
+		size_t n = strcspn(q, "&#");
+
+		if (n > kl && strncmp(q, key, kl) == 0 && q[kl] == '=')
+			is = n == kl + 1 + vl &&
+			     strncmp(q + kl + 1, value, vl) == 0;
+		q += n;
+		if (*q == '&')
+			q++;
+	}
+	return is;
+}
+
 /* sqlite3.connect (database): SQLite opens the file in C, so this event is
  * the only door. With uri=True (which the event does not tell) a "file:"
- * name is a URI: judge both readings. */
+ * name is a URI: both readings are judged. */
 static int judge_sqlite(PyObject *args)
 {
 	char db[PATH_MAX], uri[PATH_MAX];
 	const char *s, *q;
 	size_t k = 0;
-	bool write = true;
 	int r = sb_arg_path(tuple_at(args, 0), db);
 
 	if (r <= 0 || strcmp(db, ":memory:") == 0)
@@ -708,17 +749,18 @@ static int judge_sqlite(PyObject *args)
 		s += 2;
 		s += strcspn(s, "/");
 	}
-	q = strpbrk(db, "?#");
-	if (q && (strstr(q, "mode=memory") ||
-		  (s == q && strstr(q, "vfs=memdb"))))
-		return 0;
-	if (q && strstr(q, "mode=ro"))
-		write = false;
+	q = strpbrk(s, "?#");
+	if (uri_param_is(q, "mode", "memory") ||
+	    uri_param_is(q, "vfs", "memdb"))
+		return 0; /* no file at all */
+	/* SQLite decodes %XX, and a %00 ends the path */
 	while (*s && *s != '?' && *s != '#' && k < sizeof(uri) - 1) {
 		int h, l;
 
 		if (*s == '%' && (h = hex_digit(s[1])) >= 0 &&
 		    (l = hex_digit(s[2])) >= 0) {
+			if (h == 0 && l == 0)
+				break;
 			uri[k++] = (char)(h * 16 + l);
 			s += 3;
 		} else {
@@ -726,9 +768,9 @@ static int judge_sqlite(PyObject *args)
 		}
 	}
 	uri[k] = '\0';
-	if (!k || memchr(uri, '\0', k))
+	if (!k)
 		return 0; /* an empty name is a private temporary database */
-	return judge(uri, -1, write ? WR : RD, NULL);
+	return judge(uri, -1, uri_param_is(q, "mode", "ro") ? RD : WR, NULL);
 }
 
 static const struct event_spec *find_event(const char *event)
@@ -879,8 +921,8 @@ static PyObject *readlink_call(struct sb_wrap *w, PyObject *args,
 	int fd, r;
 
 	if (kw_dir_fd(kwargs, &fd) < 0 ||
-	    judge_arg(arg_at(args, kwargs, 0, "path"), fd, RD | NF, &link,
-		      &judged) < 0)
+	    judge_arg(arg_at(args, kwargs, 0, "path"), fd, RD | NF | J_ANCESTOR,
+		      &link, &judged) < 0)
 		return NULL;
 	res = sb_wrap_call_original(w, args, kwargs);
 	if (!res || !judged)
@@ -896,10 +938,18 @@ static PyObject *readlink_call(struct sb_wrap *w, PyObject *args,
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	if (locate(target, -1, dir, true, &fp) < 0)
-		r = refuse_not_exposed(target, target);
-	else
-		r = judge_located(target, &fp, RD);
+	/* the refusal names the link, never the target it would disclose */
+	if (locate(target, -1, dir, true, &fp) < 0 ||
+	    judge_located(target, &fp, RD | J_ANCESTOR) < 0) {
+		char msg[PATH_MAX + 80];
+
+		py.PyErr_Clear();
+		snprintf(msg, sizeof(msg),
+			 "Access to the target of '%s' must be accepted by a "
+			 "rule.",
+			 link.abs);
+		r = sb_guard_raise(SB_EXC_FILE_NOT_FOUND, msg, link.abs);
+	}
 	if (r < 0) {
 		py.Py_DecRef(res);
 		return NULL;

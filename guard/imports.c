@@ -291,7 +291,37 @@ static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 	return sb_wrap_call_original(w, args, kwargs);
 }
 
+/* _imp.create_builtin(spec): building a second copy of a builtin module
+ * that is loaded already (posix, _signal, _thread...) is a reload, and
+ * would hand out originals without their wrappers. */
+static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
+				     PyObject *kwargs)
+{
+	PyObject *spec = py.PyTuple_Size(args) > 0 ? py.PyTuple_GetItem(args, 0)
+						   : NULL;
+	PyObject *name = spec ? py.PyObject_GetAttrString(spec, "name") : NULL;
+	PyObject *mods = py.PyImport_GetModuleDict();
+	char buf[PATH_MAX];
+	int r;
+
+	if (!name) {
+		py.PyErr_Clear();
+		return sb_wrap_call_original(w, args, kwargs);
+	}
+	r = sb_arg_path(name, buf);
+	py.Py_DecRef(name);
+	if (r < 0)
+		return NULL;
+	if (r == 1 && mods && py.PyDict_GetItemString(mods, buf) &&
+	    !sb_guard_caller_is_library() &&
+	    sb_guard_check_api("importlib.reload") < 0)
+		return NULL;
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
 static struct sb_wrap wraps[] = {
+	{ .module = "_imp", .attr = "create_builtin",
+	  .call = create_builtin_call },
 	{ .module = "builtins", .attr = "__import__", .call = import_call },
 	{ .module = "_frozen_importlib", .attr = "_gcd_import",
 	  .call = gcd_import_call },

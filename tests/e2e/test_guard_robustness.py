@@ -180,3 +180,31 @@ def test_encoding_a_host_name_needs_no_codec_rule(sandboxed):
                   "net=ALLOW|TCP|localhost|80|OUT\n", code)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["80", "b'xn--bcher-kva'"]
+
+
+def test_rebuilding_a_builtin_module_is_a_reload(sandboxed):
+    code = textwrap.dedent("""\
+        import sys
+        imp = sys.modules["_frozen_importlib"]._imp
+        spec = sys.modules["_frozen_importlib"].ModuleSpec("posix", None)
+        try:
+            fresh = imp.create_builtin(spec)
+            print("ALLOWED", fresh.umask is sys.modules["posix"].umask)
+        except Exception as e:
+            print(type(e).__name__, str(e).splitlines()[0])
+        """)
+    r = sandboxed("python-import=*\n", code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("RuleApiPermissionError importlib.reload() is denied "
+                        "by the API guard (category: introspection).\n")
+
+
+def test_dev_mode_with_an_explicit_allocator(sandboxed, tmp_cwd, run_sb,
+                                             python_exe):
+    (tmp_cwd / ".py-sandboxes").write_text(
+        "env=PYTHONMALLOC=${PYTHONMALLOC}\npython-import=json\n")
+    for malloc in ("malloc", "pymalloc", "malloc_debug", "debug"):
+        r = run_sb([f"--python={python_exe}", "-X", "dev", "-c",
+                    "print('ok')"],
+                   env=dict(os.environ, PYTHONMALLOC=malloc))
+        assert (r.returncode, r.stdout) == (0, "ok\n"), (malloc, r.stderr)
