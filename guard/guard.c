@@ -503,7 +503,39 @@ static void find_stdlib(void)
 	(void)sys_str;
 }
 
-static int arm(void)
+static const char *banner_config;
+static bool banner_wanted;
+
+/* seed-spec 3.6: on stderr, where CPython prints its own (asked to be
+ * quiet by the launcher). Colours only on a terminal that has them. */
+static void print_banner(void)
+{
+	PyObject *ver = py.PySys_GetObject("version");
+	PyObject *plat = py.PySys_GetObject("platform");
+	const char *v = ver ? py.PyUnicode_AsUTF8AndSize(ver, NULL) : NULL;
+	const char *pl = plat ? py.PyUnicode_AsUTF8AndSize(plat, NULL) : NULL;
+	const char *term = getenv("TERM");
+	bool colour = isatty(2) && term &&
+		      (strstr(term, "color") || strstr(term, "256") ||
+		       strstr(term, "true"));
+	char buf[2048];
+	int n;
+
+	py.PyErr_Clear();
+	n = snprintf(buf, sizeof(buf),
+		     "SANDBOXES Python %s on %s\n"
+		     "%sAPIs are LIMITED according to the rules in '%s'%s\n"
+		     "Type \"help\", \"copyright\", \"credits\" or "
+		     "\"license\" for more information.\n",
+		     v ? v : "?", pl ? pl : "?",
+		     colour ? "\033[1;33m" : "*** ", banner_config,
+		     colour ? "\033[0m" : " ***");
+	if (n > 0 && write(2, buf, (size_t)n < sizeof(buf) ? (size_t)n
+						     : sizeof(buf) - 1) < 0)
+		return;
+}
+
+static int arm(const char *event)
 {
 	sb_guard_busy++;
 	find_stdlib();
@@ -517,6 +549,8 @@ static int arm(void)
 		die_with_python_error("cannot install the network guard");
 	sb_guard_busy--;
 	sb_g.armed = true;
+	if (banner_wanted && strcmp(event, "cpython.run_stdin") == 0)
+		print_banner();
 	return 0;
 }
 
@@ -525,8 +559,13 @@ static int hook(const char *event, PyObject *args, void *ud)
 	int r;
 
 	if (!sb_g.armed) {
-		if (strncmp(event, "cpython.run_", 12) == 0)
-			return arm();
+		/* The interactive hook comes before cpython.run_stdin: it is
+		 * site's readline set-up, installed by start-up code that ran
+		 * disarmed anyway. Armed, it would lose readline. A hook set
+		 * by PYTHONSTARTUP code runs armed: run_startup armed us. */
+		if (strncmp(event, "cpython.run_", 12) == 0 &&
+		    strcmp(event, "cpython.run_interactivehook") != 0)
+			return arm(event);
 		return 0;
 	}
 	if (sb_guard_busy)
@@ -641,6 +680,8 @@ __attribute__((constructor)) static void sb_guard_init(void)
 	sb_buf_free(&data);
 	sb_g.pkgdir = blob.pkgdir;
 	sb_g.learning = blob.learning;
+	banner_wanted = blob.repl_banner;
+	banner_config = blob.config ? blob.config : ".py-sandboxes";
 	if (sb_blob_parse_policy(&blob, &sb_g.policy) != 0 ||
 	    sb_g.policy->errors.n) {
 		struct sb_buf b = { 0 };

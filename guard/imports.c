@@ -39,9 +39,10 @@ static int judge(const char *name)
 	top[n] = '\0';
 	if (strcmp(top, "pysandboxes") == 0)
 		return sb_guard_load_package();
-	/* the codec registry's own package: looking up an encoding (idna for
-	 * host names, a locale's charset) must not need a rule */
-	if (strcmp(top, "encodings") == 0)
+	/* the runtime's own packages: the codec registry (looking up an
+	 * encoding, idna for host names, must not need a rule) and the REPL
+	 * of 3.13 */
+	if (strcmp(top, "encodings") == 0 || strcmp(top, "_pyrepl") == 0)
 		return 0;
 	if (p->import_all || (kept(name)))
 		return 0;
@@ -142,7 +143,8 @@ static int judge_import(PyObject *name, PyObject *globals, PyObject *level)
 /* With no Python frame at all, no program code is running: the runtime
  * imports for itself (printing a traceback imports linecache). The codec
  * machinery counts as the runtime too: encodings.idna, imported to encode
- * a host name, imports stringprep and unicodedata. */
+ * a host name, imports stringprep and unicodedata. So does the REPL of
+ * 3.13 (_pyrepl), which imports as the user types. */
 static __thread int runtime_depth; /* inside an import the runtime made */
 
 static bool runtime_import(void)
@@ -168,7 +170,8 @@ static bool runtime_import(void)
 	py.Py_DecRef(file);
 	n = strlen(sb_g.stdlib);
 	return r == 1 && strncmp(buf, sb_g.stdlib, n) == 0 &&
-	       strncmp(buf + n, "/encodings/", 11) == 0;
+	       (strncmp(buf + n, "/encodings/", 11) == 0 ||
+		strncmp(buf + n, "/_pyrepl/", 9) == 0);
 }
 
 /* A module already loaded, imported again by the runtime or a library (the

@@ -44,21 +44,82 @@ static const char *script_of(const struct sb_cli *cli)
 	return first;
 }
 
-/* The rule file (2.1.1): a name with a '/' as given; a bare name next to the
- * script when it is there, else in the current directory. */
+/* The module an -m command runs ("-m pkg.mod" or "-mpkg.mod"), or NULL. */
+static const char *module_of(const struct sb_cli *cli)
+{
+	const char *first = cli->command.n ? cli->command.v[0] : "";
+
+	if (strcmp(first, "-m") == 0)
+		return cli->command.n > 1 ? cli->command.v[1] : NULL;
+	if (strncmp(first, "-m", 2) == 0)
+		return first + 2;
+	return NULL;
+}
+
+/* -I and -P keep the current directory out of sys.path. */
+static bool safe_path(const struct sb_cli *cli)
+{
+	size_t i;
+
+	for (i = 0; i < cli->interp.n; i++) {
+		const char *o = cli->interp.v[i];
+
+		if (o[0] == '-' && o[1] != '-' && o[1] != 'X' && o[1] != 'W' &&
+		    strpbrk(o + 1, "IP"))
+			return true;
+	}
+	return false;
+}
+
+/* The directory of an -m module found where -m looks first, the current
+ * directory: pkg/mod.py, pkg/mod/__init__.py or a namespace directory.
+ * Installed modules are not searched: finding them means importing their
+ * parent packages, which would run code before the sandbox. */
+static const char *module_dir(struct sb_arena *a, const char *mod,
+			      const char *cwd)
+{
+	char *rel = sb_arena_strdup(a, mod), *p, *base, *slash;
+	struct stat st;
+
+	for (p = rel; *p; p++)
+		if (*p == '.')
+			*p = '/';
+	base = sb_path_join(a, cwd, rel);
+	if (stat(sb_arena_printf(a, "%s.py", base), &st) == 0 &&
+	    S_ISREG(st.st_mode)) {
+		slash = strrchr(base, '/');
+		*slash = '\0';
+		return *base ? base : "/";
+	}
+	if (stat(base, &st) == 0 && S_ISDIR(st.st_mode))
+		return base; /* a package, regular or namespace */
+	return NULL;
+}
+
+/* The rule file (2.1.1): a name with a '/' as given; a bare name next to
+ * the script, or in the -m module's directory, when it is there; else in
+ * the current directory. */
 static const char *find_config(struct sb_arena *a, const struct sb_cli *cli,
 			       const char *cwd)
 {
 	const char *name = cli->config ? cli->config : ".py-sandboxes";
-	const char *script = script_of(cli), *cand;
-	char *dir;
+	const char *script = script_of(cli), *mod = module_of(cli);
+	const char *dir = NULL, *cand;
+	char *d;
 	struct stat st;
 
-	if (strchr(name, '/') || !script || !strchr(script, '/'))
+	if (strchr(name, '/'))
 		return name;
-	dir = sb_path_join(a, cwd, script);
-	*strrchr(dir, '/') = '\0';
-	cand = sb_arena_printf(a, "%s/%s", *dir ? dir : "", name);
+	if (script && strchr(script, '/')) {
+		d = sb_path_join(a, cwd, script);
+		*strrchr(d, '/') = '\0';
+		dir = *d ? d : "/";
+	} else if (mod && *mod && !safe_path(cli)) {
+		dir = module_dir(a, mod, cwd);
+	}
+	if (!dir)
+		return name;
+	cand = sb_arena_printf(a, "%s/%s", strcmp(dir, "/") ? dir : "", name);
 	if (stat(cand, &st) == 0)
 		return cand;
 	return name;

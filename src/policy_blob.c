@@ -8,6 +8,8 @@
  *   config-exists 0|1
  *   learning 0|1
  *   debug-malloc 0|1
+ *   repl-banner 0|1
+ *   config <display name of the rule file>
  *   pin <host> <family>:<hex bytes> ...
  *   rule <file> <line> <text>
  *   end
@@ -36,18 +38,22 @@ static void put_field(struct sb_buf *out, const char *s)
 	}
 }
 
-void sb_blob_write(const struct sb_policy *p, const char *pkgdir,
-		   const char *cwd, bool debug_malloc, struct sb_buf *out)
+void sb_blob_write(const struct sb_policy *p, const struct sb_blob_facts *f,
+		   struct sb_buf *out)
 {
 	size_t i, j, k;
 
 	sb_buf_puts(out, MAGIC "\npkgdir\t");
-	put_field(out, pkgdir ? pkgdir : "");
+	put_field(out, f->pkgdir ? f->pkgdir : "");
 	sb_buf_puts(out, "\ncwd\t");
-	put_field(out, cwd);
+	put_field(out, f->cwd);
+	sb_buf_puts(out, "\nconfig\t");
+	put_field(out, p->config_display);
 	sb_buf_printf(out,
-		      "\nconfig-exists\t%d\nlearning\t%d\ndebug-malloc\t%d\n",
-		      p->config_exists, p->learning, debug_malloc);
+		      "\nconfig-exists\t%d\nlearning\t%d\ndebug-malloc\t%d\n"
+		      "repl-banner\t%d\n",
+		      p->config_exists, p->learning, f->debug_malloc,
+		      f->repl_banner);
 	for (i = 0; i < p->pins.n; i++) {
 		const struct sb_pin *pin = &p->pins.v[i];
 
@@ -186,6 +192,10 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 			out->learning = strcmp(f[1], "1") == 0;
 		} else if (nf == 2 && strcmp(f[0], "debug-malloc") == 0) {
 			out->debug_malloc = strcmp(f[1], "1") == 0;
+		} else if (nf == 2 && strcmp(f[0], "repl-banner") == 0) {
+			out->repl_banner = strcmp(f[1], "1") == 0;
+		} else if (nf == 2 && strcmp(f[0], "config") == 0) {
+			out->config = f[1];
 		} else if (nf >= 2 && strcmp(f[0], "pin") == 0) {
 			/* re-split without the 4-field cap */
 			char **all = sb_arena_alloc(a, (nf + 1) * sizeof(*all));

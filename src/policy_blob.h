@@ -16,11 +16,22 @@ struct sb_blob {
 	/* the interpreter will run with CPython's debug allocator hooks
 	 * (-X dev, PYTHONMALLOC=*debug, PYTHONDEVMODE) */
 	bool debug_malloc;
+	/* an interactive REPL will run: the guard prints the sandbox banner
+	 * (the launcher asked CPython for -q) */
+	bool repl_banner;
+	const char *config; /* the rule file, as messages name it */
+};
+
+struct sb_blob_facts {
+	const char *pkgdir;
+	const char *cwd;
+	bool debug_malloc;
+	bool repl_banner;
 };
 
 /* Serialise p (env= rules are left out: they were applied at exec). */
-void sb_blob_write(const struct sb_policy *p, const char *pkgdir,
-		   const char *cwd, bool debug_malloc, struct sb_buf *out);
+void sb_blob_write(const struct sb_policy *p, const struct sb_blob_facts *f,
+		   struct sb_buf *out);
 /* Parse a blob; 0, or -1 with a message in *err. */
 int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 		 struct sb_blob *out, const char **err);

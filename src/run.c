@@ -103,6 +103,20 @@ static const char *unguardable(struct sb_arena *a, const char *path)
 	return NULL;
 }
 
+static bool has_quiet(const struct sb_cli *cli)
+{
+	size_t i;
+
+	for (i = 0; i < cli->interp.n; i++) {
+		const char *o = cli->interp.v[i];
+
+		if (o[0] == '-' && o[1] != '-' && o[1] != 'X' && o[1] != 'W' &&
+		    strchr(o, 'q'))
+			return true;
+	}
+	return false;
+}
+
 /* The program's environment: only what env= and unenv= produce (2.6.2),
  * plus what the guard needs to find its policy. */
 static char **build_env(struct sb_arena *a, const struct sb_policy *p,
@@ -170,8 +184,8 @@ static bool debug_malloc(const struct sb_policy *p, const struct sb_cli *cli)
 	return dev;
 }
 
-static int policy_memfd(const struct sb_policy *p, const char *pkgdir,
-			bool debug)
+static int policy_memfd(const struct sb_policy *p,
+			struct sb_blob_facts *facts)
 {
 	struct sb_buf b = { 0 };
 	char cwd[PATH_MAX];
@@ -184,7 +198,8 @@ static int policy_memfd(const struct sb_policy *p, const char *pkgdir,
 	fd = memfd_create("pysb-policy", 0);
 	if (fd < 0)
 		return -errno;
-	sb_blob_write(p, pkgdir, cwd, debug, &b);
+	facts->cwd = cwd;
+	sb_blob_write(p, facts, &b);
 	while (off < b.len) {
 		ssize_t w = write(fd, b.s + off, b.len - off);
 
@@ -213,6 +228,10 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 	struct sb_arena *a = sb_arena_new();
 	const char *guard = NULL, *pkgdir = NULL;
 	bool with_guard = p->py_sandbox;
+	struct sb_blob_facts facts = { 0 };
+	/* an interactive REPL: CPython prints its banner before anything can
+	 * be audited, so it is asked for -q and the guard prints ours */
+	bool repl = !cli->command.n && isatty(0) && !has_quiet(cli);
 	char **argv, **env;
 	size_t i, k = 0;
 	int fd = -1;
@@ -271,7 +290,10 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 				guard);
 			return EXIT_POLICY;
 		}
-		fd = policy_memfd(p, pkgdir, debug_malloc(p, cli));
+		facts.pkgdir = pkgdir;
+		facts.debug_malloc = debug_malloc(p, cli);
+		facts.repl_banner = repl;
+		fd = policy_memfd(p, &facts);
 		if (fd < 0) {
 			fprintf(stderr, "python-sb: memfd for the policy: %s\n",
 				strerror(-fd));
@@ -279,9 +301,12 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 		}
 	}
 	env = build_env(a, p, guard, fd);
-	argv = sb_arena_alloc(a, (cli->interp.n + cli->command.n + 2) *
+	repl = repl && with_guard;
+	argv = sb_arena_alloc(a, (cli->interp.n + cli->command.n + 3) *
 					 sizeof(*argv));
 	argv[k++] = (char *)interp->path;
+	if (repl)
+		argv[k++] = "-q";
 	for (i = 0; i < cli->interp.n; i++)
 		argv[k++] = (char *)cli->interp.v[i];
 	for (i = 0; i < cli->command.n; i++)

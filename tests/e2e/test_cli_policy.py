@@ -334,3 +334,35 @@ def test_no_rule_file_and_no_learning_yet_runs_nothing(run_sb):
     assert r.returncode == 255
     assert r.stdout == ""
     assert "learning mode is not implemented" in r.stderr
+
+
+def test_the_rule_file_next_to_the_script(run_sb, tmp_cwd):
+    (tmp_cwd / "app").mkdir()
+    (tmp_cwd / "app" / "main.py").write_text("print('ran')\n")
+    (tmp_cwd / "app" / ".py-sandboxes").write_text("os-sandbox=none\n")
+    (tmp_cwd / ".py-sandboxes").write_text("os-sandbox=subprocess\n")
+    r = run_sb(["--pysandboxes-explain", "app/main.py"])
+    assert r.returncode == 0, r.stderr
+    assert "# Provider: none, from app/.py-sandboxes(1)" in r.stdout
+
+
+@pytest.mark.parametrize("module,where", [
+    ("pkg", "pkg"), ("pkg.mod", "pkg"), ("flat", None), ("nspkg.m", "nspkg")])
+def test_the_rule_file_of_a_module(run_sb, tmp_cwd, module, where):
+    for d in ("pkg", "nspkg"):
+        (tmp_cwd / d).mkdir()
+        (tmp_cwd / d / ".py-sandboxes").write_text("os-sandbox=none\n")
+    (tmp_cwd / "pkg" / "__init__.py").write_text("")
+    (tmp_cwd / "pkg" / "mod.py").write_text("")
+    (tmp_cwd / "nspkg" / "m.py").write_text("")
+    (tmp_cwd / "flat.py").write_text("")
+    (tmp_cwd / ".py-sandboxes").write_text("os-sandbox=subprocess\n")
+    r = run_sb(["--pysandboxes-explain", "-m", module])
+    assert r.returncode == 0, r.stderr
+    if where:
+        assert f"# Provider: none, from {where}/.py-sandboxes(1)" in r.stdout
+    else:
+        assert "# Provider: subprocess, from .py-sandboxes(1)" in r.stdout
+    # -I keeps the current directory out of sys.path: not searched there
+    r = run_sb(["--pysandboxes-explain", "-I", "-m", module])
+    assert "# Provider: subprocess, from .py-sandboxes(1)" in r.stdout
