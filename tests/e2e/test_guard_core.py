@@ -496,3 +496,29 @@ def test_A7_subinterpreters(sandboxed, python_exe):
     if "none ALLOWED" in r.stdout:
         pytest.skip(f"{python_exe} has no subinterpreter module")
     assert outcome(r, "create").startswith("RuleApiPermissionError")
+
+
+@pytest.mark.unprivileged
+def test_core_refusals_as_an_unprivileged_user(run_sb, tmp_cwd):
+    """Root hides mistakes: the same refusals as uid 65534 (Debian's
+    python3, since pyenv's live under /root)."""
+    if not os.path.exists("/usr/bin/python3"):
+        pytest.skip("no /usr/bin/python3 for the unprivileged run")
+    (tmp_cwd / ".py-sandboxes").write_text("python-import=*\nexpose-ro=.\n")
+    (tmp_cwd / "script.py").write_text(TRY + textwrap.dedent("""\
+        import os
+        print("uid", os.getuid())
+        attempt("read_here", lambda: open("script.py").close())
+        attempt("passwd", lambda: open("/etc/passwd"))
+        attempt("system", lambda: os.system("id"))
+        attempt("eval", lambda: eval("1"))
+        """))
+    if os.geteuid() == 0:
+        os.chown(tmp_cwd / ".py-sandboxes", 65534, 65534)
+        os.chown(tmp_cwd / "script.py", 65534, 65534)
+    r = run_sb(["--python=/usr/bin/python3", "script.py"])
+    assert "uid 65534" in r.stdout, r.stderr
+    assert outcome(r, "read_here") == "ALLOWED"
+    assert outcome(r, "passwd").startswith("RuleFileNotFoundError")
+    assert outcome(r, "system").startswith("RuleApiPermissionError")
+    assert outcome(r, "eval").startswith("RuleApiPermissionError")
