@@ -14,6 +14,7 @@
 #include "dns.h"
 #include "explain.h"
 #include "interp.h"
+#include "kernel.h"
 #include "policy.h"
 #include "run.h"
 
@@ -125,8 +126,11 @@ static const char *find_config(struct sb_arena *a, const struct sb_cli *cli,
 	return name;
 }
 
-static const char *provider_verdict(const struct sb_policy *p)
+static const char *provider_verdict(struct sb_arena *a,
+				    const struct sb_policy *p)
 {
+	struct sb_kernel_caps caps;
+
 	switch (p->provider) {
 	case SB_PROVIDER_SUBPROCESS:
 		return "subprocess: the Python layer in the interpreter the "
@@ -134,13 +138,9 @@ static const char *provider_verdict(const struct sb_policy *p)
 	case SB_PROVIDER_NONE:
 		return "none: no guard at all; the program runs as under "
 		       "python, with the rules' environment.";
-	case SB_PROVIDER_AUTO:
-		return "auto: picks the strongest provider available; this "
-		       "build has no kernel provider yet, so it is subprocess "
-		       "(the run warns).";
 	default:
-		return "not available in this build yet: the run fails closed "
-		       "(exit 255) rather than run with less isolation.";
+		sb_kernel_probe(&caps);
+		return sb_kernel_describe(a, p, p->provider, &caps);
 	}
 }
 
@@ -252,7 +252,7 @@ int main(int argc, char **argv)
 		return EXIT_POLICY;
 	if (cli.explain) {
 		struct sb_explain_ctx ctx = {
-			.provider_verdict = provider_verdict(p),
+			.provider_verdict = provider_verdict(a, p),
 			.interpreter = sb_arena_printf(a, "%s (%s)", interp.path,
 						       interp.source),
 		};

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "kernel.h"
 #include "policy_blob.h"
 
 #define EXIT_POLICY 255
@@ -236,24 +237,36 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 	size_t i, k = 0;
 	int fd = -1;
 
-	switch (p->provider) {
+	enum sb_provider provider = p->provider;
+	struct sb_kernel_caps caps;
+
+	sb_kernel_probe(&caps);
+	if (provider == SB_PROVIDER_AUTO) {
+		/* the strongest this kernel offers, and say what is lost */
+		provider = caps.landlock_abi >= 4 && caps.seccomp
+				   ? SB_PROVIDER_LANDLOCK
+				   : SB_PROVIDER_SUBPROCESS;
+		if (provider == SB_PROVIDER_SUBPROCESS)
+			fprintf(stderr,
+				"python-sb: warning: os-sandbox=auto: %s; running "
+				"'subprocess': the Python layer only, no kernel "
+				"confinement of files, network or system calls.\n",
+				sb_kernel_describe(a, p, SB_PROVIDER_LANDLOCK,
+						   &caps));
+	}
+	switch (provider) {
 	case SB_PROVIDER_NONE:
 		with_guard = false;
 		break;
 	case SB_PROVIDER_SUBPROCESS:
-		break;
-	case SB_PROVIDER_AUTO:
-		fprintf(stderr,
-			"python-sb: warning: os-sandbox=auto: this build has no "
-			"kernel provider, running 'subprocess' (the Python layer "
-			"only, no OS isolation).\n");
+	case SB_PROVIDER_LANDLOCK:
 		break;
 	default:
 		fprintf(stderr,
 			"python-sb: os-sandbox=%s is not available in this "
 			"version of python-sb; nothing was run. Use "
 			"os-sandbox=subprocess (the Python layer) meanwhile.\n",
-			sb_provider_name(p->provider));
+			sb_provider_name(provider));
 		return EXIT_POLICY;
 	}
 	if (p->learning) {
@@ -297,6 +310,22 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 		if (fd < 0) {
 			fprintf(stderr, "python-sb: memfd for the policy: %s\n",
 				strerror(-fd));
+			return EXIT_POLICY;
+		}
+	}
+	if (provider == SB_PROVIDER_LANDLOCK) {
+		struct sb_kernel_ctx kctx = { interp, guard, pkgdir, NULL };
+		const char *err = NULL, *hint = NULL;
+		char cwd[PATH_MAX];
+
+		kctx.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
+		if (sb_kernel_apply(a, p, &kctx, &err, &hint) < 0) {
+			fprintf(stderr,
+				"python-sb: os-sandbox=landlock: %s; nothing was "
+				"run.\n",
+				err);
+			if (hint)
+				fprintf(stderr, "Hint: %s\n", hint);
 			return EXIT_POLICY;
 		}
 	}

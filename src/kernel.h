@@ -1,0 +1,43 @@
+/* kernel.h - the kernel layer: Landlock and seccomp, applied by python-sb
+ * to itself just before it execs the interpreter (both survive execve and
+ * cannot be undone). Launcher-setup code: after the first irreversible step
+ * any failure is fatal, and the caller exits 255 without running anything.
+ */
+#ifndef SB_KERNEL_H
+#define SB_KERNEL_H
+
+#include <stdbool.h>
+
+#include "interp.h"
+#include "policy.h"
+
+struct sb_kernel_ctx {
+	const struct sb_interp *interp; /* the interpreter about to run */
+	const char *guard;              /* the guard library, or NULL */
+	const char *pkgdir;             /* the pysandboxes package dir, or NULL */
+	const char *cwd;
+};
+
+/* What this kernel offers, for --pysandboxes-explain and os-sandbox=auto:
+ * the Landlock ABI (0: none) and whether seccomp filters can be loaded. */
+struct sb_kernel_caps {
+	int landlock_abi;
+	bool seccomp;
+};
+void sb_kernel_probe(struct sb_kernel_caps *caps);
+
+/* One line saying what 'provider' would enforce here, or why it cannot
+ * run (a named provider that cannot run fails closed). */
+const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
+			       enum sb_provider provider,
+			       const struct sb_kernel_caps *caps);
+
+/* Apply the provider's kernel confinement to the calling process. Returns
+ * 0, or -1 with a message in *err (and *hint when the environment is the
+ * cause: no Landlock, an old ABI...). Only SB_PROVIDER_LANDLOCK is handled
+ * here; the others return -1. */
+int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
+		    const struct sb_kernel_ctx *ctx, const char **err,
+		    const char **hint);
+
+#endif
