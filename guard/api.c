@@ -57,6 +57,10 @@ static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
 	e = &sb_api_registry[--idx];
 	if (sb_guard_busy || library_may_call(e->qualname))
 		return py.PyObject_Call(originals[idx], args, kw);
+	if (sb_g.learning) {
+		sb_learn_record("api", e->qualname, NULL);
+		return py.PyObject_Call(originals[idx], args, kw);
+	}
 	sb_guard_raise_api(e->qualname, sb_api_category_name(e->category));
 	return NULL;
 }
@@ -143,7 +147,21 @@ static int install_denier(long idx)
 		py.Py_DecRef(parent);
 		return -1;
 	}
-	r = py.PyObject_SetAttrString(parent, attr, fn);
+	/* on a class, the denier is bound like the method it replaces: the
+	 * original then gets its self when learning lets the call through */
+	if (py.PyObject_IsInstance(parent, py.PyType_Type) == 1) {
+		PyObject *meth = py.PyInstanceMethod_New(fn);
+
+		if (!meth) {
+			py.Py_DecRef(fn);
+			py.Py_DecRef(parent);
+			return -1;
+		}
+		r = py.PyObject_SetAttrString(parent, attr, meth);
+		py.Py_DecRef(meth);
+	} else {
+		r = py.PyObject_SetAttrString(parent, attr, fn);
+	}
 	if (r == 0 && sb_guard_replace_in_os_sets(cur, fn) < 0)
 		py.PyErr_Clear();
 	py.Py_DecRef(fn);

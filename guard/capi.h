@@ -97,7 +97,8 @@ struct py_method_def {
 	X(PyTuple_Type)                                                        \
 	X(PyList_Type)                                                         \
 	X(PyByteArray_Type)                                                    \
-	X(_Py_NoneStruct)
+	X(_Py_NoneStruct)                                                       \
+	X(PyType_Type)
 
 #define SB_CAPI_EXCEPTIONS(X)                                                  \
 	X(PyExc_TypeError)                                                     \

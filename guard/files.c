@@ -48,7 +48,6 @@ static __thread PyObject *open_judged;
  * only then may the listing of a directory leading to an exposure pass. */
 static __thread int listing_filtered;
 
-static bool glob_has_v2; /* 3.10+: "glob.glob/2" follows "glob.glob" */
 static PyObject *scandir_class; /* iterator over a filtered entry list */
 static PyObject *collect_fn;    /* list(it), then it.close() */
 static PyObject *py_false;
@@ -326,6 +325,8 @@ static int refuse_not_exposed(const char *abs, const char *spelled)
 {
 	char msg[PATH_MAX + 64];
 
+	if (sb_g.learning)
+		return 0; /* the judge functions record what they can locate */
 	snprintf(msg, sizeof(msg), "Access to '%s' must be accepted by a rule.",
 		 abs);
 	return sb_guard_raise(SB_EXC_FILE_NOT_FOUND, msg, spelled);
@@ -396,6 +397,8 @@ static int judge_located(const char *spelled, const struct fs_paths *fp,
 
 	if (verdict(spelled, fp, flags, &d) == SB_FS_ALLOW)
 		return 0;
+	if (sb_g.learning)
+		return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
 	return refuse(&d, spelled, fp->abs);
 }
 
@@ -424,13 +427,15 @@ static int judge(const char *path, int dir_fd, unsigned flags,
 	if (!fp)
 		fp = &local;
 	if (locate(path, dir_fd, NULL, !(flags & J_NOFOLLOW), fp) < 0)
-		return refuse_not_exposed(path, path);
+		return sb_g.learning ? 0 : refuse_not_exposed(path, path);
 	if (verdict(path, fp, flags, &d) == SB_FS_ALLOW)
 		return 0;
 	if (d.verdict == SB_FS_NOT_EXPOSED && !(flags & J_WRITE) &&
 	    (flags & J_NOFOLLOW) && (flags & J_ANCESTOR) &&
 	    link_on_the_way(path, dir_fd, flags))
 		return 0;
+	if (sb_g.learning)
+		return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
 	return refuse(&d, path, fp->abs);
 }
 
@@ -549,7 +554,7 @@ struct path_spec {
 	unsigned char flags;
 };
 
-enum special { SP_NONE, SP_SYMLINK, SP_GLOB, SP_GLOB2, SP_SQLITE };
+enum special { SP_NONE, SP_SYMLINK, SP_SQLITE };
 
 struct event_spec {
 	const char *name;
@@ -598,10 +603,9 @@ static const struct event_spec events[] = {
 	   { 1, -1, WR | J_NONE_IS_CWD }),
 	EV("tempfile.mkstemp", { 0, -1, WR | NF }, NO),
 	EV("tempfile.mkdtemp", { 0, -1, WR | NF }, NO),
-	EV("pathlib.Path.glob", { 0, -1, RD | J_ANCESTOR }, NO),
-	EV("pathlib.Path.rglob", { 0, -1, RD | J_ANCESTOR }, NO),
-	{ "glob.glob", { NO, NO }, SP_GLOB },
-	{ "glob.glob/2", { NO, NO }, SP_GLOB2 },
+	/* glob.glob and Path.glob are not judged at their events: they list
+	 * through os.scandir, whose wrapper refuses and filters, so a refused
+	 * root yields nothing, as a missing one does under python */
 	{ "sqlite3.connect", { NO, NO }, SP_SQLITE },
 };
 
@@ -630,51 +634,6 @@ static int judge_symlink_target(PyObject *args, const struct fs_paths *link)
 	if (locate(target, -1, dir, true, &fp) < 0)
 		return refuse_not_exposed(target, target);
 	return judge_located(target, &fp, RD);
-}
-
-/* The directory a glob pattern starts from: every component before the
- * first one holding a wildcard (the pattern's directory when none does). */
-static void glob_root(const char *pat, char out[PATH_MAX])
-{
-	size_t m = strcspn(pat, "*?[");
-	const char *cut = pat + m;
-
-	while (cut > pat && *cut != '/')
-		cut--;
-	if (cut == pat) {
-		strcpy(out, pat[0] == '/' ? "/" : ".");
-		return;
-	}
-	memcpy(out, pat, (size_t)(cut - pat));
-	out[cut - pat] = '\0';
-}
-
-/* glob.glob (pathname, recursive) and glob.glob/2 (pathname, recursive,
- * root_dir, dir_fd): the root must be readable; the results come from the
- * filtering scandir wrapper. */
-static int judge_glob(PyObject *args, bool v2)
-{
-	char pat[PATH_MAX], root[PATH_MAX], rdir[PATH_MAX], path[PATH_MAX];
-	int r, dir_fd = -1;
-
-	r = sb_arg_path(tuple_at(args, 0), pat);
-	if (r <= 0)
-		return r;
-	glob_root(pat, root);
-	if (v2 && root[0] != '/') {
-		if (fd_value(tuple_at(args, 3), &dir_fd) < 0)
-			return -1;
-		r = sb_arg_path(tuple_at(args, 2), rdir);
-		if (r < 0)
-			return -1;
-		if (r == 1) {
-			if (snprintf(path, sizeof(path), "%s/%s", rdir, root) >=
-			    (int)sizeof(path))
-				return refuse_not_exposed(pat, pat);
-			return judge(path, dir_fd, RD | J_ANCESTOR, NULL);
-		}
-	}
-	return judge(root, dir_fd, RD | J_ANCESTOR, NULL);
 }
 
 static int hex_digit(int c)
@@ -814,10 +773,6 @@ int sb_files_event(const char *event, PyObject *args)
 	if (!maybe_ours(event) || !(e = find_event(event)))
 		return 0;
 	switch (e->special) {
-	case SP_GLOB:
-		return glob_has_v2 ? 0 : judge_glob(args, false);
-	case SP_GLOB2:
-		return judge_glob(args, true);
 	case SP_SQLITE:
 		return judge_sqlite(args);
 	default:
@@ -1492,17 +1447,6 @@ static void expose_script(void)
 	sb_fs_add_implicit(sb_g.policy, canon, false, "<python>");
 }
 
-static void python_version(void)
-{
-	PyObject *v = py.PySys_GetObject("version_info");
-	PyObject *minor = v ? py.PyTuple_GetItem(v, 1) : NULL;
-	long m = 0;
-
-	if (minor && sb_arg_int(minor, &m) == 1)
-		glob_has_v2 = m >= 10;
-	py.PyErr_Clear();
-}
-
 int sb_files_arm(void)
 {
 	static const char *const ca_stores[] = {
@@ -1511,7 +1455,6 @@ int sb_files_arm(void)
 	};
 	size_t i;
 
-	python_version();
 	expose_sys_path();
 	expose_executable();
 	expose_script();

@@ -228,6 +228,10 @@ int sb_guard_check_api(const char *qualname)
 		twin = sb_api_lookup(alt);
 	if (twin >= 0 && sb_g.policy->api_allow && sb_g.policy->api_allow[twin])
 		return 0;
+	if (sb_g.learning) {
+		sb_learn_record("api", qualname, NULL);
+		return 0;
+	}
 	return sb_guard_raise_api(
 		qualname, sb_api_category_name(sb_api_registry[i].category));
 }
@@ -306,6 +310,50 @@ int sb_wrap_install(struct sb_wrap *w)
 	if (w->also && set_in_module(w->also, w->attr, w->fn, w->original) < 0)
 		return -1;
 	return sb_guard_replace_in_os_sets(w->original, w->fn);
+}
+
+/* A method: w->attr is "Class.method" in w->module; the original is the
+ * function found on the class, and the wrapper is bound like a method, so
+ * it gets the instance as its first argument. */
+int sb_wrap_install_method(struct sb_wrap *w)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *mod, *cls, *capsule, *meth;
+	const char *dot = strchr(w->attr, '.');
+	char cname[128];
+	int r;
+
+	if (w->fn || !dot || (size_t)(dot - w->attr) >= sizeof(cname))
+		return 0;
+	mod = mods ? py.PyDict_GetItemString(mods, w->module) : NULL;
+	if (!mod)
+		return 0;
+	memcpy(cname, w->attr, (size_t)(dot - w->attr));
+	cname[dot - w->attr] = '\0';
+	cls = py.PyObject_GetAttrString(mod, cname);
+	if (!cls) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	w->original = py.PyObject_GetAttrString(cls, dot + 1);
+	if (!w->original) {
+		py.PyErr_Clear();
+		py.Py_DecRef(cls);
+		return 0;
+	}
+	w->def.ml_name = dot + 1;
+	w->def.ml_meth = (void *)wrap_trampoline;
+	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
+	w->fn = capsule ? py.PyCFunction_NewEx(&w->def, capsule, NULL) : NULL;
+	if (capsule)
+		py.Py_DecRef(capsule);
+	meth = w->fn ? py.PyInstanceMethod_New(w->fn) : NULL;
+	r = meth ? py.PyObject_SetAttrString(cls, dot + 1, meth) : -1;
+	if (meth)
+		py.Py_DecRef(meth);
+	py.Py_DecRef(cls);
+	return r;
 }
 
 /* os.supports_dir_fd, supports_fd, supports_follow_symlinks and
@@ -547,6 +595,8 @@ static int arm(const char *event)
 		die_with_python_error("cannot install the API guard");
 	if (sb_net_arm() < 0)
 		die_with_python_error("cannot install the network guard");
+	if (sb_learn_arm() < 0)
+		die_with_python_error("cannot install the learning recorders");
 	sb_guard_busy--;
 	sb_g.armed = true;
 	if (banner_wanted && strcmp(event, "cpython.run_stdin") == 0)
@@ -681,6 +731,11 @@ __attribute__((constructor)) static void sb_guard_init(void)
 	sb_g.pkgdir = blob.pkgdir;
 	sb_g.learning = blob.learning;
 	banner_wanted = blob.repl_banner;
+	if (blob.learning) {
+		if (blob.learn_fd < 3)
+			die("learning without a record descriptor");
+		sb_learn_init(blob.learn_fd);
+	}
 	banner_config = blob.config ? blob.config : ".py-sandboxes";
 	if (sb_blob_parse_policy(&blob, &sb_g.policy) != 0 ||
 	    sb_g.policy->errors.n) {

@@ -78,6 +78,8 @@ struct sb_wrap {
 /* Install if 'module' is loaded; 0 when done or module absent, -1 on error
  * (exception set). Installing twice is harmless. */
 int sb_wrap_install(struct sb_wrap *w);
+/* The same for a method: attr is "Class.method". */
+int sb_wrap_install_method(struct sb_wrap *w);
 /* Swap 'original' for 'fn' in the os.supports_* sets: 0 or -1. */
 int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn);
 /* Call the original with the same arguments (new reference or NULL). */
@@ -101,6 +103,16 @@ int sb_arg_int(PyObject *arg, long *out);
 /* Judge an access to 'path' (as written; relative to dir_fd when dir_fd is
  * >= 0, else to the cwd). 0 allowed, -1 refused (exception set). */
 int sb_files_check(const char *path, int dir_fd, bool write);
+
+/* ---- learning (learn.c) ---- */
+
+/* Learning mode is sb_g.learning: every family records what it would have
+ * refused (a line on the descriptor python-sb reads) and lets it happen. */
+void sb_learn_init(int fd);
+void sb_learn_record(const char *family, ...) __attribute__((sentinel));
+/* Record a file access that the rules do not allow; returns 0 (allow). */
+int sb_learn_file(const char *canon, bool write);
+int sb_learn_arm(void);
 
 /* ---- per-family entry points, called by guard.c ---- */
 

@@ -49,6 +49,10 @@ static int judge(const char *name)
 	for (i = 0; i < p->imports.n; i++)
 		if (strcmp(p->imports.v[i].name, top) == 0)
 			return 0;
+	if (sb_g.learning) {
+		sb_learn_record("import", top, NULL);
+		return 0;
+	}
 	snprintf(msg, sizeof(msg), "Module named '%s' is not allowed by a rule",
 		 top);
 	return sb_guard_raise(SB_EXC_MODULE, msg, top);
@@ -279,7 +283,7 @@ static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 		return NULL;
 	if (r == 1 && realpath(buf, canon)) {
 		e = sb_fs_find_expose(sb_g.policy, canon);
-		if (e && e->mode == SB_EXPOSE_RW) {
+		if (e && e->mode == SB_EXPOSE_RW && !sb_g.learning) {
 			snprintf(msg, sizeof(msg),
 				 "Module '%s' is a C extension in a writable "
 				 "directory ('%s/', rule '%s' from %s): native "

@@ -214,6 +214,54 @@ static const char *addr_text(const struct sb_addr *a,
 	return buf;
 }
 
+/* ---- learning: which name an address came from ---- */
+
+static struct {
+	struct sb_addr addr;
+	char host[HOST_MAX];
+} resolved[256];
+static size_t n_resolved;
+
+/* getaddrinfo's result: a list of (family, type, proto, canonname,
+ * sockaddr); sockaddr[0] is the address text. */
+static void note_resolution(const char *host, PyObject *res)
+{
+	Py_ssize_t i, n = py.PyList_Size(res);
+	char buf[HOST_MAX];
+
+	if (n < 0) {
+		py.PyErr_Clear();
+		return;
+	}
+	for (i = 0; i < n && n_resolved < SB_ARRAY_LEN(resolved); i++) {
+		PyObject *t = py.PyList_GetItem(res, i);
+		PyObject *sa = t ? py.PyTuple_GetItem(t, 4) : NULL;
+		PyObject *ip = sa ? py.PyTuple_GetItem(sa, 0) : NULL;
+		struct sb_addr a;
+
+		if (!ip || host_text(ip, buf) != 1 ||
+		    !resolver_literal(buf, &a)) {
+			py.PyErr_Clear();
+			continue;
+		}
+		resolved[n_resolved].addr = a;
+		snprintf(resolved[n_resolved].host, HOST_MAX, "%s", host);
+		n_resolved++;
+	}
+}
+
+static const char *learned_host(const struct sb_addr *a)
+{
+	size_t i;
+
+	for (i = n_resolved; i-- > 0;)
+		if (resolved[i].addr.family == a->family &&
+		    !memcmp(resolved[i].addr.bytes, a->bytes,
+			    a->family == AF_INET6 ? 16 : 4))
+			return resolved[i].host;
+	return "-";
+}
+
 /* ---- refusals ---- */
 
 static int raise_buf(struct sb_buf *b)
@@ -314,6 +362,17 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 		r = decide(kind, dir, &addrs[i], (uint16_t)port);
 		if (r && r->allow)
 			continue;
+		if (sb_g.learning) {
+			char pbuf[16];
+
+			snprintf(pbuf, sizeof(pbuf), "%u", port);
+			sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
+					dir == SB_NET_IN ? "in" : "out",
+					addr_text(&addrs[i], ip), pbuf,
+					name ? name : learned_host(&addrs[i]),
+					NULL);
+			continue;
+		}
 		if (r) {
 			format_ref(r->ref, ref, sizeof(ref));
 			sb_buf_printf(&b,
@@ -344,6 +403,8 @@ static int refuse_unpinned(const char *host, unsigned port)
 {
 	struct sb_buf b = { 0 };
 
+	if (sb_g.learning)
+		return 0; /* the address it resolves to is judged, and learned */
 	sb_buf_printf(&b,
 		      "Guard network connection to '[%s]:%u' DENIED: the name '%s' is not pinned by a net= rule.",
 		      host, port, host);
@@ -354,6 +415,8 @@ static int refuse_resolution(const char *host)
 {
 	struct sb_buf b = { 0 };
 
+	if (sb_g.learning)
+		return 0; /* learned when the program uses an address */
 	sb_buf_printf(&b,
 		      "Guard name resolution of '%s' DENIED: no net= rule can allow it.",
 		      host);
@@ -582,6 +645,17 @@ static int check_inet(enum net_op op, PyObject *addr,
 	if (hk == 1 && socket_literal(si->family, host, &a))
 		return judge(kind, dir, NULL, &a, 1, (unsigned)port);
 	pin = hk == 1 ? find_pin(host) : NULL;
+	if (!pin && sb_g.learning) {
+		/* a name the program connects to: the rule names it (4.3) */
+		char pbuf[24];
+
+		snprintf(pbuf, sizeof(pbuf), "%ld", port);
+		sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
+				dir == SB_NET_IN ? "in" : "out",
+				si->family == AF_INET6 ? "::" : "0.0.0.0", pbuf,
+				host, NULL);
+		return 0;
+	}
 	if (!pin)
 		return refuse_unpinned(host, (unsigned)port);
 	return judge(kind, dir, host, pin->addrs, pin->n_addrs,
@@ -821,6 +895,10 @@ static PyObject *address_for(enum net_op op, PyObject *sock, PyObject *addr)
 		return addr;
 	}
 	pin = hk == 1 ? find_pin(host) : NULL;
+	if (!pin && sb_g.learning) {
+		py.Py_IncRef(addr);
+		return addr;
+	}
 	if (!pin) {
 		refuse_unpinned(host, port < 0 ? 0 : (unsigned)port);
 		return NULL;
@@ -1129,8 +1207,22 @@ static PyObject *getaddrinfo_call(struct sb_wrap *w, PyObject *args,
 	if (hk == 1 && resolver_literal(host, &a))
 		return sb_wrap_call_original(w, args, kwargs);
 	pin = hk == 1 ? find_pin(host) : NULL;
-	if (pin && !(flags & AI_NUMERICHOST))
-		return gai_answer(w, host, pin, argv, family, flags);
+	if (pin && !(flags & AI_NUMERICHOST)) {
+		PyObject *res = gai_answer(w, host, pin, argv, family, flags);
+
+		if (res && sb_g.learning)
+			note_resolution(host, res);
+		return res;
+	}
+	if (sb_g.learning && hk == 1) {
+		/* learning: resolve, and remember which name each address
+		 * came from, so that the rule names the host (4.3) */
+		PyObject *res = sb_wrap_call_original(w, args, kwargs);
+
+		if (res)
+			note_resolution(host, res);
+		return res;
+	}
 	if (pin || names_can_be_allowed())
 		return sb_wrap_call_original(w, args, kwargs);
 	refuse_resolution(host);
@@ -1182,7 +1274,7 @@ static const struct sb_pin *byname_pin(PyObject *args, PyObject *kwargs,
 		return NULL;
 	if (hk == 1 && find_pin(host))
 		return find_pin(host);
-	if (!names_can_be_allowed()) {
+	if (!names_can_be_allowed() && !sb_g.learning) {
 		*refused = 1;
 		refuse_resolution(host);
 	}

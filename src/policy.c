@@ -1022,9 +1022,11 @@ static bool is_module_name(const char *s)
 			start = true;
 			continue;
 		}
+		/* '-' is no identifier character, but the import system
+		 * takes it (_sysconfigdata__linux_x86_64-linux-gnu) */
 		if (!(c == '_' || (c >= 'a' && c <= 'z') ||
 		      (c >= 'A' && c <= 'Z') || c >= 0x80 ||
-		      (!start && c >= '0' && c <= '9')))
+		      (!start && ((c >= '0' && c <= '9') || c == '-'))))
 			return false;
 		start = false;
 	}

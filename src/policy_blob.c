@@ -10,6 +10,7 @@
  *   debug-malloc 0|1
  *   repl-banner 0|1
  *   config <display name of the rule file>
+ *   learn-fd <descriptor for learning records, -1 when not learning>
  *   pin <host> <family>:<hex bytes> ...
  *   rule <file> <line> <text>
  *   end
@@ -51,9 +52,9 @@ void sb_blob_write(const struct sb_policy *p, const struct sb_blob_facts *f,
 	put_field(out, p->config_display);
 	sb_buf_printf(out,
 		      "\nconfig-exists\t%d\nlearning\t%d\ndebug-malloc\t%d\n"
-		      "repl-banner\t%d\n",
+		      "repl-banner\t%d\nlearn-fd\t%d\n",
 		      p->config_exists, p->learning, f->debug_malloc,
-		      f->repl_banner);
+		      f->repl_banner, f->learn_fd);
 	for (i = 0; i < p->pins.n; i++) {
 		const struct sb_pin *pin = &p->pins.v[i];
 
@@ -154,6 +155,7 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 	bool seen_end = false, first = true;
 
 	memset(out, 0, sizeof(*out));
+	out->learn_fd = -1;
 	while (s < end && !seen_end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
@@ -196,6 +198,15 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 			out->repl_banner = strcmp(f[1], "1") == 0;
 		} else if (nf == 2 && strcmp(f[0], "config") == 0) {
 			out->config = f[1];
+		} else if (nf == 2 && strcmp(f[0], "learn-fd") == 0) {
+			char *e;
+			long v = strtol(f[1], &e, 10);
+
+			if (*e || v < -1 || v > 65535) {
+				*err = "corrupt policy: bad learn-fd";
+				return -1;
+			}
+			out->learn_fd = (int)v;
 		} else if (nf >= 2 && strcmp(f[0], "pin") == 0) {
 			/* re-split without the 4-field cap */
 			char **all = sb_arena_alloc(a, (nf + 1) * sizeof(*all));

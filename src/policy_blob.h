@@ -20,6 +20,7 @@ struct sb_blob {
 	 * (the launcher asked CPython for -q) */
 	bool repl_banner;
 	const char *config; /* the rule file, as messages name it */
+	int learn_fd;       /* learning: where records go, else -1 */
 };
 
 struct sb_blob_facts {
@@ -27,6 +28,7 @@ struct sb_blob_facts {
 	const char *cwd;
 	bool debug_malloc;
 	bool repl_banner;
+	int learn_fd; /* -1 unless learning */
 };
 
 /* Serialise p (env= rules are left out: they were applied at exec). */

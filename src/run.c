@@ -22,6 +22,7 @@
 #include "config.h"
 #include "kernel.h"
 #include "policy_blob.h"
+#include "supervise.h"
 
 #define EXIT_POLICY 255
 #define GUARD_LIB "libpysb-guard.so"
@@ -121,12 +122,32 @@ static bool has_quiet(const struct sb_cli *cli)
 /* The program's environment: only what env= and unenv= produce (2.6.2),
  * plus what the guard needs to find its policy. */
 static char **build_env(struct sb_arena *a, const struct sb_policy *p,
-			const char *guard, int policy_fd)
+			const char *guard, int policy_fd,
+			const char *const *host_env)
 {
-	char **env = sb_arena_alloc(a, (p->env.n + 3) * sizeof(*env));
+	size_t n_host = 0, i, k = 0;
 	const char *user_preload = NULL;
-	size_t i, k = 0;
+	char **env;
 
+	while (host_env && host_env[n_host])
+		n_host++;
+	env = sb_arena_alloc(a, (n_host + p->env.n + 3) * sizeof(*env));
+	/* learning: the whole host environment, so that every read can be
+	 * seen (2.6.2); the rules' values win */
+	for (i = 0; i < n_host; i++) {
+		const char *eq = strchr(host_env[i], '=');
+		size_t j, len = eq ? (size_t)(eq - host_env[i]) : 0;
+		bool ruled = false;
+
+		if (!eq || strncmp(host_env[i], "LD_PRELOAD=", 11) == 0 ||
+		    strncmp(host_env[i], "PYSB_POLICY_FD=", 15) == 0)
+			continue;
+		for (j = 0; j < p->env.n && !ruled; j++)
+			ruled = strlen(p->env.v[j].name) == len &&
+				!strncmp(p->env.v[j].name, host_env[i], len);
+		if (!ruled)
+			env[k++] = (char *)host_env[i];
+	}
 	for (i = 0; i < p->env.n; i++) {
 		if (guard && strcmp(p->env.v[i].name, "LD_PRELOAD") == 0) {
 			user_preload = p->env.v[i].value;
@@ -223,6 +244,38 @@ static int policy_memfd(const struct sb_policy *p,
 	return fd;
 }
 
+/* Learning: python-sb stays as the program's parent and writes the rules
+ * when it ends (4.4). */
+static int learn_run(struct sb_arena *a, const struct sb_policy *p,
+		     const struct sb_interp *interp, char **argv, char **env,
+		     const int rec[2], const char *const *host_env)
+{
+	struct sb_learn_session s = { 0 };
+	const char **trees = sb_arena_alloc(a, 2 * sizeof(*trees));
+	char *prefix = sb_arena_strdup(a, interp->real), *cut;
+	char cwd[PATH_MAX];
+
+	/* the prefix two levels above the real binary: .../versions/X, /usr */
+	for (int i = 0; i < 2 && (cut = strrchr(prefix, '/')); i++)
+		*cut = '\0';
+	trees[0] = *prefix && strcmp(prefix, "/usr") ? prefix : NULL;
+	s.arena = a;
+	s.ctx.policy = p;
+	s.ctx.envp = host_env;
+	s.ctx.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
+	s.ctx.home = sb_envp_get(host_env, "HOME");
+	s.ctx.python_trees = trees;
+	s.ctx.n_python_trees = trees[0] ? 1 : 0;
+	s.path = p->learn_path;
+	s.display = p->learn_path;
+	if (sb_path_under(p->learn_path, s.ctx.cwd) &&
+	    strcmp(p->learn_path, s.ctx.cwd) != 0)
+		s.display = p->learn_path + strlen(s.ctx.cwd) +
+			    (strcmp(s.ctx.cwd, "/") != 0);
+	return sb_supervise_learning(interp->path, argv, env, rec[1], rec[0],
+				     &s);
+}
+
 int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 	   const struct sb_interp *interp, const char *const *envp)
 {
@@ -230,6 +283,7 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 	const char *guard = NULL, *pkgdir = NULL;
 	bool with_guard = p->py_sandbox;
 	struct sb_blob_facts facts = { 0 };
+	int rec[2] = { -1, -1 };
 	/* an interactive REPL: CPython prints its banner before anything can
 	 * be audited, so it is asked for -q and the guard prints ours */
 	bool repl = !cli->command.n && isatty(0) && !has_quiet(cli);
@@ -269,14 +323,6 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 			sb_provider_name(provider));
 		return EXIT_POLICY;
 	}
-	if (p->learning) {
-		fprintf(stderr,
-			"python-sb: %s, and learning mode is not implemented in "
-			"this version; nothing was run. Write the rule file "
-			"(see --pysandboxes-explain and py-sandboxes(5)).\n",
-			p->learning_why);
-		return EXIT_POLICY;
-	}
 	if (with_guard) {
 		if (find_support(a, &guard, &pkgdir) < 0) {
 			fprintf(stderr,
@@ -306,6 +352,18 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 		facts.pkgdir = pkgdir;
 		facts.debug_malloc = debug_malloc(p, cli);
 		facts.repl_banner = repl;
+		facts.learn_fd = -1;
+		if (p->learning) {
+			/* the guard writes its records here; the read end
+			 * stays with python-sb, which supervises the run */
+			if (pipe2(rec, O_CLOEXEC) < 0 ||
+			    fcntl(rec[1], F_SETFD, 0) < 0) {
+				fprintf(stderr, "python-sb: pipe: %s\n",
+					strerror(errno));
+				return EXIT_POLICY;
+			}
+			facts.learn_fd = rec[1];
+		}
 		fd = policy_memfd(p, &facts);
 		if (fd < 0) {
 			fprintf(stderr, "python-sb: memfd for the policy: %s\n",
@@ -329,7 +387,7 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 			return EXIT_POLICY;
 		}
 	}
-	env = build_env(a, p, guard, fd);
+	env = build_env(a, p, guard, fd, p->learning ? envp : NULL);
 	repl = repl && with_guard;
 	argv = sb_arena_alloc(a, (cli->interp.n + cli->command.n + 3) *
 					 sizeof(*argv));
@@ -341,6 +399,8 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 	for (i = 0; i < cli->command.n; i++)
 		argv[k++] = (char *)cli->command.v[i];
 	argv[k] = NULL;
+	if (p->learning)
+		return learn_run(a, p, interp, argv, env, rec, envp);
 	fflush(NULL);
 	execve(interp->path, argv, env);
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,

@@ -1,0 +1,182 @@
+/* learn.c (guard) - learning mode inside the interpreter: each family
+ * records what it would have refused and lets it happen. A record is one
+ * line (format in src/learn.h) written with one write() the moment it is
+ * seen, so what was seen survives os._exit, a crash or SIGKILL. If python-sb
+ * is gone, the program stops: a learning run nobody records is an
+ * unguarded run.
+ */
+#include "guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int learn_fd = -1;
+
+void sb_learn_init(int fd)
+{
+	learn_fd = fd;
+	/* programs the sandboxed one starts do not inherit it */
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static void put_field(struct sb_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\t')
+			sb_buf_puts(b, "\\t");
+		else if (*s == '\n')
+			sb_buf_puts(b, "\\n");
+		else if (*s == '\\')
+			sb_buf_puts(b, "\\\\");
+		else
+			sb_buf_add(b, s, 1);
+	}
+}
+
+/* sb_learn_record("file", "r", "f", path, NULL) */
+void sb_learn_record(const char *family, ...)
+{
+	struct sb_buf b = { 0 };
+	const char *f;
+	size_t off = 0;
+	va_list ap;
+
+	if (learn_fd < 0)
+		return;
+	sb_buf_puts(&b, family);
+	va_start(ap, family);
+	while ((f = va_arg(ap, const char *))) {
+		sb_buf_puts(&b, "\t");
+		put_field(&b, f);
+	}
+	va_end(ap);
+	sb_buf_puts(&b, "\n");
+	while (off < b.len) {
+		ssize_t w = write(learn_fd, b.s + off, b.len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			static const char msg[] =
+				"python-sb: guard: the learning supervisor is "
+				"gone; stopping the program.\n";
+
+			if (write(2, msg, sizeof(msg) - 1) < 0)
+				_exit(255);
+			_exit(255);
+		}
+		off += (size_t)w;
+	}
+	sb_buf_free(&b);
+}
+
+int sb_learn_file(const char *canon, bool write)
+{
+	struct stat st;
+	bool dir = stat(canon, &st) == 0 && S_ISDIR(st.st_mode);
+
+	/* /proc is never learned (4.3): record nothing, allow */
+	if (!sb_path_under(canon, "/proc"))
+		sb_learn_record("file", write ? "w" : "r", dir ? "d" : "f",
+				canon, NULL);
+	return 0;
+}
+
+/* ---- environment reads (os.environ is a Python mapping: no event) ---- */
+
+static SB_VEC(const char *) set_by_program;
+
+static bool program_set(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < set_by_program.n; i++)
+		if (strcmp(set_by_program.v[i], key) == 0)
+			return true;
+	return false;
+}
+
+/* A scan of os.environ (items(), values(), copy()) reaches __getitem__ for
+ * every key: not a use (4.3). The views' __iter__ and _Environ.copy are the
+ * standard library's code, so the caller's code name tells. */
+static bool scanning(void)
+{
+	PyObject *frame = py.PyEval_GetFrame(), *code, *name;
+	const char *n;
+	bool scan = false;
+
+	if (!frame)
+		return false;
+	code = py.PyFrame_GetCode(frame);
+	name = code ? py.PyObject_GetAttrString(code, "co_name") : NULL;
+	if (code)
+		py.Py_DecRef(code);
+	n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
+	if (n && sb_guard_caller_is_library())
+		scan = strcmp(n, "__iter__") == 0 || strcmp(n, "copy") == 0 ||
+		       strcmp(n, "__repr__") == 0;
+	if (name)
+		py.Py_DecRef(name);
+	py.PyErr_Clear();
+	return scan;
+}
+
+/* os._Environ.__getitem__(self, key), as a method: args = (self, key) */
+static PyObject *environ_getitem(struct sb_wrap *w, PyObject *args,
+				 PyObject *kwargs)
+{
+	PyObject *key = py.PyTuple_Size(args) > 1 ? py.PyTuple_GetItem(args, 1)
+						  : NULL;
+	PyObject *res = sb_wrap_call_original(w, args, kwargs);
+	const char *k;
+
+	/* a read that found the variable, of one the program did not set */
+	if (res && key && py.PyObject_IsInstance(key, py.PyUnicode_Type) == 1 &&
+	    !scanning()) {
+		k = py.PyUnicode_AsUTF8AndSize(key, NULL);
+		if (k && !program_set(k))
+			sb_learn_record("env", k, NULL);
+		py.PyErr_Clear();
+	}
+	return res;
+}
+
+static PyObject *environ_setitem(struct sb_wrap *w, PyObject *args,
+				 PyObject *kwargs)
+{
+	PyObject *key = py.PyTuple_Size(args) > 1 ? py.PyTuple_GetItem(args, 1)
+						  : NULL;
+	const char *k;
+
+	if (key && py.PyObject_IsInstance(key, py.PyUnicode_Type) == 1) {
+		k = py.PyUnicode_AsUTF8AndSize(key, NULL);
+		if (k && !program_set(k))
+			*SB_VEC_PUSH(sb_g.arena, set_by_program) =
+				sb_arena_strdup(sb_g.arena, k);
+		py.PyErr_Clear();
+	}
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+static struct sb_wrap env_wraps[] = {
+	{ .module = "os", .attr = "_Environ.__getitem__",
+	  .call = environ_getitem },
+	{ .module = "os", .attr = "_Environ.__setitem__",
+	  .call = environ_setitem },
+};
+
+int sb_learn_arm(void)
+{
+	size_t i;
+
+	if (!sb_g.learning)
+		return 0;
+	for (i = 0; i < SB_ARRAY_LEN(env_wraps); i++)
+		if (sb_wrap_install_method(&env_wraps[i]) < 0)
+			return -1;
+	return 0;
+}

@@ -1,0 +1,79 @@
+/* learn.h - learning mode (seed-spec 4): what a trusted run did, and the
+ * rule file text made from it.
+ *
+ * The guard streams one record per line as things happen (guard/learn.c);
+ * the supervising launcher parses them (sb_learn_parse) and, when the run
+ * ends or on the first SIGINT/SIGTERM/SIGQUIT, merges them into the rule
+ * file (sb_learn_merge, pure) and writes it atomically (learn_file.c).
+ *
+ * Record lines, fields separated by one tab, escaped as in policy_blob.c
+ * (\t \n \\):
+ *   env     NAME                       a variable the program read
+ *   file    r|w  d|f  CANONICAL-PATH   an access, with its intent
+ *   net     tcp|udp  in|out  ADDR  PORT  HOST|-   a socket operation
+ *   import  TOP-LEVEL-NAME
+ *   api     QUALNAME                   a registry entry the program called
+ */
+#ifndef SB_LEARN_H
+#define SB_LEARN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+struct sb_learned_file {
+	const char *path; /* canonical, absolute */
+	bool write;
+	bool is_dir;
+};
+
+struct sb_learned_net {
+	unsigned kind; /* SB_NET_TCP or SB_NET_UDP */
+	unsigned dir;  /* SB_NET_IN or SB_NET_OUT */
+	struct sb_addr addr;
+	uint16_t port;
+	const char *host; /* the name the program resolved, else NULL */
+};
+
+/* Everything seen, de-duplicated by the parser, in the order first seen. */
+struct sb_learned {
+	SB_VEC(const char *) env;
+	SB_VEC(struct sb_learned_file) files;
+	SB_VEC(struct sb_learned_net) nets;
+	SB_VEC(const char *) imports;
+	SB_VEC(const char *) apis;
+};
+
+/* Add the complete lines of data[0..len) to 'l'; returns the number of bytes
+ * consumed (a trailing partial line is left for the next call). Bad lines
+ * are skipped: a record is information, never an instruction. */
+size_t sb_learn_parse(struct sb_arena *a, const char *data, size_t len,
+		      struct sb_learned *l);
+
+/* What the writer needs to know besides the records. */
+struct sb_learn_ctx {
+	const struct sb_policy *policy; /* the rules in force (may be empty):
+					 * what they allow is not learned again */
+	const char *const *envp;        /* the host environment */
+	const char *cwd;                /* absolute */
+	const char *home;               /* may be NULL */
+	/* the interpreter's trees (prefix, base prefix...), whose files are
+	 * never learned: the implicit rules cover them */
+	const char *const *python_trees;
+	size_t n_python_trees;
+	const char *date; /* "2026/11/29 at 14:22" */
+};
+
+/* Merge the learned rules into 'existing' (the rule file's text, or NULL
+ * for a new file: the template of 2.10 is used). 'out' gets the new text;
+ * *added says whether any rule was added (if not, the file must not be
+ * touched). Pure: no I/O. */
+void sb_learn_merge(struct sb_arena *a, const char *existing,
+		    const struct sb_learned *l, const struct sb_learn_ctx *ctx,
+		    struct sb_buf *out, bool *added);
+
+/* The template of a new rule file (2.10). */
+extern const char sb_learn_template[];
+
+#endif

@@ -1,0 +1,1209 @@
+/* learn_rules.c - learning mode's pure half (seed-spec 4.3, 4.5): parse the
+ * records the guard streams, turn them into the narrowest rules that cover
+ * them, and merge those into the rule file's text at the learning markers.
+ * It owns the template of a new file (2.10) and the module tables the import
+ * groups need. It does no I/O, never prints and never exits: the launcher
+ * reads and writes the file (learn_file.c). Records come from code that was
+ * running unguarded, so every field is treated as data: anything that could
+ * not be written back as one plain rule line is dropped, never escaped.
+ */
+#include "learn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+#include "api_registry.h"
+#include "fsrules.h"
+#include "policy_net.h"
+
+/* ---- the template of a new rule file (2.10) ---- */
+
+const char sb_learn_template[] =
+	"# .py-sandboxes - what this Python program may do.\n"
+	"# Nothing is allowed unless a line below allows it: no environment\n"
+	"# variable, file, socket, import or sensitive call. Learning mode\n"
+	"# adds what a trusted run used between the learning markers; it\n"
+	"# records what the code did, good or bad: review every added line.\n"
+	"\n"
+	"# CONFIGURATION COMPOSITION (rules of these files are added)\n"
+	"#include \"./.local.py-sandboxes\"  # May be added to .gitignore\n"
+	"include \"~/.config/py-sandboxes/user-py-sandboxes.profile\"  "
+	"# For user\n"
+	"include \"/etc/py-sandboxes/global-py-sandboxes.profile\"  "
+	"# For node\n"
+	"\n"
+	"# ENVIRONMENT VARIABLES (the program starts with these only)\n"
+	"#env=USER=sandbox\n"
+	"#env=TMPDIR=${TMPDIR:-${TEMP:-${TMP:-/tmp}}}\n"
+	"#env=*_API_KEY=${*_API_KEY}\n"
+	"#env=*_BASE_URL=${*_BASE_URL}\n"
+	"#unenv=OPENAI_API_KEY\n"
+	"# <learning_guard_envs>\n"
+	"# </learning_guard_envs>\n"
+	"\n"
+	"# FILE SYSTEM ACCESS\n"
+	"# expose-ro= reads, expose-rw= also writes, a directory tree or one\n"
+	"# file; ignore= hides matching names even inside an exposed tree.\n"
+	"#ignore=.env\n"
+	"#ignore=*.log\n"
+	"#expose-ro=/usr\n"
+	"#expose-ro=.\n"
+	"#expose-rw=./data\n"
+	"#expose-rw=/tmp\n"
+	"# <learning_guard_files>\n"
+	"# </learning_guard_files>\n"
+	"\n"
+	"# NETWORK ACCESS CONTROL\n"
+	"# net=ALLOW|DENY | TCP,UDP or * | address, network, host or * | ports "
+	"| IN,OUT\n"
+	"# Every DENY rule is tried before any ALLOW rule.\n"
+	"#net=ALLOW|TCP|*|443|OUT                      # HTTPS to anywhere\n"
+	"#net=ALLOW|TCP|*|80|OUT                       # HTTP to anywhere\n"
+	"#net=ALLOW|tcp|0.0.0.0/0|${PORT:-8000}|IN     # a local server\n"
+	"#net=DENY|*|10.0.0.0/8|*|OUT                  # private networks\n"
+	"#net=DENY|*|172.16.0.0/12|*|OUT\n"
+	"#net=DENY|*|192.168.0.0/16|*|OUT\n"
+	"#net=DENY|*|169.254.0.0/16|*|OUT              # link-local, cloud "
+	"metadata\n"
+	"#net=DENY|*|127.0.0.0/8|*|OUT                 # this host\n"
+	"#net=DENY|*|fc00::/7|*|OUT\n"
+	"#net=DENY|*|fe80::/10|*|OUT\n"
+	"# <learning_guard_socket>\n"
+	"# </learning_guard_socket>\n"
+	"\n"
+	"# PYTHON IMPORTS CONTROL\n"
+	"# python-import=<top-level module>, ... grants the modules and their\n"
+	"# submodules; python-import=* grants every import.\n"
+	"# <learning_guard_import>\n"
+	"# </learning_guard_import>\n"
+	"\n"
+	"# PYTHON API CONTROL\n"
+	"# python-api=ALLOW:<category or module.function>, DENY: likewise.\n"
+	"# Categories: process-exec, process-control, privileges, threads,\n"
+	"# native, introspection, dynamic-code, deserialization.\n"
+	"# Some functions call others (subprocess.run ends in\n"
+	"# os.posix_spawn): each refusal names the function where it\n"
+	"# stopped, so allow that one too, or the whole category.\n"
+	"# <learning_guard_api>\n"
+	"# </learning_guard_api>\n"
+	"\n"
+	"# DYNAMICALLY EVALUATED CODE (eval-syntax=, eval-call=, ...)\n"
+	"# <learning_guard_eval>\n"
+	"# </learning_guard_eval>\n"
+	"\n"
+	"# <learning_remote_result>\n"
+	"# </learning_remote_result>\n"
+	"\n"
+	"# PYTHON SANDBOX ACTIVATION\n"
+	"py-sandbox=true\n"
+	"\n"
+	"# OS-LEVEL SANDBOX PROVIDER\n"
+	"# auto picks the strongest provider this machine offers (the\n"
+	"# kernel's landlock and seccomp when available);\n"
+	"# OS_SANDBOX=subprocess in the environment downgrades to the\n"
+	"# Python layer alone.\n"
+	"os-sandbox=${OS_SANDBOX:-auto}\n"
+	"\n"
+	"# TRANSPORT RESULT GUARD (partial mode)\n"
+	"remote-result-guard=true\n"
+	"\n"
+	"# LEARNING MODE LOCK\n"
+	"# learn=false        # uncomment once reviewed: locks the rules\n"
+	"\n"
+	"# OS PROVIDER PARAMETERS (only read by the selected provider)\n"
+	"# bwrap.share-net=yes          # host network, no socket filtering\n"
+	"# bwrap.hostname=my-sandbox    # any bwrap.<opt>=<v> is --<opt>=<v>\n"
+	"# firejail.net=docker0\n"
+	"# firejail.rlimit-as=600m\n"
+	"# unshare.<opt>=<v>            # passed to unshare as --<opt>=<v>\n"
+	"# qemu.memory=2G\n"
+	"# qemu.use_kvm=true\n"
+	"# qemu.start_timeout=90\n";
+
+/* ---- parsing the records ---- */
+
+/* Split a record into unescaped fields (\t \n \\); returns the count. */
+static size_t split_fields(struct sb_arena *a, const char *line, size_t n,
+			   char **f, size_t max, bool *bad)
+{
+	size_t count = 0, i, o = 0;
+	char *cur = sb_arena_alloc(a, n + 1);
+
+	for (i = 0; i <= n; i++) {
+		char c = i < n ? line[i] : '\t';
+
+		if (c == '\t') {
+			cur[o] = '\0';
+			if (count < max)
+				f[count] = cur;
+			count++;
+			cur = sb_arena_alloc(a, n - i + 1);
+			o = 0;
+		} else if (c == '\\') {
+			char e = i + 1 < n ? line[++i] : '\0';
+
+			if (e == 't')
+				cur[o++] = '\t';
+			else if (e == 'n')
+				cur[o++] = '\n';
+			else if (e == '\\')
+				cur[o++] = '\\';
+			else
+				*bad = true;
+		} else if (c == '\0') {
+			*bad = true;
+		} else {
+			cur[o++] = c;
+		}
+	}
+	return count;
+}
+
+static bool str_in(const char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+static bool parse_port(const char *s, uint16_t *port)
+{
+	unsigned long v = 0;
+
+	if (!*s || strlen(s) > 5)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	if (v > 65535)
+		return false;
+	*port = (uint16_t)v;
+	return true;
+}
+
+static bool same_net(const struct sb_learned_net *x,
+		     const struct sb_learned_net *y)
+{
+	if (x->kind != y->kind || x->dir != y->dir || x->port != y->port ||
+	    x->addr.family != y->addr.family ||
+	    memcmp(x->addr.bytes, y->addr.bytes, sizeof(x->addr.bytes)) != 0)
+		return false;
+	if (!x->host || !y->host)
+		return x->host == y->host;
+	return strcmp(x->host, y->host) == 0;
+}
+
+/* One record; malformed ones are ignored. Dedupe is a linear scan: a run
+ * records hundreds of distinct things, not millions. */
+static void parse_record(struct sb_arena *a, const char *line, size_t n,
+			 struct sb_learned *l)
+{
+	char *f[7];
+	bool bad = false;
+	size_t nf = split_fields(a, line, n, f, SB_ARRAY_LEN(f), &bad), i;
+
+	if (bad || nf < 2 || nf > 6)
+		return;
+	if (strcmp(f[0], "env") == 0 || strcmp(f[0], "import") == 0 ||
+	    strcmp(f[0], "api") == 0) {
+		bool env = f[0][0] == 'e', imp = f[0][0] == 'i';
+
+		if (nf != 2 || !*f[1])
+			return;
+		if (env) {
+			if (!str_in(l->env.v, l->env.n, f[1]))
+				*SB_VEC_PUSH(a, l->env) = f[1];
+		} else if (imp) {
+			if (!str_in(l->imports.v, l->imports.n, f[1]))
+				*SB_VEC_PUSH(a, l->imports) = f[1];
+		} else if (!str_in(l->apis.v, l->apis.n, f[1])) {
+			*SB_VEC_PUSH(a, l->apis) = f[1];
+		}
+	} else if (strcmp(f[0], "file") == 0) {
+		struct sb_learned_file *lf;
+		bool w, d;
+
+		if (nf != 4 || f[3][0] != '/' || strlen(f[1]) != 1 ||
+		    strlen(f[2]) != 1 || !strchr("rw", f[1][0]) ||
+		    !strchr("df", f[2][0]))
+			return;
+		w = f[1][0] == 'w';
+		d = f[2][0] == 'd';
+		for (i = 0; i < l->files.n; i++) {
+			lf = &l->files.v[i];
+			if (strcmp(lf->path, f[3]) == 0) {
+				lf->write |= w;
+				lf->is_dir |= d;
+				return;
+			}
+		}
+		lf = SB_VEC_PUSH(a, l->files);
+		lf->path = f[3];
+		lf->write = w;
+		lf->is_dir = d;
+	} else if (strcmp(f[0], "net") == 0) {
+		struct sb_learned_net rec = { 0 }, *ln;
+
+		if (nf != 6)
+			return;
+		if (strcmp(f[1], "tcp") == 0)
+			rec.kind = SB_NET_TCP;
+		else if (strcmp(f[1], "udp") == 0)
+			rec.kind = SB_NET_UDP;
+		else
+			return;
+		if (strcmp(f[2], "in") == 0)
+			rec.dir = SB_NET_IN;
+		else if (strcmp(f[2], "out") == 0)
+			rec.dir = SB_NET_OUT;
+		else
+			return;
+		if (sb_addr_parse(f[3], &rec.addr) != 0 ||
+		    !parse_port(f[4], &rec.port) || !*f[5])
+			return;
+		rec.host = strcmp(f[5], "-") == 0 ? NULL : f[5];
+		for (i = 0; i < l->nets.n; i++)
+			if (same_net(&l->nets.v[i], &rec))
+				return;
+		ln = SB_VEC_PUSH(a, l->nets);
+		*ln = rec;
+	}
+}
+
+size_t sb_learn_parse(struct sb_arena *a, const char *data, size_t len,
+		      struct sb_learned *l)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		const char *nl = memchr(data + pos, '\n', len - pos);
+		size_t n;
+
+		if (!nl)
+			break;
+		n = (size_t)(nl - (data + pos));
+		if (n)
+			parse_record(a, data + pos, n, l);
+		pos += n + 1;
+	}
+	return pos;
+}
+
+/* ---- what can be written back ---- */
+
+/* A path that reads back as itself: no byte the lexer or ${} expansion
+ * would act on (2.2, 2.3), no comma (one path per rule). */
+static bool safe_path(const char *s)
+{
+	const unsigned char *c = (const unsigned char *)s;
+
+	if (*s != '/' || sb_is_space(c[strlen(s) - 1]))
+		return false;
+	for (; *c; c++)
+		if (*c < 0x20 || *c == 0x7f || *c == '#' || *c == ',' ||
+		    *c == '"' || *c == '\'' || (*c == '$' && c[1] == '{'))
+			return false;
+	return true;
+}
+
+/* A name that can sit inside ${...} and a rule: identifier-like. */
+static bool safe_name(const char *s, bool dots)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' ||
+		      (dots && *s == '.')))
+			return false;
+	return true;
+}
+
+/* A module name: identifier-like, and '-' inside, which the import system
+ * accepts (CPython's own _sysconfigdata__linux_x86_64-linux-gnu). */
+static bool safe_module(const char *s)
+{
+	if (!*s || *s == '-' || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+			return false;
+	return true;
+}
+
+static bool safe_host(const char *s)
+{
+	if (!*s || *s == '-' || *s == '.')
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '.' ||
+		      *s == '_'))
+			return false;
+	return true;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+typedef SB_VEC(const char *) str_vec;
+
+/* The lines of one family, in groups: a group's header comment is written
+ * only if some of its rule lines survive the duplicate check. */
+struct group {
+	const char *header; /* NULL: none */
+	str_vec lines;
+	bool blank_after; /* imports: each group ends with an empty line */
+};
+
+struct family {
+	const char *marker; /* X of # <learning_guard_X> */
+	SB_VEC(struct group) groups;
+};
+
+static struct group *new_group(struct sb_arena *a, struct family *fam,
+			       const char *header)
+{
+	struct group *g = SB_VEC_PUSH(a, fam->groups);
+
+	g->header = header;
+	return g;
+}
+
+/* ---- environment ---- */
+
+static void gen_env(struct sb_arena *a, const struct sb_learned *l,
+		    const struct sb_learn_ctx *ctx, struct family *fam)
+{
+	const struct sb_policy *p = ctx->policy;
+	str_vec names = { 0 };
+	struct group *g;
+	size_t i, j;
+
+	for (i = 0; i < l->env.n; i++) {
+		const char *name = l->env.v[i];
+		bool skip = !safe_name(name, true);
+
+		for (j = 0; p && !skip && j < p->env.n; j++)
+			skip = strcmp(p->env.v[j].name, name) == 0;
+		/* a glob rule covers the name even when the host value was
+		 * empty at parse time; unenv= would undo a rule anyway */
+		for (j = 0; p && !skip && j < p->rules.n; j++) {
+			const char *t = p->rules.v[j].text, *eq;
+			char *pat;
+			bool unenv = sb_str_starts(t, "unenv=");
+
+			if (unenv) {
+				pat = sb_strip(a, t + 6, strlen(t + 6));
+			} else if (sb_str_starts(t, "env=") &&
+				   (eq = strchr(t + 4, '='))) {
+				pat = sb_arena_strndup(a, t + 4,
+						       (size_t)(eq - t - 4));
+				if (!strchr(pat, '*'))
+					continue;
+			} else {
+				continue;
+			}
+			skip = sb_glob_star_match(pat, name);
+		}
+		if (!skip)
+			*SB_VEC_PUSH(a, names) = name;
+	}
+	if (!names.n)
+		return;
+	qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	g = new_group(a, fam, NULL);
+	for (i = 0; i < names.n; i++)
+		*SB_VEC_PUSH(a, g->lines) =
+			sb_arena_printf(a, "env=%s=${%s}", names.v[i],
+					names.v[i]);
+}
+
+/* ---- files ---- */
+
+/* The variables of 4.3 whose trees are written ${VAR}/...; all of them
+ * belong to the program (the interpreter, its venv, model caches). */
+static const char *const tree_vars[] = {
+	"PYENV_ROOT",	     "VIRTUAL_ENV",	 "CONDA_HOME",
+	"HF_HOME",	     "HF_DATASETS_CACHE", "HF_MODULES_CACHE",
+	"HF_HUB_CACHE",	     "TRANSFORMERS_CACHE", "TORCH_HOME",
+	"KERAS_HOME",	     "TFHUB_CACHE_DIR",	 "MXNET_HOME",
+	"NLTK_DATA",	     "SPACY_DATA",
+};
+
+/* A known location: paths under 'dir' are written 'spelling' + rest. */
+struct place {
+	const char *dir;
+	const char *spelling;
+	bool tree;      /* files below may become directory rules */
+	bool per_child; /* ~/.cache: each child directory is a tree */
+};
+
+typedef SB_VEC(struct place) place_vec;
+
+static const char *env_dir(struct sb_arena *a, const struct sb_learn_ctx *ctx,
+			   const char *name)
+{
+	const char *v = sb_envp_get(ctx->envp, name);
+
+	/* "/" would make every path ${VAR}/...: not a location */
+	if (!v || v[0] != '/')
+		return NULL;
+	v = sb_path_normalize(a, v);
+	return strcmp(v, "/") == 0 ? NULL : v;
+}
+
+static void add_place(struct sb_arena *a, place_vec *pv, const char *dir,
+		      const char *spelling, bool tree, bool per_child)
+{
+	struct place *pl;
+
+	if (!dir)
+		return;
+	pl = SB_VEC_PUSH(a, *pv);
+	pl->dir = dir;
+	pl->spelling = spelling;
+	pl->tree = tree;
+	pl->per_child = per_child;
+}
+
+/* In order of preference when two values are equally long (4.3). */
+static void collect_places(struct sb_arena *a, const struct sb_learn_ctx *ctx,
+			   place_vec *pv)
+{
+	const char *home = ctx->home && ctx->home[0] == '/'
+				   ? sb_path_normalize(a, ctx->home)
+				   : NULL;
+	const char *cwd = sb_path_normalize(a, ctx->cwd);
+	const char *tmpdir = env_dir(a, ctx, "TMPDIR"), *x;
+	size_t i;
+
+	if (home && strcmp(home, "/") == 0)
+		home = NULL;
+	for (i = 0; i < SB_ARRAY_LEN(tree_vars); i++)
+		add_place(a, pv, env_dir(a, ctx, tree_vars[i]),
+			  sb_arena_printf(a, "${%s}", tree_vars[i]), true,
+			  false);
+	/* The working directory is the program's own tree, unless it is /
+	 * or holds the home directory: then it says nothing about what the
+	 * program owns and would turn ~/.ssh into a directory rule. */
+	if (strcmp(cwd, "/") != 0)
+		add_place(a, pv, cwd, ".", !(home && sb_path_under(home, cwd)),
+			  false);
+	if (home) {
+		x = env_dir(a, ctx, "XDG_CACHE_HOME");
+		if (x)
+			add_place(a, pv, x, "${XDG_CACHE_HOME}", false, true);
+		add_place(a, pv, sb_path_join(a, home, ".cache"), "~/.cache",
+			  false, true);
+		add_place(a, pv, home, "~", false, false);
+	}
+	/* ${TMPDIR:-/tmp} only where it expands back to the same place */
+	add_place(a, pv, tmpdir ? tmpdir : "/tmp", "${TMPDIR:-/tmp}", true,
+		  false);
+	if (tmpdir && strcmp(tmpdir, "/tmp") != 0)
+		add_place(a, pv, "/tmp", "/tmp", true, false);
+	add_place(a, pv, env_dir(a, ctx, "TMP"), "${TMP}", true, false);
+	add_place(a, pv, env_dir(a, ctx, "TEMP"), "${TEMP}", true, false);
+}
+
+/* The longest place containing 'path' (first on ties), or NULL. */
+static const struct place *find_place(const place_vec *pv, const char *path)
+{
+	const struct place *best = NULL;
+	size_t i, bl = 0;
+
+	for (i = 0; i < pv->n; i++) {
+		size_t len = strlen(pv->v[i].dir);
+
+		if (sb_path_under(path, pv->v[i].dir) && (!best || len > bl)) {
+			best = &pv->v[i];
+			bl = len;
+		}
+	}
+	return best;
+}
+
+static const char *spell_path(struct sb_arena *a, const place_vec *pv,
+			      const char *path)
+{
+	const struct place *pl = find_place(pv, path);
+	const char *rest;
+
+	if (!pl)
+		return path;
+	rest = path + strlen(pl->dir);
+	if (!*rest)
+		return pl->spelling;
+	return sb_arena_printf(a, "%s%s", pl->spelling, rest);
+}
+
+/* The root of the program tree holding 'path', or NULL. The innermost
+ * known place decides, so a home directory inside a temp tree stays a home
+ * directory; ~/.cache/<x> is one tree per child. */
+static const char *tree_root(struct sb_arena *a, const place_vec *pv,
+			     const char *path)
+{
+	const struct place *pl = find_place(pv, path);
+	const char *rest;
+	size_t n;
+
+	if (!pl || (!pl->tree && !pl->per_child))
+		return NULL;
+	if (!pl->per_child)
+		return pl->dir;
+	rest = path + strlen(pl->dir);
+	if (*rest != '/')
+		return NULL;
+	n = strcspn(rest + 1, "/");
+	if (!n || !rest[1 + n])
+		return NULL; /* ~/.cache itself, or a file right in it */
+	return sb_arena_strndup(a, path, (size_t)(rest + 1 + n - path));
+}
+
+static char *dir_name(struct sb_arena *a, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || slash == path)
+		return sb_arena_strdup(a, "/");
+	return sb_arena_strndup(a, path, (size_t)(slash - path));
+}
+
+struct want {
+	const char *path;
+	bool write, is_dir;
+	const char *value; /* as written */
+	bool dropped;
+};
+
+/* The program's own places first, as in 2.9: ./..., ${VAR}/...,
+ * absolute, ~/... */
+static int spelling_rank(const char *v)
+{
+	switch (v[0]) {
+	case '.':
+		return 0;
+	case '$':
+		return 1;
+	case '/':
+		return 2;
+	default:
+		return 3;
+	}
+}
+
+static int cmp_want(const void *x, const void *y)
+{
+	const struct want *a = x, *b = y;
+	int c = spelling_rank(a->value) - spelling_rank(b->value);
+
+	if (!c)
+		c = strcmp(a->value, b->value);
+
+	return c ? c : (int)a->write - (int)b->write;
+}
+
+/* Is 'path' the very path of an existing rule of another mode? A second
+ * rule would be the parser's "invalidate another rule" error. */
+static bool clashes(const struct sb_policy *p, const char *path, bool write)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->exposes.n; i++)
+		if (strcmp(p->exposes.v[i].path, path) == 0 &&
+		    (p->exposes.v[i].mode == SB_EXPOSE_RW) != write)
+			return true;
+	return false;
+}
+
+static void gen_files(struct sb_arena *a, const struct sb_learned *l,
+		      const struct sb_learn_ctx *ctx, struct family *fam)
+{
+	const struct sb_policy *p = ctx->policy;
+	place_vec places = { 0 };
+	SB_VEC(struct want) w = { 0 };
+	struct group *g;
+	size_t i, j, k;
+
+	collect_places(a, ctx, &places);
+	for (i = 0; i < l->files.n; i++) {
+		const struct sb_learned_file *f = &l->files.v[i];
+		const char *path = sb_path_normalize(a, f->path), *root, *d;
+		struct sb_fs_decision dec;
+		bool skip = !safe_path(path) || sb_path_under(path, "/proc");
+		bool as_dir;
+		struct want *nw;
+
+		for (k = 0; !skip && k < ctx->n_python_trees; k++)
+			skip = sb_path_under(path, ctx->python_trees[k]);
+		if (skip)
+			continue;
+		if (p) {
+			/* what is allowed is not learned again; what an
+			 * ignore= rule hides stays hidden */
+			sb_fs_decide(p, path, path, path, f->write, &dec);
+			if (dec.verdict == SB_FS_ALLOW ||
+			    dec.verdict == SB_FS_IGNORED)
+				continue;
+		}
+		root = tree_root(a, &places, path);
+		d = f->is_dir ? path : dir_name(a, path);
+		as_dir = root && sb_path_under(d, root);
+		if (as_dir) {
+			path = d;
+		} else if (f->is_dir) {
+			/* a system or home directory: a rule would grant all
+			 * of its tree, wider than anything seen */
+			continue;
+		}
+		for (k = 0; k < w.n; k++)
+			if (strcmp(w.v[k].path, path) == 0)
+				break;
+		if (k < w.n) {
+			w.v[k].write |= f->write;
+			continue;
+		}
+		nw = SB_VEC_PUSH(a, w);
+		nw->path = path;
+		nw->write = f->write;
+		nw->is_dir = as_dir;
+	}
+	/* a learned directory covers what lies below it with the same or a
+	 * narrower mode: that line would add nothing */
+	for (i = 0; i < w.n; i++) {
+		for (j = 0; j < w.n && !w.v[i].dropped; j++)
+			if (j != i && w.v[j].is_dir && !w.v[j].dropped &&
+			    strcmp(w.v[j].path, w.v[i].path) != 0 &&
+			    sb_path_under(w.v[i].path, w.v[j].path) &&
+			    (w.v[j].write || !w.v[i].write))
+				w.v[i].dropped = true;
+		if (!w.v[i].dropped && clashes(p, w.v[i].path, w.v[i].write))
+			w.v[i].dropped = true;
+		w.v[i].value = spell_path(a, &places, w.v[i].path);
+	}
+	if (!w.n)
+		return;
+	qsort(w.v, w.n, sizeof(*w.v), cmp_want);
+	g = new_group(a, fam, NULL);
+	for (i = 0; i < w.n; i++)
+		if (!w.v[i].dropped)
+			*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(
+				a, "expose-%s=%s", w.v[i].write ? "rw" : "ro",
+				w.v[i].value);
+}
+
+/* ---- network ---- */
+
+/* The smallest variable name whose value is 'value' (and whose name
+ * contains "port" when 'port_only'), or NULL. */
+static const char *env_named(struct sb_arena *a, const char *const *envp,
+			     const char *value, bool port_only)
+{
+	const char *best = NULL;
+	size_t n = strlen(value);
+
+	for (; envp && *envp; envp++) {
+		const char *eq = strchr(*envp, '=');
+		char *name, *c;
+		bool has_port;
+
+		if (!eq || strcmp(eq + 1, value) != 0 || !n)
+			continue;
+		name = sb_arena_strndup(a, *envp, (size_t)(eq - *envp));
+		if (!safe_name(name, false))
+			continue;
+		for (c = name, has_port = false; *c && !has_port; c++)
+			has_port = (c[0] | 0x20) == 'p' &&
+				   (c[1] | 0x20) == 'o' &&
+				   (c[2] | 0x20) == 'r' &&
+				   (c[3] | 0x20) == 't';
+		if (port_only && !has_port)
+			continue;
+		if (!best || strcmp(name, best) < 0)
+			best = name;
+	}
+	return best;
+}
+
+static bool addr_is_any(const struct sb_addr *ad)
+{
+	size_t k, len = ad->family == AF_INET6 ? 16 : 4;
+
+	for (k = 0; k < len; k++)
+		if (ad->bytes[k])
+			return false;
+	return true;
+}
+
+struct net_key {
+	const char *dest; /* as written */
+	unsigned kind, dir;
+	SB_VEC(uint16_t) ports;
+	const char *line;
+};
+
+static int cmp_u16(const void *x, const void *y)
+{
+	return (int)*(const uint16_t *)x - (int)*(const uint16_t *)y;
+}
+
+static int cmp_net_line(const void *x, const void *y)
+{
+	return strcmp(((const struct net_key *)x)->line,
+		      ((const struct net_key *)y)->line);
+}
+
+static void gen_net(struct sb_arena *a, const struct sb_learned *l,
+		    const struct sb_learn_ctx *ctx, struct family *fam)
+{
+	SB_VEC(struct net_key) keys = { 0 };
+	struct group *g;
+	size_t i, k;
+
+	for (i = 0; i < l->nets.n; i++) {
+		const struct sb_learned_net *n = &l->nets.v[i];
+		const struct sb_net_rule *r = NULL;
+		const char *dest, *var;
+		struct net_key *key;
+
+		if (ctx->policy)
+			r = sb_net_decide(ctx->policy, n->kind, n->dir,
+					  &n->addr, n->port);
+		if (r && r->allow)
+			continue;
+		if (n->dir == SB_NET_IN && addr_is_any(&n->addr)) {
+			dest = "*";
+		} else if (n->host && safe_host(n->host)) {
+			var = env_named(a, ctx->envp, n->host, false);
+			dest = var ? sb_arena_printf(a, "${%s}", var)
+				   : n->host;
+		} else {
+			const char *txt = sb_addr_format(a, &n->addr);
+
+			var = env_named(a, ctx->envp, txt, false);
+			dest = var ? sb_arena_printf(a, "${%s}", var)
+				   : sb_arena_printf(a, "%s/%d", txt,
+						     n->addr.family == AF_INET6
+							     ? 128
+							     : 32);
+		}
+		for (k = 0; k < keys.n; k++)
+			if (keys.v[k].kind == n->kind &&
+			    keys.v[k].dir == n->dir &&
+			    strcmp(keys.v[k].dest, dest) == 0)
+				break;
+		key = k < keys.n ? &keys.v[k] : SB_VEC_PUSH(a, keys);
+		key->dest = dest;
+		key->kind = n->kind;
+		key->dir = n->dir;
+		for (k = 0; k < key->ports.n; k++)
+			if (key->ports.v[k] == n->port)
+				break;
+		if (k == key->ports.n)
+			*SB_VEC_PUSH(a, key->ports) = n->port;
+	}
+	if (!keys.n)
+		return;
+	for (i = 0; i < keys.n; i++) {
+		struct net_key *key = &keys.v[i];
+		struct sb_buf ports = { 0 };
+
+		qsort(key->ports.v, key->ports.n, sizeof(*key->ports.v),
+		      cmp_u16);
+		for (k = 0; k < key->ports.n; k++) {
+			char num[8];
+			const char *var;
+
+			snprintf(num, sizeof(num), "%u", key->ports.v[k]);
+			var = env_named(a, ctx->envp, num, true);
+			if (k)
+				sb_buf_puts(&ports, ",");
+			if (var)
+				sb_buf_printf(&ports, "${%s}", var);
+			else
+				sb_buf_puts(&ports, num);
+		}
+		key->line = sb_arena_printf(
+			a, "net=ALLOW|%s|%s|%s|%s",
+			key->kind == SB_NET_TCP ? "TCP" : "UDP", key->dest,
+			ports.s, key->dir == SB_NET_IN ? "IN" : "OUT");
+		sb_buf_free(&ports);
+	}
+	qsort(keys.v, keys.n, sizeof(*keys.v), cmp_net_line);
+	g = new_group(a, fam, NULL);
+	for (i = 0; i < keys.n; i++)
+		*SB_VEC_PUSH(a, g->lines) = keys.v[i].line;
+}
+
+/* ---- imports ---- */
+
+/* 4.3's list of modules that can undo the guard or run code around it. */
+static const char *const dangerous_modules[] = {
+	"atexit",  "bdb",	   "cProfile",	"code",	      "codeop",
+	"ctypes",  "faulthandler", "importlib", "inspect",    "mmap",
+	"pdb",	   "pkgutil",	   "posix",	"subprocess", "webbrowser",
+};
+
+/* PEP 594 and its companions: deprecated or removed, still importable on
+ * some supported CPython. */
+static const char *const deprecated_modules[] = {
+	"aifc",	   "asynchat", "asyncore",  "audioop",	"cgi",
+	"cgitb",   "chunk",    "crypt",	    "distutils", "imghdr",
+	"imp",	   "mailcap",  "msilib",    "nis",	"nntplib",
+	"ossaudiodev", "pipes", "smtpd",    "sndhdr",	"spwd",
+	"sunau",   "telnetlib", "uu",	    "xdrlib",
+};
+
+/* The union of sys.stdlib_module_names of CPython 3.10 to 3.13, plus what
+ * 3.9 had and 3.10 removed (formatter, parser, symbol) and what 3.14 adds
+ * (annotationlib, compression). Names starting with '_' are standard by
+ * rule and not listed. Sorted (strcmp) for bsearch. */
+static const char *const stdlib_modules[] = {
+	"abc", "aifc", "annotationlib", "antigravity", "argparse", "array",
+	"ast", "asynchat", "asyncio", "asyncore", "atexit", "audioop",
+	"base64", "bdb", "binascii", "binhex", "bisect", "builtins", "bz2",
+	"cProfile", "calendar", "cgi", "cgitb", "chunk", "cmath", "cmd",
+	"code", "codecs", "codeop", "collections", "colorsys", "compileall",
+	"compression", "concurrent", "configparser", "contextlib",
+	"contextvars", "copy", "copyreg", "crypt", "csv", "ctypes", "curses",
+	"dataclasses", "datetime", "dbm", "decimal", "difflib", "dis",
+	"distutils", "doctest", "email", "encodings", "ensurepip", "enum",
+	"errno", "faulthandler", "fcntl", "filecmp", "fileinput", "fnmatch",
+	"formatter", "fractions", "ftplib", "functools", "gc", "genericpath",
+	"getopt", "getpass", "gettext", "glob", "graphlib", "grp", "gzip",
+	"hashlib", "heapq", "hmac", "html", "http", "idlelib", "imaplib",
+	"imghdr", "imp", "importlib", "inspect", "io", "ipaddress",
+	"itertools", "json", "keyword", "lib2to3", "linecache", "locale",
+	"logging", "lzma", "mailbox", "mailcap", "marshal", "math",
+	"mimetypes", "mmap", "modulefinder", "msilib", "msvcrt",
+	"multiprocessing", "netrc", "nis", "nntplib", "nt", "ntpath",
+	"nturl2path", "numbers", "opcode", "operator", "optparse", "os",
+	"ossaudiodev", "parser", "pathlib", "pdb", "pickle", "pickletools",
+	"pipes", "pkgutil", "platform", "plistlib", "poplib", "posix",
+	"posixpath", "pprint", "profile", "pstats", "pty", "pwd",
+	"py_compile", "pyclbr", "pydoc", "pydoc_data", "pyexpat", "queue",
+	"quopri", "random", "re", "readline", "reprlib", "resource",
+	"rlcompleter", "runpy", "sched", "secrets", "select", "selectors",
+	"shelve", "shlex", "shutil", "signal", "site", "smtpd", "smtplib",
+	"sndhdr", "socket", "socketserver", "spwd", "sqlite3", "sre_compile",
+	"sre_constants", "sre_parse", "ssl", "stat", "statistics", "string",
+	"stringprep", "struct", "subprocess", "sunau", "symbol", "symtable",
+	"sys", "sysconfig", "syslog", "tabnanny", "tarfile", "telnetlib",
+	"tempfile", "termios", "textwrap", "this", "threading", "time",
+	"timeit", "tkinter", "token", "tokenize", "tomllib", "trace",
+	"traceback", "tracemalloc", "tty", "turtle", "turtledemo", "types",
+	"typing", "unicodedata", "unittest", "urllib", "uu", "uuid", "venv",
+	"warnings", "wave", "weakref", "webbrowser", "winreg", "winsound",
+	"wsgiref", "xdrlib", "xml", "xmlrpc", "zipapp", "zipfile",
+	"zipimport", "zlib", "zoneinfo",
+};
+
+static bool in_sorted(const char *const *v, size_t n, const char *s)
+{
+	return bsearch(&s, v, n, sizeof(*v), cmp_str) != NULL;
+}
+
+enum { G_DANGEROUS, G_STANDARD, G_DEPRECATED, G_EXTERNAL, G_COUNT };
+
+static const char *const import_headers[G_COUNT] = {
+	"# \u26a0 Dangerous!",
+	"# Standard Python",
+	"# \u26a0 Deprecated Python module",
+	"# External modules (Are you sure about the origin?)",
+};
+
+static int import_group(const char *name)
+{
+	if (str_in(dangerous_modules, SB_ARRAY_LEN(dangerous_modules), name))
+		return G_DANGEROUS;
+	if (str_in(deprecated_modules, SB_ARRAY_LEN(deprecated_modules),
+		   name))
+		return G_DEPRECATED;
+	if (name[0] == '_' ||
+	    in_sorted(stdlib_modules, SB_ARRAY_LEN(stdlib_modules), name))
+		return G_STANDARD;
+	return G_EXTERNAL;
+}
+
+/* The module names the existing text already grants, so that a packed
+ * line never repeats a name another packed line holds. */
+static void names_in_text(struct sb_arena *a, const char *text,
+			  str_vec *out)
+{
+	const char *s = text;
+
+	while (s && *s) {
+		size_t n = strcspn(s, "\n");
+		char *line = sb_strip(a, s, n), *v, *item, *save = NULL;
+
+		s += n + (s[n] == '\n');
+		if (!sb_str_starts(line, "python-import="))
+			continue;
+		v = line + strlen("python-import=");
+		v[strcspn(v, "#")] = '\0';
+		for (item = strtok_r(v, ",", &save); item;
+		     item = strtok_r(NULL, ",", &save))
+			*SB_VEC_PUSH(a, *out) =
+				sb_strip(a, item, strlen(item));
+	}
+}
+
+#define IMPORT_WIDTH 70
+
+static void gen_imports(struct sb_arena *a, const struct sb_learned *l,
+			const struct sb_learn_ctx *ctx, const char *existing,
+			struct family *fam)
+{
+	const struct sb_policy *p = ctx->policy;
+	str_vec groups[G_COUNT] = { { 0 } }, have = { 0 };
+	size_t i, j, gi;
+
+	if (p && p->import_all)
+		return;
+	names_in_text(a, existing, &have);
+	for (i = 0; i < l->imports.n; i++) {
+		const char *name = l->imports.v[i];
+		bool skip = !safe_module(name) ||
+			    strcmp(name, "pysandboxes") == 0 ||
+			    str_in(have.v, have.n, name);
+
+		for (j = 0; p && !skip && j < p->imports.n; j++)
+			skip = strcmp(p->imports.v[j].name, name) == 0;
+		if (!skip)
+			*SB_VEC_PUSH(a, groups[import_group(name)]) = name;
+	}
+	for (gi = 0; gi < G_COUNT; gi++) {
+		str_vec *v = &groups[gi];
+		struct group *g;
+		struct sb_buf cur = { 0 };
+
+		if (!v->n)
+			continue;
+		qsort(v->v, v->n, sizeof(*v->v), cmp_str);
+		g = new_group(a, fam, import_headers[gi]);
+		g->blank_after = true;
+		for (i = 0; i < v->n; i++) {
+			bool fits = cur.len &&
+				    cur.len + 2 + strlen(v->v[i]) <=
+					    IMPORT_WIDTH &&
+				    gi != G_EXTERNAL;
+
+			if (cur.len && !fits) {
+				*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(
+					a, "python-import=%s", cur.s);
+				cur.len = 0;
+			}
+			if (cur.len)
+				sb_buf_puts(&cur, ", ");
+			sb_buf_puts(&cur, v->v[i]);
+		}
+		*SB_VEC_PUSH(a, g->lines) =
+			sb_arena_printf(a, "python-import=%s", cur.s);
+		sb_buf_free(&cur);
+	}
+}
+
+/* ---- sensitive calls ---- */
+
+static void gen_api(struct sb_arena *a, const struct sb_learned *l,
+		    const struct sb_learn_ctx *ctx, struct family *fam)
+{
+	const struct sb_policy *p = ctx->policy;
+	const uint8_t *allowed = p ? p->api_allow : NULL;
+	uint8_t *learned = sb_arena_alloc(a, sb_api_registry_len + 1);
+	size_t i;
+	int c;
+
+	for (i = 0; i < l->apis.n; i++) {
+		long k = sb_api_lookup(l->apis.v[i]);
+
+		if (k >= 0 && !(allowed && allowed[k]))
+			learned[k] = 1;
+	}
+	for (c = 0; c < SB_API_CATEGORY_COUNT; c++) {
+		bool any = false, whole = true;
+		struct group *g;
+
+		/* Windows-only entries never apply here; version bounds are
+		 * ignored so one file serves every CPython on the machine */
+		for (i = 0; i < sb_api_registry_len; i++) {
+			const struct sb_api_entry *e = &sb_api_registry[i];
+
+			if ((int)e->category != c)
+				continue;
+			any |= learned[i];
+			if (!(e->tags & SB_API_WINDOWS) && !learned[i] &&
+			    !(allowed && allowed[i]))
+				whole = false;
+		}
+		if (!any)
+			continue;
+		g = new_group(
+			a, fam,
+			sb_arena_printf(
+				a, "# %s%s: %s",
+				sb_api_category_is_dangerous(c) ? "\u26a0 "
+								: "",
+				sb_api_category_name(c),
+				sb_api_category_doc(c)));
+		if (whole) {
+			*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(
+				a, "python-api=ALLOW:%s",
+				sb_api_category_name(c));
+			continue;
+		}
+		for (i = 0; i < sb_api_registry_len; i++)
+			if (learned[i] && (int)sb_api_registry[i].category == c)
+				*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(
+					a, "python-api=ALLOW:%s",
+					sb_api_registry[i].qualname);
+	}
+}
+
+/* ---- the merge (4.5) ---- */
+
+static bool family_empty(const struct family *fam)
+{
+	size_t i;
+
+	for (i = 0; i < fam->groups.n; i++)
+		if (fam->groups.v[i].lines.n)
+			return false;
+	return true;
+}
+
+/* Drop the lines the text already holds (compared stripped), and the
+ * duplicates among the generated ones. */
+static void drop_present(struct sb_arena *a, struct family *fam,
+			 str_vec *present)
+{
+	size_t i, j, o;
+
+	for (i = 0; i < fam->groups.n; i++) {
+		struct group *g = &fam->groups.v[i];
+
+		for (j = o = 0; j < g->lines.n; j++) {
+			const char *t = g->lines.v[j];
+
+			if (present->n &&
+			    bsearch(&t, present->v, present->n,
+				    sizeof(*present->v), cmp_str))
+				continue;
+			if (str_in(g->lines.v, o, t))
+				continue;
+			g->lines.v[o++] = t;
+		}
+		g->lines.n = o;
+	}
+}
+
+static void put_block(struct sb_buf *out, const struct family *fam,
+		      const char *date)
+{
+	size_t i, j;
+
+	sb_buf_printf(out, "# Add rules (%s)\n", date);
+	for (i = 0; i < fam->groups.n; i++) {
+		const struct group *g = &fam->groups.v[i];
+		bool last = true;
+
+		if (!g->lines.n)
+			continue;
+		for (j = i + 1; j < fam->groups.n; j++)
+			last &= !fam->groups.v[j].lines.n;
+		if (g->header)
+			sb_buf_printf(out, "%s\n", g->header);
+		for (j = 0; j < g->lines.n; j++)
+			sb_buf_printf(out, "%s\n", g->lines.v[j]);
+		/* the block's own empty line ends the last group */
+		if (g->blank_after && !last)
+			sb_buf_puts(out, "\n");
+	}
+	sb_buf_puts(out, "\n");
+}
+
+enum { F_ENVS, F_FILES, F_SOCKET, F_IMPORT, F_API, F_COUNT };
+
+void sb_learn_merge(struct sb_arena *a, const char *existing,
+		    const struct sb_learned *l, const struct sb_learn_ctx *ctx,
+		    struct sb_buf *out, bool *added)
+{
+	static const char *const markers[F_COUNT] = {
+		"envs", "files", "socket", "import", "api",
+	};
+	struct family fams[F_COUNT];
+	bool done[F_COUNT] = { false };
+	const char *text = existing ? existing : sb_learn_template;
+	const char *s;
+	str_vec present = { 0 };
+	size_t i;
+
+	memset(fams, 0, sizeof(fams));
+	for (i = 0; i < F_COUNT; i++)
+		fams[i].marker = markers[i];
+	gen_env(a, l, ctx, &fams[F_ENVS]);
+	gen_files(a, l, ctx, &fams[F_FILES]);
+	gen_net(a, l, ctx, &fams[F_SOCKET]);
+	gen_imports(a, l, ctx, text, &fams[F_IMPORT]);
+	gen_api(a, l, ctx, &fams[F_API]);
+
+	for (s = text; *s;) {
+		size_t n = strcspn(s, "\n");
+
+		*SB_VEC_PUSH(a, present) = sb_strip(a, s, n);
+		s += n + (s[n] == '\n');
+	}
+	if (present.n)
+		qsort(present.v, present.n, sizeof(*present.v), cmp_str);
+	*added = false;
+	for (i = 0; i < F_COUNT; i++) {
+		drop_present(a, &fams[i], &present);
+		if (family_empty(&fams[i]))
+			done[i] = true;
+		else
+			*added = true;
+	}
+
+	for (s = text; *s;) {
+		size_t n = strcspn(s, "\n");
+		char *line = sb_strip(a, s, n);
+
+		for (i = 0; i < F_COUNT; i++) {
+			char *close;
+
+			if (done[i])
+				continue;
+			close = sb_arena_printf(a, "# </learning_guard_%s>",
+						fams[i].marker);
+			if (strcmp(line, close) == 0) {
+				put_block(out, &fams[i], ctx->date);
+				done[i] = true;
+			}
+		}
+		sb_buf_add(out, s, n);
+		sb_buf_puts(out, "\n");
+		s += n + (s[n] == '\n');
+	}
+	/* A family whose closing marker is gone (a hand-written file) gets
+	 * its block at the end, inside a fresh pair of markers so that the
+	 * next run finds them. */
+	for (i = 0; i < F_COUNT; i++) {
+		if (done[i])
+			continue;
+		sb_buf_printf(out, "\n# <learning_guard_%s>\n", fams[i].marker);
+		put_block(out, &fams[i], ctx->date);
+		sb_buf_printf(out, "# </learning_guard_%s>\n", fams[i].marker);
+	}
+	if (!out->s)
+		sb_buf_puts(out, "");
+}

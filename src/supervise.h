@@ -1,0 +1,19 @@
+/* supervise.h - the launcher stays as the program's parent (learning). */
+#ifndef SB_SUPERVISE_H
+#define SB_SUPERVISE_H
+
+#include <sys/types.h>
+
+#include "learn_file.h"
+
+/* Run argv with envp in a child, 'keep_fd' inherited (the write end of
+ * the record pipe), 'rec_fd' the read end. Until the child ends: feed the
+ * records to 's', forward SIGINT, SIGTERM, SIGQUIT and SIGHUP, and save the
+ * rules on the first SIGINT/SIGTERM/SIGQUIT; save them again at the end.
+ * Returns python-sb's exit status: the program's (128+N for a signal), or
+ * 255 when the child could not start or the rules could not be saved. */
+int sb_supervise_learning(const char *path, char *const argv[],
+			  char *const envp[], int keep_fd, int rec_fd,
+			  struct sb_learn_session *s);
+
+#endif

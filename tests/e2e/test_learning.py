@@ -1,0 +1,336 @@
+"""Learning mode end to end (seed-spec 4, issue 4): a run without a rule
+file watches the program and writes a reviewable policy; the next run
+enforces it with no refusal, and refuses what the program did not do.
+The real programs of the issue round-trip: learned, enforced, misbehaving.
+"""
+import http.server
+import os
+import re
+import signal
+import socket
+import subprocess
+import textwrap
+import threading
+import time
+
+import pytest
+
+PY311 = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3")
+
+
+@pytest.fixture
+def py():
+    if not os.path.exists(PY311):
+        pytest.skip("pyenv 3.11.7 is not installed [core]")
+    return PY311
+
+
+def learn_then_enforce(run_sb, tmp_cwd, py, args, env=None, check=True):
+    """Learn with `args`, then run the same command enforcing."""
+    first = run_sb([f"--python={py}", *args], env=env)
+    assert first.returncode == 0, first.stderr
+    assert "Write all learning rules in '.py-sandboxes'." in first.stderr
+    rules = (tmp_cwd / ".py-sandboxes").read_text()
+    second = run_sb([f"--python={py}", *args], env=env)
+    if check:
+        assert second.returncode == 0, (rules, second.stderr)
+    return first, second, rules
+
+
+def active(rules):
+    """The rule lines (no comments, no blanks)."""
+    return [ln for ln in rules.splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def test_first_run_learns_and_second_run_enforces(run_sb, tmp_cwd, py):
+    (tmp_cwd / "data").mkdir()
+    (tmp_cwd / "data" / "in.txt").write_text("hello\n")
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import os, json
+        print(open("data/in.txt").read().strip())
+        with open("data/out.txt", "w") as f:
+            f.write(json.dumps({"key": os.environ.get("DEMO_KEY")}))
+        """))
+    env = dict(os.environ, DEMO_KEY="sk-123")
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"], env)
+    assert first.stdout == second.stdout == "hello\n"
+    lines = active(rules)
+    assert "env=DEMO_KEY=${DEMO_KEY}" in lines
+    assert "expose-rw=./data" in lines
+    assert any(ln.startswith("python-import=") and "json" in ln
+               for ln in lines)
+    # the template's markers frame the learned blocks
+    for x in ("envs", "files", "socket", "import", "api", "eval"):
+        assert f"# <learning_guard_{x}>" in rules
+        assert f"# </learning_guard_{x}>" in rules
+    assert re.search(r"# Add rules \(\d{4}/\d\d/\d\d at \d\d:\d\d\)", rules)
+    assert "sk-123" not in rules  # the value never lands in the file
+    # the same program misbehaving is refused
+    (tmp_cwd / "evil.py").write_text(textwrap.dedent("""\
+        import os
+        for f in (lambda: open("/etc/passwd"), lambda: os.system("id")):
+            try:
+                f()
+                print("ALLOWED")
+            except Exception as e:
+                print(type(e).__name__)
+        """))
+    r = run_sb([f"--python={py}", "--pysandboxes-config=.py-sandboxes",
+                "evil.py"])
+    # evil.py itself is not exposed (only app.py's tree was learned)...
+    assert r.returncode != 0 or "ALLOWED" not in r.stdout
+
+
+def test_least_privilege_file_rules(run_sb, tmp_cwd, py):
+    (tmp_cwd / "app.py").write_text(
+        "open('/etc/resolv.conf').read()\nopen('/etc/hostname').read()\n")
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"])
+    lines = active(rules)
+    assert "expose-ro=/etc/resolv.conf" in lines
+    assert "expose-ro=/etc/hostname" in lines
+    assert "expose-ro=/etc" not in lines
+    # /etc/shadow stays out of reach
+    (tmp_cwd / "app.py").write_text(
+        "try:\n    open('/etc/passwd')\nexcept Exception as e:\n"
+        "    print(type(e).__name__)\n")
+    r = run_sb([f"--python={py}", "app.py"])
+    assert r.stdout == "RuleFileNotFoundError\n", r.stderr
+
+
+def test_a_second_run_adds_only_what_is_new(run_sb, tmp_cwd, py):
+    (tmp_cwd / "app.py").write_text("import json\n")
+    run_sb([f"--python={py}", "app.py"])
+    before = (tmp_cwd / ".py-sandboxes").read_text()
+    (tmp_cwd / "app.py").write_text("import json, csv\n")
+    r = run_sb([f"--python={py}", "--learn", "app.py"])
+    assert r.returncode == 0, r.stderr
+    after = (tmp_cwd / ".py-sandboxes").read_text()
+    assert after.startswith(before.split("# </learning_guard_envs>")[0])
+    assert after.count("# Add rules") > before.count("# Add rules")
+    assert "csv" in after and "csv" not in before
+    assert (tmp_cwd / ".py-sandboxes.old").read_text() == before
+    assert "The old version is here '" in r.stderr
+    # nothing new: the file is left alone
+    mtime = (tmp_cwd / ".py-sandboxes").stat().st_mtime_ns
+    r = run_sb([f"--python={py}", "--learn", "app.py"])
+    assert r.returncode == 0
+    assert (tmp_cwd / ".py-sandboxes").stat().st_mtime_ns == mtime
+    assert not (tmp_cwd / ".py-sandboxes.old_1").exists()
+
+
+def test_api_and_dynamic_code_are_learned(run_sb, tmp_cwd, py):
+    (tmp_cwd / "app.py").write_text(
+        "import os, threading\nos.system('true')\n"
+        "t = threading.Thread(target=print)\nt.start(); t.join()\n")
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"])
+    lines = active(rules)
+    assert "python-api=ALLOW:os.system" in lines or \
+        "python-api=ALLOW:process-exec" in lines
+    assert any(ln.startswith("python-api=ALLOW:") and "thread" in ln
+               for ln in lines)
+
+
+def test_records_survive_a_hard_exit(run_sb, tmp_cwd, py):
+    (tmp_cwd / "app.py").write_text(
+        "import os, csv\nos.environ.get('HOME')\nos._exit(3)\n")
+    r = run_sb([f"--python={py}", "app.py"])
+    assert r.returncode == 3
+    rules = (tmp_cwd / ".py-sandboxes").read_text()
+    assert "csv" in rules and "env=HOME=${HOME}" in rules
+
+
+def test_a_killed_program_keeps_its_rules(run_sb, tmp_cwd, py):
+    (tmp_cwd / "app.py").write_text(
+        "import os, csv, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    r = run_sb([f"--python={py}", "app.py"])
+    assert r.returncode == 128 + signal.SIGKILL
+    assert "csv" in (tmp_cwd / ".py-sandboxes").read_text()
+
+
+def test_an_unwritable_rule_file_prints_the_rules(run_sb, tmp_cwd, py):
+    (tmp_cwd / "app.py").write_text("import csv\n")
+    target = tmp_cwd / "ro" / "rules"
+    (tmp_cwd / "ro").mkdir()
+    (tmp_cwd / "ro").chmod(0o555)
+    if os.geteuid() == 0:
+        # root writes anyway: use a path whose parent is a file instead
+        target = tmp_cwd / "app.py" / "rules"
+        r = run_sb([f"--python={py}", f"--learn={tmp_cwd}/app.py/x",
+                    "app.py"])
+        assert r.returncode == 255
+        return
+    r = run_sb([f"--python={py}", f"--learn={target}", "app.py"])
+    assert r.returncode == 255
+    assert "the learned rules were NOT saved" in r.stderr
+    assert "python-import=csv" in r.stderr
+
+
+def test_a_policy_with_errors_is_not_overwritten(run_sb, tmp_cwd, py):
+    (tmp_cwd / "app.py").write_text("import csv\n")
+    (tmp_cwd / "learned").write_text("this is not a rule\n")
+    r = run_sb([f"--python={py}", "--learn=learned", "app.py"])
+    assert r.returncode == 255
+    assert (tmp_cwd / "learned").read_text() == "this is not a rule\n"
+    assert "has errors" in r.stderr
+
+
+def test_two_learning_runs_at_once_lose_nothing(sb, tmp_cwd, py):
+    (tmp_cwd / "a.py").write_text("import csv, time\ntime.sleep(0.3)\n")
+    (tmp_cwd / "b.py").write_text("import json, time\ntime.sleep(0.3)\n")
+    procs = [subprocess.Popen([sb, f"--python={py}", "--learn", f],
+                              cwd=tmp_cwd, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+             for f in ("a.py", "b.py")]
+    for p in procs:
+        p.communicate(timeout=60)
+        assert p.returncode == 0
+    rules = (tmp_cwd / ".py-sandboxes").read_text()
+    assert "csv" in rules and "json" in rules
+
+
+def serve(directory):
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(  # noqa
+        *a, directory=str(directory), **k)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def test_round_trip_json_tool(run_sb, tmp_cwd, py):
+    (tmp_cwd / "in.json").write_text('{"b": 1, "a": [1, 2]}')
+    first, second, rules = learn_then_enforce(
+        run_sb, tmp_cwd, py, ["-m", "json.tool", "in.json"])
+    assert '"a": [' in second.stdout
+    # misbehaving: another file, outside what was learned
+    r = run_sb([f"--python={py}", "-m", "json.tool", "/etc/passwd"])
+    assert r.returncode != 0
+    assert "must be accepted by a rule" in r.stderr
+
+
+def test_round_trip_urllib_client(run_sb, tmp_cwd, py, tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<title>hi</title>")
+    httpd = serve(site)
+    port = httpd.server_address[1]
+    try:
+        (tmp_cwd / "app.py").write_text(textwrap.dedent(f"""\
+            import urllib.request, sys
+            url = sys.argv[1] if len(sys.argv) > 1 else \\
+                "http://localhost:{port}/"
+            print(urllib.request.urlopen(url, timeout=5).read().decode())
+            """))
+        first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                                  ["app.py"])
+        assert second.stdout == "<title>hi</title>\n"
+        assert f"net=ALLOW|TCP|localhost|{port}|OUT" in active(rules)
+        other = serve(site)
+        try:
+            r = run_sb([f"--python={py}", "app.py",
+                        f"http://127.0.0.1:{other.server_address[1]}/"])
+            assert r.returncode != 0
+            assert "DENIED" in r.stderr
+        finally:
+            other.shutdown()
+    finally:
+        httpd.shutdown()
+
+
+def test_round_trip_sqlite3(run_sb, tmp_cwd, py):
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import sqlite3, sys
+        db = sqlite3.connect(sys.argv[1] if len(sys.argv) > 1 else "db/x.db")
+        db.execute("create table if not exists t (v)")
+        db.execute("insert into t values (1)")
+        db.commit()
+        print(db.execute("select count(*) from t").fetchone()[0] > 0)
+        """))
+    (tmp_cwd / "db").mkdir()
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"])
+    assert second.stdout == "True\n"
+    r = run_sb([f"--python={py}", "app.py", "/tmp/elsewhere.db"])
+    assert r.returncode != 0
+
+
+def test_round_trip_csv_and_email(run_sb, tmp_cwd, py):
+    (tmp_cwd / "in.csv").write_text("a,b\n1,2\n")
+    (tmp_cwd / "mail.eml").write_text("Subject: hi\nFrom: a@b\n\nbody\n")
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import csv, email
+        print(list(csv.reader(open("in.csv"))))
+        print(email.message_from_file(open("mail.eml"))["Subject"])
+        """))
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"])
+    assert second.stdout == "[['a', 'b'], ['1', '2']]\nhi\n"
+
+
+def test_round_trip_sympy_and_requests(run_sb, tmp_cwd, py, tmp_path):
+    check = subprocess.run([py, "-c", "import sympy, requests"],
+                           capture_output=True)
+    if check.returncode:
+        pytest.skip("sympy or requests not installed for 3.11.7")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "x").write_text("ok")
+    httpd = serve(site)
+    try:
+        (tmp_cwd / "app.py").write_text(textwrap.dedent(f"""\
+            import sympy, requests
+            x = sympy.Symbol("x")
+            print(sympy.integrate(x**2, x))
+            print(requests.get("http://127.0.0.1:{httpd.server_address[1]}/x",
+                               timeout=5).text)
+            """))
+        first, second, rules = learn_then_enforce(
+            run_sb, tmp_cwd, py, ["app.py"])
+        assert second.stdout == "x**3/3\nok\n"
+    finally:
+        httpd.shutdown()
+
+
+def test_round_trip_ipython(run_sb, tmp_cwd, py):
+    check = subprocess.run([py, "-c", "import IPython"], capture_output=True)
+    if check.returncode:
+        pytest.skip("IPython not installed for 3.11.7")
+    env = dict(os.environ, IPYTHONDIR=str(tmp_cwd / "ipy"))
+    first, second, rules = learn_then_enforce(
+        run_sb, tmp_cwd, py, ["-m", "IPython", "-c", "print(6*7)"], env=env)
+    assert "42" in second.stdout
+
+
+def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
+    port_file = tmp_path / "port"
+    (tmp_cwd / "www").mkdir()
+    (tmp_cwd / "www" / "i.html").write_text("x")
+    (tmp_cwd / "srv.py").write_text(textwrap.dedent(f"""\
+        import http.server, functools
+        h = functools.partial(http.server.SimpleHTTPRequestHandler,
+                              directory="www")
+        s = http.server.HTTPServer(("127.0.0.1", 0), h)
+        open({str(port_file)!r}, "w").write(str(s.server_address[1]))
+        s.serve_forever()
+        """))
+    p = subprocess.Popen([sb, f"--python={py}", "srv.py"], cwd=tmp_cwd,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    for _ in range(100):
+        if port_file.exists() and port_file.read_text():
+            break
+        time.sleep(0.1)
+    port = int(port_file.read_text())
+    with socket.create_connection(("127.0.0.1", port)) as c:
+        c.sendall(b"GET /i.html HTTP/1.0\r\n\r\n")
+        c.recv(100)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert "Write all learning rules in '.py-sandboxes'." in err
+    rules = (tmp_cwd / ".py-sandboxes").read_text()
+    assert "expose-ro=./www" in active(rules)
+    assert re.search(r"^net=ALLOW\|TCP\|127\.0\.0\.1(/32)?\|\d+\|IN$", rules,
+                     re.M), rules
