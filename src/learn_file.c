@@ -291,7 +291,9 @@ int sb_learn_save(struct sb_learn_session *s)
 	ctx.date = date;
 	sb_learn_merge(s->arena, existed ? old : NULL, &s->learned, &ctx, &out,
 		       &added);
-	if (!added) {
+	/* a missing rule file is created even when nothing was learned: the
+	 * next run enforces it (4.5 leaves an existing file untouched) */
+	if (!added && existed) {
 		if (!s->quiet_when_unchanged)
 			fprintf(stderr,
 				"\npython-sb: nothing new to learn; '%s' is "

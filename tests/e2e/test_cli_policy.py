@@ -329,11 +329,23 @@ def test_a_provider_this_build_lacks_fails_closed(run_sb, tmp_cwd):
     assert "os-sandbox=bwrap is not available" in r.stderr
 
 
-def test_no_rule_file_and_no_learning_yet_runs_nothing(run_sb):
+def test_without_a_rule_file_the_run_learns(run_sb, tmp_cwd):
     r = run_sb(["-c", "print('ran')"])
-    assert r.returncode == 255
-    assert r.stdout == ""
-    assert "learning mode is not implemented" in r.stderr
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "ran\n"
+    assert "Write all learning rules in '.py-sandboxes'." in r.stderr
+    assert (tmp_cwd / ".py-sandboxes").exists()
+
+
+def test_learning_refused_by_a_lock_in_an_included_profile(run_sb, tmp_cwd):
+    (tmp_cwd / "locked.profile").write_text("learn=false\n")
+    (tmp_cwd / ".py-sandboxes").write_text('include "./locked.profile"\n'
+                                           "learn=./learned\n")
+    r = run_sb(["-c", "print('ran')"])
+    assert r.returncode == 255 and r.stdout == ""
+    assert ("locked.profile(1): learning mode is forbidden, but requested "
+            "by .py-sandboxes(2).") in r.stderr
+
 
 
 def test_the_rule_file_next_to_the_script(run_sb, tmp_cwd):
