@@ -1,0 +1,553 @@
+/* landlock.c - the Landlock ruleset of os-sandbox=landlock. It owns the
+ * mapping of expose-ro/expose-rw and net= onto Landlock rights per ABI, the
+ * implicit paths an interpreter needs, and the irreversible restrict_self of
+ * the calling process. It must not print, exit or fork: kernel.c decides
+ * what a failure means. Landlock cannot hide a path inside an allowed tree
+ * (no ignore=), filter UDP or addresses, or stop connect() on a named Unix
+ * socket: the Python layer (and seccomp, for what it can see) covers those.
+ *
+ * The system headers may predate the ABI of the running kernel, so the
+ * structures and rights are spelled here, from the kernel's UAPI.
+ */
+#include "landlock.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
+
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_MAKE_SYM (1ULL << 12)
+#define LL_FS_REFER (1ULL << 13)     /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+/* ABI 1: EXECUTE .. MAKE_SYM, every bit up to 12 */
+#define LL_FS_ABI1 ((LL_FS_MAKE_SYM << 1) - 1)
+/* what a rule on a single file may hold; directory rights are EINVAL */
+#define LL_FS_FILE                                                             \
+	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE |                  \
+	 LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+#define LL_FS_READ (LL_FS_READ_FILE | LL_FS_READ_DIR)
+
+#define LL_NET_BIND_TCP (1ULL << 0)    /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ULL << 1) /* ABI 4 */
+
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)               /* ABI 6 */
+
+/* The ABI 6 layout; an older kernel accepts the larger size as long as the
+ * fields it does not know are zero. */
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+
+static long sys_landlock_create_ruleset(const struct ll_ruleset_attr *attr,
+					size_t size, uint32_t flags)
+{
+	return syscall(__NR_landlock_create_ruleset, attr, size, flags);
+}
+
+static long sys_landlock_add_rule(int fd, int type, const void *attr)
+{
+	return syscall(__NR_landlock_add_rule, fd, type, attr, 0);
+}
+
+static long sys_landlock_restrict_self(int fd)
+{
+	return syscall(__NR_landlock_restrict_self, fd, 0);
+}
+
+int sb_landlock_abi(void)
+{
+	long v = sys_landlock_create_ruleset(NULL, 0,
+					     LL_CREATE_RULESET_VERSION);
+
+	return v < 0 ? 0 : (int)v;
+}
+
+static uint64_t fs_rights(int abi)
+{
+	uint64_t r = LL_FS_ABI1;
+
+	if (abi >= 2)
+		r |= LL_FS_REFER;
+	if (abi >= 3)
+		r |= LL_FS_TRUNCATE;
+	if (abi >= 5)
+		r |= LL_FS_IOCTL_DEV;
+	return r;
+}
+
+/* ---- net= as TCP ports ---- */
+
+/* One bit per port: the union of the ALLOW rules, whatever their address
+ * (Landlock only sees ports; DENY carve-outs stay with the Python layer). */
+struct port_set {
+	uint8_t bits[65536 / 8];
+	size_t n;
+};
+
+static void port_set_add(struct port_set *s, unsigned lo, unsigned hi)
+{
+	unsigned port;
+
+	for (port = lo; port <= hi; port++) {
+		uint8_t bit = (uint8_t)(1u << (port & 7));
+
+		if (!(s->bits[port >> 3] & bit)) {
+			s->bits[port >> 3] |= bit;
+			s->n++;
+		}
+	}
+}
+
+static bool port_set_has(const struct port_set *s, unsigned port)
+{
+	return s->bits[port >> 3] & (1u << (port & 7));
+}
+
+static void collect_ports(const struct sb_policy *p, struct port_set *conn,
+			  struct port_set *bind)
+{
+	size_t i, k;
+
+	for (i = 0; i < p->nets.n; i++) {
+		const struct sb_net_rule *r = &p->nets.v[i];
+
+		if (!r->allow || !(r->kinds & SB_NET_TCP))
+			continue;
+		for (k = 0; k < r->n_ports; k++) {
+			if (r->dirs & SB_NET_OUT)
+				port_set_add(conn, r->ports[k].lo,
+					     r->ports[k].hi);
+			if (r->dirs & SB_NET_IN)
+				port_set_add(bind, r->ports[k].lo,
+					     r->ports[k].hi);
+		}
+	}
+}
+
+static void plan_from_sets(int abi, const struct port_set *conn,
+			   const struct port_set *bind,
+			   struct sb_landlock_net *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n_connect = conn->n;
+	out->n_bind = bind->n;
+	if (abi < 4)
+		return;
+	out->connect_all = conn->n > SB_LANDLOCK_MAX_PORTS;
+	out->bind_all = bind->n > SB_LANDLOCK_MAX_PORTS;
+	out->connect_handled = !out->connect_all;
+	out->bind_handled = !out->bind_all;
+}
+
+void sb_landlock_net_plan(const struct sb_policy *p, int abi,
+			  struct sb_landlock_net *out)
+{
+	struct port_set *conn = calloc(2, sizeof(*conn));
+
+	if (!conn)
+		abort(); /* as sb_arena_alloc: nothing sane to do */
+	collect_ports(p, conn, conn + 1);
+	plan_from_sets(abi, conn, conn + 1, out);
+	free(conn);
+}
+
+/* ---- implicit paths ---- */
+
+struct path_list {
+	struct sb_arena *a;
+	SB_VEC(struct sb_landlock_path) v;
+};
+
+static void add_path(struct path_list *l, const char *path,
+		     enum sb_landlock_use use)
+{
+	struct sb_landlock_path *e;
+	size_t i;
+
+	if (!path || access(path, F_OK) != 0)
+		return;
+	for (i = 0; i < l->v.n; i++)
+		if (strcmp(l->v.v[i].path, path) == 0 && l->v.v[i].use == use)
+			return;
+	e = SB_VEC_PUSH(l->a, l->v);
+	e->path = sb_arena_strdup(l->a, path);
+	e->use = use;
+}
+
+static char *dir_of(struct sb_arena *a, const char *path)
+{
+	char *d = sb_arena_strdup(a, path);
+	char *slash = strrchr(d, '/');
+
+	if (!slash)
+		return ".";
+	if (slash == d)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return d;
+}
+
+/* The ELF interpreter (dynamic loader) of a binary: the kernel opens it for
+ * execution when the interpreter is exec'd, so it needs EXECUTE itself. */
+static const char *elf_interp(struct sb_arena *a, const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	char buf[PATH_MAX];
+	const char *found = NULL;
+	int fd, i;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64)
+		goto out;
+	for (i = 0; i < eh.e_phnum; i++) {
+		off_t off = (off_t)eh.e_phoff + (off_t)i * eh.e_phentsize;
+
+		if (pread(fd, &ph, sizeof(ph), off) != sizeof(ph))
+			break;
+		if (ph.p_type != PT_INTERP)
+			continue;
+		if (ph.p_filesz == 0 || ph.p_filesz >= sizeof(buf) ||
+		    pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) !=
+			    (ssize_t)ph.p_filesz)
+			break;
+		buf[ph.p_filesz] = '\0';
+		found = sb_arena_strdup(a, buf);
+		break;
+	}
+out:
+	close(fd);
+	return found;
+}
+
+/* "3.11" from a binary named python3.11, else NULL. */
+static const char *version_of(struct sb_arena *a, const char *real)
+{
+	const char *base = strrchr(real, '/');
+	size_t n;
+
+	base = base ? base + 1 : real;
+	if (strncmp(base, "python", 6) != 0 || !strchr(base + 6, '.'))
+		return NULL;
+	base += 6;
+	n = strspn(base, "0123456789.");
+	return n ? sb_arena_strndup(a, base, n) : NULL;
+}
+
+/* A venv (bin/python -> /usr/bin/python3.11): Python reads pyvenv.cfg next
+ * to the bin directory, and the venv's site-packages are below it. */
+static void add_prefix(struct path_list *l, const char *prefix,
+		       const char *ver)
+{
+	struct sb_arena *a = l->a;
+
+	add_path(l, sb_arena_printf(a, "%s/pyvenv.cfg", prefix), SB_LL_READ);
+	add_path(l, sb_arena_printf(a, "%s/lib", prefix), SB_LL_READ);
+	add_path(l, sb_arena_printf(a, "%s/lib64", prefix), SB_LL_READ);
+	if (!ver)
+		return;
+	add_path(l, sb_arena_printf(a, "%s/lib/python%s", prefix, ver),
+		 SB_LL_READ);
+	add_path(l, sb_arena_printf(a, "%s/lib/python3/dist-packages", prefix),
+		 SB_LL_READ);
+	add_path(l, sb_arena_printf(a, "%s/local/lib/python%s/dist-packages",
+				    prefix, ver),
+		 SB_LL_READ);
+}
+
+/* The interpreter as exec'd (path, kept as given) to the real binary, link
+ * by link: every directory named on the way is listed and treated as a
+ * possible prefix; only the real binary and the loader are executable. The
+ * directories get no read or execute of their files: /usr/bin would
+ * otherwise hand out /bin/sh and every other program there. */
+static void add_interpreter(struct path_list *l, const char *path,
+			    const char *real)
+{
+	struct sb_arena *a = l->a;
+	const char *ver = version_of(a, real);
+	char link[PATH_MAX];
+	const char *cur = path, *loader;
+	int hops;
+
+	for (hops = 0; cur && hops < 40; hops++) {
+		const char *dir = dir_of(a, cur);
+		ssize_t n;
+
+		add_path(l, dir, SB_LL_LIST);
+		add_prefix(l, dir_of(a, dir), ver);
+		n = readlink(cur, link, sizeof(link) - 1);
+		if (n < 0)
+			break;
+		link[n] = '\0';
+		cur = link[0] == '/' ? sb_arena_strdup(a, link)
+				     : sb_arena_printf(a, "%s/%s", dir, link);
+		if (!ver)
+			ver = version_of(a, cur);
+	}
+	add_path(l, dir_of(a, real), SB_LL_LIST);
+	add_prefix(l, dir_of(a, dir_of(a, real)), ver);
+	add_path(l, real, SB_LL_EXEC);
+	loader = elf_interp(a, real);
+	if (loader) {
+		char canon[PATH_MAX];
+
+		add_path(l, realpath(loader, canon) ? canon : loader,
+			 SB_LL_EXEC);
+	}
+}
+
+/* The implicit list, kept as short as a Python program needs (checked with
+ * strace on python -c pass, -m json.tool, ssl.create_default_context() and
+ * sqlite3 on an exposed file, pyenv and Debian interpreters):
+ *   the interpreter chain (above), its prefix's lib, lib64 and stdlib,
+ *   dist-packages and local dist-packages;
+ *   /lib /lib64 /usr/lib /usr/lib64 /etc/ld.so.cache: shared libraries,
+ *     gconv, /usr/lib/locale, /usr/lib/ssl (read, never execute);
+ *   the guard library and the pysandboxes package;
+ *   CA stores: /etc/ssl /etc/pki /etc/ca-certificates
+ *     /usr/share/ca-certificates /usr/share/pki;
+ *   /etc/localtime /usr/share/zoneinfo /usr/share/locale/locale.alias
+ *     (glibc reads it in setlocale);
+ *   /etc/services /etc/protocols: getaddrinfo(host, "https") and
+ *     getprotobyname() read them (public tables, no secret);
+ *   /dev/null (read, write), /dev/urandom /dev/random /dev/zero (read);
+ *   the script run (that file alone, read), as the guard exposes it.
+ * Not /proc (other processes' environ and memory), not /etc, not HOME, not
+ * /tmp, not the current directory: those take an expose-* rule. */
+void sb_landlock_implicit(struct sb_arena *a, const struct sb_kernel_ctx *ctx,
+			  const char *script, struct sb_landlock_path **out,
+			  size_t *n)
+{
+	static const char *const sys_read[] = {
+		"/lib",
+		"/lib64",
+		"/usr/lib",
+		"/usr/lib64",
+		"/etc/ld.so.cache",
+		"/etc/ssl",
+		"/etc/pki",
+		"/etc/ca-certificates",
+		"/usr/share/ca-certificates",
+		"/usr/share/pki",
+		"/etc/localtime",
+		"/usr/share/zoneinfo",
+		"/usr/share/locale/locale.alias",
+		"/etc/services",
+		"/etc/protocols",
+		"/dev/urandom",
+		"/dev/random",
+		"/dev/zero",
+	};
+	struct path_list l = { .a = a };
+	size_t i;
+
+	if (ctx->interp)
+		add_interpreter(&l, ctx->interp->path, ctx->interp->real);
+	for (i = 0; i < SB_ARRAY_LEN(sys_read); i++)
+		add_path(&l, sys_read[i], SB_LL_READ);
+	add_path(&l, "/dev/null", SB_LL_READWRITE);
+	add_path(&l, ctx->guard, SB_LL_READ);
+	add_path(&l, ctx->pkgdir, SB_LL_READ);
+	if (script && ctx->cwd)
+		add_path(&l, sb_path_join(a, ctx->cwd, script), SB_LL_SCRIPT);
+	*out = l.v.v;
+	*n = l.v.n;
+}
+
+/* ---- the ruleset ---- */
+
+static uint64_t use_rights(enum sb_landlock_use use)
+{
+	switch (use) {
+	case SB_LL_READ:
+		return LL_FS_READ;
+	case SB_LL_EXEC:
+		return LL_FS_READ_FILE | LL_FS_EXECUTE;
+	case SB_LL_SCRIPT:
+		return LL_FS_READ_FILE;
+	case SB_LL_LIST:
+		return LL_FS_READ_DIR;
+	case SB_LL_READWRITE:
+		/* open(..., "w") truncates: TRUNCATE on ABI 3 */
+		return LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE;
+	}
+	return 0;
+}
+
+/* 0, -ENOENT/-EACCES when the path cannot be opened (nothing granted), or
+ * another -errno. The rule lands on what the path names after symlinks. */
+static int allow_path(int ruleset, const char *path, uint64_t rights,
+		      uint64_t handled)
+{
+	struct ll_path_beneath_attr pb = { 0 };
+	struct stat st;
+	int fd, err = 0;
+
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto out;
+	}
+	pb.allowed_access = rights & handled;
+	if (!S_ISDIR(st.st_mode))
+		pb.allowed_access &= LL_FS_FILE;
+	pb.parent_fd = fd;
+	if (pb.allowed_access &&
+	    sys_landlock_add_rule(ruleset, LL_RULE_PATH_BENEATH, &pb) < 0)
+		err = -errno;
+out:
+	close(fd);
+	return err;
+}
+
+static int allow_ports(int ruleset, const struct port_set *s, uint64_t right)
+{
+	struct ll_net_port_attr np = { .allowed_access = right };
+	unsigned port;
+
+	for (port = 0; port <= 65535; port++) {
+		if (!port_set_has(s, port))
+			continue;
+		np.port = port;
+		if (sys_landlock_add_rule(ruleset, LL_RULE_NET_PORT, &np) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static int add_rules(struct sb_arena *a, const struct sb_policy *p,
+		     const struct sb_kernel_ctx *ctx, const char *script,
+		     int ruleset,
+		     const struct ll_ruleset_attr *attr,
+		     const struct port_set *sets, const char **err)
+{
+	struct sb_landlock_path *imp;
+	size_t i, n;
+	int rc;
+
+	for (i = 0; i < p->exposes.n; i++) {
+		const struct sb_expose *e = &p->exposes.v[i];
+		uint64_t r = e->mode == SB_EXPOSE_RW
+				     ? attr->handled_access_fs
+				     : LL_FS_READ | LL_FS_EXECUTE;
+
+		rc = allow_path(ruleset, e->path, r, attr->handled_access_fs);
+		if (rc == -ENOENT)
+			continue; /* gone since the parse: nothing to allow */
+		if (rc < 0) {
+			*err = sb_arena_printf(a, "landlock_add_rule for %s: %s",
+					       e->rule, strerror(-rc));
+			return -1;
+		}
+	}
+	sb_landlock_implicit(a, ctx, script, &imp, &n);
+	for (i = 0; i < n; i++) {
+		rc = allow_path(ruleset, imp[i].path, use_rights(imp[i].use),
+				attr->handled_access_fs);
+		/* an implicit path we cannot open is simply not granted */
+		if (rc < 0 && rc != -ENOENT && rc != -EACCES) {
+			*err = sb_arena_printf(a,
+					       "landlock_add_rule for the "
+					       "implicit path %s: %s",
+					       imp[i].path, strerror(-rc));
+			return -1;
+		}
+	}
+	rc = 0;
+	if (attr->handled_access_net & LL_NET_CONNECT_TCP)
+		rc = allow_ports(ruleset, &sets[0], LL_NET_CONNECT_TCP);
+	if (!rc && attr->handled_access_net & LL_NET_BIND_TCP)
+		rc = allow_ports(ruleset, &sets[1], LL_NET_BIND_TCP);
+	if (rc < 0) {
+		*err = sb_arena_printf(a, "landlock_add_rule for a TCP port: %s",
+				       strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
+		      const struct sb_kernel_ctx *ctx, const char *script,
+		      int abi, const char **err)
+{
+	struct ll_ruleset_attr attr = { 0 };
+	struct sb_landlock_net plan;
+	struct port_set *sets;
+	int ruleset, rc = -1;
+
+	sets = sb_arena_alloc(a, 2 * sizeof(*sets));
+	collect_ports(p, &sets[0], &sets[1]);
+	plan_from_sets(abi, &sets[0], &sets[1], &plan);
+	attr.handled_access_fs = fs_rights(abi);
+	if (plan.connect_handled)
+		attr.handled_access_net |= LL_NET_CONNECT_TCP;
+	if (plan.bind_handled)
+		attr.handled_access_net |= LL_NET_BIND_TCP;
+	if (abi >= 6)
+		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+
+	ruleset = (int)sys_landlock_create_ruleset(&attr, sizeof(attr), 0);
+	if (ruleset < 0) {
+		*err = sb_arena_printf(a, "landlock_create_ruleset: %s",
+				       strerror(errno));
+		return -1;
+	}
+	if (add_rules(a, p, ctx, script, ruleset, &attr, sets, err) < 0)
+		goto out;
+	/* restrict_self needs it without CAP_SYS_ADMIN; it also keeps a
+	 * set-id program from running with the sandbox's view */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		*err = sb_arena_printf(a, "prctl(PR_SET_NO_NEW_PRIVS): %s",
+				       strerror(errno));
+		goto out;
+	}
+	if (sys_landlock_restrict_self(ruleset) < 0) {
+		*err = sb_arena_printf(a, "landlock_restrict_self: %s",
+				       strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	close(ruleset);
+	return rc;
+}

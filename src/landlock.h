@@ -1,0 +1,65 @@
+/* landlock.h - the Landlock half of os-sandbox=landlock: which file trees
+ * and TCP ports the program keeps, and the scoping of abstract Unix sockets
+ * and signals. Only kernel.c calls it.
+ */
+#ifndef SB_LANDLOCK_H
+#define SB_LANDLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernel.h"
+
+/* Below this ABI a named landlock refuses to run: without TCP rules (ABI 4,
+ * Linux 6.7) the default network boundary would silently be missing. */
+#define SB_LANDLOCK_MIN_ABI 4
+
+/* Landlock cannot judge more ports than this without a huge ruleset; past
+ * it the access right is left unhandled and the Python layer filters. */
+#define SB_LANDLOCK_MAX_PORTS 4096
+
+/* The running kernel's Landlock ABI version, 0 when it has none (not built,
+ * or not in the lsm= list). */
+int sb_landlock_abi(void);
+
+/* What net= becomes under Landlock (pure: no syscall). A right that is not
+ * handled stays open to native code (too many ports, or an ABI below 4). */
+struct sb_landlock_net {
+	bool connect_handled, bind_handled;
+	size_t n_connect, n_bind; /* distinct ports allowed */
+	bool connect_all, bind_all; /* the limit was passed */
+};
+void sb_landlock_net_plan(const struct sb_policy *p, int abi,
+			  struct sb_landlock_net *out);
+
+/* One implicit rule: a path the interpreter needs, and how. */
+enum sb_landlock_use {
+	SB_LL_READ,      /* read files, list directories */
+	SB_LL_EXEC,      /* read and execute one file */
+	SB_LL_LIST,      /* list a directory, no file contents */
+	SB_LL_READWRITE, /* a device node written to (/dev/null) */
+	SB_LL_SCRIPT,    /* the script run: read that file */
+};
+struct sb_landlock_path {
+	const char *path;
+	enum sb_landlock_use use;
+};
+
+/* The implicit rules for this interpreter, guard and package directory,
+ * and 'script' (the file the interpreter runs, or NULL) as the guard exposes
+ * it; paths that do not exist are left out. Reads the file system (symlinks,
+ * ELF headers), never writes. */
+void sb_landlock_implicit(struct sb_arena *a, const struct sb_kernel_ctx *ctx,
+			  const char *script, struct sb_landlock_path **out,
+			  size_t *n);
+
+/* Restrict the calling process: handle every right of 'abi', allow the
+ * policy's exposures, the implicit paths and the TCP ports of net=, scope
+ * abstract sockets and signals (ABI 6), set no_new_privs and restrict_self.
+ * Returns 0, or -1 with *err naming the step. Irreversible once it returns
+ * 0; a -1 after restrict_self cannot happen (it is the last step). */
+int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
+		      const struct sb_kernel_ctx *ctx, const char *script,
+		      int abi, const char **err);
+
+#endif

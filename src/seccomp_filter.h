@@ -1,0 +1,27 @@
+/* seccomp_filter.h - the system-call filter of os-sandbox=landlock (in
+ * seccomp.c): the calls that attack the kernel or leave the sandbox fail
+ * with EPERM. Only kernel.c calls it. Not named seccomp.h: with src/ on the
+ * include path that name would hide libseccomp's <seccomp.h>.
+ */
+#ifndef SB_SECCOMP_FILTER_H
+#define SB_SECCOMP_FILTER_H
+
+#include <stdbool.h>
+
+#include "policy.h"
+
+/* Can this kernel load a seccomp filter that answers with an errno? */
+bool sb_seccomp_available(void);
+
+/* The filter's refusals in one line ("ptrace, bpf, ... -> EPERM; ..."),
+ * for PYSB_DEBUG. */
+const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p);
+
+/* Load the filter on the calling process (default: allow; the listed calls:
+ * EPERM; clone3: ENOSYS; a foreign architecture: the process is killed).
+ * With no net= rule at all, AF_INET and AF_INET6 sockets are refused too.
+ * Returns 0, or -1 with *err naming the failing step. */
+int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
+		     const char **err);
+
+#endif

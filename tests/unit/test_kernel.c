@@ -1,0 +1,167 @@
+/* test_kernel.c - the kernel layer's wording and plans, whatever the running
+ * kernel offers (sb_kernel_describe takes the capabilities as an argument,
+ * so a kernel without Landlock is checked here too), and one enforcing run
+ * in a forked child (Landlock and seccomp cannot be undone).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kernel.h"
+#include "landlock.h"
+#include "tap.h"
+
+static const struct sb_port_range all_ports = { 0, 65535 };
+static const struct sb_port_range two_ports[] = { { 80, 80 }, { 443, 443 } };
+
+static void add_net(struct sb_policy *p, unsigned dirs,
+		    const struct sb_port_range *ports, size_t n)
+{
+	struct sb_net_rule *r = SB_VEC_PUSH(p->arena, p->nets);
+
+	r->allow = true;
+	r->kinds = SB_NET_TCP;
+	r->dirs = dirs;
+	r->ports = ports;
+	r->n_ports = n;
+	p->any_net_rule = true;
+}
+
+static void test_describe(void)
+{
+	struct sb_policy p = { 0 };
+	struct sb_kernel_caps none = { 0, true }, old = { 3, true };
+	struct sb_kernel_caps v5 = { 5, true }, v7 = { 7, true };
+	struct sb_kernel_caps nosec = { 7, false };
+	struct sb_ignore *ig;
+
+	p.arena = sb_arena_new();
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_LANDLOCK, &none),
+	       "landlock cannot run here: this kernel has no Landlock (not "
+	       "built in, or not in the lsm= list)",
+	       "no Landlock: the reason");
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_LANDLOCK, &old),
+	       "landlock cannot run here: this kernel's Landlock ABI is 3, and "
+	       "ABI 4 (Linux 6.7) is needed for the TCP rules of net=",
+	       "ABI 3: names the ABI needed");
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_LANDLOCK, &nosec),
+	       "landlock cannot run here: this kernel cannot load seccomp "
+	       "filters",
+	       "no seccomp");
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_LANDLOCK, &v7),
+	       "landlock (ABI 7) + seccomp: files, TCP ports, abstract Unix "
+	       "sockets and signals confined by the kernel; UDP and addresses "
+	       "are filtered by the Python layer only; connect() to named Unix "
+	       "sockets is not confined.",
+	       "ABI 7, no net= rule");
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_LANDLOCK, &v5),
+	       "landlock (ABI 5) + seccomp: files, TCP ports confined by the "
+	       "kernel; UDP and addresses are filtered by the Python layer "
+	       "only; abstract Unix sockets and signals are not scoped (ABI 6 "
+	       "needed); connect() to named Unix sockets is not confined.",
+	       "ABI 5: no scoping");
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_AUTO, &none),
+	       "auto picks subprocess, the Python layer only: landlock cannot "
+	       "run here: this kernel has no Landlock (not built in, or not in "
+	       "the lsm= list).",
+	       "auto without Landlock");
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_BWRAP, &v7),
+	       "bwrap is not available in this version of python-sb: the run "
+	       "fails closed (exit 255) rather than run with less isolation.",
+	       "a provider not built");
+
+	add_net(&p, SB_NET_OUT, &all_ports, 1);
+	add_net(&p, SB_NET_IN, two_ports, 2);
+	ig = SB_VEC_PUSH(p.arena, p.ignores);
+	ig->pattern = "*.key";
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_AUTO, &v7),
+	       "auto picks the strongest provider here, landlock (ABI 7) + "
+	       "seccomp: files, TCP bind ports, abstract Unix sockets and "
+	       "signals confined by the kernel; TCP connect is filtered by the "
+	       "Python layer only (net= allows more than 4096 ports); UDP and "
+	       "addresses are filtered by the Python layer only; connect() to "
+	       "named Unix sockets is not confined; ignore= is not enforced by "
+	       "the kernel.",
+	       "auto with Landlock, a wide net= and ignore=");
+	sb_arena_free(p.arena);
+}
+
+static void test_net_plan(void)
+{
+	struct sb_policy p = { 0 };
+	struct sb_landlock_net n;
+
+	p.arena = sb_arena_new();
+	sb_landlock_net_plan(&p, 4, &n);
+	ok(n.connect_handled && n.bind_handled && !n.n_connect && !n.n_bind,
+	   "no net= rule: TCP handled, no port allowed");
+	add_net(&p, SB_NET_IN | SB_NET_OUT, two_ports, 2);
+	add_net(&p, SB_NET_OUT, two_ports, 1); /* 80 again */
+	sb_landlock_net_plan(&p, 6, &n);
+	is_int((int)n.n_connect, 2, "ports are counted once");
+	is_int((int)n.n_bind, 2, "IN rules become bind ports");
+	sb_landlock_net_plan(&p, 3, &n);
+	ok(!n.connect_handled && !n.bind_handled, "ABI 3: TCP not handled");
+	add_net(&p, SB_NET_OUT, &all_ports, 1);
+	sb_landlock_net_plan(&p, 7, &n);
+	ok(!n.connect_handled && n.connect_all && n.bind_handled,
+	   "'*' ports: connect left to the Python layer, bind still handled");
+	sb_arena_free(p.arena);
+}
+
+/* Enforce in a child: /etc/passwd unreadable, ptrace and AF_INET refused,
+ * /dev/null still writable. */
+static void test_apply_in_a_child(void)
+{
+	struct sb_kernel_caps caps;
+	int status;
+	pid_t pid;
+
+	sb_kernel_probe(&caps);
+	if (caps.landlock_abi < SB_LANDLOCK_MIN_ABI || !caps.seccomp) {
+		printf("ok %d # skip Landlock ABI %d here\n", ++tap_n,
+		       caps.landlock_abi);
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct sb_policy p = { 0 };
+		struct sb_kernel_ctx ctx = { 0 };
+		const char *err, *hint;
+		int bad = 0;
+
+		p.arena = sb_arena_new();
+		p.provider = SB_PROVIDER_LANDLOCK;
+		ctx.cwd = "/";
+		if (sb_kernel_apply(p.arena, &p, &ctx, &err, &hint) < 0)
+			_exit(10);
+		if (open("/etc/passwd", O_RDONLY) >= 0 || errno != EACCES)
+			bad |= 1;
+		if (ptrace(PTRACE_ATTACH, getppid(), 0, 0) == 0 ||
+		    errno != EPERM)
+			bad |= 2;
+		if (socket(AF_INET, SOCK_STREAM, 0) >= 0 || errno != EPERM)
+			bad |= 4;
+		if (open("/dev/null", O_WRONLY) < 0)
+			bad |= 8;
+		sb_arena_free(p.arena);
+		_exit(bad);
+	}
+	waitpid(pid, &status, 0);
+	is_int(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+	       "applied in a child: files, ptrace, AF_INET refused; /dev/null "
+	       "kept");
+}
+
+int main(void)
+{
+	test_describe();
+	test_net_plan();
+	test_apply_in_a_child();
+	return tap_done();
+}
