@@ -26,6 +26,22 @@ static bool kept(const char *name)
 	       strcmp(name, "__main__") == 0;
 }
 
+/* Learning: the top-level name the last judge() would have refused. */
+static __thread char learn_pending[256];
+
+/* Take the pending name (empty when none). */
+static void take_pending(char out[256])
+{
+	memcpy(out, learn_pending, sizeof(learn_pending));
+	learn_pending[0] = '\0';
+}
+
+static void learn_success(const char *top, PyObject *res)
+{
+	if (res && top[0])
+		sb_learn_record("import", top, NULL);
+}
+
 /* 0 allowed, -1 refused; 'name' is absolute ("json.decoder"). */
 static int judge(const char *name)
 {
@@ -50,7 +66,9 @@ static int judge(const char *name)
 		if (strcmp(p->imports.v[i].name, top) == 0)
 			return 0;
 	if (sb_g.learning) {
-		sb_learn_record("import", top, NULL);
+		/* recorded by the wrapper once the import succeeded: a module a
+		 * library only tries (try: import brotli) is not learned */
+		snprintf(learn_pending, sizeof(learn_pending), "%s", top);
 		return 0;
 	}
 	snprintf(msg, sizeof(msg), "Module named '%s' is not allowed by a rule",
@@ -211,15 +229,19 @@ static PyObject *import_call(struct sb_wrap *w, PyObject *args,
 	PyObject *level = n > 4 ? py.PyTuple_GetItem(args, 4)
 				: sb_kwarg(kwargs, "level");
 	bool runtime = runtime_import();
+	char pending[256];
 	PyObject *res;
 
+	learn_pending[0] = '\0';
 	if (!runtime && !cached_for_library(name, level) &&
 	    judge_import(name, globals, level) < 0)
 		return NULL;
+	take_pending(pending);
 	/* what the runtime's import imports in turn is the runtime's too */
 	runtime_depth += runtime;
 	res = sb_wrap_call_original(w, args, kwargs);
 	runtime_depth -= runtime;
+	learn_success(pending, res);
 	if (res)
 		module_loaded();
 	return res;
@@ -237,6 +259,7 @@ static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
 	PyObject *level = n > 2 ? py.PyTuple_GetItem(args, 2)
 				: sb_kwarg(kwargs, "level");
 	PyObject *res, *globals = NULL;
+	char pending[256];
 	long lv = 0;
 	int r;
 
@@ -249,12 +272,15 @@ static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
 		    py.PyDict_SetItemString(globals, "__package__", package) < 0)
 			return NULL;
 	}
+	learn_pending[0] = '\0';
 	r = judge_import(name, globals, level);
 	if (globals)
 		py.Py_DecRef(globals);
 	if (r < 0)
 		return NULL;
+	take_pending(pending);
 	res = sb_wrap_call_original(w, args, kwargs);
+	learn_success(pending, res);
 	if (res)
 		module_loaded();
 	return res;
