@@ -325,11 +325,13 @@ static bool safe_name(const char *s, bool dots)
 	return true;
 }
 
-/* A module name: identifier-like, and '-' inside, which the import system
- * accepts (CPython's own _sysconfigdata__linux_x86_64-linux-gnu). */
+/* A module name as the import system takes it: identifier characters,
+ * '-' inside (CPython's own _sysconfigdata__linux_x86_64-linux-gnu), and a
+ * leading digit (mypyc helpers). */
 static bool safe_module(const char *s)
 {
-	if (!*s || *s == '-' || (*s >= '0' && *s <= '9'))
+	/* a leading digit too: mypyc's 81d243bd2c585b0f4821__mypyc */
+	if (!*s || *s == '-')
 		return false;
 	for (; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||

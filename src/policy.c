@@ -1022,11 +1022,13 @@ static bool is_module_name(const char *s)
 			start = true;
 			continue;
 		}
-		/* '-' is no identifier character, but the import system
-		 * takes it (_sysconfigdata__linux_x86_64-linux-gnu) */
+		/* Not only identifiers: the import system takes '-'
+		 * (_sysconfigdata__linux_x86_64-linux-gnu) and a leading
+		 * digit (mypyc's 81d243bd2c585b0f4821__mypyc), imported
+		 * through the C API */
 		if (!(c == '_' || (c >= 'a' && c <= 'z') ||
 		      (c >= 'A' && c <= 'Z') || c >= 0x80 ||
-		      (!start && ((c >= '0' && c <= '9') || c == '-'))))
+		      (c >= '0' && c <= '9') || (!start && c == '-')))
 			return false;
 		start = false;
 	}

@@ -444,6 +444,15 @@ static void test_imports(void)
 	       "matches: rules name top-level modules, use 'os' instead.",
 	       "a dotted name warns and names the top-level module");
 	sb_policy_free(p);
+	p = parse("python-import=81d243bd2c585b0f4821__mypyc, "
+		  "_sysconfigdata__linux_x86_64-linux-gnu\n");
+	is_str(errors(p), "",
+	       "names the import system takes: a leading digit, a '-'");
+	is_int(p->imports.n, 2, "both kept");
+	sb_policy_free(p);
+	p = parse("python-import=-x\n");
+	ok(p->errors.n == 1, "a leading '-' is no module name");
+	sb_policy_free(p);
 	p = parse("python-import=*\n");
 	ok(p->import_all, "python-import=* allows every import");
 	sb_policy_free(p);
