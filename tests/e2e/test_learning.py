@@ -268,6 +268,12 @@ def test_round_trip_csv_and_email(run_sb, tmp_cwd, py):
     first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
                                               ["app.py"])
     assert second.stdout == "[['a', 'b'], ['1', '2']]\nhi\n"
+    # misbehaving: a parser fed a file it was never given
+    (tmp_cwd / "app.py").write_text(
+        "import csv\nprint(list(csv.reader(open('/etc/passwd'))))\n")
+    r = run_sb([f"--python={py}", "app.py"])
+    assert r.returncode != 0
+    assert "Access to '/etc/passwd' must be accepted by a rule." in r.stderr
 
 
 def test_round_trip_sympy_and_requests(run_sb, tmp_cwd, py, tmp_path):
@@ -290,6 +296,26 @@ def test_round_trip_sympy_and_requests(run_sb, tmp_cwd, py, tmp_path):
         first, second, rules = learn_then_enforce(
             run_sb, tmp_cwd, py, ["app.py"])
         assert second.stdout == "x**3/3\nok\n"
+        assert "RequestsDependencyWarning" not in second.stderr
+        # misbehaving: the same libraries, another server, a shell
+        other = serve(site)
+        (tmp_cwd / "app.py").write_text(textwrap.dedent(f"""\
+            import requests
+            try:
+                requests.get("http://127.0.0.1:{other.server_address[1]}/x",
+                             timeout=5)
+                print("ALLOWED")
+            except Exception as e:
+                print("REFUSED")
+            __import__("os").system("id")
+            """))
+        try:
+            r = run_sb([f"--python={py}", "app.py"])
+            assert r.stdout == "REFUSED\n", r.stderr
+            assert "RuleModuleNotFoundError: Module named 'os'" in \
+                r.stderr
+        finally:
+            other.shutdown()
     finally:
         httpd.shutdown()
 
@@ -302,6 +328,9 @@ def test_round_trip_ipython(run_sb, tmp_cwd, py):
     first, second, rules = learn_then_enforce(
         run_sb, tmp_cwd, py, ["-m", "IPython", "-c", "print(6*7)"], env=env)
     assert "42" in second.stdout
+    r = run_sb([f"--python={py}", "-m", "IPython", "-c",
+                "import subprocess; subprocess.run(['id'])"], env=env)
+    assert re.search(r"Rule\w+Error", r.stdout + r.stderr), r.stdout
 
 
 def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
@@ -334,3 +363,24 @@ def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
     assert "expose-ro=./www" in active(rules)
     assert re.search(r"^net=ALLOW\|TCP\|127\.0\.0\.1(/32)?\|\d+\|IN$", rules,
                      re.M), rules
+    # misbehaving: the server serves a tree it was not learned with
+    (tmp_cwd / "srv.py").write_text(
+        (tmp_cwd / "srv.py").read_text().replace('directory="www"',
+                                                 'directory="/etc"'))
+    port_file.unlink()
+    p = subprocess.Popen([sb, f"--python={py}", "srv.py"], cwd=tmp_cwd,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        for _ in range(100):
+            if port_file.exists() and port_file.read_text():
+                break
+            time.sleep(0.1)
+        port = int(port_file.read_text())
+        with socket.create_connection(("127.0.0.1", port)) as c:
+            c.sendall(b"GET /passwd HTTP/1.0\r\n\r\n")
+            reply = c.recv(200).decode(errors="replace")
+        assert reply.startswith("HTTP/1.0 404"), reply
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
