@@ -104,8 +104,10 @@ uninstall:
 	done
 	@rm -f $(MANIFEST)
 
-demo:
-	@echo "make demo: not written yet (issue 8)" >&2; exit 1
+# The quick demo (examples/quick-demo): offline, in a temporary copy; the
+# step-by-step version is examples/quick-demo/run-demo.py --steps.
+demo: all
+	@python3 examples/quick-demo/run-demo.py --python-sb $(BUILD)/python-sb
 
 # Ratios against plain python in one interleaved run; writes
 # bench/RESULTS.md. BENCH_ROUNDS=N for more rounds (at least 10).

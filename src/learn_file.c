@@ -324,8 +324,15 @@ int sb_learn_save(struct sb_learn_session *s)
 			? " [ Remove the 'learn' parameter to use the "
 			  "sandboxes. ]"
 			: "");
-	if (backup)
-		fprintf(stderr, "The old version is here '%s'.\n", backup);
+	if (backup) {
+		/* named as the rule file is: relative to the cwd when below */
+		size_t n = strlen(s->ctx.cwd);
+		const char *shown = backup;
+
+		if (strncmp(backup, s->ctx.cwd, n) == 0 && backup[n] == '/')
+			shown = backup + n + 1;
+		fprintf(stderr, "The old version is here '%s'.\n", shown);
+	}
 	fprintf(stderr, "Check and update this file to validate the rules.\n");
 	s->saved_once = true;
 	r = 0;

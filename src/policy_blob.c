@@ -5,6 +5,7 @@
  *   PYSB-POLICY 1
  *   pkgdir <path>
  *   cwd <path>
+ *   home <path>          (optional: the HOME '~' stands for)
  *   config-exists 0|1
  *   learning 0|1
  *   debug-malloc 0|1
@@ -48,6 +49,10 @@ void sb_blob_write(const struct sb_policy *p, const struct sb_blob_facts *f,
 	put_field(out, f->pkgdir ? f->pkgdir : "");
 	sb_buf_puts(out, "\ncwd\t");
 	put_field(out, f->cwd);
+	if (f->home && *f->home) {
+		sb_buf_puts(out, "\nhome\t");
+		put_field(out, f->home);
+	}
 	sb_buf_puts(out, "\nconfig\t");
 	put_field(out, p->config_display);
 	sb_buf_printf(out,
@@ -188,6 +193,8 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 			out->pkgdir = f[1];
 		} else if (nf == 2 && strcmp(f[0], "cwd") == 0) {
 			out->cwd = f[1];
+		} else if (nf == 2 && strcmp(f[0], "home") == 0) {
+			out->home = f[1];
 		} else if (nf == 2 && strcmp(f[0], "config-exists") == 0) {
 			out->config_exists = strcmp(f[1], "1") == 0;
 		} else if (nf == 2 && strcmp(f[0], "learning") == 0) {
@@ -285,6 +292,7 @@ int sb_blob_parse_policy(const struct sb_blob *b, struct sb_policy **out)
 	struct sb_parse_opts o = { 0 };
 
 	o.cwd = b->cwd;
+	o.home = b->home; /* '~' in a rule means what it meant to python-sb */
 	o.flat = true;
 	o.flat_rules = b->rules.v;
 	o.n_flat_rules = b->rules.n;

@@ -11,6 +11,7 @@ struct sb_blob {
 	SB_VEC(struct sb_pin) pins;
 	const char *pkgdir; /* the directory holding the pysandboxes package */
 	const char *cwd;    /* the launcher's working directory */
+	const char *home;   /* the launcher's HOME, for '~' in rules */
 	bool config_exists;
 	bool learning;
 	/* the interpreter will run with CPython's debug allocator hooks
@@ -26,6 +27,7 @@ struct sb_blob {
 struct sb_blob_facts {
 	const char *pkgdir;
 	const char *cwd;
+	const char *home; /* NULL: none */
 	bool debug_malloc;
 	bool repl_banner;
 	int learn_fd; /* -1 unless learning */

@@ -350,6 +350,7 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 			return EXIT_POLICY;
 		}
 		facts.pkgdir = pkgdir;
+		facts.home = sb_envp_get(envp, "HOME");
 		facts.debug_malloc = debug_malloc(p, cli);
 		facts.repl_banner = repl;
 		facts.learn_fd = -1;

@@ -208,3 +208,14 @@ def test_dev_mode_with_an_explicit_allocator(sandboxed, tmp_cwd, run_sb,
                     "print('ok')"],
                    env=dict(os.environ, PYTHONMALLOC=malloc))
         assert (r.returncode, r.stdout) == (0, "ok\n"), (malloc, r.stderr)
+
+
+def test_a_tilde_rule_means_the_launchers_home(run_sb, tmp_cwd, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".netrc").write_text("machine x\n")
+    (tmp_cwd / ".py-sandboxes").write_text("expose-ro=~/.netrc\n")
+    r = run_sb(["-c", f"print(open({str(home / '.netrc')!r}).read())"],
+               env=dict(os.environ, HOME=str(home)))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "machine x\n\n"
