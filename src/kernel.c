@@ -64,20 +64,18 @@ static const char *describe_landlock(struct sb_arena *a,
 	if (abi >= 6)
 		sb_buf_puts(&b, ", abstract Unix sockets and signals");
 	sb_buf_puts(&b, " confined by the kernel; ");
-	if (net.connect_all || net.bind_all)
-		sb_buf_printf(&b,
-			      "TCP %s by the Python layer only (net= allows "
-			      "more than %d ports); ",
-			      net.connect_all && net.bind_all ? "is filtered"
-			      : net.connect_all ? "connect is filtered"
-						: "bind is filtered",
-			      SB_LANDLOCK_MAX_PORTS);
-	sb_buf_puts(&b, "UDP and addresses are filtered by the Python layer "
-			"only");
+	/* with net= rules Landlock's TCP ports are a second fence only */
+	if (p->any_net_rule)
+		sb_buf_puts(&b, "net= (TCP and UDP, addresses and ports, bind "
+				"and listen) and named Unix sockets judged by "
+				"python-sb as the network supervisor");
+	else
+		sb_buf_puts(&b, "no inet socket can be made (no net= rule); "
+				"named Unix sockets judged by python-sb as the "
+				"network supervisor");
 	if (abi < 6)
 		sb_buf_puts(&b, "; abstract Unix sockets and signals are not "
 				"scoped (ABI 6 needed)");
-	sb_buf_puts(&b, "; connect() to named Unix sockets is not confined");
 	if (p->ignores.n)
 		sb_buf_puts(&b, "; ignore= is not enforced by the kernel");
 	sb_buf_puts(&b, ".");
@@ -173,9 +171,18 @@ static void debug_print(struct sb_arena *a, const struct sb_policy *p,
 	fprintf(stderr, "\npython-sb: seccomp: %s\n", sb_seccomp_summary(a, p));
 }
 
+/* Always, under landlock: Landlock does not confine connect() to a named
+ * Unix socket (a host's docker.sock, an agent's socket), so even a policy
+ * without net= rules needs the supervisor for those (attack D26). The
+ * cost is one fork per run. */
+bool sb_kernel_supervised(const struct sb_policy *p)
+{
+	return true;
+}
+
 int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
-		    const struct sb_kernel_ctx *ctx, const char **err,
-		    const char **hint)
+		    const struct sb_kernel_ctx *ctx, int *listener,
+		    const char **err, const char **hint)
 {
 	struct sb_kernel_caps caps;
 	const char *why, *script;
@@ -206,7 +213,7 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 	if (sb_landlock_apply(a, p, ctx, script, caps.landlock_abi, err) < 0)
 		return -1;
 	/* after Landlock: a failure here still runs nothing (exit 255) */
-	if (sb_seccomp_apply(a, p, err) < 0)
+	if (sb_seccomp_apply(a, p, listener, err) < 0)
 		return -1;
 	return 0;
 }

@@ -32,12 +32,19 @@ const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
 			       enum sb_provider provider,
 			       const struct sb_kernel_caps *caps);
 
+/* Does this policy need the network supervisor under landlock (netsup.h)?
+ * With net= rules, yes: Landlock sees TCP ports only. Without any, no inet
+ * socket can be made and python-sb execs in place. */
+bool sb_kernel_supervised(const struct sb_policy *p);
+
 /* Apply the provider's kernel confinement to the calling process. Returns
  * 0, or -1 with a message in *err (and *hint when the environment is the
  * cause: no Landlock, an old ABI...). Only SB_PROVIDER_LANDLOCK is handled
- * here; the others return -1. */
+ * here; the others return -1. With 'listener', the socket calls go to a
+ * supervisor and *listener is the seccomp notification fd (see
+ * sb_seccomp_apply); NULL: no supervisor. */
 int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
-		    const struct sb_kernel_ctx *ctx, const char **err,
-		    const char **hint);
+		    const struct sb_kernel_ctx *ctx, int *listener,
+		    const char **err, const char **hint);
 
 #endif

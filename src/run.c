@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "kernel.h"
+#include "netsup.h"
 #include "policy_blob.h"
 #include "supervise.h"
 
@@ -372,13 +373,18 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 			return EXIT_POLICY;
 		}
 	}
-	if (provider == SB_PROVIDER_LANDLOCK) {
-		struct sb_kernel_ctx kctx = { interp, guard, pkgdir, NULL };
-		const char *err = NULL, *hint = NULL;
-		char cwd[PATH_MAX];
+	struct sb_kernel_ctx kctx = { interp, guard, pkgdir, NULL };
+	char kcwd[PATH_MAX];
+	/* net= under landlock: python-sb stays as the network supervisor and
+	 * the child applies the kernel layer (netsup.c) */
+	bool supervised = provider == SB_PROVIDER_LANDLOCK &&
+			  sb_kernel_supervised(p);
 
-		kctx.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
-		if (sb_kernel_apply(a, p, &kctx, &err, &hint) < 0) {
+	kctx.cwd = getcwd(kcwd, sizeof(kcwd)) ? kcwd : "/";
+	if (provider == SB_PROVIDER_LANDLOCK && !supervised) {
+		const char *err = NULL, *hint = NULL;
+
+		if (sb_kernel_apply(a, p, &kctx, NULL, &err, &hint) < 0) {
 			fprintf(stderr,
 				"python-sb: os-sandbox=landlock: %s; nothing was "
 				"run.\n",
@@ -402,6 +408,8 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 	argv[k] = NULL;
 	if (p->learning)
 		return learn_run(a, p, interp, argv, env, rec, envp);
+	if (supervised)
+		return sb_netsup_run(a, p, &kctx, interp->path, argv, env);
 	fflush(NULL);
 	execve(interp->path, argv, env);
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,

@@ -2,8 +2,10 @@
  * It owns which system calls a sandboxed process loses: those that attack
  * the kernel (bpf, module loading, io_uring...), reach into another process
  * (ptrace, process_vm_*), or leave the sandbox's view (mount, namespaces).
- * Everything else is allowed: Landlock does the file and TCP judging. It
- * must not print or exit; kernel.c reports.
+ * Everything else is allowed: Landlock does the file and TCP judging, and
+ * with net= rules the socket calls that name an address go to the network
+ * supervisor (netsup.c) as user notifications. It must not print or exit;
+ * kernel.c reports.
  */
 #include "seccomp_filter.h"
 
@@ -70,6 +72,10 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 				"rule)");
 	sb_buf_puts(&b, ": EPERM; clone3: ENOSYS (libc falls back to clone); "
 			"another architecture's calls: the process is killed");
+	if (p->any_net_rule)
+		sb_buf_puts(&b, "; connect, bind, listen, sendmsg, sendmmsg, "
+				"sendto with an address: the network "
+				"supervisor");
 	s = sb_arena_strdup(a, b.s);
 	sb_buf_free(&b);
 	return s;
@@ -84,7 +90,7 @@ static int deny_personality(scmp_filter_ctx f, uint32_t act)
 {
 	int nr = SCMP_SYS(personality);
 	int rc = seccomp_rule_add(f, act, nr, 1,
-				  SCMP_A0(SCMP_CMP_GT, 0xffffffffULL));
+				  SCMP_A0(SCMP_CMP_GT, 0xffffffffULL, 0));
 	unsigned i;
 
 	for (i = 0; i < 31 && rc == 0; i++) {
@@ -109,7 +115,7 @@ static int deny_sockets(scmp_filter_ctx f, uint32_t act, bool inet)
 
 	for (i = 0; i < SB_ARRAY_LEN(families) && !rc; i++)
 		rc = seccomp_rule_add(f, act, nr, 1,
-				      SCMP_A0(SCMP_CMP_EQ, families[i]));
+				      SCMP_A0(SCMP_CMP_EQ, families[i], 0));
 	/* the kernel masks SOCK_NONBLOCK and SOCK_CLOEXEC off the type */
 	for (i = 0; i < SB_ARRAY_LEN(types) && !rc; i++)
 		rc = seccomp_rule_add(f, act, nr, 1,
@@ -117,15 +123,36 @@ static int deny_sockets(scmp_filter_ctx f, uint32_t act, bool inet)
 					      types[i]));
 	if (inet && !rc)
 		rc = seccomp_rule_add(f, act, nr, 1,
-				      SCMP_A0(SCMP_CMP_EQ, AF_INET));
+				      SCMP_A0(SCMP_CMP_EQ, AF_INET, 0));
 	if (inet && !rc)
 		rc = seccomp_rule_add(f, act, nr, 1,
-				      SCMP_A0(SCMP_CMP_EQ, AF_INET6));
+				      SCMP_A0(SCMP_CMP_EQ, AF_INET6, 0));
+	return rc;
+}
+
+/* The calls the network supervisor performs in the program's place. The
+ * socket's family is not visible to BPF (it is behind the fd), so every
+ * socket is notified; sendto without an address (a connected socket, a
+ * register the program cannot change afterwards) is not. */
+static int notify_sockets(scmp_filter_ctx f)
+{
+	static const char *const calls[] = { "connect", "bind", "listen",
+					     "sendmsg", "sendmmsg" };
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < SB_ARRAY_LEN(calls) && !rc; i++)
+		rc = seccomp_rule_add(f, SCMP_ACT_NOTIFY,
+				      seccomp_syscall_resolve_name(calls[i]),
+				      0);
+	if (!rc)
+		rc = seccomp_rule_add(f, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
+				      SCMP_A4(SCMP_CMP_NE, 0, 0));
 	return rc;
 }
 
 static int build(scmp_filter_ctx f, const struct sb_policy *p,
-		 const char **what)
+		 bool notify, const char **what)
 {
 	uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
 	size_t i;
@@ -164,21 +191,29 @@ static int build(scmp_filter_ctx f, const struct sb_policy *p,
 		rc = deny_personality(f, eperm);
 	if (!rc)
 		rc = deny_sockets(f, eperm, !p->any_net_rule);
+	if (!rc && notify)
+		rc = notify_sockets(f);
 	return rc;
 }
 
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
-		     const char **err)
+		     int *listener, const char **err)
 {
 	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
 	const char *what = "seccomp_init";
 	int rc = -ENOMEM;
 
 	if (f) {
-		rc = build(f, p, &what);
+		rc = build(f, p, listener != NULL, &what);
 		if (!rc) {
 			what = "seccomp_load";
 			rc = seccomp_load(f);
+		}
+		if (!rc && listener) {
+			what = "seccomp_notify_fd";
+			*listener = seccomp_notify_fd(f);
+			if (*listener < 0)
+				rc = *listener;
 		}
 		seccomp_release(f);
 	}

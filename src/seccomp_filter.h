@@ -20,8 +20,12 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p);
 /* Load the filter on the calling process (default: allow; the listed calls:
  * EPERM; clone3: ENOSYS; a foreign architecture: the process is killed).
  * With no net= rule at all, AF_INET and AF_INET6 sockets are refused too.
+ * With 'listener' (the policy has net= rules: the network supervisor),
+ * connect, bind, listen, sendmsg, sendmmsg and sendto with an address are
+ * sent to the supervisor, and *listener is the notification fd, which the
+ * caller must hand over and close before it execs.
  * Returns 0, or -1 with *err naming the failing step. */
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
-		     const char **err);
+		     int *listener, const char **err);
 
 #endif

@@ -10,9 +10,10 @@ memory, environment and signals must be out of reach. Every refusal has an
 allowed counterpart (a rule that allows it, or the same call without the
 kernel layer), so that a test cannot pass because the helper is broken.
 
-Runs as root and as uid 65534. UDP, addresses, DNS and named Unix sockets
-are the network supervisor's (part 2 of issue 5): expected gaps, marked
-xfail(strict=True) so that the suite shows them and notices when they close.
+Runs as root and as uid 65534. With net= rules python-sb stays as the
+network supervisor (UDP, addresses, DNS, named Unix sockets, bind and
+listen); what it leaves open is marked xfail(strict=True) so that the suite
+shows it and notices when it closes.
 """
 
 import ctypes
@@ -284,45 +285,223 @@ def test_an_abstract_unix_socket_outside_is_refused(attempt):
         s.close()
 
 
-PART2 = ("the network supervisor (issue 5 part 2) is not built: Landlock "
-         "sees TCP ports only")
+class UdpServer:
+    """A UDP socket on a free port that records what it receives."""
+
+    def __init__(self, host="127.0.0.1"):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((host, 0))
+        self.sock.settimeout(5)
+        self.port = self.sock.getsockname()[1]
+
+    def received(self):
+        try:
+            return self.sock.recv(100)
+        except OSError:
+            return None
+
+    def close(self):
+        self.sock.close()
 
 
-@pytest.mark.xfail(strict=True, reason=PART2 + ", not UDP")
-def test_udp_to_a_port_no_rule_allows_is_refused(attempt, servers):
-    srv = servers()
+@pytest.fixture
+def udp_servers():
+    made = []
+
+    def make(host="127.0.0.1"):
+        s = UdpServer(host)
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.close()
+
+
+# With net= rules python-sb stays as the network supervisor: connect, bind,
+# listen and sends with an address are judged by the net= rules (addresses,
+# UDP, DNS) and performed by the supervisor.
+
+def test_udp_to_a_port_no_rule_allows_is_refused(attempt, udp_servers):
+    srv = udp_servers()
     rule = [f"net=ALLOW|TCP|127.0.0.1|{srv.port}|OUT"]
-    assert (attempt(["sendto-udp", "127.0.0.1", str(srv.port + 1)], rule) !=
-            "ok")
+    assert (attempt(["sendto-udp", "127.0.0.1", str(srv.port)], rule) ==
+            "errno EACCES")
+    rule = [f"net=ALLOW|UDP|127.0.0.1|{srv.port}|OUT"]
+    assert attempt(["sendto-udp", "127.0.0.1", str(srv.port)], rule) == "ok"
+    assert srv.received() == b"x"
 
 
-@pytest.mark.xfail(strict=True, reason=PART2 + ", not addresses")
 def test_tcp_to_an_address_no_rule_allows_is_refused(attempt, servers):
     srv = servers("0.0.0.0")
     rule = [f"net=ALLOW|TCP|127.0.0.1|{srv.port}|OUT"]
-    assert attempt(["connect-tcp", "127.0.0.2", str(srv.port)], rule) != "ok"
+    assert (attempt(["connect-tcp", "127.0.0.2", str(srv.port)], rule) ==
+            "errno EACCES")
+    assert attempt(["connect-tcp", "127.0.0.1", str(srv.port)], rule) == "ok"
+    # a DENY rule wins over an ALLOW of the port
+    deny = [f"net=ALLOW|TCP|*|{srv.port}|OUT",
+            f"net=DENY|TCP|127.0.0.2|*|OUT"]
+    assert (attempt(["connect-tcp", "127.0.0.2", str(srv.port)], deny) ==
+            "errno EACCES")
+    assert attempt(["connect-tcp", "127.0.0.3", str(srv.port)], deny) == "ok"
+    # an IPv4-mapped IPv6 address is the IPv4 address
+    assert (attempt(["connect-tcp", "::ffff:127.0.0.2", str(srv.port)],
+                    rule) == "errno EACCES")
 
 
-@pytest.mark.xfail(strict=True, reason=PART2 + ", not DNS over UDP")
-def test_a_dns_query_to_exfiltrate_is_refused(attempt):
+def test_a_dns_query_to_exfiltrate_is_refused(attempt, udp_servers):
     rule = ["net=ALLOW|TCP|127.0.0.1|80|OUT"]
-    assert attempt(["sendto-udp", "127.0.0.1", "53"], rule) != "ok"
+    assert attempt(["sendto-udp", "127.0.0.1", "53"], rule) == "errno EACCES"
+    assert (attempt(["connect-tcp", "127.0.0.1", "53"], rule) ==
+            "errno EACCES")
+    # a rule for the resolver lets it through (nothing listens on 53 here:
+    # the datagram is sent all the same)
+    rule = ["net=ALLOW|UDP|127.0.0.1|53|OUT"]
+    assert attempt(["sendto-udp", "127.0.0.1", "53"], rule) == "ok"
 
 
-@pytest.mark.xfail(strict=True, reason="Landlock does not confine connect() "
-                   "to a named Unix socket (attack D26); the network "
-                   "supervisor of issue 5 part 2 will")
-def test_a_named_unix_socket_outside_the_policy_is_refused(attempt, tree):
-    path = f"/tmp/pysb-test-{os.getpid()}.sock"
+def unix_server(path, user):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(path)
     os.chmod(path, 0o777)
     s.listen(4)
+    return s
+
+
+def test_a_named_unix_socket_outside_the_policy_is_refused(attempt, tree,
+                                                           user):
+    net = ["net=ALLOW|TCP|127.0.0.1|80|OUT"]
+    path = f"/tmp/pysb-test-{os.getpid()}-{threading.get_ident()}.sock"
+    s = unix_server(path, user)
+    inside = f"{tree.root}/rw/srv.sock"
+    t = unix_server(inside, user)
+    try:
+        assert attempt(["connect-unix", path], net) == "errno EACCES"
+        # exposed read-only is not enough: a socket needs write access
+        assert (attempt(["connect-unix", path],
+                        net + ["expose-ro=/tmp"]) == "errno EACCES")
+        assert attempt(["connect-unix", inside], net) == "ok"
+        assert (attempt(["connect-unix", path], net + [f"expose-rw={path}"])
+                == "ok")
+    finally:
+        s.close()
+        t.close()
+        os.unlink(path)
+
+
+def test_a_named_unix_socket_without_net_rules_is_refused(attempt):
+    """Landlock does not confine connect() to a named Unix socket (D26):
+    the supervisor judges it by the file rules, with or without net=."""
+    path = f"/tmp/pysb-test-{os.getpid()}-{threading.get_ident()}.sock"
+    s = unix_server(path, None)
     try:
         assert attempt(["connect-unix", path]) != "ok"
     finally:
         s.close()
         os.unlink(path)
+
+
+def supervised_run(run_sb, tree, user, code, rules, **kw):
+    (tree.root / ".py-sandboxes").write_text(tree.rules(rules))
+    return run_sb([f"--python={interpreter(user)}", "-c", code],
+                  unprivileged=(user == "nobody"), **kw)
+
+
+def test_a_non_blocking_connect_to_an_allowed_address(run_sb, tree, user,
+                                                      servers):
+    srv, other = servers(), servers()
+    code = f"""
+import errno, select, socket
+for port in ({srv.port}, {other.port}):
+    s = socket.socket()
+    s.setblocking(False)
+    rc = s.connect_ex(("127.0.0.1", port))
+    if rc == errno.EINPROGRESS:
+        select.select([], [s], [], 5)
+        rc = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    print(errno.errorcode.get(rc, rc))
+"""
+    r = supervised_run(run_sb, tree, user, code,
+                       [f"net=ALLOW|TCP|127.0.0.1|{srv.port}|OUT"])
+    assert (r.returncode, r.stdout.split()) == (0, ["0", "EACCES"]), r.stderr
+
+
+def test_bind_and_listen_are_judged(run_sb, tree, user):
+    code = """
+import socket
+def t(f):
+    try:
+        f()
+        print("ok")
+    except OSError as e:
+        print(e.errno)
+t(lambda: socket.socket().bind(("127.0.0.1", 0)))
+t(lambda: socket.socket().bind(("0.0.0.0", 0)))
+t(lambda: socket.socket().listen())
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+t(lambda: u.bind(("127.0.0.1", 0)))
+"""
+    rule = ["net=ALLOW|TCP|127.0.0.1|*|IN"]
+    r = supervised_run(run_sb, tree, user, code, rule)
+    assert (r.returncode, r.stdout.split()) == (0, ["ok", "13", "13", "13"]), \
+        r.stderr
+    rule = ["net=ALLOW|*|*|*|IN"]
+    r = supervised_run(run_sb, tree, user, code, rule)
+    assert (r.returncode, r.stdout.split()) == (0, ["ok"] * 4), r.stderr
+
+
+def test_the_supervised_program_keeps_its_exit_status(run_sb, tree, user):
+    net = ["net=ALLOW|TCP|127.0.0.1|80|OUT"]
+    r = supervised_run(run_sb, tree, user, "raise SystemExit(7)", net)
+    assert r.returncode == 7, r.stderr
+    r = supervised_run(run_sb, tree, user,
+                       "import os, signal; os.kill(os.getpid(), "
+                       "signal.SIGKILL)", net)
+    assert r.returncode == 128 + 9, r.stderr
+
+
+def sb_popen(sb_bin, tree, user, code, rules):
+    (tree.root / ".py-sandboxes").write_text(tree.rules(rules))
+    argv = [sb_bin, f"--python={interpreter(user)}", "-c", code]
+    if user == "nobody":
+        from conftest import as_nobody
+        argv = as_nobody(argv)
+    return subprocess.Popen(argv, cwd=tree.root, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+WAITER = """
+import os, signal, time
+signal.signal(signal.SIGTERM, lambda *a: (os.write(1, b"TERM\\n"),
+                                          os._exit(3)))
+print("ready", flush=True)
+time.sleep(30)
+"""
+
+
+def test_sigterm_is_forwarded_to_the_program(sb, tree, user):
+    p = sb_popen(sb, tree, user, WAITER, ["net=ALLOW|TCP|127.0.0.1|80|OUT"])
+    assert p.stdout.readline() == "ready\n"
+    p.send_signal(15)
+    out, err = p.communicate(timeout=10)
+    assert (p.returncode, out) == (3, "TERM\n"), err
+
+
+def test_killing_the_supervisor_kills_the_program(sb, tree, user):
+    p = sb_popen(sb, tree, user,
+                 "import os, time\nprint(os.getpid(), flush=True)\n"
+                 "time.sleep(30)", ["net=ALLOW|TCP|127.0.0.1|80|OUT"])
+    child = int(p.stdout.readline())
+    assert child != p.pid  # the supervisor is the program's parent
+    p.kill()
+    p.wait(timeout=10)
+    for _ in range(100):
+        if not os.path.exists(f"/proc/{child}") or \
+                "Z" in open(f"/proc/{child}/stat").read().split()[2]:
+            break
+        threading.Event().wait(0.05)
+    else:
+        pytest.fail("the program outlived its supervisor")
 
 
 # ---- provider selection and explain ----
@@ -338,15 +517,15 @@ def test_auto_picks_landlock_and_explain_says_so(run_sb, tmp_cwd):
     assert "warning" not in r.stderr
 
 
-def test_explain_names_what_landlock_leaves_to_the_python_layer(
+def test_explain_names_the_network_supervisor(
         run_sb, tmp_cwd):
     (tmp_cwd / ".py-sandboxes").write_text(
         "os-sandbox=landlock\nignore=*.key\nnet=ALLOW|TCP|*|*|OUT\n")
     r = run_sb(["--pysandboxes-explain"])
     assert r.returncode == 0, r.stderr
-    assert ("TCP connect is filtered by the Python layer only (net= allows "
-            "more than 4096 ports)" in r.stdout)
-    assert "UDP and addresses are filtered by the Python layer only" in r.stdout
+    assert ("net= (TCP and UDP, addresses and ports, bind and listen) and "
+            "named Unix sockets judged by python-sb as the network "
+            "supervisor" in r.stdout)
     assert "ignore= is not enforced by the kernel." in r.stdout
 
 

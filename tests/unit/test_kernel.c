@@ -13,6 +13,7 @@
 
 #include "kernel.h"
 #include "landlock.h"
+#include "seccomp_filter.h"
 #include "tap.h"
 
 static const struct sb_port_range all_ports = { 0, 65535 };
@@ -54,15 +55,15 @@ static void test_describe(void)
 	       "no seccomp");
 	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_LANDLOCK, &v7),
 	       "landlock (ABI 7) + seccomp: files, TCP ports, abstract Unix "
-	       "sockets and signals confined by the kernel; UDP and addresses "
-	       "are filtered by the Python layer only; connect() to named Unix "
-	       "sockets is not confined.",
+	       "sockets and signals confined by the kernel; no inet socket can "
+	       "be made (no net= rule); named Unix sockets judged by python-sb "
+	       "as the network supervisor.",
 	       "ABI 7, no net= rule");
 	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_LANDLOCK, &v5),
 	       "landlock (ABI 5) + seccomp: files, TCP ports confined by the "
-	       "kernel; UDP and addresses are filtered by the Python layer "
-	       "only; abstract Unix sockets and signals are not scoped (ABI 6 "
-	       "needed); connect() to named Unix sockets is not confined.",
+	       "kernel; no inet socket can be made (no net= rule); named Unix "
+	       "sockets judged by python-sb as the network supervisor; abstract "
+	       "Unix sockets and signals are not scoped (ABI 6 needed).",
 	       "ABI 5: no scoping");
 	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_AUTO, &none),
 	       "auto picks subprocess, the Python layer only: landlock cannot "
@@ -81,12 +82,33 @@ static void test_describe(void)
 	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_AUTO, &v7),
 	       "auto picks the strongest provider here, landlock (ABI 7) + "
 	       "seccomp: files, TCP bind ports, abstract Unix sockets and "
-	       "signals confined by the kernel; TCP connect is filtered by the "
-	       "Python layer only (net= allows more than 4096 ports); UDP and "
-	       "addresses are filtered by the Python layer only; connect() to "
-	       "named Unix sockets is not confined; ignore= is not enforced by "
-	       "the kernel.",
+	       "signals confined by the kernel; net= (TCP and UDP, addresses "
+	       "and ports, bind and listen) and named Unix sockets judged by "
+	       "python-sb as the network supervisor; ignore= is not enforced "
+	       "by the kernel.",
 	       "auto with Landlock, a wide net= and ignore=");
+	sb_arena_free(p.arena);
+}
+
+static void test_supervisor_choice(void)
+{
+	struct sb_policy p = { 0 };
+	const char *s;
+
+	p.arena = sb_arena_new();
+	/* named Unix sockets need the supervisor even without net= (D26) */
+	ok(sb_kernel_supervised(&p), "no net= rule: still supervised");
+	s = sb_seccomp_summary(p.arena, &p);
+	ok(strstr(s, "socket of AF_INET or AF_INET6 (no net= rule)") &&
+		   !strstr(s, "network supervisor"),
+	   "no net= rule: inet sockets refused, nothing notified");
+	add_net(&p, SB_NET_OUT, two_ports, 1);
+	ok(sb_kernel_supervised(&p), "a net= rule: the network supervisor");
+	s = sb_seccomp_summary(p.arena, &p);
+	ok(!strstr(s, "AF_INET or AF_INET6") &&
+		   strstr(s, "; connect, bind, listen, sendmsg, sendmmsg, "
+			     "sendto with an address: the network supervisor"),
+	   "a net= rule: socket calls notified");
 	sb_arena_free(p.arena);
 }
 
@@ -138,7 +160,7 @@ static void test_apply_in_a_child(void)
 		p.arena = sb_arena_new();
 		p.provider = SB_PROVIDER_LANDLOCK;
 		ctx.cwd = "/";
-		if (sb_kernel_apply(p.arena, &p, &ctx, &err, &hint) < 0)
+		if (sb_kernel_apply(p.arena, &p, &ctx, NULL, &err, &hint) < 0)
 			_exit(10);
 		if (open("/etc/passwd", O_RDONLY) >= 0 || errno != EACCES)
 			bad |= 1;
@@ -161,6 +183,7 @@ static void test_apply_in_a_child(void)
 int main(void)
 {
 	test_describe();
+	test_supervisor_choice();
 	test_net_plan();
 	test_apply_in_a_child();
 	return tap_done();

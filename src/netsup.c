@@ -1,0 +1,930 @@
+/* netsup.c - the network supervisor of os-sandbox=landlock when the policy
+ * has net= rules. The program's connect, sendto (with an address), sendmsg,
+ * sendmmsg, bind and listen stop in the kernel (SECCOMP_RET_USER_NOTIF)
+ * and come here. It reads the arguments from the program's memory once,
+ * judges that copy (net= by sb_net_decide, named Unix sockets by the file
+ * rules), and performs the call itself on a duplicate of the program's
+ * socket (pidfd_getfd) with the copy it judged: it never answers
+ * "continue", so nothing the program changes after the check is used.
+ * Calls that may block run on worker threads. It owns the fork, the
+ * listener hand-over, signal forwarding and the exit status of such a run;
+ * it must not judge anything by itself that the policy code decides.
+ */
+#include "netsup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fsrules.h"
+#include "policy_net.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* A copy of a payload is bounded: a stream socket gets a short write (which
+ * its callers must handle anyway), a datagram larger than this EMSGSIZE. */
+#define MAX_PAYLOAD (64 * 1024)
+#define MAX_CONTROL (64 * 1024)
+#define MAX_MMSG 64
+#define MAX_WORKERS 64
+
+/* One message of a send call, copied out of the program. */
+struct msg {
+	struct sockaddr_storage name;
+	socklen_t namelen;
+	char *data;
+	size_t len;
+	char *control;
+	size_t controllen;
+	int *fds; /* SCM_RIGHTS, as duplicates in this process */
+	size_t n_fds;
+	uint64_t remote; /* the program's mmsghdr, for msg_len */
+};
+
+/* One notified call, judged and ready to perform. */
+struct call {
+	uint64_t id;
+	pid_t pid;
+	int nr;
+	uint64_t args[6];
+	int pidfd, sock;
+	int family, type, proto;
+	struct sockaddr_storage addr; /* connect, bind */
+	socklen_t addrlen;
+	int pathfd; /* pins the Unix socket or directory judged */
+	struct msg *msgs;
+	unsigned n_msgs;
+	int flags;
+	bool blocking;
+	struct call *next;
+};
+
+struct sup {
+	const struct sb_policy *p;
+	int listener;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct call *head, *tail;
+	unsigned idle, workers;
+};
+
+static int sys_pidfd_open(pid_t pid, unsigned flags)
+{
+	return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+static int sys_pidfd_getfd(int pidfd, int fd)
+{
+	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+}
+
+static bool still_pending(int listener, uint64_t id)
+{
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+static void reply(int listener, uint64_t id, long rc)
+{
+	struct seccomp_notif_resp r;
+
+	memset(&r, 0, sizeof(r));
+	r.id = id;
+	if (rc < 0)
+		r.error = (int)rc;
+	else
+		r.val = rc;
+	/* ENOENT: the caller was interrupted or died meanwhile */
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+}
+
+static void call_free(struct call *c)
+{
+	unsigned i;
+	size_t k;
+
+	if (c->sock >= 0)
+		close(c->sock);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	if (c->pathfd >= 0)
+		close(c->pathfd);
+	for (i = 0; i < c->n_msgs; i++) {
+		for (k = 0; k < c->msgs[i].n_fds; k++)
+			close(c->msgs[i].fds[k]);
+		free(c->msgs[i].fds);
+		free(c->msgs[i].data);
+		free(c->msgs[i].control);
+	}
+	free(c->msgs);
+	free(c);
+}
+
+/* Exactly 'len' bytes of the program's memory, or -EFAULT. */
+static int peek(pid_t pid, uint64_t remote, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)remote, len };
+
+	if (len == 0)
+		return 0;
+	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)len)
+		return -EFAULT;
+	return 0;
+}
+
+/* The pidfd of the notifying thread (a thread of a multi-threaded program
+ * is not a group leader: PIDFD_THREAD, or its group leader before 6.9). */
+static int open_pidfd(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int fd = sys_pidfd_open(pid, 0), tgid = -1;
+
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	fd = sys_pidfd_open(pid, PIDFD_THREAD);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid > 0 ? sys_pidfd_open(tgid, 0) : -1;
+}
+
+/* ---- judging ---- */
+
+enum op { OP_CONNECT, OP_BIND, OP_SEND };
+
+/* prepare() returns this when the caller is gone: no answer is due. */
+#define GONE 1
+
+static bool allowed(const struct sb_policy *p, const struct call *c,
+		    unsigned dir, const struct sb_addr *a, uint16_t port)
+{
+	const struct sb_net_rule *r;
+	unsigned kind;
+
+	if (c->proto == IPPROTO_TCP || c->proto == IPPROTO_MPTCP)
+		kind = SB_NET_TCP;
+	else if (c->proto == IPPROTO_UDP || c->proto == IPPROTO_UDPLITE)
+		kind = SB_NET_UDP;
+	else
+		return false; /* ICMP, SCTP...: no net= rule names them */
+	r = sb_net_decide(p, kind, dir, a, port);
+	return r && r->allow;
+}
+
+/* The address an inet socket will use, read the way the kernel reads 'ss'
+ * for this socket family and call: 1 with *a and *port, 0 when the call
+ * uses none (AF_UNSPEC: a disconnect, or the connected peer), or -errno. */
+static int inet_target(int sock_family, enum op op,
+		       const struct sockaddr_storage *ss, socklen_t len,
+		       struct sb_addr *a, uint16_t *port)
+{
+	int fam;
+
+	if (len < sizeof(sa_family_t))
+		return -EINVAL;
+	fam = ss->ss_family;
+	if (fam == AF_UNSPEC) {
+		/* inet_bind and udp_sendmsg take AF_UNSPEC for AF_INET */
+		if (sock_family == AF_INET && op != OP_CONNECT)
+			fam = AF_INET;
+		else if (op == OP_BIND)
+			return -EAFNOSUPPORT;
+		else
+			return 0;
+	}
+	memset(a, 0, sizeof(*a));
+	if (fam == AF_INET) {
+		const struct sockaddr_in *in = (const void *)ss;
+
+		if (len < sizeof(*in))
+			return -EINVAL;
+		/* an AF_INET6 socket connects and sends to IPv4 too */
+		if (sock_family == AF_INET6 && op == OP_BIND)
+			return -EAFNOSUPPORT;
+		a->family = AF_INET;
+		memcpy(a->bytes, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+		return 1;
+	}
+	if (fam == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)ss;
+
+		if (len < 24) /* SIN6_LEN_RFC2133 */
+			return -EINVAL;
+		if (sock_family == AF_INET)
+			return -EAFNOSUPPORT;
+		a->family = AF_INET6;
+		memcpy(a->bytes, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
+		return 1;
+	}
+	return -EAFNOSUPPORT;
+}
+
+static int fd_path(int fd, char *out, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, size - 1);
+	if (n < 0 || (size_t)n >= size - 1)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+/* A named Unix socket: judged by the file rules as a write (as the Python
+ * layer does), then replaced by /proc/self/fd/N of an O_PATH descriptor of
+ * what was judged, so that a symlink swapped in afterwards cannot move the
+ * call. For bind ('create') the directory is pinned and the last component
+ * is made in it. An abstract name cannot be named by a rule: refused, as
+ * the Python layer does. 0 with *pathfd (or -1: the address goes to the
+ * kernel as it is), or -errno. */
+static int unix_target(const struct sb_policy *p, pid_t pid,
+		       struct sockaddr_storage *ss, socklen_t *len,
+		       bool create, int *pathfd)
+{
+	struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+	size_t off = offsetof(struct sockaddr_un, sun_path), n;
+	char path[sizeof(sun->sun_path) + 1], cwd[PATH_MAX], canon[PATH_MAX];
+	char abs[PATH_MAX + sizeof(path) + 1], open_at[PATH_MAX + 64];
+	char repl[PATH_MAX + 64];
+	const char *base = NULL;
+	struct sb_fs_decision d;
+	char *slash;
+	int fd;
+
+	*pathfd = -1;
+	if (*len <= off) /* unnamed: autobind, or the kernel says EINVAL */
+		return 0;
+	if (sun->sun_path[0] == '\0')
+		return create ? 0 : -EPERM;
+	n = strnlen(sun->sun_path, *len - off);
+	memcpy(path, sun->sun_path, n);
+	path[n] = '\0';
+	if (path[0] == '/') {
+		snprintf(abs, sizeof(abs), "%s", path);
+		snprintf(open_at, sizeof(open_at), "%s", path);
+	} else {
+		ssize_t k;
+
+		snprintf(open_at, sizeof(open_at), "/proc/%d/cwd", (int)pid);
+		k = readlink(open_at, cwd, sizeof(cwd) - 1);
+		if (k < 0)
+			return -EACCES;
+		cwd[k] = '\0';
+		snprintf(abs, sizeof(abs), "%s/%s", strcmp(cwd, "/") ? cwd : "",
+			 path);
+		snprintf(open_at, sizeof(open_at), "/proc/%d/cwd/%s", (int)pid,
+			 path);
+	}
+	if (create) {
+		slash = strrchr(open_at, '/');
+		base = slash + 1;
+		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+			return -EINVAL;
+		*slash = '\0';
+		fd = open(*open_at ? open_at : "/",
+			  O_PATH | O_DIRECTORY | O_CLOEXEC);
+		*slash = '/';
+	} else {
+		fd = open(open_at, O_PATH | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	if (fd_path(fd, canon, sizeof(canon)) < 0) {
+		close(fd);
+		return -EACCES;
+	}
+	if (create) {
+		size_t cl = strlen(canon);
+
+		if (cl + strlen(base) + 2 > sizeof(canon)) {
+			close(fd);
+			return -ENAMETOOLONG;
+		}
+		snprintf(canon + cl, sizeof(canon) - cl, "%s%s",
+			 strcmp(canon, "/") ? "/" : "", base);
+		snprintf(repl, sizeof(repl), "/proc/self/fd/%d/%s", fd, base);
+	} else {
+		snprintf(repl, sizeof(repl), "/proc/self/fd/%d", fd);
+	}
+	sb_fs_decide(p, path, abs, canon, true, &d);
+	if (d.verdict != SB_FS_ALLOW) {
+		close(fd);
+		return -EACCES;
+	}
+	if (strlen(repl) >= sizeof(sun->sun_path)) {
+		close(fd);
+		return -ENAMETOOLONG;
+	}
+	memset(sun->sun_path, 0, sizeof(sun->sun_path));
+	memcpy(sun->sun_path, repl, strlen(repl));
+	*len = (socklen_t)(off + strlen(repl) + 1);
+	*pathfd = fd;
+	return 0;
+}
+
+/* Judge the address of a connect, bind or send; may rewrite it (Unix
+ * paths). 0 to go ahead, or -errno. */
+static int judge_addr(const struct sb_policy *p, const struct call *c,
+		      enum op op, struct sockaddr_storage *ss,
+		      socklen_t *len, int *pathfd)
+{
+	struct sb_addr a;
+	uint16_t port = 0;
+	int rc;
+
+	*pathfd = -1;
+	switch (c->family) {
+	case AF_INET:
+	case AF_INET6:
+		rc = inet_target(c->family, op, ss, *len, &a, &port);
+		if (rc <= 0)
+			return rc;
+		return allowed(p, c, op == OP_BIND ? SB_NET_IN : SB_NET_OUT,
+			       &a, port)
+			       ? 0
+			       : -EACCES;
+	case AF_UNIX:
+		/* a stream socket refuses an address, seqpacket ignores it:
+		 * the kernel resolves no path for them */
+		if (op == OP_SEND && c->type != SOCK_DGRAM)
+			return 0;
+		return unix_target(p, c->pid, ss, len, op == OP_BIND, pathfd);
+	default:
+		return -EACCES; /* no rule can name it */
+	}
+}
+
+/* ---- copying a send out of the program ---- */
+
+static long copy_payload(const struct call *c, const struct iovec *iov,
+			 size_t n, struct msg *m)
+{
+	struct iovec remote[UIO_MAXIOV], local;
+	size_t total = 0, want, i, k = 0;
+	bool stream = c->type == SOCK_STREAM;
+
+	for (i = 0; i < n; i++) {
+		if (iov[i].iov_len > SSIZE_MAX - total)
+			return -EINVAL;
+		total += iov[i].iov_len;
+	}
+	if (!stream && total > MAX_PAYLOAD)
+		return -EMSGSIZE;
+	want = total > MAX_PAYLOAD ? MAX_PAYLOAD : total;
+	m->data = malloc(want ? want : 1);
+	if (!m->data)
+		return -ENOMEM;
+	m->len = want;
+	for (i = 0, total = 0; i < n && total < want; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (!l)
+			continue;
+		if (l > want - total)
+			l = want - total;
+		remote[k].iov_base = iov[i].iov_base;
+		remote[k++].iov_len = l;
+		total += l;
+	}
+	local.iov_base = m->data;
+	local.iov_len = want;
+	if (want && process_vm_readv(c->pid, &local, 1, remote, k, 0) !=
+			    (ssize_t)want)
+		return -EFAULT;
+	return 0;
+}
+
+/* The program's descriptors in SCM_RIGHTS become ours; its credentials
+ * cannot be sent in its name. */
+static long copy_control(const struct call *c, struct msg *m)
+{
+	struct msghdr h = { 0 };
+	struct cmsghdr *cm;
+
+	h.msg_control = m->control;
+	h.msg_controllen = m->controllen;
+	for (cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm)) {
+		size_t room = m->controllen - (size_t)((char *)cm - m->control);
+		size_t k, nfd;
+		int *more;
+
+		if (cm->cmsg_len < CMSG_LEN(0) || cm->cmsg_len > room)
+			return -EINVAL;
+		if (cm->cmsg_level != SOL_SOCKET)
+			continue;
+		if (cm->cmsg_type == SCM_CREDENTIALS)
+			return -EPERM;
+		if (cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		more = realloc(m->fds, (m->n_fds + nfd + 1) * sizeof(int));
+		if (!more)
+			return -ENOMEM;
+		m->fds = more;
+		for (k = 0; k < nfd; k++) {
+			int fd, dup;
+
+			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(fd));
+			dup = sys_pidfd_getfd(c->pidfd, fd);
+			if (dup < 0)
+				return -EBADF;
+			m->fds[m->n_fds++] = dup;
+			memcpy(CMSG_DATA(cm) + k * sizeof(int), &dup,
+			       sizeof(dup));
+		}
+	}
+	return 0;
+}
+
+static long copy_msghdr(const struct sb_policy *p, struct call *c,
+			uint64_t at, struct msg *m, int *pathfd)
+{
+	struct msghdr h;
+	struct iovec *iov;
+	long rc;
+
+	if (peek(c->pid, at, &h, sizeof(h)) < 0)
+		return -EFAULT;
+	if (h.msg_name && h.msg_namelen) {
+		if (h.msg_namelen > sizeof(m->name))
+			return -EINVAL;
+		if (peek(c->pid, (uintptr_t)h.msg_name, &m->name,
+			 h.msg_namelen) < 0)
+			return -EFAULT;
+		m->namelen = h.msg_namelen;
+		rc = judge_addr(p, c, OP_SEND, &m->name, &m->namelen, pathfd);
+		if (rc < 0)
+			return rc;
+	}
+	if (h.msg_iovlen > UIO_MAXIOV)
+		return -EMSGSIZE;
+	iov = calloc(h.msg_iovlen + 1, sizeof(*iov));
+	if (!iov)
+		return -ENOMEM;
+	rc = peek(c->pid, (uintptr_t)h.msg_iov, iov,
+		  h.msg_iovlen * sizeof(*iov));
+	if (rc == 0)
+		rc = copy_payload(c, iov, h.msg_iovlen, m);
+	free(iov);
+	if (rc < 0)
+		return rc;
+	if (h.msg_control && h.msg_controllen) {
+		if (h.msg_controllen > MAX_CONTROL)
+			return -ENOBUFS;
+		m->control = malloc(h.msg_controllen);
+		if (!m->control)
+			return -ENOMEM;
+		m->controllen = h.msg_controllen;
+		if (peek(c->pid, (uintptr_t)h.msg_control, m->control,
+			 m->controllen) < 0)
+			return -EFAULT;
+		return copy_control(c, m);
+	}
+	return 0;
+}
+
+/* ---- one notification ---- */
+
+static long prepare_send(const struct sb_policy *p, struct call *c)
+{
+	unsigned i, n = 1;
+	long rc = 0;
+
+	if (c->nr == __NR_sendmmsg) {
+		n = (unsigned)c->args[2];
+		if (n > MAX_MMSG)
+			n = MAX_MMSG; /* sendmmsg may send fewer */
+		if (n == 0)
+			return -EINVAL;
+		c->flags = (int)c->args[3];
+	} else {
+		c->flags = (int)(c->nr == __NR_sendto ? c->args[3]
+						       : c->args[2]);
+	}
+	c->msgs = calloc(n, sizeof(*c->msgs));
+	if (!c->msgs)
+		return -ENOMEM;
+	for (i = 0; i < n && rc == 0; i++) {
+		struct msg *m = &c->msgs[i];
+		int pathfd = -1;
+
+		c->n_msgs = i + 1;
+		if (c->nr == __NR_sendto) {
+			struct iovec v = { (void *)(uintptr_t)c->args[1],
+					   (size_t)c->args[2] };
+
+			if (c->args[5] > sizeof(m->name))
+				return -EINVAL;
+			if (peek(c->pid, c->args[4], &m->name,
+				 (size_t)c->args[5]) < 0)
+				return -EFAULT;
+			m->namelen = (socklen_t)c->args[5];
+			rc = judge_addr(p, c, OP_SEND, &m->name, &m->namelen,
+					&pathfd);
+			if (rc == 0)
+				rc = copy_payload(c, &v, 1, m);
+		} else {
+			uint64_t at = c->args[1] +
+				      (uint64_t)i * sizeof(struct mmsghdr);
+
+			m->remote = at;
+			rc = copy_msghdr(p, c, at, m, &pathfd);
+		}
+		if (pathfd >= 0) {
+			/* closed with the sent descriptors */
+			int *more = realloc(m->fds,
+					    (m->n_fds + 1) * sizeof(int));
+
+			if (!more) {
+				close(pathfd);
+				return -ENOMEM;
+			}
+			m->fds = more;
+			m->fds[m->n_fds++] = pathfd;
+		}
+	}
+	return rc;
+}
+
+static long prepare(const struct sb_policy *p, int listener, struct call *c)
+{
+	socklen_t ol = sizeof(int);
+	long rc = 0;
+
+	c->pidfd = open_pidfd(c->pid);
+	if (c->pidfd < 0 || !still_pending(listener, c->id))
+		return GONE;
+	c->sock = sys_pidfd_getfd(c->pidfd, (int)c->args[0]);
+	if (c->sock < 0)
+		return errno == ESRCH ? GONE : -EBADF;
+	if (getsockopt(c->sock, SOL_SOCKET, SO_DOMAIN, &c->family, &ol) < 0 ||
+	    getsockopt(c->sock, SOL_SOCKET, SO_TYPE, &c->type, &ol) < 0 ||
+	    getsockopt(c->sock, SOL_SOCKET, SO_PROTOCOL, &c->proto, &ol) < 0)
+		return -errno;
+	switch (c->nr) {
+	case __NR_connect:
+	case __NR_bind:
+		if (c->args[2] > sizeof(c->addr))
+			return -EINVAL;
+		if (peek(c->pid, c->args[1], &c->addr, (size_t)c->args[2]) < 0)
+			return -EFAULT;
+		c->addrlen = (socklen_t)c->args[2];
+		rc = judge_addr(p, c,
+				c->nr == __NR_bind ? OP_BIND : OP_CONNECT,
+				&c->addr, &c->addrlen, &c->pathfd);
+		break;
+	case __NR_listen:
+		/* listen on an unbound socket binds the wildcard address to
+		 * a port of the kernel's choice: judged as that bind */
+		if ((c->family == AF_INET || c->family == AF_INET6) &&
+		    c->type == SOCK_STREAM) {
+			struct sockaddr_storage ss;
+			socklen_t sl = sizeof(ss);
+			struct sb_addr a = { .family = c->family };
+
+			if (getsockname(c->sock, (struct sockaddr *)&ss, &sl) < 0)
+				return -errno;
+			if (((struct sockaddr_in *)&ss)->sin_port == 0 &&
+			    !allowed(p, c, SB_NET_IN, &a, 0))
+				rc = -EACCES;
+		}
+		break;
+	default:
+		rc = prepare_send(p, c);
+		break;
+	}
+	if (rc < 0)
+		return rc;
+	if (!still_pending(listener, c->id))
+		return GONE;
+	if (c->nr == __NR_connect)
+		c->blocking = !(fcntl(c->sock, F_GETFL) & O_NONBLOCK);
+	else if (c->nr != __NR_bind && c->nr != __NR_listen)
+		c->blocking = !(fcntl(c->sock, F_GETFL) & O_NONBLOCK) &&
+			      !(c->flags & MSG_DONTWAIT);
+	return 0;
+}
+
+/* The call, as the program asked for it, on our duplicate of its socket:
+ * the result is the program's (0 or a count, or -errno). MSG_NOSIGNAL: a
+ * broken pipe must not kill the supervisor; the program sees EPIPE. */
+static long perform(struct call *c)
+{
+	unsigned i;
+	long rc = 0;
+
+	switch (c->nr) {
+	case __NR_connect:
+		rc = connect(c->sock, (struct sockaddr *)&c->addr, c->addrlen);
+		break;
+	case __NR_bind:
+		rc = bind(c->sock, (struct sockaddr *)&c->addr, c->addrlen);
+		break;
+	case __NR_listen:
+		rc = listen(c->sock, (int)c->args[1]);
+		break;
+	default:
+		for (i = 0; i < c->n_msgs; i++) {
+			struct msg *m = &c->msgs[i];
+			struct iovec v = { m->data, m->len };
+			struct msghdr h = { 0 };
+			ssize_t n;
+
+			h.msg_name = m->namelen ? &m->name : NULL;
+			h.msg_namelen = m->namelen;
+			h.msg_iov = &v;
+			h.msg_iovlen = 1;
+			h.msg_control = m->control;
+			h.msg_controllen = m->controllen;
+			n = sendmsg(c->sock, &h, c->flags | MSG_NOSIGNAL);
+			if (n < 0) {
+				if (i == 0 || c->nr != __NR_sendmmsg)
+					return -errno;
+				break;
+			}
+			rc = n;
+			if (c->nr == __NR_sendmmsg) {
+				unsigned int sent = (unsigned int)n;
+				struct iovec l = { &sent, sizeof(sent) };
+				struct iovec r = {
+					(void *)(uintptr_t)(m->remote +
+						offsetof(struct mmsghdr,
+							 msg_len)),
+					sizeof(sent)
+				};
+
+				(void)process_vm_writev(c->pid, &l, 1, &r, 1, 0);
+			}
+		}
+		if (c->nr == __NR_sendmmsg)
+			rc = i;
+		return rc;
+	}
+	return rc < 0 ? -errno : rc;
+}
+
+/* ---- workers for calls that may block ---- */
+
+static void *worker(void *arg)
+{
+	struct sup *s = arg;
+	struct call *c;
+
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		while (!s->head) {
+			s->idle++;
+			pthread_cond_wait(&s->cv, &s->mu);
+			s->idle--;
+		}
+		c = s->head;
+		s->head = c->next;
+		if (!s->head)
+			s->tail = NULL;
+		pthread_mutex_unlock(&s->mu);
+		reply(s->listener, c->id, perform(c));
+		call_free(c);
+	}
+	return NULL;
+}
+
+/* A blocking connect must not hold the others: a worker takes it. At most
+ * MAX_WORKERS calls block at once; past that they wait their turn. */
+static void run_blocking(struct sup *s, struct call *c)
+{
+	unsigned queued = 0;
+	struct call *q;
+	pthread_attr_t attr;
+	pthread_t t;
+
+	pthread_mutex_lock(&s->mu);
+	for (q = s->head; q; q = q->next)
+		queued++;
+	if (s->idle <= queued && s->workers < MAX_WORKERS &&
+	    pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		if (pthread_create(&t, &attr, worker, s) == 0)
+			s->workers++;
+		pthread_attr_destroy(&attr);
+	}
+	if (s->workers == 0) {
+		pthread_mutex_unlock(&s->mu);
+		reply(s->listener, c->id, perform(c));
+		call_free(c);
+		return;
+	}
+	c->next = NULL;
+	if (s->tail)
+		s->tail->next = c;
+	else
+		s->head = c;
+	s->tail = c;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
+{
+	struct call *c;
+	long rc;
+
+	memset(req, 0, size);
+	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+		return; /* ENOENT: the caller went away first */
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		reply(s->listener, req->id, -ENOMEM);
+		return;
+	}
+	c->id = req->id;
+	c->pid = (pid_t)req->pid;
+	c->nr = req->data.nr;
+	memcpy(c->args, req->data.args, sizeof(c->args));
+	c->sock = c->pidfd = c->pathfd = -1;
+	rc = prepare(s->p, s->listener, c);
+	if (rc == GONE) {
+		call_free(c);
+	} else if (rc < 0) {
+		reply(s->listener, c->id, rc);
+		call_free(c);
+	} else if (c->blocking) {
+		run_blocking(s, c);
+	} else {
+		reply(s->listener, c->id, perform(c));
+		call_free(c);
+	}
+}
+
+/* ---- the run ---- */
+
+static void handover_failed(pid_t pid, const char *what)
+{
+	fprintf(stderr, "python-sb: network supervisor: %s: %s; nothing was "
+			"run.\n",
+		what, strerror(errno));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
+		  const struct sb_kernel_ctx *ctx, const char *path,
+		  char *const argv[], char *const envp[])
+{
+	static const int forwarded[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
+	struct seccomp_notif_sizes sizes = { 0 };
+	struct seccomp_notif *req;
+	struct sup s = { .p = p, .listener = -1 };
+	int hand[2], ack[2], status = 0, sfd, lfd, pidfd, num = -1, live;
+	size_t req_size = sizeof(*req);
+	sigset_t mask, old;
+	pid_t pid, parent = getpid();
+	size_t i;
+
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
+	    sizes.seccomp_notif > req_size)
+		req_size = sizes.seccomp_notif;
+	sigemptyset(&mask);
+	for (i = 0; i < SB_ARRAY_LEN(forwarded); i++)
+		sigaddset(&mask, forwarded[i]);
+	sigaddset(&mask, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 ||
+	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	    pipe2(hand, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
+		fprintf(stderr, "python-sb: network supervisor set-up: %s\n",
+			strerror(errno));
+		return 255;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "python-sb: fork: %s\n", strerror(errno));
+		return 255;
+	}
+	if (pid == 0) {
+		const char *err, *hint;
+		char ok;
+
+		/* python-sb is single-threaded until after this fork, so
+		 * the kernel layer can be built here as in the exec-in-place
+		 * path; the program dies with its supervisor */
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(sfd);
+		close(hand[0]);
+		close(ack[1]);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent)
+			_exit(255);
+		if (sb_kernel_apply(a, p, ctx, &num, &err, &hint) < 0) {
+			fprintf(stderr,
+				"python-sb: os-sandbox=landlock: %s; nothing "
+				"was run.\n",
+				err);
+			if (hint)
+				fprintf(stderr, "Hint: %s\n", hint);
+			_exit(255);
+		}
+		/* not over SCM_RIGHTS: sendmsg is now a notified call, and
+		 * nobody would answer it; the parent takes the listener with
+		 * pidfd_getfd, and this process must not keep it */
+		if (write(hand[1], &num, sizeof(num)) != sizeof(num) ||
+		    read(ack[0], &ok, 1) != 1)
+			_exit(255);
+		close(num);
+		execve(path, argv, envp);
+		fprintf(stderr, "python-sb: exec %s: %s\n", path,
+			strerror(errno));
+		_exit(255);
+	}
+	close(hand[1]);
+	close(ack[0]);
+	if (read(hand[0], &num, sizeof(num)) != sizeof(num)) {
+		/* the child said why on stderr */
+		waitpid(pid, &status, 0);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+	}
+	pidfd = sys_pidfd_open(pid, 0);
+	if (pidfd < 0) {
+		handover_failed(pid, "pidfd_open");
+		return 255;
+	}
+	lfd = sys_pidfd_getfd(pidfd, num);
+	close(pidfd);
+	if (lfd < 0) {
+		handover_failed(pid, "pidfd_getfd of the listener");
+		return 255;
+	}
+	if (write(ack[1], "k", 1) != 1) {
+		handover_failed(pid, "hand-over");
+		return 255;
+	}
+	close(ack[1]);
+	close(hand[0]);
+	signal(SIGPIPE, SIG_IGN);
+	s.listener = lfd;
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	req = calloc(1, req_size);
+	if (!req) {
+		handover_failed(pid, "memory");
+		return 255;
+	}
+	live = lfd;
+	for (;;) {
+		struct pollfd pfd[2] = { { live, POLLIN, 0 },
+					 { sfd, POLLIN, 0 } };
+		struct signalfd_siginfo si;
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN)
+			serve_one(&s, req, req_size);
+		else if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			live = -1; /* no process uses the filter any more */
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			/* Ctrl-C on a terminal reaches the program already:
+			 * forward what another process sent */
+			if (si.ssi_signo != SIGCHLD && si.ssi_pid != 0)
+				kill(pid, (int)si.ssi_signo);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+	}
+	/* workers may still hold calls of processes the program left
+	 * behind: they end with python-sb, and those calls fail */
+	free(req);
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
