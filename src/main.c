@@ -176,9 +176,9 @@ static int check_lock(const struct sb_policy *p, const struct sb_cli *cli)
 	return -1;
 }
 
-int main(int argc, char **argv)
+static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
+		    char **argv)
 {
-	struct sb_arena *a = sb_arena_new();
 	const struct sb_rule_src implicit[] = {
 		/* the REPL can use colours (seed-spec 2.6.2) */
 		{ "env=TERM=${TERM}", SB_REF_IMPLICIT },
@@ -187,6 +187,7 @@ int main(int argc, char **argv)
 	struct sb_parse_opts opts = { 0 };
 	struct sb_policy *p = NULL;
 	struct sb_interp interp = { 0 };
+	int status;
 	struct sb_cli cli;
 	const char *err = NULL;
 	char cwd[4096];
@@ -233,6 +234,7 @@ int main(int argc, char **argv)
 	opts.cwd = cwd;
 	opts.resolve = sb_dns_resolve;
 	rc = sb_policy_parse(&opts, &p);
+	*pp = p; /* freed by main, whatever the path */
 	if (rc != 0) {
 		fprintf(stderr, "python-sb: cannot parse the policy: %s\n",
 			strerror(-rc));
@@ -263,5 +265,17 @@ int main(int argc, char **argv)
 		sb_buf_free(&b);
 		return 0;
 	}
-	return sb_run(p, &cli, &interp, envp);
+	status = sb_run(p, &cli, &interp, envp);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct sb_arena *a = sb_arena_new();
+	struct sb_policy *p = NULL;
+	int rc = run_main(a, &p, argc, argv);
+
+	sb_policy_free(p);
+	sb_arena_free(a);
+	return rc;
 }

@@ -9,6 +9,7 @@
  */
 #include "run.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,38 @@ static bool exists(const char *path)
 
 /* Where the guard library and the pysandboxes package are: next to the
  * binary in a build tree, else where 'make install' put them. */
+/* A wheel installed by pip: <venv>/bin/python-sb, and the package with
+ * the guard in <venv>/lib/pythonX.Y/site-packages/pysandboxes/_lib/. */
+static int find_in_venv(struct sb_arena *a, const char *bindir,
+			const char **guard, const char **pkgdir)
+{
+	const char *lib = sb_arena_printf(a, "%s/../lib", bindir);
+	DIR *d = opendir(lib);
+	struct dirent *e;
+	int r = -1;
+
+	if (!d)
+		return -1;
+	while (r < 0 && (e = readdir(d))) {
+		const char *site, *g;
+
+		if (strncmp(e->d_name, "python3", 7) != 0)
+			continue;
+		site = sb_path_normalize(
+			a, sb_arena_printf(a, "%s/%s/site-packages", lib,
+					   e->d_name));
+		g = sb_arena_printf(a, "%s/pysandboxes/_lib/%s", site,
+				    GUARD_LIB);
+		if (exists(g)) {
+			*guard = g;
+			*pkgdir = site;
+			r = 0;
+		}
+	}
+	closedir(d);
+	return r;
+}
+
 static int find_support(struct sb_arena *a, const char **guard,
 			const char **pkgdir)
 {
@@ -53,6 +86,8 @@ static int find_support(struct sb_arena *a, const char **guard,
 			*pkgdir = SB_SOURCE_ROOT "/python";
 			return 0;
 		}
+		if (find_in_venv(a, self, guard, pkgdir) == 0)
+			return 0;
 	}
 	g = SB_INSTALL_LIBDIR "/" GUARD_LIB;
 	if (exists(g) && exists(SB_INSTALL_PKGDIR "/pysandboxes")) {
@@ -277,10 +312,10 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 				     &s);
 }
 
-int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
-	   const struct sb_interp *interp, const char *const *envp)
+static int run_with(struct sb_arena *a, const struct sb_policy *p,
+		    const struct sb_cli *cli, const struct sb_interp *interp,
+		    const char *const *envp)
 {
-	struct sb_arena *a = sb_arena_new();
 	const char *guard = NULL, *pkgdir = NULL;
 	bool with_guard = p->py_sandbox;
 	struct sb_blob_facts facts = { 0 };
@@ -415,4 +450,14 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,
 		strerror(errno));
 	return EXIT_POLICY;
+}
+
+int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
+	   const struct sb_interp *interp, const char *const *envp)
+{
+	struct sb_arena *a = sb_arena_new();
+	int rc = run_with(a, p, cli, interp, envp);
+
+	sb_arena_free(a);
+	return rc;
 }

@@ -39,3 +39,56 @@ def test_install_into_a_prefix_and_run(tmp_path):
         cwd=work, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "True\nRuleModuleNotFoundError\n"
+
+
+def test_pip_install_into_a_venv_offline(tmp_path):
+    """`pip install --no-build-isolation .` with the in-tree backend:
+    nothing is downloaded, and the venv's python-sb runs the venv's own
+    interpreter with the package and guard it installed."""
+    import os
+    py = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3")
+    if not os.path.exists(py):
+        py = "/usr/bin/python3"
+    venv = tmp_path / "venv"
+    r = subprocess.run([py, "-m", "venv", str(venv)], capture_output=True,
+                       text=True)
+    if r.returncode != 0 or not (venv / "bin" / "pip").exists():
+        pytest.skip(f"no venv with pip for {py}: {r.stderr[-300:]}")
+    r = subprocess.run([str(venv / "bin" / "pip"), "install", "--no-index",
+                        "--no-build-isolation", str(REPO)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".py-sandboxes").write_text("python-import=pysandboxes\n")
+    r = subprocess.run(
+        [str(venv / "bin" / "python-sb"), "-c",
+         "import sys, pysandboxes\nprint(sys.prefix)\n"
+         "print(pysandboxes.is_in_sandbox())\n"
+         "try:\n    open('/etc/passwd')\nexcept OSError as e:\n"
+         "    print(type(e).__name__)\n"],
+        cwd=work, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [str(venv), "True",
+                                     "RuleFileNotFoundError"]
+
+
+def test_a_shebang_line_runs_the_script_sandboxed(tmp_path, sb):
+    """#!/usr/bin/env python-sb: the rule file next to the script applies."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    os.symlink(sb, bindir / "python-sb")
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / ".py-sandboxes").write_text("python-import=xml\n")
+    script = app / "tool"
+    script.write_text("#!/usr/bin/env python-sb\n"
+                      "import xml\ntry:\n    import os\n"
+                      "except ImportError as e:\n"
+                      "    print(type(e).__name__)\n")
+    script.chmod(0o755)
+    r = subprocess.run([str(script)], cwd=tmp_path, capture_output=True,
+                       text=True,
+                       env=dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "RuleModuleNotFoundError\n"

@@ -1,0 +1,289 @@
+"""Fixtures and the report plugin of the adversarial suite (tests/attacks).
+
+Every test is one attack of ../shared/spec/attacks.md (A1, D22...), or a
+native-code escape (N1...), marked @attack(id, title) and run once per
+provider column (harness.PROVIDERS): the fixture ``case`` builds a fresh
+directory, writes the rule file with the column's os-sandbox= and runs
+build/python-sb there, as root or as uid 65534. Nothing here imports
+project code: the sandbox is judged from outside, as a user sees it.
+
+The plugin records, per test, (attack id, title, provider, outcome) and,
+when $PYSB_ATTACKS_JSON names a file, writes the list there as JSON at the
+end of the session; scripts/attacks prints it as a table. The outcome is
+what the judge (harness.Judge) recorded, corrected by the test's fate: a
+passing test is a refusal by the layer recorded, an xfail is an escape
+that docs/weaknesses.md documents, a failing test is an escape (or a
+refusal by the wrong layer, shown as "failed: ..."), a skip keeps its
+reason.
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+import shutil
+
+import pytest
+
+from harness import (ABI, DEBIAN_PYTHON, NOBODY, PROVIDERS, Judge, as_nobody,
+                     chown_tree, helper_path, parse, root_python, sb_path,
+                     script)
+
+JSON_ENV = "PYSB_ATTACKS_JSON"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "attack(id, title): the attack of attacks.md this test "
+        "performs")
+    config.addinivalue_line(
+        "markers", "documented_escape(providers, reason): the attack "
+        "escapes under these columns, as docs/weaknesses.md documents")
+    config._pysb_attacks = {}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        cs = getattr(item, "callspec", None)
+        provider = cs.params.get("provider") if cs else None
+        for m in item.iter_markers("documented_escape"):
+            if provider in m.args[0]:
+                item.add_marker(pytest.mark.xfail(strict=True,
+                                                  reason=m.args[1]))
+
+
+def pytest_generate_tests(metafunc):
+    if "provider" in metafunc.fixturenames:
+        metafunc.parametrize("provider", PROVIDERS, ids=PROVIDERS)
+
+
+# ---- fixtures ----
+
+@pytest.fixture(scope="session")
+def sb():
+    path = sb_path()
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(f"{path} is not built: run make first", pytrace=False)
+    return str(path)
+
+
+@pytest.fixture
+def judge(request):
+    return Judge(request.node)
+
+
+class Case:
+    """One attack in one provider column: a fresh directory (``root``,
+    canonical) made the cwd, and the means to run python-sb there."""
+
+    def __init__(self, sb, provider, root):
+        self.sb = sb
+        self.provider = provider
+        self.os_sandbox, _, who = provider.partition("/")
+        self.nobody = who == "nobody"
+        self.python = DEBIAN_PYTHON if self.nobody else root_python()
+        self.root = root
+
+    def path(self, rel):
+        return os.path.join(self.root, rel)
+
+    def write(self, rel, text):
+        p = self.path(rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+        return p
+
+    def mkdir(self, *rels):
+        for rel in rels:
+            os.makedirs(self.path(rel), exist_ok=True)
+
+    def _run(self, rules, argv, timeout=60, env=None):
+        # the provider goes last, so that the test's rules keep their line
+        # numbers (the guard's messages cite .py-sandboxes(N))
+        body = rules.strip("\n")
+        self.write(".py-sandboxes", (body + "\n" if body else "") +
+                   f"os-sandbox={self.os_sandbox}\n")
+        argv = [self.sb] + [str(a) for a in argv]
+        if self.nobody and os.geteuid() == 0:
+            chown_tree(self.root)
+            argv = as_nobody(argv)
+        return subprocess.run(argv, cwd=self.root, capture_output=True,
+                              text=True, timeout=timeout, env=env,
+                              stdin=subprocess.DEVNULL)
+
+    def run(self, rules, probes, args=(), env=None):
+        """Run the probes (label -> function body) under rules; returns
+        {label: harness.Obs}, one per probe (a missing one fails)."""
+        self.write("attack.py", script(probes))
+        r = self._run(rules, [f"--python={self.python}", "attack.py",
+                              *args], env=env)
+        out = parse(r.stdout)
+        missing = [p for p in probes if p not in out]
+        assert not missing and r.returncode == 0, (
+            f"the attack script did not report {missing} (status "
+            f"{r.returncode})\nstdout: {r.stdout}\nstderr: {r.stderr}")
+        return out
+
+    def native(self, rules, args):
+        """Exec build/try-syscall from inside the sandbox (py-sandbox=false
+        is the test's to write) and return its answer ("ok" or "errno
+        NAME"). "{ppid}" in args becomes the parent's pid, inside."""
+        self.mkdir("bin")
+        helper = self.path("bin/try-syscall")
+        if not os.path.exists(helper):
+            shutil.copy2(helper_path(), helper)
+        argv = [helper, *args]
+        code = ("import os\n"
+                f"argv = [a.replace('{{ppid}}', str(os.getppid())) "
+                f"for a in {argv!r}]\n"
+                "os.execv(argv[0], argv)\n")
+        rules = f"expose-ro={self.root}/bin\n" + rules
+        r = self._run(rules, [f"--python={self.python}", "-c", code])
+        assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+        lines = r.stdout.strip().splitlines()
+        assert lines, r.stderr
+        return lines[-1]
+
+
+@pytest.fixture
+def case(sb, provider):
+    os_sandbox, _, who = provider.partition("/")
+    if os_sandbox == "landlock" and ABI < 4:
+        pytest.skip(f"this kernel's Landlock ABI is {ABI}, below 4")
+    if who == "nobody":
+        if os.geteuid() != 0:
+            pytest.skip("the suite does not run as root: the root columns "
+                        "are unprivileged already")
+        if not os.access(DEBIAN_PYTHON, os.X_OK):
+            pytest.skip(f"no {DEBIAN_PYTHON} for uid {NOBODY}")
+        probe = subprocess.run(as_nobody(["test", "-x", sb]),
+                               capture_output=True)
+        if probe.returncode != 0:
+            pytest.skip(f"uid {NOBODY} cannot execute {sb}")
+    root = os.path.realpath(tempfile.mkdtemp(prefix="pysb-attack-"))
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        yield Case(sb, provider, root)
+    finally:
+        os.chdir(old)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# ---- the report plugin ----
+
+def _attack_of(item):
+    m = item.get_closest_marker("attack")
+    if m is None:
+        return None, None
+    return m.args[0], m.args[1]
+
+
+def _observed(item):
+    return [v for k, v in item.user_properties if k == "outcome"]
+
+
+def _details(item):
+    return [v for k, v in item.user_properties if k == "detail"]
+
+
+def _merge(outcomes):
+    seen = []
+    for o in outcomes:
+        if o not in seen:
+            seen.append(o)
+    return " + ".join(seen)
+
+
+def _short(report):
+    text = str(report.longrepr) if report.longrepr else ""
+    for line in text.splitlines():
+        if line.startswith("E "):
+            return line[1:].strip()[:160]
+    return text.strip().splitlines()[-1][:160] if text.strip() else ""
+
+
+def _outcome(item, report):
+    observed = _observed(item)
+    if report.skipped and hasattr(report, "wasxfail"):
+        if "escaped" in observed:
+            return "escaped (documented)"
+        return "failed: xfail without an escape: " + (
+            _merge(observed) or _short(report))
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) \
+            else str(report.longrepr)
+        return "skipped: " + reason.replace("Skipped: ", "", 1)
+    if report.passed:
+        if hasattr(report, "wasxfail"):  # non-strict XPASS: none here
+            return "failed: xpass"
+        return _merge(observed) or "failed: nothing observed"
+    if "[XPASS(strict)]" in str(report.longrepr):
+        return "failed: refused, but marked as a documented escape " \
+            "(XPASS strict): " + _merge(observed)
+    if "escaped" in observed:
+        return "escaped"
+    return "failed: " + (_short(report) or _merge(observed))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    result = yield
+    report = result.get_result()
+    aid, title = _attack_of(item)
+    if aid is None:
+        return
+    if report.when == "call" or (report.when == "setup" and
+                                 not report.passed):
+        provider = getattr(item, "callspec", None)
+        provider = provider.params.get("provider") if provider else None
+        item.config._pysb_attacks[item.nodeid] = {
+            "id": aid,
+            "title": title,
+            "provider": provider or "-",
+            "outcome": _outcome(item, report),
+            "detail": _details(item),
+            "test": item.nodeid,
+            "reason": getattr(report, "wasxfail", ""),
+        }
+
+
+def pytest_sessionfinish(session):
+    path = os.environ.get(JSON_ENV)
+    if not path:
+        return
+    with open(path, "w") as f:
+        json.dump(list(session.config._pysb_attacks.values()), f, indent=1)
+
+
+# ---- loopback servers for the network attacks ----
+
+def _pong(listener):
+    while True:
+        try:
+            c, _ = listener.accept()
+        except OSError:
+            return
+        try:
+            c.settimeout(5)
+            c.recv(4)
+            c.sendall(b"pong")
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+
+@pytest.fixture(scope="session")
+def tcp_port():
+    """The port of a pong server on 127.0.0.1 (and, when the machine has
+    IPv6, the same server answers ::ffff:127.0.0.1)."""
+    import socket
+    import threading
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    s.listen(64)
+    threading.Thread(target=_pong, args=(s,), daemon=True).start()
+    yield s.getsockname()[1]
+    s.close()

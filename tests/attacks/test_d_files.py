@@ -1,0 +1,169 @@
+"""Group D of attacks.md: the file system. Each case lays out data/
+(expose-ro), rw/ (expose-rw) and outside/ (no rule) in its directory, with
+links from data/ to outside/. The file guard judges the canonical path
+before the kernel is asked, so the refusals are the guard's; under
+landlock the kernel stands behind it (group N shows it alone)."""
+
+import os
+import re
+import shutil
+import socket
+import tempfile
+import threading
+
+import pytest
+
+from harness import attack
+
+RULES = "python-import=*\nexpose-ro=./data\nexpose-rw=./rw\n"
+RO_REF = "Rule 'expose-ro=./data' from .py-sandboxes(2)"
+NOT_FOUND = "RuleFileNotFoundError"
+NO_WRITE = "RulePermissionError"
+
+
+def not_accepted(path):
+    return f"Access to '{path}' must be accepted by a rule."
+
+
+@pytest.fixture
+def tree(case):
+    case.mkdir("data", "rw", "outside")
+    case.write("data/f.txt", "hello")
+    case.write("outside/secret.txt", "s3cret")
+    os.symlink(case.path("outside/secret.txt"), case.path("data/link_abs"))
+    os.symlink("../outside/secret.txt", case.path("data/link_rel"))
+    return case
+
+
+@attack("D1", "Read or write outside expose-ro / expose-rw")
+def test_D1(tree, judge):
+    out = tree.run(RULES, {
+        "shadow": "return open('/etc/shadow').read()",
+        "outside": "return open('outside/secret.txt').read()",
+        "write_ro": "open('data/f.txt', 'w').write('x')",
+    })
+    judge.python(out["shadow"], NOT_FOUND, not_accepted("/etc/shadow"))
+    judge.python(out["outside"], NOT_FOUND,
+                 not_accepted(tree.path("outside/secret.txt")))
+    judge.python(out["write_ro"], NO_WRITE,
+                 f"Cannot write to '{tree.path('data')}/'. {RO_REF}")
+
+
+@attack("D2", "A symlink inside the scope pointing outside")
+def test_D2(tree, judge):
+    out = tree.run(RULES, {
+        "abs": "return open('data/link_abs').read()",
+        "rel": "return open('data/link_rel').read()",
+    })
+    judge.python(out["abs"], NOT_FOUND,
+                 not_accepted(tree.path("data/link_abs")))
+    judge.python(out["rel"], NOT_FOUND,
+                 not_accepted(tree.path("data/link_rel")))
+
+
+@attack("D3", "Create a symlink that targets outside the scope")
+def test_D3(tree, judge):
+    out = tree.run(RULES, {
+        "abs": "import os\nos.symlink('/etc/shadow', 'rw/l1')",
+        "rel": "import os\nos.symlink('../outside/secret.txt', 'rw/l2')",
+    })
+    judge.python(out["abs"], NOT_FOUND, not_accepted("/etc/shadow"))
+    judge.python(out["rel"], NOT_FOUND,
+                 not_accepted(tree.path("outside/secret.txt")))
+    assert not os.path.lexists(tree.path("rw/l1"))
+
+
+@attack("D4", "The posix twin of the os file calls (posix.open)")
+def test_D4(tree, judge):
+    out = tree.run(RULES, {
+        "read": "import posix\nreturn posix.open('/etc/shadow', 0)",
+        "write": "import os, posix\n"
+                 "return posix.open('data/f.txt', os.O_WRONLY)",
+    })
+    judge.python(out["read"], NOT_FOUND, not_accepted("/etc/shadow"))
+    judge.python(out["write"], NO_WRITE,
+                 f"Cannot write to '{tree.path('data')}/'. {RO_REF}")
+
+
+@attack("D5", "os.open with flags instead of open()")
+def test_D5(tree, judge):
+    out = tree.run(RULES, {
+        "read": "import os\nreturn os.open('outside/secret.txt', "
+                "os.O_RDONLY)",
+        "trunc": "import os\nreturn os.open('data/f.txt', os.O_RDONLY | "
+                 "os.O_TRUNC)",
+        "tmpfile": "import os\nreturn os.open('data', os.O_TMPFILE | "
+                   "os.O_RDWR)",
+    })
+    judge.python(out["read"], NOT_FOUND,
+                 not_accepted(tree.path("outside/secret.txt")))
+    for label in ("trunc", "tmpfile"):
+        judge.python(out[label], NO_WRITE,
+                     f"Cannot write to '{tree.path('data')}/'. {RO_REF}")
+
+
+@attack("D21", "The parent's environment through /proc/<ppid>/environ")
+def test_D21(tree, judge):
+    # the parent is this test process, or python-sb when it stays to
+    # supervise the run: either way outside the sandbox
+    out = tree.run(RULES, {
+        "ppid": "import os\n"
+                "return open(f'/proc/{os.getppid()}/environ').read()",
+        "self": "return open('/proc/self/environ').read()",
+    })
+    judge.python(out["ppid"], NOT_FOUND,
+                 re.compile(re.escape(not_accepted("/proc/@/environ"))
+                            .replace("@", "[0-9]+")))
+    judge.python(out["self"], NOT_FOUND, not_accepted("/proc/self/environ"))
+
+
+@attack("D22", "Write the process's own memory (/proc/self/mem)")
+def test_D22(tree, judge):
+    out = tree.run(RULES, {"mem": """
+        f = open('/proc/self/mem', 'r+b', buffering=0)
+        f.seek(id(1))
+        return f.write(b'x')
+        """})
+    judge.python(out["mem"], NOT_FOUND, not_accepted("/proc/self/mem"))
+
+
+@pytest.fixture
+def host_socket(case):
+    """A Unix socket outside every rule, like /var/run/docker.sock: a
+    listener in a directory of its own that anyone may reach."""
+    d = tempfile.mkdtemp(prefix="pysb-attack-run-")
+    os.chmod(d, 0o755)
+    path = os.path.join(d, "docker.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    os.chmod(path, 0o777)
+    srv.listen(8)
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            c.sendall(b"pong")
+            c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    yield path
+    srv.close()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@attack("D26", "A host Unix socket under /run (docker.sock, D-Bus)")
+def test_D26(tree, judge, host_socket):
+    out = tree.run(RULES, {"docker": f"""
+        import socket
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        s.connect({host_socket!r})
+        return s.recv(4)
+        """})
+    judge.python(out["docker"], "RuleSocketConnectionRefusedError",
+                 f"Guard connect to AF_UNIX socket '{host_socket}' DENIED: "
+                 "no expose-ro=/expose-rw= rule covers this path.")
+
+

