@@ -165,5 +165,3 @@ def test_D26(tree, judge, host_socket):
     judge.python(out["docker"], "RuleSocketConnectionRefusedError",
                  f"Guard connect to AF_UNIX socket '{host_socket}' DENIED: "
                  "no expose-ro=/expose-rw= rule covers this path.")
-
-
