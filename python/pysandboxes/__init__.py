@@ -3,7 +3,13 @@ sandbox_denials(), and the partial-mode API (@sandbox, sandboxes(), run()).
 
 Under python-sb (complete mode) the whole program is already sandboxed: the
 guard library sets _in_sandbox, @sandbox functions run in place and
-sandboxes() does nothing. Partial mode outside python-sb is not built yet.
+sandboxes() does nothing. Outside python-sb (partial mode) @sandbox calls go
+to workers started by sandboxes() (_partial.py, _worker.py).
+
+The guard loads this file at start-up in every python-sb run, busy (nothing
+it imports is judged): keep it light. In a partial-mode worker only, it also
+loads the worker's transport modules then, so that they are not charged to
+the rules (seed-spec 7.7).
 """
 from . import e as _e
 from .e import (ConfigSyntaxError, EvalInterrupted, EvalSyntaxRejected,
@@ -34,72 +40,172 @@ def is_in_sandbox():
     return _in_sandbox
 
 
-_PARTIAL_MISSING = ("partial mode (@sandbox calls from a program that is "
-                    "not under python-sb) is not built yet; run the program "
-                    "under python-sb instead")
-
-
 def __getattr__(name):
     if name == "RestrictedUnpicklingError":
         return _e.RestrictedUnpicklingError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# How _partial starts a worker: `python-sb [rules] -c <this> FD`. Not -m:
+# runpy would read _worker.py once armed, and the package directory is not
+# the program's to read; the import below finds the module loaded already.
+WORKER_COMMAND = "import pysandboxes._worker as w; w.main()"
+
+
+def _is_worker():
+    """Is this interpreter a partial-mode worker? Decided from the
+    interpreter's own command line, which the program cannot have changed
+    yet."""
+    import sys
+    argv = getattr(sys, "orig_argv", None)
+    if argv is None:  # 3.9: read what the kernel was given
+        if sys.argv[:1] != ["-c"]:
+            return False
+        import os
+        try:
+            fd = os.open("/proc/self/cmdline", os.O_RDONLY)
+            try:
+                argv = os.read(fd, 1 << 16).decode(errors="replace")
+            finally:
+                os.close(fd)
+        except OSError:
+            return False
+        argv = argv.split("\0")
+    for i, arg in enumerate(argv):
+        if arg == "-c" or arg == "-c" + WORKER_COMMAND:
+            return (arg != "-c"
+                    or argv[i + 1:i + 2] == [WORKER_COMMAND])
+    return False
+
+
+if _is_worker():
+    # loaded while the guard loads this package: not charged to the rules
+    import pysandboxes._worker  # noqa: F401
+
+
+def _seed_generator_message(func):
+    return (f"@sandbox cannot decorate '{func.__qualname__}': generator and "
+            f"asynchronous generator functions cannot be sent across the "
+            f"sandbox boundary.")
+
+
+_CO_GENERATOR, _CO_COROUTINE, _CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200
+_WRAP_ATTRS = ("__module__", "__name__", "__qualname__", "__doc__",
+               "__annotations__")
+
+
+def _wraps(wrapper, func):
+    """functools.wraps without importing anything: under python-sb this
+    file runs armed once loaded, and a fresh import would be judged."""
+    for attr in _WRAP_ATTRS:
+        try:
+            setattr(wrapper, attr, getattr(func, attr))
+        except AttributeError:
+            pass
+    wrapper.__dict__.update(getattr(func, "__dict__", {}))
+    wrapper.__wrapped__ = func
+    return wrapper
+
+
 def sandbox(fn=None):
-    """Mark a function to run in the sandbox. Under python-sb it runs in
-    place. Generator functions are refused."""
-    import functools as _functools
-    import inspect as _inspect
+    """Mark a function to run in the sandbox (seed-spec 7.1). Under
+    python-sb, or inside a worker, it runs in place; otherwise the call goes
+    to a worker of the current sandboxes() context, by reference (module and
+    qualified name). Generator functions are refused."""
 
     def mark(func):
-        if (_inspect.isgeneratorfunction(func)
-                or _inspect.isasyncgenfunction(func)):
-            raise TypeError(f"@sandbox can not be used with a generator "
-                            f"function ({func.__qualname__}): its values "
-                            f"could not come back from the sandbox")
-        if _inspect.iscoroutinefunction(func):
-            @_functools.wraps(func)
+        flags = getattr(getattr(func, "__code__", None), "co_flags", 0)
+        if flags & (_CO_GENERATOR | _CO_ASYNC_GENERATOR):
+            raise TypeError(_seed_generator_message(func))
+        if flags & _CO_COROUTINE:
             async def acall(*args, **kwargs):
-                if not _in_sandbox:
-                    raise SandBoxError(_PARTIAL_MISSING)
-                return await func(*args, **kwargs)
-            return acall
+                if _in_sandbox:
+                    return await func(*args, **kwargs)
+                from . import _partial
+                return await _partial.call_async(func, args, kwargs)
+            return _wraps(acall, func)
 
-        @_functools.wraps(func)
         def call(*args, **kwargs):
-            if not _in_sandbox:
-                raise SandBoxError(_PARTIAL_MISSING)
-            return func(*args, **kwargs)
-        return call
+            if _in_sandbox:
+                return func(*args, **kwargs)
+            from . import _partial
+            return _partial.call_sync(func, args, kwargs)
+        return _wraps(call, func)
 
     return mark(fn) if fn is not None else mark
 
 
-class sandboxes:
-    """Start the sandbox around a block (partial mode). Under python-sb it
-    does nothing: the program is sandboxed already."""
+class _FakeDaemon:
+    """What sandboxes() gives inside a sandbox: nothing is started."""
 
-    def __init__(self, *args, **kwargs):
-        self._args, self._kwargs = args, kwargs
+
+class sandboxes:
+    """Start the sandbox workers around a block (partial mode, seed-spec
+    7.2); reference-counted: nested and repeated blocks share them. Under
+    python-sb it does nothing: the program is sandboxed already.
+
+    Beyond the seed: workers= (pool size, default the number of cores),
+    timeout= (seconds per call, default 60) and max_result= (bytes of one
+    pickled result, default 64 MiB)."""
+
+    def __init__(self, init_fn=None, sandboxes_config=None, *, envs=None,
+                 python_args=None, graceful_shutdown=True, workers=None,
+                 timeout=60.0, max_result=64 << 20, **extra_rules):
+        self._conf = dict(init_fn=init_fn, sandboxes_config=sandboxes_config,
+                          envs=envs, python_args=python_args,
+                          graceful_shutdown=graceful_shutdown,
+                          workers=workers, timeout=timeout,
+                          max_result=max_result, extra_rules=extra_rules)
+        self._caller = None
+        self._entered = None
+        if not _in_sandbox:
+            from . import _partial
+            self._caller = _partial.caller_module()
 
     def __enter__(self):
-        if not _in_sandbox:
-            raise SandBoxError(_PARTIAL_MISSING)
-        return self
+        if _in_sandbox:
+            return _FakeDaemon()
+        from . import _partial
+        _partial.check_no_running_loop()
+        self._entered = _partial.enter(self._conf, self._caller)
+        return self._entered
 
     def __exit__(self, *exc):
+        if _in_sandbox:
+            return False
+        from . import _partial
+        _partial.leave()
         return False
 
     async def __aenter__(self):
-        return self.__enter__()
+        if _in_sandbox:
+            return _FakeDaemon()
+        from . import _partial
+        self._entered = _partial.enter(self._conf, self._caller)
+        return self._entered
 
     async def __aexit__(self, *exc):
+        if _in_sandbox:
+            return False
+        from . import _partial
+        _partial.leave()
         return False
 
 
-def run(main, *args, **kwargs):
-    """asyncio.run() with the sandbox around it (partial mode)."""
-    if not _in_sandbox:
-        raise SandBoxError(_PARTIAL_MISSING)
+def run(main, *, init_fn=None, sandboxes_config=None, envs=None,
+        python_args=None, graceful_shutdown=True, **kwargs):
+    """asyncio.run(main) inside `async with sandboxes(...)` (7.3)."""
     import asyncio
-    return asyncio.run(main)
+    if not asyncio.iscoroutine(main):
+        raise ValueError(f"a coroutine was expected, got {main!r}")
+    if _in_sandbox:
+        return asyncio.run(main)
+    ctx = sandboxes(init_fn, sandboxes_config, envs=envs,
+                    python_args=python_args,
+                    graceful_shutdown=graceful_shutdown, **kwargs)
+
+    async def inside():
+        async with ctx:
+            return await main
+
+    return asyncio.run(inside())

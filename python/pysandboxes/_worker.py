@@ -1,0 +1,274 @@
+"""The partial-mode worker: `python-sb [rules] -c WORKER_COMMAND FD`.
+
+It runs under python-sb like any program, so the policy and provider of the
+rule file confine it, and serves calls from its parent over the inherited
+socketpair FD: frames of a 4-byte big-endian length and a pickle. It has no
+listening socket and no token; it ends when the parent closes its end.
+
+The parent is trusted: its requests are decoded by an Unpickler that takes
+loaded modules as they are and imports the others through the import system,
+which the import guard judges. What goes back is judged by the parent's
+restricted unpickler (_unpickle.py), never trusted. A function's printed
+output is streamed back per call, in order. A BaseException of the function
+ends the call, not the worker.
+
+This module and what it imports are loaded by the package's __init__ while
+the guard loads the package (python-sb's own modules are not charged to the
+profile, 7.7): nothing here imports a module later, except asyncio when the
+function's own module loaded it already.
+"""
+import importlib
+import io
+import os
+import pickle
+import sys
+import traceback
+import types
+
+import pysandboxes as _pkg
+
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+_CHUNK = 1 << 16
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class _Channel:
+    def __init__(self, fd):
+        self.fd = fd
+        self.buf = bytearray()
+
+    def read_frame(self):
+        """The next payload, or None when the parent has gone."""
+        buf, fd = self.buf, self.fd
+        while len(buf) < 4:
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                return None
+            buf += chunk
+        end = 4 + int.from_bytes(buf[:4], "big")
+        while len(buf) < end:
+            chunk = os.read(fd, max(_CHUNK, end - len(buf)))
+            if not chunk:
+                return None
+            buf += chunk
+        payload = bytes(buf[4:end])
+        del buf[:end]
+        return payload
+
+    def send_bytes(self, data):
+        view = memoryview(len(data).to_bytes(4, "big") + data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def send(self, obj):
+        self.send_bytes(pickle.dumps(obj, _PROTOCOL))
+
+
+class _Requests(pickle.Unpickler):
+    """Requests come from the trusted parent. A module it names that is not
+    loaded is imported through the guarded import system; find_class is
+    overridden so that the deserialization audit event (which the guard
+    refuses without python-api=ALLOW:deserialization) is not raised for
+    python-sb's own transport."""
+
+    def find_class(self, module, name):
+        mod = sys.modules.get(module)
+        if mod is None:
+            mod = importlib.import_module(module)
+        obj = mod
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+
+def _decode(payload):
+    return _Requests(io.BytesIO(payload)).load()
+
+
+class _Output(io.TextIOBase):
+    """sys.stdout / sys.stderr during a call: every write is a frame."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, chan, name):
+        super().__init__()
+        self._chan = chan
+        self._name = name
+
+    @property
+    def name(self):
+        return f"<sandbox {self._name}>"
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not "
+                            f"{type(text).__name__}")
+        if text:
+            self._chan.send(("out", self._name, text))
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+_loop = None
+
+
+def _drive(coro):
+    """The value of a coroutine: on an event loop when asyncio is loaded
+    (the function's module imported it, under the rules), else by hand."""
+    global _loop
+    if "asyncio" in sys.modules:
+        import asyncio
+        if _loop is None or _loop.is_closed():
+            _loop = asyncio.new_event_loop()
+        return _loop.run_until_complete(coro)
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError("the coroutine awaited something that needs an event "
+                       "loop, and asyncio is not loaded in the sandbox")
+
+
+_functions = {}
+
+
+def _resolve(module, qualname):
+    key = (module, qualname)
+    fn = _functions.get(key)
+    if fn is None:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        fn = _functions[key] = obj
+    return fn
+
+
+def _invoke(module, qualname, args, kwargs):
+    result = _resolve(module, qualname)(*args, **kwargs)
+    if isinstance(result, types.CoroutineType):
+        result = _drive(result)
+    return result
+
+
+def _user_tb(tb):
+    """The traceback without the worker's own frames."""
+    while tb is not None and os.path.dirname(
+            tb.tb_frame.f_code.co_filename) == _PKG_DIR:
+        tb = tb.tb_next
+    return tb
+
+
+def _exception_reply(exc):
+    denials = _pkg.sandbox_denials(exc)
+    if denials:
+        try:
+            exc.__pysandboxes_denials__ = denials
+        except Exception:
+            pass
+    try:
+        tb_text = "".join(traceback.format_exception(
+            type(exc), exc, _user_tb(exc.__traceback__)))
+    except Exception:
+        tb_text = ""
+    try:
+        message = str(exc)
+    except Exception:
+        message = f"<{type(exc).__name__}: unprintable message>"
+    try:
+        blob = pickle.dumps(exc, _PROTOCOL)
+    except Exception:
+        blob = None
+    cls = type(exc)
+    return ("err", blob, (cls.__module__, cls.__qualname__, message,
+                          list(denials)), tb_text)
+
+
+def _base_reply(exc):
+    cls = type(exc)
+    if cls.__module__ == "asyncio.exceptions" and \
+            cls.__name__ == "CancelledError":
+        return ("cancelled",)
+    code = None
+    if isinstance(exc, SystemExit):
+        code = exc.code if exc.code is None or isinstance(exc.code, int) \
+            else repr(exc.code)
+    return ("base", f"{cls.__module__}.{cls.__qualname__}", code)
+
+
+def _serve_one(chan, max_result, fn, args):
+    """Run fn(*args) with its output streamed; send the outcome."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Output(chan, "stdout"), _Output(chan, "stderr")
+    try:
+        value = fn(*args)
+    except Exception as exc:
+        reply = _exception_reply(exc)
+    except BaseException as exc:  # the worker survives SystemExit & co
+        reply = _base_reply(exc)
+    else:
+        reply = None
+    finally:
+        sys.stdout, sys.stderr = saved
+    if reply is None:
+        try:
+            data = pickle.dumps(("ok", value), _PROTOCOL)
+        except Exception as exc:
+            err = TypeError(f"the result cannot be sent back from the "
+                            f"sandbox: {type(exc).__name__}: {exc}")
+            data = pickle.dumps(_exception_reply(err), _PROTOCOL)
+        if len(data) > max_result:
+            data = pickle.dumps(("big", len(data), max_result), _PROTOCOL)
+        chan.send_bytes(data)
+    else:
+        chan.send(reply)
+
+
+def main(argv=None):
+    fd = int((argv or sys.argv)[1])
+    os.set_inheritable(fd, False)  # not for the function's own children
+    _pkg._in_sandbox = True  # nested @sandbox calls run in place
+    chan = _Channel(fd)
+    try:
+        return _serve(chan)
+    except (BrokenPipeError, ConnectionResetError):
+        return 0
+
+
+def _serve(chan):
+    payload = chan.read_frame()
+    if payload is None:
+        return 0
+    tag, path, init_ref, max_result = _decode(payload)
+    if tag != "init":
+        return 3
+    for entry in path:
+        if entry not in sys.path:
+            sys.path.append(entry)
+    if init_ref:
+        _serve_one(chan, max_result, _invoke, (init_ref[0], init_ref[1],
+                                               (), {}))
+    else:
+        chan.send(("ok", None))
+    while True:
+        payload = chan.read_frame()
+        if payload is None:
+            return 0
+        try:
+            req = _decode(payload)
+        except Exception as exc:  # e.g. an argument's module is refused
+            chan.send(_exception_reply(exc))
+            continue
+        if req[0] == "call":
+            _serve_one(chan, max_result, _invoke, req[1:])
+        elif req[0] == "stop":
+            return 0

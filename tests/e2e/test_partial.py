@@ -1,0 +1,716 @@
+"""Partial mode (issue 7, part 1): an application that is not under python-sb
+confines a function with @sandbox and sandboxes().
+
+Each case writes a small application (an importable module of @sandbox
+functions and a main.py) into a fresh directory and runs it with a real
+interpreter, PYTHONPATH set to the repository's python/ directory and
+PYSB_PYTHON_SB to the launcher under test, the way a user would. The core
+cases run under every interpreter of INTERPRETERS that is present.
+
+Hostile workers are simulated by a sandboxed function that writes a forged
+frame on the worker's own socket (its descriptor is sys.argv[1] in the
+worker) before returning: the parent must refuse it (attacks.md G5-G10).
+"""
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import REPO, sb_path
+
+INTERPRETERS = [p for p in (
+    "/usr/bin/python3",
+    os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3"),
+    os.path.expanduser("~/.pyenv/versions/3.9.18/bin/python3"),
+    os.path.expanduser("~/.pyenv/versions/3.13.0/bin/python3"),
+) if os.access(p, os.X_OK)]
+MAIN_INTERPRETERS = INTERPRETERS[:2]
+
+RULES = """\
+python-import=sbmod
+python-import=os
+python-import=time
+expose-ro=.
+"""
+
+MODULE = '''
+import os
+import sys
+import time
+from pysandboxes import sandbox, is_in_sandbox
+
+INIT = []
+
+
+def init():
+    INIT.append(os.getpid())
+
+
+@sandbox
+def add(a, b):
+    return a + b
+
+
+@sandbox
+def state():
+    return os.getpid(), list(INIT), is_in_sandbox()
+
+
+@sandbox
+def chatty(n):
+    for i in range(n):
+        print(f"out {i}")
+        print(f"err {i}", file=sys.stderr)
+    return "done"
+
+
+class Boom(ValueError):
+    pass
+
+
+@sandbox
+def fail():
+    x = 1
+    raise Boom(f"bad value {x}")
+
+
+@sandbox
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+@sandbox
+def env(name):
+    return os.environ.get(name)
+
+
+@sandbox
+def leave(code):
+    sys.exit(code)
+
+
+@sandbox
+def sleep(seconds):
+    time.sleep(seconds)
+    return os.getpid()
+
+
+@sandbox
+def big(n):
+    return b"x" * n
+
+
+@sandbox
+async def twice(x):
+    return 2 * x, is_in_sandbox()
+
+
+@sandbox
+def nested():
+    return add(2, 3)
+
+
+def forge(frame):
+    """A hostile worker: a forged reply on the worker's own socket."""
+    os.write(int(sys.argv[1]), len(frame).to_bytes(4, "big") + frame)
+
+
+@sandbox
+def forged(frame):
+    """The forged frame is the only reply: the worker ends right after."""
+    forge(frame)
+    os._exit(0)
+
+
+class Gadget:
+    def __init__(self, target, args):
+        self.target, self.args = target, args
+
+    def __reduce__(self):
+        return self.target, self.args
+
+
+@sandbox
+def gadget(target, args):
+    return [1, Gadget(target, args)]
+
+
+class Carrier(Exception):
+    pass
+
+
+@sandbox
+def raise_gadget(target, args):
+    raise Carrier("carried", Gadget(target, args))
+'''
+
+
+def run_app(python, cwd, main, rules=RULES, module=MODULE, timeout=120,
+            env=None, argv=None):
+    cwd = pathlib.Path(cwd)
+    (cwd / "sbmod.py").write_text(module)
+    (cwd / "main.py").write_text(textwrap.dedent(main))
+    if rules is not None:
+        (cwd / ".py-sandboxes").write_text(rules)
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(REPO / "python")
+    full_env["PYSB_PYTHON_SB"] = str(sb_path())
+    full_env.pop("PYTHONSTARTUP", None)
+    full_env.update(env or {})
+    return subprocess.run(argv or [python, "main.py"], cwd=str(cwd),
+                          env=full_env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, timeout=timeout)
+
+
+def ok(res):
+    assert res.returncode == 0, f"stdout:\n{res.stdout}\nstderr:\n{res.stderr}"
+    return res.stdout
+
+
+@pytest.fixture(params=MAIN_INTERPRETERS)
+def python(request, sb):
+    return request.param
+
+
+# ---- results, output, exceptions ----
+
+def test_result_and_worker_identity(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import os
+        from pysandboxes import sandboxes, is_in_sandbox
+        import sbmod
+        with sandboxes(init_fn=sbmod.init) as daemon:
+            assert daemon is not None
+            print(sbmod.add(40, 2))
+            print(sbmod.add("a", "b"))
+            pid, init, inside = sbmod.state()
+            print(pid != os.getpid(), init == [pid], inside, is_in_sandbox())
+            print(sbmod.nested())
+    """))
+    assert out == "42\nab\nTrue True True False\n5\n"
+
+
+@pytest.mark.parametrize("python", INTERPRETERS)
+def test_every_interpreter(python, tmp_cwd, sb):
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes():
+            print(sbmod.add(1, 2), sbmod.chatty(1))
+    """))
+    assert out == "out 0\n3 done\n"
+
+
+def test_output_streamed_in_order(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import sys
+        from pysandboxes import sandboxes
+        import sbmod
+
+        class Rec:
+            def __init__(self, name, log):
+                self.name, self.log = name, log
+            def write(self, text):
+                self.log.append((self.name, text))
+            def flush(self):
+                pass
+
+        log = []
+        with sandboxes():
+            sys.stdout, sys.stderr = Rec("o", log), Rec("e", log)
+            try:
+                result = sbmod.chatty(3)
+            finally:
+                sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        print(result)
+        print(log)
+    """))
+    expected = []
+    for i in range(3):
+        expected += [("o", f"out {i}"), ("o", "\n"), ("e", f"err {i}"),
+                     ("e", "\n")]
+    assert out == f"done\n{expected}\n"
+
+
+def test_exception_with_remote_traceback(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes, sandbox_denials
+        import sbmod
+        with sandboxes():
+            try:
+                sbmod.fail()
+            except sbmod.Boom as e:
+                tb = e.__pysandboxes_traceback__
+                print(type(e).__name__, e, sandbox_denials(e))
+                print('sbmod.py", line' in tb, "in fail" in tb)
+                print(tb.rstrip().splitlines()[-1])
+                print(e.__cause__, e.__context__)
+    """))
+    assert out == ("Boom bad value 1 []\nTrue True\n"
+                   "sbmod.Boom: bad value 1\nNone None\n")
+
+
+def test_refused_file_in_the_function(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import (sandboxes, sandbox_denials,
+                                 RuleFileNotFoundError)
+        import sbmod
+        with sandboxes():
+            try:
+                sbmod.read("/etc/hostname")
+            except FileNotFoundError as e:
+                print(isinstance(e, RuleFileNotFoundError))
+                print(sandbox_denials(e))
+            print(sbmod.read("sbmod.py").startswith("\\nimport os"))
+    """))
+    assert out == ("True\n[\"RuleFileNotFoundError: Access to "
+                   "'/etc/hostname' must be accepted by a rule.\"]\nTrue\n")
+
+
+def test_worker_environment_is_filtered(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import os
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes():
+            print(os.environ["PYSB_SECRET"], sbmod.env("PYSB_SECRET"),
+                  sbmod.env("SHOWN"))
+        with sandboxes(env="SHOWN=${PYSB_SECRET}"):
+            print(sbmod.env("SHOWN"))
+    """, env={"PYSB_SECRET": "s3cr3t"}))
+    assert out == "s3cr3t None None\ns3cr3t\n"
+
+
+def test_base_exception_keeps_the_worker(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes, SandBoxBaseExceptionError
+        import sbmod
+        with sandboxes(workers=1):
+            pid = sbmod.state()[0]
+            for code in (3, None, "bye", 3, 3, 3, 3):
+                try:
+                    sbmod.leave(code)
+                except SandBoxBaseExceptionError as e:
+                    print(e.exception_type, repr(e.code), str(e))
+            print(sbmod.state()[0] == pid)
+    """))
+    lines = out.splitlines()
+    assert lines[0] == "builtins.SystemExit 3 builtins.SystemExit(3)"
+    assert lines[1] == "builtins.SystemExit None builtins.SystemExit"
+    assert lines[2] == ("builtins.SystemExit \"'bye'\" "
+                        "builtins.SystemExit('bye')")
+    assert lines[-1] == "True" and len(lines) == 8
+
+
+# ---- worker failures ----
+
+def test_killed_worker_is_restarted_with_init(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import os, signal
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes(init_fn=sbmod.init, workers=1):
+            pid, init, _ = sbmod.state()
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0) if False else None
+            pid2, init2, _ = sbmod.state()
+            print(pid2 != pid, init == [pid], init2 == [pid2])
+            print(sbmod.add(1, 1))
+    """))
+    assert out == "True True True\n2\n"
+
+
+def test_worker_killed_during_a_call_is_retried(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import os, signal, threading, time
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes(workers=1):
+            pid = sbmod.state()[0]
+            threading.Timer(0.5, os.kill, (pid, signal.SIGKILL)).start()
+            t = time.monotonic()
+            pid2 = sbmod.sleep(1.0)
+            print(pid2 != pid, time.monotonic() - t < 10)
+    """))
+    assert out == "True True\n"
+
+
+def test_timeout(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import time
+        from pysandboxes import sandboxes, SandBoxProtocolError
+        import sbmod
+        with sandboxes(timeout=0.5, workers=1):
+            t = time.monotonic()
+            try:
+                sbmod.sleep(30)
+            except SandBoxProtocolError as e:
+                print(e)
+            print(time.monotonic() - t < 5)
+            print(sbmod.add(2, 2))
+    """))
+    assert out == ("sleep(): no answer from the sandbox within 0.5 s "
+                   "(timeout=); the sandbox process was replaced\nTrue\n4\n")
+
+
+def test_too_many_deaths_refuse_calls(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import os, signal
+        import pysandboxes._partial as P
+        from pysandboxes import sandboxes, SandBoxProtocolError
+        import sbmod
+        P.BACKOFF_BASE = 0.01
+        with sandboxes(workers=1):
+            for _ in range(3):
+                os.kill(sbmod.state()[0], signal.SIGKILL)
+            try:
+                for _ in range(10):
+                    os.kill(sbmod.state()[0], signal.SIGKILL)
+            except SandBoxProtocolError as e:
+                print(e)
+            try:
+                sbmod.add(1, 2)
+            except SandBoxProtocolError as e:
+                print(e)
+    """))
+    msg = "the sandbox process died 6 times in 180 s; calls are refused"
+    assert out == f"{msg}\n{msg}\n"
+
+
+# ---- bad input ----
+
+def test_unpicklable_argument_is_a_type_error(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes():
+            try:
+                sbmod.add(lambda: 1, 2)
+            except TypeError as e:
+                print(str(e).startswith("the arguments of add() cannot be "
+                                        "sent to the sandbox:"))
+            print(sbmod.add(1, 2))
+    """))
+    assert out == "True\n3\n"
+
+
+def test_oversized_result_names_size_and_limit(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes, SandBoxProtocolError
+        import sbmod
+        with sandboxes(max_result=100000):
+            print(len(sbmod.big(1000)))
+            try:
+                sbmod.big(200000)
+            except SandBoxProtocolError as e:
+                print(e)
+    """))
+    lines = out.splitlines()
+    assert lines[0] == "1000"
+    assert lines[1].startswith("the result of big() is 2000")
+    assert lines[1].endswith(" bytes pickled, over the limit of 100000 "
+                             "bytes (max_result=)")
+
+
+def test_garbled_frame_replaces_the_worker(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes, SandBoxProtocolError
+        import sbmod
+        with sandboxes(workers=1):
+            pid = sbmod.state()[0]
+            for frame in (b"\\xff\\xfe garbage", b"\\x80\\x04K\\x01",
+                          b"\\x80\\x04K\\x01.trailing"):
+                try:
+                    sbmod.forged(frame)
+                except SandBoxProtocolError as e:
+                    print(type(e).__name__, "replaced" in str(e))
+            print(sbmod.state()[0] != pid)
+    """))
+    assert out == ("SandBoxProtocolError True\n" * 3) + "True\n"
+
+
+def test_generator_refused_and_no_daemon(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandbox, sandboxes
+        import sbmod
+        try:
+            @sandbox
+            def gen():
+                yield 1
+        except TypeError as e:
+            print(e)
+        try:
+            sbmod.add(1, 2)
+        except AssertionError as e:
+            print(e)
+        try:
+            sandboxes().__exit__(None, None, None)
+        except ValueError as e:
+            print(e)
+    """))
+    assert out == (
+        "@sandbox cannot decorate 'gen': generator and asynchronous "
+        "generator functions cannot be sent across the sandbox boundary.\n"
+        "Daemon not started. Use 'with sandboxes()' or 'pysandboxes.run()'\n"
+        "Daemon daemon_shutdown more times than started\n")
+
+
+def test_config_errors_and_missing_launcher(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import os
+        from pysandboxes import sandboxes, ConfigSyntaxError, SandBoxError
+        try:
+            with sandboxes(remote_result_mode="bogus"):
+                pass
+        except ConfigSyntaxError as e:
+            print(e)
+        os.environ["PYSB_PYTHON_SB"] = "/nonexistent/python-sb"
+        try:
+            with sandboxes():
+                pass
+        except SandBoxError as e:
+            print(str(e).startswith("cannot run /nonexistent/python-sb"))
+    """))
+    assert out == ("Syntax error in config files.\n<arg>: Invalid value "
+                   "'bogus' for remote-result-mode. Use objects or "
+                   "data-only.\nTrue\n")
+
+
+def test_nested_contexts_share_the_worker(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes(workers=1) as a:
+            pid = sbmod.state()[0]
+            with sandboxes() as b:
+                print(a is b, sbmod.state()[0] == pid)
+            print(sbmod.state()[0] == pid)
+        for _ in range(3):
+            with sandboxes():
+                sbmod.add(1, 1)
+        try:
+            sbmod.add(1, 1)
+        except AssertionError:
+            print("stopped")
+    """))
+    assert out == "True True\nTrue\nstopped\n"
+
+
+def test_rule_file_as_package_resource(python, tmp_cwd):
+    pkg = tmp_cwd / "app"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "work.py").write_text(textwrap.dedent("""
+        from pysandboxes import sandbox, sandboxes
+
+        @sandbox
+        def where():
+            import os
+            return os.getcwd()
+
+        def main():
+            with sandboxes():
+                return where()
+    """))
+    (pkg / ".py-sandboxes").write_text(f"python-import=app\n"
+                                       f"python-import=os\n"
+                                       f"expose-ro={tmp_cwd}\n")
+    other = tmp_cwd / "elsewhere"
+    other.mkdir()
+    (other / ".py-sandboxes").write_text("invalid line\n")
+    env = dict(os.environ, PYTHONPATH=f"{REPO / 'python'}:{tmp_cwd}",
+               PYSB_PYTHON_SB=str(sb_path()))
+    res = subprocess.run([python, "-c", "import app.work as w; "
+                          "print(w.main())"], cwd=str(other), env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, timeout=60)
+    assert ok(res) == f"{other}\n"
+
+
+def test_in_place_under_python_sb(python, tmp_cwd, sb):
+    res = run_app(python, tmp_cwd, """
+        import os
+        from pysandboxes import sandboxes, is_in_sandbox
+        import sbmod
+        with sandboxes() as d:
+            print(is_in_sandbox(), sbmod.state()[0] == os.getpid())
+    """, rules=RULES + "python-import=pysandboxes\n",
+        argv=[sb, f"--python={python}", "main.py"])
+    assert ok(res) == "True True\n"
+
+
+# ---- concurrency and async ----
+
+def test_threads_run_in_parallel(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import threading, time
+        from pysandboxes import sandboxes
+        import sbmod
+        pids = []
+        with sandboxes(workers=3):
+            t = time.monotonic()
+            threads = [threading.Thread(target=lambda: pids.append(
+                sbmod.sleep(1.0))) for _ in range(3)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            elapsed = time.monotonic() - t
+        print(len(set(pids)), elapsed < 2.5)
+    """))
+    assert out == "3 True\n"
+
+
+def test_async(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import asyncio
+        import pysandboxes
+        from pysandboxes import sandboxes
+        import sbmod
+
+        async def main():
+            r = await asyncio.gather(sbmod.twice(1), sbmod.twice(2))
+            print(r)
+            try:
+                sbmod.add(1, 2)
+            except RuntimeError as e:
+                print(str(e).startswith("It's not possible to mix"))
+            return "end"
+
+        print(pysandboxes.run(main(), workers=2))
+
+        async def other():
+            async with sandboxes():
+                return await sbmod.twice(5)
+        print(asyncio.run(other()))
+        try:
+            pysandboxes.run(other)
+        except ValueError as e:
+            print(str(e).startswith("a coroutine was expected, got"))
+    """))
+    assert out == ("[(2, True), (4, True)]\nTrue\nend\n(10, True)\nTrue\n")
+
+
+# ---- the result channel: gadget returns (attacks.md G5-G10) ----
+
+GADGET_MAIN = """
+    import os, pickle, sys
+    import functools, operator, subprocess, textwrap
+    from pysandboxes import (sandboxes, RestrictedUnpicklingError,
+                             SandBoxProtocolError)
+    import sbmod
+    MARK = os.path.abspath("pwned")
+
+    def reply(target, args):
+        return pickle.dumps(("ok", [1, sbmod.Gadget(target, args)]), 4)
+
+    frames = {
+        "G5 os.system": reply(os.system, ("touch " + MARK,)),
+        "G5 functools.partial": reply(functools.partial, (os.system, "x")),
+        "G5 operator.attrgetter": reply(operator.attrgetter, ("x",)),
+        "G5 subprocess.Popen": reply(subprocess.Popen, (["touch", MARK],)),
+        "G5 eval": reply(eval, ("print('pwned')",)),
+        # G6: memo indirection before STACK_GLOBAL
+        "G6": (b"\\x80\\x04\\x8c\\x02ok\\x94\\x8c\\x02os\\x94"
+               b"\\x8c\\x06system\\x94h\\x01h\\x02\\x93"
+               b"\\x8c\\x04true\\x85R\\x86."),
+        # G7: the extension registry, warm in the parent
+        "G7": b"\\x80\\x04\\x8c\\x02ok\\x82\\xf0\\x8c\\x04true\\x85R\\x86.",
+        # G9: deep MARK nesting, a memo flood
+        "G9 depth": b"\\x80\\x04" + b"(" * 5000 + b"N.",
+        "G9 memo": b"\\x80\\x04" + b"N\\x94" * 2000000 + b".",
+    }
+    import copyreg
+    copyreg.add_extension("os", "system", 240)
+    with sandboxes(remote_result_mode=sys.argv[1]):
+        # the worker's own pickling of a gadget (os.system itself is the
+        # guard's denier there, which does not pickle)
+        try:
+            print("G5 honest ACCEPTED", sbmod.gadget(os.getpid, ()))
+        except RestrictedUnpicklingError:
+            print("G5 honest refused")
+        for name, frame in frames.items():
+            try:
+                print(name, "ACCEPTED", sbmod.forged(frame))
+            except RestrictedUnpicklingError as e:
+                print(name, "refused")
+        # G8: the exception channel
+        try:
+            sbmod.raise_gadget(os.getpid, ())
+        except sbmod.Carrier as e:
+            # the descriptor keeps the class and str(e), not the state
+            print("G8 fallback", type(e).__name__, len(e.args),
+                  e.args[0].startswith("('carried', <sbmod.Gadget object"))
+        bad = pickle.dumps(("err", pickle.dumps(SystemExit(1)),
+                            ("nowhere", "Gone", "msg", []), ""))
+        try:
+            sbmod.forged(bad)
+        except SandBoxProtocolError as e:
+            print("G8 unknown", e)
+        bad = pickle.dumps(("err", pickle.dumps(KeyError("k")),
+                            ("builtins", "KeyError", "k", []), ""))
+        try:
+            sbmod.forged(bad)
+        except KeyError as e:
+            print("G8 rich", repr(e))
+        bad = pickle.dumps(("err", pickle.dumps(sbmod.Gadget(
+            os.system, ("touch " + MARK,))), ("builtins", "OSError",
+                                              "m", []), ""))
+        try:
+            sbmod.forged(bad)
+        except OSError as e:
+            print("G8 gadget", repr(e))
+        # G10: an unlisted callable
+        try:
+            print("G10 textwrap.dedent ACCEPTED",
+                  sbmod.forged(reply(textwrap.dedent, ("  unlisted",))))
+        except RestrictedUnpicklingError as e:
+            print("G10 textwrap.dedent refused")
+    print("pwned file:", os.path.exists(MARK))
+"""
+
+
+@pytest.mark.parametrize("mode", ["data-only", "objects"])
+def test_gadget_returns_refused(python, tmp_cwd, mode):
+    out = ok(run_app(python, tmp_cwd, GADGET_MAIN,
+                     argv=[python, "main.py", mode]))
+    lines = out.splitlines()
+    for name in ("G5 honest", "G5 os.system", "G5 functools.partial",
+                 "G5 operator.attrgetter", "G5 subprocess.Popen", "G5 eval",
+                 "G6", "G7", "G9 depth", "G9 memo"):
+        assert f"{name} refused" in lines, out
+    assert "G8 fallback Carrier 1 True" in lines
+    assert "G8 unknown nowhere.Gone: msg" in lines
+    assert "G8 rich KeyError('k')" in lines
+    assert "G8 gadget OSError('m')" in lines
+    assert lines[-1] == "pwned file: False"
+    if mode == "data-only":
+        assert "G10 textwrap.dedent refused" in lines
+    else:
+        # attacks.md G10: the objects-mode denylist is fail-open; an
+        # unlisted callable runs in the parent. Pinned as the documented
+        # limit; data-only closes it.
+        assert "G10 textwrap.dedent ACCEPTED [1, 'unlisted']" in lines
+
+
+def test_oversized_frame_header_is_refused(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import os
+        from pysandboxes import sandboxes, SandBoxProtocolError
+        import sbmod
+        with sandboxes(workers=1, max_result=1000):
+            pid = sbmod.state()[0]
+            try:
+                sbmod.forged(b"x" * 10000)
+            except SandBoxProtocolError as e:
+                print(e)
+            print(sbmod.state()[0] != pid)
+    """))
+    assert out == ("forged(): the sandbox sent a frame of 10000 bytes, over "
+                   "the limit of 5096 bytes; the sandbox process was "
+                   "replaced\nTrue\n")
