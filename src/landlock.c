@@ -4,7 +4,8 @@
  * the calling process. It must not print, exit or fork: kernel.c decides
  * what a failure means. Landlock cannot hide a path inside an allowed tree
  * (no ignore=), filter UDP or addresses, or stop connect() on a named Unix
- * socket: the Python layer (and seccomp, for what it can see) covers those.
+ * socket: the network supervisor (netsup.c) judges UDP, addresses and named
+ * sockets; ignore= stays with the Python layer.
  *
  * The system headers may predate the ABI of the running kernel, so the
  * structures and rights are spelled here, from the kernel's UAPI.
