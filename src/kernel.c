@@ -108,6 +108,26 @@ const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
 				       "%s",
 				       describe_landlock(a, p,
 							 caps->landlock_abi));
+	case SB_PROVIDER_UNSHARE:
+		if (why)
+			return sb_arena_printf(a, "unshare cannot run here: %s.",
+					       why);
+		return sb_arena_printf(
+			a,
+			"new user, mount, pid, IPC, UTS and (without net=) "
+			"network namespaces, a root holding only the exposed "
+			"paths and the interpreter, then %s",
+			describe_landlock(a, p, caps->landlock_abi));
+	case SB_PROVIDER_BWRAP:
+		return "bubblewrap's namespaces and a root holding only the "
+		       "exposed paths and the interpreter; python-sb's own "
+		       "Landlock, seccomp filter and network supervisor are "
+		       "not applied (weaknesses.md 33).";
+	case SB_PROVIDER_FIREJAIL:
+		return "firejail's namespaces, seccomp filter and capability "
+		       "drop, with the host's /usr still visible; only with "
+		       "py-sandbox=false, since the guard cannot be carried "
+		       "through firejail (weaknesses.md 33).";
 	default:
 		return sb_arena_printf(a,
 				       "%s is not available in this version "

@@ -21,9 +21,12 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "extprov.h"
 #include "kernel.h"
 #include "netsup.h"
+#include "ns.h"
 #include "policy_blob.h"
+#include "learn_native.h"
 #include "supervise.h"
 
 #define EXIT_POLICY 255
@@ -280,16 +283,24 @@ static int policy_memfd(const struct sb_policy *p,
 	return fd;
 }
 
+static const char *script_of(const struct sb_cli *cli);
+
 /* Learning: python-sb stays as the program's parent and writes the rules
- * when it ends (4.4). */
+ * when it ends (4.4). What native code opens, execs and connects to is
+ * learned through a seccomp filter (learn_native.c), less what
+ * os-sandbox=landlock grants implicitly, so that the rules learned also
+ * hold under the kernel layer. */
 static int learn_run(struct sb_arena *a, const struct sb_policy *p,
-		     const struct sb_interp *interp, char **argv, char **env,
-		     const int rec[2], const char *const *host_env)
+		     const struct sb_interp *interp, const struct sb_cli *cli,
+		     char **argv, char **env, const int rec[2],
+		     const char *const *host_env)
 {
 	struct sb_learn_session s = { 0 };
 	const char **trees = sb_arena_alloc(a, 2 * sizeof(*trees));
 	char *prefix = sb_arena_strdup(a, interp->real), *cut;
+	struct sb_kernel_ctx kctx = { interp, NULL, NULL, NULL };
 	char cwd[PATH_MAX];
+	int rc;
 
 	/* the prefix two levels above the real binary: .../versions/X, /usr */
 	for (int i = 0; i < 2 && (cut = strrchr(prefix, '/')); i++)
@@ -308,8 +319,29 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	    strcmp(p->learn_path, s.ctx.cwd) != 0)
 		s.display = p->learn_path + strlen(s.ctx.cwd) +
 			    (strcmp(s.ctx.cwd, "/") != 0);
-	return sb_supervise_learning(interp->path, argv, env, rec[1], rec[0],
-				     &s);
+	/* the guard and its package are implicit paths under landlock */
+	if (find_support(a, &kctx.guard, &kctx.pkgdir) < 0)
+		kctx.guard = kctx.pkgdir = NULL;
+	kctx.cwd = s.ctx.cwd;
+	rc = sb_supervise_learning(interp->path, argv, env, rec[1], rec[0], &s,
+				   sb_learn_native_new(a, &s, &kctx,
+						       script_of(cli)));
+	sb_buf_free(&s.pending);
+	return rc;
+}
+
+/* The script the interpreter runs (NULL: -c, -m, -, the REPL): the
+ * namespace providers mount it, as the guard exposes it. */
+static const char *script_of(const struct sb_cli *cli)
+{
+	const char *s;
+
+	if (!cli->command.n)
+		return NULL;
+	s = cli->command.v[0];
+	if (strcmp(s, "--") == 0)
+		return cli->command.n > 1 ? cli->command.v[1] : NULL;
+	return s[0] == '-' ? NULL : s;
 }
 
 static int run_with(struct sb_arena *a, const struct sb_policy *p,
@@ -350,6 +382,29 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		break;
 	case SB_PROVIDER_SUBPROCESS:
 	case SB_PROVIDER_LANDLOCK:
+	case SB_PROVIDER_UNSHARE:
+	case SB_PROVIDER_BWRAP:
+		break;
+	case SB_PROVIDER_FIREJAIL:
+		/* firejail starts the program through processes of its own,
+		 * and the guard cannot be carried to the interpreter: refuse
+		 * rather than run without the Python layer (weaknesses.md 33) */
+		if (with_guard) {
+			fprintf(stderr,
+				"python-sb: os-sandbox=firejail cannot carry the "
+				"Python layer (the guard) into the program; "
+				"nothing was run. Use os-sandbox=unshare, bwrap "
+				"or landlock; py-sandbox=false runs under "
+				"firejail without it, which holds much less "
+				"than the rules say (weaknesses.md 33).\n");
+			return EXIT_POLICY;
+		}
+		fprintf(stderr,
+			"python-sb: warning: os-sandbox=firejail holds less "
+			"than the rules say: paths outside firejail's "
+			"whitelist trees stay the host's, and the program "
+			"gets firejail's environment variables "
+			"(weaknesses.md 33).\n");
 		break;
 	default:
 		fprintf(stderr,
@@ -442,9 +497,15 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		argv[k++] = (char *)cli->command.v[i];
 	argv[k] = NULL;
 	if (p->learning)
-		return learn_run(a, p, interp, argv, env, rec, envp);
+		return learn_run(a, p, interp, cli, argv, env, rec, envp);
 	if (supervised)
 		return sb_netsup_run(a, p, &kctx, interp->path, argv, env);
+	if (provider == SB_PROVIDER_UNSHARE)
+		return sb_ns_run(a, p, &kctx, script_of(cli), interp->path,
+				 argv, env);
+	if (provider == SB_PROVIDER_BWRAP || provider == SB_PROVIDER_FIREJAIL)
+		return sb_extprov_run(a, p, provider, &kctx, script_of(cli),
+				      interp->path, argv, env);
 	fflush(NULL);
 	execve(interp->path, argv, env);
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,

@@ -5,7 +5,9 @@
  * Everything else is allowed: Landlock does the file and TCP judging, and
  * with net= rules the socket calls that name an address go to the network
  * supervisor (netsup.c) as user notifications. It must not print or exit;
- * kernel.c reports.
+ * kernel.c reports. It also builds learning mode's filter, which refuses
+ * nothing and only shows the learning supervisor what native code opens,
+ * execs and connects to (learn_native.c).
  */
 #include "seccomp_filter.h"
 
@@ -222,4 +224,41 @@ int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 		return -1;
 	}
 	return 0;
+}
+
+/* Learning enforces nothing: the default stays allow and no call is
+ * refused, so a program learns under the same conditions it will be
+ * enforced under, minus the refusals. */
+int sb_seccomp_apply_learning(void)
+{
+	static const char *const calls[] = {
+		"open",	   "openat",  "openat2", "creat", "execve",
+		"execveat", "connect", "bind",	  "sendmsg", "sendmmsg",
+	};
+	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+	size_t i;
+	int rc = 0, fd = -1;
+
+	if (!f)
+		return -ENOMEM;
+	rc = seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, 1);
+	for (i = 0; i < SB_ARRAY_LEN(calls) && !rc; i++) {
+		int nr = seccomp_syscall_resolve_name(calls[i]);
+
+		/* open and creat are not on every architecture (arm64) */
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		rc = seccomp_rule_add(f, SCMP_ACT_NOTIFY, nr, 0);
+	}
+	if (!rc)
+		rc = seccomp_rule_add(f, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
+				      SCMP_A4(SCMP_CMP_NE, 0, 0));
+	if (!rc)
+		rc = seccomp_load(f);
+	if (!rc) {
+		fd = seccomp_notify_fd(f);
+		rc = fd < 0 ? fd : 0;
+	}
+	seccomp_release(f);
+	return rc ? rc : fd;
 }

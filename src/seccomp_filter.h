@@ -28,4 +28,13 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p);
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 		     int *listener, const char **err);
 
+/* Learning (learn_native.c): load on the calling process a filter that
+ * refuses nothing and sends open, openat, openat2, creat, execve,
+ * execveat, connect, bind, sendmsg, sendmmsg and sendto with an address to
+ * the learning supervisor as user notifications; no_new_privs is set. For
+ * the time between fork and exec: no allocation outside libseccomp's, no
+ * message. Returns the notification fd (the caller hands it over and
+ * closes it before it execs), or -errno. */
+int sb_seccomp_apply_learning(void);
+
 #endif

@@ -3,6 +3,10 @@
  * os._exit, a crash or SIGKILL of the program), forwards the signals a user
  * sends, and writes the rules when the program ends, and at once on the
  * first SIGINT, SIGTERM or SIGQUIT (a server is learned by pressing Ctrl-C).
+ * It also serves the learning seccomp filter's notifications (learn_native.c
+ * records them), so that what native code opens, execs and connects to is
+ * learned too; it takes the filter's listener from the child with
+ * pidfd_getfd, as the network supervisor does (netsup.c).
  */
 #include "supervise.h"
 
@@ -12,9 +16,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "seccomp_filter.h"
 
 static void drain(int fd, struct sb_learn_session *s)
 {
@@ -25,12 +33,66 @@ static void drain(int fd, struct sb_learn_session *s)
 		sb_learn_feed(s, buf, (size_t)n);
 }
 
+/* Between fork and exec: load the learning filter and hand its listener
+ * to the parent. Not over SCM_RIGHTS: sendmsg is a notified call now, and
+ * nobody would answer it yet; the parent takes the descriptor with
+ * pidfd_getfd, and this process must not keep it. The number sent is the
+ * descriptor, or -errno when the kernel refused the filter. */
+static void child_filter(int hand, int ack)
+{
+	int num = sb_seccomp_apply_learning();
+	char ok;
+
+	if (write(hand, &num, sizeof(num)) != sizeof(num))
+		_exit(127);
+	if (num >= 0) {
+		if (read(ack, &ok, 1) != 1)
+			_exit(127);
+		close(num);
+	}
+}
+
+/* The child's listener, or -1 (learning goes on without it, warned about
+ * once); -2 when it could not be taken: the child is killed, since its
+ * notified calls would wait for an answer that never comes. */
+static int take_listener(pid_t pid, int hand, int ack)
+{
+	int num, pidfd, lfd;
+
+	if (read(hand, &num, sizeof(num)) != sizeof(num))
+		return -1; /* the child is gone: its status says why */
+	if (num < 0) {
+		fprintf(stderr,
+			"python-sb: warning: learning does not see native "
+			"code on this kernel (seccomp user notification: %s); "
+			"only what the Python layer saw is learned.\n",
+			strerror(-num));
+		return -1;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	lfd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, num, 0);
+	if (pidfd >= 0)
+		close(pidfd);
+	if (lfd < 0 || write(ack, "k", 1) != 1) {
+		fprintf(stderr,
+			"python-sb: learning: the seccomp listener could not "
+			"be taken from the program: %s; nothing was run.\n",
+			strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -2;
+	}
+	return lfd;
+}
+
 int sb_supervise_learning(const char *path, char *const argv[],
 			  char *const envp[], int keep_fd, int rec_fd,
-			  struct sb_learn_session *s)
+			  struct sb_learn_session *s,
+			  struct sb_learn_native *native)
 {
 	static const int forwarded[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
-	int report[2], status = 0, err = 0, rc, sfd, i;
+	int report[2], hand[2] = { -1, -1 }, ack[2] = { -1, -1 };
+	int status = 0, err = 0, rc, sfd, i, lfd = -1, live;
 	bool saved_on_signal = false;
 	sigset_t mask, old;
 	pid_t pid;
@@ -43,7 +105,9 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	sigaddset(&mask, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 ||
 	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
-	    pipe2(report, O_CLOEXEC) < 0) {
+	    pipe2(report, O_CLOEXEC) < 0 ||
+	    (native && (pipe2(hand, O_CLOEXEC) < 0 ||
+			pipe2(ack, O_CLOEXEC) < 0))) {
 		fprintf(stderr, "python-sb: learning set-up: %s\n",
 			strerror(errno));
 		return 255;
@@ -58,6 +122,8 @@ int sb_supervise_learning(const char *path, char *const argv[],
 		/* between fork and exec: async-signal-safe calls only */
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(rec_fd);
+		if (native)
+			child_filter(hand[1], ack[0]);
 		execve(path, argv, envp);
 		err = errno;
 		if (write(report[1], &err, sizeof(err)) < 0)
@@ -66,8 +132,32 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	}
 	close(keep_fd);
 	close(report[1]);
+	if (native) {
+		close(hand[1]);
+		close(ack[0]);
+		lfd = take_listener(pid, hand[0], ack[1]);
+		close(hand[0]);
+		close(ack[1]);
+		if (lfd == -2)
+			return 255;
+	}
+	/* the exec of the interpreter is itself a notified call: serve while
+	 * waiting for its outcome */
+	for (;;) {
+		struct pollfd pfd[2] = { { report[0], POLLIN, 0 },
+					 { lfd, POLLIN, 0 } };
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents & POLLIN)
+			sb_learn_native_serve(native, lfd);
+		if (pfd[0].revents)
+			break;
+	}
 	if (read(report[0], &err, sizeof(err)) == sizeof(err)) {
 		close(report[0]);
+		if (lfd >= 0)
+			close(lfd);
 		waitpid(pid, NULL, 0);
 		fprintf(stderr, "python-sb: exec %s: %s\n", path,
 			strerror(err));
@@ -76,16 +166,24 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	close(report[0]);
 	fcntl(rec_fd, F_SETFL, O_NONBLOCK);
 
+	live = lfd;
 	for (;;) {
-		struct pollfd pfd[2] = { { rec_fd, POLLIN, 0 },
-					 { sfd, POLLIN, 0 } };
+		struct pollfd pfd[3] = { { rec_fd, POLLIN, 0 },
+					 { sfd, POLLIN, 0 },
+					 { live, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		pid_t done;
 
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
 			break;
-		if (pfd[0].revents)
+		/* the guard's record of a call comes before the call (its
+		 * audit hook runs first), and says more: read it first */
+		if (pfd[0].revents || pfd[2].revents)
 			drain(rec_fd, s);
+		if (pfd[2].revents & POLLIN)
+			sb_learn_native_serve(native, live);
+		else if (pfd[2].revents & (POLLHUP | POLLERR | POLLNVAL))
+			live = -1; /* no process uses the filter any more */
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD)
 				continue;
@@ -107,9 +205,15 @@ int sb_supervise_learning(const char *path, char *const argv[],
 			break;
 	}
 	/* what the program wrote before it ended; a grandchild that kept the
-	 * pipe open does not hold the run */
+	 * pipe open does not hold the run. Nor does one that still runs under
+	 * the filter: once the listener is closed its notified calls fail
+	 * (ENOSYS); learning ends with the program. */
 	drain(rec_fd, s);
 	close(rec_fd);
+	if (lfd >= 0)
+		close(lfd);
+	if (native)
+		sb_learn_native_done(native);
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	s->quiet_when_unchanged = saved_on_signal;

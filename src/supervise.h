@@ -5,15 +5,21 @@
 #include <sys/types.h>
 
 #include "learn_file.h"
+#include "learn_native.h"
 
 /* Run argv with envp in a child, 'keep_fd' inherited (the write end of
  * the record pipe), 'rec_fd' the read end. Until the child ends: feed the
  * records to 's', forward SIGINT, SIGTERM, SIGQUIT and SIGHUP, and save the
  * rules on the first SIGINT/SIGTERM/SIGQUIT; save them again at the end.
+ * With 'native', the child loads the learning seccomp filter before it
+ * execs (the whole process tree inherits it) and this process serves its
+ * notifications through 'native'; a kernel that cannot load it is warned
+ * about once, and the run learns what the Python layer sees. NULL: none.
  * Returns python-sb's exit status: the program's (128+N for a signal), or
  * 255 when the child could not start or the rules could not be saved. */
 int sb_supervise_learning(const char *path, char *const argv[],
 			  char *const envp[], int keep_fd, int rec_fd,
-			  struct sb_learn_session *s);
+			  struct sb_learn_session *s,
+			  struct sb_learn_native *native);
 
 #endif

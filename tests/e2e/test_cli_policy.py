@@ -322,11 +322,11 @@ def test_an_interpreter_that_is_a_script_is_refused(run_sb, tmp_cwd):
 
 
 def test_a_provider_this_build_lacks_fails_closed(run_sb, tmp_cwd):
-    (tmp_cwd / ".py-sandboxes").write_text("os-sandbox=bwrap\n")
+    (tmp_cwd / ".py-sandboxes").write_text("os-sandbox=qemu\n")
     r = run_sb(["-c", "print('ran')"])
     assert r.returncode == 255
     assert r.stdout == ""
-    assert "os-sandbox=bwrap is not available" in r.stderr
+    assert "os-sandbox=qemu is not available" in r.stderr
 
 
 def test_without_a_rule_file_the_run_learns(run_sb, tmp_cwd):

@@ -5,9 +5,8 @@ finds no error and no leak in the launcher. Together well under a minute.
 """
 
 import os
-import socket
 import subprocess
-import threading
+import sys
 
 import pytest
 
@@ -55,42 +54,40 @@ def test_many_runs_in_a_row_leak_no_fd_and_no_zombie(run_sb, tmp_cwd):
     assert _zombies() == []
 
 
-class _Pong:
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(256)
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._reply, args=(c,),
-                             daemon=True).start()
-
-    @staticmethod
-    def _reply(c):
-        with c:
-            c.settimeout(10)
-            try:
-                c.recv(4)
-                c.sendall(b"pong")
-            except OSError:
-                pass
+# The server runs in a process of its own: in the pytest process, threads
+# and descriptors left by earlier tests are shared with it.
+PONG = """
+import socket, sys, threading
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(256)
+print(srv.getsockname()[1], flush=True)
+def reply(c):
+    with c:
+        c.settimeout(60)
+        try:
+            got = c.recv(4)
+            c.sendall(b"pong")
+            if got != b"ping":
+                print("received", repr(got), file=sys.stderr, flush=True)
+        except OSError as e:
+            print(repr(e), file=sys.stderr, flush=True)
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=reply, args=(c,), daemon=True).start()
+"""
 
 
 def test_concurrent_runs_each_connect(sb, tmp_cwd):
-    srv = _Pong()
+    srv = subprocess.Popen([sys.executable, "-c", PONG],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           stdin=subprocess.DEVNULL, text=True)
     try:
+        port = int(srv.stdout.readline())
         (tmp_cwd / ".py-sandboxes").write_text(
-            f"python-import=*\nnet=ALLOW|TCP|127.0.0.1|{srv.port}|OUT\n")
+            f"python-import=*\nnet=ALLOW|TCP|127.0.0.1|{port}|OUT\n")
         code = ("import socket\n"
-                f"s = socket.create_connection(('127.0.0.1', {srv.port}), "
-                "20)\n"
+                f"s = socket.create_connection(('127.0.0.1', {port}), 20)\n"
                 "s.sendall(b'ping')\n"
                 "print(s.recv(4).decode())\n")
         procs = [subprocess.Popen([sb, f"--python={_python()}", "-c", code],
@@ -101,10 +98,12 @@ def test_concurrent_runs_each_connect(sb, tmp_cwd):
         results = [p.communicate(timeout=60) + (p.returncode,)
                    for p in procs]
     finally:
-        srv.sock.close()
+        srv.kill()
+        server_side = srv.communicate()[1]
     bad = [(rc, err) for out, err, rc in results
            if (rc, out) != (0, "pong\n")]
-    assert bad == [], f"{len(bad)} of {CONCURRENT} failed: {bad[:3]}"
+    assert bad == [], (f"{len(bad)} of {CONCURRENT} failed: {bad[:3]}; "
+                       f"server side: {server_side[:500]!r}")
     assert _zombies() == []
 
 

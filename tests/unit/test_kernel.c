@@ -70,10 +70,20 @@ static void test_describe(void)
 	       "run here: this kernel has no Landlock (not built in, or not in "
 	       "the lsm= list).",
 	       "auto without Landlock");
-	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_BWRAP, &v7),
-	       "bwrap is not available in this version of python-sb: the run "
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_QEMU, &v7),
+	       "qemu is not available in this version of python-sb: the run "
 	       "fails closed (exit 255) rather than run with less isolation.",
 	       "a provider not built");
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_BWRAP, &v7),
+	       "bubblewrap's namespaces and a root holding only the exposed "
+	       "paths and the interpreter; python-sb's own Landlock, seccomp "
+	       "filter and network supervisor are not applied (weaknesses.md "
+	       "33).",
+	       "bwrap says what it lacks");
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_UNSHARE, &none),
+	       "unshare cannot run here: this kernel has no Landlock (not built "
+	       "in, or not in the lsm= list).",
+	       "unshare needs Landlock");
 
 	add_net(&p, SB_NET_OUT, &all_ports, 1);
 	add_net(&p, SB_NET_IN, two_ports, 2);
