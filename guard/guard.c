@@ -64,7 +64,7 @@ die(const char *fmt, ...)
  * at start-up, so a program that emptied sys.meta_path still gets its
  * refusals as the right classes. */
 static const char loader_src[] =
-	"def _pysb_load(pkgdir):\n"
+	"def _pysb_load(pkgdir, argv):\n"
 	"    import sys\n"
 	"    import _frozen_importlib as b\n"
 	"    import _frozen_importlib_external as x\n"
@@ -80,6 +80,7 @@ static const char loader_src[] =
 	"    try:\n"
 	"        es.loader.exec_module(em)\n"
 	"        pm.e = em\n"
+	"        pm._orig_argv = list(argv)\n"
 	"        ps.loader.exec_module(pm)\n"
 	"    except BaseException:\n"
 	"        sys.modules.pop('pysandboxes', None)\n"
@@ -89,6 +90,29 @@ static const char loader_src[] =
 	"    return pm\n";
 
 static PyObject *pkg_module;
+
+/* The interpreter's own command line, as the kernel gave it (glibc passes
+ * it to constructors): on 3.9, which has no sys.orig_argv, the package
+ * needs it to know a partial-mode worker, and /proc/self/cmdline may be
+ * out of reach under Landlock. */
+static int guard_argc;
+static char **guard_argv;
+
+static PyObject *argv_tuple(void)
+{
+	PyObject *t = py.PyTuple_New(guard_argc > 0 ? guard_argc : 0);
+	PyObject *s;
+	int i;
+
+	for (i = 0; t && i < guard_argc; i++) {
+		s = py.PyUnicode_DecodeFSDefault(guard_argv[i]);
+		if (!s || py.PyTuple_SetItem(t, i, s) < 0) {
+			py.Py_DecRef(t);
+			return NULL;
+		}
+	}
+	return t;
+}
 
 /* Taken once, when the package loads: what the program later does to the
  * module's attributes cannot change what the guard raises. */
@@ -125,10 +149,11 @@ static PyObject *load_package(void)
 		goto out_globals;
 	py.Py_DecRef(res);
 	fn = py.PyDict_GetItemString(globals, "_pysb_load");
-	args = py.PyTuple_New(1);
+	args = py.PyTuple_New(2);
 	if (!fn || !args)
 		goto out_globals;
 	py.PyTuple_SetItem(args, 0, py.PyUnicode_DecodeFSDefault(sb_g.pkgdir));
+	py.PyTuple_SetItem(args, 1, argv_tuple());
 	mod = py.PyObject_CallObject(fn, args);
 	py.Py_DecRef(args);
 	pkg_module = mod;
@@ -698,7 +723,8 @@ static void clean_preload(void)
 	sb_buf_free(&b);
 }
 
-__attribute__((constructor)) static void sb_guard_init(void)
+__attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
+							 char **envp)
 {
 	static struct sb_blob blob;
 	const char *fdstr = getenv("PYSB_POLICY_FD");
@@ -708,6 +734,9 @@ __attribute__((constructor)) static void sb_guard_init(void)
 	long fd;
 	int r;
 
+	(void)envp;
+	guard_argc = argc;
+	guard_argv = argv;
 	clean_preload();
 	if (!fdstr)
 		return; /* not started by python-sb: stay inert */

@@ -52,15 +52,17 @@ def __getattr__(name):
 WORKER_COMMAND = "import pysandboxes._worker as w; w.main()"
 
 
-def _is_worker():
-    """Is this interpreter a partial-mode worker? Decided from the
-    interpreter's own command line, which the program cannot have changed
-    yet."""
+def _worker_fd():
+    """The socket descriptor if this interpreter is a partial-mode worker,
+    else None. Decided from the interpreter's own command line, which the
+    program cannot have changed yet."""
     import sys
-    argv = getattr(sys, "orig_argv", None)
-    if argv is None:  # 3.9: read what the kernel was given
+    # 3.9 has no sys.orig_argv: the guard hands over the command line it
+    # was loaded with, and without the guard /proc/self/cmdline has it
+    argv = getattr(sys, "orig_argv", None) or globals().get("_orig_argv")
+    if argv is None:
         if sys.argv[:1] != ["-c"]:
-            return False
+            return None
         import os
         try:
             fd = os.open("/proc/self/cmdline", os.O_RDONLY)
@@ -69,18 +71,33 @@ def _is_worker():
             finally:
                 os.close(fd)
         except OSError:
-            return False
+            return None
         argv = argv.split("\0")
     for i, arg in enumerate(argv):
         if arg == "-c" or arg == "-c" + WORKER_COMMAND:
-            return (arg != "-c"
-                    or argv[i + 1:i + 2] == [WORKER_COMMAND])
-    return False
+            rest = argv[i + 1:]
+            if arg == "-c":
+                if rest[:1] != [WORKER_COMMAND]:
+                    return None
+                rest = rest[1:]
+            try:
+                return int(rest[0])
+            except (IndexError, ValueError):
+                return None
+    return None
 
 
-if _is_worker():
-    # loaded while the guard loads this package: not charged to the rules
-    import pysandboxes._worker  # noqa: F401
+def _is_worker():
+    return _worker_fd() is not None
+
+
+_fd = _worker_fd()
+if _fd is not None:
+    # loaded while the guard loads this package: not charged to the rules,
+    # and the parent watcher starts before the program's code is judged
+    import pysandboxes._worker
+    pysandboxes._worker.watch_parent(_fd)
+del _fd
 
 
 def _seed_generator_message(func):

@@ -21,6 +21,7 @@ import threading
 import time
 
 from . import _unpickle
+from . import _worker as _wk
 from .e import (ConfigSyntaxError, SandBoxBaseExceptionError, SandBoxError,
                 SandBoxProtocolError)
 
@@ -124,9 +125,17 @@ class _Worker:
     def pid(self):
         return self.proc.pid
 
-    def send(self, payload):
+    def send(self, bufs, deadline):
+        """Send [header] + chunks (_worker.frame_buffers) with sendmsg:
+        the pickler's large buffers go out as they are, never joined."""
+        bufs = list(bufs)
         try:
-            self.sock.sendall(len(payload).to_bytes(4, "big") + payload)
+            while bufs:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise socket.timeout()
+                self.sock.settimeout(left)
+                _wk.advance(bufs, self.sock.sendmsg(bufs))
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise _Died(str(exc)) from None
 
@@ -138,7 +147,7 @@ class _Worker:
                 raise socket.timeout()
             self.sock.settimeout(left)
             try:
-                chunk = self.sock.recv(max(_CHUNK, need - len(buf)))
+                chunk = self.sock.recv(_CHUNK)
             except ConnectionResetError:
                 chunk = b""
             if not chunk:
@@ -146,14 +155,37 @@ class _Worker:
             buf += chunk
 
     def recv(self, deadline, limit):
-        self._fill(4, deadline)
-        size = int.from_bytes(self.buf[:4], "big")
+        """The next frame's payload: bytes when it came in the buffered
+        read, else a bytearray of its size filled in place."""
+        buf = self.buf
+        if len(buf) < 4:
+            self._fill(4, deadline)
+        size = int.from_bytes(buf[:4], "big")
         if size > limit:
             raise _Garbled(f"the sandbox sent a frame of {size} bytes, over "
                            f"the limit of {limit} bytes")
-        self._fill(4 + size, deadline)
-        payload = bytes(self.buf[4:4 + size])
-        del self.buf[:4 + size]
+        end = 4 + size
+        if len(buf) >= end:
+            payload = bytes(buf[4:end])
+            del buf[:end]
+            return payload
+        payload = bytearray(size)
+        have = len(buf) - 4
+        payload[:have] = buf[4:]
+        del buf[:]
+        view = memoryview(payload)[have:]
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout()
+            self.sock.settimeout(left)
+            try:
+                n = self.sock.recv_into(view)
+            except ConnectionResetError:
+                n = 0
+            if not n:
+                raise _Died("the sandbox process closed the connection")
+            view = view[n:]
         return payload
 
     def kill(self):
@@ -185,19 +217,45 @@ class _Worker:
 # ---- the pool of one sandboxes() context ----
 
 def _parse_explain(text):
-    rules, provider, learning = {}, "subprocess", False
+    """rules {key: value}, origins {key: origin}, provider, learning, the
+    learning target (None when not learning)."""
+    rules, origins, provider, learning, target = {}, {}, "subprocess", \
+        False, None
     for line in text.splitlines():
         if line.startswith("# Provider: "):
             provider = line[len("# Provider: "):].split()[0]
         elif line.startswith("# Mode: "):
             learning = line[len("# Mode: "):].startswith("learn")
+        elif line.startswith(_LEARN_TARGET) and line.endswith("'."):
+            target = line[len(_LEARN_TARGET):-2]
         elif line and not line.startswith("#") and "=" in line:
             key, _, rest = line.partition("=")
             value, _, origin = rest.partition("#")
             # a command-line value wins over the file's (2.7)
             if key not in rules or origin.strip() == "<arg>":
                 rules[key] = value.strip()
-    return rules, provider, learning
+                origins[key] = origin.strip()
+    return rules, origins, provider, learning, target if learning else None
+
+
+_LEARN_TARGET = "#   Learned rules will be written to '"
+
+
+def _graceful_seconds(value):
+    """graceful_shutdown=: True waits GRACEFUL_TIMEOUT, False does not
+    wait, a number is the seconds to wait for calls in flight."""
+    if value is True or value is None:
+        return GRACEFUL_TIMEOUT if value else 0.0
+    if value is False:
+        return 0.0
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"graceful_shutdown must be a bool or a number of "
+                        f"seconds, not {value!r}") from None
+    if not seconds >= 0:
+        raise ValueError(f"graceful_shutdown must be >= 0, not {value!r}")
+    return seconds
 
 
 class Daemon:
@@ -210,7 +268,7 @@ class Daemon:
         self.envs = dict(conf["envs"]) if conf["envs"] is not None else None
         self.python_args = list(conf["python_args"] or ())
         self.rules = rule_args(conf["extra_rules"])
-        self.graceful = conf["graceful_shutdown"]
+        self.graceful = _graceful_seconds(conf["graceful_shutdown"])
         self.timeout = float(conf["timeout"])
         self.max_result = int(conf["max_result"])
         self.limits = _unpickle.Limits(max_bytes=self.max_result + 4096)
@@ -221,9 +279,14 @@ class Daemon:
         self.size = 1 if self.learning else max(1, int(size))
         self.cond = threading.Condition()
         self.idle = []
+        self.busy = set()
         self.count = 0          # workers started or starting
         self.closing = False
         self.deaths = collections.deque()
+        # learning: the shapes of the results seen (4.3, result mode)
+        self.seen_data = self.seen_objects = False
+        self.learn_before = _read_text(self.learn_target) \
+            if self.learn_target else None
 
     def _base_argv(self):
         return ([self.python_sb] + self.python_args +
@@ -246,10 +309,13 @@ class Daemon:
             if not lines:
                 lines = [f"python-sb exited with status {res.returncode}"]
             raise ConfigSyntaxError(lines[0], lines[1:])
-        rules, self.provider, self.learning = _parse_explain(out)
+        rules, origins, self.provider, self.learning, self.learn_target = \
+            _parse_explain(out)
         mode = rules.get("remote-result-mode", "data-only").lower()
         self.mode = (_unpickle.OBJECTS if mode in ("objects", "default")
                      else _unpickle.DATA_ONLY)
+        origin = origins.get("remote-result-mode", "<implicit>")
+        self.mode_origin = None if origin == "<implicit>" else origin
         guard = rules.get("remote-result-guard", "true").lower()
         self.guard = guard not in ("false", "none", "0", "off")
         self.direct = self.provider == "none"
@@ -277,12 +343,12 @@ class Daemon:
         finally:
             child.close()
         worker = _Worker(proc, parent)
-        init = pickle.dumps(("init", list(sys.path), self.init_ref,
-                             self.max_result), _PROTOCOL)
+        init, _ = _wk.frame_buffers(_wk.dumps_chunks(
+            ("init", list(sys.path), self.init_ref, self.max_result)))
         try:
-            worker.send(init)
-            reply = self._receive(worker, time.monotonic() + START_TIMEOUT,
-                                  "init_fn")
+            deadline = time.monotonic() + START_TIMEOUT
+            worker.send(init, deadline)
+            reply = self._receive(worker, deadline, "init_fn")
         except socket.timeout:
             worker.kill()
             raise RuntimeError(f"Daemon failed to start within "
@@ -330,32 +396,46 @@ class Daemon:
                     raise SandBoxError("sandboxes() is shutting down")
                 self._check_budget()
                 if self.idle:
-                    return self.idle.pop()
+                    worker = self.idle.pop()
+                    self.busy.add(worker)
+                    return worker
                 if self.count < self.size:
                     self.count += 1
                     break
                 self.cond.wait()
         try:
-            return self._start_worker()
+            worker = self._start_worker()
         except BaseException:
             with self.cond:
                 self.count -= 1
                 self.cond.notify()
             raise
+        with self.cond:
+            self.busy.add(worker)
+        return worker
 
     def release(self, worker, alive, died=False):
         if not alive:
             worker.kill()
         with self.cond:
+            self.busy.discard(worker)
             if died:
                 self.deaths.append(time.monotonic())
             if alive and not self.closing:
                 self.idle.append(worker)
+                stop = False
             else:
-                if alive:
-                    worker.stop(GRACEFUL_TIMEOUT)
+                stop = alive
                 self.count -= 1
             self.cond.notify_all()
+        if stop:
+            _stop_all([worker], self._stop_timeout())
+
+    def worker_pids(self):
+        """The pids of the running workers (for tests: a test kills one to
+        check that the pool recovers)."""
+        with self.cond:
+            return [w.pid for w in self.idle] + [w.pid for w in self.busy]
 
     def start(self):
         """Start one worker now, so that init_fn and start errors surface
@@ -363,11 +443,19 @@ class Daemon:
         if not self.direct:
             self.release(self.acquire(), True)
 
-    def shutdown(self):
+    def _stop_timeout(self):
+        # a learning worker writes the rule file as it ends
+        return STOP_TIMEOUT if self.learning else GRACEFUL_TIMEOUT
+
+    def shutdown(self, graceful=None):
+        """Refuse new calls, wait up to graceful_shutdown seconds for the
+        calls in flight, then end every worker: EOF on its socket (it
+        exits), SIGTERM, then SIGKILL; a worker killed in a call makes that
+        call raise SandBoxError."""
+        wait = self.graceful if graceful is None else graceful
         with self.cond:
             self.closing = True
-            deadline = time.monotonic() + (GRACEFUL_TIMEOUT if self.graceful
-                                           else 0)
+            deadline = time.monotonic() + wait
             while self.count > len(self.idle):
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -375,19 +463,63 @@ class Daemon:
                 self.cond.wait(left)
             idle, self.idle = self.idle, []
             self.count -= len(idle)
-        for worker in idle:
-            worker.stop(GRACEFUL_TIMEOUT)
+            busy = list(self.busy)
+            self.cond.notify_all()
+        for worker in busy:
+            # its caller sees EOF and gives up (acquire refuses now); the
+            # caller's thread closes the socket
+            try:
+                worker.proc.kill()
+            except OSError:
+                pass
+        _stop_all(idle, self._stop_timeout())
+        if self.learning:
+            try:
+                self._learn_result_mode()
+            except OSError as exc:
+                sys.stderr.write(f"python-sb: the result mode was NOT "
+                                 f"saved in '{self.learn_target}': {exc}\n")
+
+    # -- learning: the result mode (4.3) --
+
+    def _note_result(self, frame):
+        """Decode a frame while learning: a result that data-only refuses
+        (and that is no garbled stream) is noted, then decoded in objects
+        mode, the result guard still on."""
+        try:
+            reply = _unpickle.loads(frame, _unpickle.DATA_ONLY, self.guard,
+                                    self.limits)
+        except pickle.UnpicklingError as exc:
+            if getattr(exc, "garbled", False):
+                raise
+            reply = _unpickle.loads(frame, _unpickle.OBJECTS, self.guard,
+                                    self.limits)
+            self.seen_objects = True
+            return reply
+        if isinstance(reply, tuple) and reply[:1] == ("ok",):
+            self.seen_data = True
+        return reply
+
+    def _learn_result_mode(self):
+        if not (self.seen_data or self.seen_objects):
+            return
+        _write_result_mode(self.learn_target, self.learn_before,
+                           self.seen_objects, self.mode, self.mode_origin)
 
     # -- calls --
 
-    def _receive(self, worker, deadline, qualname):
+    def _receive(self, worker, deadline, qualname, cancel=None):
         """Frames until the outcome of the call; printed output is written
-        to the caller's own streams as it comes."""
+        to the caller's own streams as it comes (and dropped once the
+        caller's task was cancelled)."""
         while True:
             frame = worker.recv(deadline, self.limits.max_bytes)
             try:
-                reply = _unpickle.loads(frame, self.mode, self.guard,
-                                        self.limits)
+                if self.learning:
+                    reply = self._note_result(frame)
+                else:
+                    reply = _unpickle.loads(frame, self.mode, self.guard,
+                                            self.limits)
             except pickle.UnpicklingError as exc:
                 if getattr(exc, "garbled", False):
                     raise _Garbled(str(exc)) from None
@@ -399,6 +531,8 @@ class Daemon:
                 return reply
             if len(reply) != 3 or not isinstance(reply[2], str):
                 raise _Garbled("the sandbox sent a malformed output frame")
+            if cancel is not None and cancel.is_set():
+                continue
             stream = sys.stderr if reply[1] == "stderr" else sys.stdout
             if stream is not None:
                 stream.write(reply[2])
@@ -425,10 +559,13 @@ class Daemon:
         raise SandBoxProtocolError(f"{qualname}(): the sandbox sent an "
                                    f"unknown reply {tag!r}")
 
-    def call(self, module, qualname, args, kwargs):
+    def call(self, module, qualname, args, kwargs, cancel=None):
+        """Run module.qualname(*args, **kwargs) in a worker. 'cancel' (a
+        threading.Event) is set when the caller's asyncio task was
+        cancelled: the call's output and result are then dropped."""
         try:
-            payload = pickle.dumps(("call", module, qualname, args, kwargs),
-                                   _PROTOCOL)
+            payload, _ = _wk.frame_buffers(_wk.dumps_chunks(
+                ("call", module, qualname, args, kwargs)))
         except Exception as exc:
             raise TypeError(f"the arguments of {qualname}() cannot be sent "
                             f"to the sandbox: {type(exc).__name__}: "
@@ -436,10 +573,9 @@ class Daemon:
         for attempt in (1, 2):
             worker = self.acquire()
             try:
-                worker.send(payload)
-                reply = self._receive(worker,
-                                      time.monotonic() + self.timeout,
-                                      qualname)
+                deadline = time.monotonic() + self.timeout
+                worker.send(payload, deadline)
+                reply = self._receive(worker, deadline, qualname, cancel)
             except _Died as exc:
                 self.release(worker, False, died=True)
                 if attempt == 2:
@@ -465,6 +601,162 @@ class Daemon:
                 raise
             self.release(worker, True)
             return self._outcome(reply, qualname)
+
+
+def _stop_all(workers, timeout):
+    """End workers together: close their sockets (a worker exits on the
+    hang-up), wait, then SIGTERM, then SIGKILL for one that ignores it."""
+    for worker in workers:
+        try:
+            worker.sock.close()
+        except OSError:
+            pass
+    deadline = time.monotonic() + timeout
+    for worker in workers:
+        try:
+            worker.proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    late = [w for w in workers if w.proc.poll() is None]
+    for worker in late:
+        try:
+            worker.proc.terminate()
+        except OSError:
+            pass
+    deadline = time.monotonic() + 0.5
+    for worker in late:
+        try:
+            worker.proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
+# ---- learning: the result-mode block of the rule file (4.3, 4.5) ----
+
+_WARNING = ("# WARNING: observed return pickles reconstruct application "
+            "objects. Deserialization may execute class-defined code in the "
+            "parent process.")
+_INCLUDED = ("# remote-result-mode=objects is needed: set it in the "
+             "included profile that sets the mode.")
+_OPEN, _CLOSE = "# <learning_remote_result>", "# </learning_remote_result>"
+
+
+def _read_text(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def _is_mode_rule(line):
+    key = line.strip().partition("=")[0].strip().lower()
+    return key == "remote-result-mode"
+
+
+def _result_mode_edit(text, objects, mode, origin, date):
+    """The new text of the rule file, or None when nothing is to add. Lines
+    already present anywhere in the file (stripped) are not written again."""
+    lines = text.split("\n")
+    present = {ln.strip() for ln in lines}
+    active = [i for i, ln in enumerate(lines)
+              if _is_mode_rule(ln) and not ln.lstrip().startswith("#")]
+    values = [lines[i].partition("=")[2].strip().lower() for i in active]
+    included = bool(origin) and origin != "<arg>" and not active
+    if objects:
+        if any(v in ("objects", "default") for v in values) or \
+                (included and mode == _unpickle.OBJECTS):
+            return None             # objects is set already
+        if included:
+            block = [_WARNING, _INCLUDED]
+            if _INCLUDED in present:
+                return None
+        else:
+            if "remote-result-mode=objects" in present and not active:
+                return None
+            block = [_WARNING, "remote-result-mode=objects"]
+            for i in reversed(active):
+                lines[i:i + 1] = [f"# Previous mode superseded by learning "
+                                  f"on {date}:", f"# {lines[i].strip()}"]
+    else:
+        if active or origin or "remote-result-mode=data-only" in present:
+            return None
+        block = ["remote-result-mode=data-only"]
+    block = [f"# Add rules ({date})"] + block + [""]
+    for i, ln in enumerate(lines):
+        if ln.strip() == _CLOSE:
+            lines[i:i] = block
+            return "\n".join(lines)
+    tail = "" if not text or text.endswith("\n") else "\n"
+    return text + tail + "\n".join([_OPEN] + block + [_CLOSE]) + "\n"
+
+
+def _backup_name(path):
+    name = f"{path}.old"
+    i = 0
+    while os.path.lexists(name):
+        i += 1
+        name = f"{path}.old_{i}"
+    return name
+
+
+def _write_result_mode(path, before, objects, mode, origin):
+    """Add the result-mode block to the rule file python-sb wrote when the
+    learning worker ended: under a lock of its directory (as learn_file.c
+    does, so two runs merge one after the other), atomically, keeping the
+    permission bits; backed up first if python-sb did not just do it."""
+    import fcntl
+    dirfd = os.open(os.path.dirname(os.path.abspath(path)) or "/",
+                    os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(dirfd, fcntl.LOCK_EX)
+        text = _read_text(path)
+        if text is None:
+            text = ""
+        date = time.strftime("%Y/%m/%d at %H:%M")
+        new = _result_mode_edit(text, objects, mode, origin, date)
+        if new is None:
+            return
+        st_mode = 0o644
+        try:
+            st_mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            pass
+        backup = None
+        if before is not None and text == before:
+            backup = _backup_name(path)
+            shutil.copy2(path, backup)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC |
+                     os.O_CLOEXEC, st_mode)
+        try:
+            os.fchmod(fd, st_mode)
+            data = new.encode("utf-8")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            os.unlink(tmp)
+            raise
+        os.close(fd)
+        os.replace(tmp, path)
+    finally:
+        os.close(dirfd)
+    if text == before:
+        # python-sb had nothing to add and said so; say what changed
+        shown = os.path.relpath(path) if os.path.abspath(path).startswith(
+            os.getcwd() + os.sep) else path
+        hint = any(ln.startswith("learn") for ln in new.split("\n"))
+        msg = [f"\nWrite all learning rules in '{shown}'." +
+               (" [ Remove the 'learn' parameter to use the sandboxes. ]"
+                if hint else "")]
+        if backup:
+            msg.append(f"The old version is here "
+                       f"'{os.path.relpath(backup)}'.")
+        msg.append("Check and update this file to validate the rules.")
+        sys.stderr.write("\n".join(msg) + "\n")
 
 
 def _remote_exception(blob, desc, tb_text, limits):
@@ -557,13 +849,14 @@ def leave():
     daemon.shutdown()
 
 
-def _at_exit():
+def _at_exit(graceful=None):
+    """At interpreter exit (graceful_shutdown= applies), or on a signal
+    (graceful=0: the process is ending)."""
     global _daemon, _refs
     with _lock:
         daemon, _daemon, _refs = _daemon, None, 0
     if daemon is not None:
-        daemon.graceful = False
-        daemon.shutdown()
+        daemon.shutdown(graceful)
 
 
 def _signals():
@@ -592,7 +885,7 @@ def _on_signal(signum, frame):
     if prev == signal.SIG_IGN:
         return
     if prev == signal.SIG_DFL:
-        _at_exit()
+        _at_exit(0)
         _restore_signals()
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
@@ -645,5 +938,12 @@ async def call_async(fn, args, kwargs):
     if daemon.direct:
         return await fn(*args, **kwargs)
     module, qualname = _reference(fn)
-    return await asyncio.to_thread(daemon.call, module, qualname, args,
-                                   kwargs)
+    # the call runs in a thread; if this task is cancelled, the caller sees
+    # CancelledError at once, and the call's output and result are dropped
+    cancel = threading.Event()
+    try:
+        return await asyncio.to_thread(daemon.call, module, qualname, args,
+                                       kwargs, cancel)
+    except asyncio.CancelledError:
+        cancel.set()
+        raise

@@ -210,9 +210,39 @@ def _builtin_exception(obj):
             and obj.__module__ == "builtins")
 
 
+class _View:
+    """A file over a bytearray (a large frame, read in place): read()
+    returns memoryview slices, which the C Unpickler takes as they are, so
+    the frame is not copied into a BytesIO first."""
+
+    __slots__ = ("_mv", "_pos")
+
+    def __init__(self, data):
+        self._mv = memoryview(data)
+        self._pos = 0
+
+    def read(self, n=-1):
+        pos = self._pos
+        end = len(self._mv) if n < 0 else min(pos + n, len(self._mv))
+        self._pos = end
+        return self._mv[pos:end]
+
+    def readinto(self, buf):
+        pos = self._pos
+        n = min(len(buf), len(self._mv) - pos)
+        buf[:n] = self._mv[pos:pos + n]
+        self._pos = pos + n
+        return n
+
+    def readline(self):
+        # only the text opcodes read lines, and prescan refuses them
+        raise _garbled("a text opcode in the pickle stream")
+
+
 class _Unpickler(pickle.Unpickler):
     def __init__(self, data, mode, guard, exceptions):
-        super().__init__(io.BytesIO(data))
+        super().__init__(io.BytesIO(data) if isinstance(data, bytes)
+                         else _View(data))
         self._mode = mode
         self._guard = guard
         self._exceptions = exceptions
@@ -318,6 +348,35 @@ def load_exception(data, limits=None):
     return exc
 
 
+_MESSAGE_CLASSES = {}
+
+
+def _message_str(self):
+    return str(self.args[0]) if self.args else ""
+
+
+def _with_message_str(cls, base):
+    """cls, or a subclass of it whose str() and repr() give the message:
+    the class's own __str__ may read attributes a rebuilt exception does not
+    have (urllib.error.URLError reads .reason), and the caller's str(exc)
+    must not raise. except cls: still catches it."""
+    if cls.__str__ is base.__str__ and cls.__repr__ is base.__repr__:
+        return cls
+    sub = _MESSAGE_CLASSES.get(cls)
+    if sub is None:
+        def _repr(self):
+            return f"{cls.__qualname__}({_message_str(self)!r})"
+        try:
+            sub = type(cls)(cls.__name__, (cls,), {
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+                "__str__": _message_str, "__repr__": _repr})
+        except Exception:
+            return None
+        _MESSAGE_CLASSES[cls] = sub
+    return sub
+
+
 def from_descriptor(module, qualname, message, denials):
     """Rebuild an exception of the same class without its attributes and
     without running its __init__ or __new__ (7.6); None when the class is
@@ -334,6 +393,9 @@ def from_descriptor(module, qualname, message, denials):
         return None
     # the nearest builtin base allocates it: no __new__ of the class runs
     base = next(b for b in cls.__mro__ if b.__module__ == "builtins")
+    cls = _with_message_str(cls, base)
+    if cls is None:
+        return None
     try:
         exc = base.__new__(cls)
         exc.args = (str(message),)

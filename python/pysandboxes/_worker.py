@@ -29,7 +29,81 @@ import pysandboxes as _pkg
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 _CHUNK = 1 << 16
+_OUT_PIECE = 1 << 16   # characters of printed output per frame
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class _Chunks(list):
+    """A Pickler's file: the pickler hands a large bytes-like value to
+    write() as it is (CPython 3.8+ bypasses its buffer for those), so a
+    result is sent with writev and never copied in user space."""
+    write = list.append
+
+
+def dumps_chunks(obj):
+    chunks = _Chunks()
+    pickle.Pickler(chunks, _PROTOCOL).dump(obj)
+    return chunks
+
+
+def frame_buffers(chunks):
+    """[header] + chunks as byte buffers, and the payload's size."""
+    bufs = [None]
+    total = 0
+    for chunk in chunks:
+        if not isinstance(chunk, (bytes, bytearray)):
+            chunk = memoryview(chunk).cast("B")
+        total += len(chunk)
+        bufs.append(chunk)
+    bufs[0] = total.to_bytes(4, "big")
+    return bufs, total
+
+
+def advance(bufs, sent):
+    """Drop what a partial writev/sendmsg sent from the front of bufs."""
+    while bufs and sent >= len(bufs[0]):
+        sent -= len(bufs[0])
+        bufs.pop(0)
+    if sent:
+        bufs[0] = memoryview(bufs[0])[sent:]
+
+
+class _View:
+    """A read-only file over a bytearray for the C Unpickler: read()
+    returns memoryview slices, so a large frame is not copied again."""
+
+    __slots__ = ("_mv", "_pos")
+
+    def __init__(self, data):
+        self._mv = memoryview(data)
+        self._pos = 0
+
+    def read(self, n=-1):
+        pos = self._pos
+        end = len(self._mv) if n < 0 else min(pos + n, len(self._mv))
+        self._pos = end
+        return self._mv[pos:end]
+
+    def readinto(self, buf):
+        pos = self._pos
+        n = min(len(buf), len(self._mv) - pos)
+        buf[:n] = self._mv[pos:pos + n]
+        self._pos = pos + n
+        return n
+
+    def readline(self):
+        end = len(self._mv)
+        for i in range(self._pos, end):
+            if self._mv[i] == 10:
+                end = i + 1
+                break
+        return self.read(end - self._pos).tobytes()
+
+
+def reader(data):
+    """A file over a frame: BytesIO shares a bytes object; a bytearray
+    (a large frame read in place) is read through a memoryview."""
+    return io.BytesIO(data) if isinstance(data, bytes) else _View(data)
 
 
 class _Channel:
@@ -38,7 +112,8 @@ class _Channel:
         self.buf = bytearray()
 
     def read_frame(self):
-        """The next payload, or None when the parent has gone."""
+        """The next payload, or None when the parent has gone. A large
+        one is read in place into a bytearray of its size."""
         buf, fd = self.buf, self.fd
         while len(buf) < 4:
             chunk = os.read(fd, _CHUNK)
@@ -46,22 +121,32 @@ class _Channel:
                 return None
             buf += chunk
         end = 4 + int.from_bytes(buf[:4], "big")
-        while len(buf) < end:
-            chunk = os.read(fd, max(_CHUNK, end - len(buf)))
-            if not chunk:
+        if len(buf) >= end:
+            payload = bytes(buf[4:end])
+            del buf[:end]
+            return payload
+        payload = bytearray(end - 4)
+        have = len(buf) - 4
+        payload[:have] = buf[4:]
+        del buf[:]
+        view = memoryview(payload)[have:]
+        while view:
+            n = os.readv(fd, [view])
+            if not n:
                 return None
-            buf += chunk
-        payload = bytes(buf[4:end])
-        del buf[:end]
+            view = view[n:]
         return payload
 
-    def send_bytes(self, data):
-        view = memoryview(len(data).to_bytes(4, "big") + data)
-        while view:
-            view = view[os.write(self.fd, view):]
+    def send_chunks(self, chunks):
+        bufs, _ = frame_buffers(chunks)
+        self.send_buffers(bufs)
+
+    def send_buffers(self, bufs):
+        while bufs:
+            advance(bufs, os.writev(self.fd, bufs))
 
     def send(self, obj):
-        self.send_bytes(pickle.dumps(obj, _PROTOCOL))
+        self.send_chunks(dumps_chunks(obj))
 
 
 class _Requests(pickle.Unpickler):
@@ -82,7 +167,7 @@ class _Requests(pickle.Unpickler):
 
 
 def _decode(payload):
-    return _Requests(io.BytesIO(payload)).load()
+    return _Requests(reader(payload)).load()
 
 
 class _Output(io.TextIOBase):
@@ -110,8 +195,10 @@ class _Output(io.TextIOBase):
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not "
                             f"{type(text).__name__}")
-        if text:
-            self._chan.send(("out", self._name, text))
+        # in pieces: a flood of output never makes one frame over the
+        # parent's limit, and the parent writes it as it comes
+        for i in range(0, len(text), _OUT_PIECE):
+            self._chan.send(("out", self._name, text[i:i + _OUT_PIECE]))
         return len(text)
 
     def flush(self):
@@ -221,16 +308,41 @@ def _serve_one(chan, max_result, fn, args):
         sys.stdout, sys.stderr = saved
     if reply is None:
         try:
-            data = pickle.dumps(("ok", value), _PROTOCOL)
+            bufs, size = frame_buffers(dumps_chunks(("ok", value)))
         except Exception as exc:
             err = TypeError(f"the result cannot be sent back from the "
                             f"sandbox: {type(exc).__name__}: {exc}")
-            data = pickle.dumps(_exception_reply(err), _PROTOCOL)
-        if len(data) > max_result:
-            data = pickle.dumps(("big", len(data), max_result), _PROTOCOL)
-        chan.send_bytes(data)
+            bufs, size = frame_buffers(dumps_chunks(_exception_reply(err)))
+        if size > max_result:
+            bufs, size = frame_buffers(dumps_chunks(("big", size,
+                                                     max_result)))
+        chan.send_buffers(bufs)
     else:
         chan.send(reply)
+
+
+def watch_parent(fd):
+    """A worker whose parent is gone ends at once, even in the middle of a
+    call that never returns: a thread waits for the hang-up of the socket
+    (POLLRDHUP: the parent closed its end or died) and calls os._exit.
+    Without ctypes there is no prctl(PR_SET_PDEATHSIG) to ask for; under a
+    forking provider python-sb's own child dies with this process. Started
+    while the guard loads the package, before the program is judged."""
+    import _thread
+    import select
+
+    hangup = (select.POLLRDHUP | select.POLLHUP | select.POLLERR |
+              select.POLLNVAL)
+
+    def watch():
+        poller = select.poll()
+        poller.register(fd, select.POLLRDHUP)
+        while True:
+            for _, events in poller.poll():
+                if events & hangup:
+                    os._exit(0)
+
+    _thread.start_new_thread(watch, ())
 
 
 def main(argv=None):

@@ -71,6 +71,23 @@ class Boom(ValueError):
     pass
 
 
+class Custom(ValueError):
+    """Its __str__ reads an attribute a rebuilt exception does not have,
+    as urllib.error.URLError's does."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+    def __str__(self):
+        return f"custom: {self.reason}"
+
+
+@sandbox
+def fail_custom():
+    raise Custom("no route")
+
+
 @sandbox
 def fail():
     x = 1
@@ -141,6 +158,39 @@ def gadget(target, args):
 
 class Carrier(Exception):
     pass
+
+
+@sandbox
+async def slow_print(seconds):
+    time.sleep(seconds)
+    print("late output")
+    return "late result"
+
+
+@sandbox
+def flood(lines, blob):
+    for i in range(lines):
+        print(f"{i:09d} " + "x" * 90)
+    sys.stdout.write("y" * blob + "\\n")
+    return lines
+
+
+@sandbox
+def deaf_sleep(seconds):
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(seconds)
+    return os.getpid()
+
+
+class Thing:
+    def __init__(self, v):
+        self.v = v
+
+
+@sandbox
+def thing(v):
+    return Thing(v)
 
 
 @sandbox
@@ -253,6 +303,23 @@ def test_exception_with_remote_traceback(python, tmp_cwd):
     """))
     assert out == ("Boom bad value 1 []\nTrue True\n"
                    "sbmod.Boom: bad value 1\nNone None\n")
+
+
+def test_exception_with_its_own_str(python, tmp_cwd):
+    """The class comes back without its attributes, so its own __str__
+    cannot run; str() and repr() give the remote message instead of
+    raising AttributeError in the caller."""
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes():
+            try:
+                sbmod.fail_custom()
+            except sbmod.Custom as e:
+                print(type(e).__name__, str(e), repr(e),
+                      hasattr(e, "reason"))
+    """))
+    assert out == "Custom custom: no route Custom('custom: no route') False\n"
 
 
 def test_refused_file_in_the_function(python, tmp_cwd):
@@ -714,3 +781,231 @@ def test_oversized_frame_header_is_refused(python, tmp_cwd):
     assert out == ("forged(): the sandbox sent a frame of 10000 bytes, over "
                    "the limit of 5096 bytes; the sandbox process was "
                    "replaced\nTrue\n")
+
+
+# ---- part 2: cancellation, parent death, shutdown, floods ----
+
+def test_cancelled_call_raises_cancelled_error(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import asyncio
+        import pysandboxes
+        import sbmod
+
+        async def main():
+            task = asyncio.ensure_future(sbmod.slow_print(1.0))
+            await asyncio.sleep(0.3)
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                print("cancelled")
+            # the pool is still usable; the dropped call's output and
+            # result never reach the caller
+            print(await sbmod.twice(4))
+            return "end"
+
+        print(pysandboxes.run(main(), workers=1))
+    """))
+    assert out == "cancelled\n(8, True)\nend\n"
+
+
+def _gone(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(ln.split()[1:2] == ["Z"] for ln in f
+                       if ln.startswith("State:"))
+    except FileNotFoundError:
+        return True
+
+
+def test_worker_exits_when_its_parent_dies(python, tmp_cwd):
+    import signal
+    import time
+    res = run_app(python, tmp_cwd, """
+        import os, signal, sys, threading, time
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes(workers=1) as daemon:
+            threading.Thread(target=sbmod.sleep, args=(60,),
+                             daemon=True).start()
+            time.sleep(0.5)
+            print(*daemon.worker_pids(), flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    assert res.returncode == -signal.SIGKILL, res.stderr
+    pids = [int(p) for p in res.stdout.split()]
+    assert len(pids) == 1
+    deadline = time.monotonic() + 10
+    while not _gone(pids[0]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pids[0]), "the worker outlived its parent (busy in a call)"
+
+
+def test_graceful_shutdown_waits_then_kills(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import threading, time
+        from pysandboxes import sandboxes, SandBoxError
+        import sbmod
+
+        def call(seconds, out):
+            try:
+                out.append(sbmod.sleep(seconds) > 0)
+            except SandBoxError as e:
+                out.append(str(e))
+
+        for grace, seconds in ((3, 1.0), (0.3, 30), (False, 30)):
+            got = []
+            with sandboxes(workers=1, graceful_shutdown=grace) as d:
+                th = threading.Thread(target=call, args=(seconds, got))
+                th.start()
+                time.sleep(0.4)
+                pids = d.worker_pids()
+                t = time.monotonic()
+            took = time.monotonic() - t
+            th.join(10)
+            print(grace, got, took < 3.5, not th.is_alive())
+        try:
+            sandboxes(graceful_shutdown="soon").__enter__()
+        except TypeError as e:
+            print(e)
+    """))
+    assert out == (
+        "3 [True] True True\n"
+        "0.3 ['sandboxes() is shutting down'] True True\n"
+        "False ['sandboxes() is shutting down'] True True\n"
+        "graceful_shutdown must be a bool or a number of seconds, not "
+        "'soon'\n")
+
+
+def test_worker_ignoring_sigterm_is_killed_at_shutdown(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import os, threading, time
+        from pysandboxes import sandboxes, SandBoxError
+        import sbmod
+        t = time.monotonic()
+        with sandboxes(workers=2, graceful_shutdown=0.2) as d:
+            # both workers ignore SIGTERM; one is idle at exit, one busy
+            two = [threading.Thread(target=sbmod.deaf_sleep, args=(0.5,))
+                   for _ in range(2)]
+            for th in two:
+                th.start()
+            for th in two:
+                th.join()
+            th = threading.Thread(target=lambda: sbmod.deaf_sleep(60))
+            th.start()               # and a busy one
+            time.sleep(0.5)
+            pids = d.worker_pids()
+        th.join(10)
+        took = time.monotonic() - t
+        time.sleep(0.2)
+        alive = []
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+                alive.append(pid)
+            except ProcessLookupError:
+                pass
+        print(len(pids), alive, took < 8, not th.is_alive())
+    """, rules=RULES + "python-import=signal\n"))
+    assert out == "2 [] True True\n"
+
+
+def test_flood_of_output_in_order(python, tmp_cwd):
+    res = run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes(workers=1, max_result=100000, timeout=60):
+            n = sbmod.flood(100000, 1 << 20)
+        print("returned", n)
+    """)
+    out = ok(res)
+    lines = out.split("\n")
+    assert len(out) > 10 * 10 ** 6
+    assert lines[:100000] == [f"{i:09d} " + "x" * 90 for i in range(100000)]
+    assert lines[100000:] == ["y" * (1 << 20), "returned 100000", ""]
+
+
+# ---- part 2: learning in partial mode (4.3, result mode) ----
+
+LEARN_MAIN = """
+    import sys
+    from pysandboxes import sandboxes
+    import sbmod
+    with sandboxes(learn="learned.rules"):
+        print(sbmod.add(1, 2))
+        if "objects" in sys.argv:
+            print(sbmod.thing(5).v)
+"""
+
+
+def _block(text):
+    start = text.index("# <learning_remote_result>")
+    end = text.index("# </learning_remote_result>")
+    return text[start:end].split("\n")[1:-1]
+
+
+def test_learning_writes_data_only(python, tmp_cwd):
+    res = run_app(python, tmp_cwd, LEARN_MAIN, rules=None)
+    assert ok(res) == "3\n"
+    text = (tmp_cwd / "learned.rules").read_text()
+    block = _block(text)
+    assert block[0].startswith("# Add rules (") and block[1:] == [
+        "remote-result-mode=data-only", ""]
+    assert "python-import=sbmod" in text.split("\n")
+    # a second run adds nothing to the result block
+    res = run_app(python, tmp_cwd, LEARN_MAIN, rules=None)
+    assert ok(res) == "3\n"
+    assert _block((tmp_cwd / "learned.rules").read_text()) == block
+
+
+def test_learning_writes_objects_with_warning(python, tmp_cwd):
+    res = run_app(python, tmp_cwd, LEARN_MAIN, rules=None,
+                  argv=[python, "main.py"])
+    ok(res)
+    res = run_app(python, tmp_cwd, LEARN_MAIN, rules=None,
+                  argv=[python, "main.py", "objects"])
+    assert ok(res) == "3\n5\n"
+    text = (tmp_cwd / "learned.rules").read_text()
+    block = _block(text)
+    assert block[3] == ""
+    assert block[4].startswith("# Add rules (")
+    assert block[5:] == [
+        "# WARNING: observed return pickles reconstruct application "
+        "objects. Deserialization may execute class-defined code in the "
+        "parent process.", "remote-result-mode=objects", ""]
+    # the data-only line learned first is superseded, not left active
+    assert "remote-result-mode=data-only" not in text.split("\n")
+    assert block[1].startswith("# Previous mode superseded by learning on ")
+    assert block[2] == "# remote-result-mode=data-only"
+    assert "Write all learning rules in 'learned.rules'." in res.stderr
+    assert any(p.name == "learned.rules.old"
+               for p in tmp_cwd.iterdir()), "no backup"
+    # the mode now holds: the same objects run works without learning
+    res = run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes(sandboxes_config="learned.rules"):
+            print(sbmod.thing(7).v)
+    """, rules=None)
+    assert ok(res) == "7\n"
+
+
+def test_learning_mode_set_by_an_included_file(python, tmp_cwd):
+    (tmp_cwd / "inc.profile").write_text("remote-result-mode=data-only\n")
+    rules = (f'include "{tmp_cwd}/inc.profile"\n'
+             "python-import=sbmod\nexpose-ro=.\n"
+             "# <learning_remote_result>\n# </learning_remote_result>\n")
+    main = LEARN_MAIN.replace('"learned.rules"', '".py-sandboxes"')
+    res = run_app(python, tmp_cwd, main, rules=rules,
+                  argv=[python, "main.py", "objects"])
+    assert ok(res) == "3\n5\n"
+    text = (tmp_cwd / ".py-sandboxes").read_text()
+    block = _block(text)
+    assert block[1:] == [
+        "# WARNING: observed return pickles reconstruct application "
+        "objects. Deserialization may execute class-defined code in the "
+        "parent process.",
+        "# remote-result-mode=objects is needed: set it in the included "
+        "profile that sets the mode.", ""]
+    assert (tmp_cwd / "inc.profile").read_text() == \
+        "remote-result-mode=data-only\n"

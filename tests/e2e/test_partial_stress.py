@@ -1,0 +1,100 @@
+"""Partial mode under stress (issue 7): 10,000 calls from 8 threads while
+a killer thread SIGKILLs a random worker every 10 ms. Every call must
+either return its own correct result or raise a defined sandbox error
+(SandBoxProtocolError, or SandBoxError at shutdown), and nothing may hang:
+each call is bounded by timeout=, the whole run by the subprocess timeout.
+
+The restart budget and backoff are lowered through the module's constants
+(as test_partial.py does) so that the pool keeps restarting workers for the
+whole run instead of refusing every call after the sixth death: the test
+checks recovery, not the budget. Workers are killed through pidfds, so a
+recycled pid can never hit another process.
+"""
+import pytest
+
+from test_partial import MAIN_INTERPRETERS, ok, run_app
+
+STRESS = """
+    import os, random, signal, sys, threading, time
+    import pysandboxes._partial as P
+    from pysandboxes import sandboxes, SandBoxError, SandBoxProtocolError
+    import sbmod
+
+    P.RESTART_BUDGET = 10 ** 9
+    P.BACKOFF_BASE, P.BACKOFF_CAP = 0.001, 0.01
+    CALLS, THREADS = int(sys.argv[1]), 8
+    counts = {"ok": 0, "protocol": 0, "wrong": 0, "other": []}
+    lock = threading.Lock()
+    stop = threading.Event()
+    kills = [0]
+
+    def caller(k):
+        for i in range(k, CALLS, THREADS):
+            try:
+                r = sbmod.add(i, 1000000)
+                key = "ok" if r == i + 1000000 else "wrong"
+            except SandBoxProtocolError:
+                key = "protocol"
+            except BaseException as e:
+                with lock:
+                    counts["other"].append(repr(e))
+                continue
+            with lock:
+                counts[key] += 1
+
+    def killer(daemon):
+        rnd = random.Random(7)
+        while not stop.wait(0.01):
+            pids = daemon.worker_pids()
+            if not pids:
+                continue
+            pid = rnd.choice(pids)
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:
+                continue
+            try:
+                # still one of ours (a pid the pool has not reaped)
+                if pid in daemon.worker_pids():
+                    signal.pidfd_send_signal(fd, signal.SIGKILL)
+                    kills[0] += 1
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    t0 = time.monotonic()
+    with sandboxes(workers=4, timeout=10) as daemon:
+        k = threading.Thread(target=killer, args=(daemon,))
+        k.start()
+        threads = [threading.Thread(target=caller, args=(n,))
+                   for n in range(THREADS)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(80)
+        stop.set()
+        k.join()
+        hung = sum(th.is_alive() for th in threads)
+        after = sbmod.add(1, 1)
+    took = time.monotonic() - t0
+    print(counts["ok"] + counts["protocol"] + len(counts["other"]),
+          counts["wrong"], counts["other"][:3], hung, after)
+    print("ok", counts["ok"], "protocol", counts["protocol"], "kills",
+          kills[0], "seconds", round(took, 1), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("python", MAIN_INTERPRETERS[:1])
+def test_calls_survive_random_worker_kills(python, tmp_cwd):
+    calls = 10000
+    res = run_app(python, tmp_cwd, STRESS, timeout=90,
+                  argv=[python, "main.py", str(calls)])
+    out = ok(res)
+    assert out == f"{calls} 0 [] 0 2\n", res.stderr
+    stats = res.stderr.split()
+    n_ok, kills = int(stats[stats.index("ok") + 1]), \
+        int(stats[stats.index("kills") + 1])
+    # the pool recovered all along: most calls succeeded, many kills
+    assert kills >= 20, res.stderr
+    assert n_ok >= calls // 2, res.stderr
