@@ -4,6 +4,8 @@ JSON-RPC 2.0 over the server's stdin and stdout (one message per line),
 initializes, lists the tools and calls `fetch` once per URL.
 
     client.py URL...              the server under python-sb (complete mode)
+    client.py --partial URL...    server_partial.py under plain python3,
+                                  its fetch in an @sandbox worker
     client.py --no-sandbox URL... the same server under plain python3
     client.py --demo              start two local web servers and try the
                                   allowed one, file:///etc/passwd,
@@ -112,8 +114,12 @@ def main():
     ap.add_argument("urls", nargs="*", metavar="URL")
     ap.add_argument("--demo", action="store_true",
                     help="local servers and the four fetches")
-    ap.add_argument("--no-sandbox", action="store_true",
-                    help="run the server under plain python3")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--partial", action="store_true",
+                      help="run server_partial.py (partial mode: only the "
+                      "fetch is sandboxed)")
+    mode.add_argument("--no-sandbox", action="store_true",
+                      help="run the server under plain python3")
     ap.add_argument("--python-sb", metavar="PATH",
                     default=str(REPO / "build" / "python-sb"))
     args = ap.parse_args()
@@ -137,10 +143,17 @@ def main():
     if not urls:
         ap.error("give URLs, or --demo")
 
-    server = [sys.executable if args.no_sandbox else args.python_sb,
-              "server.py"]
-    shown = "python3" if args.no_sandbox else "python-sb"
-    print(f"$ {shown} server.py   (in {HERE})")
+    if args.partial:
+        # its workers run under this python-sb (pysandboxes finds the
+        # checkout's package and launcher by itself otherwise)
+        env["PYSB_PYTHON_SB"] = args.python_sb
+        server = [sys.executable, "server_partial.py"]
+        shown = "python3 server_partial.py"
+    elif args.no_sandbox:
+        server, shown = [sys.executable, "server.py"], "python3 server.py"
+    else:
+        server, shown = [args.python_sb, "server.py"], "python-sb server.py"
+    print(f"$ {shown}   (in {HERE})")
     client = McpClient(server, env=env)
     try:
         info = client.initialize()["result"]["serverInfo"]
@@ -154,8 +167,8 @@ def main():
         for s in servers:
             s.shutdown()
             s.server_close()
-    if err.strip():
-        print(f"server stderr: {err.strip()}")
+    for line in err.strip().splitlines():
+        print(f"server stderr: {line}")
     return status
 
 

@@ -40,20 +40,26 @@ def fetch(url):
     return body.decode("utf-8", "replace")
 
 
-def call_tool(params):
+def fetch_tool(url):
+    """The tool's outcome as the model sees it: (text, is_error). A refusal
+    goes back to the model as text, and the server keeps running."""
+    try:
+        return fetch(url), False
+    except Exception as e:
+        return f"{type(e).__name__}: {e}", True
+
+
+def call_tool(params, tool):
     if params.get("name") != "fetch":
         raise RpcError(-32602, f"Unknown tool: {params.get('name')!r}")
     url = (params.get("arguments") or {}).get("url")
     if not isinstance(url, str):
         raise RpcError(-32602, "fetch needs a 'url' string argument")
-    try:
-        text, failed = fetch(url), False
-    except Exception as e:  # the refusal goes back to the model as text
-        text, failed = f"{type(e).__name__}: {e}", True
+    text, failed = tool(url)
     return {"content": [{"type": "text", "text": text}], "isError": failed}
 
 
-def handle(method, params):
+def handle(method, params, tool):
     if method == "initialize":
         return {"protocolVersion": params.get("protocolVersion",
                                               PROTOCOL_VERSION),
@@ -64,7 +70,7 @@ def handle(method, params):
     if method == "tools/list":
         return {"tools": [FETCH_TOOL]}
     if method == "tools/call":
-        return call_tool(params)
+        return call_tool(params, tool)
     raise RpcError(-32601, f"Method not found: {method}")
 
 
@@ -73,7 +79,10 @@ def reply(msg):
     sys.stdout.flush()
 
 
-def serve():
+def serve(tool=fetch_tool):
+    """Answer JSON-RPC requests from stdin until it closes. tool(url) gives
+    the fetch tool's (text, is_error): server_partial.py passes one that
+    fetches in the sandbox."""
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -94,7 +103,7 @@ def serve():
             params = msg.get("params") or {}
             if not isinstance(params, dict):
                 raise RpcError(-32602, "params must be an object")
-            response = {"result": handle(msg["method"], params)}
+            response = {"result": handle(msg["method"], params, tool)}
         except RpcError as e:
             response = {"error": {"code": e.code, "message": str(e)}}
         reply({"jsonrpc": "2.0", "id": msg["id"], **response})
