@@ -188,7 +188,10 @@ static void debug_print(struct sb_arena *a, const struct sb_policy *p,
 	sb_landlock_implicit(a, ctx, script, &imp, &n);
 	for (i = 0; i < n; i++)
 		fprintf(stderr, " %s", imp[i].path);
-	fprintf(stderr, "\npython-sb: seccomp: %s\n", sb_seccomp_summary(a, p));
+	fprintf(stderr,
+		"\npython-sb: seccomp: %s; each refusal is reported as it "
+		"happens\n",
+		sb_seccomp_summary(a, p));
 }
 
 /* Always, under landlock: Landlock does not confine connect() to a named

@@ -4,8 +4,9 @@
  * (ptrace, process_vm_*), or leave the sandbox's view (mount, namespaces).
  * Everything else is allowed: Landlock does the file and TCP judging, and
  * with net= rules the socket calls that name an address go to the network
- * supervisor (netsup.c) as user notifications. It must not print or exit;
- * kernel.c reports. It also builds learning mode's filter, which refuses
+ * supervisor (netsup.c) as user notifications; with PYSB_DEBUG set the
+ * refusals go there too, so that each one is reported as it happens. It
+ * must not print or exit; kernel.c and netsup.c report. It also builds learning mode's filter, which refuses
  * nothing and only shows the learning supervisor what native code opens,
  * execs and connects to (learn_native.c).
  */
@@ -15,6 +16,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -74,10 +76,10 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 				"rule)");
 	sb_buf_puts(&b, ": EPERM; clone3: ENOSYS (libc falls back to clone); "
 			"another architecture's calls: the process is killed");
-	if (p->any_net_rule)
-		sb_buf_puts(&b, "; connect, bind, listen, sendmsg, sendmmsg, "
-				"sendto with an address: the network "
-				"supervisor");
+	/* always notified: named Unix sockets are judged by the file rules
+	 * even without a net= rule (D26) */
+	sb_buf_puts(&b, "; connect, bind, listen, sendmsg, sendmmsg, sendto "
+			"with an address: the network supervisor");
 	s = sb_arena_strdup(a, b.s);
 	sb_buf_free(&b);
 	return s;
@@ -156,7 +158,12 @@ static int notify_sockets(scmp_filter_ctx f)
 static int build(scmp_filter_ctx f, const struct sb_policy *p,
 		 bool notify, const char **what)
 {
-	uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	/* PYSB_DEBUG: the supervisor reports each refusal and answers EPERM
+	 * itself; should it die, a notified call fails (ENOSYS), never
+	 * passes */
+	uint32_t eperm = notify && getenv("PYSB_DEBUG")
+				 ? SCMP_ACT_NOTIFY
+				 : SCMP_ACT_ERRNO(EPERM);
 	size_t i;
 	int rc;
 

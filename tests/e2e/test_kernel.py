@@ -19,6 +19,7 @@ shows it and notices when it closes.
 import ctypes
 import os
 import pathlib
+import re
 import shutil
 import socket
 import subprocess
@@ -574,3 +575,24 @@ def test_legitimate_programs_run_under_landlock(run_sb, tree, user,
     r = run_sb(base + ["-c", f"open('{root}/secret/key.txt')"],
                unprivileged=nobody)
     assert r.returncode == 1 and "Error" in r.stderr
+
+
+def test_pysb_debug_reports_each_seccomp_refusal(run_sb, tree, user):
+    """With PYSB_DEBUG set, a call of the deny list still fails with EPERM
+    and python-sb names it on stderr as it happens; without, it is silent."""
+    (tree.root / ".py-sandboxes").write_text(tree.rules())
+    code = ("import os\n"
+            f"os.execv({tree.helper!r}, ['try-syscall', 'unshare-user'])\n")
+    args = [f"--python={interpreter(user)}", "-c", code]
+    nobody = user == "nobody"
+    quiet = run_sb(args, unprivileged=nobody)
+    loud = run_sb(args, unprivileged=nobody,
+                  env=dict(os.environ, PYSB_DEBUG="1"))
+    for r in (quiet, loud):
+        assert (r.returncode, r.stdout) == (0, "errno EPERM\n"), r.stderr
+    assert "refused" not in quiet.stderr
+    refusals = [ln for ln in loud.stderr.splitlines()
+                if ln.startswith("python-sb: seccomp: refused ")]
+    assert len(refusals) == 1, loud.stderr
+    assert re.fullmatch(r"python-sb: seccomp: refused unshare \(pid \d+\): "
+                        r"EPERM", refusals[0])
