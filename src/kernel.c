@@ -46,8 +46,10 @@ static const char *landlock_missing(struct sb_arena *a,
 	return NULL;
 }
 
+/* 'masked': the provider masks ignore= in its own root (unshare). */
 static const char *describe_landlock(struct sb_arena *a,
-				     const struct sb_policy *p, int abi)
+				     const struct sb_policy *p, int abi,
+				     bool masked)
 {
 	struct sb_landlock_net net;
 	struct sb_buf b = { 0 };
@@ -77,7 +79,10 @@ static const char *describe_landlock(struct sb_arena *a,
 		sb_buf_puts(&b, "; abstract Unix sockets and signals are not "
 				"scoped (ABI 6 needed)");
 	if (p->ignores.n)
-		sb_buf_puts(&b, "; ignore= is not enforced by the kernel");
+		sb_buf_puts(&b, masked ? "; ignore= masked in the new root "
+					 "when the run starts"
+				       : "; ignore= is not enforced by the "
+					 "kernel");
 	sb_buf_puts(&b, ".");
 	s = sb_arena_strdup(a, b.s);
 	sb_buf_free(&b);
@@ -95,7 +100,7 @@ const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
 		if (why)
 			return sb_arena_printf(a, "landlock cannot run here: %s",
 					       why);
-		return describe_landlock(a, p, caps->landlock_abi);
+		return describe_landlock(a, p, caps->landlock_abi, false);
 	case SB_PROVIDER_AUTO:
 		if (why)
 			return sb_arena_printf(
@@ -107,17 +112,19 @@ const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
 				       "auto picks the strongest provider here, "
 				       "%s",
 				       describe_landlock(a, p,
-							 caps->landlock_abi));
+							 caps->landlock_abi,
+							 false));
 	case SB_PROVIDER_UNSHARE:
 		if (why)
 			return sb_arena_printf(a, "unshare cannot run here: %s.",
 					       why);
 		return sb_arena_printf(
 			a,
-			"new user, mount, pid, IPC, UTS and (without net=) "
-			"network namespaces, a root holding only the exposed "
-			"paths and the interpreter, then %s",
-			describe_landlock(a, p, caps->landlock_abi));
+			"new mount, pid, IPC, UTS and cgroup namespaces (and "
+			"user when not root, network without net=), a root "
+			"holding only the exposed paths and the interpreter, "
+			"then %s",
+			describe_landlock(a, p, caps->landlock_abi, true));
 	case SB_PROVIDER_BWRAP:
 		return "bubblewrap's namespaces and a root holding only the "
 		       "exposed paths and the interpreter; python-sb's own "

@@ -12,6 +12,7 @@
 #include "ns.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -240,6 +241,23 @@ static int add_bind(struct plan *pl, const char *path, bool writable,
 	return 0;
 }
 
+/* The bind of a rule the user wrote: its tree is searched for ignore=. */
+static void mark_user(struct plan *pl, const char *path)
+{
+	const char *real = walk(pl, path);
+	struct sb_ns_op *o = real ? find_op(pl, SB_NS_BIND, real) : NULL;
+
+	if (o)
+		o->user = true;
+}
+
+static bool is_plain_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* Open every bind source, in the new mount namespace (a mount of another
  * namespace cannot be bound): from here on a source cannot be swapped, and
  * one that has vanished since the plan stops the run. */
@@ -270,9 +288,90 @@ static int open_sources(struct plan *pl)
  * hides that name below every exposed directory. Both are expanded on the
  * host now: a file made later under an exposed directory is not masked by
  * the kernel (the Python layer still hides it). */
-static void add_masks(struct plan *pl, const struct sb_policy *p)
+/* Bounds of the search for ignored names in the exposed trees: past them
+ * the run stops (exit 255) rather than start with a secret unmasked. */
+#define MASK_SEARCH_ENTRIES 200000
+#define MASK_SEARCH_DEPTH 64
+#define MASK_MAX 4096
+
+struct mask_search {
+	struct plan *pl;
+	const struct sb_policy *p;
+	const char *rule; /* the exposure searched, for the message */
+	size_t entries, masks;
+};
+
+/* Walk 'dir' (a real path inside an exposed tree) without following links
+ * and mask what the file rules hide (sb_fs_decide, the same decision the
+ * Python layer makes); a hidden directory is masked whole. */
+static int search_masks(struct mask_search *ms, const char *dir, int depth)
 {
-	size_t i, k;
+	struct sb_fs_decision d;
+	struct dirent *de;
+	DIR *dp;
+	int rc = 0;
+
+	if (depth > MASK_SEARCH_DEPTH)
+		return 0; /* deeper than any path the guard would resolve */
+	dp = opendir(dir);
+	if (!dp)
+		return 0; /* unreadable here: unreadable inside too */
+	while (rc == 0 && (de = readdir(dp))) {
+		const char *path;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (++ms->entries > MASK_SEARCH_ENTRIES) {
+			ms->pl->err = sb_arena_printf(
+				ms->pl->a,
+				"%s: more than %d entries to search for the "
+				"names ignore= hides; expose smaller trees, or "
+				"name the ignored paths absolutely",
+				ms->rule, MASK_SEARCH_ENTRIES);
+			rc = -1;
+			break;
+		}
+		path = sb_arena_printf(ms->pl->a, "%s/%s",
+				       strcmp(dir, "/") ? dir : "",
+				       de->d_name);
+		sb_fs_decide(ms->p, path, path, path, false, &d);
+		if (d.verdict == SB_FS_IGNORED) {
+			if (++ms->masks > MASK_MAX) {
+				ms->pl->err = sb_arena_printf(
+					ms->pl->a,
+					"%s: more than %d paths to hide for "
+					"ignore=; name fewer",
+					ms->rule, MASK_MAX);
+				rc = -1;
+				break;
+			}
+			add_op(ms->pl, SB_NS_MASK, path, NULL);
+			continue;
+		}
+		if (de->d_type == DT_DIR ||
+		    (de->d_type == DT_UNKNOWN && is_plain_dir(path)))
+			rc = search_masks(ms, path, depth + 1);
+	}
+	closedir(dp);
+	return rc;
+}
+
+static bool needs_search(const struct sb_policy *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->ignores.n; i++) {
+		const char *pat = p->ignores.v[i].pattern;
+
+		if (pat[0] != '/' || strpbrk(pat, "*?["))
+			return true;
+	}
+	return false;
+}
+
+static int add_masks(struct plan *pl, const struct sb_policy *p)
+{
+	size_t i, k, n = pl->ops.n;
 
 	for (i = 0; i < p->ignores.n; i++) {
 		const char *pat = p->ignores.v[i].pattern;
@@ -301,6 +400,17 @@ static void add_masks(struct plan *pl, const struct sb_policy *p)
 				add_op(pl, SB_NS_MASK, cand, NULL);
 		}
 	}
+	/* names at any depth and globs: search the trees the rules expose
+	 * (not the interpreter's, which hold no secret of the program) */
+	for (k = 0; k < n && needs_search(p); k++) {
+		const struct sb_ns_op *b = &pl->ops.v[k];
+		struct mask_search ms = { pl, p, b->what, 0, 0 };
+
+		if (b->kind != SB_NS_BIND || !b->is_dir || !b->user)
+			continue;
+		if (search_masks(&ms, b->path, 0) < 0)
+			return -1;
+	}
 	for (i = 0; i < pl->ops.n; i++) {
 		struct sb_ns_op *o = &pl->ops.v[i];
 		struct stat st;
@@ -308,6 +418,7 @@ static void add_masks(struct plan *pl, const struct sb_policy *p)
 		if (o->kind == SB_NS_MASK && lstat(o->path, &st) == 0)
 			o->is_dir = S_ISDIR(st.st_mode);
 	}
+	return 0;
 }
 
 static int make_plan(struct plan *pl, const struct sb_policy *p,
@@ -327,6 +438,8 @@ static int make_plan(struct plan *pl, const struct sb_policy *p,
 		if (add_bind(pl, e->path, e->mode == SB_EXPOSE_RW, e->rule,
 			     !implicit) < 0)
 			return -1;
+		if (!implicit)
+			mark_user(pl, e->path);
 	}
 	sb_landlock_implicit(pl->a, ctx, script, &imp, &n);
 	for (i = 0; i < n; i++) {
@@ -347,8 +460,7 @@ static int make_plan(struct plan *pl, const struct sb_policy *p,
 		walk(pl, ctx->interp->path);
 	if (ctx->cwd && walk(pl, ctx->cwd))
 		add_op(pl, SB_NS_DIR, walk(pl, ctx->cwd), NULL);
-	add_masks(pl, p);
-	return 0;
+	return add_masks(pl, p);
 }
 
 int sb_ns_plan(struct sb_arena *a, const struct sb_policy *p,

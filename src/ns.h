@@ -38,6 +38,7 @@ struct sb_ns_op {
 	const char *what; /* the rule, or "implicit path" */
 	int fd;           /* SB_NS_BIND: O_PATH|O_CLOEXEC, the caller's */
 	bool is_dir, writable;
+	bool user; /* SB_NS_BIND of a rule the user wrote (not implicit) */
 };
 
 /* Plan the new root for this policy, interpreter and script. 0, or -1 with

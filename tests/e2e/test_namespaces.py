@@ -116,6 +116,63 @@ def test_hiding(work, provider, user):
     assert out["host"] == "sandbox"
 
 
+DEEP_PROBE = """
+import sys
+for p in sys.argv[1:]:
+    try:
+        with open(p) as f:
+            print(p, repr(f.read()))
+    except OSError as e:
+        print(p, type(e).__name__)
+"""
+
+
+@pytest.mark.parametrize("user", ["root", "nobody"])
+@pytest.mark.parametrize("provider", ["unshare", "bwrap"])
+def test_ignore_globs_and_deep_names_are_masked(work, provider, user):
+    """ignore= with a glob, or a name deep in an exposed tree, is masked for
+    native code too (weaknesses.md 34): the tree is searched at start."""
+    _skip(provider, user)
+    deep = work / "data" / "a" / "b"
+    (deep / ".git").mkdir(parents=True)
+    (deep / "c.key").write_text("TOPSECRET")
+    (deep / ".git" / "config").write_text("TOPSECRET")
+    (deep / "ok.txt").write_text("fine")
+    for dirpath, dirs, files in os.walk(work / "data"):
+        os.chmod(dirpath, 0o777)
+        for f in files:
+            os.chmod(os.path.join(dirpath, f), 0o644)
+    (work / ".py-sandboxes").write_text(
+        f"os-sandbox={provider}\npython-import=*\nexpose-ro=./data\n"
+        "ignore=*.key\nignore=.git\n")
+    (work / "app.py").write_text(DEEP_PROBE)
+    paths = [str(deep / n) for n in ("c.key", ".git/config", "ok.txt")]
+    r = _run(_argv(user, "--py-sandbox=false", "app.py", *paths), work, user)
+    assert r.returncode == 0, r.stderr
+    assert "TOPSECRET" not in r.stdout
+    assert f"{deep}/ok.txt 'fine'" in r.stdout.splitlines()
+
+
+def test_ignore_search_is_bounded(work):
+    """A tree too large to search for ignore= stops the run: never a run
+    with a secret left unmasked."""
+    big = work / "data" / "big"
+    big.mkdir()
+    for i in range(210):
+        d = big / f"d{i}"
+        d.mkdir()
+        for j in range(1000):
+            (d / f"f{j}").touch()
+    (work / ".py-sandboxes").write_text(
+        "os-sandbox=unshare\npython-import=*\nexpose-ro=./data\n"
+        "ignore=*.key\n")
+    r = _run(_argv("root", "-c", "open('ran', 'w').close()"), work, "root")
+    assert r.returncode == 255, r.stderr
+    assert "more than 200000 entries to search" in r.stderr
+    assert "expose-ro=./data" in r.stderr
+    assert not (work / "ran").exists()
+
+
 @pytest.mark.parametrize("user", ["root", "nobody"])
 @pytest.mark.parametrize("provider", ["unshare", "bwrap"])
 def test_hostname_and_hosts(work, provider, user):
