@@ -71,7 +71,8 @@ fuzz-build: deps-if-needed
 		CC=clang $(MESON) setup $(FUZZ_BUILD) -Dfuzz=true \
 			-Dbuildtype=debugoptimized; \
 	fi
-	$(NINJA) -C $(FUZZ_BUILD) tests/fuzz_policy tests/fuzz_net
+	$(NINJA) -C $(FUZZ_BUILD) tests/fuzz_policy tests/fuzz_net \
+		tests/fuzz_prescan
 
 fuzz: fuzz-build
 	@scripts/check --fuzz-only --fuzz-build $(FUZZ_BUILD) \

@@ -57,7 +57,7 @@ def _build(tmp):
                     "-Dbuildtype=debugoptimized"], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
     subprocess.run(["ninja", "-C", str(build), "python-sb",
-                    "libpysb-guard.so"], check=True,
+                    "libpysb-guard.so", "libpysb-prescan.so"], check=True,
                    stdout=subprocess.DEVNULL)
     return build
 
@@ -76,8 +76,9 @@ def build_wheel(wheel_directory, config_settings=None,
         pkg = ROOT / "python" / "pysandboxes"
         for f in sorted(pkg.glob("*.py")):
             files[f"pysandboxes/{f.name}"] = (f.read_bytes(), 0o644)
-        files["pysandboxes/_lib/libpysb-guard.so"] = (
-            (build / "libpysb-guard.so").read_bytes(), 0o755)
+        for lib in ("libpysb-guard.so", "libpysb-prescan.so"):
+            files[f"pysandboxes/_lib/{lib}"] = (
+                (build / lib).read_bytes(), 0o755)
         data = f"{NAME}-{VERSION}.data"
         files[f"{data}/scripts/python-sb"] = (
             (build / "python-sb").read_bytes(), 0o755)

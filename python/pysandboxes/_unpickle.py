@@ -11,10 +11,13 @@ exception channel is fail-closed: Exception subclasses of builtins and of
 pysandboxes only; what it refuses falls back to a descriptor.
 
 This module must not run any code the stream chooses in data-only mode and
-must never import a module on the stream's behalf. It is the Python
-reference of the C unpickler the issue asks for later.
+must never import a module on the stream's behalf. The scan runs in C
+(src/prescan.c, libpysb-prescan.so through ctypes) when the parent finds
+the library; _prescan_py is its reference and the fallback, and the two
+give the same verdict and message for every stream.
 """
 import io
+import os
 import pickle
 import struct
 import sys
@@ -46,6 +49,11 @@ class Limits:
         self.max_opcodes = max_opcodes
         self.max_memo = max_memo
         self.max_depth = max_depth
+
+    def __setattr__(self, name, value):
+        # a budget changed: the C prescan's copy of them is stale
+        self.__dict__.pop("_c_struct", None)
+        object.__setattr__(self, name, value)
 
 
 # opcode byte -> argument shape: 0 none, 1/2/4/8 fixed bytes, -1/-4/-8 a
@@ -79,7 +87,16 @@ _LEN = {-1: (1, "<B"), -4: (4, "<I"), -8: (8, "<Q")}
 
 def prescan(data, limits):
     """Walk the opcodes of 'data' without executing any; raise
-    RestrictedUnpicklingError on a refused opcode or a budget overrun."""
+    RestrictedUnpicklingError on a refused opcode or a budget overrun (with
+    .garbled set when the stream is no pickle at all)."""
+    impl = _impl
+    if impl is None:
+        impl = _choose()
+    impl(data, limits)
+
+
+def _prescan_py(data, limits):
+    """The reference prescan; src/prescan.c is its exact twin."""
     n = len(data)
     if n > limits.max_bytes:
         raise _error(f"the payload is {n} bytes, over the limit of "
@@ -128,6 +145,146 @@ def prescan(data, limits):
             if pos != n:
                 raise _garbled("data after the STOP opcode")
             return
+
+
+# ---- the C prescan (src/prescan.c) ----
+# Loaded on the first prescan, in the parent only: a worker never decodes
+# results, and importing ctypes there would be judged by its rules.
+
+_PRESCAN_LIB = "libpysb-prescan.so"
+_PRESCAN_ABI = 1            # SB_PRESCAN_ABI of src/prescan.h
+_PRESCAN_MSG_MAX = 160      # SB_PRESCAN_MSG_MAX
+_LLONG_MIN, _LLONG_MAX = -(1 << 63), (1 << 63) - 1
+_impl = None                # _prescan_c or _prescan_py, once chosen
+_c_fn = _c_char = _CLimits = _CError = None
+_c_path = None              # the library in use, for diagnostics
+
+
+def _prescan_lib_paths():
+    """Where libpysb-prescan.so may be, in find_python_sb()'s order: next
+    to $PYSB_PYTHON_SB, the build tree of this checkout, then next to the
+    guard as make install (<libdir>/python-sb/, two levels above this
+    package) and the wheel (pysandboxes/_lib/) put it, then next to
+    python-sb on PATH."""
+    pkg_dir = os.path.dirname(os.path.abspath(__file__))
+    above = os.path.dirname(os.path.dirname(pkg_dir))
+    dirs = []
+    env = os.environ.get("PYSB_PYTHON_SB")
+    if env:
+        dirs.append(os.path.dirname(os.path.realpath(env)))
+    dirs += [os.path.join(above, "build"), above,
+             os.path.join(pkg_dir, "_lib")]
+    import shutil
+    found = shutil.which("python-sb")
+    if found:
+        dirs.append(os.path.dirname(os.path.realpath(found)))
+    return [os.path.join(d, _PRESCAN_LIB) for d in dirs]
+
+
+def _load_c():
+    """The sb_prescan function of the first library that loads and speaks
+    our ABI, or None (then the Python prescan runs)."""
+    global _c_char, _CLimits, _CError, _c_path
+    pkg = sys.modules.get(__package__ or "pysandboxes")
+    if pkg is None or getattr(pkg, "_in_sandbox", True):
+        return None
+    is_worker = getattr(pkg, "_is_worker", None)
+    if is_worker is None or is_worker():
+        return None
+    paths = [p for p in _prescan_lib_paths() if os.path.isfile(p)]
+    if not paths:
+        return None
+    import ctypes
+
+    class _Limits(ctypes.Structure):
+        _fields_ = [("max_bytes", ctypes.c_longlong),
+                    ("max_opcodes", ctypes.c_longlong),
+                    ("max_memo", ctypes.c_longlong),
+                    ("max_depth", ctypes.c_longlong)]
+
+    class _Error(ctypes.Structure):
+        _fields_ = [("garbled", ctypes.c_bool),
+                    ("message", ctypes.c_char * _PRESCAN_MSG_MAX)]
+
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+            abi = lib.sb_prescan_abi
+            fn = lib.sb_prescan
+        except (OSError, AttributeError):
+            continue
+        abi.argtypes, abi.restype = [], ctypes.c_int
+        if abi() != _PRESCAN_ABI:
+            continue
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                       ctypes.POINTER(_Limits), ctypes.POINTER(_Error)]
+        fn.restype = ctypes.c_int
+        _c_char, _CLimits, _CError, _c_path = (ctypes.c_char, _Limits,
+                                               _Error, path)
+        return fn
+    return None
+
+
+def _choose():
+    """Pick the prescan once. Two threads may race here; both pick the
+    same one, and loading a library twice returns the same handle."""
+    global _impl, _c_fn
+    fn = _load_c()
+    if fn is not None:
+        _c_fn = fn
+        _impl = _prescan_c
+    else:
+        _impl = _prescan_py
+    return _impl
+
+
+def _c_limits(limits):
+    """The C copy of the budgets, cached on a Limits (its __setattr__
+    drops it); False when one is no int of the C range, as then only the
+    Python prescan formats it the same way."""
+    values = (limits.max_bytes, limits.max_opcodes, limits.max_memo,
+              limits.max_depth)
+    ok = all(type(v) is int and _LLONG_MIN <= v <= _LLONG_MAX
+             for v in values)
+    struct_ = _CLimits(*values) if ok else False
+    if type(limits) is Limits:
+        limits.__dict__["_c_struct"] = struct_
+    return struct_
+
+
+def _prescan_c(data, limits):
+    """sb_prescan on the caller's buffer, never a copy of it: bytes as
+    they are, a bytearray through a ctypes view of it; other types, and
+    budgets C cannot hold, go to the Python prescan."""
+    kind = type(data)
+    if kind is bytes:
+        buf = data
+    elif kind is bytearray:
+        buf = (_c_char * len(data)).from_buffer(data) if data else None
+    else:
+        return _prescan_py(data, limits)
+    lim = getattr(limits, "_c_struct", None)
+    if lim is None:
+        lim = _c_limits(limits)
+    if lim is False:
+        return _prescan_py(data, limits)
+    if _c_fn(buf, len(data), lim, None) == 0:
+        return
+    # refused: the scan again for the reason, off the hot path
+    err = _CError()
+    _c_fn(buf, len(data), lim, err)
+    # the view pins the bytearray's size; let go before the traceback does
+    del buf
+    message = err.message.decode("ascii", "replace")
+    raise (_garbled if err.garbled else _error)(message)
+
+
+def __getattr__(name):
+    # PRESCAN_IMPL: "c" or "py", the prescan this process uses (choosing
+    # it, and loading the library, on first use)
+    if name == "PRESCAN_IMPL":
+        return "c" if (_impl or _choose()) is _prescan_c else "py"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # data-only: the value classes of 7.6, by (module, name) as pickle names

@@ -71,6 +71,17 @@ def test_pip_install_into_a_venv_offline(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [str(venv), "True",
                                      "RuleFileNotFoundError"]
+    # the venv's own python, unconfined (partial mode's parent), finds the
+    # C prescan of the result channel installed beside the guard
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYSB", "PYTHON"))}
+    r = subprocess.run(
+        [str(venv / "bin" / "python"), "-c",
+         "from pysandboxes import _unpickle as u\n"
+         "print(u.PRESCAN_IMPL, u._c_path.startswith(" + repr(str(venv)) +
+         "))\n"],
+        cwd=work, capture_output=True, text=True, env=env)
+    assert (r.returncode, r.stdout) == (0, "c True\n"), r.stderr
 
 
 def test_a_shebang_line_runs_the_script_sandboxed(tmp_path, sb):

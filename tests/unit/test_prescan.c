@@ -1,0 +1,384 @@
+/* test_prescan.c - the result channel's opcode pre-scan (src/prescan.c):
+ * real pickles of protocols 2 to 5 (from CPython's pickle.dumps, with the
+ * verdict of _prescan_py at the time they were made), each refused opcode,
+ * each budget at and over its limit, and the garbled streams, with the
+ * exact messages of the Python reference. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "prescan.h"
+#include "tap.h"
+#include "util.h"
+
+static const struct sb_prescan_limits defaults = {
+	.max_bytes = 64 << 20,
+	.max_opcodes = 1 << 23,
+	.max_memo = 1 << 20,
+	.max_depth = 512,
+};
+
+/* The verdict as one string: "ok", or "refused: msg" / "garbled: msg". */
+static const char *verdict(const void *data, size_t len,
+			   const struct sb_prescan_limits *lim)
+{
+	static char out[SB_PRESCAN_MSG_MAX + 16];
+	struct sb_prescan_error err;
+	int r;
+
+	memset(&err, 0xa5, sizeof(err));
+	r = sb_prescan(data, len, lim, &err);
+	if (r == 0)
+		return "ok";
+	if (r != -1 || !memchr(err.message, '\0', sizeof(err.message)))
+		return "bad return or unterminated message";
+	snprintf(out, sizeof(out), "%s: %s",
+		 err.garbled ? "garbled" : "refused", err.message);
+	return out;
+}
+
+#define S(lit) (lit), (sizeof(lit) - 1)
+
+static const struct {
+	const char *name;
+	size_t len;
+	const char *data;
+	const char *refused; /* NULL: accepted */
+} pickles[] = {
+	{ "int p2", 5,
+	  "\x80\x02\x4b\x07\x2e",
+	  NULL },
+	{ "int p3", 5,
+	  "\x80\x03\x4b\x07\x2e",
+	  NULL },
+	{ "int p4", 5,
+	  "\x80\x04\x4b\x07\x2e",
+	  NULL },
+	{ "int p5", 5,
+	  "\x80\x05\x4b\x07\x2e",
+	  NULL },
+	{ "bigint p2", 14,
+	  "\x80\x02\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x40\x2e",
+	  NULL },
+	{ "bigint p3", 14,
+	  "\x80\x03\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x40\x2e",
+	  NULL },
+	{ "bigint p4", 23,
+	  "\x80\x04\x95\x0c\x00\x00\x00\x00\x00\x00\x00\x8a\x09\x00\x00\x00"
+	  "\x00\x00\x00\x00\x00\x40\x2e",
+	  NULL },
+	{ "bigint p5", 23,
+	  "\x80\x05\x95\x0c\x00\x00\x00\x00\x00\x00\x00\x8a\x09\x00\x00\x00"
+	  "\x00\x00\x00\x00\x00\x40\x2e",
+	  NULL },
+	{ "negint p2", 8,
+	  "\x80\x02\x4a\xc0\x1d\xfe\xff\x2e",
+	  NULL },
+	{ "negint p3", 8,
+	  "\x80\x03\x4a\xc0\x1d\xfe\xff\x2e",
+	  NULL },
+	{ "negint p4", 17,
+	  "\x80\x04\x95\x06\x00\x00\x00\x00\x00\x00\x00\x4a\xc0\x1d\xfe\xff"
+	  "\x2e",
+	  NULL },
+	{ "negint p5", 17,
+	  "\x80\x05\x95\x06\x00\x00\x00\x00\x00\x00\x00\x4a\xc0\x1d\xfe\xff"
+	  "\x2e",
+	  NULL },
+	{ "str p2", 16,
+	  "\x80\x02\x58\x06\x00\x00\x00\x68\xc3\xa9\x6c\x6c\x6f\x71\x00\x2e",
+	  NULL },
+	{ "str p3", 16,
+	  "\x80\x03\x58\x06\x00\x00\x00\x68\xc3\xa9\x6c\x6c\x6f\x71\x00\x2e",
+	  NULL },
+	{ "str p4", 21,
+	  "\x80\x04\x95\x0a\x00\x00\x00\x00\x00\x00\x00\x8c\x06\x68\xc3\xa9"
+	  "\x6c\x6c\x6f\x94\x2e",
+	  NULL },
+	{ "str p5", 21,
+	  "\x80\x05\x95\x0a\x00\x00\x00\x00\x00\x00\x00\x8c\x06\x68\xc3\xa9"
+	  "\x6c\x6c\x6f\x94\x2e",
+	  NULL },
+	{ "nested p2", 69,
+	  "\x80\x02\x7d\x71\x00\x28\x58\x01\x00\x00\x00\x61\x71\x01\x5d\x71"
+	  "\x02\x28\x4b\x01\x4b\x02\x7d\x71\x03\x58\x01\x00\x00\x00\x62\x71"
+	  "\x04\x4b\x03\x47\x40\x12\x00\x00\x00\x00\x00\x00\x86\x71\x05\x73"
+	  "\x65\x58\x01\x00\x00\x00\x63\x71\x06\x4e\x58\x01\x00\x00\x00\x64"
+	  "\x71\x07\x88\x75\x2e",
+	  NULL },
+	{ "nested p3", 69,
+	  "\x80\x03\x7d\x71\x00\x28\x58\x01\x00\x00\x00\x61\x71\x01\x5d\x71"
+	  "\x02\x28\x4b\x01\x4b\x02\x7d\x71\x03\x58\x01\x00\x00\x00\x62\x71"
+	  "\x04\x4b\x03\x47\x40\x12\x00\x00\x00\x00\x00\x00\x86\x71\x05\x73"
+	  "\x65\x58\x01\x00\x00\x00\x63\x71\x06\x4e\x58\x01\x00\x00\x00\x64"
+	  "\x71\x07\x88\x75\x2e",
+	  NULL },
+	{ "nested p4", 58,
+	  "\x80\x04\x95\x2f\x00\x00\x00\x00\x00\x00\x00\x7d\x94\x28\x8c\x01"
+	  "\x61\x94\x5d\x94\x28\x4b\x01\x4b\x02\x7d\x94\x8c\x01\x62\x94\x4b"
+	  "\x03\x47\x40\x12\x00\x00\x00\x00\x00\x00\x86\x94\x73\x65\x8c\x01"
+	  "\x63\x94\x4e\x8c\x01\x64\x94\x88\x75\x2e",
+	  NULL },
+	{ "nested p5", 58,
+	  "\x80\x05\x95\x2f\x00\x00\x00\x00\x00\x00\x00\x7d\x94\x28\x8c\x01"
+	  "\x61\x94\x5d\x94\x28\x4b\x01\x4b\x02\x7d\x94\x8c\x01\x62\x94\x4b"
+	  "\x03\x47\x40\x12\x00\x00\x00\x00\x00\x00\x86\x94\x73\x65\x8c\x01"
+	  "\x63\x94\x4e\x8c\x01\x64\x94\x88\x75\x2e",
+	  NULL },
+	{ "memo p2", 29,
+	  "\x80\x02\x5d\x71\x00\x28\x5d\x71\x01\x28\x4b\x01\x4b\x02\x65\x68"
+	  "\x01\x58\x01\x00\x00\x00\x78\x71\x02\x68\x02\x65\x2e",
+	  NULL },
+	{ "memo p3", 29,
+	  "\x80\x03\x5d\x71\x00\x28\x5d\x71\x01\x28\x4b\x01\x4b\x02\x65\x68"
+	  "\x01\x58\x01\x00\x00\x00\x78\x71\x02\x68\x02\x65\x2e",
+	  NULL },
+	{ "memo p4", 32,
+	  "\x80\x04\x95\x15\x00\x00\x00\x00\x00\x00\x00\x5d\x94\x28\x5d\x94"
+	  "\x28\x4b\x01\x4b\x02\x65\x68\x01\x8c\x01\x78\x94\x68\x02\x65\x2e",
+	  NULL },
+	{ "memo p5", 32,
+	  "\x80\x05\x95\x15\x00\x00\x00\x00\x00\x00\x00\x5d\x94\x28\x5d\x94"
+	  "\x28\x4b\x01\x4b\x02\x65\x68\x01\x8c\x01\x78\x94\x68\x02\x65\x2e",
+	  NULL },
+	{ "sets p2", 77,
+	  "\x80\x02\x63\x5f\x5f\x62\x75\x69\x6c\x74\x69\x6e\x5f\x5f\x0a\x73"
+	  "\x65\x74\x0a\x71\x00\x5d\x71\x01\x28\x4b\x01\x4b\x02\x65\x85\x71"
+	  "\x02\x52\x71\x03\x63\x5f\x5f\x62\x75\x69\x6c\x74\x69\x6e\x5f\x5f"
+	  "\x0a\x66\x72\x6f\x7a\x65\x6e\x73\x65\x74\x0a\x71\x04\x5d\x71\x05"
+	  "\x4b\x03\x61\x85\x71\x06\x52\x71\x07\x86\x71\x08\x2e",
+	  "opcode GLOBAL is refused on the result channel" },
+	{ "sets p3", 71,
+	  "\x80\x03\x63\x62\x75\x69\x6c\x74\x69\x6e\x73\x0a\x73\x65\x74\x0a"
+	  "\x71\x00\x5d\x71\x01\x28\x4b\x01\x4b\x02\x65\x85\x71\x02\x52\x71"
+	  "\x03\x63\x62\x75\x69\x6c\x74\x69\x6e\x73\x0a\x66\x72\x6f\x7a\x65"
+	  "\x6e\x73\x65\x74\x0a\x71\x04\x5d\x71\x05\x4b\x03\x61\x85\x71\x06"
+	  "\x52\x71\x07\x86\x71\x08\x2e",
+	  "opcode GLOBAL is refused on the result channel" },
+	{ "sets p4", 27,
+	  "\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8f\x94\x28\x4b\x01"
+	  "\x4b\x02\x90\x28\x4b\x03\x91\x94\x86\x94\x2e",
+	  NULL },
+	{ "sets p5", 27,
+	  "\x80\x05\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8f\x94\x28\x4b\x01"
+	  "\x4b\x02\x90\x28\x4b\x03\x91\x94\x86\x94\x2e",
+	  NULL },
+	{ "reply p2", 66,
+	  "\x80\x02\x58\x02\x00\x00\x00\x6f\x6b\x71\x00\x63\x5f\x63\x6f\x64"
+	  "\x65\x63\x73\x0a\x65\x6e\x63\x6f\x64\x65\x0a\x71\x01\x58\x07\x00"
+	  "\x00\x00\x00\x01\x62\x79\x74\x65\x73\x71\x02\x58\x06\x00\x00\x00"
+	  "\x6c\x61\x74\x69\x6e\x31\x71\x03\x86\x71\x04\x52\x71\x05\x86\x71"
+	  "\x06\x2e",
+	  "opcode GLOBAL is refused on the result channel" },
+	{ "reply p3", 26,
+	  "\x80\x03\x58\x02\x00\x00\x00\x6f\x6b\x71\x00\x43\x07\x00\x01\x62"
+	  "\x79\x74\x65\x73\x71\x01\x86\x71\x02\x2e",
+	  NULL },
+	{ "reply p4", 29,
+	  "\x80\x04\x95\x12\x00\x00\x00\x00\x00\x00\x00\x8c\x02\x6f\x6b\x94"
+	  "\x43\x07\x00\x01\x62\x79\x74\x65\x73\x94\x86\x94\x2e",
+	  NULL },
+	{ "reply p5", 29,
+	  "\x80\x05\x95\x12\x00\x00\x00\x00\x00\x00\x00\x8c\x02\x6f\x6b\x94"
+	  "\x43\x07\x00\x01\x62\x79\x74\x65\x73\x94\x86\x94\x2e",
+	  NULL },
+};
+
+static void test_pickles(void)
+{
+	char want[SB_PRESCAN_MSG_MAX + 16];
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(pickles); i++) {
+		if (pickles[i].refused)
+			snprintf(want, sizeof(want), "refused: %s",
+				 pickles[i].refused);
+		else
+			snprintf(want, sizeof(want), "ok");
+		is_str(verdict(pickles[i].data, pickles[i].len, &defaults),
+		       want, "pickle %s", pickles[i].name);
+	}
+}
+
+static void test_refused_opcodes(void)
+{
+	static const struct {
+		unsigned char code;
+		const char *name;
+	} cases[] = {
+		{ 'c', "GLOBAL" }, { 'i', "INST" }, { 'o', "OBJ" },
+		{ 0x82, "EXT1" }, { 0x83, "EXT2" }, { 0x84, "EXT4" },
+		{ 'P', "PERSID" }, { 'Q', "BINPERSID" },
+		{ 0x97, "NEXT_BUFFER" }, { 0x98, "READONLY_BUFFER" },
+	};
+	char want[SB_PRESCAN_MSG_MAX + 16];
+	unsigned char s[4] = { 0x80, 0x05, 0, '.' };
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(cases); i++) {
+		s[2] = cases[i].code;
+		snprintf(want, sizeof(want),
+			 "refused: opcode %s is refused on the result channel",
+			 cases[i].name);
+		is_str(verdict(s, sizeof(s), &defaults), want, "opcode %s",
+		       cases[i].name);
+	}
+}
+
+/* Text opcodes (protocol 0/1) and bytes that are no opcode at all. */
+static void test_unknown_bytes(void)
+{
+	is_str(verdict(S("I7\n."), &defaults),
+	       "garbled: byte 0x49 is no pickle opcode", "INT (text)");
+	is_str(verdict(S("\x80\x02p0\n."), &defaults),
+	       "garbled: byte 0x70 is no pickle opcode", "PUT (text)");
+	is_str(verdict(S("\x00"), &defaults),
+	       "garbled: byte 0x00 is no pickle opcode", "NUL byte");
+	is_str(verdict(S("\xff"), &defaults),
+	       "garbled: byte 0xff is no pickle opcode", "0xff");
+	is_str(verdict(S("\x99."), &defaults),
+	       "garbled: byte 0x99 is no pickle opcode", "past the last");
+}
+
+static void test_garbled(void)
+{
+	struct sb_prescan_error err = { 0 };
+
+	is_str(verdict(NULL, 0, &defaults),
+	       "garbled: truncated pickle stream: no STOP opcode", "empty");
+	is_str(verdict(S("\x80\x05K\x01"), &defaults),
+	       "garbled: truncated pickle stream: no STOP opcode", "no STOP");
+	is_str(verdict(S("\x80"), &defaults),
+	       "garbled: truncated pickle stream", "PROTO without its byte");
+	is_str(verdict(S("\x80\x05G\x01\x02\x03"), &defaults),
+	       "garbled: truncated pickle stream", "BINFLOAT cut short");
+	is_str(verdict(S("\x80\x05X\x05\x00"), &defaults),
+	       "garbled: truncated pickle stream", "a length cut short");
+	is_str(verdict(S("\x80\x05X\x05\x00\x00\x00" "abcd"), &defaults),
+	       "garbled: truncated pickle stream", "data cut short");
+	is_str(verdict(S("\x80\x05X\x04\x00\x00\x00" "abcd."), &defaults), "ok",
+	       "data exactly to the STOP");
+	is_str(verdict(S("\x8e\xff\xff\xff\xff\xff\xff\xff\xff."), &defaults),
+	       "garbled: truncated pickle stream", "a 2**64-1 length");
+	is_str(verdict(S("\x8e\xf7\xff\xff\xff\xff\xff\xff\xff."), &defaults),
+	       "garbled: truncated pickle stream",
+	       "a length that would wrap pos");
+	is_str(verdict(S("\x95\xff\xff\xff\xff\xff\xff\xff\xff."), &defaults),
+	       "ok", "FRAME's length is not checked (as in Python)");
+	is_str(verdict(S("\x80\x05K\x01.."), &defaults),
+	       "garbled: data after the STOP opcode", "two STOPs");
+	is_str(verdict(S("\x80\x05K\x01.\x00"), &defaults),
+	       "garbled: data after the STOP opcode", "a NUL after STOP");
+	is_str(verdict(S("\x80\x05]K\x01" "e."), &defaults),
+	       "garbled: unbalanced MARK in the pickle stream",
+	       "APPENDS without MARK");
+	is_str(verdict(S("(1(t\x91."), &defaults),
+	       "garbled: unbalanced MARK in the pickle stream",
+	       "FROZENSET after the MARKs are used");
+	is_str(verdict(S("((ee."), &defaults), "ok", "balanced MARKs");
+	is_str(verdict(S("(."), &defaults), "ok",
+	       "an open MARK at STOP is the loader's business");
+
+	is_int(sb_prescan((const unsigned char *)"\x00", 1, &defaults, NULL),
+	       -1, "refused without an error struct");
+	is_int(sb_prescan((const unsigned char *)"N.", 2, &defaults, NULL), 0,
+	       "accepted without an error struct");
+	is_int(sb_prescan((const unsigned char *)"N.", 2, &defaults, &err), 0,
+	       "accepted");
+	is_str(err.message, "", "an accepted stream leaves err alone");
+}
+
+static void test_budgets(void)
+{
+	struct sb_prescan_limits lim = defaults;
+
+	/* below: 10 bytes, 8 opcodes, 2 memo puts, MARK depth 2 */
+	lim.max_bytes = 10;
+	is_str(verdict(S("((K\x01q\x00\x94te."), &lim), "ok",
+	       "10 bytes, limit 10");
+	lim.max_bytes = 9;
+	is_str(verdict(S("((K\x01q\x00\x94te."), &lim),
+	       "refused: the payload is 10 bytes, over the limit of 9 bytes",
+	       "10 bytes, limit 9");
+	lim.max_bytes = -1;
+	is_str(verdict(NULL, 0, &lim),
+	       "refused: the payload is 0 bytes, over the limit of -1 bytes",
+	       "a negative byte budget");
+
+	lim = defaults;
+	lim.max_opcodes = 8;
+	is_str(verdict(S("((K\x01q\x00\x94te."), &lim), "ok",
+	       "8 opcodes, limit 8");
+	lim.max_opcodes = 7;
+	is_str(verdict(S("((K\x01q\x00\x94te."), &lim),
+	       "refused: the payload holds more than 7 opcodes",
+	       "8 opcodes, limit 7");
+	lim.max_opcodes = 0;
+	is_str(verdict(S("\x00"), &lim),
+	       "refused: the payload holds more than 0 opcodes",
+	       "the opcode budget comes before the opcode check");
+
+	lim = defaults;
+	lim.max_memo = 2;
+	is_str(verdict(S("((K\x01q\x00\x94te."), &lim), "ok",
+	       "2 memo puts, limit 2");
+	lim.max_memo = 1;
+	is_str(verdict(S("((K\x01q\x00\x94te."), &lim),
+	       "refused: the payload memoizes more than 1 objects",
+	       "2 memo puts, limit 1");
+	lim.max_memo = 0;
+	is_str(verdict(S("Nr\x00\x00\x00\x00."), &lim),
+	       "refused: the payload memoizes more than 0 objects",
+	       "LONG_BINPUT counts");
+
+	lim = defaults;
+	lim.max_depth = 2;
+	is_str(verdict(S("((K\x01q\x00\x94te."), &lim), "ok",
+	       "depth 2, limit 2");
+	lim.max_depth = 1;
+	is_str(verdict(S("((K\x01q\x00\x94te."), &lim),
+	       "refused: MARK nesting deeper than 1", "depth 2, limit 1");
+	is_str(verdict(S("(t(t(t."), &lim), "ok",
+	       "depth is nesting, not a count of MARKs");
+
+	lim = defaults;
+	lim.max_bytes = INT64_MAX;
+	lim.max_opcodes = INT64_MAX;
+	is_str(verdict(S("N."), &lim), "ok", "the largest budgets");
+	lim.max_opcodes = INT64_MIN;
+	is_str(verdict(S("N."), &lim),
+	       "refused: the payload holds more than -9223372036854775808 "
+	       "opcodes",
+	       "the smallest budget");
+}
+
+/* A deep stream at the default budget: 512 MARKs pass, 513 do not. */
+static void test_deep(void)
+{
+	static unsigned char s[1100];
+	size_t depth, i, n;
+
+	for (depth = 512; depth <= 513; depth++) {
+		n = 0;
+		for (i = 0; i < depth; i++)
+			s[n++] = '(';
+		for (i = 0; i < depth; i++)
+			s[n++] = 't';
+		s[n++] = '.';
+		is_str(verdict(s, n, &defaults),
+		       depth == 512 ? "ok"
+				    : "refused: MARK nesting deeper than 512",
+		       "%zu MARKs", depth);
+	}
+}
+
+int main(void)
+{
+	test_pickles();
+	test_refused_opcodes();
+	test_unknown_bytes();
+	test_garbled();
+	test_budgets();
+	test_deep();
+	is_int(sb_prescan_abi(), SB_PRESCAN_ABI, "the ABI version");
+	return tap_done();
+}
