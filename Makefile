@@ -59,7 +59,8 @@ check-asan: deps-if-needed
 			-Db_sanitize=address,undefined -Db_lundef=false; \
 	fi
 	$(NINJA) -C $(ASAN_BUILD)
-	@$(SANITIZER_ENV) scripts/check --build $(ASAN_BUILD) --unit-only
+	@$(SANITIZER_ENV) PYSB_SANITIZED=1 scripts/check --build $(ASAN_BUILD) \
+		--no-fuzz
 
 # libFuzzer needs clang; the fuzz targets get ASan and UBSan from
 # tests/meson.build.

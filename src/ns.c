@@ -805,8 +805,9 @@ static void run_init(struct sb_arena *a, const struct ns_run *r,
 	q.exposes.v = sb_arena_alloc(a, (q.exposes.n + 1) *
 					       sizeof(*q.exposes.v));
 	q.exposes.cap = q.exposes.n + 1;
-	memcpy(q.exposes.v, r->p->exposes.v,
-	       q.exposes.n * sizeof(*q.exposes.v));
+	if (q.exposes.n) /* a policy may expose nothing: v is NULL then */
+		memcpy(q.exposes.v, r->p->exposes.v,
+		       q.exposes.n * sizeof(*q.exposes.v));
 	sb_fs_add_implicit(&q, "/etc/hosts", false, "<unshare>");
 	fflush(NULL);
 	child = fork();

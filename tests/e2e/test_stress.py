@@ -109,6 +109,9 @@ def test_concurrent_runs_each_connect(sb, tmp_cwd):
 
 
 def _valgrind(args, cwd):
+    if os.environ.get("PYSB_SANITIZED"):
+        pytest.skip("the launcher is built with ASan, which valgrind "
+                    "cannot run")
     if not os.access(VALGRIND, os.X_OK):
         pytest.skip(f"{VALGRIND} is not installed (scripts/deps --all "
                     "installs it)")
@@ -197,4 +200,5 @@ def test_the_supervisor_does_not_grow_with_notified_connects(sb, tmp_cwd):
         srv.kill()
         srv.communicate()
     assert after[1] == before[1], (before, after)
-    assert after[0] - before[0] < 256, (before, after)
+    if not os.environ.get("PYSB_SANITIZED"):  # ASan's quarantine grows
+        assert after[0] - before[0] < 256, (before, after)
