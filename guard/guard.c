@@ -181,9 +181,29 @@ static int raise_fallback(PyObject *builtin, const char *message)
 	return -1;
 }
 
+/* errno as the refused call would have set it: C code in the interpreter
+ * that reports a failed open from errno (the "can't open file" of a
+ * missing script) must not print "[Errno 0] Success". */
+static void set_errno(enum sb_exc kind)
+{
+	switch (kind) {
+	case SB_EXC_FILE_NOT_FOUND:
+		errno = ENOENT;
+		break;
+	case SB_EXC_SOCKET:
+		errno = ECONNREFUSED;
+		break;
+	default:
+		errno = EACCES;
+		break;
+	}
+}
+
 int sb_guard_raise(enum sb_exc kind, const char *message, const char *name)
 {
 	PyObject *cls, *args, *exc;
+
+	set_errno(kind);
 
 	if (!pkg_module)
 		load_package();
@@ -204,6 +224,7 @@ int sb_guard_raise(enum sb_exc kind, const char *message, const char *name)
 		return raise_fallback(PY_EXC(PyExc_PermissionError), message);
 	py.PyErr_SetObject(cls, exc);
 	py.Py_DecRef(exc);
+	set_errno(kind); /* the exception's construction may have changed it */
 	return -1;
 }
 

@@ -378,3 +378,14 @@ def test_the_rule_file_of_a_module(run_sb, tmp_cwd, module, where):
     # -I keeps the current directory out of sys.path: not searched there
     r = run_sb(["--pysandboxes-explain", "-I", "-m", module])
     assert "# Provider: subprocess, from .py-sandboxes(1)" in r.stdout
+
+
+def test_a_missing_script_says_no_such_file(run_sb, tmp_cwd):
+    """CPython reports a script it cannot open from errno: the guard's
+    refusal must leave ENOENT there, not "[Errno 0] Success"."""
+    (tmp_cwd / ".py-sandboxes").write_text("python-import=json\n")
+    r = run_sb(["nothere.py"])
+    assert r.returncode == 2
+    assert r.stderr.endswith(
+        f"can't open file '{tmp_cwd}/nothere.py': [Errno 2] No such file "
+        "or directory\n"), r.stderr

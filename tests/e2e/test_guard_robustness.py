@@ -13,7 +13,8 @@ import pytest
 
 from conftest import REPO, sb_path
 
-GUARD = REPO / "build" / "libpysb-guard.so"
+# the guard built with the launcher under test (build-asan has its own)
+GUARD = sb_path().parent / "libpysb-guard.so"
 PY311 = pathlib.Path(os.path.expanduser("~/.pyenv/versions/3.11.7/bin/"
                                         "python3"))
 

@@ -482,9 +482,13 @@ time.sleep(30)
 
 def test_sigterm_is_forwarded_to_the_program(sb, tree, user):
     p = sb_popen(sb, tree, user, WAITER, ["net=ALLOW|TCP|127.0.0.1|80|OUT"])
-    assert p.stdout.readline() == "ready\n"
-    p.send_signal(15)
-    out, err = p.communicate(timeout=10)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        p.send_signal(15)
+        out, err = p.communicate(timeout=30)
+    finally:  # a failure must not leave a process for later tests
+        p.kill()
+        p.wait()
     assert (p.returncode, out) == (3, "TERM\n"), err
 
 
