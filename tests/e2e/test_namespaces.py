@@ -333,3 +333,13 @@ def test_firejail_refuses_the_python_layer(work):
     assert "py-sandbox=false" in r.stderr
     assert "os-sandbox=unshare" in r.stderr
     assert not (work / "ran").exists()
+
+
+def test_explain_says_firejail_refuses_the_python_layer(work):
+    (work / ".py-sandboxes").write_text(
+        "os-sandbox=firejail\npython-import=*\n")
+    r = _run(_argv("root", "--pysandboxes-explain"), work, "root")
+    assert r.returncode == 0, r.stderr
+    assert ("# Python layer: on; a run refuses it under os-sandbox=firejail "
+            "(exit 255): add py-sandbox=false, or pick another provider\n"
+            in r.stdout)
