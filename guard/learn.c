@@ -23,20 +23,6 @@ void sb_learn_init(int fd)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-static void put_field(struct sb_buf *b, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\t')
-			sb_buf_puts(b, "\\t");
-		else if (*s == '\n')
-			sb_buf_puts(b, "\\n");
-		else if (*s == '\\')
-			sb_buf_puts(b, "\\\\");
-		else
-			sb_buf_add(b, s, 1);
-	}
-}
-
 /* sb_learn_record("file", "r", "f", path, NULL) */
 void sb_learn_record(const char *family, ...)
 {
@@ -51,7 +37,7 @@ void sb_learn_record(const char *family, ...)
 	va_start(ap, family);
 	while ((f = va_arg(ap, const char *))) {
 		sb_buf_puts(&b, "\t");
-		put_field(&b, f);
+		sb_buf_put_field(&b, f);
 	}
 	va_end(ap);
 	sb_buf_puts(&b, "\n");

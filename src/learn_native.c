@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "notif.h"
 #include "policy_net.h"
 
 #ifndef PIDFD_THREAD
@@ -62,16 +63,6 @@ struct sb_learn_native {
 	size_t req_size;
 	struct sb_buf out; /* the records of the call being served */
 };
-
-static int sys_pidfd_open(pid_t pid, unsigned flags)
-{
-	return (int)syscall(SYS_pidfd_open, pid, flags);
-}
-
-static int sys_pidfd_getfd(int pidfd, int fd)
-{
-	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-}
 
 static const char *canonical(struct sb_arena *a, const char *path)
 {
@@ -176,16 +167,7 @@ static bool skipped(const struct sb_learn_native *n, const char *path,
 static void put_field(struct sb_buf *b, const char *s)
 {
 	sb_buf_puts(b, "\t");
-	for (; *s; s++) {
-		if (*s == '\t')
-			sb_buf_puts(b, "\\t");
-		else if (*s == '\n')
-			sb_buf_puts(b, "\\n");
-		else if (*s == '\\')
-			sb_buf_puts(b, "\\\\");
-		else
-			sb_buf_add(b, s, 1);
-	}
+	sb_buf_put_field(b, s);
 }
 
 static void feed(struct sb_learn_native *n, const char *const *fields)
@@ -283,15 +265,6 @@ static int peek_string(pid_t pid, uint64_t remote, char *buf, size_t size)
 	return -ENAMETOOLONG;
 }
 
-static int peek(pid_t pid, uint64_t remote, void *buf, size_t len)
-{
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)remote, len };
-
-	if (len && process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)len)
-		return -EFAULT;
-	return 0;
-}
-
 /* The directory a relative path of the caller starts from, as a path this
  * process can use: its cwd or its descriptor, through /proc. */
 static void base_of(pid_t pid, int dirfd, char *out, size_t size)
@@ -347,30 +320,6 @@ static int resolve(pid_t pid, int dirfd, const char *path, bool create,
 		strcat(out, "/");
 	strcat(out, last);
 	return 0;
-}
-
-/* The pidfd of the calling thread (not a group leader in a threaded
- * program: PIDFD_THREAD, or its group leader before Linux 6.9). */
-static int open_pidfd(pid_t pid)
-{
-	char path[64], line[256];
-	FILE *f;
-	int fd = sys_pidfd_open(pid, 0), tgid = -1;
-
-	if (fd >= 0 || errno != EINVAL)
-		return fd;
-	fd = sys_pidfd_open(pid, PIDFD_THREAD);
-	if (fd >= 0 || errno != EINVAL)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid > 0 ? sys_pidfd_open(tgid, 0) : -1;
 }
 
 /* ---- one call ---- */
@@ -501,10 +450,10 @@ static void on_socket_call(struct sb_learn_native *n,
 	int pidfd, sock;
 	unsigned i, count = 1;
 
-	pidfd = open_pidfd(pid);
+	pidfd = sb_pidfd_of_caller(pid);
 	if (pidfd < 0)
 		return;
-	sock = sys_pidfd_getfd(pidfd, (int)arg[0]);
+	sock = sb_pidfd_getfd(pidfd, (int)arg[0]);
 	close(pidfd);
 	if (sock < 0)
 		return;
@@ -514,7 +463,7 @@ static void on_socket_call(struct sb_learn_native *n,
 		uint64_t len = req->data.nr == __NR_sendto ? arg[5] : arg[2];
 
 		if (at && len <= sizeof(ss) &&
-		    peek(pid, at, &ss, (size_t)len) == 0)
+		    sb_peek(pid, at, &ss, (size_t)len) == 0)
 			on_addr(n, pid, sock, &ss, (socklen_t)len,
 				req->data.nr == __NR_bind);
 		close(sock);
@@ -529,11 +478,11 @@ static void on_socket_call(struct sb_learn_native *n,
 						: 0);
 		struct msghdr h;
 
-		if (peek(pid, at, &h, sizeof(h)) < 0)
+		if (sb_peek(pid, at, &h, sizeof(h)) < 0)
 			break;
 		if (h.msg_name && h.msg_namelen &&
 		    h.msg_namelen <= sizeof(ss) &&
-		    peek(pid, (uintptr_t)h.msg_name, &ss, h.msg_namelen) == 0)
+		    sb_peek(pid, (uintptr_t)h.msg_name, &ss, h.msg_namelen) == 0)
 			on_addr(n, pid, sock, &ss, h.msg_namelen, false);
 	}
 	close(sock);
@@ -563,7 +512,7 @@ static void dispatch(struct sb_learn_native *n,
 	case __NR_openat2:
 		/* 'flags' comes first in every version of struct open_how */
 		if (arg[3] >= sizeof(how.flags) &&
-		    peek(pid, arg[2], &how.flags, sizeof(how.flags)) == 0)
+		    sb_peek(pid, arg[2], &how.flags, sizeof(how.flags)) == 0)
 			on_open(n, pid, (int)arg[0], arg[1], how.flags);
 		break;
 	case __NR_execve:

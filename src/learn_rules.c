@@ -123,43 +123,6 @@ const char sb_learn_template[] =
 
 /* ---- parsing the records ---- */
 
-/* Split a record into unescaped fields (\t \n \\); returns the count. */
-static size_t split_fields(struct sb_arena *a, const char *line, size_t n,
-			   char **f, size_t max, bool *bad)
-{
-	size_t count = 0, i, o = 0;
-	char *cur = sb_arena_alloc(a, n + 1);
-
-	for (i = 0; i <= n; i++) {
-		char c = i < n ? line[i] : '\t';
-
-		if (c == '\t') {
-			cur[o] = '\0';
-			if (count < max)
-				f[count] = cur;
-			count++;
-			cur = sb_arena_alloc(a, n - i + 1);
-			o = 0;
-		} else if (c == '\\') {
-			char e = i + 1 < n ? line[++i] : '\0';
-
-			if (e == 't')
-				cur[o++] = '\t';
-			else if (e == 'n')
-				cur[o++] = '\n';
-			else if (e == '\\')
-				cur[o++] = '\\';
-			else
-				*bad = true;
-		} else if (c == '\0') {
-			*bad = true;
-		} else {
-			cur[o++] = c;
-		}
-	}
-	return count;
-}
-
 static bool str_in(const char *const *v, size_t n, const char *s)
 {
 	size_t i;
@@ -206,7 +169,7 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 {
 	char *f[7];
 	bool bad = false;
-	size_t nf = split_fields(a, line, n, f, SB_ARRAY_LEN(f), &bad), i;
+	size_t nf = sb_split_fields(a, line, n, f, SB_ARRAY_LEN(f), &bad), i;
 
 	if (bad || nf < 2 || nf > 6)
 		return;

@@ -36,11 +36,8 @@
 #include <unistd.h>
 
 #include "fsrules.h"
+#include "notif.h"
 #include "policy_net.h"
-
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 
 /* A copy of a payload is bounded: a stream socket gets a short write (which
  * its callers must handle anyway), a datagram larger than this EMSGSIZE. */
@@ -89,16 +86,6 @@ struct sup {
 	unsigned idle, workers;
 };
 
-static int sys_pidfd_open(pid_t pid, unsigned flags)
-{
-	return (int)syscall(SYS_pidfd_open, pid, flags);
-}
-
-static int sys_pidfd_getfd(int pidfd, int fd)
-{
-	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-}
-
 static bool still_pending(int listener, uint64_t id)
 {
 	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
@@ -138,42 +125,6 @@ static void call_free(struct call *c)
 	}
 	free(c->msgs);
 	free(c);
-}
-
-/* Exactly 'len' bytes of the program's memory, or -EFAULT. */
-static int peek(pid_t pid, uint64_t remote, void *buf, size_t len)
-{
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)remote, len };
-
-	if (len == 0)
-		return 0;
-	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)len)
-		return -EFAULT;
-	return 0;
-}
-
-/* The pidfd of the notifying thread (a thread of a multi-threaded program
- * is not a group leader: PIDFD_THREAD, or its group leader before 6.9). */
-static int open_pidfd(pid_t pid)
-{
-	char path[64], line[256];
-	FILE *f;
-	int fd = sys_pidfd_open(pid, 0), tgid = -1;
-
-	if (fd >= 0 || errno != EINVAL)
-		return fd;
-	fd = sys_pidfd_open(pid, PIDFD_THREAD);
-	if (fd >= 0 || errno != EINVAL)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid > 0 ? sys_pidfd_open(tgid, 0) : -1;
 }
 
 /* ---- judging ---- */
@@ -457,7 +408,7 @@ static long copy_control(const struct call *c, struct msg *m)
 			int fd, dup;
 
 			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(fd));
-			dup = sys_pidfd_getfd(c->pidfd, fd);
+			dup = sb_pidfd_getfd(c->pidfd, fd);
 			if (dup < 0)
 				return -EBADF;
 			m->fds[m->n_fds++] = dup;
@@ -475,12 +426,12 @@ static long copy_msghdr(const struct sb_policy *p, struct call *c,
 	struct iovec *iov;
 	long rc;
 
-	if (peek(c->pid, at, &h, sizeof(h)) < 0)
+	if (sb_peek(c->pid, at, &h, sizeof(h)) < 0)
 		return -EFAULT;
 	if (h.msg_name && h.msg_namelen) {
 		if (h.msg_namelen > sizeof(m->name))
 			return -EINVAL;
-		if (peek(c->pid, (uintptr_t)h.msg_name, &m->name,
+		if (sb_peek(c->pid, (uintptr_t)h.msg_name, &m->name,
 			 h.msg_namelen) < 0)
 			return -EFAULT;
 		m->namelen = h.msg_namelen;
@@ -493,7 +444,7 @@ static long copy_msghdr(const struct sb_policy *p, struct call *c,
 	iov = calloc(h.msg_iovlen + 1, sizeof(*iov));
 	if (!iov)
 		return -ENOMEM;
-	rc = peek(c->pid, (uintptr_t)h.msg_iov, iov,
+	rc = sb_peek(c->pid, (uintptr_t)h.msg_iov, iov,
 		  h.msg_iovlen * sizeof(*iov));
 	if (rc == 0)
 		rc = copy_payload(c, iov, h.msg_iovlen, m);
@@ -507,7 +458,7 @@ static long copy_msghdr(const struct sb_policy *p, struct call *c,
 		if (!m->control)
 			return -ENOMEM;
 		m->controllen = h.msg_controllen;
-		if (peek(c->pid, (uintptr_t)h.msg_control, m->control,
+		if (sb_peek(c->pid, (uintptr_t)h.msg_control, m->control,
 			 m->controllen) < 0)
 			return -EFAULT;
 		return copy_control(c, m);
@@ -547,7 +498,7 @@ static long prepare_send(const struct sb_policy *p, struct call *c)
 
 			if (c->args[5] > sizeof(m->name))
 				return -EINVAL;
-			if (peek(c->pid, c->args[4], &m->name,
+			if (sb_peek(c->pid, c->args[4], &m->name,
 				 (size_t)c->args[5]) < 0)
 				return -EFAULT;
 			m->namelen = (socklen_t)c->args[5];
@@ -583,10 +534,10 @@ static long prepare(const struct sb_policy *p, int listener, struct call *c)
 	socklen_t ol = sizeof(int);
 	long rc = 0;
 
-	c->pidfd = open_pidfd(c->pid);
+	c->pidfd = sb_pidfd_of_caller(c->pid);
 	if (c->pidfd < 0 || !still_pending(listener, c->id))
 		return GONE;
-	c->sock = sys_pidfd_getfd(c->pidfd, (int)c->args[0]);
+	c->sock = sb_pidfd_getfd(c->pidfd, (int)c->args[0]);
 	if (c->sock < 0)
 		return errno == ESRCH ? GONE : -EBADF;
 	if (getsockopt(c->sock, SOL_SOCKET, SO_DOMAIN, &c->family, &ol) < 0 ||
@@ -598,7 +549,7 @@ static long prepare(const struct sb_policy *p, int listener, struct call *c)
 	case __NR_bind:
 		if (c->args[2] > sizeof(c->addr))
 			return -EINVAL;
-		if (peek(c->pid, c->args[1], &c->addr, (size_t)c->args[2]) < 0)
+		if (sb_peek(c->pid, c->args[1], &c->addr, (size_t)c->args[2]) < 0)
 			return -EFAULT;
 		c->addrlen = (socklen_t)c->args[2];
 		rc = judge_addr(p, c,
@@ -899,12 +850,12 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
 	}
-	pidfd = sys_pidfd_open(pid, 0);
+	pidfd = sb_pidfd_open(pid, 0);
 	if (pidfd < 0) {
 		handover_failed(pid, "pidfd_open");
 		return 255;
 	}
-	lfd = sys_pidfd_getfd(pidfd, num);
+	lfd = sb_pidfd_getfd(pidfd, num);
 	close(pidfd);
 	if (lfd < 0) {
 		handover_failed(pid, "pidfd_getfd of the listener");

@@ -26,35 +26,21 @@
 
 #define MAGIC "PYSB-POLICY 1"
 
-static void put_field(struct sb_buf *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\t')
-			sb_buf_puts(out, "\\t");
-		else if (*s == '\n')
-			sb_buf_puts(out, "\\n");
-		else if (*s == '\\')
-			sb_buf_puts(out, "\\\\");
-		else
-			sb_buf_add(out, s, 1);
-	}
-}
-
 void sb_blob_write(const struct sb_policy *p, const struct sb_blob_facts *f,
 		   struct sb_buf *out)
 {
 	size_t i, j, k;
 
 	sb_buf_puts(out, MAGIC "\npkgdir\t");
-	put_field(out, f->pkgdir ? f->pkgdir : "");
+	sb_buf_put_field(out, f->pkgdir ? f->pkgdir : "");
 	sb_buf_puts(out, "\ncwd\t");
-	put_field(out, f->cwd);
+	sb_buf_put_field(out, f->cwd);
 	if (f->home && *f->home) {
 		sb_buf_puts(out, "\nhome\t");
-		put_field(out, f->home);
+		sb_buf_put_field(out, f->home);
 	}
 	sb_buf_puts(out, "\nconfig\t");
-	put_field(out, p->config_display);
+	sb_buf_put_field(out, p->config_display);
 	sb_buf_printf(out,
 		      "\nconfig-exists\t%d\nlearning\t%d\ndebug-malloc\t%d\n"
 		      "repl-banner\t%d\nlearn-fd\t%d\n",
@@ -64,7 +50,7 @@ void sb_blob_write(const struct sb_policy *p, const struct sb_blob_facts *f,
 		const struct sb_pin *pin = &p->pins.v[i];
 
 		sb_buf_puts(out, "pin\t");
-		put_field(out, pin->host);
+		sb_buf_put_field(out, pin->host);
 		for (j = 0; j < pin->n_addrs; j++) {
 			const struct sb_addr *ad = &pin->addrs[j];
 			size_t len = ad->family == AF_INET6 ? 16 : 4;
@@ -82,50 +68,13 @@ void sb_blob_write(const struct sb_policy *p, const struct sb_blob_facts *f,
 		    sb_str_starts(r->text, "unenv="))
 			continue;
 		sb_buf_puts(out, "rule\t");
-		put_field(out, r->ref.file ? r->ref.file : SB_REF_IMPLICIT);
+		sb_buf_put_field(out,
+				 r->ref.file ? r->ref.file : SB_REF_IMPLICIT);
 		sb_buf_printf(out, "\t%u\t", r->ref.line);
-		put_field(out, r->text);
+		sb_buf_put_field(out, r->text);
 		sb_buf_puts(out, "\n");
 	}
 	sb_buf_puts(out, "end\n");
-}
-
-/* Split a line into unescaped fields; returns the count (at most max). */
-static size_t split_fields(struct sb_arena *a, const char *line, size_t n,
-			   char **f, size_t max, bool *bad)
-{
-	size_t count = 0, i;
-	char *cur = sb_arena_alloc(a, n + 1);
-	size_t o = 0;
-
-	for (i = 0; i <= n; i++) {
-		char c = i < n ? line[i] : '\t';
-
-		if (c == '\t') {
-			cur[o] = '\0';
-			if (count < max)
-				f[count] = cur;
-			count++;
-			cur = sb_arena_alloc(a, n - i + 1);
-			o = 0;
-		} else if (c == '\\') {
-			char e = i + 1 < n ? line[++i] : '\0';
-
-			if (e == 't')
-				cur[o++] = '\t';
-			else if (e == 'n')
-				cur[o++] = '\n';
-			else if (e == '\\')
-				cur[o++] = '\\';
-			else
-				*bad = true;
-		} else if (c == '\0') {
-			*bad = true;
-		} else {
-			cur[o++] = c;
-		}
-	}
-	return count;
 }
 
 static int parse_addr(const char *s, struct sb_addr *ad)
@@ -181,7 +130,7 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 			s = nl + 1;
 			continue;
 		}
-		nf = split_fields(a, s, n, f, 4, &bad);
+		nf = sb_split_fields(a, s, n, f, 4, &bad);
 		s = nl + 1;
 		if (bad) {
 			*err = "corrupt policy: bad escape or NUL byte";
@@ -221,7 +170,7 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 			struct sb_addr *addrs;
 			size_t i;
 
-			split_fields(a, nl - n, n, all, nf, &bad);
+			sb_split_fields(a, nl - n, n, all, nf, &bad);
 			pin = SB_VEC_PUSH(a, out->pins);
 			pin->host = all[1];
 			addrs = sb_arena_alloc(a, (nf - 2 + 1) * sizeof(*addrs));

@@ -404,3 +404,53 @@ bool sb_path_under(const char *path, const char *dir)
 		return path[0] == '/';
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
+
+void sb_buf_put_field(struct sb_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\t')
+			sb_buf_puts(b, "\\t");
+		else if (*s == '\n')
+			sb_buf_puts(b, "\\n");
+		else if (*s == '\\')
+			sb_buf_puts(b, "\\\\");
+		else
+			sb_buf_add(b, s, 1);
+	}
+}
+
+size_t sb_split_fields(struct sb_arena *a, const char *line, size_t n,
+		       char **f, size_t max, bool *bad)
+{
+	size_t count = 0, i, o = 0;
+	char *cur = sb_arena_alloc(a, n + 1);
+
+	for (i = 0; i <= n; i++) {
+		char c = i < n ? line[i] : '\t';
+
+		if (c == '\t') {
+			cur[o] = '\0';
+			if (count < max)
+				f[count] = cur;
+			count++;
+			cur = sb_arena_alloc(a, n - i + 1);
+			o = 0;
+		} else if (c == '\\') {
+			char e = i + 1 < n ? line[++i] : '\0';
+
+			if (e == 't')
+				cur[o++] = '\t';
+			else if (e == 'n')
+				cur[o++] = '\n';
+			else if (e == '\\')
+				cur[o++] = '\\';
+			else
+				*bad = true;
+		} else if (c == '\0') {
+			*bad = true;
+		} else {
+			cur[o++] = c;
+		}
+	}
+	return count;
+}

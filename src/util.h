@@ -54,6 +54,13 @@ void sb_buf_add(struct sb_buf *b, const char *s, size_t n);
 void sb_buf_puts(struct sb_buf *b, const char *s);
 void sb_buf_printf(struct sb_buf *b, const char *fmt, ...) SB_PRINTF(2, 3);
 void sb_buf_free(struct sb_buf *b);
+/* The one escaping of the tab-separated records (the policy blob, the
+ * learning records): \t, \n and \\ stand for tab, newline, backslash. */
+void sb_buf_put_field(struct sb_buf *b, const char *s);
+/* Split such a record into unescaped fields; returns the count, of which at
+ * most 'max' are stored in f. *bad is set on a bad escape or a NUL. */
+size_t sb_split_fields(struct sb_arena *a, const char *line, size_t n,
+		       char **f, size_t max, bool *bad);
 
 /* Python's str.strip() set of ASCII white space. */
 bool sb_is_space(int c);

@@ -1,0 +1,20 @@
+/* notif.h - what both seccomp-notification supervisors (the network one,
+ * netsup.c, and learning's, learn_native.c) need to reach the calling
+ * process: its pidfd, a copy of one of its descriptors, its memory. */
+#ifndef SB_NOTIF_H
+#define SB_NOTIF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+int sb_pidfd_open(pid_t pid, unsigned flags);
+/* The pidfd of a notifying thread: a thread of a multi-threaded program is
+ * no group leader (PIDFD_THREAD, or its group leader before Linux 6.9). */
+int sb_pidfd_of_caller(pid_t pid);
+/* A duplicate of descriptor 'fd' of the process behind 'pidfd'. */
+int sb_pidfd_getfd(int pidfd, int fd);
+/* Copy 'len' bytes at 'remote' in process 'pid'; 0 or -EFAULT. */
+int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len);
+
+#endif
