@@ -311,8 +311,15 @@ static int search_masks(struct mask_search *ms, const char *dir, int depth)
 	DIR *dp;
 	int rc = 0;
 
-	if (depth > MASK_SEARCH_DEPTH)
-		return 0; /* deeper than any path the guard would resolve */
+	if (depth > MASK_SEARCH_DEPTH) {
+		/* a name below could match: never start with it unmasked */
+		ms->pl->err = sb_arena_printf(
+			ms->pl->a,
+			"%s: %s is more than %d levels deep to search for the "
+			"names ignore= hides; expose a shallower tree",
+			ms->rule, dir, MASK_SEARCH_DEPTH);
+		return -1;
+	}
 	dp = opendir(dir);
 	if (!dp)
 		return 0; /* unreadable here: unreadable inside too */

@@ -343,3 +343,19 @@ def test_explain_says_firejail_refuses_the_python_layer(work):
     assert ("# Python layer: on; a run refuses it under os-sandbox=firejail "
             "(exit 255): add py-sandbox=false, or pick another provider\n"
             in r.stdout)
+
+
+def test_ignore_search_too_deep_stops_the_run(work):
+    """A tree deeper than the search goes stops the run rather than leave a
+    name below unmasked."""
+    deep = work / "data"
+    for _ in range(70):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    (work / ".py-sandboxes").write_text(
+        "os-sandbox=unshare\npython-import=*\nexpose-ro=./data\n"
+        "ignore=*.key\n")
+    r = _run(_argv("root", "-c", "open('ran', 'w').close()"), work, "root")
+    assert r.returncode == 255, r.stderr
+    assert "more than 64 levels deep to search" in r.stderr
+    assert not (work / "ran").exists()
