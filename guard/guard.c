@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "api_registry.h"
 #include "policy_blob.h"
 
@@ -689,23 +690,6 @@ __attribute__((weak)) void sb_net_module_loaded(void)
 
 /* ---- start-up ---- */
 
-static int read_all(int fd, struct sb_buf *out)
-{
-	char chunk[65536];
-
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		sb_buf_add(out, chunk, (size_t)n);
-	}
-}
-
 /* Take ourselves out of LD_PRELOAD, so that a program the sandboxed one
  * starts gets a plain environment (DESIGN.md: children inherit the kernel
  * layer, not the Python layer). */
@@ -765,7 +749,7 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	if (*end || fd < 3 || fd > 65535)
 		die("bad PYSB_POLICY_FD '%s'", fdstr);
 	unsetenv("PYSB_POLICY_FD");
-	r = read_all((int)fd, &data);
+	r = sb_fd_read_all((int)fd, &data);
 	close((int)fd);
 	if (r < 0)
 		die("cannot read the policy: %s", strerror(-r));

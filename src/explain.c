@@ -141,12 +141,6 @@ static void explain_modes(const struct sb_policy *p,
 	if (p->py_sandbox_ref.file)
 		sb_buf_printf(out, ", from %s",
 			      sb_ref_format(p->arena, p->py_sandbox_ref));
-	/* run.c refuses this pair: say so before anyone runs it */
-	if (p->py_sandbox && p->provider == SB_PROVIDER_FIREJAIL &&
-	    !p->learning)
-		sb_buf_puts(out, "; a run refuses it under os-sandbox=firejail "
-				 "(exit 255): add py-sandbox=false, or pick "
-				 "another provider");
 	sb_buf_puts(out, "\n");
 	if (ctx && ctx->interpreter)
 		sb_buf_printf(out, "# Interpreter: %s\n", ctx->interpreter);

@@ -13,15 +13,24 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "ns.h"
+#include "stage.h"
 
 #define EXIT_SETUP 255
+#define BWRAP_STAGE "/.python-sb"
 
 typedef SB_VEC(char *) argv_vec;
 
@@ -98,7 +107,7 @@ static bool bwrap_options(struct sb_arena *a, const struct sb_policy *p,
 
 static void bwrap_argv(struct sb_arena *a, const struct sb_policy *p,
 		       argv_vec *v, struct sb_ns_op *ops, size_t n,
-		       const struct sb_kernel_ctx *ctx, char *const env[],
+		       const struct sb_kernel_ctx *ctx, const char *self,
 		       int hosts_fd)
 {
 	argv_vec extra = { 0 };
@@ -112,16 +121,8 @@ static void bwrap_argv(struct sb_arena *a, const struct sb_policy *p,
 	push(a, v, "--new-session");
 	if (!hostname)
 		push2(a, v, "--hostname", "sandbox");
+	/* the stage sets the program's environment (stage.h) */
 	push(a, v, "--clearenv");
-	for (i = 0; env[i]; i++) {
-		const char *eq = strchr(env[i], '=');
-
-		if (!eq)
-			continue;
-		push(a, v, "--setenv");
-		push2(a, v, sb_arena_strndup(a, env[i], (size_t)(eq - env[i])),
-		      eq + 1);
-	}
 	push2(a, v, "--dev", "/dev");
 	push2(a, v, "--proc", "/proc");
 	for (i = 0; i < n; i++) {
@@ -154,6 +155,10 @@ static void bwrap_argv(struct sb_arena *a, const struct sb_policy *p,
 			break;
 		}
 	}
+	/* the second stage, read-only, at a name that says nothing of the
+	 * host's layout; Landlock keeps it from the program */
+	push(a, v, "--ro-bind");
+	push2(a, v, self, BWRAP_STAGE);
 	if (hosts_fd >= 0) {
 		push(a, v, "--ro-bind-data");
 		push2(a, v, sb_arena_printf(a, "%d", hosts_fd), "/etc/hosts");
@@ -207,7 +212,7 @@ static bool whitelistable(const char *path)
 
 static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 			  argv_vec *v, struct sb_ns_op *ops, size_t n,
-			  char *const env[], int policy_fd)
+			  const char *self, int policy_fd, int stage_fd)
 {
 	size_t i;
 
@@ -222,16 +227,15 @@ static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 	push(a, v, "--protocol=unix,inet,inet6");
 	if (!firejail_options(a, p, v) && !p->any_net_rule)
 		push(a, v, "--net=none");
-	if (policy_fd >= 0)
-		push(a, v, sb_arena_printf(a, "--keep-fd=%d", policy_fd));
-	for (i = 0; env[i]; i++)
-		push(a, v, sb_arena_printf(a, "--env=%s", env[i]));
+	push(a, v, sb_arena_printf(a, "--keep-fd=%d,%d", policy_fd, stage_fd));
 	/* the masks of the plan: firejail takes paths, not patterns */
 	for (i = 0; i < n; i++)
 		if (ops[i].kind == SB_NS_MASK)
 			push(a, v, sb_arena_printf(a, "--blacklist=%s",
 						   ops[i].path));
 	push(a, v, "--whitelist=/etc/hosts");
+	if (whitelistable(self))
+		push(a, v, sb_arena_printf(a, "--whitelist=%s", self));
 	for (i = 0; i < n; i++) {
 		const struct sb_ns_op *o = &ops[i];
 
@@ -250,28 +254,18 @@ static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 	}
 }
 
-static int policy_fd_of(char *const env[])
-{
-	size_t i;
-
-	for (i = 0; env[i]; i++)
-		if (strncmp(env[i], "PYSB_POLICY_FD=", 15) == 0)
-			return atoi(env[i] + 15);
-	return -1;
-}
-
 char **sb_extprov_argv(struct sb_arena *a, const struct sb_policy *p,
 		       enum sb_provider provider, const char *tool,
-		       const struct sb_kernel_ctx *ctx, const char *script,
-		       const char *path, char *const argv[],
-		       char *const env[], int hosts_fd, const char **err)
+		       const struct sb_kernel_ctx *ctx, const char *self,
+		       char *const argv[], int hosts_fd, int policy_fd,
+		       int stage_fd, const char **err)
 {
 	argv_vec v = { 0 };
 	struct sb_ns_op *ops;
 	size_t n, i;
 	int rc;
 
-	rc = sb_ns_plan(a, p, ctx, script, &ops, &n, err);
+	rc = sb_ns_plan(a, p, ctx, ctx->script, &ops, &n, err);
 	for (i = 0; i < n; i++)
 		if (ops[i].fd >= 0) {
 			close(ops[i].fd);
@@ -282,11 +276,14 @@ char **sb_extprov_argv(struct sb_arena *a, const struct sb_policy *p,
 	qsort(ops, n, sizeof(*ops), by_length);
 	push(a, &v, tool);
 	if (provider == SB_PROVIDER_BWRAP)
-		bwrap_argv(a, p, &v, ops, n, ctx, env, hosts_fd);
+		bwrap_argv(a, p, &v, ops, n, ctx, self, hosts_fd);
 	else
-		firejail_argv(a, p, &v, ops, n, env, policy_fd_of(env));
+		firejail_argv(a, p, &v, ops, n, self, policy_fd, stage_fd);
 	push(a, &v, "--");
-	push(a, &v, path);
+	push(a, &v, provider == SB_PROVIDER_BWRAP ? BWRAP_STAGE : self);
+	push(a, &v, sb_arena_printf(a, SB_STAGE_FLAG "%d", stage_fd));
+	push(a, &v, "--");
+	push(a, &v, ctx->interp->path);
 	for (i = 1; argv[i]; i++)
 		push(a, &v, argv[i]);
 	push(a, &v, NULL);
@@ -308,33 +305,112 @@ static const char *find_tool(struct sb_arena *a, const char *name)
 	return NULL;
 }
 
-/* The hosts text on an fd bwrap reads (--ro-bind-data). */
-static int hosts_memfd(const char *text)
+/* The second stage's pidfd, sent by stage.c, or -1. */
+static int recv_pidfd(int sock)
 {
-	size_t len = strlen(text);
-	int fd = memfd_create("pysb-hosts", 0);
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { 0 };
+	struct cmsghdr *cm;
+	int fd = -1;
 
-	if (fd < 0)
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof(cbuf);
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
 		return -1;
-	if (write(fd, text, len) != (ssize_t)len ||
-	    lseek(fd, 0, SEEK_SET) < 0) {
-		close(fd);
-		return -1;
-	}
+	cm = CMSG_FIRSTHDR(&msg);
+	if (cm && cm->cmsg_level == SOL_SOCKET &&
+	    cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	return fd;
+}
+
+/* bwrap passes no signal on to its child, and its --new-session keeps the
+ * terminal's from the program: python-sb stays as bwrap's parent, in a
+ * process group of its own, and sends every signal it gets to the second
+ * stage, which passes it to the program (netsup.h). bwrap dies with
+ * python-sb (--die-with-parent). Returns bwrap's exit status, which is
+ * the program's. */
+static int run_forwarding(const char *tool, char **targv, int sock,
+			  int stage_end)
+{
+	char *const no_env[] = { NULL };
+	sigset_t old;
+	int sfd, stage = -1, status;
+	pid_t child;
+
+	sfd = sb_ns_block_signals(&old);
+	if (sfd < 0) {
+		fprintf(stderr, "python-sb: signal set-up: %s; nothing was "
+				"run.\n",
+			strerror(errno));
+		return EXIT_SETUP;
+	}
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		fprintf(stderr, "python-sb: fork: %s; nothing was run.\n",
+			strerror(errno));
+		return EXIT_SETUP;
+	}
+	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		setpgid(0, 0);
+		execve(tool, targv, no_env);
+		fprintf(stderr, "python-sb: exec %s: %s; nothing was run.\n",
+			tool, strerror(errno));
+		_exit(EXIT_SETUP);
+	}
+	close(stage_end);
+	for (;;) {
+		struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { sock, POLLIN, 0 } };
+		struct signalfd_siginfo si;
+
+		if (poll(pfd, sock >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			kill(child, SIGKILL);
+		}
+		if (sock >= 0 && pfd[1].revents) {
+			stage = recv_pidfd(sock);
+			close(sock);
+			sock = -1;
+		}
+		if (!(pfd[0].revents & POLLIN) ||
+		    read(sfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGCHLD) {
+			/* before the stage is up, bwrap itself ends the run */
+			if (stage < 0 ||
+			    syscall(SYS_pidfd_send_signal, stage,
+				    (int)si.ssi_signo, NULL, 0) < 0)
+				kill(child, (int)si.ssi_signo);
+			continue;
+		}
+		if (waitpid(child, &status, WNOHANG) == child)
+			return WIFEXITED(status) ? WEXITSTATUS(status)
+						 : 128 + WTERMSIG(status);
+	}
 }
 
 int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 		   enum sb_provider provider, const struct sb_kernel_ctx *ctx,
-		   const char *script, const char *path, char *const argv[],
-		   char *const env[])
+		   char *const argv[], char *const env[], int policy_fd,
+		   bool guarded)
 {
 	const char *name = provider == SB_PROVIDER_BWRAP ? "bwrap" : "firejail";
 	const char *pkg = provider == SB_PROVIDER_BWRAP ? "bubblewrap"
 							: "firejail";
 	const char *tool = find_tool(a, name), *err = NULL;
 	char *const no_env[] = { NULL };
-	int hosts_fd = -1;
+	char self[PATH_MAX];
+	struct sb_stage st = { 0 };
+	int hosts_fd = -1, stage_fd, sig[2] = { -1, -1 };
+	ssize_t len;
 	char **targv;
 
 	if (!tool) {
@@ -346,18 +422,61 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 			name, name, pkg);
 		return EXIT_SETUP;
 	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0) {
+		fprintf(stderr,
+			"python-sb: os-sandbox=%s: cannot find python-sb's own "
+			"binary for the second stage: %s; nothing was run.\n",
+			name, len < 0 ? strerror(errno) : "empty link");
+		return EXIT_SETUP;
+	}
+	self[len] = '\0';
 	if (provider == SB_PROVIDER_BWRAP) {
-		hosts_fd = hosts_memfd(sb_ns_hosts(a, p));
+		const char *hosts = sb_ns_hosts(a, p);
+
+		hosts_fd = sb_memfd_text("pysb-hosts", hosts, strlen(hosts));
 		if (hosts_fd < 0) {
 			fprintf(stderr,
 				"python-sb: os-sandbox=bwrap: memfd for "
 				"/etc/hosts: %s; nothing was run.\n",
-				strerror(errno));
+				strerror(-hosts_fd));
 			return EXIT_SETUP;
 		}
 	}
-	targv = sb_extprov_argv(a, p, provider, tool, ctx, script, path, argv,
-				env, hosts_fd, &err);
+	st.path = ctx->interp->path;
+	st.real = ctx->interp->real;
+	st.guard = ctx->guard;
+	st.pkgdir = ctx->pkgdir;
+	st.cwd = ctx->cwd;
+	st.script = ctx->script;
+	st.policy_fd = policy_fd;
+	st.guarded = guarded;
+	st.hosts = provider == SB_PROVIDER_BWRAP;
+	st.debug = getenv("PYSB_DEBUG") != NULL;
+	st.env = env;
+	st.signal_fd = -1;
+	if (provider == SB_PROVIDER_BWRAP) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+			       sig) < 0 ||
+		    fcntl(sig[1], F_SETFD, 0) < 0) {
+			fprintf(stderr,
+				"python-sb: os-sandbox=bwrap: socketpair: %s; "
+				"nothing was run.\n",
+				strerror(errno));
+			return EXIT_SETUP;
+		}
+		st.signal_fd = sig[1];
+	}
+	stage_fd = sb_stage_write(&st);
+	if (stage_fd < 0) {
+		fprintf(stderr,
+			"python-sb: os-sandbox=%s: memfd for the second stage: "
+			"%s; nothing was run.\n",
+			name, strerror(-stage_fd));
+		return EXIT_SETUP;
+	}
+	targv = sb_extprov_argv(a, p, provider, tool, ctx, self, argv,
+				hosts_fd, policy_fd, stage_fd, &err);
 	if (!targv) {
 		fprintf(stderr,
 			"python-sb: os-sandbox=%s: cannot expose %s; nothing "
@@ -373,6 +492,10 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 			fprintf(stderr, " %s", targv[i]);
 		fprintf(stderr, "\n");
 	}
+	if (provider == SB_PROVIDER_BWRAP)
+		return run_forwarding(tool, targv, sig[0], sig[1]);
+	/* firejail is setuid: a parent's death signal would not survive its
+	 * exec, so it replaces python-sb, and SIGTERM ends its sandbox */
 	fflush(NULL);
 	execve(tool, targv, no_env);
 	fprintf(stderr, "python-sb: exec %s: %s; nothing was run.\n", tool,

@@ -11,9 +11,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "landlock.h"
 #include "seccomp_filter.h"
 
@@ -126,15 +128,20 @@ const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
 			"then %s",
 			describe_landlock(a, p, caps->landlock_abi, true));
 	case SB_PROVIDER_BWRAP:
-		return "bubblewrap's namespaces and a root holding only the "
-		       "exposed paths and the interpreter; python-sb's own "
-		       "Landlock, seccomp filter and network supervisor are "
-		       "not applied (weaknesses.md 33).";
 	case SB_PROVIDER_FIREJAIL:
-		return "firejail's namespaces, seccomp filter and capability "
-		       "drop, with the host's /usr still visible; only with "
-		       "py-sandbox=false, since the guard cannot be carried "
-		       "through firejail (weaknesses.md 33).";
+		if (why)
+			return sb_arena_printf(a, "%s cannot run here: %s.",
+					       sb_provider_name(provider), why);
+		return sb_arena_printf(
+			a, "%s, then, in python-sb's second stage inside, %s",
+			provider == SB_PROVIDER_BWRAP
+				? "bubblewrap's namespaces and a root holding "
+				  "only the exposed paths and the interpreter"
+				: "firejail's namespaces, seccomp filter and "
+				  "capability drop (outside its whitelist "
+				  "trees the host's paths stay visible, and "
+				  "Landlock refuses them)",
+			describe_landlock(a, p, caps->landlock_abi, true));
 	default:
 		return sb_arena_printf(a,
 				       "%s is not available in this version "
@@ -143,45 +150,6 @@ const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
 				       "isolation.",
 				       sb_provider_name(provider));
 	}
-}
-
-/* The script the interpreter will run, or NULL (-c, -m, -, the REPL): the
- * guard exposes it implicitly, so the kernel must let it be read too. The
- * context does not carry the command line, so the launcher's own argv is
- * split again by the same parser that split it first. */
-static const char *find_script(struct sb_arena *a)
-{
-	SB_VEC(char *) argv = { 0 };
-	struct sb_buf b = { 0 };
-	struct sb_cli cli;
-	const char *err, *script = NULL;
-	char chunk[4096];
-	ssize_t n;
-	size_t off;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return NULL;
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0 ||
-	       (n < 0 && errno == EINTR))
-		if (n > 0)
-			sb_buf_add(&b, chunk, (size_t)n);
-	close(fd);
-	for (off = 0; off < b.len; off += strlen(b.s + off) + 1)
-		*SB_VEC_PUSH(a, argv) = sb_arena_strdup(a, b.s + off);
-	sb_buf_free(&b);
-	if (!argv.n)
-		return NULL;
-	*SB_VEC_PUSH(a, argv) = NULL;
-	if (sb_cli_parse(a, (int)argv.n - 1, argv.v, &cli, &err) != 0 ||
-	    !cli.command.n)
-		return NULL;
-	script = cli.command.v[0];
-	if (strcmp(script, "--") == 0)
-		script = cli.command.n > 1 ? cli.command.v[1] : NULL;
-	else if (script[0] == '-')
-		script = NULL;
-	return script;
 }
 
 static void debug_print(struct sb_arena *a, const struct sb_policy *p,
@@ -215,7 +183,7 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 		    const char **err, const char **hint)
 {
 	struct sb_kernel_caps caps;
-	const char *why, *script;
+	const char *why, *script = ctx->script;
 
 	*err = NULL;
 	*hint = NULL;
@@ -237,7 +205,6 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 				"os-sandbox=subprocess";
 		return -1;
 	}
-	script = find_script(a);
 	if (getenv("PYSB_DEBUG"))
 		debug_print(a, p, ctx, script, caps.landlock_abi);
 	if (sb_landlock_apply(a, p, ctx, script, caps.landlock_abi, err) < 0)
@@ -245,5 +212,31 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 	/* after Landlock: a failure here still runs nothing (exit 255) */
 	if (sb_seccomp_apply(a, p, listener, err) < 0)
 		return -1;
+	return 0;
+}
+
+int sb_kernel_drop_caps(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3,
+						0 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+	int cap;
+
+	/* the bounding set first: dropping it needs CAP_SETPCAP, which the
+	 * last step takes away (firejail's --caps.drop=all has emptied it
+	 * already); a cap this kernel does not know ends it */
+	for (cap = 0; cap <= 63; cap++) {
+		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+
+		if (in < 0)
+			break;
+		if (in && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return -errno;
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
+	    errno != EINVAL)
+		return -errno;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
 	return 0;
 }

@@ -16,6 +16,13 @@ struct sb_kernel_ctx {
 	const char *guard;              /* the guard library, or NULL */
 	const char *pkgdir;             /* the pysandboxes package dir, or NULL */
 	const char *cwd;
+	/* the script the interpreter will run, as given (relative to cwd),
+	 * or NULL (-c, -m, -, the REPL): the guard exposes it implicitly, so
+	 * the kernel lets it be read too */
+	const char *script;
+	/* root under unshare (no user namespace): the program gets no
+	 * capability (sb_kernel_drop_caps) */
+	bool drop_caps;
 };
 
 /* What this kernel offers, for --pysandboxes-explain and os-sandbox=auto:
@@ -46,5 +53,9 @@ bool sb_kernel_supervised(const struct sb_policy *p);
 int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 		    const struct sb_kernel_ctx *ctx, int *listener,
 		    const char **err, const char **hint);
+
+/* Empty the calling process's capability sets, bounding and ambient
+ * included, so that an exec as uid 0 gains none back. 0, or -errno. */
+int sb_kernel_drop_caps(void);
 
 #endif

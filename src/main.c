@@ -17,6 +17,7 @@
 #include "kernel.h"
 #include "policy.h"
 #include "run.h"
+#include "stage.h"
 
 #define EXIT_USAGE 2
 #define EXIT_POLICY 255
@@ -271,9 +272,15 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 
 int main(int argc, char **argv)
 {
-	struct sb_arena *a = sb_arena_new();
+	struct sb_arena *a;
 	struct sb_policy *p = NULL;
-	int rc = run_main(a, &p, argc, argv);
+	int rc;
+
+	/* bwrap and firejail run python-sb again inside (stage.h) */
+	if (argc > 1 && sb_str_starts(argv[1], SB_STAGE_FLAG))
+		return sb_stage_main(argc, argv);
+	a = sb_arena_new();
+	rc = run_main(a, &p, argc, argv);
 
 	sb_policy_free(p);
 	sb_arena_free(a);

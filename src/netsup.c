@@ -810,6 +810,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	if (pid == 0) {
 		const char *err, *hint;
 		char ok;
+		int rc;
 
 		/* python-sb is single-threaded until after this fork, so
 		 * the kernel layer can be built here as in the exec-in-place
@@ -821,6 +822,13 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
 		    getppid() != parent)
 			_exit(255);
+		if (ctx->drop_caps && (rc = sb_kernel_drop_caps()) < 0) {
+			fprintf(stderr,
+				"python-sb: dropping root's capabilities: %s; "
+				"nothing was run.\n",
+				strerror(-rc));
+			_exit(255);
+		}
 		if (sb_kernel_apply(a, p, ctx, &num, &err, &hint) < 0) {
 			fprintf(stderr,
 				"python-sb: os-sandbox=landlock: %s; nothing "
@@ -890,8 +898,11 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 			live = -1; /* no process uses the filter any more */
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			/* Ctrl-C on a terminal reaches the program already:
-			 * forward what another process sent */
-			if (si.ssi_signo != SIGCHLD && si.ssi_pid != 0)
+			 * forward what another process sent (from outside
+			 * this pid namespace, ssi_pid is 0: bwrap's stage) */
+			if (si.ssi_signo != SIGCHLD &&
+			    (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE ||
+			     si.ssi_code == SI_TKILL))
 				kill(pid, (int)si.ssi_signo);
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;

@@ -747,7 +747,7 @@ static void build_root(struct sb_arena *a, const struct ns_run *r)
 static const int forwarded[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP,
 				 SIGUSR1, SIGUSR2 };
 
-static int block_signals(sigset_t *old)
+int sb_ns_block_signals(sigset_t *old)
 {
 	sigset_t mask;
 	size_t i;
@@ -821,9 +821,14 @@ static void run_init(struct sb_arena *a, const struct ns_run *r,
 	if (child < 0)
 		die("fork", NULL);
 	if (child == 0) {
+		struct sb_kernel_ctx ctx = *r->ctx;
+
 		close(sfd);
 		sigprocmask(SIG_SETMASK, old, NULL);
-		_exit(sb_netsup_run(a, &q, r->ctx, path, argv, envp));
+		/* no user namespace as root: nothing else takes root's
+		 * capabilities away (weaknesses.md 34) */
+		ctx.drop_caps = getuid() == 0;
+		_exit(sb_netsup_run(a, &q, &ctx, path, argv, envp));
 	}
 	_exit(wait_forwarding(sfd, child));
 }
@@ -954,7 +959,7 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 		status = EXIT_SETUP;
 		goto out;
 	}
-	sfd = block_signals(&old);
+	sfd = sb_ns_block_signals(&old);
 	if (sfd < 0 || pipe2(alive, O_CLOEXEC) < 0) {
 		fprintf(stderr, "python-sb: os-sandbox=unshare: signals: %s\n",
 			strerror(errno));

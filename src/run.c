@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "extprov.h"
+#include "fdio.h"
 #include "kernel.h"
 #include "netsup.h"
 #include "ns.h"
@@ -250,36 +251,15 @@ static int policy_memfd(const struct sb_policy *p,
 {
 	struct sb_buf b = { 0 };
 	char cwd[PATH_MAX];
-	size_t off = 0;
 	int fd;
 
 	if (!getcwd(cwd, sizeof(cwd)))
 		return -errno;
-	/* not CLOEXEC: the interpreter inherits it; the guard closes it */
-	fd = memfd_create("pysb-policy", 0);
-	if (fd < 0)
-		return -errno;
 	facts->cwd = cwd;
 	sb_blob_write(p, facts, &b);
-	while (off < b.len) {
-		ssize_t w = write(fd, b.s + off, b.len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int err = w < 0 ? -errno : -EIO;
-
-			close(fd);
-			sb_buf_free(&b);
-			return err;
-		}
-		off += (size_t)w;
-	}
+	/* not CLOEXEC: the interpreter inherits it; the guard closes it */
+	fd = sb_memfd_text("pysb-policy", b.s, b.len);
 	sb_buf_free(&b);
-	if (lseek(fd, 0, SEEK_SET) < 0) {
-		close(fd);
-		return -errno;
-	}
 	return fd;
 }
 
@@ -298,7 +278,7 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	struct sb_learn_session s = { 0 };
 	const char **trees = sb_arena_alloc(a, 2 * sizeof(*trees));
 	char *prefix = sb_arena_strdup(a, interp->real), *cut;
-	struct sb_kernel_ctx kctx = { interp, NULL, NULL, NULL };
+	struct sb_kernel_ctx kctx = { .interp = interp };
 	char cwd[PATH_MAX];
 	int rc;
 
@@ -384,27 +364,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	case SB_PROVIDER_LANDLOCK:
 	case SB_PROVIDER_UNSHARE:
 	case SB_PROVIDER_BWRAP:
-		break;
 	case SB_PROVIDER_FIREJAIL:
-		/* firejail starts the program through processes of its own,
-		 * and the guard cannot be carried to the interpreter: refuse
-		 * rather than run without the Python layer (weaknesses.md 33) */
-		if (with_guard) {
-			fprintf(stderr,
-				"python-sb: os-sandbox=firejail cannot carry the "
-				"Python layer (the guard) into the program; "
-				"nothing was run. Use os-sandbox=unshare, bwrap "
-				"or landlock; py-sandbox=false runs under "
-				"firejail without it, which holds much less "
-				"than the rules say (weaknesses.md 33).\n");
-			return EXIT_POLICY;
-		}
-		fprintf(stderr,
-			"python-sb: warning: os-sandbox=firejail holds less "
-			"than the rules say: paths outside firejail's "
-			"whitelist trees stay the host's, and the program "
-			"gets firejail's environment variables "
-			"(weaknesses.md 33).\n");
 		break;
 	default:
 		fprintf(stderr,
@@ -463,7 +423,22 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 			return EXIT_POLICY;
 		}
 	}
-	struct sb_kernel_ctx kctx = { interp, guard, pkgdir, NULL };
+	if (fd < 0 && (provider == SB_PROVIDER_BWRAP ||
+		       provider == SB_PROVIDER_FIREJAIL)) {
+		/* the second stage reads the rules from it (stage.h) */
+		facts.home = sb_envp_get(envp, "HOME");
+		facts.learn_fd = -1;
+		fd = policy_memfd(p, &facts);
+		if (fd < 0) {
+			fprintf(stderr, "python-sb: memfd for the policy: %s\n",
+				strerror(-fd));
+			return EXIT_POLICY;
+		}
+	}
+	struct sb_kernel_ctx kctx = { .interp = interp,
+				      .guard = guard,
+				      .pkgdir = pkgdir,
+				      .script = script_of(cli) };
 	char kcwd[PATH_MAX];
 	/* net= under landlock: python-sb stays as the network supervisor and
 	 * the child applies the kernel layer (netsup.c) */
@@ -504,8 +479,8 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		return sb_ns_run(a, p, &kctx, script_of(cli), interp->path,
 				 argv, env);
 	if (provider == SB_PROVIDER_BWRAP || provider == SB_PROVIDER_FIREJAIL)
-		return sb_extprov_run(a, p, provider, &kctx, script_of(cli),
-				      interp->path, argv, env);
+		return sb_extprov_run(a, p, provider, &kctx, argv, env, fd,
+				      with_guard);
 	fflush(NULL);
 	execve(interp->path, argv, env);
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,

@@ -34,11 +34,11 @@ DEBIAN_PYTHON = "/usr/bin/python3"
 # The /nobody columns run python-sb as uid 65534 with Debian's python3
 # (pyenv lives under /root, which that uid cannot read).
 # unshare, bwrap, firejail: the namespace providers (issue 6); firejail
-# runs as root only (a setuid tool), and cannot load the guard (see
-# docs/providers.md).
+# runs as root only: the setuid tool refuses other users unless
+# /etc/firejail/firejail.users names them (docs/providers.md).
 PROVIDERS = ["subprocess", "landlock", "subprocess/nobody",
              "landlock/nobody", "unshare", "unshare/nobody", "bwrap",
-             "bwrap/nobody"]
+             "bwrap/nobody", "firejail"]
 
 
 def landlock_abi():
@@ -237,7 +237,7 @@ class Judge:
         namespace providers any errno is the kernel's refusal (the path
         does not exist, the mount is read-only, the network is empty)."""
         hides = any(f"[{p}" in self.node.name or f"-{p}" in self.node.name
-                    for p in ("unshare", "bwrap"))
+                    for p in ("unshare", "bwrap", "firejail"))
         if hides and answer.startswith("errno "):
             # namespaces refuse with their own errno: a path that does not
             # exist (ENOENT), a read-only mount (EROFS), an empty network

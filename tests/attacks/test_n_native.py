@@ -31,10 +31,6 @@ def native_escape(extra=()):
     return documented_escape(["subprocess", *extra], NO_KERNEL)
 
 
-BWRAP = ("weaknesses.md 33: under os-sandbox=bwrap python-sb's own Landlock, "
-         "seccomp filter and network supervisor are not applied (bwrap "
-         "must create namespaces, which the filter forbids)")
-bwrap_escape = documented_escape(["bwrap", "bwrap/nobody"], BWRAP)
 
 
 @pytest.fixture
@@ -78,21 +74,18 @@ def test_N3(tree, judge):
 
 
 @native_escape()
-@bwrap_escape
 @attack("N4", "native: the parent's /proc/<ppid>/environ (D21)")
 def test_N4(tree, judge):
     judge.native(attempt(tree, "read", "/proc/{ppid}/environ"), "EACCES")
 
 
 @native_escape()
-@bwrap_escape
 @attack("N5", "native: write /proc/self/mem (D22)")
 def test_N5(tree, judge):
     judge.native(attempt(tree, "write-proc-mem"), "EACCES")
 
 
 @native_escape()
-@bwrap_escape
 @attack("N6", "native: ptrace the parent")
 def test_N6(tree, judge):
     judge.native(attempt(tree, "ptrace-parent"), "EPERM")
@@ -100,7 +93,6 @@ def test_N6(tree, judge):
 
 @needs_abi6
 @native_escape()
-@bwrap_escape
 @attack("N7", "native: signal the parent (kill)")
 def test_N7(tree, judge):
     judge.native(attempt(tree, "kill-parent"), "EPERM")
@@ -115,7 +107,6 @@ def test_N8(tree, judge):
 
 
 @native_escape()
-@bwrap_escape
 @attack("N9", "native: a new user namespace (unshare)")
 def test_N9(tree, judge):
     judge.native(attempt(tree, "unshare-user"), "EPERM")
@@ -129,7 +120,6 @@ def test_N10(tree, judge):
 
 
 @native_escape()
-@bwrap_escape
 @attack("N11", "native: a netlink socket")
 def test_N11(tree, judge):
     judge.native(attempt(tree, "socket-netlink",
@@ -137,7 +127,6 @@ def test_N11(tree, judge):
 
 
 @native_escape()
-@bwrap_escape
 @attack("N12", "native: TCP connect to a port no rule allows")
 def test_N12(tree, judge, tcp_port):
     other = socket.socket()
@@ -176,7 +165,6 @@ def test_N14(tree, judge):
 
 
 @native_escape()
-@bwrap_escape
 @attack("N15", "native: UDP to a port no rule allows")
 def test_N15(tree, judge, tcp_port):
     rule = f"net=ALLOW|TCP|127.0.0.1|{tcp_port}|OUT\n"
@@ -185,7 +173,6 @@ def test_N15(tree, judge, tcp_port):
 
 
 @native_escape()
-@bwrap_escape
 @attack("N16", "native: TCP to an address no rule allows (allowed port)")
 def test_N16(tree, judge):
     srv = socket.socket()
@@ -201,7 +188,6 @@ def test_N16(tree, judge):
 
 
 @native_escape()
-@bwrap_escape
 @attack("N17", "native: a DNS query over UDP to exfiltrate (E15)")
 def test_N17(tree, judge):
     judge.native(attempt(tree, "sendto-udp", "127.0.0.1", "53",

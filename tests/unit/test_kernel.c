@@ -76,10 +76,16 @@ static void test_describe(void)
 	       "a provider not built");
 	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_BWRAP, &v7),
 	       "bubblewrap's namespaces and a root holding only the exposed "
-	       "paths and the interpreter; python-sb's own Landlock, seccomp "
-	       "filter and network supervisor are not applied (weaknesses.md "
-	       "33).",
-	       "bwrap says what it lacks");
+	       "paths and the interpreter, then, in python-sb's second stage "
+	       "inside, landlock (ABI 7) + seccomp: files, TCP ports, abstract "
+	       "Unix sockets and signals confined by the kernel; no inet "
+	       "socket can be made (no net= rule); named Unix sockets judged "
+	       "by python-sb as the network supervisor.",
+	       "bwrap: the kernel layer in the second stage");
+	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_FIREJAIL, &none),
+	       "firejail cannot run here: this kernel has no Landlock (not "
+	       "built in, or not in the lsm= list).",
+	       "firejail needs Landlock for the second stage");
 	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_UNSHARE, &none),
 	       "unshare cannot run here: this kernel has no Landlock (not built "
 	       "in, or not in the lsm= list).",

@@ -1,0 +1,285 @@
+/* stage.c - the second stage of os-sandbox=bwrap and os-sandbox=firejail.
+ * The tools must mount before anything restricts them, and python-sb's
+ * Landlock ruleset and seccomp filter forbid mounting; so the tool runs
+ * python-sb again inside its namespaces, and this stage applies the same
+ * kernel layer os-sandbox=landlock does (and unshare does inside its own
+ * root), with python-sb as the network supervisor, before the interpreter
+ * starts. The outer launcher hands over the policy blob the guard reads and
+ * a stage record with the rest; the stage trusts them no more than the
+ * same user could run python without python-sb, and any fault stops the
+ * run before the program starts. It must not decide policy: the blob's
+ * rules are parsed by the one parser.
+ */
+#include "stage.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fdio.h"
+#include "fsrules.h"
+#include "kernel.h"
+#include "netsup.h"
+#include "notif.h"
+#include "policy_blob.h"
+
+#define EXIT_SETUP 255
+#define MAGIC "python-sb stage 1"
+
+static void put(struct sb_buf *b, const char *key, const char *value)
+{
+	sb_buf_puts(b, key);
+	sb_buf_puts(b, "\t");
+	sb_buf_put_field(b, value ? value : "");
+	sb_buf_puts(b, "\n");
+}
+
+int sb_stage_write(const struct sb_stage *st)
+{
+	struct sb_buf b = { 0 };
+	char num[16];
+	size_t i;
+	int fd;
+
+	sb_buf_puts(&b, MAGIC "\n");
+	put(&b, "path", st->path);
+	put(&b, "real", st->real);
+	put(&b, "guard", st->guard);
+	put(&b, "pkgdir", st->pkgdir);
+	put(&b, "cwd", st->cwd);
+	put(&b, "script", st->script);
+	snprintf(num, sizeof(num), "%d", st->policy_fd);
+	put(&b, "policy-fd", num);
+	put(&b, "guarded", st->guarded ? "1" : "0");
+	put(&b, "hosts", st->hosts ? "1" : "0");
+	put(&b, "debug", st->debug ? "1" : "0");
+	snprintf(num, sizeof(num), "%d", st->signal_fd);
+	put(&b, "signal-fd", num);
+	for (i = 0; st->env[i]; i++)
+		put(&b, "env", st->env[i]);
+	sb_buf_puts(&b, "end\n");
+	fd = sb_memfd_text("pysb-stage", b.s, b.len);
+	sb_buf_free(&b);
+	return fd;
+}
+
+static int parse_fd(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 3 || v > 65535)
+		return -1;
+	return (int)v;
+}
+
+static const char *or_null(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+/* The record into st; NULL, or what is wrong with it. */
+static const char *read_record(struct sb_arena *a, const char *data,
+			       size_t len, struct sb_stage *st)
+{
+	SB_VEC(char *) env = { 0 };
+	const char *s = data, *end = data + len;
+	bool first = true, seen_end = false;
+
+	st->policy_fd = -1;
+	st->signal_fd = -1;
+	while (s < end && !seen_end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		char *f[2];
+		bool bad = false;
+		size_t nf;
+
+		if (first) {
+			if (n != strlen(MAGIC) || memcmp(s, MAGIC, n) != 0)
+				return "not a python-sb stage record";
+			first = false;
+		} else if (n == 3 && memcmp(s, "end", 3) == 0) {
+			seen_end = true;
+		} else {
+			nf = sb_split_fields(a, s, n, f, 2, &bad);
+			if (bad || nf != 2)
+				return "malformed stage record";
+			if (strcmp(f[0], "path") == 0)
+				st->path = f[1];
+			else if (strcmp(f[0], "real") == 0)
+				st->real = f[1];
+			else if (strcmp(f[0], "guard") == 0)
+				st->guard = or_null(f[1]);
+			else if (strcmp(f[0], "pkgdir") == 0)
+				st->pkgdir = or_null(f[1]);
+			else if (strcmp(f[0], "cwd") == 0)
+				st->cwd = f[1];
+			else if (strcmp(f[0], "script") == 0)
+				st->script = or_null(f[1]);
+			else if (strcmp(f[0], "policy-fd") == 0)
+				st->policy_fd = parse_fd(f[1]);
+			else if (strcmp(f[0], "guarded") == 0)
+				st->guarded = strcmp(f[1], "1") == 0;
+			else if (strcmp(f[0], "hosts") == 0)
+				st->hosts = strcmp(f[1], "1") == 0;
+			else if (strcmp(f[0], "debug") == 0)
+				st->debug = strcmp(f[1], "1") == 0;
+			else if (strcmp(f[0], "signal-fd") == 0)
+				st->signal_fd = strcmp(f[1], "-1") == 0
+							? -1
+							: parse_fd(f[1]);
+			else if (strcmp(f[0], "env") == 0 && strchr(f[1], '='))
+				*SB_VEC_PUSH(a, env) = f[1];
+			else
+				return "unknown field in the stage record";
+		}
+		s += n + 1;
+	}
+	if (!seen_end)
+		return "truncated stage record";
+	if (!st->path || st->path[0] != '/' || !st->real ||
+	    st->real[0] != '/' || !st->cwd || st->cwd[0] != '/' ||
+	    st->policy_fd < 0)
+		return "incomplete stage record";
+	*SB_VEC_PUSH(a, env) = NULL;
+	st->env = env.v;
+	return NULL;
+}
+
+/* The policy the guard will read, parsed here by the same code; its
+ * offset is left at 0 for the guard. */
+static const char *read_policy(struct sb_arena *a, int fd,
+			       struct sb_policy **out)
+{
+	struct sb_blob *blob = sb_arena_alloc(a, sizeof(*blob));
+	struct sb_buf data = { 0 };
+	const char *err = NULL;
+	int r;
+
+	*out = NULL;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return sb_arena_printf(a, "the policy descriptor: %s",
+				       strerror(errno));
+	r = sb_fd_read_all(fd, &data);
+	if (r < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		sb_buf_free(&data);
+		return sb_arena_printf(a, "reading the policy: %s",
+				       strerror(r < 0 ? -r : errno));
+	}
+	r = sb_blob_read(a, data.s ? sb_arena_strndup(a, data.s, data.len)
+				   : "",
+			 data.len, blob, &err);
+	sb_buf_free(&data);
+	if (r < 0)
+		return err;
+	if (sb_blob_parse_policy(blob, out) != 0 || (*out)->errors.n)
+		return "the policy does not parse inside the sandbox";
+	return NULL;
+}
+
+/* The launcher outside cannot see this process (another pid namespace):
+ * hand it a pidfd, through which it forwards the signals it gets. */
+static const char *send_pidfd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'p';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { 0 };
+	struct cmsghdr *cm;
+	int pidfd = sb_pidfd_open(getpid(), 0);
+	ssize_t n;
+
+	if (pidfd < 0)
+		return "pidfd_open";
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof(cbuf);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &pidfd, sizeof(int));
+	n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	close(pidfd);
+	close(sock);
+	return n == 1 ? NULL : "sending the signal descriptor";
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr,
+		"python-sb: the second stage inside the sandbox: %s; nothing "
+		"was run.\n",
+		what);
+	return EXIT_SETUP;
+}
+
+int sb_stage_main(int argc, char **argv)
+{
+	struct sb_arena *a;
+	struct sb_stage st = { 0 };
+	struct sb_policy *p = NULL;
+	struct sb_interp interp = { 0 };
+	struct sb_kernel_ctx ctx = { 0 };
+	struct sb_buf rec = { 0 };
+	const char *err;
+	int fd, rc;
+
+	if (argc < 4 || strncmp(argv[1], SB_STAGE_FLAG,
+				strlen(SB_STAGE_FLAG)) != 0 ||
+	    strcmp(argv[2], "--") != 0)
+		return fail("usage: python-sb --pysb-stage=FD -- PATH ARGV...");
+	fd = parse_fd(argv[1] + strlen(SB_STAGE_FLAG));
+	if (fd < 0)
+		return fail("bad stage descriptor");
+	rc = sb_fd_read_all(fd, &rec);
+	close(fd);
+	if (rc < 0) {
+		sb_buf_free(&rec);
+		return fail(strerror(-rc));
+	}
+	a = sb_arena_new();
+	err = read_record(a, rec.s ? sb_arena_strndup(a, rec.s, rec.len) : "",
+			  rec.len, &st);
+	sb_buf_free(&rec);
+	if (!err && strcmp(st.path, argv[3]) != 0)
+		err = "the command is not the interpreter the record names";
+	if (!err)
+		err = read_policy(a, st.policy_fd, &p);
+	if (!err && st.signal_fd >= 0)
+		err = send_pidfd(st.signal_fd);
+	if (err) {
+		rc = fail(err);
+		goto out;
+	}
+	if (!st.guarded)
+		close(st.policy_fd); /* the program has no use for it */
+	if (st.debug)
+		setenv("PYSB_DEBUG", "1", 1);
+	/* the kernel layer as os-sandbox=landlock builds it; the hosts file
+	 * the tool wrote holds the pinned names only */
+	p->provider = SB_PROVIDER_LANDLOCK;
+	if (st.hosts)
+		sb_fs_add_implicit(p, "/etc/hosts", false, "<provider>");
+	interp.path = st.path;
+	interp.real = st.real;
+	interp.source = "the launcher outside the sandbox";
+	ctx.interp = &interp;
+	ctx.guard = st.guard;
+	ctx.pkgdir = st.pkgdir;
+	ctx.cwd = st.cwd;
+	ctx.script = st.script;
+	/* bwrap run by root keeps root's capabilities for the program */
+	ctx.drop_caps = getuid() == 0;
+	rc = sb_netsup_run(a, p, &ctx, st.path, argv + 3, st.env);
+out:
+	sb_policy_free(p);
+	sb_arena_free(a);
+	return rc;
+}

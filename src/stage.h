@@ -1,0 +1,41 @@
+/* stage.h - python-sb's second stage under os-sandbox=bwrap and firejail
+ * (stage.c): run again by the tool inside its namespaces, after its mounts,
+ * it applies the kernel layer os-sandbox=landlock applies and runs the
+ * interpreter. Launcher-setup code: it prints its errors and returns
+ * python-sb's exit status.
+ */
+#ifndef SB_STAGE_H
+#define SB_STAGE_H
+
+#include <stdbool.h>
+
+/* argv[1] of the second stage: "--pysb-stage=FD", FD the stage record. */
+#define SB_STAGE_FLAG "--pysb-stage="
+
+/* What the outer launcher hands the second stage. */
+struct sb_stage {
+	const char *path, *real;   /* the interpreter, as sb_interp has it */
+	const char *guard, *pkgdir; /* NULL when the Python layer is off */
+	const char *cwd, *script;   /* as sb_kernel_ctx has them */
+	int policy_fd;              /* the policy blob (policy_blob.h) */
+	bool guarded;               /* the guard reads policy_fd after exec */
+	bool hosts;                 /* /etc/hosts is the pinned-names file */
+	bool debug;                 /* PYSB_DEBUG was set outside */
+	int signal_fd;              /* the stage sends its pidfd here, for
+				     * the launcher outside to forward
+				     * signals to; -1: none */
+	char *const *env;           /* the program's environment */
+};
+
+/* The stage record on a new memfd (inherited by exec, offset 0): the fd,
+ * or -errno. The environment travels here rather than on the tool's
+ * command line, which any user can read in /proc. */
+int sb_stage_write(const struct sb_stage *st);
+
+/* The second stage: `python-sb --pysb-stage=FD -- PATH ARGV...`. Reads
+ * and closes the record, applies Landlock, seccomp and the network
+ * supervisor to the program (netsup.h) and returns its exit status; 255
+ * after a message when anything is missing or malformed (nothing runs). */
+int sb_stage_main(int argc, char **argv);
+
+#endif
