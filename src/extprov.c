@@ -73,6 +73,81 @@ static int by_length(const void *x, const void *y)
 	return la < lb ? -1 : la > lb;
 }
 
+/* bubblewrap 0.8's options and how many arguments each takes. A bwrap.*
+ * key must name one that takes none (an empty value) or one: bwrap would
+ * take the words after an unknown or two-argument option as its command
+ * or its arguments. Landlock in the second stage holds whatever an option
+ * mounts to the rules. */
+static const struct {
+	const char *name;
+	int nargs;
+} bwrap_known[] = {
+	{ "unshare-user", 0 },    { "unshare-user-try", 0 },
+	{ "unshare-ipc", 0 },     { "unshare-pid", 0 },
+	{ "unshare-uts", 0 },     { "unshare-cgroup", 0 },
+	{ "unshare-cgroup-try", 0 }, { "unshare-all", 0 },
+	{ "disable-userns", 0 },  { "assert-userns-disabled", 0 },
+	{ "clearenv", 0 },        { "new-session", 0 },
+	{ "die-with-parent", 0 }, { "as-pid-1", 0 },
+	{ "level-prefix", 0 },    { "userns", 1 },
+	{ "userns2", 1 },         { "pidns", 1 },
+	{ "uid", 1 },             { "gid", 1 },
+	{ "hostname", 1 },        { "chdir", 1 },
+	{ "unsetenv", 1 },        { "lock-file", 1 },
+	{ "sync-fd", 1 },         { "remount-ro", 1 },
+	{ "exec-label", 1 },      { "file-label", 1 },
+	{ "proc", 1 },            { "dev", 1 },
+	{ "tmpfs", 1 },           { "mqueue", 1 },
+	{ "dir", 1 },             { "seccomp", 1 },
+	{ "add-seccomp-fd", 1 },  { "block-fd", 1 },
+	{ "userns-block-fd", 1 }, { "info-fd", 1 },
+	{ "json-status-fd", 1 },  { "cap-add", 1 },
+	{ "cap-drop", 1 },        { "perms", 1 },
+	{ "size", 1 },            { "argv0", 1 },
+	{ "setenv", 2 },          { "bind", 2 },
+	{ "bind-try", 2 },        { "dev-bind", 2 },
+	{ "dev-bind-try", 2 },    { "ro-bind", 2 },
+	{ "ro-bind-try", 2 },     { "bind-fd", 2 },
+	{ "ro-bind-fd", 2 },      { "file", 2 },
+	{ "bind-data", 2 },       { "ro-bind-data", 2 },
+	{ "symlink", 2 },         { "chmod", 2 },
+};
+
+/* Why a bwrap.* rule cannot be passed on, or NULL. */
+static const char *bwrap_key_error(struct sb_arena *a,
+				   const struct sb_provider_opt *o)
+{
+	const char *at = sb_ref_format(a, o->ref);
+	size_t i;
+
+	if (strcmp(o->key, "share-net") == 0 ||
+	    strcmp(o->key, "unshare-net") == 0)
+		return NULL;
+	for (i = 0; i < SB_ARRAY_LEN(bwrap_known); i++) {
+		if (strcmp(o->key, bwrap_known[i].name) != 0)
+			continue;
+		if (bwrap_known[i].nargs == 0 && *o->value)
+			return sb_arena_printf(
+				a, "%s: bwrap.%s takes no value: write 'bwrap.%s='",
+				at, o->key, o->key);
+		if (bwrap_known[i].nargs == 1 && !*o->value)
+			return sb_arena_printf(
+				a, "%s: bwrap.%s needs a value: 'bwrap.%s=VALUE'",
+				at, o->key, o->key);
+		if (bwrap_known[i].nargs == 2)
+			return sb_arena_printf(
+				a,
+				"%s: bwrap.%s takes two arguments, which a "
+				"bwrap.* rule cannot give; use the file rules "
+				"(expose-ro=, expose-rw=) or env=",
+				at, o->key);
+		return NULL;
+	}
+	return sb_arena_printf(a, "%s: bwrap.%s is not an option of bwrap "
+				  "0.8 (see bwrap(1))",
+			       at, o->key);
+}
+
 /* bwrap.* (2.6.14): share-net and unshare-net decide the network; any other
  * key is passed on. bwrap parses no "--opt=value": the value follows as its
  * own argument. */
@@ -265,14 +340,21 @@ char **sb_extprov_argv(struct sb_arena *a, const struct sb_policy *p,
 	size_t n, i;
 	int rc;
 
+	for (i = 0; i < p->provider_opts.n; i++)
+		if (provider == SB_PROVIDER_BWRAP &&
+		    p->provider_opts.v[i].provider == SB_PROVIDER_BWRAP &&
+		    (*err = bwrap_key_error(a, &p->provider_opts.v[i])))
+			return NULL;
 	rc = sb_ns_plan(a, p, ctx, ctx->script, &ops, &n, err);
 	for (i = 0; i < n; i++)
 		if (ops[i].fd >= 0) {
 			close(ops[i].fd);
 			ops[i].fd = -1;
 		}
-	if (rc < 0)
+	if (rc < 0) {
+		*err = sb_arena_printf(a, "cannot expose %s", *err);
 		return NULL;
+	}
 	qsort(ops, n, sizeof(*ops), by_length);
 	push(a, &v, tool);
 	if (provider == SB_PROVIDER_BWRAP)
@@ -479,7 +561,7 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 				hosts_fd, policy_fd, stage_fd, &err);
 	if (!targv) {
 		fprintf(stderr,
-			"python-sb: os-sandbox=%s: cannot expose %s; nothing "
+			"python-sb: os-sandbox=%s: %s; nothing "
 			"was run.\n",
 			name, err);
 		return EXIT_SETUP;

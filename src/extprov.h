@@ -19,7 +19,8 @@
  * guard in LD_PRELOAD is never loaded into the tool or the stage and no
  * value shows on a command line. 'hosts_fd' is an fd holding the
  * /etc/hosts text, or -1; 'policy_fd' the policy blob. Returns NULL with
- * *err on a path that cannot be exposed. */
+ * *err on a bwrap.* rule bwrap cannot take or a path that cannot be
+ * exposed. */
 char **sb_extprov_argv(struct sb_arena *a, const struct sb_policy *p,
 		       enum sb_provider provider, const char *tool,
 		       const struct sb_kernel_ctx *ctx, const char *self,

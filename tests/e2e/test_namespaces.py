@@ -484,3 +484,37 @@ def test_root_gets_no_capabilities(work, provider):
     assert lines[0] == " ".join(["0000000000000000"] * 3), lines
     assert lines[1] == "PermissionError", lines
     assert not (work / "data" / "null").exists()
+
+
+@pytest.mark.parametrize("rule,why", [
+    ("bwrap.frobnicate=1",
+     "bwrap.frobnicate is not an option of bwrap 0.8 (see bwrap(1))"),
+    ("bwrap.bind=/", "bwrap.bind takes two arguments, which a bwrap.* rule "
+     "cannot give; use the file rules (expose-ro=, expose-rw=) or env="),
+    ("bwrap.unshare-ipc=yes",
+     "bwrap.unshare-ipc takes no value: write 'bwrap.unshare-ipc='"),
+    ("bwrap.hostname=", "bwrap.hostname needs a value: "
+     "'bwrap.hostname=VALUE'"),
+])
+def test_bwrap_keys_bwrap_cannot_take(work, rule, why):
+    """A bwrap.* rule bwrap would not take stops the run (255) naming the
+    rule, before bwrap could read the words after it as its command."""
+    _skip("bwrap", "root")
+    (work / ".py-sandboxes").write_text(
+        f"os-sandbox=bwrap\npython-import=*\n{rule}\n")
+    r = _run(_argv("root", "-c", "open('ran', 'w').close()"), work, "root")
+    assert r.returncode == 255
+    assert r.stderr == (f"python-sb: os-sandbox=bwrap: .py-sandboxes(3): "
+                        f"{why}; nothing was run.\n")
+    assert not (work / "ran").exists()
+
+
+def test_bwrap_keys_bwrap_takes(work):
+    (work / ".py-sandboxes").write_text(
+        "os-sandbox=bwrap\npython-import=*\nbwrap.hostname=box7\n"
+        "bwrap.unshare-ipc=\n")
+    r = _run(_argv("root", "--py-sandbox=false", "-c",
+                   "import socket; print(socket.gethostname())"), work,
+             "root")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "box7\n"
