@@ -250,6 +250,12 @@ int sb_stage_main(int argc, char **argv)
 	sb_buf_free(&rec);
 	if (!err && strcmp(st.path, argv[3]) != 0)
 		err = "the command is not the interpreter the record names";
+	/* ld.so skips a preload it cannot open and runs the program anyway:
+	 * a guard the tool left out must stop the run here */
+	if (!err && st.guarded && (!st.guard || access(st.guard, R_OK) != 0))
+		err = sb_arena_printf(a, "the guard library %s is not readable "
+					 "inside the tool's root",
+				      st.guard ? st.guard : "(none)");
 	if (!err)
 		err = read_policy(a, st.policy_fd, &p);
 	if (!err && st.signal_fd >= 0)

@@ -430,6 +430,31 @@ def test_stage_refuses_bad_input(work):
     assert not (work / "ran").exists()
 
 
+def test_stage_refuses_a_guard_it_cannot_read(work):
+    """ld.so skips a preload it cannot open and runs the program anyway:
+    the stage stops the run when the guard is not there."""
+    record = work / "record"
+    record.write_text(
+        "python-sb stage 1\n"
+        f"path\t{DEBIAN_PYTHON}\nreal\t{DEBIAN_PYTHON}\n"
+        "guard\t/nonexistent/libpysb-guard.so\npkgdir\t\n"
+        f"cwd\t{work}\nscript\t\npolicy-fd\t3\nguarded\t1\nhosts\t0\n"
+        "debug\t0\nsignal-fd\t-1\nend\n")
+    fd = os.open(record, os.O_RDONLY)
+    try:
+        r = _run([str(sb_path()), f"--pysb-stage={fd}", "--", DEBIAN_PYTHON,
+                  "-c", "open('ran', 'w').close()"], work, "root",
+                 pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    assert r.returncode == 255
+    assert r.stderr == (
+        "python-sb: the second stage inside the sandbox: the guard library "
+        "/nonexistent/libpysb-guard.so is not readable inside the tool's "
+        "root; nothing was run.\n")
+    assert not (work / "ran").exists()
+
+
 @pytest.mark.parametrize("provider", ["bwrap", "firejail"])
 def test_explain_names_the_second_stage(work, provider):
     (work / ".py-sandboxes").write_text(
