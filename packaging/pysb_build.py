@@ -2,7 +2,8 @@
 
 It builds the C parts with meson and ninja in a temporary directory and
 writes a platform wheel by hand (no setuptools, no download): the
-`pysandboxes` package with the guard library in `pysandboxes/_lib/`, and the
+`pysandboxes` package with the guard library in `pysandboxes/_lib/` and the
+frame transport (`_pysbframe.abi3.so`) in `pysandboxes/`, and the
 `python-sb` binary as a wheel script, so that a venv's `bin/python-sb` runs
 the venv's own interpreter (it takes the `python3` next to itself).
 """
@@ -57,7 +58,8 @@ def _build(tmp):
                     "-Dbuildtype=debugoptimized"], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
     subprocess.run(["ninja", "-C", str(build), "python-sb",
-                    "libpysb-guard.so", "libpysb-prescan.so"], check=True,
+                    "libpysb-guard.so", "libpysb-prescan.so",
+                    "_pysbframe.abi3.so"], check=True,
                    stdout=subprocess.DEVNULL)
     return build
 
@@ -79,6 +81,8 @@ def build_wheel(wheel_directory, config_settings=None,
         for lib in ("libpysb-guard.so", "libpysb-prescan.so"):
             files[f"pysandboxes/_lib/{lib}"] = (
                 (build / lib).read_bytes(), 0o755)
+        files["pysandboxes/_pysbframe.abi3.so"] = (
+            (build / "_pysbframe.abi3.so").read_bytes(), 0o755)
         data = f"{NAME}-{VERSION}.data"
         files[f"{data}/scripts/python-sb"] = (
             (build / "python-sb").read_bytes(), 0o755)

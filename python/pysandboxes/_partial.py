@@ -1,7 +1,9 @@
 """Partial mode, the parent's side (seed-spec 7.2 to 7.6): sandboxes() finds
 the rule file, asks python-sb to check it, and keeps a pool of workers,
 each a `python-sb ... -m pysandboxes._worker FD` child connected by a
-socketpair; @sandbox calls are sent to them by reference.
+socketpair; @sandbox calls are sent to them by reference, in frames that
+the C transport (_pysbframe, loaded by _worker) moves: without it partial
+mode refuses to start, there is no fallback.
 
 What the workers send back is decoded by _unpickle (the restricted
 unpickler), never by pickle.loads. This module never lets a worker failure
@@ -32,7 +34,6 @@ RESTART_BUDGET = 5          # restarts per window, then calls are refused
 RESTART_WINDOW = 180.0
 BACKOFF_BASE, BACKOFF_FACTOR, BACKOFF_CAP = 1.0, 1.5, 5.0
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
-_CHUNK = 1 << 16
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _NOT_STARTED = ("Daemon not started. Use 'with sandboxes()' or "
                 "'pysandboxes.run()'")
@@ -107,6 +108,9 @@ def rule_args(extra_rules):
 
 # ---- one worker ----
 
+_frame = _wk._frame  # None when it did not load: Daemon() refuses then
+_Timeout = getattr(_frame, "Timeout", ())
+
 class _Died(Exception):
     """The worker's end of the socket closed: it is gone."""
 
@@ -116,77 +120,37 @@ class _Garbled(Exception):
 
 
 class _Worker:
+    """One worker and our end of its socketpair. Frames go through the C
+    transport (_pysbframe), with the GIL released; only the thread that
+    acquired the worker uses the socket."""
+
     def __init__(self, proc, sock):
         self.proc = proc
         self.sock = sock
-        self.buf = bytearray()
 
     @property
     def pid(self):
         return self.proc.pid
 
-    def send(self, bufs, deadline):
-        """Send [header] + chunks (_worker.frame_buffers) with sendmsg:
-        the pickler's large buffers go out as they are, never joined."""
-        bufs = list(bufs)
+    def send(self, chunks, deadline):
+        """One frame of the pickler's chunks (not joined). Raises _Died, or
+        _Timeout when the deadline passes."""
         try:
-            while bufs:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise socket.timeout()
-                self.sock.settimeout(left)
-                _wk.advance(bufs, self.sock.sendmsg(bufs))
-        except (BrokenPipeError, ConnectionResetError) as exc:
-            raise _Died(str(exc)) from None
-
-    def _fill(self, need, deadline):
-        buf = self.buf
-        while len(buf) < need:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise socket.timeout()
-            self.sock.settimeout(left)
-            try:
-                chunk = self.sock.recv(_CHUNK)
-            except ConnectionResetError:
-                chunk = b""
-            if not chunk:
-                raise _Died("the sandbox process closed the connection")
-            buf += chunk
+            _frame.send(self.sock.fileno(), chunks, deadline)
+        except _frame.Closed:
+            raise _Died("the sandbox process closed the connection") \
+                from None
 
     def recv(self, deadline, limit):
-        """The next frame's payload: bytes when it came in the buffered
-        read, else a bytearray of its size filled in place."""
-        buf = self.buf
-        if len(buf) < 4:
-            self._fill(4, deadline)
-        size = int.from_bytes(buf[:4], "big")
-        if size > limit:
-            raise _Garbled(f"the sandbox sent a frame of {size} bytes, over "
-                           f"the limit of {limit} bytes")
-        end = 4 + size
-        if len(buf) >= end:
-            payload = bytes(buf[4:end])
-            del buf[:end]
-            return payload
-        payload = bytearray(size)
-        have = len(buf) - 4
-        payload[:have] = buf[4:]
-        del buf[:]
-        view = memoryview(payload)[have:]
-        while view:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise socket.timeout()
-            self.sock.settimeout(left)
-            try:
-                n = self.sock.recv_into(view)
-            except ConnectionResetError:
-                n = 0
-            if not n:
-                raise _Died("the sandbox process closed the connection")
-            view = view[n:]
-        return payload
+        """The next frame's payload (bytes). Raises _Died, _Garbled for a
+        header over limit, or _Timeout when the deadline passes."""
+        try:
+            return _frame.recv(self.sock.fileno(), deadline, limit)
+        except _frame.Closed:
+            raise _Died("the sandbox process closed the connection") \
+                from None
+        except _frame.Garbled as exc:
+            raise _Garbled(str(exc)) from None
 
     def kill(self):
         try:
@@ -263,6 +227,7 @@ class Daemon:
     Its only user-visible use is being non-None."""
 
     def __init__(self, conf, caller):
+        _wk.transport()  # fail closed, before anything starts
         self.python_sb = find_python_sb()
         self.config = find_config(conf["sandboxes_config"], caller)
         self.envs = dict(conf["envs"]) if conf["envs"] is not None else None
@@ -343,13 +308,13 @@ class Daemon:
         finally:
             child.close()
         worker = _Worker(proc, parent)
-        init, _ = _wk.frame_buffers(_wk.dumps_chunks(
-            ("init", list(sys.path), self.init_ref, self.max_result)))
+        init = _wk.dumps_chunks(
+            ("init", list(sys.path), self.init_ref, self.max_result))
         try:
             deadline = time.monotonic() + START_TIMEOUT
             worker.send(init, deadline)
             reply = self._receive(worker, deadline, "init_fn")
-        except socket.timeout:
+        except _Timeout:
             worker.kill()
             raise RuntimeError(f"Daemon failed to start within "
                                f"{START_TIMEOUT:g}s. Check that the sandbox "
@@ -564,8 +529,8 @@ class Daemon:
         threading.Event) is set when the caller's asyncio task was
         cancelled: the call's output and result are then dropped."""
         try:
-            payload, _ = _wk.frame_buffers(_wk.dumps_chunks(
-                ("call", module, qualname, args, kwargs)))
+            payload = _wk.dumps_chunks(
+                ("call", module, qualname, args, kwargs))
         except Exception as exc:
             raise TypeError(f"the arguments of {qualname}() cannot be sent "
                             f"to the sandbox: {type(exc).__name__}: "
@@ -583,7 +548,7 @@ class Daemon:
                         f"{qualname}(): the sandbox process died during the "
                         f"call, twice ({exc})") from None
                 continue
-            except socket.timeout:
+            except _Timeout:
                 self.release(worker, False)
                 raise SandBoxProtocolError(
                     f"{qualname}(): no answer from the sandbox within "

@@ -2,8 +2,10 @@
 
 It runs under python-sb like any program, so the policy and provider of the
 rule file confine it, and serves calls from its parent over the inherited
-socketpair FD: frames of a 4-byte big-endian length and a pickle. It has no
-listening socket and no token; it ends when the parent closes its end.
+socketpair FD: frames of a 4-byte big-endian length and a pickle, moved by
+the C transport _pysbframe (both ends use it; this module loads it and
+says clearly when it cannot). It has no listening socket and no token; it
+ends when the parent closes its end.
 
 The parent is trusted: its requests are decoded by an Unpickler that takes
 loaded modules as they are and imports the others through the import system,
@@ -28,15 +30,42 @@ import types
 import pysandboxes as _pkg
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
-_CHUNK = 1 << 16
 _OUT_PIECE = 1 << 16   # characters of printed output per frame
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+TRANSPORT_FILE = "_pysbframe.abi3.so"
+
+# Loaded with this module: in a worker that is while the guard loads the
+# package, before the program is judged (later, the import would be).
+try:
+    from . import _pysbframe as _frame
+    _frame_error = None
+except ImportError as exc:
+    _frame, _frame_error = None, exc
+
+
+def transport():
+    """The C frame transport; SandBoxError naming the file when it is not
+    there or does not load: partial mode has no other transport."""
+    if _frame is not None:
+        return _frame
+    from .e import SandBoxError
+    path = os.path.join(_PKG_DIR, TRANSPORT_FILE)
+    if not os.path.exists(path):
+        why = "is missing"
+    else:
+        why = f"does not load ({_frame_error})"
+    raise SandBoxError(
+        f"partial mode needs its C transport {path}, which {why}. Build it "
+        f"with `make` in the python-sb checkout (the build puts it there), "
+        f"or reinstall python-sb (make install, or pip install).")
 
 
 class _Chunks(list):
     """A Pickler's file: the pickler hands a large bytes-like value to
     write() as it is (CPython 3.8+ bypasses its buffer for those), so a
-    result is sent with writev and never copied in user space."""
+    large bytes value is sent with sendmsg from where it is, never joined
+    (the transport copies a bytearray or PickleBuffer one: it cannot pin
+    it while the GIL is released)."""
     write = list.append
 
 
@@ -46,104 +75,29 @@ def dumps_chunks(obj):
     return chunks
 
 
-def frame_buffers(chunks):
-    """[header] + chunks as byte buffers, and the payload's size."""
-    bufs = [None]
-    total = 0
-    for chunk in chunks:
-        if not isinstance(chunk, (bytes, bytearray)):
-            chunk = memoryview(chunk).cast("B")
-        total += len(chunk)
-        bufs.append(chunk)
-    bufs[0] = total.to_bytes(4, "big")
-    return bufs, total
-
-
-def advance(bufs, sent):
-    """Drop what a partial writev/sendmsg sent from the front of bufs."""
-    while bufs and sent >= len(bufs[0]):
-        sent -= len(bufs[0])
-        bufs.pop(0)
-    if sent:
-        bufs[0] = memoryview(bufs[0])[sent:]
-
-
-class _View:
-    """A read-only file over a bytearray for the C Unpickler: read()
-    returns memoryview slices, so a large frame is not copied again."""
-
-    __slots__ = ("_mv", "_pos")
-
-    def __init__(self, data):
-        self._mv = memoryview(data)
-        self._pos = 0
-
-    def read(self, n=-1):
-        pos = self._pos
-        end = len(self._mv) if n < 0 else min(pos + n, len(self._mv))
-        self._pos = end
-        return self._mv[pos:end]
-
-    def readinto(self, buf):
-        pos = self._pos
-        n = min(len(buf), len(self._mv) - pos)
-        buf[:n] = self._mv[pos:pos + n]
-        self._pos = pos + n
-        return n
-
-    def readline(self):
-        end = len(self._mv)
-        for i in range(self._pos, end):
-            if self._mv[i] == 10:
-                end = i + 1
-                break
-        return self.read(end - self._pos).tobytes()
-
-
-def reader(data):
-    """A file over a frame: BytesIO shares a bytes object; a bytearray
-    (a large frame read in place) is read through a memoryview."""
-    return io.BytesIO(data) if isinstance(data, bytes) else _View(data)
+def payload_size(chunks):
+    """The bytes a frame of these chunks carries (a PickleBuffer chunk
+    has no len())."""
+    return sum(len(c) if isinstance(c, (bytes, bytearray))
+               else memoryview(c).nbytes for c in chunks)
 
 
 class _Channel:
+    """The worker's end: no deadline (the parent owns the timeouts) and no
+    size limit (the parent is trusted)."""
+
     def __init__(self, fd):
         self.fd = fd
-        self.buf = bytearray()
 
     def read_frame(self):
-        """The next payload, or None when the parent has gone. A large
-        one is read in place into a bytearray of its size."""
-        buf, fd = self.buf, self.fd
-        while len(buf) < 4:
-            chunk = os.read(fd, _CHUNK)
-            if not chunk:
-                return None
-            buf += chunk
-        end = 4 + int.from_bytes(buf[:4], "big")
-        if len(buf) >= end:
-            payload = bytes(buf[4:end])
-            del buf[:end]
-            return payload
-        payload = bytearray(end - 4)
-        have = len(buf) - 4
-        payload[:have] = buf[4:]
-        del buf[:]
-        view = memoryview(payload)[have:]
-        while view:
-            n = os.readv(fd, [view])
-            if not n:
-                return None
-            view = view[n:]
-        return payload
+        """The next payload, or None when the parent has gone."""
+        try:
+            return _frame.recv(self.fd, None, None)
+        except _frame.Closed:
+            return None
 
     def send_chunks(self, chunks):
-        bufs, _ = frame_buffers(chunks)
-        self.send_buffers(bufs)
-
-    def send_buffers(self, bufs):
-        while bufs:
-            advance(bufs, os.writev(self.fd, bufs))
+        _frame.send(self.fd, chunks, None)
 
     def send(self, obj):
         self.send_chunks(dumps_chunks(obj))
@@ -167,7 +121,7 @@ class _Requests(pickle.Unpickler):
 
 
 def _decode(payload):
-    return _Requests(reader(payload)).load()
+    return _Requests(io.BytesIO(payload)).load()
 
 
 class _Output(io.TextIOBase):
@@ -308,15 +262,15 @@ def _serve_one(chan, max_result, fn, args):
         sys.stdout, sys.stderr = saved
     if reply is None:
         try:
-            bufs, size = frame_buffers(dumps_chunks(("ok", value)))
+            chunks = dumps_chunks(("ok", value))
         except Exception as exc:
             err = TypeError(f"the result cannot be sent back from the "
                             f"sandbox: {type(exc).__name__}: {exc}")
-            bufs, size = frame_buffers(dumps_chunks(_exception_reply(err)))
+            chunks = dumps_chunks(_exception_reply(err))
+        size = payload_size(chunks)
         if size > max_result:
-            bufs, size = frame_buffers(dumps_chunks(("big", size,
-                                                     max_result)))
-        chan.send_buffers(bufs)
+            chunks = dumps_chunks(("big", size, max_result))
+        chan.send_chunks(chunks)
     else:
         chan.send(reply)
 
@@ -350,9 +304,10 @@ def main(argv=None):
     os.set_inheritable(fd, False)  # not for the function's own children
     _pkg._in_sandbox = True  # nested @sandbox calls run in place
     chan = _Channel(fd)
+    transport()
     try:
         return _serve(chan)
-    except (BrokenPipeError, ConnectionResetError):
+    except _frame.Closed:
         return 0
 
 

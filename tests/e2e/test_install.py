@@ -26,6 +26,9 @@ def test_install_into_a_prefix_and_run(tmp_path):
     assert any(f.endswith("python-sb/libpysb-guard.so") for f in files)
     assert any(f.endswith("python-sb/python/pysandboxes/e.py")
                for f in files)
+    frame = [f for f in files
+             if f.endswith("python-sb/python/pysandboxes/_pysbframe.abi3.so")]
+    assert len(frame) == 1, sorted(files)
     assert "share/man/man1/python-sb.1" in files
     assert "share/man/man5/py-sandboxes.5" in files
     work = tmp_path / "work"
@@ -39,6 +42,34 @@ def test_install_into_a_prefix_and_run(tmp_path):
         cwd=work, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "True\nRuleModuleNotFoundError\n"
+    # partial mode from the installed tree: the parent and the worker both
+    # load the installed transport, with no checkout in reach
+    pkgdir = prefix / frame[0].rsplit("/pysandboxes/", 1)[0]
+    r = _partial_call(work, dict(PYTHONPATH=str(pkgdir),
+                                 PYSB_PYTHON_SB=str(prefix / "bin" /
+                                                    "python-sb")))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"{pkgdir}/pysandboxes/_pysbframe.abi3.so\n3\n"
+
+
+def _partial_call(work, env_add, python="/usr/bin/python3"):
+    """A @sandbox call in partial mode from work/, where the transport
+    was loaded from, the environment cleared of the checkout's."""
+    (work / "pmod.py").write_text("from pysandboxes import sandbox\n"
+                                  "@sandbox\ndef add(a, b):\n"
+                                  "    return a + b\n")
+    (work / ".py-sandboxes").write_text("python-import=pmod\n"
+                                        "expose-ro=.\n")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYSB", "PYTHON"))}
+    env.update(env_add)
+    return subprocess.run(
+        [python, "-c",
+         "import pmod, pysandboxes._worker as w\n"
+         "from pysandboxes import sandboxes\n"
+         "print(w.transport().__file__)\n"
+         "with sandboxes(workers=1):\n    print(pmod.add(1, 2))\n"],
+        cwd=work, capture_output=True, text=True, env=env, timeout=120)
 
 
 def test_pip_install_into_a_venv_offline(tmp_path):
@@ -82,6 +113,13 @@ def test_pip_install_into_a_venv_offline(tmp_path):
          "))\n"],
         cwd=work, capture_output=True, text=True, env=env)
     assert (r.returncode, r.stdout) == (0, "c True\n"), r.stderr
+    # and partial mode with the wheel's transport, python-sb found on PATH
+    r = _partial_call(work, dict(PATH=f"{venv}/bin:/usr/bin:/bin"),
+                      python=str(venv / "bin" / "python"))
+    assert r.returncode == 0, r.stderr
+    site = r.stdout.split("/pysandboxes/")[0]
+    assert site.startswith(str(venv)) and site.endswith("site-packages")
+    assert r.stdout == f"{site}/pysandboxes/_pysbframe.abi3.so\n3\n"
 
 
 def test_a_shebang_line_runs_the_script_sandboxed(tmp_path, sb):

@@ -196,6 +196,24 @@ def thing(v):
 @sandbox
 def raise_gadget(target, args):
     raise Carrier("carried", Gadget(target, args))
+
+
+@sandbox
+def dribble(frame, piece, pause):
+    """A well-formed frame before the reply, written a few bytes at a time:
+    the parent must put it back together."""
+    data = len(frame).to_bytes(4, "big") + frame
+    for i in range(0, len(data), piece):
+        os.write(int(sys.argv[1]), data[i:i + piece])
+        time.sleep(pause)
+    return "after"
+
+
+@sandbox
+def stall(seconds):
+    """A header, part of its payload, then nothing."""
+    os.write(int(sys.argv[1]), (1000).to_bytes(4, "big") + b"\\x80" * 10)
+    time.sleep(seconds)
 '''
 
 
@@ -781,6 +799,173 @@ def test_oversized_frame_header_is_refused(python, tmp_cwd):
     assert out == ("forged(): the sandbox sent a frame of 10000 bytes, over "
                    "the limit of 5096 bytes; the sandbox process was "
                    "replaced\nTrue\n")
+
+
+def test_frame_in_small_pieces_is_reassembled(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import pickle
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes(workers=1):
+            pid = sbmod.state()[0]
+            frame = pickle.dumps(("out", "stdout", "dribbled\\n"), 5)
+            print(sbmod.dribble(frame, 1, 0.002))
+            frame = pickle.dumps(("out", "stdout", "y" * 300000 + "\\n"), 5)
+            print(sbmod.dribble(frame, 7919, 0))
+            print(sbmod.state()[0] == pid)
+    """))
+    assert out == "dribbled\nafter\n" + "y" * 300000 + "\nafter\nTrue\n"
+
+
+def test_timeout_in_the_middle_of_a_frame(python, tmp_cwd):
+    out = ok(run_app(python, tmp_cwd, """
+        import time
+        from pysandboxes import sandboxes, SandBoxProtocolError
+        import sbmod
+        with sandboxes(timeout=1, workers=1):
+            pid = sbmod.state()[0]
+            t = time.monotonic()
+            try:
+                sbmod.stall(30)
+            except SandBoxProtocolError as e:
+                print(e)
+            print(time.monotonic() - t < 10)
+            print(sbmod.state()[0] != pid)
+    """))
+    assert out == ("stall(): no answer from the sandbox within 1 s "
+                   "(timeout=); the sandbox process was replaced\n"
+                   "True\nTrue\n")
+
+
+TRANSPORT_CASES = """
+import os, signal, socket, sys, threading, time
+import pysandboxes._worker as w
+f = w.transport()
+print(os.path.basename(f.__file__), hex(f.LIMITED_API))
+a, b = socket.socketpair()
+
+
+def later(fn, *args):
+    t = threading.Thread(target=fn, args=args)
+    t.start()
+    return t
+
+
+# more buffers than IOV_MAX, every kind of bytes-like, none joined
+chunks = [b"ab"] * 3000 + [bytearray(b"cd"), memoryview(b"efgh")[1:3], b""]
+t = later(f.send, a.fileno(), chunks, None)
+got = f.recv(b.fileno(), time.monotonic() + 5, None)
+t.join()
+print(got == b"ab" * 3000 + b"cdfg", type(got).__name__)
+# far more than the socket buffer: partial writes and reads
+a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+big = os.urandom(3 << 20)
+t = later(f.send, a.fileno(), [big[:1], big[1:]], time.monotonic() + 20)
+print(f.recv(b.fileno(), time.monotonic() + 20, 3 << 20) == big)
+t.join()
+f.send(a.fileno(), [], None)
+print(f.recv(b.fileno(), None, 0) == b"")
+# a header over the limit: nothing of the payload is read
+f.send(a.fileno(), [b"x" * 10], None)
+try:
+    f.recv(b.fileno(), None, 9)
+except f.Garbled as e:
+    print(e, isinstance(e, ValueError), b.recv(100) == b"x" * 10)
+t0 = time.monotonic()
+try:
+    f.recv(b.fileno(), time.monotonic() + 0.2, None)
+except f.Timeout as e:
+    print("timeout", isinstance(e, TimeoutError),
+          0.15 < time.monotonic() - t0 < 5)
+a.send((100).to_bytes(4, "big") + b"x")
+try:
+    f.recv(b.fileno(), time.monotonic() + 0.2, None)
+except f.Timeout:
+    print("timeout in a frame")
+try:
+    for _ in range(10000):
+        f.send(a.fileno(), [b"y" * 65536], time.monotonic() + 0.2)
+except f.Timeout:
+    print("timeout sending")
+
+
+def boom(*_):
+    raise KeyboardInterrupt
+
+
+# a signal handler runs during a wait, and its exception ends it (PEP 475)
+c, d = socket.socketpair()
+signal.signal(signal.SIGALRM, boom)
+signal.setitimer(signal.ITIMER_REAL, 0.1)
+try:
+    f.recv(d.fileno(), None, None)
+except KeyboardInterrupt:
+    print("interrupted")
+c.close()
+try:
+    f.recv(d.fileno(), None, None)
+except f.Closed as e:
+    print("closed", isinstance(e, ConnectionError))
+try:
+    f.send(d.fileno(), [b"z"], None)
+except f.Closed:
+    print("closed sending")
+try:
+    f.send(d.fileno(), [1], None)
+except TypeError:
+    print("TypeError")
+"""
+
+
+@pytest.mark.parametrize("python", INTERPRETERS)
+def test_transport_one_abi3_build_on_every_interpreter(python, tmp_cwd):
+    """The C transport itself, in a parent of every interpreter: the same
+    .abi3.so file (built once, limited API of 3.9) and its edge cases."""
+    out = ok(run_app(python, tmp_cwd, TRANSPORT_CASES))
+    assert out == (
+        "_pysbframe.abi3.so 0x3090000\n"
+        "True bytes\nTrue\nTrue\n"
+        "the sandbox sent a frame of 10 bytes, over the limit of 9 bytes "
+        "True True\n"
+        "timeout True True\ntimeout in a frame\ntimeout sending\n"
+        "interrupted\nclosed True\nclosed sending\nTypeError\n")
+    where = ok(run_app(python, tmp_cwd, """
+        import pysandboxes._worker as w
+        print(w.transport().__file__)
+    """))
+    assert where == str(REPO / "python" / "pysandboxes" /
+                        "_pysbframe.abi3.so") + "\n"
+
+
+def test_parent_refuses_without_the_transport(python, tmp_cwd):
+    """No fallback: partial mode does not start, and says which file is
+    missing (or does not load) and how to get it."""
+    pkg = tmp_cwd / "copy" / "pysandboxes"
+    pkg.mkdir(parents=True)
+    for f in (REPO / "python" / "pysandboxes").glob("*.py"):
+        (pkg / f.name).write_bytes(f.read_bytes())
+    main = """
+        from pysandboxes import sandboxes, SandBoxError
+        import sbmod
+        try:
+            with sandboxes():
+                print("started")
+        except SandBoxError as e:
+            print(e)
+    """
+    path = pkg / "_pysbframe.abi3.so"
+    tail = (". Build it with `make` in the python-sb checkout (the build "
+            "puts it there), or reinstall python-sb (make install, or pip "
+            "install).\n")
+    env = {"PYTHONPATH": str(pkg.parent)}
+    out = ok(run_app(python, tmp_cwd, main, env=env))
+    assert out == (f"partial mode needs its C transport {path}, which is "
+                   f"missing" + tail)
+    path.write_bytes(b"not an ELF file")
+    out = ok(run_app(python, tmp_cwd, main, env=env))
+    assert out.startswith(f"partial mode needs its C transport {path}, "
+                          f"which does not load (")
+    assert out.endswith(tail)
 
 
 # ---- part 2: cancellation, parent death, shutdown, floods ----
