@@ -287,7 +287,8 @@ static bool whitelistable(const char *path)
 
 static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 			  argv_vec *v, struct sb_ns_op *ops, size_t n,
-			  const char *self, int policy_fd, int stage_fd)
+			  const struct sb_kernel_ctx *ctx, const char *self,
+			  int policy_fd, int stage_fd)
 {
 	size_t i;
 
@@ -311,6 +312,10 @@ static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 	push(a, v, "--whitelist=/etc/hosts");
 	if (whitelistable(self))
 		push(a, v, sb_arena_printf(a, "--whitelist=%s", self));
+	/* a whitelist below a tree hides the rest of it, the working
+	 * directory too: keep it (Landlock still holds it to the rules) */
+	if (ctx->cwd && whitelistable(ctx->cwd))
+		push(a, v, sb_arena_printf(a, "--whitelist=%s", ctx->cwd));
 	for (i = 0; i < n; i++) {
 		const struct sb_ns_op *o = &ops[i];
 
@@ -360,7 +365,8 @@ char **sb_extprov_argv(struct sb_arena *a, const struct sb_policy *p,
 	if (provider == SB_PROVIDER_BWRAP)
 		bwrap_argv(a, p, &v, ops, n, ctx, self, hosts_fd);
 	else
-		firejail_argv(a, p, &v, ops, n, self, policy_fd, stage_fd);
+		firejail_argv(a, p, &v, ops, n, ctx, self, policy_fd,
+			      stage_fd);
 	push(a, &v, "--");
 	push(a, &v, provider == SB_PROVIDER_BWRAP ? BWRAP_STAGE : self);
 	push(a, &v, sb_arena_printf(a, SB_STAGE_FLAG "%d", stage_fd));

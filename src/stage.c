@@ -256,6 +256,11 @@ int sb_stage_main(int argc, char **argv)
 		err = sb_arena_printf(a, "the guard library %s is not readable "
 					 "inside the tool's root",
 				      st.guard ? st.guard : "(none)");
+	/* relative paths must mean what they meant outside */
+	if (!err && chdir(st.cwd) != 0)
+		err = sb_arena_printf(a, "the working directory %s is not "
+					 "there inside the tool's root: %s",
+				      st.cwd, strerror(errno));
 	if (!err)
 		err = read_policy(a, st.policy_fd, &p);
 	if (!err && st.signal_fd >= 0)

@@ -430,28 +430,45 @@ def test_stage_refuses_bad_input(work):
     assert not (work / "ran").exists()
 
 
+def _stage_record(work, **over):
+    fields = {"path": DEBIAN_PYTHON, "real": DEBIAN_PYTHON,
+              "guard": "/nonexistent/libpysb-guard.so", "pkgdir": "",
+              "cwd": str(work), "script": "", "policy-fd": "3",
+              "guarded": "1", "hosts": "0", "debug": "0", "signal-fd": "-1"}
+    fields.update(over)
+    record = work / "record"
+    record.write_text("python-sb stage 1\n" + "".join(
+        f"{k}\t{v}\n" for k, v in fields.items()) + "end\n")
+    fd = os.open(record, os.O_RDONLY)
+    try:
+        return _run([str(sb_path()), f"--pysb-stage={fd}", "--",
+                     DEBIAN_PYTHON, "-c", "open('ran', 'w').close()"], work,
+                    "root", pass_fds=(fd,))
+    finally:
+        os.close(fd)
+
+
 def test_stage_refuses_a_guard_it_cannot_read(work):
     """ld.so skips a preload it cannot open and runs the program anyway:
     the stage stops the run when the guard is not there."""
-    record = work / "record"
-    record.write_text(
-        "python-sb stage 1\n"
-        f"path\t{DEBIAN_PYTHON}\nreal\t{DEBIAN_PYTHON}\n"
-        "guard\t/nonexistent/libpysb-guard.so\npkgdir\t\n"
-        f"cwd\t{work}\nscript\t\npolicy-fd\t3\nguarded\t1\nhosts\t0\n"
-        "debug\t0\nsignal-fd\t-1\nend\n")
-    fd = os.open(record, os.O_RDONLY)
-    try:
-        r = _run([str(sb_path()), f"--pysb-stage={fd}", "--", DEBIAN_PYTHON,
-                  "-c", "open('ran', 'w').close()"], work, "root",
-                 pass_fds=(fd,))
-    finally:
-        os.close(fd)
+    r = _stage_record(work)
     assert r.returncode == 255
     assert r.stderr == (
         "python-sb: the second stage inside the sandbox: the guard library "
         "/nonexistent/libpysb-guard.so is not readable inside the tool's "
         "root; nothing was run.\n")
+    assert not (work / "ran").exists()
+
+
+def test_stage_refuses_a_missing_working_directory(work):
+    """Relative paths must mean inside what they meant outside: a working
+    directory the tool did not keep stops the run."""
+    r = _stage_record(work, guarded="0", cwd="/nonexistent-pysb-cwd")
+    assert r.returncode == 255
+    assert r.stderr == (
+        "python-sb: the second stage inside the sandbox: the working "
+        "directory /nonexistent-pysb-cwd is not there inside the tool's "
+        "root: No such file or directory; nothing was run.\n")
     assert not (work / "ran").exists()
 
 
