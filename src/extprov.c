@@ -367,7 +367,12 @@ char **sb_extprov_argv(struct sb_arena *a, const struct sb_policy *p,
 	else
 		firejail_argv(a, p, &v, ops, n, ctx, self, policy_fd,
 			      stage_fd);
-	push(a, &v, "--");
+	/* firejail runs what follows a "--" through the user's login shell
+	 * (nologin for a service account, bash's quoting for root): without
+	 * it, the first word that is not an option (an absolute path) is
+	 * exec'd directly */
+	if (provider == SB_PROVIDER_BWRAP)
+		push(a, &v, "--");
 	push(a, &v, provider == SB_PROVIDER_BWRAP ? BWRAP_STAGE : self);
 	push(a, &v, sb_arena_printf(a, SB_STAGE_FLAG "%d", stage_fd));
 	push(a, &v, "--");

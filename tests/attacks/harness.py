@@ -34,8 +34,8 @@ DEBIAN_PYTHON = "/usr/bin/python3"
 # The /nobody columns run python-sb as uid 65534 with Debian's python3
 # (pyenv lives under /root, which that uid cannot read).
 # unshare, bwrap, firejail: the namespace providers (issue 6); firejail
-# runs as root only: the setuid tool refuses other users unless
-# /etc/firejail/firejail.users names them (docs/providers.md).
+# runs as root only: the unprivileged columns are uid 65534, which
+# firejail refuses (docs/providers.md).
 PROVIDERS = ["subprocess", "landlock", "subprocess/nobody",
              "landlock/nobody", "unshare", "unshare/nobody", "bwrap",
              "bwrap/nobody", "firejail"]

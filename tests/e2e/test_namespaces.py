@@ -10,8 +10,10 @@ bwrap and firejail run python-sb's second stage inside their namespaces
 os-sandbox=landlock, and the guard. Documented differences: firejail keeps
 the host's paths outside its whitelist trees visible (Landlock refuses
 them) and its /etc/hosts, and does not forward SIGTERM to a handler."""
+import atexit
 import os
 import pathlib
+import pwd
 import shutil
 import signal
 import subprocess
@@ -30,11 +32,47 @@ def _tool_missing(provider):
     return provider != "unshare" and shutil.which(provider) is None
 
 
-def _run(argv, cwd, user, **kw):
+FJ_USER = "pysb-fj"
+
+
+def _firejail_user():
+    """firejail refuses uid 65534 (and accounts it cannot look up): the
+    unprivileged firejail runs use an account of their own, made once when
+    missing (root only) and removed when the tests end."""
+    try:
+        pw = pwd.getpwnam(FJ_USER)
+        return pw.pw_uid, pw.pw_gid
+    except KeyError:
+        pass
+    if os.geteuid() != 0 or shutil.which("useradd") is None:
+        pytest.skip("firejail refuses uid 65534, and no account can be "
+                    "made for it here")
+    r = subprocess.run(["useradd", "-M", "-N", "-d", "/nonexistent",
+                        "-s", "/usr/sbin/nologin", "-c",
+                        "python-sb tests (firejail as a user)", FJ_USER],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"useradd {FJ_USER}: {r.stderr.strip()}")
+    atexit.register(subprocess.run, ["userdel", FJ_USER],
+                    capture_output=True)
+    pw = pwd.getpwnam(FJ_USER)
+    return pw.pw_uid, pw.pw_gid
+
+
+def _as(user, argv):
+    """argv run as 'root' (as it is), 'nobody' (uid 65534) or 'fjuser'."""
     if user == "nobody":
-        argv = as_nobody(argv)
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
-                          timeout=60, **kw)
+        return as_nobody(argv)
+    if user == "fjuser":
+        uid, gid = _firejail_user()
+        return [shutil.which("setpriv"), f"--reuid={uid}", f"--regid={gid}",
+                "--clear-groups", "--"] + list(argv)
+    return list(argv)
+
+
+def _run(argv, cwd, user, **kw):
+    return subprocess.run(_as(user, argv), cwd=cwd, capture_output=True,
+                          text=True, timeout=60, **kw)
 
 
 @pytest.fixture
@@ -56,17 +94,19 @@ def work():
 
 def _argv(user, *rest):
     base = [str(sb_path())]
-    if user == "nobody" or os.geteuid() != 0:
+    if user != "root" or os.geteuid() != 0:
         base.append(f"--python={DEBIAN_PYTHON}")
     return base + list(rest)
 
 
 def _skip(provider, user):
+    """Skip when the provider is missing; the user to run as."""
     if _tool_missing(provider):
         pytest.skip(f"{provider} is not installed")
     if provider == "firejail" and user == "nobody":
-        pytest.skip("firejail refuses users /etc/firejail/firejail.users "
-                    "does not name (a host setting, left alone)")
+        _firejail_user()
+        return "fjuser"
+    return user
 
 
 def _hosts_name():
@@ -97,7 +137,7 @@ print("host", socket.gethostname())
 @pytest.mark.parametrize("user", ["root", "nobody"])
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_hiding(work, provider, user):
-    _skip(provider, user)
+    user = _skip(provider, user)
     (work / ".py-sandboxes").write_text(
         f"os-sandbox={provider}\npython-import=*\nexpose-ro=./data\n"
         "expose-ro=/proc\nignore=secret.key\n")
@@ -135,7 +175,7 @@ for p in sys.argv[1:]:
 def test_ignore_globs_and_deep_names_are_masked(work, provider, user):
     """ignore= with a glob, or a name deep in an exposed tree, is masked for
     native code too (weaknesses.md 34): the tree is searched at start."""
-    _skip(provider, user)
+    user = _skip(provider, user)
     deep = work / "data" / "a" / "b"
     (deep / ".git").mkdir(parents=True)
     (deep / "c.key").write_text("TOPSECRET")
@@ -179,7 +219,7 @@ def test_ignore_search_is_bounded(work):
 @pytest.mark.parametrize("user", ["root", "nobody"])
 @pytest.mark.parametrize("provider", ["unshare", "bwrap"])
 def test_hostname_and_hosts(work, provider, user):
-    _skip(provider, user)
+    user = _skip(provider, user)
     name = _hosts_name()
     if name is None:
         pytest.skip("no name besides localhost in /etc/hosts to pin")
@@ -206,7 +246,7 @@ def socket_hostname():
 @pytest.mark.parametrize("user", ["root", "nobody"])
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_exit_status(work, provider, user):
-    _skip(provider, user)
+    user = _skip(provider, user)
     (work / ".py-sandboxes").write_text(
         f"os-sandbox={provider}\npython-import=*\n")
     r = _run(_argv(user, "-c", "import sys; sys.exit(42)"), work, user)
@@ -216,15 +256,13 @@ def test_exit_status(work, provider, user):
 @pytest.mark.parametrize("user", ["root", "nobody"])
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_sigterm_forwarded(work, provider, user):
-    _skip(provider, user)
+    user = _skip(provider, user)
     (work / ".py-sandboxes").write_text(
         f"os-sandbox={provider}\npython-import=*\n")
     code = ("import signal, sys, time\n"
             "signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))\n"
             "print('ready', flush=True)\ntime.sleep(30)\n")
-    argv = _argv(user, "--py-sandbox=false", "-c", code)
-    if user == "nobody":
-        argv = as_nobody(argv)
+    argv = _as(user, _argv(user, "--py-sandbox=false", "-c", code))
     p = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     try:
@@ -234,13 +272,9 @@ def test_sigterm_forwarded(work, provider, user):
         # death signal) and ends its sandbox on SIGTERM: weaknesses.md 33
         assert p.wait(timeout=20) == (143 if provider == "firejail" else 7)
         # without a handler: the program dies of it, 128+15
-        p2 = subprocess.Popen(_argv(user, "-c", "import time; "
-                                    "print('ready', flush=True); "
-                                    "time.sleep(30)") if user == "root"
-                              else as_nobody(_argv(
-                                  user, "-c", "import time; "
-                                  "print('ready', flush=True); "
-                                  "time.sleep(30)")),
+        p2 = subprocess.Popen(_as(user, _argv(user, "-c", "import time; "
+                                              "print('ready', flush=True); "
+                                              "time.sleep(30)")),
                               cwd=work, stdout=subprocess.PIPE, text=True)
         assert p2.stdout.readline().strip() == "ready"
         time.sleep(0.1)
@@ -355,7 +389,7 @@ def test_native_code_is_held_by_landlock_inside(work, outside, provider,
     say, even where the tool leaves the host's file system in place
     (firejail outside its whitelist trees); the environment is the
     rules' only, without the tool's own variables."""
-    _skip(provider, user)
+    user = _skip(provider, user)
     (work / ".py-sandboxes").write_text(
         f"os-sandbox={provider}\npython-import=*\n")
     code = ("import os\n"
