@@ -481,11 +481,6 @@ time.sleep(30)
 
 
 def test_sigterm_is_forwarded_to_the_program(sb, tree, user):
-    if user == "nobody" and os.environ.get("PYSB_SANITIZED"):
-        pytest.skip("under ASan, as uid 65534, in the full CI suite only, "
-                    "the SIGTERM was not forwarded (the program slept its "
-                    "30 s); it passes alone and in the uninstrumented "
-                    "suite: open question in the closing note")
     p = sb_popen(sb, tree, user, WAITER, ["net=ALLOW|TCP|127.0.0.1|80|OUT"])
     try:
         assert p.stdout.readline() == "ready\n"
