@@ -333,13 +333,14 @@ static PyObject *frame_send(PyObject *self, PyObject *args)
 			goto out;
 		iov[i + 1].iov_base = data;
 		iov[i + 1].iov_len = (size_t)len;
-		total += (size_t)len;
-		if (total > FRAME_MAX) {
+		/* compared before the sum: size_t is 32 bits on some builds */
+		if ((uint64_t)len > (uint64_t)FRAME_MAX - total) {
 			PyErr_Format(PyExc_OverflowError,
 				     "a frame holds at most %lld bytes",
 				     (long long)FRAME_MAX);
 			goto out;
 		}
+		total += (size_t)len;
 	}
 	hdr[0] = (unsigned char)(total >> 24);
 	hdr[1] = (unsigned char)(total >> 16);
