@@ -735,7 +735,6 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	const char *fdstr = getenv("PYSB_POLICY_FD");
 	const char *err = NULL, *missing = NULL;
 	struct sb_buf data = { 0 };
-	char *end;
 	long fd;
 	int r;
 
@@ -745,8 +744,8 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	clean_preload();
 	if (!fdstr)
 		return; /* not started by python-sb: stay inert */
-	fd = strtol(fdstr, &end, 10);
-	if (*end || fd < 3 || fd > 65535)
+	fd = sb_fd_parse(fdstr);
+	if (fd < 0)
 		die("bad PYSB_POLICY_FD '%s'", fdstr);
 	unsetenv("PYSB_POLICY_FD");
 	r = sb_fd_read_all((int)fd, &data);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
+#include "notif.h"
 #include "ns.h"
 #include "stage.h"
 
@@ -398,30 +399,6 @@ static const char *find_tool(struct sb_arena *a, const char *name)
 	return NULL;
 }
 
-/* The second stage's pidfd, sent by stage.c, or -1. */
-static int recv_pidfd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { 0 };
-	struct cmsghdr *cm;
-	int fd = -1;
-
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cbuf;
-	msg.msg_controllen = sizeof(cbuf);
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (cm && cm->cmsg_level == SOL_SOCKET &&
-	    cm->cmsg_type == SCM_RIGHTS &&
-	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
 /* bwrap passes no signal on to its child, and its --new-session keeps the
  * terminal's from the program: python-sb stays as bwrap's parent, in a
  * process group of its own, and sends every signal it gets to the second
@@ -436,7 +413,7 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 	int sfd, stage = -1, status;
 	pid_t child;
 
-	sfd = sb_ns_block_signals(&old);
+	sfd = sb_signals_block(&old, 0);
 	if (sfd < 0) {
 		fprintf(stderr, "python-sb: signal set-up: %s; nothing was "
 				"run.\n",
@@ -458,6 +435,9 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 			tool, strerror(errno));
 		_exit(EXIT_SETUP);
 	}
+	/* in the parent too: a Ctrl-C before the child's own call must not
+	 * reach bwrap through the terminal */
+	setpgid(child, child);
 	close(stage_end);
 	for (;;) {
 		struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { sock, POLLIN, 0 } };
@@ -466,10 +446,15 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 		if (poll(pfd, sock >= 0 ? 2 : 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
+			fprintf(stderr, "python-sb: poll: %s; the sandbox is "
+					"stopped.\n",
+				strerror(errno));
 			kill(child, SIGKILL);
+			waitpid(child, &status, 0);
+			return EXIT_SETUP;
 		}
 		if (sock >= 0 && pfd[1].revents) {
-			stage = recv_pidfd(sock);
+			stage = sb_recv_fd(sock);
 			close(sock);
 			sock = -1;
 		}

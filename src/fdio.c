@@ -3,13 +3,17 @@
 #include "fdio.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 int sb_memfd_text(const char *name, const char *s, size_t n)
 {
 	size_t off = 0;
-	int fd = memfd_create(name, 0);
+	int fd = memfd_create(name, MFD_ALLOW_SEALING), err;
 
 	if (fd < 0)
 		return -errno;
@@ -19,16 +23,17 @@ int sb_memfd_text(const char *name, const char *s, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			int err = w < 0 ? -errno : -EIO;
-
+			err = w < 0 ? -errno : -EIO;
 			close(fd);
 			return err;
 		}
 		off += (size_t)w;
 	}
-	if (lseek(fd, 0, SEEK_SET) < 0) {
-		int err = -errno;
-
+	if (fcntl(fd, F_ADD_SEALS,
+		  F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) <
+		    0 ||
+	    lseek(fd, 0, SEEK_SET) < 0) {
+		err = -errno;
 		close(fd);
 		return err;
 	}
@@ -38,6 +43,7 @@ int sb_memfd_text(const char *name, const char *s, size_t n)
 int sb_fd_read_all(int fd, struct sb_buf *out)
 {
 	char chunk[65536];
+	size_t total = 0;
 
 	for (;;) {
 		ssize_t n = read(fd, chunk, sizeof(chunk));
@@ -48,6 +54,66 @@ int sb_fd_read_all(int fd, struct sb_buf *out)
 			return -errno;
 		if (n == 0)
 			return 0;
+		total += (size_t)n;
+		if (total > SB_FD_READ_MAX)
+			return -EFBIG;
 		sb_buf_add(out, chunk, (size_t)n);
 	}
+}
+
+int sb_fd_parse(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 3 || v > 65535)
+		return -1;
+	return (int)v;
+}
+
+int sb_send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'f';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { 0 };
+	struct cmsghdr *cm;
+
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof(cbuf);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int sb_recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { 0 };
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof(cbuf);
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return errno ? -errno : -EIO;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (cm && cm->cmsg_level == SOL_SOCKET &&
+	    cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd >= 0 ? fd : -EPROTO;
 }

@@ -223,20 +223,27 @@ int sb_kernel_drop_caps(void)
 	int cap;
 
 	/* the bounding set first: dropping it needs CAP_SETPCAP, which the
-	 * last step takes away (firejail's --caps.drop=all has emptied it
-	 * already); a cap this kernel does not know ends it */
+	 * last step takes away. Without CAP_SETPCAP (a tool dropped it) the
+	 * set stays, and no_new_privs, which the kernel layer sets before
+	 * the exec, keeps an exec from gaining anything from it. A cap
+	 * this kernel does not know ends the loop. */
 	for (cap = 0; cap <= 63; cap++) {
 		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
 
 		if (in < 0)
 			break;
-		if (in && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+		if (in && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
+		    errno != EPERM)
 			return -errno;
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
 	    errno != EINVAL)
 		return -errno;
-	if (syscall(SYS_capset, &hdr, data) < 0)
+	if (syscall(SYS_capset, &hdr, data) < 0 ||
+	    syscall(SYS_capget, &hdr, data) < 0)
 		return -errno;
+	if (data[0].effective || data[0].permitted || data[0].inheritable ||
+	    data[1].effective || data[1].permitted || data[1].inheritable)
+		return -EPERM;
 	return 0;
 }

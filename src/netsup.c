@@ -777,25 +777,18 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		  const struct sb_kernel_ctx *ctx, const char *path,
 		  char *const argv[], char *const envp[])
 {
-	static const int forwarded[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
 	struct seccomp_notif_sizes sizes = { 0 };
 	struct seccomp_notif *req;
 	struct sup s = { .p = p, .listener = -1 };
 	int hand[2], ack[2], status = 0, sfd, lfd, pidfd, num = -1, live;
 	size_t req_size = sizeof(*req);
-	sigset_t mask, old;
+	sigset_t old;
 	pid_t pid, parent = getpid();
-	size_t i;
 
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
 	    sizes.seccomp_notif > req_size)
 		req_size = sizes.seccomp_notif;
-	sigemptyset(&mask);
-	for (i = 0; i < SB_ARRAY_LEN(forwarded); i++)
-		sigaddset(&mask, forwarded[i]);
-	sigaddset(&mask, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 ||
-	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	if ((sfd = sb_signals_block(&old, SFD_NONBLOCK)) < 0 ||
 	    pipe2(hand, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
 		fprintf(stderr, "python-sb: network supervisor set-up: %s\n",
 			strerror(errno));
@@ -900,9 +893,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 			/* Ctrl-C on a terminal reaches the program already:
 			 * forward what another process sent (from outside
 			 * this pid namespace, ssi_pid is 0: bwrap's stage) */
-			if (si.ssi_signo != SIGCHLD &&
-			    (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE ||
-			     si.ssi_code == SI_TKILL))
+			if (si.ssi_signo != SIGCHLD && sb_signal_sent(&si))
 				kill(pid, (int)si.ssi_signo);
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;

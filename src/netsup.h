@@ -11,8 +11,8 @@
 /* Fork; the child applies the kernel layer with the notification rules
  * (sb_kernel_apply), hands its listener to this process and execs 'path'
  * with 'argv' and 'envp'; it dies with SIGKILL when python-sb dies. This
- * process serves the notifications, forwards SIGINT, SIGTERM, SIGQUIT and
- * SIGHUP sent by another process, and returns when the child ends: its
+ * process serves the notifications, forwards the signals another process
+ * sends (sb_signals_block, notif.h), and returns when the child ends: its
  * exit status, 128+N for signal N, 255 when the kernel layer could not be
  * applied or the program could not start (the child says why on stderr).
  * The policy must stay alive and unchanged while it runs. */

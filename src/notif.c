@@ -54,3 +54,25 @@ int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len)
 		return -EFAULT;
 	return 0;
 }
+
+int sb_signals_block(sigset_t *old, int flags)
+{
+	static const int forwarded[] = { SIGINT, SIGTERM, SIGQUIT,
+					 SIGHUP, SIGUSR1, SIGUSR2 };
+	sigset_t mask;
+	size_t i;
+
+	sigemptyset(&mask);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&mask, forwarded[i]);
+	sigaddset(&mask, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &mask, old) < 0)
+		return -1;
+	return signalfd(-1, &mask, SFD_CLOEXEC | flags);
+}
+
+bool sb_signal_sent(const struct signalfd_siginfo *si)
+{
+	return si->ssi_code == SI_USER || si->ssi_code == SI_QUEUE ||
+	       si->ssi_code == SI_TKILL;
+}

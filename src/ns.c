@@ -36,6 +36,7 @@
 #include "fsrules.h"
 #include "landlock.h"
 #include "netsup.h"
+#include "notif.h"
 
 #define EXIT_SETUP 255
 #define DEFAULT_HOSTNAME "sandbox"
@@ -744,23 +745,6 @@ static void build_root(struct sb_arena *a, const struct ns_run *r)
 
 /* ---- the signals and the init ---- */
 
-static const int forwarded[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP,
-				 SIGUSR1, SIGUSR2 };
-
-int sb_ns_block_signals(sigset_t *old)
-{
-	sigset_t mask;
-	size_t i;
-
-	sigemptyset(&mask);
-	for (i = 0; i < SB_ARRAY_LEN(forwarded); i++)
-		sigaddset(&mask, forwarded[i]);
-	sigaddset(&mask, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &mask, old) < 0)
-		return -1;
-	return signalfd(-1, &mask, SFD_CLOEXEC);
-}
-
 /* Wait for 'child', reaping every other process that ends meanwhile (the
  * init inherits orphans) and passing on the signals a process sent (a
  * terminal's Ctrl-C reaches the whole process group by itself: si_code
@@ -778,7 +762,7 @@ static int wait_forwarding(int sfd, pid_t child)
 			return EXIT_SETUP;
 		}
 		if (si.ssi_signo != SIGCHLD) {
-			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE)
+			if (sb_signal_sent(&si))
 				kill(child, (int)si.ssi_signo);
 			continue;
 		}
@@ -825,9 +809,9 @@ static void run_init(struct sb_arena *a, const struct ns_run *r,
 
 		close(sfd);
 		sigprocmask(SIG_SETMASK, old, NULL);
-		/* no user namespace as root: nothing else takes root's
-		 * capabilities away (weaknesses.md 34) */
-		ctx.drop_caps = getuid() == 0;
+		/* root's (no user namespace as root), or the new user
+		 * namespace's: the program gets none (weaknesses.md 34) */
+		ctx.drop_caps = true;
 		_exit(sb_netsup_run(a, &q, &ctx, path, argv, envp));
 	}
 	_exit(wait_forwarding(sfd, child));
@@ -959,7 +943,7 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 		status = EXIT_SETUP;
 		goto out;
 	}
-	sfd = sb_ns_block_signals(&old);
+	sfd = sb_signals_block(&old, 0);
 	if (sfd < 0 || pipe2(alive, O_CLOEXEC) < 0) {
 		fprintf(stderr, "python-sb: os-sandbox=unshare: signals: %s\n",
 			strerror(errno));

@@ -8,8 +8,6 @@
 #ifndef SB_NS_H
 #define SB_NS_H
 
-#include <signal.h>
-
 #include "kernel.h"
 #include "policy.h"
 
@@ -61,10 +59,5 @@ int sb_ns_plan(struct sb_arena *a, const struct sb_policy *p,
 int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 	      const struct sb_kernel_ctx *ctx, const char *script,
 	      const char *path, char *const argv[], char *const envp[]);
-
-/* Block the signals a namespace provider's parent passes on (SIGINT,
- * SIGTERM, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2) and SIGCHLD; the previous
- * mask in *old. Returns a signalfd for them (CLOEXEC), or -1 with errno. */
-int sb_ns_block_signals(sigset_t *old);
 
 #endif

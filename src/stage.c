@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -65,18 +64,6 @@ int sb_stage_write(const struct sb_stage *st)
 	return fd;
 }
 
-static int parse_fd(const char *s)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 3 || v > 65535)
-		return -1;
-	return (int)v;
-}
-
 static const char *or_null(const char *s)
 {
 	return s && *s ? s : NULL;
@@ -122,7 +109,7 @@ static const char *read_record(struct sb_arena *a, const char *data,
 			else if (strcmp(f[0], "script") == 0)
 				st->script = or_null(f[1]);
 			else if (strcmp(f[0], "policy-fd") == 0)
-				st->policy_fd = parse_fd(f[1]);
+				st->policy_fd = sb_fd_parse(f[1]);
 			else if (strcmp(f[0], "guarded") == 0)
 				st->guarded = strcmp(f[1], "1") == 0;
 			else if (strcmp(f[0], "hosts") == 0)
@@ -132,7 +119,7 @@ static const char *read_record(struct sb_arena *a, const char *data,
 			else if (strcmp(f[0], "signal-fd") == 0)
 				st->signal_fd = strcmp(f[1], "-1") == 0
 							? -1
-							: parse_fd(f[1]);
+							: sb_fd_parse(f[1]);
 			else if (strcmp(f[0], "env") == 0 && strchr(f[1], '='))
 				*SB_VEC_PUSH(a, env) = f[1];
 			else
@@ -186,29 +173,33 @@ static const char *read_policy(struct sb_arena *a, int fd,
  * hand it a pidfd, through which it forwards the signals it gets. */
 static const char *send_pidfd(int sock)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 'p';
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { 0 };
-	struct cmsghdr *cm;
-	int pidfd = sb_pidfd_open(getpid(), 0);
-	ssize_t n;
+	int pidfd = sb_pidfd_open(getpid(), 0), r;
 
 	if (pidfd < 0)
 		return "pidfd_open";
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cbuf;
-	msg.msg_controllen = sizeof(cbuf);
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &pidfd, sizeof(int));
-	n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	r = sb_send_fd(sock, pidfd);
 	close(pidfd);
 	close(sock);
-	return n == 1 ? NULL : "sending the signal descriptor";
+	return r < 0 ? "sending the signal descriptor" : NULL;
+}
+
+/* With the Python layer on, the environment must preload the guard first
+ * and name the policy descriptor the stage read. */
+static bool guard_in_env(struct sb_arena *a, const struct sb_stage *st)
+{
+	const char *pre = sb_arena_printf(a, "LD_PRELOAD=%s", st->guard);
+	const char *fd = sb_arena_printf(a, "PYSB_POLICY_FD=%d", st->policy_fd);
+	bool preload = false, policy = false;
+	size_t i, n = strlen(pre);
+
+	for (i = 0; st->env[i]; i++) {
+		if (strncmp(st->env[i], pre, n) == 0 &&
+		    (st->env[i][n] == '\0' || st->env[i][n] == ':'))
+			preload = true;
+		if (strcmp(st->env[i], fd) == 0)
+			policy = true;
+	}
+	return preload && policy;
 }
 
 static int fail(const char *what)
@@ -235,7 +226,7 @@ int sb_stage_main(int argc, char **argv)
 				strlen(SB_STAGE_FLAG)) != 0 ||
 	    strcmp(argv[2], "--") != 0)
 		return fail("usage: python-sb --pysb-stage=FD -- PATH ARGV...");
-	fd = parse_fd(argv[1] + strlen(SB_STAGE_FLAG));
+	fd = sb_fd_parse(argv[1] + strlen(SB_STAGE_FLAG));
 	if (fd < 0)
 		return fail("bad stage descriptor");
 	rc = sb_fd_read_all(fd, &rec);
@@ -256,6 +247,8 @@ int sb_stage_main(int argc, char **argv)
 		err = sb_arena_printf(a, "the guard library %s is not readable "
 					 "inside the tool's root",
 				      st.guard ? st.guard : "(none)");
+	if (!err && st.guarded && !guard_in_env(a, &st))
+		err = "the program's environment does not load the guard";
 	/* relative paths must mean what they meant outside */
 	if (!err && chdir(st.cwd) != 0)
 		err = sb_arena_printf(a, "the working directory %s is not "
@@ -286,8 +279,9 @@ int sb_stage_main(int argc, char **argv)
 	ctx.pkgdir = st.pkgdir;
 	ctx.cwd = st.cwd;
 	ctx.script = st.script;
-	/* bwrap run by root keeps root's capabilities for the program */
-	ctx.drop_caps = getuid() == 0;
+	/* whatever the tool left (bwrap as root keeps root's; a user
+	 * namespace holds them all; bwrap.cap-add=), the program gets none */
+	ctx.drop_caps = true;
 	rc = sb_netsup_run(a, p, &ctx, st.path, argv + 3, st.env);
 out:
 	sb_policy_free(p);

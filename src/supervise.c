@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "notif.h"
 #include "seccomp_filter.h"
 
 static void drain(int fd, struct sb_learn_session *s)
@@ -90,21 +91,15 @@ int sb_supervise_learning(const char *path, char *const argv[],
 			  struct sb_learn_session *s,
 			  struct sb_learn_native *native)
 {
-	static const int forwarded[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
 	int report[2], hand[2] = { -1, -1 }, ack[2] = { -1, -1 };
-	int status = 0, err = 0, rc, sfd, i, lfd = -1, live;
+	int status = 0, err = 0, rc, sfd, lfd = -1, live;
 	bool saved_on_signal = false;
-	sigset_t mask, old;
+	sigset_t old;
 	pid_t pid;
 
 	/* the signals arrive through a signalfd; the child gets its own
 	 * dispositions back before exec */
-	sigemptyset(&mask);
-	for (i = 0; i < 4; i++)
-		sigaddset(&mask, forwarded[i]);
-	sigaddset(&mask, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 ||
-	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	if ((sfd = sb_signals_block(&old, SFD_NONBLOCK)) < 0 ||
 	    pipe2(report, O_CLOEXEC) < 0 ||
 	    (native && (pipe2(hand, O_CLOEXEC) < 0 ||
 			pipe2(ack, O_CLOEXEC) < 0))) {
@@ -190,9 +185,11 @@ int sb_supervise_learning(const char *path, char *const argv[],
 			/* Ctrl-C on the terminal reaches the whole process
 			 * group, the program too: forward only what another
 			 * process sent to python-sb */
-			if (si.ssi_pid != 0)
+			if (sb_signal_sent(&si))
 				kill(pid, (int)si.ssi_signo);
-			if (si.ssi_signo != SIGHUP && !saved_on_signal) {
+			if ((si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
+			     si.ssi_signo == SIGQUIT) &&
+			    !saved_on_signal) {
 				/* saved once now: the program may not get
 				 * to its end */
 				saved_on_signal = true;

@@ -9,8 +9,9 @@
 
 /* Run argv with envp in a child, 'keep_fd' inherited (the write end of
  * the record pipe), 'rec_fd' the read end. Until the child ends: feed the
- * records to 's', forward SIGINT, SIGTERM, SIGQUIT and SIGHUP, and save the
- * rules on the first SIGINT/SIGTERM/SIGQUIT; save them again at the end.
+ * records to 's', forward the signals another process sends (notif.h),
+ * and save the rules on the first SIGINT/SIGTERM/SIGQUIT; save them again
+ * at the end.
  * With 'native', the child loads the learning seccomp filter before it
  * execs (the whole process tree inherits it) and this process serves its
  * notifications through 'native'; a kernel that cannot load it is warned

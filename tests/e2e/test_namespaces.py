@@ -393,18 +393,30 @@ def test_native_code_is_held_by_landlock_inside(work, outside, provider,
     (work / ".py-sandboxes").write_text(
         f"os-sandbox={provider}\npython-import=*\n")
     code = ("import os\n"
-            "try:\n"
-            f"    open('{outside}/x', 'w').write('1'); print('WROTE')\n"
-            "except OSError as e:\n"
-            "    print(type(e).__name__)\n"
-            "print(sorted(os.environ))\n")
+            f"for p in ('{outside}/x', '/dev/shm/x'):\n"
+            "    try:\n"
+            "        open(p, 'w').write('1'); print('WROTE')\n"
+            "    except OSError as e:\n"
+            "        print(type(e).__name__)\n"
+            "print(sorted(os.environ))\n"
+            "open_fds = []\n"
+            "for n in range(3, 256):\n"
+            "    try:\n"
+            "        os.fstat(n); open_fds.append(n)\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "print(open_fds)\n")
     r = _run(_argv(user, "--py-sandbox=false", "-c", code), work, user)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] in ("PermissionError", "FileNotFoundError"), r.stdout
     assert not (outside / "x").exists()
-    assert eval(lines[1]) == ["LC_CTYPE", "TERM"] or \
-        set(eval(lines[1])) <= {"LC_CTYPE", "TERM", "LANG"}, lines[1]
+    # every provider mounts a writable /dev/shm: Landlock refuses it
+    assert lines[1] == "PermissionError", r.stdout
+    # nothing of python-sb's reaches the program: not the stage record,
+    # the signal socket or, with the Python layer off, the policy
+    assert lines[3] == "[]", r.stdout
+    assert set(eval(lines[2])) <= {"LC_CTYPE", "TERM", "LANG"}, lines[2]
 
 
 @pytest.mark.parametrize("provider", ["bwrap", "firejail"])
@@ -464,7 +476,8 @@ def test_stage_refuses_bad_input(work):
     assert not (work / "ran").exists()
 
 
-def _stage_record(work, **over):
+def _stage_record(work, end="end\n", command=DEBIAN_PYTHON, extra="",
+                  **over):
     fields = {"path": DEBIAN_PYTHON, "real": DEBIAN_PYTHON,
               "guard": "/nonexistent/libpysb-guard.so", "pkgdir": "",
               "cwd": str(work), "script": "", "policy-fd": "3",
@@ -472,14 +485,36 @@ def _stage_record(work, **over):
     fields.update(over)
     record = work / "record"
     record.write_text("python-sb stage 1\n" + "".join(
-        f"{k}\t{v}\n" for k, v in fields.items()) + "end\n")
+        f"{k}\t{v}\n" for k, v in fields.items() if v is not None) +
+        extra + end)
     fd = os.open(record, os.O_RDONLY)
     try:
         return _run([str(sb_path()), f"--pysb-stage={fd}", "--",
-                     DEBIAN_PYTHON, "-c", "open('ran', 'w').close()"], work,
+                     command, "-c", "open('ran', 'w').close()"], work,
                     "root", pass_fds=(fd,))
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("change,why", [
+    ({"end": ""}, "truncated stage record"),
+    ({"extra": "colour\tblue\n"}, "unknown field in the stage record"),
+    ({"path": None}, "incomplete stage record"),
+    ({"policy-fd": "2"}, "incomplete stage record"),
+    ({"extra": "env\tA\\qB\n"}, "malformed stage record"),
+    ({"guarded": "0", "command": "/bin/sh"},
+     "the command is not the interpreter the record names"),
+    ({"guarded": "0", "policy-fd": "9"},
+     "the policy descriptor: Bad file descriptor"),
+])
+def test_stage_refuses_a_bad_record(work, change, why):
+    """Every fault in what the launcher hands the stage stops the run
+    before anything starts."""
+    r = _stage_record(work, **change)
+    assert r.returncode == 255
+    assert r.stderr == ("python-sb: the second stage inside the sandbox: "
+                        f"{why}; nothing was run.\n")
+    assert not (work / "ran").exists()
 
 
 def test_stage_refuses_a_guard_it_cannot_read(work):
@@ -532,34 +567,52 @@ def test_ignore_search_too_deep_stops_the_run(work):
     assert not (work / "ran").exists()
 
 
+@pytest.mark.parametrize("user", ["root", "nobody"])
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_root_gets_no_capabilities(work, provider):
-    """Run as root, the namespace providers leave the program no
-    capability: no device node can be made in a writable tree the host
-    sees (neither unshare nor bwrap makes a user namespace for root, and
-    bwrap keeps root's capabilities: python-sb empties the sets)."""
-    _skip(provider, "root")
-    if os.geteuid() != 0:
-        pytest.skip("needs root")
+def test_the_program_gets_no_capabilities(work, provider, user):
+    """The namespace providers leave the program no capability: run as
+    root (no user namespace; bwrap keeps root's) or in a user namespace
+    (which holds them all), the sets are empty, no device node can be made
+    in a writable tree the host sees, and no_new_privs and the seccomp
+    filter hold."""
+    user = _skip(provider, user)
     (work / ".py-sandboxes").write_text(
         f"os-sandbox={provider}\npython-import=*\nexpose-rw=./data\n"
         "expose-ro=/proc\n")
     code = ("import os, stat\n"
-            "caps = dict(l.split(':\\t') for l in "
+            "st = dict(l.split(':\\t') for l in "
             "open('/proc/self/status').read().splitlines() if "
-            "l.startswith('Cap'))\n"
-            "print(caps['CapEff'], caps['CapPrm'], caps['CapBnd'])\n"
+            "l.startswith(('Cap', 'NoNewPrivs', 'Seccomp:')))\n"
+            "print(st['CapEff'], st['CapPrm'], st['CapInh'], st['CapAmb'])\n"
+            "print(st['NoNewPrivs'], st['Seccomp'])\n"
             "try:\n"
             "    os.mknod('data/null', stat.S_IFCHR | 0o666, "
             "os.makedev(1, 3)); print('MADE')\n"
             "except OSError as e:\n"
             "    print(type(e).__name__)\n")
-    r = _run(_argv("root", "--py-sandbox=false", "-c", code), work, "root")
+    r = _run(_argv(user, "--py-sandbox=false", "-c", code), work, user)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == " ".join(["0000000000000000"] * 3), lines
-    assert lines[1] == "PermissionError", lines
+    assert lines[0] == " ".join(["0000000000000000"] * 4), lines
+    assert lines[1] == "1 2", lines
+    assert lines[2] == "PermissionError", lines
     assert not (work / "data" / "null").exists()
+
+
+def test_bwrap_cap_add_gives_the_program_nothing(work):
+    """bwrap.cap-add= is an option bwrap takes; the stage still empties
+    the program's sets."""
+    _skip("bwrap", "root")
+    (work / ".py-sandboxes").write_text(
+        "os-sandbox=bwrap\npython-import=*\nexpose-ro=/proc\n"
+        "bwrap.cap-add=ALL\n")
+    code = ("print([l for l in open('/proc/self/status').read().splitlines()"
+            " if l.startswith(('CapEff', 'CapPrm', 'CapAmb'))])")
+    r = _run(_argv("root", "--py-sandbox=false", "-c", code), work, "root")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("['CapPrm:\\t0000000000000000', "
+                        "'CapEff:\\t0000000000000000', "
+                        "'CapAmb:\\t0000000000000000']\n")
 
 
 @pytest.mark.parametrize("rule,why", [
@@ -594,3 +647,51 @@ def test_bwrap_keys_bwrap_takes(work):
              "root")
     assert r.returncode == 0, r.stderr
     assert r.stdout == "box7\n"
+
+
+@pytest.mark.parametrize("user", ["root", "nobody"])
+@pytest.mark.parametrize("provider", ["unshare", "bwrap"])
+def test_sigusr1_reaches_the_program(work, provider, user):
+    """SIGUSR1 sent to python-sb reaches the program's handler (before, it
+    ended the supervisor, and the program died with it)."""
+    user = _skip(provider, user)
+    (work / ".py-sandboxes").write_text(
+        f"os-sandbox={provider}\npython-import=*\n")
+    code = ("import signal, sys, time\n"
+            "signal.signal(signal.SIGUSR1, lambda *a: sys.exit(5))\n"
+            "print('ready', flush=True)\ntime.sleep(30)\n")
+    p = subprocess.Popen(_as(user, _argv(user, "--py-sandbox=false", "-c",
+                                         code)),
+                         cwd=work, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        p.send_signal(signal.SIGUSR1)
+        assert p.wait(timeout=20) == 5
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_stage_refuses_a_policy_that_is_not_one(work):
+    junk = work / "policy"
+    junk.write_text("os-sandbox=bwrap\n")
+    pfd = os.open(junk, os.O_RDONLY)
+    record = work / "record"
+    record.write_text(
+        "python-sb stage 1\n"
+        f"path\t{DEBIAN_PYTHON}\nreal\t{DEBIAN_PYTHON}\nguard\t\n"
+        f"pkgdir\t\ncwd\t{work}\nscript\t\npolicy-fd\t{pfd}\nguarded\t0\n"
+        "hosts\t0\ndebug\t0\nsignal-fd\t-1\nend\n")
+    fd = os.open(record, os.O_RDONLY)
+    try:
+        r = _run([str(sb_path()), f"--pysb-stage={fd}", "--", DEBIAN_PYTHON,
+                  "-c", "open('ran', 'w').close()"], work, "root",
+                 pass_fds=(fd, pfd))
+    finally:
+        os.close(fd)
+        os.close(pfd)
+    assert r.returncode == 255
+    assert r.stderr.startswith("python-sb: the second stage inside the "
+                               "sandbox: not a python-sb policy"), r.stderr
+    assert not (work / "ran").exists()
