@@ -351,7 +351,7 @@ char **sb_extprov_argv(struct sb_arena *a, const struct sb_policy *p,
 		    p->provider_opts.v[i].provider == SB_PROVIDER_BWRAP &&
 		    (*err = bwrap_key_error(a, &p->provider_opts.v[i])))
 			return NULL;
-	rc = sb_ns_plan(a, p, ctx, ctx->script, &ops, &n, err);
+	rc = sb_ns_plan(a, p, ctx, &ops, &n, err);
 	for (i = 0; i < n; i++)
 		if (ops[i].fd >= 0) {
 			close(ops[i].fd);

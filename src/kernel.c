@@ -153,14 +153,13 @@ const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
 }
 
 static void debug_print(struct sb_arena *a, const struct sb_policy *p,
-			const struct sb_kernel_ctx *ctx, const char *script,
-			int abi)
+			const struct sb_kernel_ctx *ctx, int abi)
 {
 	struct sb_landlock_path *imp;
 	size_t i, n;
 
 	fprintf(stderr, "python-sb: landlock ABI %d, implicit paths:", abi);
-	sb_landlock_implicit(a, ctx, script, &imp, &n);
+	sb_landlock_implicit(a, ctx, &imp, &n);
 	for (i = 0; i < n; i++)
 		fprintf(stderr, " %s", imp[i].path);
 	fprintf(stderr,
@@ -183,7 +182,7 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 		    const char **err, const char **hint)
 {
 	struct sb_kernel_caps caps;
-	const char *why, *script = ctx->script;
+	const char *why;
 
 	*err = NULL;
 	*hint = NULL;
@@ -206,8 +205,8 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 		return -1;
 	}
 	if (getenv("PYSB_DEBUG"))
-		debug_print(a, p, ctx, script, caps.landlock_abi);
-	if (sb_landlock_apply(a, p, ctx, script, caps.landlock_abi, err) < 0)
+		debug_print(a, p, ctx, caps.landlock_abi);
+	if (sb_landlock_apply(a, p, ctx, caps.landlock_abi, err) < 0)
 		return -1;
 	/* after Landlock: a failure here still runs nothing (exit 255) */
 	if (sb_seccomp_apply(a, p, listener, err) < 0)

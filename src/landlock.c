@@ -354,9 +354,9 @@ static void add_interpreter(struct path_list *l, const char *path,
  * Not /proc (other processes' environ and memory), not /etc, not HOME, not
  * /tmp, not the current directory: those take an expose-* rule. */
 void sb_landlock_implicit(struct sb_arena *a, const struct sb_kernel_ctx *ctx,
-			  const char *script, struct sb_landlock_path **out,
-			  size_t *n)
+			  struct sb_landlock_path **out, size_t *n)
 {
+	const char *script = ctx->script;
 	static const char *const sys_read[] = {
 		"/lib",
 		"/lib64",
@@ -457,8 +457,7 @@ static int allow_ports(int ruleset, const struct port_set *s, uint64_t right)
 }
 
 static int add_rules(struct sb_arena *a, const struct sb_policy *p,
-		     const struct sb_kernel_ctx *ctx, const char *script,
-		     int ruleset,
+		     const struct sb_kernel_ctx *ctx, int ruleset,
 		     const struct ll_ruleset_attr *attr,
 		     const struct port_set *sets, const char **err)
 {
@@ -481,7 +480,7 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 			return -1;
 		}
 	}
-	sb_landlock_implicit(a, ctx, script, &imp, &n);
+	sb_landlock_implicit(a, ctx, &imp, &n);
 	for (i = 0; i < n; i++) {
 		rc = allow_path(ruleset, imp[i].path, use_rights(imp[i].use),
 				attr->handled_access_fs);
@@ -508,8 +507,8 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 }
 
 int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
-		      const struct sb_kernel_ctx *ctx, const char *script,
-		      int abi, const char **err)
+		      const struct sb_kernel_ctx *ctx, int abi,
+		      const char **err)
 {
 	struct ll_ruleset_attr attr = { 0 };
 	struct sb_landlock_net plan;
@@ -533,7 +532,7 @@ int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
 				       strerror(errno));
 		return -1;
 	}
-	if (add_rules(a, p, ctx, script, ruleset, &attr, sets, err) < 0)
+	if (add_rules(a, p, ctx, ruleset, &attr, sets, err) < 0)
 		goto out;
 	/* restrict_self needs it without CAP_SYS_ADMIN; it also keeps a
 	 * set-id program from running with the sandbox's view */

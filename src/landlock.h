@@ -46,12 +46,11 @@ struct sb_landlock_path {
 };
 
 /* The implicit rules for this interpreter, guard and package directory,
- * and 'script' (the file the interpreter runs, or NULL) as the guard exposes
- * it; paths that do not exist are left out. Reads the file system (symlinks,
+ * and ctx->script (the file the interpreter runs, or NULL) as the guard
+ * exposes it; paths that do not exist are left out. Reads the file system (symlinks,
  * ELF headers), never writes. */
 void sb_landlock_implicit(struct sb_arena *a, const struct sb_kernel_ctx *ctx,
-			  const char *script, struct sb_landlock_path **out,
-			  size_t *n);
+			  struct sb_landlock_path **out, size_t *n);
 
 /* Restrict the calling process: handle every right of 'abi', allow the
  * policy's exposures, the implicit paths and the TCP ports of net=, scope
@@ -59,7 +58,7 @@ void sb_landlock_implicit(struct sb_arena *a, const struct sb_kernel_ctx *ctx,
  * Returns 0, or -1 with *err naming the step. Irreversible once it returns
  * 0; a -1 after restrict_self cannot happen (it is the last step). */
 int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
-		      const struct sb_kernel_ctx *ctx, const char *script,
-		      int abi, const char **err);
+		      const struct sb_kernel_ctx *ctx, int abi,
+		      const char **err);
 
 #endif

@@ -87,9 +87,9 @@ static void add_skip(struct sb_learn_native *n, const char *path,
 
 struct sb_learn_native *sb_learn_native_new(struct sb_arena *a,
 					    struct sb_learn_session *s,
-					    const struct sb_kernel_ctx *ctx,
-					    const char *script)
+					    const struct sb_kernel_ctx *ctx)
 {
+	const char *script = ctx->script;
 	struct sb_learn_native *n = sb_arena_alloc(a, sizeof(*n));
 	struct seccomp_notif_sizes sizes = { 0 };
 	struct sb_landlock_path *imp;
@@ -98,7 +98,7 @@ struct sb_learn_native *sb_learn_native_new(struct sb_arena *a,
 	n->a = a;
 	n->s = s;
 	/* the landlock rule lands on what a path names after symlinks */
-	sb_landlock_implicit(a, ctx, script, &imp, &k);
+	sb_landlock_implicit(a, ctx, &imp, &k);
 	for (i = 0; i < k; i++)
 		add_skip(n, canonical(a, imp[i].path), imp[i].use);
 	/* the writer drops these too; dropped here they cost no record */

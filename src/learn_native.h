@@ -13,13 +13,12 @@ struct sb_learn_native;
 
 /* What is never recorded is fixed here: the implicit paths of 'ctx' as
  * os-sandbox=landlock grants them (the interpreter, its trees, shared
- * libraries, CA stores, the guard...), the 'script' the interpreter runs
- * (or NULL), /proc, /sys and /dev. Records go to 's'. Reads the file
+ * libraries, CA stores, the guard...), ctx->script, the file the
+ * interpreter runs (or NULL), /proc, /sys and /dev. Records go to 's'. Reads the file
  * system (realpath), never writes. */
 struct sb_learn_native *sb_learn_native_new(struct sb_arena *a,
 					    struct sb_learn_session *s,
-					    const struct sb_kernel_ctx *ctx,
-					    const char *script);
+					    const struct sb_kernel_ctx *ctx);
 
 /* Take one pending notification from 'listener': record what the call
  * names, and let it go on as the program asked (learning refuses nothing).

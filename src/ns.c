@@ -430,7 +430,7 @@ static int add_masks(struct plan *pl, const struct sb_policy *p)
 }
 
 static int make_plan(struct plan *pl, const struct sb_policy *p,
-		     const struct sb_kernel_ctx *ctx, const char *script)
+		     const struct sb_kernel_ctx *ctx)
 {
 	struct sb_landlock_path *imp;
 	size_t i, n;
@@ -449,7 +449,7 @@ static int make_plan(struct plan *pl, const struct sb_policy *p,
 		if (!implicit)
 			mark_user(pl, e->path);
 	}
-	sb_landlock_implicit(pl->a, ctx, script, &imp, &n);
+	sb_landlock_implicit(pl->a, ctx, &imp, &n);
 	for (i = 0; i < n; i++) {
 		if (imp[i].use == SB_LL_LIST) {
 			/* the directory is there, none of its other files */
@@ -472,11 +472,11 @@ static int make_plan(struct plan *pl, const struct sb_policy *p,
 }
 
 int sb_ns_plan(struct sb_arena *a, const struct sb_policy *p,
-	       const struct sb_kernel_ctx *ctx, const char *script,
-	       struct sb_ns_op **ops, size_t *n, const char **err)
+	       const struct sb_kernel_ctx *ctx, struct sb_ns_op **ops,
+	       size_t *n, const char **err)
 {
 	struct plan pl = { .a = a };
-	int rc = make_plan(&pl, p, ctx, script);
+	int rc = make_plan(&pl, p, ctx);
 
 	*ops = pl.ops.v;
 	*n = pl.ops.n;
@@ -899,8 +899,8 @@ map_failed:
 }
 
 int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
-	      const struct sb_kernel_ctx *ctx, const char *script,
-	      const char *path, char *const argv[], char *const envp[])
+	      const struct sb_kernel_ctx *ctx, const char *path,
+	      char *const argv[], char *const envp[])
 {
 	struct plan pl = { .a = a };
 	struct ns_run r = { .p = p, .ctx = ctx, .pl = &pl };
@@ -923,7 +923,7 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 				"was run.\n");
 		return EXIT_SETUP;
 	}
-	if (make_plan(&pl, p, ctx, script) < 0) {
+	if (make_plan(&pl, p, ctx) < 0) {
 		fprintf(stderr,
 			"python-sb: os-sandbox=unshare: cannot expose %s; "
 			"nothing was run.\n",

@@ -41,15 +41,15 @@ struct sb_ns_op {
 	bool user; /* SB_NS_BIND of a rule the user wrote (not implicit) */
 };
 
-/* Plan the new root for this policy, interpreter and script. 0, or -1 with
+/* Plan the new root for this policy, interpreter and script (ctx). 0, or -1 with
  * *err naming the rule and the path that cannot be exposed. Reads the file
  * system; the caller closes the fds. */
 int sb_ns_plan(struct sb_arena *a, const struct sb_policy *p,
-	       const struct sb_kernel_ctx *ctx, const char *script,
-	       struct sb_ns_op **ops, size_t *n, const char **err);
+	       const struct sb_kernel_ctx *ctx, struct sb_ns_op **ops,
+	       size_t *n, const char **err);
 
-/* Run 'path' with 'argv' and 'envp' under os-sandbox=unshare. 'script' is
- * the file the interpreter runs (NULL: -c, -m, the REPL): it is mounted
+/* Run 'path' with 'argv' and 'envp' under os-sandbox=unshare. ctx->script
+ * (the file the interpreter runs; NULL: -c, -m, the REPL) is mounted
  * read-only. python-sb stays outside as the parent and forwards SIGINT,
  * SIGTERM, SIGQUIT, SIGHUP, SIGUSR1 and SIGUSR2 that another process
  * sends; a tiny init is pid 1 inside, reaps zombies, and ends with the
@@ -57,7 +57,7 @@ int sb_ns_plan(struct sb_arena *a, const struct sb_policy *p,
  * (after a message on stderr) when the sandbox could not be built: nothing
  * ran then. */
 int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
-	      const struct sb_kernel_ctx *ctx, const char *script,
-	      const char *path, char *const argv[], char *const envp[]);
+	      const struct sb_kernel_ctx *ctx, const char *path,
+	      char *const argv[], char *const envp[]);
 
 #endif

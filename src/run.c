@@ -303,9 +303,9 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	if (find_support(a, &kctx.guard, &kctx.pkgdir) < 0)
 		kctx.guard = kctx.pkgdir = NULL;
 	kctx.cwd = s.ctx.cwd;
+	kctx.script = script_of(cli);
 	rc = sb_supervise_learning(interp->path, argv, env, rec[1], rec[0], &s,
-				   sb_learn_native_new(a, &s, &kctx,
-						       script_of(cli)));
+				   sb_learn_native_new(a, &s, &kctx));
 	sb_buf_free(&s.pending);
 	return rc;
 }
@@ -476,8 +476,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	if (supervised)
 		return sb_netsup_run(a, p, &kctx, interp->path, argv, env);
 	if (provider == SB_PROVIDER_UNSHARE)
-		return sb_ns_run(a, p, &kctx, script_of(cli), interp->path,
-				 argv, env);
+		return sb_ns_run(a, p, &kctx, interp->path, argv, env);
 	if (provider == SB_PROVIDER_BWRAP || provider == SB_PROVIDER_FIREJAIL)
 		return sb_extprov_run(a, p, provider, &kctx, argv, env, fd,
 				      with_guard);
