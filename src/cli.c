@@ -352,3 +352,15 @@ const char sb_cli_help[] =
 	"-      : program read from stdin (default; interactive mode "
 	"if a tty)\n"
 	"arg ...: arguments passed to program in sys.argv[1:]\n";
+
+const char *sb_cli_script(const struct sb_cli *cli)
+{
+	const char *first;
+
+	if (!cli->command.n)
+		return NULL;
+	first = cli->command.v[0];
+	if (strcmp(first, "--") == 0)
+		return cli->command.n > 1 ? cli->command.v[1] : NULL;
+	return first[0] == '-' ? NULL : first;
+}

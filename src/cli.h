@@ -37,6 +37,10 @@ struct sb_cli {
 int sb_cli_parse(struct sb_arena *a, int argc, char *const *argv,
 		 struct sb_cli *out, const char **err);
 
+/* The script the command runs ("x.py", or the word after "--"), or NULL
+ * (-c, -m, -, the REPL). */
+const char *sb_cli_script(const struct sb_cli *cli);
+
 /* The usage line and the help text (80 columns). */
 extern const char sb_cli_usage[];
 extern const char sb_cli_help[];

@@ -31,20 +31,6 @@ static int usage_error(const char *err)
 	return EXIT_USAGE;
 }
 
-/* The script named by the command, if any ("x.py", or after "--"). */
-static const char *script_of(const struct sb_cli *cli)
-{
-	const char *first;
-
-	if (!cli->command.n)
-		return NULL;
-	first = cli->command.v[0];
-	if (strcmp(first, "--") == 0)
-		return cli->command.n > 1 ? cli->command.v[1] : NULL;
-	if (first[0] == '-')
-		return NULL;
-	return first;
-}
 
 /* The module an -m command runs ("-m pkg.mod" or "-mpkg.mod"), or NULL. */
 static const char *module_of(const struct sb_cli *cli)
@@ -105,7 +91,7 @@ static const char *find_config(struct sb_arena *a, const struct sb_cli *cli,
 			       const char *cwd)
 {
 	const char *name = cli->config ? cli->config : ".py-sandboxes";
-	const char *script = script_of(cli), *mod = module_of(cli);
+	const char *script = sb_cli_script(cli), *mod = module_of(cli);
 	const char *dir = NULL, *cand;
 	char *d;
 	struct stat st;

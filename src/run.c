@@ -263,7 +263,6 @@ static int policy_memfd(const struct sb_policy *p,
 	return fd;
 }
 
-static const char *script_of(const struct sb_cli *cli);
 
 /* Learning: python-sb stays as the program's parent and writes the rules
  * when it ends (4.4). What native code opens, execs and connects to is
@@ -303,25 +302,11 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	if (find_support(a, &kctx.guard, &kctx.pkgdir) < 0)
 		kctx.guard = kctx.pkgdir = NULL;
 	kctx.cwd = s.ctx.cwd;
-	kctx.script = script_of(cli);
+	kctx.script = sb_cli_script(cli);
 	rc = sb_supervise_learning(interp->path, argv, env, rec[1], rec[0], &s,
 				   sb_learn_native_new(a, &s, &kctx));
 	sb_buf_free(&s.pending);
 	return rc;
-}
-
-/* The script the interpreter runs (NULL: -c, -m, -, the REPL): the
- * namespace providers mount it, as the guard exposes it. */
-static const char *script_of(const struct sb_cli *cli)
-{
-	const char *s;
-
-	if (!cli->command.n)
-		return NULL;
-	s = cli->command.v[0];
-	if (strcmp(s, "--") == 0)
-		return cli->command.n > 1 ? cli->command.v[1] : NULL;
-	return s[0] == '-' ? NULL : s;
 }
 
 static int run_with(struct sb_arena *a, const struct sb_policy *p,
@@ -438,7 +423,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	struct sb_kernel_ctx kctx = { .interp = interp,
 				      .guard = guard,
 				      .pkgdir = pkgdir,
-				      .script = script_of(cli) };
+				      .script = sb_cli_script(cli) };
 	char kcwd[PATH_MAX];
 	/* net= under landlock: python-sb stays as the network supervisor and
 	 * the child applies the kernel layer (netsup.c) */

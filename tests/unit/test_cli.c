@@ -368,6 +368,39 @@ static void test_texts(void)
 	   "help ends with a newline");
 }
 
+static void test_script(void)
+{
+	static const struct {
+		const char *args[5];
+		const char *script;
+	} t[] = {
+		{ { "app.py", "x" }, "app.py" },
+		{ { "-B", "dir/app.py" }, "dir/app.py" },
+		{ { "--", "-odd.py" }, "-odd.py" },
+		{ { "-c", "pass" }, NULL },
+		{ { "-m", "pkg" }, NULL },
+		{ { "-" }, NULL },
+		{ { "--" }, NULL },
+		{ { NULL }, NULL },
+	};
+	size_t k;
+
+	for (k = 0; k < SB_ARRAY_LEN(t); k++) {
+		struct sb_arena *a = sb_arena_new();
+		const char *err = NULL, *got;
+		struct sb_cli c;
+
+		ok(parse(a, t[k].args, &c, &err) == 0, "script %zu parses", k);
+		got = sb_cli_script(&c);
+		if (t[k].script)
+			is_str(got, t[k].script, "script %zu", k);
+		else
+			ok(got == NULL, "script %zu: none (%s)", k,
+			   got ? got : "NULL");
+		sb_arena_free(a);
+	}
+}
+
 int main(void)
 {
 	size_t k;
@@ -376,5 +409,6 @@ int main(void)
 		run_case(&cases[k]);
 	test_pointers();
 	test_texts();
+	test_script();
 	return tap_done();
 }
