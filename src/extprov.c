@@ -64,16 +64,6 @@ static bool under_kernel_fs(const char *path)
 	return sb_path_under(path, "/dev") || sb_path_under(path, "/proc");
 }
 
-static int by_length(const void *x, const void *y)
-{
-	const struct sb_ns_op *a = x, *b = y;
-	size_t la = strlen(a->path), lb = strlen(b->path);
-
-	if (a->kind != b->kind)
-		return (int)a->kind - (int)b->kind;
-	return la < lb ? -1 : la > lb;
-}
-
 /* bubblewrap 0.8's options and how many arguments each takes. A bwrap.*
  * key must name one that takes none (an empty value) or one: bwrap would
  * take the words after an unknown or two-argument option as its command
@@ -361,7 +351,6 @@ char **sb_extprov_argv(struct sb_arena *a, const struct sb_policy *p,
 		*err = sb_arena_printf(a, "cannot expose %s", *err);
 		return NULL;
 	}
-	qsort(ops, n, sizeof(*ops), by_length);
 	push(a, &v, tool);
 	if (provider == SB_PROVIDER_BWRAP)
 		bwrap_argv(a, p, &v, ops, n, ctx, self, hosts_fd);

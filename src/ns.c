@@ -429,6 +429,16 @@ static int add_masks(struct plan *pl, const struct sb_policy *p)
 	return 0;
 }
 
+static int by_length(const void *x, const void *y)
+{
+	const struct sb_ns_op *a = x, *b = y;
+	size_t la = strlen(a->path), lb = strlen(b->path);
+
+	if (a->kind != b->kind)
+		return (int)a->kind - (int)b->kind;
+	return la < lb ? -1 : la > lb;
+}
+
 static int make_plan(struct plan *pl, const struct sb_policy *p,
 		     const struct sb_kernel_ctx *ctx)
 {
@@ -468,7 +478,11 @@ static int make_plan(struct plan *pl, const struct sb_policy *p,
 		walk(pl, ctx->interp->path);
 	if (ctx->cwd && walk(pl, ctx->cwd))
 		add_op(pl, SB_NS_DIR, walk(pl, ctx->cwd), NULL);
-	return add_masks(pl, p);
+	if (add_masks(pl, p) < 0)
+		return -1;
+	/* in mount order: a parent before what is mounted below it */
+	qsort(pl->ops.v, pl->ops.n, sizeof(*pl->ops.v), by_length);
+	return 0;
 }
 
 int sb_ns_plan(struct sb_arena *a, const struct sb_policy *p,
@@ -564,15 +578,6 @@ static void bind_at(struct sb_arena *a, const char *src, const char *root,
 		die("mount_setattr of", path);
 }
 
-static int by_length(const void *x, const void *y)
-{
-	const struct sb_ns_op *a = x, *b = y;
-	size_t la = strlen(a->path), lb = strlen(b->path);
-
-	if (a->kind != b->kind)
-		return (int)a->kind - (int)b->kind;
-	return la < lb ? -1 : la > lb;
-}
 
 static void build_dev(struct sb_arena *a, const char *root)
 {
@@ -658,7 +663,6 @@ static void build_root(struct sb_arena *a, const struct ns_run *r)
 	if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") <
 	    0)
 		die("mount tmpfs on", root);
-	qsort(r->pl->ops.v, r->pl->ops.n, sizeof(struct sb_ns_op), by_length);
 	for (i = 0; i < r->pl->ops.n; i++) {
 		const struct sb_ns_op *o = &r->pl->ops.v[i];
 

@@ -41,9 +41,10 @@ struct sb_ns_op {
 	bool user; /* SB_NS_BIND of a rule the user wrote (not implicit) */
 };
 
-/* Plan the new root for this policy, interpreter and script (ctx). 0, or -1 with
- * *err naming the rule and the path that cannot be exposed. Reads the file
- * system; the caller closes the fds. */
+/* Plan the new root for this policy, interpreter and script (ctx): the
+ * operations in mount order (kind, then shorter paths first). 0, or -1
+ * with *err naming the rule and the path that cannot be exposed. Reads the
+ * file system; the caller closes the fds. */
 int sb_ns_plan(struct sb_arena *a, const struct sb_policy *p,
 	       const struct sb_kernel_ctx *ctx, struct sb_ns_op **ops,
 	       size_t *n, const char **err);
