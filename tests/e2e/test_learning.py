@@ -102,7 +102,7 @@ def test_least_privilege_file_rules(run_sb, tmp_cwd, py):
 
 def test_a_second_run_adds_only_what_is_new(run_sb, tmp_cwd, py):
     (tmp_cwd / "app.py").write_text("import json\n")
-    run_sb([f"--python={py}", "app.py"])
+    assert run_sb([f"--python={py}", "app.py"]).returncode == 0
     before = (tmp_cwd / ".py-sandboxes").read_text()
     (tmp_cwd / "app.py").write_text("import json, csv\n")
     r = run_sb([f"--python={py}", "--learn", "app.py"])
