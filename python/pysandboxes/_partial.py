@@ -33,6 +33,7 @@ STOP_TIMEOUT = 4.0
 RESTART_BUDGET = 5          # restarts per window, then calls are refused
 RESTART_WINDOW = 180.0
 BACKOFF_BASE, BACKOFF_FACTOR, BACKOFF_CAP = 1.0, 1.5, 5.0
+BACKOFF_MAX_STEPS = 16      # the exponent stops growing here (no overflow)
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _NOT_STARTED = ("Daemon not started. Use 'with sandboxes()' or "
@@ -40,6 +41,16 @@ _NOT_STARTED = ("Daemon not started. Use 'with sandboxes()' or "
 _MIXED = ("It's not possible to mix synchronous and asynchronous sandbox "
           "functions. Therefore, you must only use annotated asynchronous "
           "functions with an asynchronous sandbox.")
+
+
+def backoff_delay(streak):
+    """Seconds to wait before restarting a worker after `streak` deaths in
+    a row: 0 for none or one, then growing by BACKOFF_FACTOR up to
+    BACKOFF_CAP. The exponent is bounded, so any streak gives a float."""
+    if streak <= 1:
+        return 0.0
+    steps = min(streak - 2, BACKOFF_MAX_STEPS)
+    return min(BACKOFF_CAP, BACKOFF_BASE * BACKOFF_FACTOR ** steps)
 
 
 # ---- finding python-sb and the rule file ----
@@ -248,6 +259,7 @@ class Daemon:
         self.count = 0          # workers started or starting
         self.closing = False
         self.deaths = collections.deque()
+        self.streak = 0         # deaths since the last healthy call
         # learning: the shapes of the results seen (4.3, result mode)
         self.seen_data = self.seen_objects = False
         self.learn_before = _read_text(self.learn_target) \
@@ -335,12 +347,12 @@ class Daemon:
         return worker
 
     def _backoff(self):
+        """The wait before a restart: none for the first death in a row,
+        then BASE * FACTOR**k, k bounded so that the power never overflows,
+        capped at BACKOFF_CAP. A healthy call resets the streak."""
         with self.cond:
-            self._prune()
-            n = len(self.deaths)
-        if n <= 1:
-            return 0.0
-        return min(BACKOFF_CAP, BACKOFF_BASE * BACKOFF_FACTOR ** (n - 2))
+            n = self.streak
+        return backoff_delay(n)
 
     def _prune(self):
         now = time.monotonic()
@@ -386,6 +398,9 @@ class Daemon:
             self.busy.discard(worker)
             if died:
                 self.deaths.append(time.monotonic())
+                self.streak += 1
+            elif alive:
+                self.streak = 0
             if alive and not self.closing:
                 self.idle.append(worker)
                 stop = False

@@ -17,6 +17,7 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -113,6 +114,39 @@ def run_sb(sb, tmp_cwd, request):
                               timeout=timeout, **kwargs)
 
     return run
+
+
+# ---- time limits that hold on a loaded machine ----
+
+# Seconds the probe below takes on an idle core of the development machine
+# (2 cores, 2026). A limit in a test is its idle figure times slowness().
+_PROBE_IDLE_SECONDS = 0.05
+
+
+def _probe_seconds():
+    t0 = time.perf_counter()
+    n = 0
+    for i in range(400000):
+        n += i & 7
+    return time.perf_counter() - t0
+
+
+def slowness():
+    """How many times slower than idle this machine runs now (>= 1): the
+    worst of three short CPU probes, so that a loaded machine gives larger
+    time limits (a slow pass, never a false failure). PYSB_SLOWNESS
+    overrides it."""
+    env = os.environ.get("PYSB_SLOWNESS")
+    if env:
+        return max(1.0, float(env))
+    worst = max(_probe_seconds() for _ in range(3))
+    return max(1.0, worst / _PROBE_IDLE_SECONDS)
+
+
+def scaled(seconds):
+    """A time limit of `seconds` on an idle machine, scaled to this one's
+    current load (at least doubled when another run shares the cores)."""
+    return seconds * slowness()
 
 
 # ---- the interpreters a core case runs under ----
