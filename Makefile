@@ -13,6 +13,9 @@ FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 PREFIX ?= /usr/local
 DESTDIR ?=
+# Development and CI builds turn warnings into errors; meson.build's default
+# (for pip install) does not.
+DEV_SETUP ?= -Dwerror=true
 
 # Without these the build cannot even be configured; scripts/deps is asked
 # only when one is missing or the tree was never configured.
@@ -28,9 +31,9 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1 \
 all: deps-if-needed
 	@if [ ! -f $(BUILD)/build.ninja ]; then \
 		if [ -d $(BUILD)/meson-private ]; then \
-			$(MESON) setup --reconfigure $(BUILD) --prefix=$(PREFIX); \
+			$(MESON) setup --reconfigure $(BUILD) --prefix=$(PREFIX) $(DEV_SETUP); \
 		else \
-			$(MESON) setup $(BUILD) --prefix=$(PREFIX); \
+			$(MESON) setup $(BUILD) --prefix=$(PREFIX) $(DEV_SETUP); \
 		fi; \
 	fi
 	$(NINJA) -C $(BUILD)
@@ -55,7 +58,7 @@ check: all
 
 check-asan: deps-if-needed
 	@if [ ! -f $(ASAN_BUILD)/build.ninja ]; then \
-		$(MESON) setup $(ASAN_BUILD) -Dbuildtype=debug \
+		$(MESON) setup $(ASAN_BUILD) -Dbuildtype=debug $(DEV_SETUP) \
 			-Db_sanitize=address,undefined -Db_lundef=false; \
 	fi
 	$(NINJA) -C $(ASAN_BUILD)
@@ -69,7 +72,7 @@ fuzz-build: deps-if-needed
 		echo "python-sb: make fuzz needs clang" >&2; \
 		echo "Hint: scripts/deps installs it" >&2; exit 1; }
 	@if [ ! -f $(FUZZ_BUILD)/build.ninja ]; then \
-		CC=clang $(MESON) setup $(FUZZ_BUILD) -Dfuzz=true \
+		CC=clang $(MESON) setup $(FUZZ_BUILD) -Dfuzz=true $(DEV_SETUP) \
 			-Dbuildtype=debugoptimized; \
 	fi
 	$(NINJA) -C $(FUZZ_BUILD) tests/fuzz_policy tests/fuzz_net \
