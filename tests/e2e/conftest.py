@@ -151,21 +151,56 @@ def scaled(seconds):
 
 # ---- the interpreters a core case runs under ----
 
-PYENV_VERSIONS = ("3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0")
-
-
 def _pyenv_root():
     root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
     return pathlib.Path(root)
 
 
+def _version_key(name):
+    return tuple(int(p) for p in name.split("."))
+
+
+def pyenv_versions():
+    """The pyenv CPython versions >= 3.9 installed here ("3.9.18", ...),
+    oldest first, discovered from $PYENV_ROOT/versions (no list of patch
+    levels to keep up to date)."""
+    base = _pyenv_root() / "versions"
+    found = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        names = []
+    for name in names:
+        parts = name.split(".")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            continue        # pypy, miniconda, 3.13t, virtualenvs...
+        if _version_key(name) < (3, 9, 0):
+            continue
+        if os.access(base / name / "bin" / "python3", os.X_OK):
+            found.append(name)
+    return sorted(found, key=_version_key)
+
+
 def interpreters():
     """(id, path) of every CPython >= 3.9 this machine has: pyenv's
-    versions and Debian's /usr/bin/python3. Absent ones are listed too, and
-    skipped by the fixture with a reason."""
+    versions and Debian's /usr/bin/python3. In CI (PYSB_STRICT_SKIPS=1)
+    fewer than two is an error: the matrix would prove nothing."""
     found = [(f"pyenv-{v}", _pyenv_root() / "versions" / v / "bin" /
-              "python3") for v in PYENV_VERSIONS]
-    found.append(("debian", pathlib.Path("/usr/bin/python3")))
+              "python3") for v in pyenv_versions()]
+    debian = pathlib.Path("/usr/bin/python3")
+    if os.access(debian, os.X_OK):
+        found.append(("debian", debian))
+    if len(found) < 2 and os.environ.get("PYSB_STRICT_SKIPS") == "1":
+        raise RuntimeError(f"only {len(found)} CPython >= 3.9 found "
+                           f"(pyenv root {_pyenv_root()}): the "
+                           "multi-interpreter matrix needs two [core]")
+    return found
+
+
+def interpreter_paths():
+    """The paths of interpreters(), Debian's first when present."""
+    found = [str(path) for _, path in interpreters()]
+    found.sort(key=lambda p: p != "/usr/bin/python3")
     return found
 
 
@@ -174,8 +209,6 @@ def python_exe(request):
     """The interpreter to pass as --python=; a core case runs once per
     interpreter present."""
     name, path = request.param
-    if not path.exists():
-        pytest.skip(f"{name} is not installed on this machine ({path})")
     return str(path)
 
 
