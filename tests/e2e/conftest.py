@@ -133,14 +133,20 @@ def _probe_seconds():
 
 def slowness():
     """How many times slower than idle this machine runs now (>= 1): the
-    worst of three short CPU probes, so that a loaded machine gives larger
-    time limits (a slow pass, never a false failure). PYSB_SLOWNESS
-    overrides it."""
+    worst of three short CPU probes and of the load average per core, so
+    that a loaded machine gives larger time limits (a slow pass, never a
+    false failure). PYSB_SLOWNESS overrides it."""
     env = os.environ.get("PYSB_SLOWNESS")
     if env:
         return max(1.0, float(env))
     worst = max(_probe_seconds() for _ in range(3))
-    return max(1.0, worst / _PROBE_IDLE_SECONDS)
+    # a short probe can catch a quiet moment: the run queue per core over
+    # the last minute says how shared the cores are for a longer test
+    try:
+        queue = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        queue = 1.0
+    return max(1.0, worst / _PROBE_IDLE_SECONDS, queue)
 
 
 def scaled(seconds):
