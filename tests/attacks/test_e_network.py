@@ -25,6 +25,12 @@ def implicit(ip, port):
             "implicit default policy.")
 
 
+def unnamed(host):
+    return (f"Guard name resolution of '{host}' DENIED: no net= rule names "
+            f"this host. Add net=ALLOW|TCP|{host}|<port>|OUT to resolve and "
+            "reach it (an address rule allows addresses, not lookups).")
+
+
 def other(p):
     return p + 1 if p < 65535 else p - 1
 
@@ -75,7 +81,8 @@ def test_E5(case, judge, tcp_port):
         "c_twin": "return _socket.gethostbyaddr('192.0.2.1')",
     }), args=[tcp_port])
     msg = ("Guard reverse lookup of '192.0.2.1' DENIED: no net= rule "
-           "allows this address.")
+           "names this address. Name its host in a net= rule "
+           "(net=ALLOW|TCP|<host>|<port>|OUT), or ask with NI_NUMERICHOST.")
     for label in ("byaddr", "nameinfo", "c_twin"):
         judge.python(out[label], ERR, msg)
 
@@ -161,7 +168,6 @@ def test_E15(case, judge, tcp_port):
                                  "80)",
                        "byname": f"return socket.gethostbyname({SECRET!r})",
                    }), args=[tcp_port])
-    msg = (f"Guard name resolution of '{SECRET}' DENIED: no net= rule can "
-           "allow it.")
+    msg = unnamed(SECRET)
     for label in ("gai", "c_twin", "byname"):
         judge.python(out[label], ERR, msg)
