@@ -338,6 +338,33 @@ static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
 	return sb_net_decide(sb_g.policy, kind, dir, a, port);
 }
 
+/* Is the address the kernel uses not the one written (canonical)? The
+ * unspecified addresses, outbound. */
+static bool note_differs(const struct sb_addr *a, unsigned dir)
+{
+	struct sb_addr d[2], c;
+	size_t n = sb_addr_destinations(a, dir, d);
+
+	sb_addr_canonical(a, &c);
+	return n != 1 || c.family != d[0].family ||
+	       memcmp(c.bytes, d[0].bytes, sizeof(c.bytes));
+}
+
+/* " The kernel connects to 127.0.0.1." when note_differs(), else "". */
+static void dest_note(const struct sb_addr *a, unsigned dir, char *out,
+		      size_t size)
+{
+	char ip[INET6_ADDRSTRLEN];
+	struct sb_addr d[2];
+	size_t n = sb_addr_destinations(a, dir, d);
+
+	out[0] = '\0';
+	if (note_differs(a, dir))
+		snprintf(out, size, " The kernel connects to %s%s.",
+			 addr_text(&d[n - 1], ip),
+			 n > 1 ? " or beyond" : "");
+}
+
 /* Judge every address a host stands for (E13): all must be allowed. 'name'
  * is the host name as written, NULL for a literal. Messages follow the
  * seed (5.3), except that an explicit refusal prints DENIED and drops the
@@ -347,6 +374,7 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 {
 	char ip[INET6_ADDRSTRLEN], ref[PATH_MAX + 32];
 	const struct sb_net_rule *r;
+	char note[INET6_ADDRSTRLEN + 40];
 	struct sb_buf b = { 0 };
 	size_t i, j;
 
@@ -356,15 +384,22 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 			continue;
 		if (sb_g.learning) {
 			char pbuf[16];
+			struct sb_addr d[2];
 
+			/* the rule names where the kernel connects: an
+			 * outbound 0.0.0.0 is learned as 127.0.0.1 */
+			if (sb_addr_destinations(&addrs[i], dir, d) != 1 ||
+			    !note_differs(&addrs[i], dir))
+				d[0] = addrs[i];
 			snprintf(pbuf, sizeof(pbuf), "%u", port);
 			sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
 					dir == SB_NET_IN ? "in" : "out",
-					addr_text(&addrs[i], ip), pbuf,
+					addr_text(&d[0], ip), pbuf,
 					name ? name : learned_host(&addrs[i]),
 					NULL);
 			continue;
 		}
+		dest_note(&addrs[i], dir, note, sizeof(note));
 		if (r) {
 			format_ref(r->ref, ref, sizeof(ref));
 			sb_buf_printf(&b,
@@ -386,6 +421,7 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 				      "Guard network connection to '[%s]:%u' DENIED by implicit default policy.",
 				      addr_text(&addrs[i], ip), port);
 		}
+		sb_buf_puts(&b, note);
 		return raise_buf(&b);
 	}
 	return 0;
