@@ -23,6 +23,7 @@ import time
 import pytest
 
 from conftest import scaled
+from test_guard_net import _ipv6_works
 from test_kernel import ABI
 
 PYTHON = "/usr/bin/python3"  # uid 65534 cannot reach pyenv's under /root
@@ -34,15 +35,6 @@ LAYERS = {
     "both": ("landlock", "true"),
 }
 WHO = ["root", "nobody"]
-
-
-def _ipv6_works():
-    try:
-        with socket.socket(socket.AF_INET6) as s:
-            s.bind(("::1", 0))
-        return True
-    except OSError:
-        return False
 
 
 IPV6 = _ipv6_works()
