@@ -656,6 +656,12 @@ static uint16_t get16(const uint8_t *b)
 	return (uint16_t)(b[0] << 8 | b[1]);
 }
 
+static bool host_char(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
 /* A question name in plain labels of host name characters (no
  * compression, no dot or other byte inside a label, which would make
  * "a.b" of one label look like two), as text without the final dot. The
@@ -678,8 +684,7 @@ static size_t dns_name(const uint8_t *m, size_t len, size_t at, char *out,
 		for (i = 0; i < l; i++) {
 			uint8_t c = m[at + i];
 
-			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			      (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			if (!host_char(c))
 				return 0;
 			out[o++] = (char)c;
 		}
@@ -735,9 +740,7 @@ static bool host_syntax_ok(const char *h)
 	for (i = 0; h[i]; i++) {
 		char c = h[i];
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-		      c == '_' || c == '*'))
+		if (!host_char((uint8_t)c) && c != '.' && c != '*')
 			return false;
 	}
 	return inet_aton(h, &ia) == 0;
