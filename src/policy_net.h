@@ -90,6 +90,8 @@ bool sb_net_name_allowed(const struct sb_policy *p, const char *host);
 bool sb_net_reverse_allowed(const struct sb_policy *p,
 			    const struct sb_addr *addr);
 
+#define SB_DNS_PORT 53
+
 /* Judge a DNS message a program sends to port 53: 1 when it is a standard
  * query of one question whose name sb_net_name_allowed(), 0 when the name
  * is not, -EINVAL when it is anything else (a response, another opcode,
