@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -93,23 +94,11 @@ static const struct sb_pin *find_pin(const char *host)
 	return NULL;
 }
 
-/* Could some rule allow an address a fresh lookup returns? Only an ALLOW
- * rule whose network was not a pinned name can: a pinned name's rules match
- * its pinned addresses, which an unpinned name has no business to get. */
+/* May any name be resolved? Only when a '*' rule names every host: an
+ * address rule allows addresses, not lookups (weakness 15). */
 static bool names_can_be_allowed(void)
 {
-	static int known = -1;
-	const struct sb_policy *p = sb_g.policy;
-	size_t i;
-
-	if (known >= 0)
-		return known;
-	known = 0;
-	for (i = 0; i < p->nets.n; i++)
-		if (p->nets.v[i].allow && !p->nets.v[i].host &&
-		    p->nets.v[i].n_ports)
-			known = 1;
-	return known;
+	return sb_net_names_any(sb_g.policy);
 }
 
 /* The text of a host argument (str, bytes or bytearray, as CPython's idna
@@ -150,40 +139,10 @@ static int host_text(PyObject *o, char buf[HOST_MAX])
 	return r;
 }
 
-/* An IPv6 literal, with its zone ("fe80::1%eth0") left out. */
-static bool parse_ip6(const char *host, struct sb_addr *out)
-{
-	char tmp[HOST_MAX];
-	const char *pct = strchr(host, '%');
-	size_t n = pct ? (size_t)(pct - host) : strlen(host);
-
-	if (n >= sizeof(tmp))
-		return false;
-	memcpy(tmp, host, n);
-	tmp[n] = '\0';
-	if (inet_pton(AF_INET6, tmp, out->bytes) != 1)
-		return false;
-	out->family = AF_INET6;
-	return true;
-}
-
-static bool parse_ip4(const char *host, bool legacy, struct sb_addr *out)
-{
-	struct in_addr ia;
-
-	memset(out, 0, sizeof(*out));
-	if (legacy ? inet_aton(host, &ia) == 0
-		   : inet_pton(AF_INET, host, &ia) != 1)
-		return false;
-	out->family = AF_INET;
-	memcpy(out->bytes, &ia, 4);
-	return true;
-}
-
 /* The address CPython's setipaddr() makes of a literal host for a socket of
- * 'family', without a lookup: '' is the wildcard, '<broadcast>' and the
- * legacy IPv4 forms inet_addr() takes ("127.1") count for AF_INET. False
- * for a name. */
+ * 'family', without a lookup: '' is the wildcard, '<broadcast>' the IPv4
+ * broadcast, and otherwise what getaddrinfo() takes as numeric (all the
+ * inet_aton forms, a zone after an IPv6 literal). False for a name. */
 static bool socket_literal(int family, const char *host, struct sb_addr *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -196,14 +155,27 @@ static bool socket_literal(int family, const char *host, struct sb_addr *out)
 		memset(out->bytes, 0xff, 4);
 		return true;
 	}
-	return parse_ip4(host, family == AF_INET, out) || parse_ip6(host, out);
+	return sb_addr_parse_numeric(host, out) == 0;
 }
 
-/* A literal for the resolver functions: strict forms only, so that
- * anything getaddrinfo could send to DNS counts as a name. */
+/* A literal for getaddrinfo() and gethostbyname(): what getaddrinfo reads
+ * as numeric, no query. */
 static bool resolver_literal(const char *host, struct sb_addr *out)
 {
-	return parse_ip4(host, false, out) || parse_ip6(host, out);
+	return sb_addr_parse_numeric(host, out) == 0;
+}
+
+/* gethostbyname_ex() also hands the text to gethostbyname_r(), which
+ * takes only digits and dots (and IPv6) as numeric: "0x7f.1" is a query
+ * there. */
+static bool strict_literal(const char *host, struct sb_addr *out)
+{
+	const char *c;
+
+	for (c = host; *c; c++)
+		if ((*c < '0' || *c > '9') && *c != '.')
+			return false;
+	return c != host && c[-1] != '.' && resolver_literal(host, out);
 }
 
 static const char *addr_text(const struct sb_addr *a,
@@ -260,6 +232,39 @@ static const char *learned_host(const struct sb_addr *a)
 			    a->family == AF_INET6 ? 16 : 4))
 			return resolved[i].host;
 	return "-";
+}
+
+/* ---- permits: a wrapper that judged more than its event can see ---- */
+
+/* A wrapper that judged a call's payload or flags (which the audit event
+ * does not carry) passes the original arguments of exact types only, so
+ * that no Python code runs between here and the event, and leaves a
+ * one-shot permit that the event of the same thread takes. */
+enum permit { PERMIT_NONE, PERMIT_DNS_QUERY, PERMIT_NUMERIC_NAMEINFO };
+
+static struct {
+	enum permit kind;
+	pthread_t owner;
+} permit;
+
+static PyObject *call_with_permit(PyObject *fn, PyObject *args,
+				  enum permit kind)
+{
+	PyObject *res;
+
+	permit.kind = kind;
+	permit.owner = pthread_self();
+	res = py.PyObject_Call(fn, args, NULL);
+	permit.kind = PERMIT_NONE;
+	return res;
+}
+
+static bool permit_take(enum permit kind)
+{
+	if (permit.kind != kind || !pthread_equal(permit.owner, pthread_self()))
+		return false;
+	permit.kind = PERMIT_NONE;
+	return true;
 }
 
 /* ---- refusals ---- */
@@ -327,23 +332,37 @@ static void format_ref(struct sb_ref ref, char *buf, size_t size)
 		snprintf(buf, size, "%s(%u)", ref.file, ref.line);
 }
 
-/* sb_net_decide(), plus the IPv4-translated form ::ffff:0:a.b.c.d (RFC
- * 2765, E9) that sb_addr_canonical() does not know: judged with the same
- * rule, DENY rules against both forms, ALLOW rules against the IPv4 one. */
 static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
 					const struct sb_addr *a, uint16_t port)
 {
-	static const uint8_t translated[12] = { [8] = 0xff, [9] = 0xff };
-	const struct sb_net_rule *r;
-	struct sb_addr v4 = { .family = AF_INET };
+	return sb_net_decide(sb_g.policy, kind, dir, a, port);
+}
 
-	if (a->family != AF_INET6 || memcmp(a->bytes, translated, 12))
-		return sb_net_decide(sb_g.policy, kind, dir, a, port);
-	r = sb_net_decide(sb_g.policy, kind, dir, a, port);
-	if (r && !r->allow)
-		return r;
-	memcpy(v4.bytes, a->bytes + 12, 4);
-	return sb_net_decide(sb_g.policy, kind, dir, &v4, port);
+/* Is the address the kernel uses not the one written (canonical)? The
+ * unspecified addresses, outbound. */
+static bool note_differs(const struct sb_addr *a, unsigned dir)
+{
+	struct sb_addr d[2], c;
+	size_t n = sb_addr_destinations(a, dir, d);
+
+	sb_addr_canonical(a, &c);
+	return n != 1 || c.family != d[0].family ||
+	       memcmp(c.bytes, d[0].bytes, sizeof(c.bytes));
+}
+
+/* " The kernel connects to 127.0.0.1." when note_differs(), else "". */
+static void dest_note(const struct sb_addr *a, unsigned dir, char *out,
+		      size_t size)
+{
+	char ip[INET6_ADDRSTRLEN];
+	struct sb_addr d[2];
+	size_t n = sb_addr_destinations(a, dir, d);
+
+	out[0] = '\0';
+	if (note_differs(a, dir))
+		snprintf(out, size, " The kernel connects to %s%s.",
+			 addr_text(&d[n - 1], ip),
+			 n > 1 ? " or beyond" : "");
 }
 
 /* Judge every address a host stands for (E13): all must be allowed. 'name'
@@ -355,6 +374,7 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 {
 	char ip[INET6_ADDRSTRLEN], ref[PATH_MAX + 32];
 	const struct sb_net_rule *r;
+	char note[INET6_ADDRSTRLEN + 40];
 	struct sb_buf b = { 0 };
 	size_t i, j;
 
@@ -364,15 +384,22 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 			continue;
 		if (sb_g.learning) {
 			char pbuf[16];
+			struct sb_addr d[2];
 
+			/* the rule names where the kernel connects: an
+			 * outbound 0.0.0.0 is learned as 127.0.0.1 */
+			if (sb_addr_destinations(&addrs[i], dir, d) != 1 ||
+			    !note_differs(&addrs[i], dir))
+				d[0] = addrs[i];
 			snprintf(pbuf, sizeof(pbuf), "%u", port);
 			sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
 					dir == SB_NET_IN ? "in" : "out",
-					addr_text(&addrs[i], ip), pbuf,
+					addr_text(&d[0], ip), pbuf,
 					name ? name : learned_host(&addrs[i]),
 					NULL);
 			continue;
 		}
+		dest_note(&addrs[i], dir, note, sizeof(note));
 		if (r) {
 			format_ref(r->ref, ref, sizeof(ref));
 			sb_buf_printf(&b,
@@ -394,6 +421,7 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 				      "Guard network connection to '[%s]:%u' DENIED by implicit default policy.",
 				      addr_text(&addrs[i], ip), port);
 		}
+		sb_buf_puts(&b, note);
 		return raise_buf(&b);
 	}
 	return 0;
@@ -418,8 +446,8 @@ static int refuse_resolution(const char *host)
 	if (sb_g.learning)
 		return 0; /* learned when the program uses an address */
 	sb_buf_printf(&b,
-		      "Guard name resolution of '%s' DENIED: no net= rule can allow it.",
-		      host);
+		      "Guard name resolution of '%s' DENIED: no net= rule names this host. Add net=ALLOW|TCP|%s|<port>|OUT to resolve and reach it (an address rule allows addresses, not lookups).",
+		      host, host);
 	return raise_buf(&b);
 }
 
@@ -623,6 +651,24 @@ static int inet_tuple(PyObject *addr, int family, char host[HOST_MAX],
 	return 1;
 }
 
+/* Port 53 carries DNS queries, which a resolver passes on to whoever
+ * serves the name: an address rule for the resolver must not let any name
+ * out (weakness 15). A UDP query is let through when the sendto wrapper
+ * read it and a rule names its host; a connected socket or a stream
+ * would send what this guard never sees, so only a '*' rule opens them. */
+static int check_dns_port(enum net_op op, PyObject *addr, unsigned kind,
+			  unsigned port)
+{
+	if (op == OP_BIND || port != SB_DNS_PORT || names_can_be_allowed() ||
+	    sb_g.learning)
+		return 0;
+	if (op == OP_SENDTO && kind == SB_NET_UDP &&
+	    permit_take(PERMIT_DNS_QUERY))
+		return 0;
+	return refuse_addr(op, addr,
+			   "port 53 carries DNS queries; one is sent only with sendto() on a UDP socket, for a host a net= rule names (net=ALLOW|TCP|<host>|<port>|OUT). net=ALLOW|UDP|*|53|OUT lets every name through.");
+}
+
 /* Judge an inet address as the event sees it: after CPython parsed it
  * (and, for a name, already resolved it: the socket.socket wrappers below
  * stop names before that). */
@@ -642,8 +688,11 @@ static int check_inet(enum net_op op, PyObject *addr,
 	kind = sock_kind(op, addr, si);
 	if (!kind)
 		return -1;
-	if (hk == 1 && socket_literal(si->family, host, &a))
-		return judge(kind, dir, NULL, &a, 1, (unsigned)port);
+	if (hk == 1 && socket_literal(si->family, host, &a)) {
+		if (judge(kind, dir, NULL, &a, 1, (unsigned)port) < 0)
+			return -1;
+		return check_dns_port(op, addr, kind, (unsigned)port);
+	}
 	pin = hk == 1 ? find_pin(host) : NULL;
 	if (!pin && sb_g.learning) {
 		/* a name the program connects to: the rule names it (4.3) */
@@ -658,8 +707,10 @@ static int check_inet(enum net_op op, PyObject *addr,
 	}
 	if (!pin)
 		return refuse_unpinned(host, (unsigned)port);
-	return judge(kind, dir, host, pin->addrs, pin->n_addrs,
-		     (unsigned)port);
+	if (judge(kind, dir, host, pin->addrs, pin->n_addrs,
+		  (unsigned)port) < 0)
+		return -1;
+	return check_dns_port(op, addr, kind, (unsigned)port);
 }
 
 static int check_address(enum net_op op, PyObject *sock, PyObject *addr)
@@ -729,8 +780,10 @@ static int check_new(PyObject *args)
 
 /* A forward lookup the wrappers did not answer (they pass literals and, when
  * some rule could allow it, unpinned names). */
-static int check_resolution(PyObject *host_obj)
+static int check_resolution(PyObject *host_obj, PyObject *flags_obj)
 {
+	long flags = 0;
+
 	char host[HOST_MAX];
 	struct sb_addr a;
 	int hk;
@@ -740,6 +793,10 @@ static int check_resolution(PyObject *host_obj)
 	hk = host_text(host_obj, host);
 	if (hk == 0)
 		return 0; /* CPython refuses it by itself */
+	if (sb_arg_int(flags_obj, &flags) < 0)
+		py.PyErr_Clear();
+	if (flags & AI_NUMERICHOST)
+		return 0; /* getaddrinfo asks nobody */
 	if (hk == 1 && (resolver_literal(host, &a) || find_pin(host)))
 		return 0;
 	if (names_can_be_allowed())
@@ -747,46 +804,23 @@ static int check_resolution(PyObject *host_obj)
 	return refuse_resolution(host);
 }
 
-/* Does some ALLOW rule let this address through, in some kind, direction
- * and port? Tried at the ends of each port range of each ALLOW rule, with
- * the DENY rules first as always: it may refuse an address some untried
- * port would allow, never the other way round. */
-static bool allowed_somewhere(const struct sb_addr *a)
+/* May the name of this address be asked: a rule names the address
+ * (sb_net_reverse_allowed), or it is one the loopback names stand for. */
+static bool reverse_allowed(const struct sb_addr *a)
 {
-	const struct sb_policy *p = sb_g.policy;
-	const struct sb_net_rule *d;
-	unsigned kind, dir;
-	size_t i, j;
+	struct sb_addr c;
 
-	for (i = 0; i < p->nets.n; i++) {
-		const struct sb_net_rule *r = &p->nets.v[i];
-
-		if (!r->allow)
-			continue;
-		for (kind = SB_NET_TCP; kind <= SB_NET_UDP; kind <<= 1) {
-			if (!(r->kinds & kind))
-				continue;
-			for (dir = SB_NET_IN; dir <= SB_NET_OUT; dir <<= 1) {
-				if (!(r->dirs & dir))
-					continue;
-				for (j = 0; j < r->n_ports; j++) {
-					d = decide(kind, dir, a,
-						   r->ports[j].lo);
-					if (d && d->allow)
-						return true;
-					d = decide(kind, dir, a,
-						   r->ports[j].hi);
-					if (d && d->allow)
-						return true;
-				}
-			}
-		}
-	}
-	return false;
+	sb_addr_canonical(a, &c);
+	if ((c.family == AF_INET && !memcmp(c.bytes, loop4.bytes, 4)) ||
+	    (c.family == AF_INET6 && !memcmp(c.bytes, loop6.bytes, 16)))
+		return true;
+	return sb_net_reverse_allowed(sb_g.policy, a);
 }
 
-/* gethostbyaddr(ip) and getnameinfo((ip, port), flags): the seed left them
- * open (E5); a reverse query for an address no rule allows is refused. */
+/* gethostbyaddr(ip) and getnameinfo((ip, port), flags): a reverse query
+ * carries the address's bits to whoever serves its zone, so it is asked
+ * only for an address a rule names (E5, weakness 15). A name is first
+ * resolved by CPython: it must be pinned. */
 static int check_reverse(PyObject *host_obj)
 {
 	char host[HOST_MAX];
@@ -798,18 +832,18 @@ static int check_reverse(PyObject *host_obj)
 
 	if (hk == 0)
 		return 0; /* not text: CPython raises TypeError */
-	if (hk == 1 && (parse_ip4(host, true, &a) || parse_ip6(host, &a))) {
-		if (allowed_somewhere(&a))
+	if (hk == 1 && resolver_literal(host, &a)) {
+		if (reverse_allowed(&a))
 			return 0;
 	} else if (hk == 1 && (pin = find_pin(host)) != NULL) {
 		for (i = 0; i < pin->n_addrs; i++)
-			if (!allowed_somewhere(&pin->addrs[i]))
+			if (!reverse_allowed(&pin->addrs[i]))
 				break;
 		if (i == pin->n_addrs)
 			return 0;
 	}
 	sb_buf_printf(&b,
-		      "Guard reverse lookup of '%s' DENIED: no net= rule allows this address.",
+		      "Guard reverse lookup of '%s' DENIED: no net= rule names this address. Name its host in a net= rule (net=ALLOW|TCP|<host>|<port>|OUT), or ask with NI_NUMERICHOST.",
 		      host);
 	return raise_buf(&b);
 }
@@ -832,11 +866,16 @@ int sb_net_event(const char *event, PyObject *args)
 		return check_address(OP_SENDMSG, a0, a1);
 	if (strcmp(e, "__new__") == 0)
 		return check_new(args);
-	if (strcmp(e, "getaddrinfo") == 0 || strcmp(e, "gethostbyname") == 0)
-		return check_resolution(a0);
+	if (strcmp(e, "getaddrinfo") == 0)
+		return check_resolution(a0, n > 5 ? py.PyTuple_GetItem(args, 5)
+						  : NULL);
+	if (strcmp(e, "gethostbyname") == 0)
+		return check_resolution(a0, NULL);
 	if (strcmp(e, "gethostbyaddr") == 0)
 		return check_reverse(a0);
 	if (strcmp(e, "getnameinfo") == 0) {
+		if (permit_take(PERMIT_NUMERIC_NAMEINFO))
+			return 0;
 		if (a0 && py.PyObject_IsInstance(a0, py.PyTuple_Type) == 1 &&
 		    py.PyTuple_Size(a0) >= 1)
 			return check_reverse(py.PyTuple_GetItem(a0, 0));
@@ -932,6 +971,86 @@ static PyObject *address_for(enum net_op op, PyObject *sock, PyObject *addr)
 	return out;
 }
 
+/* sendto(data[, flags], address) of a UDP socket to port 53: the query
+ * is read and judged (sb_dns_query_judge), then sent with arguments of
+ * exact types under a permit for check_dns_port(). NULL with an exception,
+ * or the result; *done false when this is not such a call. */
+static PyObject *dns_sendto_call(struct meth_wrap *m, PyObject *args,
+				 PyObject *addr, bool *done)
+{
+	char host[HOST_MAX], name[256], lit[INET6_ADDRSTRLEN];
+	struct sb_buf b = { 0 };
+	struct sock_info si;
+	struct sb_addr a;
+	PyObject *data, *nargs, *naddr, *res, *self;
+	Py_ssize_t n = py.PyTuple_Size(args), len;
+	long port, flags = 0;
+	char *buf;
+	int hk, r;
+
+	*done = false;
+	if (names_can_be_allowed() || sb_g.learning ||
+	    sock_info(OP_SENDTO, py.PyTuple_GetItem(args, 0), &si) < 0 ||
+	    si.fd < 0 || si.type != SOCK_DGRAM ||
+	    (si.family != AF_INET && si.family != AF_INET6) ||
+	    !inet_tuple(addr, si.family, host, &hk, &port) ||
+	    port != SB_DNS_PORT || hk != 1 ||
+	    !socket_literal(si.family, host, &a)) {
+		py.PyErr_Clear();
+		return NULL;
+	}
+	if (n == 4 && sb_arg_int(py.PyTuple_GetItem(args, 2), &flags) != 1) {
+		py.PyErr_Clear();
+		return NULL; /* CPython's TypeError, then the event refuses */
+	}
+	*done = true;
+	data = py.PyBytes_FromObject(py.PyTuple_GetItem(args, 1));
+	if (!data)
+		return NULL;
+	if (py.PyBytes_AsStringAndSize(data, &buf, &len) < 0) {
+		py.Py_DecRef(data);
+		return NULL;
+	}
+	r = sb_dns_query_judge(sb_g.policy, buf, (size_t)len, name,
+			       sizeof(name));
+	if (r != 1) {
+		py.Py_DecRef(data);
+		if (r == 0)
+			sb_buf_printf(&b,
+				      "Guard DNS query for '%s' DENIED: no net= rule names this host. Add net=ALLOW|TCP|%s|<port>|OUT to resolve and reach it (an address rule allows addresses, not lookups).",
+				      name, name);
+		else
+			sb_buf_printf(&b,
+				      "Guard sendto to port %ld DENIED: not a plain DNS query of one name, which is all a program may send to a resolver unless net=ALLOW|UDP|*|53|OUT lets every name through.",
+				      port);
+		raise_buf(&b);
+		return NULL;
+	}
+	naddr = py.PyTuple_New(2);
+	nargs = py.PyTuple_New(n);
+	if (!naddr || !nargs) {
+		if (naddr)
+			py.Py_DecRef(naddr);
+		if (nargs)
+			py.Py_DecRef(nargs);
+		py.Py_DecRef(data);
+		return NULL;
+	}
+	py.PyTuple_SetItem(naddr, 0,
+			   py.PyUnicode_FromString(addr_text(&a, lit)));
+	py.PyTuple_SetItem(naddr, 1, py.PyLong_FromLong(port));
+	self = py.PyTuple_GetItem(args, 0);
+	py.Py_IncRef(self);
+	py.PyTuple_SetItem(nargs, 0, self);
+	py.PyTuple_SetItem(nargs, 1, data);
+	if (n == 4)
+		py.PyTuple_SetItem(nargs, 2, py.PyLong_FromLong(flags));
+	py.PyTuple_SetItem(nargs, n - 1, naddr);
+	res = call_with_permit(m->original, nargs, PERMIT_DNS_QUERY);
+	py.Py_DecRef(nargs);
+	return res;
+}
+
 /* connect(address), connect_ex(address), bind(address),
  * sendto(data[, flags], address), sendmsg(buffers, ancdata, flags, address) */
 static PyObject *addr_method_call(struct meth_wrap *m, PyObject *args)
@@ -949,6 +1068,15 @@ static PyObject *addr_method_call(struct meth_wrap *m, PyObject *args)
 	naddr = address_for(m->op, self, addr);
 	if (!naddr)
 		return NULL;
+	if (m->op == OP_SENDTO) {
+		bool done;
+
+		res = dns_sendto_call(m, args, naddr, &done);
+		if (done) {
+			py.Py_DecRef(naddr);
+			return res;
+		}
+	}
 	if (naddr == addr) {
 		py.Py_DecRef(naddr);
 		return call_original(m, args);
@@ -1261,7 +1389,8 @@ static PyObject *pinned_v4_list(const struct sb_pin *pin)
 /* gethostbyname(host) and gethostbyname_ex(host). NULL result with no
  * exception set: not ours to answer, call the original. */
 static const struct sb_pin *byname_pin(PyObject *args, PyObject *kwargs,
-				       char host[HOST_MAX], int *refused)
+				       bool ex, char host[HOST_MAX],
+				       int *refused)
 {
 	struct sb_addr a;
 	int hk;
@@ -1270,7 +1399,8 @@ static const struct sb_pin *byname_pin(PyObject *args, PyObject *kwargs,
 	if (py.PyTuple_Size(args) != 1 || kwargs)
 		return NULL;
 	hk = host_text(py.PyTuple_GetItem(args, 0), host);
-	if (hk == 0 || (hk == 1 && resolver_literal(host, &a)))
+	if (hk == 0 || (hk == 1 && (ex ? strict_literal(host, &a)
+				       : resolver_literal(host, &a))))
 		return NULL;
 	if (hk == 1 && find_pin(host))
 		return find_pin(host);
@@ -1289,7 +1419,7 @@ static PyObject *gethostbyname_call(struct sb_wrap *w, PyObject *args,
 	PyObject *list, *res;
 	int refused;
 
-	pin = byname_pin(args, kwargs, host, &refused);
+	pin = byname_pin(args, kwargs, false, host, &refused);
 	if (refused)
 		return NULL;
 	if (!pin)
@@ -1311,7 +1441,7 @@ static PyObject *gethostbyname_ex_call(struct sb_wrap *w, PyObject *args,
 	PyObject *list, *res, *aliases;
 	int refused;
 
-	pin = byname_pin(args, kwargs, host, &refused);
+	pin = byname_pin(args, kwargs, true, host, &refused);
 	if (refused)
 		return NULL;
 	if (!pin)
@@ -1333,7 +1463,36 @@ static PyObject *gethostbyname_ex_call(struct sb_wrap *w, PyObject *args,
 	return res;
 }
 
+/* getnameinfo(sockaddr, flags): with NI_NUMERICHOST no query is made, but
+ * its event does not carry the flags: pass them as an exact int (no Python
+ * code between here and the event) with a permit. */
+static PyObject *getnameinfo_call(struct sb_wrap *w, PyObject *args,
+				  PyObject *kwargs)
+{
+	PyObject *nargs, *sa, *res;
+	long flags;
+
+	if (kwargs || py.PyTuple_Size(args) != 2 ||
+	    sb_arg_int(py.PyTuple_GetItem(args, 1), &flags) != 1 ||
+	    !(flags & NI_NUMERICHOST)) {
+		py.PyErr_Clear();
+		return sb_wrap_call_original(w, args, kwargs);
+	}
+	nargs = py.PyTuple_New(2);
+	if (!nargs)
+		return NULL;
+	sa = py.PyTuple_GetItem(args, 0);
+	py.Py_IncRef(sa);
+	py.PyTuple_SetItem(nargs, 0, sa);
+	py.PyTuple_SetItem(nargs, 1, py.PyLong_FromLong(flags));
+	res = call_with_permit(w->original, nargs, PERMIT_NUMERIC_NAMEINFO);
+	py.Py_DecRef(nargs);
+	return res;
+}
+
 static struct sb_wrap resolver_wraps[] = {
+	{ .module = "_socket", .attr = "getnameinfo", .also = "socket",
+	  .call = getnameinfo_call },
 	{ .module = "_socket", .attr = "getaddrinfo", .also = "socket",
 	  .call = getaddrinfo_call },
 	{ .module = "_socket", .attr = "gethostbyname", .also = "socket",

@@ -6,7 +6,9 @@
  * rules), and performs the call itself on a duplicate of the program's
  * socket (pidfd_getfd) with the copy it judged: it never answers
  * "continue", so nothing the program changes after the check is used.
- * Calls that may block run on worker threads. It owns the fork, the
+ * Port 53 is DNS: a datagram there is read as a query and sent only for a
+ * host a rule names (sb_dns_query_judge), a connection there needs a '*'
+ * rule. Calls that may block run on worker threads. It owns the fork, the
  * listener hand-over, signal forwarding and the exit status of such a run;
  * it must not judge anything by itself that the policy code decides.
  */
@@ -305,6 +307,48 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	return 0;
 }
 
+/* Why a DNS query was refused, on stderr: the program sees EACCES. */
+static void dns_refused(const char *name, const char *what)
+{
+	if (name)
+		fprintf(stderr,
+			"python-sb: network: DNS query for '%s' refused: no net= rule names this host.\n"
+			"Hint: add net=ALLOW|TCP|%s|<port>|OUT to resolve and reach it.\n",
+			name, name);
+	else
+		fprintf(stderr,
+			"python-sb: network: %s refused: only a plain DNS query of a host a net= rule names may go to a resolver.\n"
+			"Hint: name the host in a net= rule, or add net=ALLOW|UDP|*|53|OUT to let every name through.\n",
+			what);
+}
+
+/* A datagram to port 53 of an inet socket is a DNS query: it goes out
+ * only when it asks for a host a rule names (sb_dns_query_judge). 0 or
+ * -EACCES. */
+static int judge_dns(const struct sb_policy *p, const struct call *c,
+		     const struct msg *m)
+{
+	struct sockaddr_storage ss;
+	char name[256];
+	struct sb_addr a;
+	uint16_t port = 0;
+	int rc;
+
+	if ((c->family != AF_INET && c->family != AF_INET6) ||
+	    c->type != SOCK_DGRAM || !m->namelen || sb_net_names_any(p))
+		return 0;
+	memcpy(&ss, &m->name, sizeof(ss));
+	if (inet_target(c->family, OP_SEND, &ss, m->namelen, &a, &port) <= 0 ||
+	    port != SB_DNS_PORT)
+		return 0;
+	rc = sb_dns_query_judge(p, m->data, m->len, name, sizeof(name));
+	if (rc == 1)
+		return 0;
+	dns_refused(rc == 0 ? name : NULL,
+		    "a datagram to port 53 that is not a plain query");
+	return -EACCES;
+}
+
 /* Judge the address of a connect, bind or send; may rewrite it (Unix
  * paths). 0 to go ahead, or -errno. */
 static int judge_addr(const struct sb_policy *p, const struct call *c,
@@ -322,10 +366,19 @@ static int judge_addr(const struct sb_policy *p, const struct call *c,
 		rc = inet_target(c->family, op, ss, *len, &a, &port);
 		if (rc <= 0)
 			return rc;
-		return allowed(p, c, op == OP_BIND ? SB_NET_IN : SB_NET_OUT,
-			       &a, port)
-			       ? 0
-			       : -EACCES;
+		if (!allowed(p, c, op == OP_BIND ? SB_NET_IN : SB_NET_OUT, &a,
+			     port))
+			return -EACCES;
+		/* a connected socket or a stream to a resolver sends what
+		 * this process never reads: only a '*' rule opens them; a
+		 * datagram's query is read in prepare_send() */
+		if (op != OP_BIND && port == SB_DNS_PORT &&
+		    (op == OP_CONNECT || c->type != SOCK_DGRAM) &&
+		    !sb_net_names_any(p)) {
+			dns_refused(NULL, "a connection to port 53");
+			return -EACCES;
+		}
+		return 0;
 	case AF_UNIX:
 		/* a stream socket refuses an address, seqpacket ignores it:
 		 * the kernel resolves no path for them */
@@ -513,6 +566,8 @@ static long prepare_send(const struct sb_policy *p, struct call *c)
 			m->remote = at;
 			rc = copy_msghdr(p, c, at, m, &pathfd);
 		}
+		if (rc == 0)
+			rc = judge_dns(p, c, m);
 		if (pathfd >= 0) {
 			/* closed with the sent descriptors */
 			int *more = realloc(m->fds,

@@ -87,6 +87,7 @@ struct sb_net_rule {
 	const struct sb_port_range *ports;
 	size_t n_ports; /* 0: the rule matches nothing (empty PORTS) */
 	const char *host; /* the host name the rule named, else NULL */
+	bool any_host;    /* NETWORK was '*': every host, names included */
 	const char *rule;
 	struct sb_ref ref;
 };

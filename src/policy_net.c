@@ -8,7 +8,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "policy_internal.h"
@@ -299,9 +301,44 @@ void sb_addr_canonical(const struct sb_addr *in, struct sb_addr *out)
 		if (embeds) {
 			memcpy(v4.bytes, b + 12, 4);
 			a = v4;
+		} else if (b[0] == 0x20 && b[1] == 0x02) {
+			/* 6to4, 2002:aabb:ccdd::/48: a sit tunnel sends it
+			 * to the IPv4 address a.b.c.d (RFC 3056) */
+			memcpy(v4.bytes, b + 2, 4);
+			a = v4;
 		}
 	}
 	*out = a;
+}
+
+size_t sb_addr_destinations(const struct sb_addr *in, unsigned dir,
+			    struct sb_addr out[2])
+{
+	static const struct sb_addr loop4 = { AF_INET, { 127, 0, 0, 1 } };
+	static const struct sb_addr loop6 = { AF_INET6, { [15] = 1 } };
+	static const uint8_t zero[16];
+	struct sb_addr c;
+
+	sb_addr_canonical(in, &c);
+	out[0] = c;
+	if (!(dir & SB_NET_OUT))
+		return 1;
+	/* connect() and sendto() to the unspecified address reach this host:
+	 * the kernel routes 0.0.0.0 to 127.0.0.1 and :: to ::1 */
+	if (c.family == AF_INET6 && !memcmp(c.bytes, zero, 16)) {
+		out[0] = loop6;
+		return 1;
+	}
+	if (c.family != AF_INET || c.bytes[0] != 0)
+		return 1;
+	if (!memcmp(c.bytes, zero, 4)) {
+		out[0] = loop4;
+		return 1;
+	}
+	/* The rest of 0.0.0.0/8 is unreachable on one kernel and unicast on
+	 * another (Linux 5.3): it must be allowed both ways. */
+	out[1] = loop4;
+	return 2;
 }
 
 static bool prefix_match(const uint8_t *addr, const uint8_t *net,
@@ -348,20 +385,18 @@ static bool port_match(const struct sb_net_rule *r, uint16_t port)
 	return false;
 }
 
-const struct sb_net_rule *sb_net_decide(const struct sb_policy *p,
-					unsigned kind, unsigned dir,
-					const struct sb_addr *addr,
-					uint16_t port)
+/* The first rule that matches 'dest', DENY rules first; a DENY rule is
+ * also tried against the forms the program wrote ('also'), an ALLOW rule
+ * only against the address the kernel will use. */
+static const struct sb_net_rule *decide_dest(const struct sb_policy *p,
+					     unsigned kind, unsigned dir,
+					     const struct sb_addr *dest,
+					     const struct sb_addr *also,
+					     size_t n_also, uint16_t port)
 {
-	struct sb_addr canon;
-	bool embedded;
 	int pass;
-	size_t i;
+	size_t i, k;
 
-	if (!addr || !addr_bits(addr->family))
-		return NULL;
-	sb_addr_canonical(addr, &canon);
-	embedded = canon.family != addr->family;
 	/* Two passes rather than trusting the order of p->nets, so that a
 	 * DENY wins even if sb_net_finish() was not called. */
 	for (pass = 0; pass < 2; pass++) {
@@ -373,16 +408,41 @@ const struct sb_net_rule *sb_net_decide(const struct sb_policy *p,
 			if (r->allow != allow || !(r->kinds & kind) ||
 			    !(r->dirs & dir) || !port_match(r, port))
 				continue;
-			if (net_match(r, &canon))
+			if (net_match(r, dest))
 				return r;
-			/* Fail closed both ways: a DENY of the IPv6 form
-			 * still refuses, an ALLOW of it (::/0) does not
-			 * open the IPv4 address behind it. */
-			if (!allow && embedded && net_match(r, addr))
-				return r;
+			for (k = 0; !allow && k < n_also; k++)
+				if (net_match(r, &also[k]))
+					return r;
 		}
 	}
 	return NULL;
+}
+
+const struct sb_net_rule *sb_net_decide(const struct sb_policy *p,
+					unsigned kind, unsigned dir,
+					const struct sb_addr *addr,
+					uint16_t port)
+{
+	const struct sb_net_rule *r, *first = NULL;
+	struct sb_addr dest[2], also[2];
+	size_t n, i;
+
+	if (!addr || !addr_bits(addr->family))
+		return NULL;
+	n = sb_addr_destinations(addr, dir, dest);
+	/* Fail closed both ways: a DENY of a form as written (::/0, 0.0.0.0)
+	 * still refuses, an ALLOW of it (::/0) does not open the address
+	 * the kernel uses behind it. */
+	also[0] = *addr;
+	sb_addr_canonical(addr, &also[1]);
+	for (i = 0; i < n; i++) {
+		r = decide_dest(p, kind, dir, &dest[i], also, 2, port);
+		if (!r || !r->allow)
+			return r;
+		if (!first)
+			first = r;
+	}
+	return first;
 }
 
 /* Equal host names: ASCII case folded, one trailing dot ignored. */
@@ -424,6 +484,247 @@ const struct sb_pin *sb_pin_lookup(const struct sb_policy *p,
 	return NULL;
 }
 
+/* One part of an inet_aton address: decimal, 0-prefixed octal or 0x hex,
+ * as C writes numbers. The end of the digits, or NULL. */
+static const char *aton_part(const char *s, uint32_t *out)
+{
+	unsigned base = 10, d;
+	uint64_t v = 0;
+	bool digit = false;
+
+	if (*s < '0' || *s > '9')
+		return NULL;
+	if (*s == '0') {
+		digit = true;
+		s++;
+		base = 8;
+		if (*s == 'x' || *s == 'X') {
+			base = 16; /* "0x" needs a digit of its own */
+			digit = false;
+			s++;
+		}
+	}
+	for (;; s++) {
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			break;
+		if (d >= base)
+			return NULL;
+		v = v * base + d;
+		if (v > 0xffffffffu)
+			return NULL;
+		digit = true;
+	}
+	if (!digit)
+		return NULL;
+	*out = (uint32_t)v;
+	return s;
+}
+
+/* glibc's inet_aton without its tolerance of trailing text, which is what
+ * getaddrinfo() takes as a numeric IPv4 host: "127.1", "0x7f.1",
+ * "2130706433", "0", "017.0.0.1". */
+static bool parse_aton(const char *s, struct sb_addr *out)
+{
+	uint32_t part[4], v;
+	size_t n = 0;
+
+	for (;;) {
+		s = aton_part(s, &part[n]);
+		if (!s)
+			return false;
+		n++;
+		if (*s != '.')
+			break;
+		if (n == 4 || part[n - 1] > 0xff)
+			return false;
+		s++;
+	}
+	if (*s)
+		return false;
+	/* the last part fills the bytes the others left */
+	if (n > 1 && part[n - 1] >> (8 * (5 - n)))
+		return false;
+	v = part[n - 1];
+	switch (n) {
+	case 4:
+		v |= part[2] << 8;
+		/* fall through */
+	case 3:
+		v |= part[1] << 16;
+		/* fall through */
+	case 2:
+		v |= part[0] << 24;
+		break;
+	}
+	memset(out, 0, sizeof(*out));
+	out->family = AF_INET;
+	out->bytes[0] = (uint8_t)(v >> 24);
+	out->bytes[1] = (uint8_t)(v >> 16);
+	out->bytes[2] = (uint8_t)(v >> 8);
+	out->bytes[3] = (uint8_t)v;
+	return true;
+}
+
+int sb_addr_parse_numeric(const char *s, struct sb_addr *out)
+{
+	char tmp[INET6_ADDRSTRLEN + 1];
+	const char *pct;
+	struct sb_addr a = { 0 };
+	size_t n;
+
+	if (!s)
+		return -EINVAL;
+	if (parse_aton(s, out))
+		return 0;
+	pct = strchr(s, '%');
+	n = pct ? (size_t)(pct - s) : strlen(s);
+	if (n >= sizeof(tmp) || (pct && !pct[1]))
+		return -EINVAL;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	if (inet_pton(AF_INET6, tmp, a.bytes) != 1)
+		return -EINVAL;
+	a.family = AF_INET6;
+	*out = a;
+	return 0;
+}
+
+bool sb_net_names_any(const struct sb_policy *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nets.n; i++) {
+		const struct sb_net_rule *r = &p->nets.v[i];
+
+		if (r->allow && r->any_host && (r->dirs & SB_NET_OUT) &&
+		    r->n_ports)
+			return true;
+	}
+	return false;
+}
+
+bool sb_net_name_allowed(const struct sb_policy *p, const char *host)
+{
+	return sb_pin_lookup(p, host) || sb_net_names_any(p);
+}
+
+bool sb_net_reverse_allowed(const struct sb_policy *p,
+			    const struct sb_addr *addr)
+{
+	struct sb_addr c, pc;
+	unsigned bits;
+	size_t i, k;
+
+	if (!addr || !addr_bits(addr->family))
+		return false;
+	if (sb_net_names_any(p))
+		return true;
+	sb_addr_canonical(addr, &c);
+	bits = addr_bits(c.family);
+	for (i = 0; i < p->pins.n; i++)
+		for (k = 0; k < p->pins.v[i].n_addrs; k++) {
+			sb_addr_canonical(&p->pins.v[i].addrs[k], &pc);
+			if (pc.family == c.family &&
+			    !memcmp(pc.bytes, c.bytes, bits / 8))
+				return true;
+		}
+	for (i = 0; i < p->nets.n; i++) {
+		const struct sb_net_rule *r = &p->nets.v[i];
+
+		if (r->allow && r->n_ports && (r->dirs & SB_NET_OUT) &&
+		    r->addr.family == c.family &&
+		    r->prefix >= bits && !memcmp(r->addr.bytes, c.bytes,
+						 bits / 8))
+			return true;
+	}
+	return false;
+}
+
+/* ---- DNS queries ---- */
+
+#define DNS_HEADER 12
+#define DNS_TYPE_OPT 41
+
+static uint16_t get16(const uint8_t *b)
+{
+	return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+static bool host_char(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/* A question name in plain labels of host name characters (no
+ * compression, no dot or other byte inside a label, which would make
+ * "a.b" of one label look like two), as text without the final dot. The
+ * offset after it, or 0. */
+static size_t dns_name(const uint8_t *m, size_t len, size_t at, char *out,
+		       size_t size)
+{
+	size_t o = 0, l, i;
+
+	for (;;) {
+		if (at >= len)
+			return 0;
+		l = m[at++];
+		if (l == 0)
+			break;
+		if (l > 63 || at + l > len || o + l + 2 > size)
+			return 0;
+		if (o)
+			out[o++] = '.';
+		for (i = 0; i < l; i++) {
+			uint8_t c = m[at + i];
+
+			if (!host_char(c))
+				return 0;
+			out[o++] = (char)c;
+		}
+		at += l;
+	}
+	out[o] = '\0';
+	return o ? at : 0;
+}
+
+int sb_dns_query_judge(const struct sb_policy *p, const void *msg,
+		       size_t len, char *name, size_t size)
+{
+	const uint8_t *m = msg;
+	size_t at;
+
+	if (size)
+		snprintf(name, size, "?");
+	if (!msg || len < DNS_HEADER || size < 256)
+		return -EINVAL;
+	/* a standard query (QR 0, opcode 0) of one question and at most an
+	 * empty EDNS record: nothing else to carry data in */
+	if ((m[2] & 0xf8) || get16(m + 4) != 1 || get16(m + 6) ||
+	    get16(m + 8) || get16(m + 10) > 1)
+		return -EINVAL;
+	at = dns_name(m, len, DNS_HEADER, name, size);
+	if (!at || at + 4 > len)
+		return -EINVAL;
+	at += 4; /* QTYPE, QCLASS: any */
+	if (get16(m + 10)) {
+		/* OPT: the root name, type 41, class, TTL, RDLENGTH 0 */
+		if (at + 11 != len || m[at] != 0 ||
+		    get16(m + at + 1) != DNS_TYPE_OPT || get16(m + at + 9))
+			return -EINVAL;
+		at += 11;
+	}
+	if (at != len)
+		return -EINVAL;
+	return sb_net_name_allowed(p, name) ? 1 : 0;
+}
+
 /* Loose on purpose: the resolver is the judge of what exists. What is
  * refused here never reaches it: characters no name has, and the legacy
  * numeric forms ("10.1", "0x7f000001", "017.0.0.1") that getaddrinfo would
@@ -439,9 +740,7 @@ static bool host_syntax_ok(const char *h)
 	for (i = 0; h[i]; i++) {
 		char c = h[i];
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-		      c == '_' || c == '*'))
+		if (!host_char((uint8_t)c) && c != '.' && c != '*')
 			return false;
 	}
 	return inet_aton(h, &ia) == 0;
@@ -455,9 +754,11 @@ struct net_fields {
 	size_t n_ports;
 };
 
-static void add_rule(struct sb_policy *p, const struct sb_line *l,
-		     const struct net_fields *f, const struct sb_addr *a,
-		     unsigned prefix, const char *host)
+static struct sb_net_rule *add_rule(struct sb_policy *p,
+				    const struct sb_line *l,
+				    const struct net_fields *f,
+				    const struct sb_addr *a, unsigned prefix,
+				    const char *host)
 {
 	struct sb_net_rule *r = SB_VEC_PUSH(p->arena, p->nets);
 
@@ -471,6 +772,7 @@ static void add_rule(struct sb_policy *p, const struct sb_line *l,
 	r->host = host;
 	r->rule = l->text;
 	r->ref = l->ref;
+	return r;
 }
 
 static char *host_key(struct sb_arena *a, const char *host)
@@ -699,9 +1001,9 @@ void sb_parse_net(struct sb_policy *p, const struct sb_parse_opts *opts,
 
 	if (!strcmp(network, "*")) {
 		a = (struct sb_addr){ .family = AF_INET };
-		add_rule(p, l, &f, &a, 0, NULL);
+		add_rule(p, l, &f, &a, 0, NULL)->any_host = true;
 		a = (struct sb_addr){ .family = AF_INET6 };
-		add_rule(p, l, &f, &a, 0, NULL);
+		add_rule(p, l, &f, &a, 0, NULL)->any_host = true;
 	} else if (!sb_cidr_parse(network, &a, &prefix)) {
 		add_rule(p, l, &f, &a, prefix, NULL);
 	} else {

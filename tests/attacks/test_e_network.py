@@ -25,6 +25,12 @@ def implicit(ip, port):
             "implicit default policy.")
 
 
+def unnamed(host):
+    return (f"Guard name resolution of '{host}' DENIED: no net= rule names "
+            f"this host. Add net=ALLOW|TCP|{host}|<port>|OUT to resolve and "
+            "reach it (an address rule allows addresses, not lookups).")
+
+
 def other(p):
     return p + 1 if p < 65535 else p - 1
 
@@ -75,7 +81,8 @@ def test_E5(case, judge, tcp_port):
         "c_twin": "return _socket.gethostbyaddr('192.0.2.1')",
     }), args=[tcp_port])
     msg = ("Guard reverse lookup of '192.0.2.1' DENIED: no net= rule "
-           "allows this address.")
+           "names this address. Name its host in a net= rule "
+           "(net=ALLOW|TCP|<host>|<port>|OUT), or ask with NI_NUMERICHOST.")
     for label in ("byaddr", "nameinfo", "c_twin"):
         judge.python(out[label], ERR, msg)
 
@@ -161,7 +168,88 @@ def test_E15(case, judge, tcp_port):
                                  "80)",
                        "byname": f"return socket.gethostbyname({SECRET!r})",
                    }), args=[tcp_port])
-    msg = (f"Guard name resolution of '{SECRET}' DENIED: no net= rule can "
-           "allow it.")
+    msg = unnamed(SECRET)
     for label in ("gai", "c_twin", "byname"):
         judge.python(out[label], ERR, msg)
+
+
+@attack("E24", "Loopback by another spelling (0.0.0.0, ::, 0, 127.1, "
+        "::ffff:0.0.0.0) past a DENY of loopback")
+def test_E24(case, judge, tcp_port):
+    deny4, deny6 = "net=DENY|*|127.0.0.0/8|*|OUT", "net=DENY|*|::1|*|OUT"
+    d = {
+        "any": "socket.socket().connect(('0.0.0.0', P))",
+        "zero": "socket.socket().connect(('0', P))",
+        "short": "socket.socket().connect(('127.1', P))",
+        "helper": "socket.create_connection(('0', P), 5)",
+        "c_class": "_socket.socket().connect(('0.0.0.0', P))",
+        "udp": "socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+               ".sendto(b'x', ('0', P))",
+    }
+    if _ipv6():
+        d["any6"] = "socket.socket(socket.AF_INET6).connect(('::', P))"
+        d["mapped"] = ("socket.socket(socket.AF_INET6)"
+                       ".connect(('::ffff:0.0.0.0', P))")
+    out = case.run(f"python-import=*\n{deny4}\n{deny6}\n"
+                   "net=ALLOW|*|*|*|*\n", probes(d), args=[tcp_port])
+    p = tcp_port
+    loop4 = " The kernel connects to 127.0.0.1."
+
+    def by(ip, rule, line, note=""):
+        return (f"Guard network connection to [{ip}]:{p} DENIED by rule "
+                f"'{rule}' from .py-sandboxes({line}).{note}")
+
+    for label in ("any", "zero", "helper", "c_class", "udp"):
+        judge.python(out[label], ERR, by("0.0.0.0", deny4, 2, loop4))
+    judge.python(out["short"], ERR, by("127.0.0.1", deny4, 2))
+    if _ipv6():
+        judge.python(out["any6"], ERR,
+                     by("::", deny6, 3, " The kernel connects to ::1."))
+        judge.python(out["mapped"], ERR,
+                     by("::ffff:0.0.0.0", deny4, 2, loop4))
+
+
+DNS_QUERY = '''
+import struct
+def query(name):
+    b = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
+    for label in name.split("."):
+        b += bytes([len(label)]) + label.encode()
+    return b + b"\\0\\0\\1\\0\\1"
+Q = query(%r)
+'''
+
+
+@attack("E25", "DNS exfiltration through a resolver a net= rule allows")
+def test_E25(case, judge, tcp_port):
+    out = case.run(
+        "python-import=*\nnet=ALLOW|UDP|127.0.0.1|53|OUT\n"
+        "net=ALLOW|TCP|127.0.0.1|53|OUT\n"
+        f"net=ALLOW|TCP|localhost|{tcp_port}|OUT\n",
+        {k: PRELUDE + DNS_QUERY % SECRET + v for k, v in {
+            "query": "socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+                     ".sendto(Q, ('127.0.0.1', 53))",
+            "c_class": "_socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+                       ".sendto(Q, ('127.0.0.1', 53))",
+            "connected": "s = socket.socket(socket.AF_INET, "
+                         "socket.SOCK_DGRAM)\n"
+                         "s.connect(('127.0.0.1', 53))\ns.send(Q)",
+            "stream": "socket.socket().connect(('127.0.0.1', 53))",
+            "gai": f"socket.getaddrinfo({SECRET!r}, 53)",
+        }.items()}, args=[tcp_port])
+    judge.python(out["query"], ERR,
+                 f"Guard DNS query for '{SECRET}' DENIED: no net= rule "
+                 f"names this host. Add net=ALLOW|TCP|{SECRET}|<port>|OUT to "
+                 "resolve and reach it (an address rule allows addresses, "
+                 "not lookups).")
+    why = ("DENIED: port 53 carries DNS queries; one is sent only with "
+           "sendto() on a UDP socket, for a host a net= rule names "
+           "(net=ALLOW|TCP|<host>|<port>|OUT). net=ALLOW|UDP|*|53|OUT lets "
+           "every name through.")
+    judge.python(out["c_class"], ERR,
+                 f"Guard sendto to ('127.0.0.1', 53) {why}")
+    judge.python(out["connected"], ERR,
+                 f"Guard connect to ('127.0.0.1', 53) {why}")
+    judge.python(out["stream"], ERR,
+                 f"Guard connect to ('127.0.0.1', 53) {why}")
+    judge.python(out["gai"], ERR, unnamed(SECRET))

@@ -227,6 +227,12 @@ def by_rule(ip, port, rule, line):
                    f"rule '{rule}' from .py-sandboxes({line}).")
 
 
+def unnamed(host):
+    return (f"Guard name resolution of '{host}' DENIED: no net= rule names "
+            f"this host. Add net=ALLOW|TCP|{host}|<port>|OUT to resolve and "
+            "reach it (an address rule allows addresses, not lookups).")
+
+
 def passed_guard(result):
     """The guard let it through: whatever happened next, not our refusal."""
     return not result.startswith(REFUSED + ":")
@@ -652,8 +658,7 @@ def test_a_name_no_rule_can_allow_is_refused_before_any_query(
         t("sendto", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
           .sendto(b"x", (N, 53)))
         ''', p)
-    resolution = refused(f"Guard name resolution of '{SECRET}' DENIED: no "
-                         "net= rule can allow it.")
+    resolution = refused(unnamed(SECRET))
     for label in ("gai", "gai_c", "byname", "byname_ex", "bytes", "helper"):
         assert out[label] == resolution, label
     assert out["connect"] == refused(
@@ -664,14 +669,28 @@ def test_a_name_no_rule_can_allow_is_refused_before_any_query(
         f"'{SECRET}' is not pinned by a net= rule.")
 
 
-def test_an_unpinned_name_resolves_when_an_address_rule_could_allow_it(
+def test_an_unpinned_name_resolves_only_under_a_star_rule(
         run_sb, tmp_cwd, default_python):
+    """Weakness 15 (fixed): '*' names every host, so any name may be
+    resolved; an address or a network, 0.0.0.0/0 included, names none."""
     out = sandbox(run_sb, tmp_cwd, default_python,
                   ["net=ALLOW|TCP|*|443|OUT"], f'''
         t("gai", lambda: socket.getaddrinfo({SECRET!r}, 443))
         ''')
     # the resolver was asked: .invalid never resolves
     assert out["gai"].startswith("gaierror: "), out["gai"]
+    for rules in (["net=ALLOW|TCP|0.0.0.0/0|443|OUT",
+                   "net=ALLOW|TCP|::/0|443|OUT"],
+                  ["net=ALLOW|TCP|127.0.0.1|8080|OUT"],
+                  ["net=ALLOW|TCP|*|8080|IN"]):
+        out = sandbox(run_sb, tmp_cwd, default_python, rules, f'''
+            t("gai", lambda: socket.getaddrinfo({SECRET!r}, 443))
+            t("byname", lambda: socket.gethostbyname({SECRET!r}))
+            t("byname_ex", lambda: socket.gethostbyname_ex({SECRET!r}))
+            t("gai_c", lambda: _socket.getaddrinfo({SECRET!r}, 443))
+            ''')
+        for label in ("gai", "byname", "byname_ex", "gai_c"):
+            assert out[label] == refused(unnamed(SECRET)), (rules, label)
 
 
 def test_loopback_names_and_addresses_still_resolve(run_sb, tmp_cwd, python):
@@ -696,27 +715,39 @@ def test_loopback_names_and_addresses_still_resolve(run_sb, tmp_cwd, python):
     assert out["byname"] == "OK '127.0.0.1'"
     assert out["byname6"] == ("gaierror: [Errno -3] Temporary failure in "
                               "name resolution")
-    assert out["other"] == refused("Guard name resolution of 'example.com' "
-                                   "DENIED: no net= rule can allow it.")
+    assert out["other"] == refused(unnamed("example.com"))
 
 
-def test_reverse_lookups_need_an_allowed_address(run_sb, tmp_cwd, python):
-    """E5: the seed left gethostbyaddr and getnameinfo open."""
+def test_reverse_lookups_need_a_named_address(run_sb, tmp_cwd, python):
+    """E5 and weakness 15: a reverse query carries the address out, so it
+    is asked only for an address a rule names, not one a network allows."""
     out = sandbox(run_sb, tmp_cwd, python,
-                  ["net=ALLOW|TCP|127.0.0.1|80|OUT"], '''
+                  ["net=ALLOW|TCP|127.0.0.2|80|OUT",
+                   "net=ALLOW|TCP|192.0.2.0/24|80|OUT"], '''
         t("byaddr", lambda: socket.gethostbyaddr("192.0.2.1"))
         t("nameinfo", lambda: socket.getnameinfo(("192.0.2.1", 80), 0))
+        t("nameinfo_req", lambda: socket.getnameinfo(("192.0.2.1", 80),
+                                                     socket.NI_NAMEREQD))
         t("byaddr_c", lambda: _socket.gethostbyaddr("192.0.2.1"))
         t("fqdn", lambda: socket.getfqdn("192.0.2.1"))
-        t("allowed", lambda: socket.gethostbyaddr("127.0.0.1"))
+        t("allowed", lambda: socket.gethostbyaddr("127.0.0.2"))
+        t("loopback", lambda: socket.gethostbyaddr("127.0.0.1"))
+        t("numeric", lambda: socket.getnameinfo(
+            ("192.0.2.1", 80), socket.NI_NUMERICHOST | socket.NI_NUMERICSERV))
+        t("numeric_c", lambda: _socket.getnameinfo(
+            ("192.0.2.1", 80), socket.NI_NUMERICHOST | socket.NI_NUMERICSERV))
         ''')
     msg = refused("Guard reverse lookup of '192.0.2.1' DENIED: no net= rule "
-                  "allows this address.")
-    assert out["byaddr"] == msg
-    assert out["nameinfo"] == msg
-    assert out["byaddr_c"] == msg
+                  "names this address. Name its host in a net= rule "
+                  "(net=ALLOW|TCP|<host>|<port>|OUT), or ask with "
+                  "NI_NUMERICHOST.")
+    for label in ("byaddr", "nameinfo", "nameinfo_req", "byaddr_c"):
+        assert out[label] == msg, label
     assert out["fqdn"] == "OK '192.0.2.1'"  # getfqdn swallows OSError
     assert passed_guard(out["allowed"]), out["allowed"]
+    assert passed_guard(out["loopback"]), out["loopback"]
+    assert out["numeric"] == "OK ('192.0.2.1', '80')"
+    assert out["numeric_c"] == "OK ('192.0.2.1', '80')"
 
 
 # ---- AF_UNIX (5.2, E12) ----

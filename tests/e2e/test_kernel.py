@@ -354,9 +354,13 @@ def test_a_dns_query_to_exfiltrate_is_refused(attempt, udp_servers):
     assert attempt(["sendto-udp", "127.0.0.1", "53"], rule) == "errno EACCES"
     assert (attempt(["connect-tcp", "127.0.0.1", "53"], rule) ==
             "errno EACCES")
-    # a rule for the resolver lets it through (nothing listens on 53 here:
-    # the datagram is sent all the same)
+    # a rule for the resolver's address allows the address, not any
+    # datagram: "x" is no DNS query for a host a rule names (weakness 15)
     rule = ["net=ALLOW|UDP|127.0.0.1|53|OUT"]
+    assert attempt(["sendto-udp", "127.0.0.1", "53"], rule) == "errno EACCES"
+    # a '*' rule names every host: it goes out (nothing listens on 53
+    # here: the datagram is sent all the same)
+    rule = ["net=ALLOW|UDP|*|53|OUT"]
     assert attempt(["sendto-udp", "127.0.0.1", "53"], rule) == "ok"
 
 

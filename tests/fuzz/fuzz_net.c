@@ -1,8 +1,9 @@
 /* fuzz_net.c - libFuzzer target for the net= parser and its helpers.
  *
- * Each input, as a NUL-terminated string, is read as a CIDR, as a PORTS
- * field and as the value of a net= line; the rules it yields are then
- * ordered and asked about a few addresses. The resolver fails every name
+ * Each input, as a NUL-terminated string, is read as a CIDR, as a numeric
+ * host, as a PORTS field and as the value of a net= line; the rules it
+ * yields are then ordered and asked about a few addresses, and the raw
+ * bytes are judged as a DNS query against them. The resolver fails every name
  * (definitely or, for an odd length, transiently) so no input reaches the
  * network, and the first byte's low bit sets SB_PARSE_NO_DNS so that path
  * is fuzzed too. Everything lives in a fresh arena freed at the end; a
@@ -34,7 +35,7 @@ static enum sb_resolve_status fuzz_resolve(void *ctx, struct sb_arena *arena,
 
 static const char *const probes[] = {
 	"10.1.2.3", "::ffff:10.1.2.3", "64:ff9b::a01:203", "::1",
-	"2001:db8::1", "0.0.0.0",
+	"2001:db8::1", "0.0.0.0", "::", "0.1.2.3", "2002:a01:203::1",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -44,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sb_port_range *ports;
 	struct sb_line l = { .key = "net" };
 	struct sb_addr a, c;
+	char name[256];
 	unsigned prefix;
 	size_t n, i;
 	char *s;
@@ -57,6 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sb_addr_canonical(&a, &c);
 		sb_addr_format(p.arena, &c);
 	}
+	if (!sb_addr_parse_numeric(s, &a))
+		sb_addr_format(p.arena, &a);
 	sb_ports_parse(p.arena, s, &ports, &n);
 
 	if (size && (data[0] & 1))
@@ -73,6 +77,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (i = 0; i < p.nets.n; i++)
 		sb_addr_format(p.arena, &p.nets.v[i].addr);
+	sb_dns_query_judge(&p, data, size, name, sizeof(name));
+	if (size >= 16) {
+		a.family = AF_INET6;
+		memcpy(a.bytes, data, 16);
+		sb_net_reverse_allowed(&p, &a);
+	}
 
 	sb_arena_free(p.arena);
 	return 0;

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1203,6 +1204,338 @@ static void test_parse_with_dns(void)
 	unlink(hosts_path);
 }
 
+/* ---- addresses as the kernel will use them ---- */
+
+/* The unspecified addresses reach loopback; every IPv4-in-IPv6 form is
+ * its IPv4 address; one verdict for every spelling of one destination. */
+static void test_destinations(void)
+{
+	static const char *const deny_loop[] = {
+		"net=DENY|*|127.0.0.0/8|*|OUT", "net=DENY|*|::1|*|OUT",
+		"net=ALLOW|*|*|*|*",
+	};
+	static const struct {
+		const char *addr;
+		unsigned dir;
+		const char *want; /* "allow", "deny" or "default" */
+	} loop_cases[] = {
+		{ "0.0.0.0", SB_NET_OUT, "deny" },
+		{ "::", SB_NET_OUT, "deny" },
+		{ "::ffff:0.0.0.0", SB_NET_OUT, "deny" },
+		{ "::ffff:127.0.0.1", SB_NET_OUT, "deny" },
+		{ "::ffff:0:127.0.0.1", SB_NET_OUT, "deny" },
+		{ "::127.0.0.1", SB_NET_OUT, "deny" },
+		{ "64:ff9b::127.0.0.1", SB_NET_OUT, "deny" },
+		{ "2002:7f00:1::", SB_NET_OUT, "deny" },
+		{ "2002:7f00:1:ffff::1", SB_NET_OUT, "deny" },
+		{ "0.1.2.3", SB_NET_OUT, "deny" },
+		{ "127.255.0.9", SB_NET_OUT, "deny" },
+		{ "0.0.0.0", SB_NET_IN, "allow" }, /* a bind: any address */
+		{ "::", SB_NET_IN, "allow" },
+		{ "192.0.2.1", SB_NET_OUT, "allow" },
+		{ "2002:c000:201::", SB_NET_OUT, "allow" },
+		{ "2001:db8::2", SB_NET_OUT, "allow" },
+	};
+	static const struct {
+		const char *addr;
+		const char *want;
+	} only_loop[] = {
+		{ "0.0.0.0", "allow" },	     { "::ffff:0.0.0.0", "allow" },
+		{ "127.0.0.1", "allow" },    { "::ffff:127.0.0.1", "allow" },
+		{ "::", "default" },	     /* ::1 has no rule */
+		{ "0.1.2.3", "default" },    /* also unicast: not allowed */
+		{ "127.0.0.2", "default" },
+	};
+	struct sb_addr a, d[2];
+	struct t t;
+	size_t i, n;
+
+	t_init(&t);
+	for (i = 0; i < SB_ARRAY_LEN(deny_loop); i++)
+		parse(&t, deny_loop[i]);
+	for (i = 0; i < SB_ARRAY_LEN(loop_cases); i++) {
+		const char *r = decide(&t, SB_NET_TCP, loop_cases[i].dir,
+				       loop_cases[i].addr, 80);
+
+		ok(!strncmp(r, loop_cases[i].want, strlen(loop_cases[i].want)),
+		   "DENY loopback, ALLOW *: %s %s is %s (%s)",
+		   loop_cases[i].dir == SB_NET_IN ? "IN" : "OUT",
+		   loop_cases[i].addr, loop_cases[i].want, r);
+	}
+	t_free(&t);
+
+	t_init(&t);
+	parse(&t, "net=ALLOW|TCP|127.0.0.1|8080|OUT");
+	for (i = 0; i < SB_ARRAY_LEN(only_loop); i++) {
+		const char *r = decide(&t, SB_NET_TCP, SB_NET_OUT,
+				       only_loop[i].addr, 8080);
+
+		ok(!strncmp(r, only_loop[i].want, strlen(only_loop[i].want)),
+		   "ALLOW 127.0.0.1: %s is %s (%s)", only_loop[i].addr,
+		   only_loop[i].want, r);
+	}
+	is_str(decide(&t, SB_NET_TCP, SB_NET_OUT, "0.0.0.0", 8081), "default",
+	       "ALLOW 127.0.0.1: another port of 0.0.0.0 is not allowed");
+	t_free(&t);
+
+	t_init(&t);
+	parse(&t, "net=ALLOW|TCP|0.0.0.0|8080|OUT");
+	is_str(decide(&t, SB_NET_TCP, SB_NET_OUT, "0.0.0.0", 8080), "default",
+	       "ALLOW 0.0.0.0 OUT does not open loopback");
+	t_free(&t);
+
+	a = A("::ffff:0.0.0.0");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 1 && d[0].family == AF_INET && d[0].bytes[0] == 127 &&
+		   d[0].bytes[3] == 1,
+	   "destinations: ::ffff:0.0.0.0 OUT is 127.0.0.1");
+	n = sb_addr_destinations(&a, SB_NET_IN, d);
+	ok(n == 1 && d[0].family == AF_INET && d[0].bytes[0] == 0,
+	   "destinations: ::ffff:0.0.0.0 IN is 0.0.0.0");
+	a = A("0.9.9.9");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 2 && d[0].bytes[0] == 0 && d[1].bytes[0] == 127,
+	   "destinations: 0.9.9.9 OUT is itself and loopback");
+	a = A("::");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 1 && d[0].family == AF_INET6 && d[0].bytes[15] == 1,
+	   "destinations: :: OUT is ::1");
+}
+
+/* sb_addr_parse_numeric against glibc's getaddrinfo(AI_NUMERICHOST), the
+ * function CPython calls for a host that is not a strict literal: the
+ * same spellings are numbers, the same are names. */
+static void test_numeric(void)
+{
+	static const char *const v4[] = {
+		"127.0.0.1", "127.1", "127.0.1", "0x7f.1", "0X7F.0.0.1",
+		"2130706433", "0x7f000001", "017700000001", "0", "00", "0x",
+		"0x0", "017.0.0.1", "127.0.0.01", "255.255.255.255",
+		"4294967295", "4294967296", "0x100000000", "256.0.0.1",
+		"1.256.0.1", "1.2.65535", "1.2.65536", "1.16777215",
+		"1.16777216", "1.2.3.256", "1.2.3.4.5", "127.0.0.1.",
+		".127.0.0.1", "127..1", "127.0.0.1 x", " 127.0.0.1",
+		"127.0.0.1 ", "08", "09.1", "0x1g", "1e2", "", "-1",
+		"+1", "localhost", "0x7f.1.", "1.2.3.04", "0xffffffff",
+		"037777777777", "040000000000", "1.0xffffff", "1.0x1000000",
+		"0x.1", "0x1.0x", "1.2.3.0x", "0xFf.1",
+	};
+	static const struct {
+		const char *in, *out; /* out NULL: a name */
+	} v6[] = {
+		{ "::1", "::1" },
+		{ "::1%lo", "::1" },
+		{ "fe80::1%eth0", "fe80::1" },
+		{ "::ffff:127.0.0.1", "::ffff:127.0.0.1" },
+		{ "::ffff:127.1", NULL },
+		{ "[::1]", NULL },
+		{ "::1%", NULL },
+		{ "::1.", NULL },
+		{ "::g", NULL },
+	};
+	struct sb_arena *ar = sb_arena_new();
+	struct addrinfo hints = { 0 }, *res;
+	struct sb_addr a;
+	size_t i;
+	int rc;
+
+	hints.ai_family = AF_INET;
+	hints.ai_flags = AI_NUMERICHOST;
+	for (i = 0; i < SB_ARRAY_LEN(v4); i++) {
+		const char *want = "name", *got = "name";
+
+		res = NULL;
+		rc = getaddrinfo(v4[i], NULL, &hints, &res);
+		if (rc == 0 && res && res->ai_family == AF_INET) {
+			struct sb_addr g = { .family = AF_INET };
+
+			memcpy(g.bytes,
+			       &((struct sockaddr_in *)res->ai_addr)->sin_addr,
+			       4);
+			want = sb_addr_format(ar, &g);
+		}
+		if (res)
+			freeaddrinfo(res);
+		if (!sb_addr_parse_numeric(v4[i], &a))
+			got = sb_addr_format(ar, &a);
+		is_str(got, want, "numeric '%s' as getaddrinfo reads it", v4[i]);
+	}
+	for (i = 0; i < SB_ARRAY_LEN(v6); i++) {
+		rc = sb_addr_parse_numeric(v6[i].in, &a);
+		if (v6[i].out)
+			is_str(rc ? "name" : sb_addr_format(ar, &a), v6[i].out,
+			       "numeric '%s'", v6[i].in);
+		else
+			is_int(rc, -EINVAL, "numeric '%s' is a name", v6[i].in);
+	}
+	is_int(sb_addr_parse_numeric(NULL, &a), -EINVAL, "numeric NULL");
+	sb_arena_free(ar);
+}
+
+/* A name is resolved only when a rule names it. */
+static void test_names(void)
+{
+	static const char *const addr_rules[] = {
+		"net=ALLOW|TCP|127.0.0.1|8080|OUT",
+		"net=ALLOW|UDP|127.0.0.53|53|OUT",
+		"net=ALLOW|TCP|0.0.0.0/0|443|OUT",
+		"net=ALLOW|TCP|::/0|443|OUT",
+		"net=ALLOW|TCP|*|8080|IN",
+		"net=ALLOW|TCP|*||OUT",
+		"net=DENY|*|*|*|OUT",
+	};
+	struct sb_addr a;
+	struct t t;
+	size_t i;
+
+	t_init(&t);
+	for (i = 0; i < SB_ARRAY_LEN(addr_rules); i++)
+		parse(&t, addr_rules[i]);
+	ok(!sb_net_names_any(&t.p), "address rules name no host");
+	ok(!sb_net_name_allowed(&t.p, "secret.attacker.example"),
+	   "address rules: no lookup of an unnamed host");
+	ok(!sb_net_name_allowed(&t.p, "localhost"),
+	   "address rules: not even localhost (the guard answers it)");
+	a = A("127.0.0.1");
+	ok(sb_net_reverse_allowed(&t.p, &a),
+	   "reverse: an address a rule names exactly");
+	a = A("::ffff:127.0.0.1");
+	ok(sb_net_reverse_allowed(&t.p, &a), "reverse: its mapped form");
+	a = A("10.1.2.3");
+	ok(!sb_net_reverse_allowed(&t.p, &a),
+	   "reverse: an address 0.0.0.0/0 allows is not named");
+	a = A("2001:db8::1");
+	ok(!sb_net_reverse_allowed(&t.p, &a),
+	   "reverse: an address ::/0 allows is not named");
+	parse(&t, "net=ALLOW|TCP|ok.example|443|OUT");
+	ok(sb_net_name_allowed(&t.p, "ok.example"), "a named host resolves");
+	ok(sb_net_name_allowed(&t.p, "OK.EXAMPLE."),
+	   "a named host: case and trailing dot");
+	ok(!sb_net_name_allowed(&t.p, "x.ok.example"),
+	   "a named host: not its subdomains");
+	a = A("192.0.2.10");
+	ok(sb_net_reverse_allowed(&t.p, &a), "reverse: a pinned address");
+	ok(!sb_net_reverse_allowed(&t.p, NULL), "reverse: NULL");
+	parse(&t, "net=ALLOW|UDP|*|53|OUT");
+	ok(sb_net_names_any(&t.p), "'*' for OUT names every host");
+	ok(sb_net_name_allowed(&t.p, "anything.example"),
+	   "'*': any name resolves");
+	a = A("10.1.2.3");
+	ok(sb_net_reverse_allowed(&t.p, &a), "'*': any reverse lookup");
+	t_free(&t);
+}
+
+/* DNS messages a program sends to port 53. */
+static size_t dns_msg(uint8_t *b, uint16_t flags, uint16_t qd, uint16_t an,
+		      uint16_t ar, const char *qname, bool opt)
+{
+	size_t n = 12, l;
+	const char *s = qname, *dot;
+
+	memset(b, 0, 512);
+	b[0] = 0x12;
+	b[1] = 0x34;
+	b[2] = (uint8_t)(flags >> 8);
+	b[3] = (uint8_t)flags;
+	b[5] = (uint8_t)qd;
+	b[7] = (uint8_t)an;
+	b[11] = (uint8_t)ar;
+	while (*s) {
+		dot = strchr(s, '.');
+		l = dot ? (size_t)(dot - s) : strlen(s);
+		b[n++] = (uint8_t)l;
+		memcpy(b + n, s, l);
+		n += l;
+		s += l;
+		if (*s)
+			s++;
+	}
+	b[n++] = 0;
+	b[n++] = 0;
+	b[n++] = 1; /* A */
+	b[n++] = 0;
+	b[n++] = 1; /* IN */
+	if (opt) {
+		b[n++] = 0;
+		b[n++] = 0;
+		b[n++] = 41;
+		b[n++] = 0x04;
+		b[n++] = 0xd0;
+		n += 4;
+		b[n++] = 0;
+		b[n++] = 0;
+	}
+	return n;
+}
+
+static void test_dns_query(void)
+{
+	uint8_t b[512];
+	char name[256];
+	size_t n;
+	struct t t;
+
+	t_init(&t);
+	parse(&t, "net=ALLOW|UDP|127.0.0.53|53|OUT");
+	parse(&t, "net=ALLOW|TCP|ok.example|443|OUT");
+	n = dns_msg(b, 0x0100, 1, 0, 0, "ok.example", false);
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), 1,
+	       "dns: a query for a named host");
+	is_str(name, "ok.example", "dns: its name");
+	n = dns_msg(b, 0x0100, 1, 0, 1, "OK.example", true);
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), 1,
+	       "dns: with an empty EDNS record, any case");
+	n = dns_msg(b, 0x0100, 1, 0, 0, "s3cr3t.attacker.example", false);
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), 0,
+	       "dns: a query for an unnamed host is refused");
+	is_str(name, "s3cr3t.attacker.example", "dns: the refused name");
+	n = dns_msg(b, 0x0100, 1, 0, 0, "ok.example", false);
+	b[12] = 10; /* one label "ok.example": a dot inside a label */
+	memmove(b + 13, "ok.example", 10);
+	is_int(sb_dns_query_judge(&t.p, b, 12 + 1 + 10 + 1 + 4, name,
+				  sizeof(name)),
+	       -EINVAL, "dns: a dot inside a label");
+	n = dns_msg(b, 0x8180, 1, 0, 0, "ok.example", false);
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), -EINVAL,
+	       "dns: a response");
+	n = dns_msg(b, 0x2800, 1, 0, 0, "ok.example", false);
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), -EINVAL,
+	       "dns: an UPDATE");
+	n = dns_msg(b, 0x0100, 2, 0, 0, "ok.example", false);
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), -EINVAL,
+	       "dns: two questions");
+	n = dns_msg(b, 0x0100, 1, 1, 0, "ok.example", false);
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), -EINVAL,
+	       "dns: an answer record in a query");
+	n = dns_msg(b, 0x0100, 1, 0, 1, "ok.example", true);
+	b[n - 1] = 4;
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), -EINVAL,
+	       "dns: EDNS with option data");
+	n = dns_msg(b, 0x0100, 1, 0, 0, "ok.example", false);
+	b[n++] = 'x';
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), -EINVAL,
+	       "dns: trailing bytes");
+	n = dns_msg(b, 0x0100, 1, 0, 0, "ok.example", false);
+	b[12 + 1 + 2] = 0xc0; /* a compression pointer for the 2nd label */
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), -EINVAL,
+	       "dns: compression");
+	n = dns_msg(b, 0x0100, 1, 0, 0, "ok.example", false);
+	is_int(sb_dns_query_judge(&t.p, b, n - 5, name, sizeof(name)),
+	       -EINVAL, "dns: truncated");
+	is_int(sb_dns_query_judge(&t.p, b, 11, name, sizeof(name)), -EINVAL,
+	       "dns: shorter than a header");
+	is_int(sb_dns_query_judge(&t.p, NULL, 40, name, sizeof(name)), -EINVAL,
+	       "dns: NULL");
+	n = dns_msg(b, 0x0100, 1, 0, 0, "ok\x01.example", false);
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), -EINVAL,
+	       "dns: a control byte in a label");
+	parse(&t, "net=ALLOW|UDP|*|53|OUT");
+	n = dns_msg(b, 0x0100, 1, 0, 0, "s3cr3t.attacker.example", false);
+	is_int(sb_dns_query_judge(&t.p, b, n, name, sizeof(name)), 1,
+	       "dns: '*' lets any name through");
+	t_free(&t);
+}
+
 int main(void)
 {
 	test_action();
@@ -1214,6 +1547,10 @@ int main(void)
 	test_hosts();
 	test_finish();
 	test_decide();
+	test_destinations();
+	test_numeric();
+	test_names();
+	test_dns_query();
 	test_helpers();
 	test_dns();
 	test_parse_with_dns();

