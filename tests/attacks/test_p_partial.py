@@ -397,7 +397,7 @@ def test_P5_isolated_calls_see_nothing_planted(column):
 
 def test_P5_shared_worker_state_is_as_documented(column):
     """Without isolated=True, calls on a worker share its state
-    (docs/security-model.md, docs/weaknesses.md 52): pinned, so that a
+    (docs/security-model.md, docs/weaknesses.md 50): pinned, so that a
     change of the default is seen."""
     out = run_parent(column, MAIN_P5, "shared")
     assert out["later"] == [["echo", "PLANTED"]] * 3
