@@ -128,6 +128,28 @@ _frame = _wk._frame  # None when it did not load: Daemon() refuses then
 _Timeout = getattr(_frame, "Timeout", ())
 _ID = getattr(_frame, "CALL_ID", 8)  # bytes of a call id
 _OUTPUT = {_wk.KIND_STDOUT: "stdout", _wk.KIND_STDERR: "stderr"}
+_IDS_AT_ONCE = 256
+
+
+class _CallIds:
+    """Random call ids, drawn from os.urandom 256 at a time (one
+    getrandom costs more than a trivial call's own work here)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._buf = b""
+        self._pos = 0
+
+    def next(self):
+        with self._lock:
+            pos = self._pos
+            if pos >= len(self._buf):
+                self._buf, pos = os.urandom(_ID * _IDS_AT_ONCE), 0
+            self._pos = pos + _ID
+            return self._buf[pos:pos + _ID]
+
+
+_new_id = _CallIds().next
 
 class _Died(Exception):
     """The worker's end of the socket closed: it is gone."""
@@ -331,7 +353,7 @@ class Daemon:
         init = _wk.dumps_chunks(
             ("init", list(sys.path), self.init_ref, self.max_result,
              self.isolated))
-        call_id = os.urandom(_ID)
+        call_id = _new_id()
         try:
             deadline = time.monotonic() + START_TIMEOUT
             worker.send(call_id, init, deadline)
@@ -578,7 +600,7 @@ class Daemon:
                             f"{exc}") from None
         for attempt in (1, 2):
             worker = self.acquire()
-            call_id = os.urandom(_ID)
+            call_id = _new_id()
             try:
                 deadline = time.monotonic() + self.timeout
                 worker.send(call_id, payload, deadline)

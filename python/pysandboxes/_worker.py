@@ -370,9 +370,22 @@ def _serve(chan):
 
 def _serve_isolated(chan, max_result, call):
     """One call in a child forked from this worker, which has run no call:
-    the child replies (the call id is inherited in _pysbframe) and exits;
-    whatever the call changes, plants or starts dies with it."""
-    pid = _frame.fork_call()
+    the function is resolved (its module imported, as the parent's own
+    import of it did) here first, so each child starts from it; the child
+    replies (the call id is inherited in _pysbframe) and exits; whatever
+    the call changes, plants or starts dies with it."""
+    try:
+        _resolve(call[0], call[1])
+    except Exception as exc:
+        chan.send(*_exception_reply(exc))
+        return
+    try:
+        pid = _frame.fork_call()
+    except OSError as exc:
+        chan.send(*_exception_reply(RuntimeError(
+            f"sandboxes(isolated=True) runs each call in a child forked "
+            f"from the worker, and the fork failed: {exc}")))
+        return
     if pid == 0:
         status = 0
         try:
