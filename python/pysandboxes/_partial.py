@@ -278,6 +278,9 @@ class Daemon:
         self.max_result = int(conf["max_result"])
         self.isolated = bool(conf.get("isolated"))
         self.limits = _unpickle.Limits(max_bytes=self.max_result + 4096)
+        # output and exceptions: capped by the worker, whatever max_result
+        self.other_limits = _unpickle.Limits(max_bytes=_wk.OTHER_FRAME_MAX)
+        self.frame_max = max(self.limits.max_bytes, _wk.OTHER_FRAME_MAX)
         init_fn = conf["init_fn"]
         self.init_ref = _reference(init_fn) if init_fn is not None else None
         self._explain()
@@ -525,7 +528,7 @@ class Daemon:
         (and dropped once the caller's task was cancelled). A frame of no
         call in flight is _Garbled: the worker is replaced."""
         while True:
-            frame = worker.recv(deadline, self.limits.max_bytes)
+            frame = worker.recv(deadline, self.frame_max)
             if len(frame) <= _ID or frame[:_ID] != call_id:
                 raise _Garbled("the sandbox sent a frame that belongs to "
                                "no call in flight")
@@ -549,7 +552,7 @@ class Daemon:
                                               self.limits, _ID + 1))
             # the rest is plain data whatever the mode
             data = _unpickle.loads(frame, _unpickle.DATA_ONLY, True,
-                                   self.limits, _ID + 1)
+                                   self.other_limits, _ID + 1)
         except pickle.UnpicklingError as exc:
             if getattr(exc, "garbled", False):
                 raise _Garbled(str(exc)) from None
@@ -803,14 +806,14 @@ def _remote_exception(data):
     module, qualname, message, denials, tb_text = data
     exc = _unpickle.from_descriptor(module, qualname, message, denials)
     if exc is None:
-        exc = SandBoxProtocolError(_unpickle.capped(
-            f"{module}.{qualname}: {message}", _unpickle.MESSAGE_MAX))
+        exc = SandBoxProtocolError(_wk.capped(
+            f"{module}.{qualname}: {message}", _wk.MESSAGE_MAX))
         if denials:
             exc.__pysandboxes_denials__ = [
-                _unpickle.capped(d, _unpickle.DENIAL_MAX)
-                for d in denials[:_unpickle.DENIALS_MAX]]
+                _wk.capped(d, _wk.DENIAL_MAX)
+                for d in denials[:_wk.DENIALS_MAX]]
     if tb_text:
-        tb_text = _unpickle.capped(tb_text, _unpickle.TRACEBACK_MAX)
+        tb_text = _wk.capped(tb_text, _wk.TRACEBACK_MAX)
         try:
             exc.__pysandboxes_traceback__ = tb_text
             note = "Traceback in the sandbox:\n" + tb_text.rstrip("\n")

@@ -44,9 +44,7 @@ def _garbled(message):
 
 
 WORK_PER_BYTE, WORK_BASE = 4, 1 << 12
-# what a remote exception may bring: its message, each denial, the
-# traceback text (in characters), the number of denials
-MESSAGE_MAX, DENIAL_MAX, TRACEBACK_MAX, DENIALS_MAX = 4096, 1024, 65536, 32
+from ._worker import DENIAL_MAX, DENIALS_MAX, MESSAGE_MAX, capped
 
 
 class Limits:
@@ -250,13 +248,6 @@ def _with_message_str(cls, base):
             return None
         _MESSAGE_CLASSES[cls] = sub
     return sub
-
-
-def capped(text, limit):
-    """text (a str) cut to limit characters, saying so."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"... [{len(text) - limit} characters cut]"
 
 
 def from_descriptor(module, qualname, message, denials):

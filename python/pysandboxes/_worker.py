@@ -48,6 +48,20 @@ _OUT_PIECE = 1 << 16   # characters of printed output per frame
 KIND_STDOUT, KIND_STDERR = ord("o"), ord("e")
 KIND_OK, KIND_ERR, KIND_BASE = ord("k"), ord("x"), ord("b")
 KIND_CANCELLED, KIND_BIG = ord("c"), ord("g")
+# what an exception reply carries at most, in characters: its message,
+# each denial, the number of denials, the traceback text (both ends cap)
+MESSAGE_MAX, DENIAL_MAX, DENIALS_MAX, TRACEBACK_MAX = 4096, 1024, 32, 65536
+# bytes of a frame that is no result (output, exceptions): any max_result
+OTHER_FRAME_MAX = 1 << 20
+
+
+def capped(text, limit, tail=False):
+    """text (a str) cut to limit characters, saying so; the last ones
+    when tail is true (the end of a traceback says the most)."""
+    if len(text) <= limit:
+        return text
+    cut = f"[{len(text) - limit} characters cut]"
+    return cut + text[-limit:] if tail else text[:limit] + cut
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 TRANSPORT_FILE = "_pysbframe.abi3.so"
 
@@ -251,8 +265,11 @@ def _exception_reply(exc):
     except Exception:
         message = f"<{type(exc).__name__}: unprintable message>"
     cls = type(exc)
-    return KIND_ERR, (str(cls.__module__), str(cls.__qualname__), message,
-                      [str(d) for d in denials], tb_text)
+    return KIND_ERR, (str(cls.__module__), str(cls.__qualname__),
+                      capped(message, MESSAGE_MAX),
+                      [capped(str(d), DENIAL_MAX)
+                       for d in denials[:DENIALS_MAX]],
+                      capped(tb_text, TRACEBACK_MAX, tail=True))
 
 
 def _base_reply(exc):

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 
 from conftest import REPO, sb_path, scaled
 
