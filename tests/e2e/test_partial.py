@@ -588,6 +588,32 @@ def test_config_errors_and_missing_launcher(python, tmp_cwd):
                    "data-only.\nTrue\n")
 
 
+def test_isolated_calls_start_from_the_worker_as_init_fn_left_it(
+        python, tmp_cwd):
+    """sandboxes(isolated=True): each call in a child of the worker, so
+    what init_fn did is there, what an earlier call did is not; output,
+    exceptions and SystemExit come back as in a shared worker."""
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes, SandBoxBaseExceptionError
+        import sbmod
+        with sandboxes(sbmod.init, workers=1, isolated=True):
+            a, b = sbmod.state(), sbmod.state()
+            print(a[0] != b[0], a[1] == b[1] != [], a[2])
+            print(sbmod.chatty(1))
+            try:
+                sbmod.fail()
+            except sbmod.Boom as e:
+                print("Boom", e)
+            try:
+                sbmod.leave(3)
+            except SandBoxBaseExceptionError as e:
+                print(e.exception_type, e.code)
+            print(sbmod.add(2, 3))
+    """))
+    assert out == ("True True True\nout 0\ndone\nBoom bad value 1\n"
+                   "builtins.SystemExit 3\n5\n")
+
+
 def test_nested_contexts_share_the_worker(python, tmp_cwd):
     out = ok(run_app(python, tmp_cwd, """
         from pysandboxes import sandboxes
