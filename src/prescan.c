@@ -1,17 +1,20 @@
 /* prescan.c - the opcode pre-scan of the partial-mode result channel.
  *
  * It owns the opcode table of the result channel (which opcodes pass, the
- * shape of their arguments, which ones are refused by name) and the walk
- * that enforces the budgets of one stream. It must stay the exact twin of
- * _prescan_py() in python/pysandboxes/_unpickle.py, message for message,
- * because the parent picks either one and tests/e2e/test_prescan.py
- * compares them. It must not execute, allocate, print or exit: it runs in
- * the trusted parent on bytes a hostile worker chose, and libFuzzer feeds
- * it (tests/fuzz/fuzz_prescan.c).
+ * shape of their arguments, which ones are refused by name), the table of
+ * data-only value classes with the argument shapes each one may be called
+ * with, and the walk that enforces both and the budgets of one stream. It
+ * runs in the trusted parent on bytes a hostile worker chose, before the
+ * restricted unpickler (_unpickle.py) decodes them, so it must not execute,
+ * print or exit; libFuzzer feeds it (tests/fuzz/fuzz_prescan.c). The
+ * contract it enforces is stated in docs/security-model.md ("Partial mode:
+ * the result channel").
  */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "prescan.h"
 
@@ -22,11 +25,12 @@ enum op_kind {
 	OP_MARK,
 	OP_MARK_USER, /* consumes the topmost MARK */
 	OP_MEMO_PUT,
+	OP_MEMO_GET,
 	OP_STOP,
 };
 
 /* arg: 0 none, 1/2/4/8 fixed bytes, -1/-4/-8 a little-endian length of
- * that many bytes then the data (_ARGS in _unpickle.py). */
+ * that many bytes then the data. */
 struct op {
 	signed char arg;
 	unsigned char kind;
@@ -68,12 +72,12 @@ static const struct op op_table[256] = {
 	[0x93] = PLAIN(0), /* STACK_GLOBAL */
 	[0x94] = { 0, OP_MEMO_PUT, NULL }, /* MEMOIZE */
 	['K'] = PLAIN(1),
-	['h'] = PLAIN(1),
+	['h'] = { 1, OP_MEMO_GET, NULL },
 	['q'] = { 1, OP_MEMO_PUT, NULL },
 	[0x80] = PLAIN(1), /* PROTO */
 	['M'] = PLAIN(2),
 	['J'] = PLAIN(4),
-	['j'] = PLAIN(4),
+	['j'] = { 4, OP_MEMO_GET, NULL },
 	['r'] = { 4, OP_MEMO_PUT, NULL },
 	['G'] = PLAIN(8),
 	[0x95] = PLAIN(8), /* FRAME */
@@ -96,6 +100,128 @@ static const struct op op_table[256] = {
 	['Q'] = REFUSED("BINPERSID"),
 	[0x97] = REFUSED("NEXT_BUFFER"),
 	[0x98] = REFUSED("READONLY_BUFFER"),
+};
+
+/* ---- the data-only table ---- */
+
+enum { C_BUILD = 1, C_SETITEMS = 2, C_APPENDS = 4 };
+
+/* call: the argument shapes REDUCE may pass, alternatives split by '|';
+ * "*" is any number of str. newobj: the same for NEWOBJ (NULL: refused).
+ * Letters (shape_of): N None, B bool, i int of up to 8 bytes, I up to 16,
+ * L up to 512, H longer, f float, s str, d a str of digits, signs and '/',
+ * b bytes, A bytearray, T tuple, l list, D dict, S set, F frozenset, G a
+ * class, O an instance, z a timedelta, Z a timezone. In a pattern, n is a
+ * number (i, I, L or f) and x is i or N. No pattern takes a range, a class
+ * or another lazy object, and no int is a size: what a call consumes is
+ * what the stream spelled out, and is charged to max_work. */
+struct cls {
+	const char *module, *name;
+	const char *call, *newobj;
+	unsigned flags;
+	char letter;
+};
+
+#define PATH(m, n) { (m), (n), "*", NULL, 0, 'O' }
+
+static const struct cls classes[] = {
+	{ "builtins", "complex", "nn|n|", NULL, 0, 'O' },
+	{ "builtins", "bytearray", "b|", NULL, 0, 'A' },
+	{ "builtins", "range", "i|ii|iii", NULL, 0, 'O' },
+	{ "builtins", "set", "l|", NULL, 0, 'S' },
+	{ "builtins", "frozenset", "l|", NULL, 0, 'F' },
+	{ "collections", "OrderedDict", "", NULL, C_SETITEMS, 'O' },
+	{ "collections", "Counter", "D|", NULL, 0, 'O' },
+	{ "collections", "deque", "T|Tx|l|lx", NULL, C_APPENDS, 'O' },
+	PATH("pathlib", "PurePath"),
+	PATH("pathlib", "PurePosixPath"),
+	PATH("pathlib", "PureWindowsPath"),
+	PATH("pathlib", "Path"),
+	PATH("pathlib", "PosixPath"),
+	PATH("pathlib", "WindowsPath"),
+	PATH("pathlib._local", "PurePosixPath"),
+	PATH("pathlib._local", "PosixPath"),
+	PATH("pathlib._local", "PureWindowsPath"),
+	PATH("pathlib._local", "WindowsPath"),
+	PATH("pathlib._local", "Path"),
+	{ "datetime", "date", "b", NULL, 0, 'O' },
+	{ "datetime", "time", "b|bZ", NULL, 0, 'O' },
+	{ "datetime", "datetime", "b|bZ", NULL, 0, 'O' },
+	{ "datetime", "timedelta", "iii", NULL, 0, 'z' },
+	{ "datetime", "timezone", "z|zs", NULL, 0, 'Z' },
+	{ "time", "struct_time", "TD|T", NULL, 0, 'O' },
+	{ "decimal", "Decimal", "s", NULL, 0, 'O' },
+	{ "fractions", "Fraction", "LL|d", NULL, 0, 'O' },
+	{ "uuid", "UUID", NULL, "", C_BUILD, 'O' },
+	{ "ipaddress", "IPv4Address", "i", NULL, 0, 'O' },
+	{ "ipaddress", "IPv6Address", "I|s", NULL, 0, 'O' },
+	{ "ipaddress", "IPv4Network", "s", NULL, 0, 'O' },
+	{ "ipaddress", "IPv6Network", "s", NULL, 0, 'O' },
+	{ "ipaddress", "IPv4Interface", "s", NULL, 0, 'O' },
+	{ "ipaddress", "IPv6Interface", "s", NULL, 0, 'O' },
+};
+
+#define NCLASSES (sizeof(classes) / sizeof(classes[0]))
+
+bool sb_prescan_class(size_t i, const char **module, const char **name)
+{
+	if (i >= NCLASSES)
+		return false;
+	*module = classes[i].module;
+	*name = classes[i].name;
+	return true;
+}
+
+/* ---- the symbolic machine of data-only mode ---- */
+
+enum kind {
+	K_MARK,
+	K_NONE,
+	K_BOOL,
+	K_INT,
+	K_FLOAT,
+	K_STR,
+	K_BYTES,
+	K_BYTEARRAY,
+	K_TUPLE, /* from here on the value has an objs[] record */
+	K_LIST,
+	K_DICT,
+	K_SET,
+	K_FROZENSET,
+	K_INST,
+	K_GLOBAL, /* a class: only ever called */
+};
+
+#define NO_OBJ UINT32_MAX
+#define TUPLE_SIG 8
+#define TUPLE_ELEMS 4
+
+struct ent {
+	unsigned char kind;
+	unsigned char cls;
+	uint32_t obj;  /* objs[] index; for K_MARK the previous mark */
+	uint64_t size; /* K_INT bytes; K_STR, K_BYTES, K_BYTEARRAY length */
+	size_t off;    /* K_STR: where its bytes are in the stream */
+};
+
+struct obj {
+	uint64_t count; /* elements */
+	uint64_t cost;  /* tuple: bytes of its str and bytes elements */
+	uint32_t elem[TUPLE_ELEMS]; /* tuple: objs[] of its first elements */
+	char sig[TUPLE_SIG];        /* tuple: letters of its first elements */
+	bool all_str;
+	bool built;
+};
+
+struct sim {
+	const unsigned char *data;
+	const struct sb_prescan_limits *lim;
+	struct sb_prescan_error *err;
+	struct ent *stack, *memo;
+	struct obj *objs;
+	size_t depth, cap, nmemo, nobjs, maxmemo, maxobjs;
+	uint32_t top_mark;
+	long long work;
 };
 
 __attribute__((format(printf, 3, 4))) static int
@@ -121,23 +247,592 @@ static uint64_t read_le(const unsigned char *p, unsigned size)
 	return v;
 }
 
-int sb_prescan(const unsigned char *data, size_t len,
-	       const struct sb_prescan_limits *lim,
-	       struct sb_prescan_error *err)
+static int charge(struct sim *s, uint64_t units)
+{
+	if (units > (uint64_t)INT64_MAX - (uint64_t)s->work ||
+	    s->work + (long long)units > s->lim->max_work)
+		return fail(s->err, false,
+			    "decoding the payload needs more than %lld units "
+			    "of work (max_result=)",
+			    s->lim->max_work);
+	s->work += (long long)units;
+	return 0;
+}
+
+static int push(struct sim *s, struct ent e)
+{
+	if (s->depth == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct ent *n = realloc(s->stack, cap * sizeof(*n));
+
+		if (!n)
+			return fail(s->err, false, "out of memory");
+		s->stack = n;
+		s->cap = cap;
+	}
+	s->stack[s->depth++] = e;
+	return 0;
+}
+
+static int new_obj(struct sim *s, unsigned char kind, unsigned char cls)
+{
+	struct ent e = { .kind = kind, .cls = cls };
+	struct obj *o;
+
+	/* pass one counted the opcodes that make one: cannot overflow */
+	if (s->nobjs >= s->maxobjs)
+		return fail(s->err, true, "object table overflow");
+	o = &s->objs[s->nobjs];
+	memset(o, 0, sizeof(*o));
+	memset(o->elem, 0xff, sizeof(o->elem));
+	o->all_str = true;
+	e.obj = (uint32_t)s->nobjs++;
+	return push(s, e);
+}
+
+/* The entry 'back' below the top, which must be a value: a MARK there is
+ * an underflow (pickle's fence), a class is refused. */
+static int top_value(struct sim *s, size_t back, struct ent **out)
+{
+	struct ent *e;
+
+	if (s->depth <= back || s->stack[s->depth - 1 - back].kind == K_MARK)
+		return fail(s->err, true, "stack underflow in the pickle "
+					  "stream");
+	e = &s->stack[s->depth - 1 - back];
+	if (e->kind == K_GLOBAL)
+		return fail(s->err, false,
+			    "class %s.%s is refused as a value: "
+			    "remote-result-mode is data-only (values only)",
+			    classes[e->cls].module, classes[e->cls].name);
+	*out = e;
+	return 0;
+}
+
+/* The two entries on top, neither a MARK (classes are the caller's). */
+static int top_two(struct sim *s)
+{
+	if (s->depth < 2 || s->stack[s->depth - 1].kind == K_MARK ||
+	    s->stack[s->depth - 2].kind == K_MARK)
+		return fail(s->err, true, "stack underflow in the pickle "
+					  "stream");
+	return 0;
+}
+
+static char shape_of(const struct ent *e)
+{
+	switch (e->kind) {
+	case K_NONE:
+		return 'N';
+	case K_BOOL:
+		return 'B';
+	case K_INT:
+		return e->size <= 8 ? 'i' : e->size <= 16 ? 'I' :
+		       e->size <= 512 ? 'L' : 'H';
+	case K_FLOAT:
+		return 'f';
+	case K_STR:
+		return e->cls ? 'd' : 's';
+	case K_BYTES:
+		return 'b';
+	case K_BYTEARRAY:
+		return 'A';
+	case K_TUPLE:
+		return 'T';
+	case K_LIST:
+		return 'l';
+	case K_DICT:
+		return 'D';
+	case K_SET:
+		return 'S';
+	case K_FROZENSET:
+		return 'F';
+	case K_INST:
+		return classes[e->cls].letter;
+	default:
+		return '?';
+	}
+}
+
+static bool fits(char pat, char got)
+{
+	switch (pat) {
+	case 'n':
+		return got == 'i' || got == 'I' || got == 'L' || got == 'f';
+	case 'I':
+		return got == 'i' || got == 'I';
+	case 'L':
+		return got == 'i' || got == 'I' || got == 'L';
+	case 's':
+		return got == 's' || got == 'd';
+	case 'x':
+		return got == 'i' || got == 'N';
+	default:
+		return pat == got;
+	}
+}
+
+/* Does the tuple o match one alternative of the patterns? */
+static bool args_fit(const char *patterns, const struct obj *o)
+{
+	const char *alt = patterns;
+
+	for (;;) {
+		size_t n = strcspn(alt, "|"), i;
+
+		if (n == 1 && alt[0] == '*') {
+			if (o->all_str)
+				return true;
+		} else if (o->count == n && n <= TUPLE_SIG) {
+			for (i = 0; i < n && fits(alt[i], o->sig[i]); i++)
+				;
+			if (i == n)
+				return true;
+		}
+		if (!alt[n])
+			return false;
+		alt += n + 1;
+	}
+}
+
+/* Record a value as the next element of the tuple o. */
+static void tuple_add(struct obj *o, const struct ent *e)
+{
+	if (o->count < TUPLE_SIG)
+		o->sig[o->count] = shape_of(e);
+	if (o->count < TUPLE_ELEMS && e->kind >= K_TUPLE)
+		o->elem[o->count] = e->obj;
+	if (e->kind != K_STR)
+		o->all_str = false;
+	if (e->kind == K_STR || e->kind == K_BYTES)
+		o->cost += e->size;
+	o->count++;
+}
+
+/* Pop the n values above the topmost mark (n counted by the caller), and
+ * the mark; into the tuple 'into' when it is not NULL. */
+static int pop_mark(struct sim *s, struct obj *into)
+{
+	size_t mark = s->top_mark, i;
+
+	if (mark == NO_OBJ)
+		return fail(s->err, true, "unbalanced MARK in the pickle "
+					  "stream");
+	for (i = mark + 1; i < s->depth; i++) {
+		if (s->stack[i].kind == K_GLOBAL)
+			return fail(s->err, false,
+				    "class %s.%s is refused as a value: "
+				    "remote-result-mode is data-only (values "
+				    "only)",
+				    classes[s->stack[i].cls].module,
+				    classes[s->stack[i].cls].name);
+		if (into)
+			tuple_add(into, &s->stack[i]);
+	}
+	s->top_mark = s->stack[mark].obj;
+	s->depth = mark;
+	return 0;
+}
+
+static size_t items_above_mark(const struct sim *s)
+{
+	return s->top_mark == NO_OBJ ? 0 : s->depth - s->top_mark - 1;
+}
+
+static int refuse_target(struct sim *s, const char *opname,
+			 const struct ent *t)
+{
+	if (t->kind == K_INST || t->kind == K_GLOBAL)
+		return fail(s->err, false,
+			    "%s on a %s.%s is refused: remote-result-mode is "
+			    "data-only (it changes only containers the "
+			    "stream built)",
+			    opname, classes[t->cls].module,
+			    classes[t->cls].name);
+	return fail(s->err, false,
+		    "%s on a value that is no fresh container is refused: "
+		    "remote-result-mode is data-only",
+		    opname);
+}
+
+/* SETITEM(S), APPEND(S), ADDITEMS: the target below the n items must be a
+ * container of 'kind' the stream built, or an instance of a class with
+ * 'flag' (OrderedDict, deque) that a call of this stream just made. */
+static int fill(struct sim *s, const char *opname, unsigned char kind,
+		unsigned flag, size_t n, bool marked)
+{
+	struct ent *t, *v;
+	size_t ti, i;
+
+	if (marked && s->top_mark == NO_OBJ)
+		return fail(s->err, true, "unbalanced MARK in the pickle "
+					  "stream");
+	if (!marked && s->depth < n)
+		return fail(s->err, true, "stack underflow in the pickle "
+					  "stream");
+	/* the target sits right below the mark, or below the n values */
+	ti = marked ? s->top_mark : s->depth - n;
+	if (ti == 0 || s->stack[ti - 1].kind == K_MARK)
+		return fail(s->err, true, "stack underflow in the pickle "
+					  "stream");
+	t = &s->stack[ti - 1];
+	if (t->kind == K_GLOBAL || !(t->kind == kind ||
+	    (t->kind == K_INST && (classes[t->cls].flags & flag))))
+		return refuse_target(s, opname, t);
+	if (marked) {
+		if (pop_mark(s, NULL) < 0)
+			return -1;
+	} else {
+		for (i = 0; i < n; i++) {
+			if (top_value(s, 0, &v) < 0)
+				return -1;
+			s->depth--;
+		}
+	}
+	/* SETITEM(S) add pairs */
+	s->objs[t->obj].count += flag == C_SETITEMS ? n / 2 : n;
+	return charge(s, n);
+}
+
+/* REDUCE and NEWOBJ: a class of the table, called with a tuple whose
+ * shapes one of its patterns admits; the result is a fresh instance. */
+static int call(struct sim *s, bool newobj)
+{
+	const char *what = newobj ? "NEWOBJ" : "REDUCE";
+	struct ent *f, *a;
+	const struct cls *c;
+	struct obj *o;
+	uint64_t cost;
+	size_t i;
+
+	if (top_two(s) < 0)
+		return -1;
+	f = &s->stack[s->depth - 2];
+	a = &s->stack[s->depth - 1];
+	if (f->kind != K_GLOBAL)
+		return fail(s->err, false,
+			    "%s of a value that is no class of the table is "
+			    "refused: remote-result-mode is data-only",
+			    what);
+	c = &classes[f->cls];
+	if (a->kind == K_GLOBAL)
+		return fail(s->err, false,
+			    "class %s.%s is refused as an argument: "
+			    "remote-result-mode is data-only",
+			    classes[a->cls].module, classes[a->cls].name);
+	if (a->kind != K_TUPLE ||
+	    !(newobj ? c->newobj : c->call) ||
+	    !args_fit(newobj ? c->newobj : c->call, &s->objs[a->obj]))
+		return fail(s->err, false,
+			    "%s of %s.%s with these arguments is refused: "
+			    "remote-result-mode is data-only (bounded "
+			    "arguments only)",
+			    what, c->module, c->name);
+	o = &s->objs[a->obj];
+	cost = 1 + o->count + o->cost;
+	for (i = 0; i < TUPLE_ELEMS; i++)
+		if (o->elem[i] != NO_OBJ)
+			cost += s->objs[o->elem[i]].count;
+	if (charge(s, cost) < 0)
+		return -1;
+	s->depth -= 2;
+	return new_obj(s, K_INST, f->cls);
+}
+
+/* A name from the stream, printable: at most 60 bytes, '?' for a byte
+ * that is not printable ASCII (the message must be text). */
+static const char *printable(const struct sim *s, const struct ent *e,
+			     char out[61])
+{
+	size_t i, n = e->size < 60 ? (size_t)e->size : 60;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = s->data[e->off + i];
+
+		out[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static int stack_global(struct sim *s)
+{
+	char mod[61], name[61];
+	const struct ent *m, *n;
+	size_t i;
+
+	if (top_two(s) < 0)
+		return -1;
+	m = &s->stack[s->depth - 2];
+	n = &s->stack[s->depth - 1];
+	if (m->kind != K_STR || n->kind != K_STR)
+		return fail(s->err, false,
+			    "STACK_GLOBAL of values that are no names is "
+			    "refused");
+	for (i = 0; i < NCLASSES; i++) {
+		const struct cls *c = &classes[i];
+
+		if (strlen(c->module) == m->size &&
+		    !memcmp(c->module, s->data + m->off, m->size) &&
+		    strlen(c->name) == n->size &&
+		    !memcmp(c->name, s->data + n->off, n->size)) {
+			s->depth -= 2;
+			return push(s, (struct ent){ .kind = K_GLOBAL,
+						     .cls = (unsigned char)i,
+						     .obj = NO_OBJ });
+		}
+	}
+	return fail(s->err, false,
+		    "%s.%s is refused: remote-result-mode is data-only "
+		    "(values only)",
+		    printable(s, m, mod), printable(s, n, name));
+}
+
+static int tuple_of(struct sim *s, size_t n)
+{
+	struct ent *v;
+	struct obj *o;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (top_value(s, i, &v) < 0)
+			return -1;
+	if (new_obj(s, K_TUPLE, 0) < 0)
+		return -1;
+	/* the new tuple sits above its n elements: record, then move down */
+	o = &s->objs[s->stack[s->depth - 1].obj];
+	for (i = 0; i < n; i++)
+		tuple_add(o, &s->stack[s->depth - 1 - n + i]);
+	s->stack[s->depth - 1 - n] = s->stack[s->depth - 1];
+	s->depth -= n;
+	return 0;
+}
+
+static int marked_container(struct sim *s, unsigned char kind, bool pairs)
+{
+	size_t n = items_above_mark(s);
+	struct ent e;
+	int r;
+
+	if (s->top_mark == NO_OBJ)
+		return fail(s->err, true, "unbalanced MARK in the pickle "
+					  "stream");
+	if (pairs && n % 2)
+		return fail(s->err, true, "odd number of items for DICT");
+	if (kind == K_TUPLE) {
+		if (new_obj(s, K_TUPLE, 0) < 0)
+			return -1;
+		e = s->stack[--s->depth];
+		r = pop_mark(s, &s->objs[e.obj]);
+	} else {
+		if (new_obj(s, kind, 0) < 0)
+			return -1;
+		e = s->stack[--s->depth];
+		s->objs[e.obj].count = pairs ? n / 2 : n;
+		r = pop_mark(s, NULL);
+	}
+	if (r < 0 || charge(s, n) < 0)
+		return -1;
+	return push(s, e);
+}
+
+static int scalar(struct sim *s, unsigned char kind, uint64_t size,
+		  size_t off)
+{
+	struct ent e = { .kind = kind, .obj = NO_OBJ, .size = size,
+			 .off = off };
+	uint64_t i;
+
+	/* a str of digits, signs and '/' (cls 1) once, not per use */
+	if (kind == K_STR && size) {
+		for (i = 0; i < size; i++) {
+			unsigned char c = s->data[off + i];
+
+			if (!((c >= '0' && c <= '9') || c == '-' ||
+			      c == '+' || c == '/'))
+				break;
+		}
+		e.cls = i == size;
+	}
+	return push(s, e);
+}
+
+/* One opcode of data-only mode. 'arg' is where its argument starts, 'n'
+ * the length of a counted argument (its data follows at arg + width). */
+static int step(struct sim *s, unsigned char code, size_t arg, uint64_t n,
+		unsigned width)
+{
+	const unsigned char *p = s->data + arg;
+	struct ent *e;
+
+	if (charge(s, 1) < 0)
+		return -1;
+	switch (code) {
+	case 0x80: /* PROTO */
+	case 0x95: /* FRAME */
+		return 0;
+	case '.':
+		if (top_value(s, 0, &e) < 0)
+			return -1;
+		if (e->kind == K_MARK)
+			return fail(s->err, true, "STOP on a MARK");
+		return 0;
+	case '(':
+		if (push(s, (struct ent){ .kind = K_MARK,
+					  .obj = s->top_mark }) < 0)
+			return -1;
+		s->top_mark = (uint32_t)(s->depth - 1);
+		return 0;
+	case '0': /* POP: the mark when it is on top, as pickle does */
+		if (s->depth && s->stack[s->depth - 1].kind == K_MARK)
+			return pop_mark(s, NULL);
+		if (!s->depth)
+			return fail(s->err, true, "stack underflow in the "
+						  "pickle stream");
+		s->depth--;
+		return 0;
+	case '1':
+		return pop_mark(s, NULL);
+	case '2':
+		if (top_value(s, 0, &e) < 0)
+			return -1;
+		return push(s, *e);
+	case 'N':
+		return scalar(s, K_NONE, 0, 0);
+	case 0x88:
+	case 0x89:
+		return scalar(s, K_BOOL, 0, 0);
+	case 'K':
+		return scalar(s, K_INT, 1, 0);
+	case 'M':
+		return scalar(s, K_INT, 2, 0);
+	case 'J':
+		return scalar(s, K_INT, 4, 0);
+	case 0x8a:
+	case 0x8b:
+		return scalar(s, K_INT, n, 0);
+	case 'G':
+		return scalar(s, K_FLOAT, 8, 0);
+	case 0x8c:
+	case 'X':
+	case 0x8d:
+		return scalar(s, K_STR, n, arg + width);
+	case 'C':
+	case 'B':
+	case 0x8e:
+		return scalar(s, K_BYTES, n, 0);
+	case 0x96:
+		return scalar(s, K_BYTEARRAY, n, 0);
+	case ')':
+		return tuple_of(s, 0);
+	case 0x85:
+		return tuple_of(s, 1);
+	case 0x86:
+		return tuple_of(s, 2);
+	case 0x87:
+		return tuple_of(s, 3);
+	case 't':
+		return marked_container(s, K_TUPLE, false);
+	case ']':
+		return new_obj(s, K_LIST, 0);
+	case '}':
+		return new_obj(s, K_DICT, 0);
+	case 0x8f:
+		return new_obj(s, K_SET, 0);
+	case 'l':
+		return marked_container(s, K_LIST, false);
+	case 'd':
+		return marked_container(s, K_DICT, true);
+	case 0x91:
+		return marked_container(s, K_FROZENSET, false);
+	case 'a':
+		return fill(s, "APPEND", K_LIST, C_APPENDS, 1, false);
+	case 'e':
+		return fill(s, "APPENDS", K_LIST, C_APPENDS,
+			    items_above_mark(s), true);
+	case 's':
+		return fill(s, "SETITEM", K_DICT, C_SETITEMS, 2, false);
+	case 'u':
+		if (items_above_mark(s) % 2)
+			return fail(s->err, true,
+				    "odd number of items for SETITEMS");
+		return fill(s, "SETITEMS", K_DICT, C_SETITEMS,
+			    items_above_mark(s), true);
+	case 0x90:
+		return fill(s, "ADDITEMS", K_SET, 0, items_above_mark(s),
+			    true);
+	case 'b': {
+		struct ent *t, *st;
+
+		if (top_value(s, 0, &st) < 0 || top_value(s, 1, &t) < 0)
+			return -1;
+		if (t->kind != K_INST || !(classes[t->cls].flags & C_BUILD) ||
+		    s->objs[t->obj].built)
+			return refuse_target(s, "BUILD", t);
+		if (st->kind != K_DICT)
+			return fail(s->err, false,
+				    "BUILD with a state that is no dict is "
+				    "refused: remote-result-mode is data-only");
+		s->objs[t->obj].built = true;
+		if (charge(s, s->objs[st->obj].count) < 0)
+			return -1;
+		s->depth--;
+		return 0;
+	}
+	case 'R':
+		return call(s, false);
+	case 0x81:
+		return call(s, true);
+	case 0x92:
+		return fail(s->err, false,
+			    "opcode NEWOBJ_EX is refused: remote-result-mode "
+			    "is data-only");
+	case 0x93:
+		return stack_global(s);
+	case 0x94:
+	case 'q':
+	case 'r': {
+		uint64_t idx = code == 0x94 ? s->nmemo :
+			       code == 'q' ? p[0] : read_le(p, 4);
+
+		if (!s->depth || s->stack[s->depth - 1].kind == K_MARK)
+			return fail(s->err, true, "memoizing a MARK or an "
+						  "empty stack");
+		/* pass one checked idx <= nmemo < maxmemo */
+		s->memo[idx] = s->stack[s->depth - 1];
+		if (idx == s->nmemo)
+			s->nmemo++;
+		return 0;
+	}
+	case 'h':
+	case 'j': {
+		uint64_t idx = code == 'h' ? p[0] : read_le(p, 4);
+
+		return push(s, s->memo[idx]);
+	}
+	default:
+		return fail(s->err, true, "byte 0x%02x is no pickle opcode",
+			    code);
+	}
+}
+
+/* Pass one: opcodes, argument lengths, the budgets, dense memo indices.
+ * When 'sim' is not NULL, each opcode then runs on it (pass two). */
+static int walk(const unsigned char *data, size_t len,
+		const struct sb_prescan_limits *lim,
+		struct sb_prescan_error *err, struct sim *sim,
+		size_t *nmemo, size_t *nobjs)
 {
 	/* ops <= len + 1 and memo, depth <= ops: no counter can overflow */
 	long long ops = 0, memo = 0, depth = 0;
-	size_t pos = 0;
+	size_t pos = 0, objs = 0;
 
-	if (lim->max_bytes < 0 ||
-	    (unsigned long long)len > (unsigned long long)lim->max_bytes)
-		return fail(err, false,
-			    "the payload is %zu bytes, over the limit of "
-			    "%lld bytes",
-			    len, lim->max_bytes);
 	for (;;) {
 		const struct op *op;
 		unsigned char code;
+		size_t arg;
+		uint64_t n = 0;
+		unsigned width = 0;
 
 		if (pos >= len)
 			return fail(err, true,
@@ -156,6 +851,7 @@ int sb_prescan(const unsigned char *data, size_t len,
 		if (op->kind == OP_BAD)
 			return fail(err, true,
 				    "byte 0x%02x is no pickle opcode", code);
+		arg = pos;
 		/* pos <= len holds here; compare with what is left so that a
 		 * 64-bit length cannot wrap pos around */
 		if (op->arg > 0) {
@@ -164,14 +860,12 @@ int sb_prescan(const unsigned char *data, size_t len,
 					    "truncated pickle stream");
 			pos += (size_t)op->arg;
 		} else if (op->arg < 0) {
-			unsigned size = (unsigned)-op->arg;
-			uint64_t n;
-
-			if (size > len - pos)
+			width = (unsigned)-op->arg;
+			if (width > len - pos)
 				return fail(err, true,
 					    "truncated pickle stream");
-			n = read_le(data + pos, size);
-			pos += size;
+			n = read_le(data + pos, width);
+			pos += width;
 			if (n > (uint64_t)(len - pos))
 				return fail(err, true,
 					    "truncated pickle stream");
@@ -190,25 +884,85 @@ int sb_prescan(const unsigned char *data, size_t len,
 					    "unbalanced MARK in the pickle "
 					    "stream");
 			break;
-		case OP_MEMO_PUT:
-			if (++memo > lim->max_memo)
+		case OP_MEMO_PUT: {
+			/* indices stay dense: the unpickler's memo array grows
+			 * to the largest index it is given */
+			uint64_t idx = code == 0x94 ? (uint64_t)memo :
+				       code == 'q' ? data[arg] :
+				       read_le(data + arg, 4);
+
+			if (idx > (uint64_t)memo)
+				return fail(err, true,
+					    "memo index %llu out of order",
+					    (unsigned long long)idx);
+			if (idx == (uint64_t)memo && ++memo > lim->max_memo)
 				return fail(err, false,
 					    "the payload memoizes more than "
 					    "%lld objects",
 					    lim->max_memo);
 			break;
-		case OP_STOP:
+		}
+		case OP_MEMO_GET: {
+			uint64_t idx = code == 'h' ? data[arg] :
+				       read_le(data + arg, 4);
+
+			if (idx >= (uint64_t)memo)
+				return fail(err, true,
+					    "memo index %llu was never set",
+					    (unsigned long long)idx);
+			break;
+		}
+		default:
+			break;
+		}
+		if (strchr(")]}\x8f\x85\x86\x87tldR\x81\x91", code) && code)
+			objs++;
+		if (sim && step(sim, code, arg, n, width) < 0)
+			return -1;
+		if (op->kind == OP_STOP) {
 			if (pos != len)
 				return fail(err, true,
 					    "data after the STOP opcode");
+			if (nmemo)
+				*nmemo = (size_t)memo;
+			if (nobjs)
+				*nobjs = objs;
 			return 0;
-		default:
-			break;
 		}
 	}
 }
 
-int sb_prescan_abi(void)
+int sb_prescan(const unsigned char *data, size_t len,
+	       const struct sb_prescan_limits *lim, enum sb_prescan_mode mode,
+	       struct sb_prescan_error *err)
 {
-	return SB_PRESCAN_ABI;
+	struct sim sim = { .data = data, .lim = lim, .err = err,
+			   .top_mark = NO_OBJ };
+	size_t nmemo = 0, nobjs = 0;
+	int r;
+
+	if (lim->max_bytes < 0 ||
+	    (unsigned long long)len > (unsigned long long)lim->max_bytes)
+		return fail(err, false,
+			    "the payload is %zu bytes, over the limit of "
+			    "%lld bytes",
+			    len, lim->max_bytes);
+	if (walk(data, len, lim, err, NULL, &nmemo, &nobjs) < 0)
+		return -1;
+	if (mode != SB_PRESCAN_DATA)
+		return 0;
+	if (nobjs > UINT32_MAX - 1 || len > UINT32_MAX - 1)
+		return fail(err, false, "the payload holds too many objects");
+	sim.maxmemo = nmemo;
+	sim.maxobjs = nobjs;
+	sim.memo = calloc(nmemo ? nmemo : 1, sizeof(*sim.memo));
+	sim.objs = calloc(nobjs ? nobjs : 1, sizeof(*sim.objs));
+	if (!sim.memo || !sim.objs)
+		r = fail(err, false, "out of memory");
+	else
+		r = walk(data, len, lim, err, &sim, NULL, NULL);
+	free(sim.memo);
+	free(sim.objs);
+	free(sim.stack);
+	return r;
 }

@@ -1,12 +1,20 @@
 /* prescan.h - the opcode pre-scan of the partial-mode result channel.
  *
  * sb_prescan() walks a pickle stream from a sandboxed worker without
- * executing anything: an opcode allowlist and budgets on bytes, opcodes,
- * memo entries and MARK depth. It is the C form of _prescan_py() in
- * python/pysandboxes/_unpickle.py and gives the same verdict and the same
- * message for every input; the parent loads it with ctypes from
- * libpysb-prescan.so, so this ABI is what _unpickle.py declares: change
- * both together and bump SB_PRESCAN_ABI.
+ * executing anything. In every mode: an opcode allowlist and budgets on
+ * bytes, opcodes, memo entries and MARK depth, and memo indices that stay
+ * dense (a 5-byte LONG_BINPUT cannot make the unpickler allocate gigabytes).
+ * In data-only mode it also runs the stream symbolically, on a stack of
+ * shapes, and admits only the data opcodes and argument shapes of its table:
+ * a global is one of the value classes and may only be called; a call takes
+ * only the argument shapes listed for its class, whose cost is bounded (no
+ * range or iterator for a constructor that consumes it, no size argument);
+ * BUILD, SETITEM(S), APPEND(S) and ADDITEMS change only objects the stream
+ * itself just built; and the work of the calls is charged to a budget
+ * proportional to the stream, before anything is decoded.
+ *
+ * The partial-mode parent calls it through the _pysbframe extension
+ * (python/pysandboxes/_pysbframe.c), libFuzzer through fuzz_prescan.c.
  */
 #ifndef SB_PRESCAN_H
 #define SB_PRESCAN_H
@@ -14,34 +22,44 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SB_PRESCAN_ABI 1
+#define SB_PRESCAN_ABI 2
 #define SB_PRESCAN_MSG_MAX 160
 
-/* Budgets of one stream; a negative one refuses everything it bounds, as
- * Python's comparisons do. */
+enum sb_prescan_mode {
+	SB_PRESCAN_SHAPE = 0, /* objects mode: opcodes and budgets only */
+	SB_PRESCAN_DATA = 1,  /* data-only: plus the table of shapes */
+};
+
+/* Budgets of one stream; a negative one refuses everything it bounds.
+ * max_work bounds, in data-only mode, the opcodes plus the elements and
+ * bytes that the calls of the stream consume or copy. */
 struct sb_prescan_limits {
 	long long max_bytes;
 	long long max_opcodes;
 	long long max_memo;
 	long long max_depth;
+	long long max_work;
 };
 
 struct sb_prescan_error {
 	/* true: no well-formed pickle at all (the worker is out of step);
-	 * false: a refused opcode or a budget overrun */
+	 * false: a refused opcode, shape or a budget overrun */
 	bool garbled;
 	char message[SB_PRESCAN_MSG_MAX];
 };
 
 /* 0 when the stream of 'len' bytes at 'data' passes, else -1 and, when
- * 'err' is not NULL, the reason in it (message NUL-terminated, the text
- * _prescan_py raises). 'data' may be NULL when 'len' is 0. Reads nothing
- * past data[len - 1], allocates nothing, never prints. */
+ * 'err' is not NULL, the reason in it (message NUL-terminated). 'data' may
+ * be NULL when 'len' is 0. Reads nothing past data[len - 1], never prints;
+ * in data-only mode it allocates work arrays proportional to the opcodes
+ * of the stream (freed before it returns; "out of memory" is a refusal). */
 int sb_prescan(const unsigned char *data, size_t len,
-	       const struct sb_prescan_limits *lim,
+	       const struct sb_prescan_limits *lim, enum sb_prescan_mode mode,
 	       struct sb_prescan_error *err);
 
-/* SB_PRESCAN_ABI of the library: the loader refuses another one. */
-int sb_prescan_abi(void);
+/* The value classes of data-only mode, as pickle names them: the i-th
+ * module and name, or false past the end. The parent's find_class admits
+ * exactly these. */
+bool sb_prescan_class(size_t i, const char **module, const char **name);
 
 #endif

@@ -161,8 +161,10 @@ def main():
         else:
             # AGENT_SNIPPET_DIR: the directory the rules expose
             envs = dict(os.environ, AGENT_SNIPPET_DIR=str(HERE))
+            # isolated: each snippet in a fresh worker state, so that
+            # nothing one snippet plants in the worker reaches the next
             with sandboxes(sandboxes_config=RULES, envs=envs,
-                           timeout=args.timeout, workers=1):
+                           timeout=args.timeout, workers=1, isolated=True):
                 for title, code in snippets:
                     status = max(status, run_one(title, code, True))
     finally:

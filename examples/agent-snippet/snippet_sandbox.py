@@ -6,7 +6,9 @@ It is an @sandbox function, so under sandboxes() each call runs in a
 python-sb worker confined by this directory's .py-sandboxes, and what it
 prints is streamed back to the caller. This module imports nothing but
 pysandboxes: the snippet gets a fresh namespace, and whatever it imports
-is judged by the rules.
+is judged by the rules. agent.py opens sandboxes(isolated=True): each call
+runs in a child forked from a worker that ran no snippet, so what one
+snippet changes in the worker (a module, this function) dies with it.
 """
 from pysandboxes import sandbox
 

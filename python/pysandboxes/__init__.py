@@ -162,17 +162,23 @@ class sandboxes:
     python-sb it does nothing: the program is sandboxed already.
 
     Beyond the seed: workers= (pool size, default the number of cores),
-    timeout= (seconds per call, default 60) and max_result= (bytes of one
-    pickled result, default 64 MiB)."""
+    timeout= (seconds per call, default 60), max_result= (bytes of one
+    pickled result, default 64 MiB; it also bounds the work of decoding
+    it) and isolated= (default False: calls on a worker share its state,
+    what one call leaves behind the next one on that worker sees; True:
+    each call runs in a child forked from a worker that has run no call,
+    so nothing a call plants reaches another)."""
 
     def __init__(self, init_fn=None, sandboxes_config=None, *, envs=None,
                  python_args=None, graceful_shutdown=True, workers=None,
-                 timeout=60.0, max_result=64 << 20, **extra_rules):
+                 timeout=60.0, max_result=64 << 20, isolated=False,
+                 **extra_rules):
         self._conf = dict(init_fn=init_fn, sandboxes_config=sandboxes_config,
                           envs=envs, python_args=python_args,
                           graceful_shutdown=graceful_shutdown,
                           workers=workers, timeout=timeout,
-                          max_result=max_result, extra_rules=extra_rules)
+                          max_result=max_result, isolated=isolated,
+                          extra_rules=extra_rules)
         self._caller = None
         self._entered = None
         if not _in_sandbox:

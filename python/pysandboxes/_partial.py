@@ -5,8 +5,13 @@ socketpair; @sandbox calls are sent to them by reference, in frames that
 the C transport (_pysbframe, loaded by _worker) moves: without it partial
 mode refuses to start, there is no fallback.
 
-What the workers send back is decoded by _unpickle (the restricted
-unpickler), never by pickle.loads. This module never lets a worker failure
+Every request carries a fresh random call id; every frame that comes back
+must carry the id of the call in flight, so a frame of another call, one
+nobody asked for, or one written on the worker's socket by other means ends
+that worker and fails the call with SandBoxProtocolError: the stream never
+shifts. What the workers send back is decoded by _unpickle (the restricted
+unpickler), never by pickle.loads; exceptions come back as plain data and
+are rebuilt here. This module never lets a worker failure
 end the application: a dead worker is replaced (init_fn again, the call
 retried once), too many deaths in the window refuse calls with
 SandBoxProtocolError. It does not parse the rules itself: python-sb does
@@ -121,6 +126,30 @@ def rule_args(extra_rules):
 
 _frame = _wk._frame  # None when it did not load: Daemon() refuses then
 _Timeout = getattr(_frame, "Timeout", ())
+_ID = getattr(_frame, "CALL_ID", 8)  # bytes of a call id
+_OUTPUT = {_wk.KIND_STDOUT: "stdout", _wk.KIND_STDERR: "stderr"}
+_IDS_AT_ONCE = 256
+
+
+class _CallIds:
+    """Random call ids, drawn from os.urandom 256 at a time (one
+    getrandom costs more than a trivial call's own work here)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._buf = b""
+        self._pos = 0
+
+    def next(self):
+        with self._lock:
+            pos = self._pos
+            if pos >= len(self._buf):
+                self._buf, pos = os.urandom(_ID * _IDS_AT_ONCE), 0
+            self._pos = pos + _ID
+            return self._buf[pos:pos + _ID]
+
+
+_new_id = _CallIds().next
 
 class _Died(Exception):
     """The worker's end of the socket closed: it is gone."""
@@ -143,11 +172,11 @@ class _Worker:
     def pid(self):
         return self.proc.pid
 
-    def send(self, chunks, deadline):
-        """One frame of the pickler's chunks (not joined). Raises _Died, or
-        _Timeout when the deadline passes."""
+    def send(self, call_id, chunks, deadline):
+        """One frame: the call id, then the pickler's chunks (not joined).
+        Raises _Died, or _Timeout when the deadline passes."""
         try:
-            _frame.send(self.sock.fileno(), chunks, deadline)
+            _frame.send(self.sock.fileno(), [call_id] + chunks, deadline)
         except _frame.Closed:
             raise _Died("the sandbox process closed the connection") \
                 from None
@@ -247,7 +276,11 @@ class Daemon:
         self.graceful = _graceful_seconds(conf["graceful_shutdown"])
         self.timeout = float(conf["timeout"])
         self.max_result = int(conf["max_result"])
+        self.isolated = bool(conf.get("isolated"))
         self.limits = _unpickle.Limits(max_bytes=self.max_result + 4096)
+        # output and exceptions: capped by the worker, whatever max_result
+        self.other_limits = _unpickle.Limits(max_bytes=_wk.OTHER_FRAME_MAX)
+        self.frame_max = max(self.limits.max_bytes, _wk.OTHER_FRAME_MAX)
         init_fn = conf["init_fn"]
         self.init_ref = _reference(init_fn) if init_fn is not None else None
         self._explain()
@@ -321,11 +354,13 @@ class Daemon:
             child.close()
         worker = _Worker(proc, parent)
         init = _wk.dumps_chunks(
-            ("init", list(sys.path), self.init_ref, self.max_result))
+            ("init", list(sys.path), self.init_ref, self.max_result,
+             self.isolated))
+        call_id = _new_id()
         try:
             deadline = time.monotonic() + START_TIMEOUT
-            worker.send(init, deadline)
-            reply = self._receive(worker, deadline, "init_fn")
+            worker.send(call_id, init, deadline)
+            reply = self._receive(worker, call_id, deadline, "init_fn")
         except _Timeout:
             worker.kill()
             raise RuntimeError(f"Daemon failed to start within "
@@ -463,22 +498,21 @@ class Daemon:
     # -- learning: the result mode (4.3) --
 
     def _note_result(self, frame):
-        """Decode a frame while learning: a result that data-only refuses
-        (and that is no garbled stream) is noted, then decoded in objects
-        mode, the result guard still on."""
+        """Decode a result while learning: one that data-only refuses (and
+        that is no garbled stream) is noted, then decoded in objects mode,
+        the result guard still on."""
         try:
-            reply = _unpickle.loads(frame, _unpickle.DATA_ONLY, self.guard,
-                                    self.limits)
+            value = _unpickle.loads(frame, _unpickle.DATA_ONLY, self.guard,
+                                    self.limits, _ID + 1)
         except pickle.UnpicklingError as exc:
             if getattr(exc, "garbled", False):
                 raise
-            reply = _unpickle.loads(frame, _unpickle.OBJECTS, self.guard,
-                                    self.limits)
+            value = _unpickle.loads(frame, _unpickle.OBJECTS, self.guard,
+                                    self.limits, _ID + 1)
             self.seen_objects = True
-            return reply
-        if isinstance(reply, tuple) and reply[:1] == ("ok",):
-            self.seen_data = True
-        return reply
+            return value
+        self.seen_data = True
+        return value
 
     def _learn_result_mode(self):
         if not (self.seen_data or self.seen_objects):
@@ -488,42 +522,59 @@ class Daemon:
 
     # -- calls --
 
-    def _receive(self, worker, deadline, qualname, cancel=None):
-        """Frames until the outcome of the call; printed output is written
-        to the caller's own streams as it comes (and dropped once the
-        caller's task was cancelled)."""
+    def _receive(self, worker, call_id, deadline, qualname, cancel=None):
+        """Frames of the call call_id until its outcome, as a reply tuple;
+        printed output is written to the caller's own streams as it comes
+        (and dropped once the caller's task was cancelled). A frame of no
+        call in flight is _Garbled: the worker is replaced."""
         while True:
-            frame = worker.recv(deadline, self.limits.max_bytes)
-            try:
-                if self.learning:
-                    reply = self._note_result(frame)
-                else:
-                    reply = _unpickle.loads(frame, self.mode, self.guard,
-                                            self.limits)
-            except pickle.UnpicklingError as exc:
-                if getattr(exc, "garbled", False):
-                    raise _Garbled(str(exc)) from None
-                raise
-            if not isinstance(reply, tuple) or not reply or \
-                    not isinstance(reply[0], str):
-                raise _Garbled("the sandbox sent a frame that is not a reply")
-            if reply[0] != "out":
-                return reply
-            if len(reply) != 3 or not isinstance(reply[2], str):
-                raise _Garbled("the sandbox sent a malformed output frame")
+            frame = worker.recv(deadline, self.frame_max)
+            if len(frame) <= _ID or frame[:_ID] != call_id:
+                raise _Garbled("the sandbox sent a frame that belongs to "
+                               "no call in flight")
+            kind = frame[_ID]
+            where = _OUTPUT.get(kind)
+            if where is None:
+                return self._decode_reply(kind, frame, qualname)
             if cancel is not None and cancel.is_set():
                 continue
-            stream = sys.stderr if reply[1] == "stderr" else sys.stdout
+            stream = sys.stderr if where == "stderr" else sys.stdout
             if stream is not None:
-                stream.write(reply[2])
+                stream.write(frame[_ID + 1:].decode("utf-8", "replace"))
+
+    def _decode_reply(self, kind, frame, qualname):
+        """The final frame of a call as a reply tuple for _outcome()."""
+        try:
+            if kind == _wk.KIND_OK:
+                if self.learning:
+                    return ("ok", self._note_result(frame))
+                return ("ok", _unpickle.loads(frame, self.mode, self.guard,
+                                              self.limits, _ID + 1))
+            # the rest is plain data whatever the mode
+            data = _unpickle.loads(frame, _unpickle.DATA_ONLY, True,
+                                   self.other_limits, _ID + 1)
+        except pickle.UnpicklingError as exc:
+            if getattr(exc, "garbled", False):
+                raise _Garbled(str(exc)) from None
+            raise
+        if kind == _wk.KIND_ERR:
+            return ("err", data)
+        if kind == _wk.KIND_BASE and isinstance(data, tuple) and \
+                len(data) == 2:
+            return ("base",) + data
+        if kind == _wk.KIND_CANCELLED:
+            return ("cancelled",)
+        if kind == _wk.KIND_BIG and isinstance(data, tuple) and \
+                len(data) == 2:
+            return ("big",) + data
+        raise _Garbled(f"the sandbox sent a reply of unknown kind {kind}")
 
     def _outcome(self, reply, qualname):
         tag = reply[0]
         if tag == "ok" and len(reply) == 2:
             return reply[1]
-        if tag == "err" and len(reply) == 4:
-            raise _remote_exception(reply[1], reply[2], reply[3],
-                                    self.limits)
+        if tag == "err":
+            raise _remote_exception(reply[1])
         if tag == "base" and len(reply) == 3 and isinstance(reply[1], str):
             code = reply[2]
             if code is not None and not isinstance(code, (int, str)):
@@ -552,10 +603,12 @@ class Daemon:
                             f"{exc}") from None
         for attempt in (1, 2):
             worker = self.acquire()
+            call_id = _new_id()
             try:
                 deadline = time.monotonic() + self.timeout
-                worker.send(payload, deadline)
-                reply = self._receive(worker, deadline, qualname, cancel)
+                worker.send(call_id, payload, deadline)
+                reply = self._receive(worker, call_id, deadline, qualname,
+                                      cancel)
             except _Died as exc:
                 self.release(worker, False, died=True)
                 if attempt == 2:
@@ -739,27 +792,28 @@ def _write_result_mode(path, before, objects, mode, origin):
         sys.stderr.write("\n".join(msg) + "\n")
 
 
-def _remote_exception(blob, desc, tb_text, limits):
-    """The exception of a call, through the fail-closed exception channel,
-    with the remote traceback grafted on as text."""
-    if not (isinstance(desc, tuple) and len(desc) == 4 and
-            all(isinstance(x, str) for x in desc[:3]) and
-            isinstance(desc[3], list)):
+def _remote_exception(data):
+    """The exception of a call, rebuilt from plain data (module, qualname,
+    message, denials, traceback text): an instance of the same class when
+    the parent has it loaded, made without running its code, whose args,
+    denials and grafted traceback text are capped strings; else a
+    SandBoxProtocolError naming the class."""
+    if not (isinstance(data, tuple) and len(data) == 5 and
+            all(isinstance(x, str) for x in data[:3]) and
+            isinstance(data[3], list) and isinstance(data[4], str) and
+            all(isinstance(d, str) for d in data[3])):
         return SandBoxProtocolError("the sandbox sent a malformed exception")
-    module, qualname, message, denials = desc
-    exc = None
-    if isinstance(blob, bytes):
-        try:
-            exc = _unpickle.load_exception(blob, limits)
-        except Exception:
-            exc = None
+    module, qualname, message, denials, tb_text = data
+    exc = _unpickle.from_descriptor(module, qualname, message, denials)
     if exc is None:
-        exc = _unpickle.from_descriptor(module, qualname, message, denials)
-    if exc is None:
-        exc = SandBoxProtocolError(f"{module}.{qualname}: {message}")
+        exc = SandBoxProtocolError(_wk.capped(
+            f"{module}.{qualname}: {message}", _wk.MESSAGE_MAX))
         if denials:
-            exc.__pysandboxes_denials__ = [str(d) for d in denials]
-    if isinstance(tb_text, str) and tb_text:
+            exc.__pysandboxes_denials__ = [
+                _wk.capped(d, _wk.DENIAL_MAX)
+                for d in denials[:_wk.DENIALS_MAX]]
+    if tb_text:
+        tb_text = _wk.capped(tb_text, _wk.TRACEBACK_MAX)
         try:
             exc.__pysandboxes_traceback__ = tb_text
             note = "Traceback in the sandbox:\n" + tb_text.rstrip("\n")

@@ -2,14 +2,25 @@
  *
  * It owns the wire format between a partial-mode parent and its worker on
  * their inherited socketpair: a frame is a 4-byte big-endian payload length,
- * then the payload. It moves frames with the GIL released, through partial
- * transfers, EINTR (the caller's signal handlers run, and may end the call)
- * and EAGAIN (poll until a CLOCK_MONOTONIC deadline, time.monotonic()'s
- * clock), and tells apart the ways a transfer ends short: Closed (the other
- * end is gone), Timeout, Garbled (a header over the caller's limit). It keeps
- * no state between calls: it reads exactly a header, then exactly a payload,
- * so nothing is read ahead that a later call could lose. It never decodes a
- * payload (_partial.py and _unpickle.py do) and never closes the descriptor.
+ * then the payload. A request's payload starts with the call's id (8 random
+ * bytes the parent draws per call); every reply's payload starts with the
+ * same id and a kind byte. The worker's end keeps the socket and the id of
+ * the call in flight here, in C: the id never becomes a Python object in the
+ * worker, reply() stamps it only from the thread that took the request, and
+ * the final reply of a call forgets it, so bytes written on the socket by
+ * any other means, or after the call, carry no valid id and the parent ends
+ * the worker (_partial.py). It also exports the result channel's pre-scan
+ * (src/prescan.c, compiled in) to the parent's _unpickle.py.
+ *
+ * It moves frames with the GIL released, through partial transfers, EINTR
+ * (the caller's signal handlers run, and may end the call) and EAGAIN (poll
+ * until a CLOCK_MONOTONIC deadline, time.monotonic()'s clock), and tells
+ * apart the ways a transfer ends short: Closed (the other end is gone),
+ * Timeout, Garbled (a header over the caller's limit). Beyond the worker's
+ * socket and call id it keeps no state: it reads exactly a header, then
+ * exactly a payload, so nothing is read ahead that a later call could lose.
+ * It never decodes a payload (_partial.py and _unpickle.py do) and never
+ * closes the descriptor.
  * It is built once against the limited API of CPython 3.9 (one .abi3.so for
  * every CPython from 3.9 on) and must use nothing outside it.
  */
@@ -23,12 +34,26 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
+
+#include "prescan.h"
 
 #define FRAME_HEADER 4
 #define FRAME_MAX UINT32_MAX
+#define CALL_ID 8
+
+/* The worker's end (bind(), next_request(), reply()): one socket and one
+ * call in flight per process. */
+static int bound_fd = -1;
+static bool call_open;
+static unsigned char call_id[CALL_ID];
+static unsigned long call_thread;
 
 static PyObject *closed_error;
 static PyObject *timeout_error;
@@ -235,13 +260,39 @@ PyDoc_STRVAR(recv_doc,
 "or None. Raises Closed at end of file, Timeout when the deadline passes,\n"
 "Garbled for a header over limit (nothing of the payload is read).");
 
+/* One frame's payload from io->fd, at most limit bytes. */
+static PyObject *read_frame(struct io *io, long long limit)
+{
+	unsigned char hdr[FRAME_HEADER];
+	PyObject *payload;
+	uint32_t size;
+
+	if (read_frame_part(io, (char *)hdr, sizeof(hdr)) < 0)
+		return NULL;
+	size = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
+	       (uint32_t)hdr[2] << 8 | hdr[3];
+	if (size > limit) {
+		PyErr_Format(garbled_error,
+			     "the sandbox sent a frame of %lld bytes, over the "
+			     "limit of %lld bytes", (long long)size, limit);
+		return NULL;
+	}
+	/* filled in place before anyone else can see it */
+	payload = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+	if (!payload)
+		return NULL;
+	if (size && read_frame_part(io, PyBytes_AsString(payload), size) < 0) {
+		Py_DECREF(payload);
+		return NULL;
+	}
+	return payload;
+}
+
 static PyObject *frame_recv(PyObject *self, PyObject *args)
 {
-	PyObject *deadline, *limit_obj, *payload;
-	unsigned char hdr[FRAME_HEADER];
+	PyObject *deadline, *limit_obj;
 	struct io io = { 0 };
 	long long limit = FRAME_MAX;
-	uint32_t size;
 
 	if (!PyArg_ParseTuple(args, "iOO:recv", &io.fd, &deadline, &limit_obj))
 		return NULL;
@@ -257,25 +308,7 @@ static PyObject *frame_recv(PyObject *self, PyObject *args)
 			return NULL;
 		}
 	}
-	if (read_frame_part(&io, (char *)hdr, sizeof(hdr)) < 0)
-		return NULL;
-	size = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
-	       (uint32_t)hdr[2] << 8 | hdr[3];
-	if (size > limit) {
-		PyErr_Format(garbled_error,
-			     "the sandbox sent a frame of %lld bytes, over the "
-			     "limit of %lld bytes", (long long)size, limit);
-		return NULL;
-	}
-	/* filled in place before anyone else can see it */
-	payload = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-	if (!payload)
-		return NULL;
-	if (size && read_frame_part(&io, PyBytes_AsString(payload), size) < 0) {
-		Py_DECREF(payload);
-		return NULL;
-	}
-	return payload;
+	return read_frame(&io, limit);
 }
 
 PyDoc_STRVAR(send_doc,
@@ -285,20 +318,17 @@ PyDoc_STRVAR(send_doc,
 "time.monotonic() value or None. Raises Closed when the other end is gone,\n"
 "Timeout when the deadline passes (the stream is then out of step).");
 
-static PyObject *frame_send(PyObject *self, PyObject *args)
+/* One frame: the header, 'plen' bytes of prefix, then the buffers. */
+static PyObject *write_frame(struct io *io, const unsigned char *prefix,
+			     size_t plen, PyObject *buffers)
 {
-	PyObject *buffers, *deadline, **held = NULL, *ret = NULL;
-	unsigned char hdr[FRAME_HEADER];
+	PyObject **held = NULL, *ret = NULL;
+	unsigned char hdr[FRAME_HEADER + CALL_ID + 1];
 	struct iovec *iov = NULL, *cur;
-	struct io io = { 0 };
 	Py_ssize_t count, i, nheld = 0;
-	size_t total = 0, left;
+	size_t total = plen, left;
 	enum io_status st;
 
-	if (!PyArg_ParseTuple(args, "iOO:send", &io.fd, &buffers, &deadline))
-		return NULL;
-	if (parse_deadline(&io, deadline) < 0)
-		return NULL;
 	count = PySequence_Size(buffers);
 	if (count < 0)
 		return NULL;
@@ -346,15 +376,17 @@ static PyObject *frame_send(PyObject *self, PyObject *args)
 	hdr[1] = (unsigned char)(total >> 16);
 	hdr[2] = (unsigned char)(total >> 8);
 	hdr[3] = (unsigned char)total;
+	if (plen)
+		memcpy(hdr + FRAME_HEADER, prefix, plen);
 	iov[0].iov_base = hdr;
-	iov[0].iov_len = sizeof(hdr);
+	iov[0].iov_len = FRAME_HEADER + plen;
 	cur = iov;
 	left = (size_t)count + 1;
 	do {
 		Py_BEGIN_ALLOW_THREADS
-		st = write_all(&io, &cur, &left);
+		st = write_all(io, &cur, &left);
 		Py_END_ALLOW_THREADS
-		if (io_error(&io, st) < 0)
+		if (io_error(io, st) < 0)
 			goto out;
 	} while (st != IO_DONE);
 	Py_INCREF(Py_None);
@@ -367,9 +399,237 @@ out:
 	return ret;
 }
 
+static PyObject *frame_send(PyObject *self, PyObject *args)
+{
+	PyObject *buffers, *deadline;
+	struct io io = { 0 };
+
+	if (!PyArg_ParseTuple(args, "iOO:send", &io.fd, &buffers, &deadline))
+		return NULL;
+	if (parse_deadline(&io, deadline) < 0)
+		return NULL;
+	return write_frame(&io, NULL, 0, buffers);
+}
+
+/* ---- the worker's end ---- */
+
+PyDoc_STRVAR(bind_doc,
+"bind(fd)\n\n"
+"The worker's socket, kept here for next_request() and reply(). Once.");
+
+static PyObject *frame_bind(PyObject *self, PyObject *args)
+{
+	int fd;
+
+	if (!PyArg_ParseTuple(args, "i:bind", &fd))
+		return NULL;
+	if (bound_fd >= 0 || fd < 0) {
+		PyErr_SetString(PyExc_ValueError, "bind(): already bound");
+		return NULL;
+	}
+	bound_fd = fd;
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(next_request_doc,
+"next_request() -> bytes\n\n"
+"The next request's payload without its call id, which is kept here for\n"
+"reply(), for this thread. Raises Closed when the parent has gone,\n"
+"Garbled for a request shorter than an id.");
+
+static PyObject *frame_next_request(PyObject *self, PyObject *unused)
+{
+	struct io io = { .fd = bound_fd };
+	PyObject *payload, *rest;
+	char *data;
+	Py_ssize_t len;
+
+	call_open = false;
+	payload = read_frame(&io, FRAME_MAX);
+	if (!payload)
+		return NULL;
+	if (PyBytes_AsStringAndSize(payload, &data, &len) < 0)
+		goto fail;
+	if (len < CALL_ID) {
+		PyErr_SetString(garbled_error, "a request without a call id");
+		goto fail;
+	}
+	memcpy(call_id, data, CALL_ID);
+	call_thread = PyThread_get_thread_ident();
+	call_open = true;
+	rest = PyBytes_FromStringAndSize(data + CALL_ID, len - CALL_ID);
+	Py_DECREF(payload);
+	return rest;
+fail:
+	Py_DECREF(payload);
+	return NULL;
+}
+
+PyDoc_STRVAR(reply_doc,
+"reply(kind, buffers, final)\n\n"
+"Send one reply frame of the call in flight: its id, the kind byte, then\n"
+"the buffers. Only the thread that took the request may send the final\n"
+"one (any thread may send output while the call is open); after it the\n"
+"call is closed and reply() raises Closed until the next request.");
+
+static PyObject *frame_reply(PyObject *self, PyObject *args)
+{
+	unsigned char prefix[CALL_ID + 1];
+	struct io io = { .fd = bound_fd };
+	PyObject *buffers, *ret;
+	unsigned char kind;
+	int final;
+
+	if (!PyArg_ParseTuple(args, "bOp:reply", &kind, &buffers, &final))
+		return NULL;
+	if (!call_open ||
+	    (final && call_thread != PyThread_get_thread_ident())) {
+		PyErr_SetString(closed_error, "no call in flight on this "
+					      "thread");
+		return NULL;
+	}
+	memcpy(prefix, call_id, CALL_ID);
+	prefix[CALL_ID] = kind;
+	if (final)
+		call_open = false;
+	ret = write_frame(&io, prefix, sizeof(prefix), buffers);
+	if (!ret)
+		call_open = false; /* half a frame: the stream is lost */
+	return ret;
+}
+
+PyDoc_STRVAR(fork_call_doc,
+"fork_call() -> pid\n\n"
+"Fork the worker for one isolated call: 0 in the child, which inherits\n"
+"the call in flight, leads a process group of its own and dies with the\n"
+"worker; the child's pid in the worker, whose call is closed (only the\n"
+"child replies). Not an os.fork(): no audit event, no at-fork hooks of\n"
+"the function's code (none has run in the worker).");
+
+static PyObject *frame_fork_call(PyObject *self, PyObject *unused)
+{
+	pid_t pid;
+
+	PyOS_BeforeFork();
+	pid = fork();
+	if (pid == 0) {
+		PyOS_AfterFork_Child();
+		if (setpgid(0, 0) < 0 ||
+		    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+			PyErr_SetFromErrno(PyExc_OSError);
+			return NULL;
+		}
+		return PyLong_FromLong(0);
+	}
+	PyOS_AfterFork_Parent();
+	if (pid < 0)
+		return PyErr_SetFromErrno(PyExc_OSError);
+	call_open = false;
+	return PyLong_FromLong((long)pid);
+}
+
+PyDoc_STRVAR(reap_doc,
+"reap(pid)\n\n"
+"Wait for the child of fork_call(), then kill what is left of its process\n"
+"group: nothing a call started outlives it.");
+
+static PyObject *frame_reap(PyObject *self, PyObject *args)
+{
+	int pid, status;
+	pid_t r;
+
+	if (!PyArg_ParseTuple(args, "i:reap", &pid))
+		return NULL;
+	do {
+		Py_BEGIN_ALLOW_THREADS
+		r = waitpid(pid, &status, 0);
+		Py_END_ALLOW_THREADS
+		if (r < 0 && errno == EINTR && PyErr_CheckSignals() < 0)
+			return NULL;
+	} while (r < 0 && errno == EINTR);
+	kill(-pid, SIGKILL);
+	/* the group's members are our grandchildren: init reaps them */
+	Py_RETURN_NONE;
+}
+
+/* ---- the result channel's pre-scan ---- */
+
+PyDoc_STRVAR(prescan_doc,
+"prescan(data, offset, data_only, limits) -> None or (garbled, message)\n\n"
+"Scan the result stream data[offset:] (bytes) without executing it\n"
+"(src/prescan.c).\n"
+"limits: (max_bytes, max_opcodes, max_memo, max_depth, max_work).\n"
+"None when it passes, else whether it is no pickle at all and why.");
+
+static PyObject *frame_prescan(PyObject *self, PyObject *args)
+{
+	struct sb_prescan_limits lim;
+	struct sb_prescan_error err;
+	PyObject *data;
+	char *buf;
+	Py_ssize_t len, offset;
+	int data_only, r;
+
+	if (!PyArg_ParseTuple(args, "Snp(LLLLL):prescan", &data, &offset,
+			      &data_only, &lim.max_bytes, &lim.max_opcodes,
+			      &lim.max_memo, &lim.max_depth, &lim.max_work))
+		return NULL;
+	if (PyBytes_AsStringAndSize(data, &buf, &len) < 0)
+		return NULL;
+	if (offset < 0 || offset > len) {
+		PyErr_SetString(PyExc_ValueError, "offset out of the data");
+		return NULL;
+	}
+	buf += offset;
+	len -= offset;
+	/* bytes are immutable: the scan runs without the GIL */
+	Py_BEGIN_ALLOW_THREADS
+	r = sb_prescan((const unsigned char *)buf, (size_t)len, &lim,
+		       data_only ? SB_PRESCAN_DATA : SB_PRESCAN_SHAPE, &err);
+	Py_END_ALLOW_THREADS
+	if (r == 0)
+		Py_RETURN_NONE;
+	return Py_BuildValue("(Ns)", PyBool_FromLong(err.garbled),
+			     err.message);
+}
+
+PyDoc_STRVAR(value_classes_doc,
+"value_classes() -> tuple of (module, name)\n\n"
+"The classes data-only mode admits (the table of src/prescan.c).");
+
+static PyObject *frame_value_classes(PyObject *self, PyObject *unused)
+{
+	const char *module, *name;
+	PyObject *list = PyList_New(0), *item, *ret;
+	size_t i;
+
+	if (!list)
+		return NULL;
+	for (i = 0; sb_prescan_class(i, &module, &name); i++) {
+		item = Py_BuildValue("(ss)", module, name);
+		if (!item || PyList_Append(list, item) < 0) {
+			Py_XDECREF(item);
+			Py_DECREF(list);
+			return NULL;
+		}
+		Py_DECREF(item);
+	}
+	ret = PyList_AsTuple(list);
+	Py_DECREF(list);
+	return ret;
+}
+
 static PyMethodDef frame_methods[] = {
 	{ "recv", frame_recv, METH_VARARGS, recv_doc },
 	{ "send", frame_send, METH_VARARGS, send_doc },
+	{ "bind", frame_bind, METH_VARARGS, bind_doc },
+	{ "next_request", frame_next_request, METH_NOARGS, next_request_doc },
+	{ "reply", frame_reply, METH_VARARGS, reply_doc },
+	{ "fork_call", frame_fork_call, METH_NOARGS, fork_call_doc },
+	{ "reap", frame_reap, METH_VARARGS, reap_doc },
+	{ "prescan", frame_prescan, METH_VARARGS, prescan_doc },
+	{ "value_classes", frame_value_classes, METH_NOARGS,
+	  value_classes_doc },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -411,7 +671,9 @@ PyMODINIT_FUNC PyInit__pysbframe(void)
 		      PyExc_ConnectionError) < 0 ||
 	    add_error(mod, &timeout_error, "Timeout", PyExc_TimeoutError) < 0 ||
 	    add_error(mod, &garbled_error, "Garbled", PyExc_ValueError) < 0 ||
-	    PyModule_AddIntConstant(mod, "LIMITED_API", Py_LIMITED_API) < 0) {
+	    PyModule_AddIntConstant(mod, "LIMITED_API", Py_LIMITED_API) < 0 ||
+	    PyModule_AddIntConstant(mod, "CALL_ID", CALL_ID) < 0 ||
+	    PyModule_AddIntConstant(mod, "PRESCAN_ABI", SB_PRESCAN_ABI) < 0) {
 		Py_DECREF(mod);
 		return NULL;
 	}

@@ -2,10 +2,23 @@
 
 It runs under python-sb like any program, so the policy and provider of the
 rule file confine it, and serves calls from its parent over the inherited
-socketpair FD: frames of a 4-byte big-endian length and a pickle, moved by
-the C transport _pysbframe (both ends use it; this module loads it and
-says clearly when it cannot). It has no listening socket and no token; it
-ends when the parent closes its end.
+socketpair FD, moved by the C transport _pysbframe (both ends use it; this
+module loads it and says clearly when it cannot). A request is the call's
+id and a pickle; the transport keeps the socket and the id in C
+(next_request, reply), so every reply of the call carries the id and the
+function's own code has no id to forge replies of another call with. It
+has no listening socket and no token; it ends when the parent closes its
+end.
+
+Replies: a kind byte (KIND_*) then the body. Output is UTF-8 text;
+a result is a pickle the parent decodes with its restricted unpickler
+(_unpickle.py); everything else, exceptions included, is a pickle of plain
+str/int/None/tuple/list data, never an object of the function's.
+
+Calls on one worker share its state (imported modules, the functions it
+resolved, what a call leaves behind) unless sandboxes(isolated=True): then
+each call runs in a child forked from the worker before any call ran, and
+the worker sees nothing a call did.
 
 The parent is trusted: its requests are decoded by an Unpickler that takes
 loaded modules as they are and imports the others through the import system,
@@ -31,6 +44,24 @@ import pysandboxes as _pkg
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 _OUT_PIECE = 1 << 16   # characters of printed output per frame
+# reply kinds (the byte after the call id); only output is not final
+KIND_STDOUT, KIND_STDERR = ord("o"), ord("e")
+KIND_OK, KIND_ERR, KIND_BASE = ord("k"), ord("x"), ord("b")
+KIND_CANCELLED, KIND_BIG = ord("c"), ord("g")
+# what an exception reply carries at most, in characters: its message,
+# each denial, the number of denials, the traceback text (both ends cap)
+MESSAGE_MAX, DENIAL_MAX, DENIALS_MAX, TRACEBACK_MAX = 4096, 1024, 32, 65536
+# bytes of a frame that is no result (output, exceptions): any max_result
+OTHER_FRAME_MAX = 1 << 20
+
+
+def capped(text, limit, tail=False):
+    """text (a str) cut to limit characters, saying so; the last ones
+    when tail is true (the end of a traceback says the most)."""
+    if len(text) <= limit:
+        return text
+    cut = f"[{len(text) - limit} characters cut]"
+    return cut + text[-limit:] if tail else text[:limit] + cut
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 TRANSPORT_FILE = "_pysbframe.abi3.so"
 
@@ -83,24 +114,32 @@ def payload_size(chunks):
 
 
 class _Channel:
-    """The worker's end: no deadline (the parent owns the timeouts) and no
-    size limit (the parent is trusted)."""
+    """The worker's end: the socket and the call id live in _pysbframe;
+    no deadline (the parent owns the timeouts) and no size limit (the
+    parent is trusted)."""
 
     def __init__(self, fd):
-        self.fd = fd
+        _frame.bind(fd)
 
-    def read_frame(self):
-        """The next payload, or None when the parent has gone."""
+    def read_request(self):
+        """The next request's pickle, or None when the parent has gone."""
         try:
-            return _frame.recv(self.fd, None, None)
+            return _frame.next_request()
         except _frame.Closed:
             return None
 
-    def send_chunks(self, chunks):
-        _frame.send(self.fd, chunks, None)
+    def reply(self, kind, chunks, final=True):
+        try:
+            _frame.reply(kind, chunks, final)
+        except _frame.Closed:
+            # the call was answered already (the function sent a reply
+            # through the transport itself): the parent has its answer;
+            # a parent that is gone ends the next read_request()
+            if not final:
+                raise
 
-    def send(self, obj):
-        self.send_chunks(dumps_chunks(obj))
+    def send(self, kind, obj):
+        self.reply(kind, dumps_chunks(obj))
 
 
 class _Requests(pickle.Unpickler):
@@ -130,10 +169,11 @@ class _Output(io.TextIOBase):
     encoding = "utf-8"
     errors = "strict"
 
-    def __init__(self, chan, name):
+    def __init__(self, chan, name, kind):
         super().__init__()
         self._chan = chan
         self._name = name
+        self._kind = kind
 
     @property
     def name(self):
@@ -152,7 +192,8 @@ class _Output(io.TextIOBase):
         # in pieces: a flood of output never makes one frame over the
         # parent's limit, and the parent writes it as it comes
         for i in range(0, len(text), _OUT_PIECE):
-            self._chan.send(("out", self._name, text[i:i + _OUT_PIECE]))
+            piece = text[i:i + _OUT_PIECE].encode("utf-8", "replace")
+            self._chan.reply(self._kind, (piece,), False)
         return len(text)
 
     def flush(self):
@@ -210,12 +251,10 @@ def _user_tb(tb):
 
 
 def _exception_reply(exc):
+    """(kind, plain data) of an exception: its class's module and qualified
+    name, its message, the denials and the formatted traceback, all str;
+    never the exception object (the parent rebuilds one of its own)."""
     denials = _pkg.sandbox_denials(exc)
-    if denials:
-        try:
-            exc.__pysandboxes_denials__ = denials
-        except Exception:
-            pass
     try:
         tb_text = "".join(traceback.format_exception(
             type(exc), exc, _user_tb(exc.__traceback__)))
@@ -225,31 +264,31 @@ def _exception_reply(exc):
         message = str(exc)
     except Exception:
         message = f"<{type(exc).__name__}: unprintable message>"
-    try:
-        blob = pickle.dumps(exc, _PROTOCOL)
-    except Exception:
-        blob = None
     cls = type(exc)
-    return ("err", blob, (cls.__module__, cls.__qualname__, message,
-                          list(denials)), tb_text)
+    return KIND_ERR, (str(cls.__module__), str(cls.__qualname__),
+                      capped(message, MESSAGE_MAX),
+                      [capped(str(d), DENIAL_MAX)
+                       for d in denials[:DENIALS_MAX]],
+                      capped(tb_text, TRACEBACK_MAX, tail=True))
 
 
 def _base_reply(exc):
     cls = type(exc)
     if cls.__module__ == "asyncio.exceptions" and \
             cls.__name__ == "CancelledError":
-        return ("cancelled",)
+        return KIND_CANCELLED, None
     code = None
     if isinstance(exc, SystemExit):
         code = exc.code if exc.code is None or isinstance(exc.code, int) \
             else repr(exc.code)
-    return ("base", f"{cls.__module__}.{cls.__qualname__}", code)
+    return KIND_BASE, (f"{cls.__module__}.{cls.__qualname__}", code)
 
 
 def _serve_one(chan, max_result, fn, args):
     """Run fn(*args) with its output streamed; send the outcome."""
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Output(chan, "stdout"), _Output(chan, "stderr")
+    sys.stdout = _Output(chan, "stdout", KIND_STDOUT)
+    sys.stderr = _Output(chan, "stderr", KIND_STDERR)
     try:
         value = fn(*args)
     except Exception as exc:
@@ -262,17 +301,19 @@ def _serve_one(chan, max_result, fn, args):
         sys.stdout, sys.stderr = saved
     if reply is None:
         try:
-            chunks = dumps_chunks(("ok", value))
+            chunks = dumps_chunks(value)
         except Exception as exc:
             err = TypeError(f"the result cannot be sent back from the "
                             f"sandbox: {type(exc).__name__}: {exc}")
-            chunks = dumps_chunks(_exception_reply(err))
-        size = payload_size(chunks)
-        if size > max_result:
-            chunks = dumps_chunks(("big", size, max_result))
-        chan.send_chunks(chunks)
-    else:
-        chan.send(reply)
+            reply = _exception_reply(err)
+        else:
+            size = payload_size(chunks)
+            if size > max_result:
+                reply = KIND_BIG, (size, max_result)
+            else:
+                chan.reply(KIND_OK, chunks)
+                return
+    chan.send(*reply)
 
 
 def watch_parent(fd):
@@ -303,8 +344,8 @@ def main(argv=None):
     fd = int((argv or sys.argv)[1])
     os.set_inheritable(fd, False)  # not for the function's own children
     _pkg._in_sandbox = True  # nested @sandbox calls run in place
-    chan = _Channel(fd)
     transport()
+    chan = _Channel(fd)
     try:
         return _serve(chan)
     except _frame.Closed:
@@ -312,10 +353,10 @@ def main(argv=None):
 
 
 def _serve(chan):
-    payload = chan.read_frame()
+    payload = chan.read_request()
     if payload is None:
         return 0
-    tag, path, init_ref, max_result = _decode(payload)
+    tag, path, init_ref, max_result, isolated = _decode(payload)
     if tag != "init":
         return 3
     for entry in path:
@@ -325,17 +366,49 @@ def _serve(chan):
         _serve_one(chan, max_result, _invoke, (init_ref[0], init_ref[1],
                                                (), {}))
     else:
-        chan.send(("ok", None))
+        chan.send(KIND_OK, None)
     while True:
-        payload = chan.read_frame()
+        payload = chan.read_request()
         if payload is None:
             return 0
         try:
             req = _decode(payload)
         except Exception as exc:  # e.g. an argument's module is refused
-            chan.send(_exception_reply(exc))
+            chan.send(*_exception_reply(exc))
             continue
         if req[0] == "call":
-            _serve_one(chan, max_result, _invoke, req[1:])
+            if isolated:
+                _serve_isolated(chan, max_result, req[1:])
+            else:
+                _serve_one(chan, max_result, _invoke, req[1:])
         elif req[0] == "stop":
             return 0
+
+
+def _serve_isolated(chan, max_result, call):
+    """One call in a child forked from this worker, which has run no call:
+    the function is resolved (its module imported, as the parent's own
+    import of it did) here first, so each child starts from it; the child
+    replies (the call id is inherited in _pysbframe) and exits; whatever
+    the call changes, plants or starts dies with it."""
+    try:
+        _resolve(call[0], call[1])
+    except Exception as exc:
+        chan.send(*_exception_reply(exc))
+        return
+    try:
+        pid = _frame.fork_call()
+    except OSError as exc:
+        chan.send(*_exception_reply(RuntimeError(
+            f"sandboxes(isolated=True) runs each call in a child forked "
+            f"from the worker, and the fork failed: {exc}")))
+        return
+    if pid == 0:
+        status = 0
+        try:
+            _serve_one(chan, max_result, _invoke, call)
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    _frame.reap(pid)

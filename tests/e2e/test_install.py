@@ -102,17 +102,17 @@ def test_pip_install_into_a_venv_offline(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [str(venv), "True",
                                      "RuleFileNotFoundError"]
-    # the venv's own python, unconfined (partial mode's parent), finds the
-    # C prescan of the result channel installed beside the guard
+    # the venv's own python, unconfined (partial mode's parent), scans
+    # results with the C prescan of the wheel's _pysbframe (issue 18)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYSB", "PYTHON"))}
     r = subprocess.run(
         [str(venv / "bin" / "python"), "-c",
          "from pysandboxes import _unpickle as u\n"
-         "print(u.PRESCAN_IMPL, u._c_path.startswith(" + repr(str(venv)) +
-         "))\n"],
+         "print(u._frame.PRESCAN_ABI, u._frame.__file__.startswith(" +
+         repr(str(venv)) + "))\n"],
         cwd=work, capture_output=True, text=True, env=env)
-    assert (r.returncode, r.stdout) == (0, "c True\n"), r.stderr
+    assert (r.returncode, r.stdout) == (0, "2 True\n"), r.stderr
     # and partial mode with the wheel's transport, python-sb found on PATH
     r = _partial_call(work, dict(PATH=f"{venv}/bin:/usr/bin:/bin"),
                       python=str(venv / "bin" / "python"))

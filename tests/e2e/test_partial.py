@@ -7,9 +7,11 @@ interpreter, PYTHONPATH set to the repository's python/ directory and
 PYSB_PYTHON_SB to the launcher under test, the way a user would. The core
 cases run under every interpreter of INTERPRETERS that is present.
 
-Hostile workers are simulated by a sandboxed function that writes a forged
-frame on the worker's own socket (its descriptor is sys.argv[1] in the
-worker) before returning: the parent must refuse it (attacks.md G5-G10).
+Hostile workers are simulated by a sandboxed function that sends a forged
+reply through the worker's own transport (reachable in sys.modules; it
+stamps the id of the call in flight), or writes raw bytes on the worker's
+socket (its descriptor is sys.argv[1] in the worker): the parent must
+refuse it (attacks.md G5-G10).
 """
 import os
 import pathlib
@@ -131,15 +133,28 @@ def nested():
     return add(2, 3)
 
 
-def forge(frame):
-    """A hostile worker: a forged reply on the worker's own socket."""
+def forge(frame, kind=ord("k")):
+    """A hostile worker: a forged final reply of the call in flight (kind
+    k: a result pickle, x: an exception's plain data), sent through the
+    worker's own transport."""
+    sys.modules["pysandboxes._pysbframe"].reply(kind, [frame], True)
+
+
+def forge_raw(frame):
+    """Raw bytes as a frame on the worker's socket: no call id."""
     os.write(int(sys.argv[1]), len(frame).to_bytes(4, "big") + frame)
 
 
 @sandbox
-def forged(frame):
+def forged(frame, kind=ord("k")):
     """The forged frame is the only reply: the worker ends right after."""
-    forge(frame)
+    forge(frame, kind)
+    os._exit(0)
+
+
+@sandbox
+def forged_raw(frame):
+    forge_raw(frame)
     os._exit(0)
 
 
@@ -199,13 +214,13 @@ def raise_gadget(target, args):
 
 
 @sandbox
-def dribble(frame, piece, pause):
-    """A well-formed frame before the reply, written a few bytes at a time:
-    the parent must put it back together."""
-    data = len(frame).to_bytes(4, "big") + frame
-    for i in range(0, len(data), piece):
-        os.write(int(sys.argv[1]), data[i:i + piece])
+def dribble(text, pause):
+    """Output frames, slowly, then a large one the socket cannot hold at
+    once: the parent must put each back together."""
+    for ch in text:
+        sys.stdout.write(ch)
         time.sleep(pause)
+    sys.stdout.write("y" * 300000 + "\\n")
     return "after"
 
 
@@ -514,9 +529,16 @@ def test_garbled_frame_replaces_the_worker(python, tmp_cwd):
                     sbmod.forged(frame)
                 except SandBoxProtocolError as e:
                     print(type(e).__name__, "replaced" in str(e))
+            # a well-formed reply written raw carries no call id
+            try:
+                sbmod.forged_raw(b"\\0" * 9 + b"\\x80\\x04K\\x01.")
+            except SandBoxProtocolError as e:
+                print(str(e))
             print(sbmod.state()[0] != pid)
     """))
-    assert out == ("SandBoxProtocolError True\n" * 3) + "True\n"
+    assert out == ("SandBoxProtocolError True\n" * 3) + (
+        "forged_raw(): the sandbox sent a frame that belongs to no call in "
+        "flight; the sandbox process was replaced\nTrue\n")
 
 
 def test_generator_refused_and_no_daemon(python, tmp_cwd):
@@ -564,6 +586,32 @@ def test_config_errors_and_missing_launcher(python, tmp_cwd):
     assert out == ("Syntax error in config files.\n<arg>: Invalid value "
                    "'bogus' for remote-result-mode. Use objects or "
                    "data-only.\nTrue\n")
+
+
+def test_isolated_calls_start_from_the_worker_as_init_fn_left_it(
+        python, tmp_cwd):
+    """sandboxes(isolated=True): each call in a child of the worker, so
+    what init_fn did is there, what an earlier call did is not; output,
+    exceptions and SystemExit come back as in a shared worker."""
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes, SandBoxBaseExceptionError
+        import sbmod
+        with sandboxes(sbmod.init, workers=1, isolated=True):
+            a, b = sbmod.state(), sbmod.state()
+            print(a[0] != b[0], a[1] == b[1] != [], a[2])
+            print(sbmod.chatty(1))
+            try:
+                sbmod.fail()
+            except sbmod.Boom as e:
+                print("Boom", e)
+            try:
+                sbmod.leave(3)
+            except SandBoxBaseExceptionError as e:
+                print(e.exception_type, e.code)
+            print(sbmod.add(2, 3))
+    """))
+    assert out == ("True True True\nout 0\ndone\nBoom bad value 1\n"
+                   "builtins.SystemExit 3\n5\n")
 
 
 def test_nested_contexts_share_the_worker(python, tmp_cwd):
@@ -692,7 +740,7 @@ GADGET_MAIN = """
     MARK = os.path.abspath("pwned")
 
     def reply(target, args):
-        return pickle.dumps(("ok", [1, sbmod.Gadget(target, args)]), 4)
+        return pickle.dumps([1, sbmod.Gadget(target, args)], 4)
 
     frames = {
         "G5 os.system": reply(os.system, ("touch " + MARK,)),
@@ -731,25 +779,23 @@ GADGET_MAIN = """
             # the descriptor keeps the class and str(e), not the state
             print("G8 fallback", type(e).__name__, len(e.args),
                   e.args[0].startswith("('carried', <sbmod.Gadget object"))
-        bad = pickle.dumps(("err", pickle.dumps(SystemExit(1)),
-                            ("nowhere", "Gone", "msg", []), ""))
+        # exceptions cross as plain data (ord("x") replies)
+        bad = pickle.dumps(("nowhere", "Gone", "msg", [], ""))
         try:
-            sbmod.forged(bad)
+            sbmod.forged(bad, ord("x"))
         except SandBoxProtocolError as e:
             print("G8 unknown", e)
-        bad = pickle.dumps(("err", pickle.dumps(KeyError("k")),
-                            ("builtins", "KeyError", "k", []), ""))
+        bad = pickle.dumps(("builtins", "KeyError", "k", [], ""))
         try:
-            sbmod.forged(bad)
+            sbmod.forged(bad, ord("x"))
         except KeyError as e:
             print("G8 rich", repr(e))
-        bad = pickle.dumps(("err", pickle.dumps(sbmod.Gadget(
-            os.system, ("touch " + MARK,))), ("builtins", "OSError",
-                                              "m", []), ""))
+        bad = pickle.dumps(("builtins", "OSError", "m", [],
+                            sbmod.Gadget(os.system, ("touch " + MARK,))))
         try:
-            sbmod.forged(bad)
-        except OSError as e:
-            print("G8 gadget", repr(e))
+            sbmod.forged(bad, ord("x"))
+        except RestrictedUnpicklingError as e:
+            print("G8 gadget refused")
         # G10: an unlisted callable
         try:
             print("G10 textwrap.dedent ACCEPTED",
@@ -772,7 +818,7 @@ def test_gadget_returns_refused(python, tmp_cwd, mode):
     assert "G8 fallback Carrier 1 True" in lines
     assert "G8 unknown nowhere.Gone: msg" in lines
     assert "G8 rich KeyError('k')" in lines
-    assert "G8 gadget OSError('m')" in lines
+    assert "G8 gadget refused" in lines
     assert lines[-1] == "pwned file: False"
     if mode == "data-only":
         assert "G10 textwrap.dedent refused" in lines
@@ -791,14 +837,16 @@ def test_oversized_frame_header_is_refused(python, tmp_cwd):
         with sandboxes(workers=1, max_result=1000):
             pid = sbmod.state()[0]
             try:
-                sbmod.forged(b"x" * 10000)
+                sbmod.forged_raw(b"x" * (2 << 20))
             except SandBoxProtocolError as e:
                 print(e)
             print(sbmod.state()[0] != pid)
     """))
-    assert out == ("forged(): the sandbox sent a frame of 10000 bytes, over "
-                   "the limit of 5096 bytes; the sandbox process was "
-                   "replaced\nTrue\n")
+    # a result frame may be max_result + 4096 bytes; output and
+    # exceptions, which the worker caps, up to 1 MiB whatever max_result
+    assert out == ("forged_raw(): the sandbox sent a frame of 2097152 "
+                   "bytes, over the limit of 1048576 bytes; the sandbox "
+                   "process was replaced\nTrue\n")
 
 
 def test_frame_in_small_pieces_is_reassembled(python, tmp_cwd):
@@ -808,13 +856,10 @@ def test_frame_in_small_pieces_is_reassembled(python, tmp_cwd):
         import sbmod
         with sandboxes(workers=1):
             pid = sbmod.state()[0]
-            frame = pickle.dumps(("out", "stdout", "dribbled\\n"), 5)
-            print(sbmod.dribble(frame, 1, 0.002))
-            frame = pickle.dumps(("out", "stdout", "y" * 300000 + "\\n"), 5)
-            print(sbmod.dribble(frame, 7919, 0))
+            print(sbmod.dribble("dribbled\\n", 0.002))
             print(sbmod.state()[0] == pid)
     """))
-    assert out == "dribbled\nafter\n" + "y" * 300000 + "\nafter\nTrue\n"
+    assert out == "dribbled\n" + "y" * 300000 + "\nafter\nTrue\n"
 
 
 def test_timeout_in_the_middle_of_a_frame(python, tmp_cwd):

@@ -1,13 +1,15 @@
-"""The result channel's opcode pre-scan in C (src/prescan.c, issue 7) against
-its Python reference (_unpickle._prescan_py): the same verdict, the same
-message and the same garbled flag for every stream.
+"""The result channel's pre-scan (src/prescan.c, issues 7, 18 and 21),
+through the one way the parent reaches it: the _pysbframe extension (no
+ctypes, no Python twin).
 
-The comparison runs in a child interpreter set up the way partial mode is
-used (PYTHONPATH to the repository's python/ directory, PYSB_PYTHON_SB to
-the launcher under test), so the package finds libpysb-prescan.so exactly
-as it does for an application. The corpus: many Python values pickled with
-protocols 0 to 5, then thousands of mutations and truncations of them from
-a fixed seed, under the default budgets and under small random ones.
+Each case runs in a child interpreter set up the way partial mode is used
+(PYTHONPATH to the repository's python/ directory). The oracle is the
+contract of docs/security-model.md, "Partial mode: the result channel":
+in data-only mode every value of the data types and value classes passes
+and decodes to an equal value; anything else is refused; and for
+thousands of mutations of real pickles from a fixed seed, whatever the scan
+accepts decodes without changing any class of the parent, within a budget
+of time, while the scan itself never fails any other way than a refusal.
 """
 import json
 import os
@@ -15,26 +17,23 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 
-from conftest import REPO, sb_path
+from conftest import REPO, sb_path, scaled
 
 PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) \
     else sys.executable
 SEED = 20240607
 MUTATIONS = 6000
 
-# Run in the child; prints one JSON object.
 CHILD_COMMON = '''
-import collections, datetime, decimal, fractions, json, os, pickle, random
-import sys, uuid
+import collections, datetime, decimal, fractions, ipaddress, json, pathlib
+import pickle, random, sys, time, uuid
 from pysandboxes import _unpickle as U
 
-IMPL = U.PRESCAN_IMPL  # chooses, and loads the library: before _prescan_c
 
-def outcome(fn, data, limits):
+def outcome(fn, *args):
     try:
-        fn(data, limits)
+        fn(*args)
     except pickle.UnpicklingError as exc:
         return [type(exc).__name__, bool(getattr(exc, "garbled", False)),
                 str(exc)]
@@ -43,35 +42,13 @@ def outcome(fn, data, limits):
     return ["ok"]
 
 
-def compare(cases):
-    """cases: (label, data, limits); the mismatches, and the counts."""
-    bad, counts = [], collections.Counter()
-    for label, data, limits in cases:
-        want = outcome(U._prescan_py, data, limits)
-        got = outcome(U._prescan_c, data, limits)
-        if got != want:
-            bad.append([label, data[:80].hex(), len(data), got, want])
-        counts["accepted" if want == ["ok"] else
-               "garbled" if want[1] is True else "refused"] += 1
-    return bad, counts
-
-
 class Point:
     def __init__(self, x, y):
         self.x, self.y = x, y
 
 
-class Slotted:
-    __slots__ = ("a",)
-
-    def __init__(self):
-        self.a = 1
-
-
-def values():
+def data_values():
     shared = [1, "two", 3.0]
-    cyclic = [1, 2]
-    cyclic.append(cyclic)
     nested = []
     cur = nested
     for _ in range(60):
@@ -79,66 +56,89 @@ def values():
         cur = cur[0]
     return [
         None, True, False, 0, 1, -1, 255, 256, 65535, 65536, -2 ** 31,
-        2 ** 31, 2 ** 63, -2 ** 64, 2 ** 2000, 0.0, -1.5, float("inf"),
-        1e300, complex(1, -2), "", "a", "h\\u00e9llo \\u2603", "x" * 300,
-        "\\U0001f600" * 70, b"", b"\\x00\\xff", b"y" * 300, bytearray(b"ab"),
-        bytearray(70000), (), (1,), (1, 2), (1, 2, 3), (1, 2, 3, 4),
-        [], [1], list(range(2500)), {}, {"a": 1}, {i: str(i) for i in
-        range(1200)}, set(), {1, 2, 3}, set(range(1500)), frozenset(),
-        frozenset({"a"}), frozenset(range(1100)), [shared, shared, (shared,)],
-        cyclic, nested, ("ok", 42), ("err", ("builtins", "ValueError",
-        "boom", [])), ("out", "stdout", "text\\n"),
-        range(3, 10, 2), slice(1, 2), collections.OrderedDict(a=1),
-        collections.Counter("hello"), collections.deque([1, 2]),
+        2 ** 31, 2 ** 63, -2 ** 64, 2 ** 2000, 0.0, -1.5, 1e300,
+        complex(1, -2), "", "a", "h\\u00e9llo \\u2603", "x" * 300, b"",
+        b"\\x00\\xff", bytearray(b"ab"), bytearray(70000), (), (1,), (1, 2),
+        (1, 2, 3, 4), [], list(range(2500)), {"a": 1},
+        {i: str(i) for i in range(1200)}, set(range(1500)), frozenset(),
+        frozenset({"a"}), [shared, shared, (shared,)], nested,
+        range(3, 10, 2), collections.OrderedDict(a=1),
+        collections.Counter("hello"), collections.deque([1, 2], 5),
         datetime.datetime(2024, 6, 7, 12, 0, 1, 5),
-        datetime.date(2024, 1, 1), datetime.timedelta(seconds=5),
-        decimal.Decimal("1.25"), fractions.Fraction(1, 3),
-        uuid.UUID(int=12345), ValueError("bad", 3), KeyError("k"),
-        Point(1, [2, 3]), Slotted(), Ellipsis, NotImplemented, len, print,
-        b"z" * (1 << 20),
+        datetime.datetime(2024, 6, 7, tzinfo=datetime.timezone(
+            datetime.timedelta(hours=2), "X")),
+        datetime.date(2024, 1, 1), datetime.time(1, 2),
+        datetime.timedelta(seconds=5), decimal.Decimal("1.25"),
+        fractions.Fraction(1, 3), uuid.UUID(int=12345),
+        ipaddress.IPv4Address("10.1.2.3"), ipaddress.IPv6Address("::1"),
+        ipaddress.IPv4Network("10.0.0.0/8"),
+        ipaddress.IPv6Interface("::1/64"), pathlib.PurePosixPath("/a/b"),
+        pathlib.Path("rel/x"), time.gmtime(0),
     ]
 
 
-def corpus():
+def other_values():
+    cyclic = [1]
+    cyclic.append(cyclic)
+    return [cyclic, ValueError("bad", 3), Point(1, [2, 3]), slice(1, 2),
+            Ellipsis, len, print, collections.defaultdict(list),
+            datetime.datetime, pathlib.PurePath]
+
+
+def classes():
     out = []
-    for i, value in enumerate(values()):
-        for proto in range(0, pickle.HIGHEST_PROTOCOL + 1):
-            try:
-                out.append((f"value {i} p{proto}",
-                            pickle.dumps(value, proto)))
-            except Exception:
-                pass
-    buffers = []
-    out.append(("out-of-band p5", pickle.dumps(
-        pickle.PickleBuffer(b"oob"), 5, buffer_callback=buffers.append)))
-    out.append(("out-of-band ro p5", pickle.dumps(
-        pickle.PickleBuffer(bytearray(b"oob")), 5,
-        buffer_callback=buffers.append)))
+    for module, name in U._VALUE_CLASSES:
+        obj = sys.modules.get(module)
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+        if isinstance(obj, type):
+            out.extend(c for c in obj.__mro__ if c is not object)
     return out
+
+
+def snapshot():
+    """Every attribute of the value classes and their bases, by identity
+    and repr: a class that changed shows."""
+    return {(c.__module__, c.__qualname__, k): (id(v), repr(v)[:80])
+            for c in classes() for k, v in list(vars(c).items())}
 '''
 
 CHILD_VALUES = CHILD_COMMON + '''
-cases = []
-for label, data in corpus():
-    cases.append((label, data, U.Limits()))
-    cases.append((label + " ba", bytearray(data), U.Limits()))
-bad, counts = compare(cases)
-print(json.dumps({"impl": U.PRESCAN_IMPL, "path": U._c_path,
-                  "bad": bad, "counts": counts, "n": len(cases)}))
+out = {"bad": [], "accepted": 0, "refused": 0}
+for i, value in enumerate(data_values()):
+    data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    try:
+        got = U.loads(data, U.DATA_ONLY)
+    except Exception as exc:
+        out["bad"].append([i, repr(value)[:60], repr(exc)[:200]])
+        continue
+    if repr(got) != repr(value) or type(got) is not type(value):
+        out["bad"].append([i, repr(value)[:60], repr(got)[:60]])
+    out["accepted"] += 1
+for i, value in enumerate(other_values()):
+    data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    verdict = outcome(U.loads, data, U.DATA_ONLY)
+    if verdict[:2] != ["RestrictedUnpicklingError", False]:
+        out["bad"].append(["other", repr(value)[:60], verdict])
+    out["refused"] += 1
+out["ctypes"] = "ctypes" in sys.modules
+out["prescan_lib"] = any("prescan" in m for m in sys.modules)
+print(json.dumps(out))
 '''
 
 CHILD_MUTATIONS = CHILD_COMMON + '''
-seed, count = int(sys.argv[1]), int(sys.argv[2])
+seed, count, slow = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 rng = random.Random(seed)
-base = [d for _, d in corpus() if len(d) < 5000]
-# opcodes worth planting: MARK users, memo puts, length-prefixed, refused
-PLANT = b"(.012Nae bd}])lRsut" + bytes(range(0x80, 0x9a)) + b"KhqMJjrGCXBcioPQ"
+base = [pickle.dumps(v, 5) for v in data_values() + other_values()]
+base = [d for d in base if len(d) < 5000]
+PLANT = (b"(.012Nae bd}])lRsut" + bytes(range(0x80, 0x9a)) +
+         b"KhqMJjrGCXBcioPQ")
 
 
 def mutate(d):
     d = bytearray(d)
     for _ in range(rng.choice((1, 1, 1, 2, 3, 8))):
-        op = rng.randrange(9)
+        op = rng.randrange(8)
         pos = rng.randrange(len(d) + 1)
         if op == 0 and d:
             d[min(pos, len(d) - 1)] = rng.randrange(256)
@@ -154,85 +154,48 @@ def mutate(d):
             a = rng.randrange(len(d))
             d[pos:pos] = d[a:a + rng.randrange(1, 32)]
         elif op == 6:
-            # a huge or off-by-one length after a length-prefixed opcode
-            d[pos:pos + 8] = rng.choice((b"\\xff" * 8, b"\\xf7" + b"\\xff" * 7,
+            d[pos:pos + 8] = rng.choice((b"\\xff" * 8,
                                          bytes([rng.randrange(256)]) * 8))
-        elif op == 7:
-            d += bytes(rng.randrange(256) for _ in range(rng.randrange(4)))
         else:
-            d[pos:pos] = b"(" * rng.randrange(1, 20)
+            # splice a piece of another pickle in: globals meet BUILD
+            other = rng.choice(base)
+            a = rng.randrange(len(other))
+            d[pos:pos] = other[a:a + rng.randrange(2, 40)]
     return bytes(d)
 
 
-def limits(data):
-    if rng.random() < 0.6:
-        return U.Limits()
-    n = len(data)
-    return U.Limits(max_bytes=rng.choice((1 << 26, n, n - 1, 0, -1)),
-                    max_opcodes=rng.choice((1 << 23, rng.randrange(n + 2),
-                                            0, -5)),
-                    max_memo=rng.choice((1 << 20, rng.randrange(6), 0, -1)),
-                    max_depth=rng.choice((512, rng.randrange(6), 0, -1)))
-
-
-cases = []
+before = snapshot()
+counts = collections.Counter()
+bad = []
 for i in range(count):
     data = mutate(rng.choice(base))
-    cases.append((f"mutation {i}", data, limits(data)))
-    if i % 4 == 0:
-        cut = rng.randrange(len(data) + 1)
-        cases.append((f"truncation {i}", data[:cut], limits(data)))
-    if i % 10 == 0:
-        cases.append((f"bytearray {i}", bytearray(data), limits(data)))
-random_bytes = [bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
-                for _ in range(count // 4)]
-cases += [(f"random {i}", d, limits(d)) for i, d in enumerate(random_bytes)]
-bad, counts = compare(cases)
-print(json.dumps({"impl": U.PRESCAN_IMPL, "bad": bad[:20],
-                  "n_bad": len(bad), "counts": counts, "n": len(cases)}))
-'''
-
-CHILD_WIRING = CHILD_COMMON + '''
-import pickle
-out = {"impl": U.PRESCAN_IMPL, "path": U._c_path}
-lim = U.Limits()
-data = pickle.dumps(("ok", list(range(50))), 5)
-# the package's prescan() is the C one, and says what the Python one says
-out["prescan"] = outcome(U.prescan, data[:-1], lim)
-out["prescan_py"] = outcome(U._prescan_py, data[:-1], lim)
-# a budget changed on a Limits in use applies at once
-U.prescan(data, lim)
-lim.max_opcodes = 3
-out["changed"] = outcome(U.prescan, data, lim)
-# budgets C cannot hold, and other buffer types, go to the Python prescan
-out["size"] = len(data)
-out["float"] = outcome(U.prescan, data, U.Limits(max_bytes=10.0))
-out["huge"] = outcome(U.prescan, data, U.Limits(max_opcodes=1 << 70))
-out["memoryview"] = outcome(U.prescan, memoryview(data)[:-1], U.Limits())
-# a bytearray is viewed, not copied, and released after the scan
-ba = bytearray(data)
-out["bytearray"] = outcome(U.prescan, ba, U.Limits())
-out["bytearray_bad"] = outcome(U.prescan, ba + b"x", U.Limits())
-ba.append(0)
-out["resizable"] = True
-out["loads"] = U.loads(data)[1][-1]
-out["ctypes_in_parent"] = "ctypes" in sys.modules
-# what a worker is never gets the library
-pkg = sys.modules["pysandboxes"]
-pkg._in_sandbox = True
-out["in_sandbox"] = U._load_c()
-pkg._in_sandbox = False
-print(json.dumps(out))
+    lim = U.Limits(max_bytes=1 << 16)
+    t = time.monotonic()
+    verdict = outcome(U.loads, data, U.DATA_ONLY, True, lim)
+    took = time.monotonic() - t
+    counts["accepted" if verdict == ["ok"] else
+           "unexpected" if verdict[0] == "unexpected" else
+           "garbled" if verdict[1] else "refused"] += 1
+    if verdict[0] == "unexpected" or took > slow:
+        bad.append([data.hex()[:160], verdict, took])
+    shape = outcome(U.prescan, data, lim, U.OBJECTS)
+    if shape[0] == "unexpected":
+        bad.append([data.hex()[:160], "objects", shape])
+after = snapshot()
+changed = sorted(str(k) for k in set(before) | set(after)
+                 if before.get(k) != after.get(k))
+print(json.dumps({"bad": bad[:20], "n_bad": len(bad), "counts": counts,
+                  "changed": changed[:20]}))
 '''
 
 
-def run_child(script, *args, timeout=300, cwd=None):
+def run_child(script, *args, timeout=600):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO / "python")
     env["PYSB_PYTHON_SB"] = str(sb_path())
     env.pop("PYTHONSTARTUP", None)
     res = subprocess.run([PYTHON, "-c", textwrap.dedent(script)] +
-                         [str(a) for a in args], env=env, cwd=cwd,
+                         [str(a) for a in args], env=env,
                          stdin=subprocess.DEVNULL, capture_output=True,
                          text=True, timeout=timeout)
     assert res.returncode == 0, f"stdout:\n{res.stdout}\nstderr:\n" \
@@ -240,85 +203,18 @@ def run_child(script, *args, timeout=300, cwd=None):
     return json.loads(res.stdout)
 
 
-@pytest.fixture(scope="module")
-def lib(sb):
-    path = os.path.join(os.path.dirname(os.path.realpath(sb)),
-                        "libpysb-prescan.so")
-    if not os.path.isfile(path):
-        pytest.fail(f"{path} is not built: run make first", pytrace=False)
-    return path
-
-
-def test_the_c_prescan_is_in_use(lib):
-    out = run_child(CHILD_WIRING)
-    assert out["impl"] == "c"
-    assert out["path"] == lib
-    assert out["prescan"] == out["prescan_py"] == [
-        "RestrictedUnpicklingError", True,
-        "truncated pickle stream: no STOP opcode"]
-    assert out["changed"] == ["RestrictedUnpicklingError", False,
-                              "the payload holds more than 3 opcodes"]
-    assert out["float"] == ["RestrictedUnpicklingError", False,
-                            f"the payload is {out['size']} bytes, over the "
-                            f"limit of 10.0 bytes"]
-    assert out["huge"] == ["ok"]
-    assert out["memoryview"][:2] == ["RestrictedUnpicklingError", True]
-    assert out["bytearray"] == ["ok"]
-    assert out["bytearray_bad"] == ["RestrictedUnpicklingError", True,
-                                    "data after the STOP opcode"]
-    assert out["resizable"] and out["loads"] == 49
-    assert out["ctypes_in_parent"]
-    assert out["in_sandbox"] is None
-
-
-def test_values_all_protocols(lib):
+def test_data_values_pass_and_the_rest_is_refused(sb):
     out = run_child(CHILD_VALUES)
-    assert out["impl"] == "c"
     assert out["bad"] == []
-    # the corpus exercises all three verdicts
-    assert out["counts"]["accepted"] > 200
-    assert out["counts"]["refused"] > 100
-    assert out["counts"]["garbled"] > 50
-    assert out["n"] > 800
+    assert out["accepted"] > 50 and out["refused"] >= 10
+    # issue 18: the scan is the extension's; nothing loads it with ctypes
+    assert not out["ctypes"] and not out["prescan_lib"]
 
 
-def test_mutations_and_truncations(lib):
-    out = run_child(CHILD_MUTATIONS, SEED, MUTATIONS)
-    assert out["impl"] == "c"
+def test_mutations_change_no_class_and_end_in_time(sb):
+    out = run_child(CHILD_MUTATIONS, SEED, MUTATIONS, scaled(2.0),
+                    timeout=scaled(900))
+    assert out["changed"] == []
     assert out["n_bad"] == 0, json.dumps(out["bad"], indent=1)
-    assert out["n"] > MUTATIONS
     for verdict in ("accepted", "refused", "garbled"):
-        assert out["counts"][verdict] > 300, out["counts"]
-
-
-WORKER_MODULE = '''
-import sys
-from pysandboxes import sandbox
-
-
-@sandbox
-def state():
-    try:
-        from pysandboxes import _unpickle
-        impl = _unpickle.PRESCAN_IMPL
-    except ImportError as exc:
-        impl = type(exc).__name__
-    return impl, "ctypes" in sys.modules
-'''
-
-
-def test_a_worker_never_loads_the_library(lib, tmp_cwd):
-    """Only the parent loads the library: in a worker ctypes would be an
-    import the rules judge, and a worker decodes no results."""
-    (tmp_cwd / "wmod.py").write_text(WORKER_MODULE)
-    (tmp_cwd / ".py-sandboxes").write_text(
-        "python-import=wmod\npython-import=pysandboxes\nexpose-ro=.\n")
-    out = run_child('''
-        import json, sys
-        from pysandboxes import sandboxes
-        import wmod
-        with sandboxes():
-            print(json.dumps(wmod.state()))
-    ''', cwd=str(tmp_cwd))
-    # the package is refused there, or it keeps the Python prescan
-    assert out in (["ImportError", False], ["py", False])
+        assert out["counts"][verdict] > 100, out["counts"]

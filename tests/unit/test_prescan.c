@@ -1,8 +1,10 @@
 /* test_prescan.c - the result channel's opcode pre-scan (src/prescan.c):
- * real pickles of protocols 2 to 5 (from CPython's pickle.dumps, with the
- * verdict of _prescan_py at the time they were made), each refused opcode,
- * each budget at and over its limit, and the garbled streams, with the
- * exact messages of the Python reference. */
+ * real pickles of protocols 2 to 5 (from CPython's pickle.dumps), each
+ * refused opcode, each budget at and over its limit, and the garbled
+ * streams, in objects mode (shapes only); then, in data-only mode, real
+ * pickles of every value class and the attacks of issue 21 (BUILD on a
+ * class, a range consumed by a constructor, a size argument, a class as a
+ * value, far memo indices, the work budget), with their exact messages. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -15,18 +17,22 @@ static const struct sb_prescan_limits defaults = {
 	.max_opcodes = 1 << 23,
 	.max_memo = 1 << 20,
 	.max_depth = 512,
+	.max_work = 1 << 26,
 };
 
 /* The verdict as one string: "ok", or "refused: msg" / "garbled: msg". */
-static const char *verdict(const void *data, size_t len,
-			   const struct sb_prescan_limits *lim)
+static const char *verdict_in(const void *data, size_t len,
+			      const struct sb_prescan_limits *lim,
+			      enum sb_prescan_mode mode)
 {
 	static char out[SB_PRESCAN_MSG_MAX + 16];
 	struct sb_prescan_error err;
 	int r;
 
 	memset(&err, 0xa5, sizeof(err));
-	r = sb_prescan(data, len, lim, &err);
+	r = sb_prescan(data, len, lim, mode, &err);
+	if (r != sb_prescan(data, len, lim, mode, NULL))
+		return "a verdict that depends on the error struct";
 	if (r == 0)
 		return "ok";
 	if (r != -1 || !memchr(err.message, '\0', sizeof(err.message)))
@@ -34,6 +40,12 @@ static const char *verdict(const void *data, size_t len,
 	snprintf(out, sizeof(out), "%s: %s",
 		 err.garbled ? "garbled" : "refused", err.message);
 	return out;
+}
+
+static const char *verdict(const void *data, size_t len,
+			   const struct sb_prescan_limits *lim)
+{
+	return verdict_in(data, len, lim, SB_PRESCAN_SHAPE);
 }
 
 #define S(lit) (lit), (sizeof(lit) - 1)
@@ -278,11 +290,14 @@ static void test_garbled(void)
 	is_str(verdict(S("(."), &defaults), "ok",
 	       "an open MARK at STOP is the loader's business");
 
-	is_int(sb_prescan((const unsigned char *)"\x00", 1, &defaults, NULL),
+	is_int(sb_prescan((const unsigned char *)"\x00", 1, &defaults,
+			  SB_PRESCAN_SHAPE, NULL),
 	       -1, "refused without an error struct");
-	is_int(sb_prescan((const unsigned char *)"N.", 2, &defaults, NULL), 0,
+	is_int(sb_prescan((const unsigned char *)"N.", 2, &defaults,
+			  SB_PRESCAN_SHAPE, NULL), 0,
 	       "accepted without an error struct");
-	is_int(sb_prescan((const unsigned char *)"N.", 2, &defaults, &err), 0,
+	is_int(sb_prescan((const unsigned char *)"N.", 2, &defaults,
+			  SB_PRESCAN_SHAPE, &err), 0,
 	       "accepted");
 	is_str(err.message, "", "an accepted stream leaves err alone");
 }
@@ -371,6 +386,243 @@ static void test_deep(void)
 	}
 }
 
+/* generated with CPython 3.11 pickle.dumps(protocol 5) and by hand */
+static const struct {
+	const char *name;
+	size_t len;
+	const char *data;
+	const char *want;
+} data_cases[] = {
+	{ "data types", 90,
+	  "\x80\x05\x95\x4f\x00\x00\x00\x00\x00\x00\x00\x5d\x94\x28\x4b"
+	  "\x01\x47\x40\x04\x00\x00\x00\x00\x00\x00\x8c\x01\x73\x94\x43"
+	  "\x01\x62\x94\x4e\x88\x4b\x01\x85\x94\x7d\x94\x8c\x01\x6b\x94"
+	  "\x5d\x94\x4b\x01\x61\x73\x8f\x94\x28\x4b\x01\x90\x28\x4b\x02"
+	  "\x91\x94\x96\x01\x00\x00\x00\x00\x00\x00\x00\x78\x94\x8a\x0d"
+	  "\x00\x00\x00\x40\xea\xed\x74\x46\xd0\x9c\x2c\x9f\x0c\x65\x2e",
+	  "ok" },
+	{ "value classes", 522,
+	  "\x80\x05\x95\xff\x01\x00\x00\x00\x00\x00\x00\x5d\x94\x28\x8c"
+	  "\x08\x62\x75\x69\x6c\x74\x69\x6e\x73\x94\x8c\x07\x63\x6f\x6d"
+	  "\x70\x6c\x65\x78\x94\x93\x94\x47\x3f\xf0\x00\x00\x00\x00\x00"
+	  "\x00\x47\x40\x00\x00\x00\x00\x00\x00\x00\x86\x94\x52\x94\x68"
+	  "\x01\x8c\x05\x72\x61\x6e\x67\x65\x94\x93\x94\x4b\x00\x4b\x03"
+	  "\x4b\x01\x87\x94\x52\x94\x8c\x0b\x63\x6f\x6c\x6c\x65\x63\x74"
+	  "\x69\x6f\x6e\x73\x94\x8c\x0b\x4f\x72\x64\x65\x72\x65\x64\x44"
+	  "\x69\x63\x74\x94\x93\x94\x29\x52\x94\x8c\x01\x61\x94\x4b\x01"
+	  "\x73\x68\x0a\x8c\x07\x43\x6f\x75\x6e\x74\x65\x72\x94\x93\x94"
+	  "\x7d\x94\x68\x0e\x4b\x01\x73\x85\x94\x52\x94\x68\x0a\x8c\x05"
+	  "\x64\x65\x71\x75\x65\x94\x93\x94\x29\x4b\x03\x86\x94\x52\x94"
+	  "\x4b\x01\x61\x8c\x07\x70\x61\x74\x68\x6c\x69\x62\x94\x8c\x0d"
+	  "\x50\x75\x72\x65\x50\x6f\x73\x69\x78\x50\x61\x74\x68\x94\x93"
+	  "\x94\x8c\x01\x2f\x94\x68\x0e\x8c\x01\x62\x94\x87\x94\x52\x94"
+	  "\x8c\x08\x64\x61\x74\x65\x74\x69\x6d\x65\x94\x8c\x08\x64\x61"
+	  "\x74\x65\x74\x69\x6d\x65\x94\x93\x94\x43\x0a\x07\xe4\x01\x02"
+	  "\x00\x00\x00\x00\x00\x00\x94\x68\x1f\x8c\x08\x74\x69\x6d\x65"
+	  "\x7a\x6f\x6e\x65\x94\x93\x94\x68\x1f\x8c\x09\x74\x69\x6d\x65"
+	  "\x64\x65\x6c\x74\x61\x94\x93\x94\x4b\x00\x4b\x00\x4b\x00\x87"
+	  "\x94\x52\x94\x85\x94\x52\x94\x86\x94\x52\x94\x68\x26\x4b\x01"
+	  "\x4b\x00\x4b\x00\x87\x94\x52\x94\x8c\x07\x64\x65\x63\x69\x6d"
+	  "\x61\x6c\x94\x8c\x07\x44\x65\x63\x69\x6d\x61\x6c\x94\x93\x94"
+	  "\x8c\x03\x31\x2e\x35\x94\x85\x94\x52\x94\x8c\x04\x75\x75\x69"
+	  "\x64\x94\x8c\x04\x55\x55\x49\x44\x94\x93\x94\x29\x81\x94\x7d"
+	  "\x94\x8c\x03\x69\x6e\x74\x94\x4b\x05\x73\x62\x8c\x09\x69\x70"
+	  "\x61\x64\x64\x72\x65\x73\x73\x94\x8c\x0b\x49\x50\x76\x34\x41"
+	  "\x64\x64\x72\x65\x73\x73\x94\x93\x94\x4a\x04\x03\x02\x01\x85"
+	  "\x94\x52\x94\x68\x3b\x8c\x0b\x49\x50\x76\x36\x4e\x65\x74\x77"
+	  "\x6f\x72\x6b\x94\x93\x94\x8c\x04\x3a\x3a\x2f\x30\x94\x85\x94"
+	  "\x52\x94\x8c\x04\x74\x69\x6d\x65\x94\x8c\x0b\x73\x74\x72\x75"
+	  "\x63\x74\x5f\x74\x69\x6d\x65\x94\x93\x94\x28\x4d\xb2\x07\x4b"
+	  "\x01\x4b\x01\x4b\x00\x4b\x00\x4b\x00\x4b\x03\x4b\x01\x4b\x00"
+	  "\x74\x94\x7d\x94\x28\x8c\x07\x74\x6d\x5f\x7a\x6f\x6e\x65\x94"
+	  "\x8c\x03\x47\x4d\x54\x94\x8c\x09\x74\x6d\x5f\x67\x6d\x74\x6f"
+	  "\x66\x66\x94\x4b\x00\x75\x86\x94\x52\x94\x65\x2e",
+	  "ok" },
+	{ "fraction 3.11", 38,
+	  "\x80\x05\x8c\x09\x66\x72\x61\x63\x74\x69\x6f\x6e\x73\x94\x8c"
+	  "\x08\x46\x72\x61\x63\x74\x69\x6f\x6e\x94\x93\x94\x8c\x03\x31"
+	  "\x2f\x33\x94\x85\x94\x52\x94\x2e",
+	  "ok" },
+	{ "fraction 3.12", 36,
+	  "\x80\x05\x8c\x09\x66\x72\x61\x63\x74\x69\x6f\x6e\x73\x94\x8c"
+	  "\x08\x46\x72\x61\x63\x74\x69\x6f\x6e\x94\x93\x94\x4b\x01\x4b"
+	  "\x03\x86\x94\x52\x94\x2e",
+	  "ok" },
+	{ "pathlib 3.13", 43,
+	  "\x80\x05\x8c\x0e\x70\x61\x74\x68\x6c\x69\x62\x2e\x5f\x6c\x6f"
+	  "\x63\x61\x6c\x94\x8c\x09\x50\x6f\x73\x69\x78\x50\x61\x74\x68"
+	  "\x94\x93\x94\x8c\x02\x2f\x78\x94\x85\x94\x52\x94\x2e",
+	  "ok" },
+	{ "BUILD on a class", 36,
+	  "\x80\x05\x8c\x07\x70\x61\x74\x68\x6c\x69\x62\x8c\x08\x50\x75"
+	  "\x72\x65\x50\x61\x74\x68\x93\x7d\x8c\x04\x5f\x73\x74\x72\x8c"
+	  "\x02\x2f\x78\x73\x62\x2e",
+	  "refused: class pathlib.PurePath is refused as a value: "
+	  "remote-result-mode is data-only (values only)" },
+	{ "BUILD on a memoized class", 48,
+	  "\x80\x05\x8c\x09\x69\x70\x61\x64\x64\x72\x65\x73\x73\x8c\x0b"
+	  "\x49\x50\x76\x34\x41\x64\x64\x72\x65\x73\x73\x93\x94\x30\x68"
+	  "\x00\x7d\x8c\x0a\x69\x73\x5f\x70\x72\x69\x76\x61\x74\x65\x88"
+	  "\x73\x62\x2e",
+	  "refused: class ipaddress.IPv4Address is refused as a value: "
+	  "remote-result-mode is data-only (values only)" },
+	{ "BUILD on a fresh path", 30,
+	  "\x80\x05\x8c\x07\x70\x61\x74\x68\x6c\x69\x62\x8c\x08\x50\x75"
+	  "\x72\x65\x50\x61\x74\x68\x93\x8c\x01\x61\x85\x52\x7d\x62\x2e",
+	  "refused: BUILD on a pathlib.PurePath is refused: "
+	  "remote-result-mode is data-only (it changes only "
+	  "containers the stream built)" },
+	{ "BUILD twice on a UUID", 22,
+	  "\x80\x05\x8c\x04\x75\x75\x69\x64\x8c\x04\x55\x55\x49\x44\x93"
+	  "\x29\x81\x7d\x62\x7d\x62\x2e",
+	  "refused: BUILD on a uuid.UUID is refused: "
+	  "remote-result-mode is data-only (it changes only "
+	  "containers the stream built)" },
+	{ "SETITEM on a class", 35,
+	  "\x80\x05\x8c\x0b\x63\x6f\x6c\x6c\x65\x63\x74\x69\x6f\x6e\x73"
+	  "\x8c\x0b\x4f\x72\x64\x65\x72\x65\x64\x44\x69\x63\x74\x93\x4b"
+	  "\x01\x4b\x02\x73\x2e",
+	  "refused: SETITEM on a collections.OrderedDict is refused: "
+	  "remote-result-mode is data-only (it changes only "
+	  "containers the stream built)" },
+	{ "deque of a range", 57,
+	  "\x80\x05\x8c\x0b\x63\x6f\x6c\x6c\x65\x63\x74\x69\x6f\x6e\x73"
+	  "\x8c\x05\x64\x65\x71\x75\x65\x93\x8c\x08\x62\x75\x69\x6c\x74"
+	  "\x69\x6e\x73\x8c\x05\x72\x61\x6e\x67\x65\x93\x8a\x07\x00\x80"
+	  "\xc6\xa4\x7e\x8d\x03\x85\x52\x4b\x00\x86\x52\x2e",
+	  "refused: REDUCE of collections.deque with these arguments is refused: "
+	  "remote-result-mode is data-only (bounded "
+	  "arguments only)" },
+	{ "bytearray of a size", 32,
+	  "\x80\x05\x8c\x08\x62\x75\x69\x6c\x74\x69\x6e\x73\x8c\x09\x62"
+	  "\x79\x74\x65\x61\x72\x72\x61\x79\x93\x4a\x00\x28\x6b\xee\x85"
+	  "\x52\x2e",
+	  "refused: REDUCE of builtins.bytearray with these arguments is refused: "
+	  "remote-result-mode is data-only (bounded "
+	  "arguments only)" },
+	{ "fraction of an exponent", 34,
+	  "\x80\x05\x8c\x09\x66\x72\x61\x63\x74\x69\x6f\x6e\x73\x8c\x08"
+	  "\x46\x72\x61\x63\x74\x69\x6f\x6e\x93\x8c\x05\x31\x65\x39\x39"
+	  "\x39\x85\x52\x2e",
+	  "refused: REDUCE of fractions.Fraction with these arguments is refused: "
+	  "remote-result-mode is data-only (bounded "
+	  "arguments only)" },
+	{ "a class as the value", 23,
+	  "\x80\x05\x8c\x07\x70\x61\x74\x68\x6c\x69\x62\x8c\x08\x50\x75"
+	  "\x72\x65\x50\x61\x74\x68\x93\x2e",
+	  "refused: class pathlib.PurePath is refused as a value: "
+	  "remote-result-mode is data-only (values only)" },
+	{ "a class in a list", 26,
+	  "\x80\x05\x5d\x28\x8c\x07\x70\x61\x74\x68\x6c\x69\x62\x8c\x08"
+	  "\x50\x75\x72\x65\x50\x61\x74\x68\x93\x65\x2e",
+	  "refused: class pathlib.PurePath is refused as a value: "
+	  "remote-result-mode is data-only (values only)" },
+	{ "an unlisted global", 16,
+	  "\x80\x05\x8c\x02\x6f\x73\x8c\x06\x73\x79\x73\x74\x65\x6d\x93"
+	  "\x2e",
+	  "refused: os.system is refused: "
+	  "remote-result-mode is data-only (values only)" },
+	{ "NEWOBJ_EX", 19,
+	  "\x80\x05\x8c\x04\x75\x75\x69\x64\x8c\x04\x55\x55\x49\x44\x93"
+	  "\x29\x7d\x92\x2e",
+	  "refused: opcode NEWOBJ_EX is refused: "
+	  "remote-result-mode is data-only" },
+	{ "REDUCE of a value", 6,
+	  "\x80\x05\x4e\x29\x52\x2e",
+	  "refused: REDUCE of a value that is no class of the table is refused: "
+	  "remote-result-mode is data-only" },
+	{ "APPEND to a tuple", 7,
+	  "\x80\x05\x29\x4b\x01\x61\x2e",
+	  "refused: APPEND on a value that is no fresh container is refused: "
+	  "remote-result-mode is data-only" },
+	{ "an unset memo index", 5,
+	  "\x80\x05\x68\x00\x2e",
+	  "garbled: memo index 0 was never set" },
+	{ "a far memo index", 9,
+	  "\x80\x05\x4e\x72\xff\xff\xff\x7f\x2e",
+	  "garbled: memo index 2147483647 out of order" },
+	{ "APPEND across a MARK", 8,
+	  "\x80\x05\x5d\x28\x4b\x01\x61\x2e",
+	  "garbled: stack underflow in the pickle stream" },
+};
+
+static void test_data_only(void)
+{
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(data_cases); i++)
+		is_str(verdict_in(data_cases[i].data, data_cases[i].len,
+				  &defaults, SB_PRESCAN_DATA),
+		       data_cases[i].want, "data-only: %s", data_cases[i].name);
+	/* the same streams pass the shape-only scan of objects mode */
+	is_str(verdict(data_cases[4].data, data_cases[4].len, &defaults),
+	       "ok", "objects mode: BUILD on a class is the loader's");
+}
+
+/* A big dict, then Counter(d) again and again through the memo: each call
+ * copies it, so the work grows with the calls, not with the bytes. */
+static void test_work_budget(void)
+{
+	static unsigned char s[4096];
+	struct sb_prescan_limits lim = defaults;
+	size_t n = 0, i;
+
+	s[n++] = 0x80;
+	s[n++] = 5;
+	s[n++] = ']'; /* the result list */
+	s[n++] = 0x8c;
+	s[n++] = 11;
+	memcpy(s + n, "collections", 11);
+	n += 11;
+	s[n++] = 0x8c;
+	s[n++] = 7;
+	memcpy(s + n, "Counter", 7);
+	n += 7;
+	s[n++] = 0x93;
+	s[n++] = 0x94; /* memo 0: Counter */
+	s[n++] = '0';
+	s[n++] = '}';
+	s[n++] = '(';
+	for (i = 0; i < 200; i++) {
+		s[n++] = 'M';
+		s[n++] = (unsigned char)i;
+		s[n++] = 1;
+		s[n++] = 'N';
+	}
+	s[n++] = 'u';
+	s[n++] = 0x85;
+	s[n++] = 0x94; /* memo 1: (d,) */
+	s[n++] = '0';
+	for (i = 0; i < 300; i++) {
+		s[n++] = 'h';
+		s[n++] = 0;
+		s[n++] = 'h';
+		s[n++] = 1;
+		s[n++] = 'R';
+		s[n++] = 'a';
+	}
+	s[n++] = '.';
+	lim.max_work = 100000;
+	is_str(verdict_in(s, n, &lim, SB_PRESCAN_DATA), "ok",
+	       "300 copies of a 200-item dict, budget 100000");
+	lim.max_work = 50000;
+	is_str(verdict_in(s, n, &lim, SB_PRESCAN_DATA),
+	       "refused: decoding the payload needs more than 50000 units of "
+	       "work (max_result=)",
+	       "300 copies of a 200-item dict, budget 50000");
+}
+
+static void test_value_classes(void)
+{
+	const char *module, *name;
+	size_t i;
+
+	for (i = 0; sb_prescan_class(i, &module, &name); i++)
+		;
+	ok(i > 20, "the table lists the value classes (%zu)", i);
+	ok(!sb_prescan_class(i, &module, &name), "and ends");
+}
+
 int main(void)
 {
 	test_pickles();
@@ -379,6 +631,8 @@ int main(void)
 	test_garbled();
 	test_budgets();
 	test_deep();
-	is_int(sb_prescan_abi(), SB_PRESCAN_ABI, "the ABI version");
+	test_data_only();
+	test_work_budget();
+	test_value_classes();
 	return tap_done();
 }

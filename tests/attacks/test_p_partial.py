@@ -1,0 +1,405 @@
+"""Group P: partial mode's result channel (issue 21), attacked from inside a
+confined @sandbox function and judged from outside, in the parent.
+
+The hostile function reaches what a function can: the worker's transport
+module in sys.modules (whose reply() stamps the id of the call in flight
+and nothing else), the raw socket (sys.argv[1] in the worker), threads,
+the worker's own module state. Each case runs a real parent application
+(Debian's python3, PYTHONPATH to the repository's python/, the launcher
+under test) in a fresh directory, under the column's provider for the
+worker (subprocess: the Python layer; landlock: Landlock and seccomp too),
+as root and as uid 65534. Evidence is what the parent observes after the
+calls: its classes, a file it writes through a Path, its time and peak
+memory during a decode, which result each call got.
+
+P1 data-only results change no existing object (BUILD, SETITEM on classes
+   and globals, in a result or riding inside an ordinary reply);
+P2 a decode is bounded by max_result (a range consumed by a constructor, a
+   size argument, a memo-amplified copy);
+P3 remote exceptions cross as capped plain data: printing them ends;
+P4 frames belong to calls: extra, late, raw or thread-sent replies end the
+   worker, never shift the stream;
+P5 isolated=True: nothing a call plants in the worker reaches a later
+   call (and without it, the documented sharing is what happens).
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+import textwrap
+
+import pytest
+
+from harness import ABI, DEBIAN_PYTHON, REPO, as_nobody, chown_tree, sb_path
+
+
+
+def _e2e_scaled():
+    """scaled() of tests/e2e/conftest.py (the machine's measured load),
+    loaded under another name: this directory has its own conftest."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "pysb_e2e_conftest", REPO / "tests" / "e2e" / "conftest.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.scaled
+
+
+scaled = _e2e_scaled()
+
+COLUMNS = ["subprocess", "landlock", "subprocess/nobody", "landlock/nobody"]
+
+MODULE = '''
+import os, sys, threading, time
+from pysandboxes import sandbox
+
+
+def _reply(kind, frame):
+    """The worker's own transport, as the function can reach it."""
+    sys.modules["pysandboxes._pysbframe"].reply(kind, [frame], True)
+
+
+@sandbox
+def forge(frame, kind=ord("k")):
+    _reply(kind, frame)
+    # the reply is sent: nothing more may come for this call
+    try:
+        _reply(ord("k"), frame)
+    except Exception as exc:
+        return type(exc).__name__
+    return "SECOND REPLY SENT"
+
+
+@sandbox
+def echo(x):
+    return ("echo", x)
+
+
+@sandbox
+def spray(n):
+    """Queue replies for later calls: raw frames with a made-up id, and a
+    thread that keeps trying the transport and the socket."""
+    fd = int(sys.argv[1])
+    import pickle
+    body = pickle.dumps(("echo", "ATTACKER"), 5)
+    for i in range(n):
+        frame = i.to_bytes(8, "big") + b"k" + body
+        os.write(fd, len(frame).to_bytes(4, "big") + frame)
+
+    def later():
+        for _ in range(200):
+            try:
+                _reply(ord("k"), body)
+            except Exception:
+                pass
+            time.sleep(0.005)
+    threading.Thread(target=later, daemon=True).start()
+    return ("echo", "spray")
+
+
+@sandbox
+def plant():
+    """Replace echo() in the worker's function cache, and a module."""
+    w = sys.modules["pysandboxes._worker"]
+
+    def evil(x):
+        return ("echo", "PLANTED")
+    for key in list(w._functions) + [(__name__, "echo")]:
+        w._functions[key] = evil
+    os.environ["PLANTED"] = "1"
+    return "planted"
+
+
+@sandbox
+def probe():
+    return os.environ.get("PLANTED")
+'''
+
+RULES = """python-import=*
+expose-ro=.
+"""
+
+# the parent: prints one JSON object
+MAIN_COMMON = '''
+import io, json, os, pathlib, resource, sys, time, traceback
+import collections, datetime, decimal, fractions, ipaddress, uuid
+import pysandboxes
+from pysandboxes import sandboxes, SandBoxProtocolError
+import sbmod
+
+out = {}
+
+
+def classes():
+    mods = (pathlib, ipaddress, collections, datetime, decimal, fractions,
+            uuid)
+    seen = []
+    for m in mods:
+        for v in vars(m).values():
+            if isinstance(v, type):
+                seen.extend(c for c in v.__mro__ if c is not object)
+    return seen
+
+
+def snapshot():
+    return {f"{c.__module__}.{c.__qualname__}.{k}": repr(v)[:60]
+            for c in classes() for k, v in list(vars(c).items())}
+
+
+def outcome(fn, *args, **kw):
+    try:
+        return ["ok", repr(fn(*args, **kw))[:200]]
+    except BaseException as exc:
+        return [type(exc).__name__, str(exc)[:300]]
+'''
+
+MAIN_P1 = MAIN_COMMON + '''
+import pickle
+G = b"\\x80\\x05"
+def name(m, n):
+    return (b"\\x8c" + bytes([len(m)]) + m.encode() + b"\\x8c" +
+            bytes([len(n)]) + n.encode() + b"\\x93")
+def s(v):
+    return b"\\x8c" + bytes([len(v)]) + v.encode()
+frames = {
+    # BUILD on the class itself, alone and inside an ordinary result
+    "build class": G + name("pathlib", "PurePath") + b"}" + s("_str") +
+        s("/tmp/evil.pth") + b"sb.",
+    "build class in a result": G + b"(" + s("fine") + name(
+        "ipaddress", "IPv4Address") + b"}" + s("is_private") +
+        b"\\x88sb0" + b"K\\x01t.",
+    "build memoized class": G + name("ipaddress", "_BaseAddress") +
+        b"\\x94" + b"0h\\x00}" + s("is_loopback") + b"\\x88sb.",
+    "setitem on a class": G + name("collections", "OrderedDict") +
+        s("k") + s("v") + b"s.",
+    "append to a class": G + name("collections", "deque") + s("v") +
+        b"a.",
+    "build a fresh path": G + name("pathlib", "PurePosixPath") + s("a") +
+        b"\\x85R}" + s("_raw_paths") + b"](" + s("/etc") +
+        b"eb.",
+    "build a shared zone": G + name("datetime", "timezone") + b"N\\x85R}b.",
+}
+before = snapshot()
+with sandboxes(workers=1, max_result=4096):
+    for label, frame in frames.items():
+        out[label] = outcome(sbmod.forge, frame)
+    out["after"] = sbmod.echo(1)
+after = snapshot()
+out["changed"] = sorted(k for k in set(before) | set(after)
+                        if before.get(k) != after.get(k))
+# the parent's own write through a Path lands where it asked
+pathlib.Path("written.txt").write_text("parent")
+out["private"] = ipaddress.ip_address("8.8.8.8").is_private
+out["loopback"] = ipaddress.ip_address("8.8.8.8").is_loopback
+print(json.dumps(out))
+'''
+
+MAIN_P2 = MAIN_COMMON + '''
+G = b"\\x80\\x05"
+def name(m, n):
+    return (b"\\x8c" + bytes([len(m)]) + m.encode() + b"\\x8c" +
+            bytes([len(n)]) + n.encode() + b"\\x93")
+big = (10 ** 15).to_bytes(8, "little")
+frames = {
+    "deque of a range": G + name("collections", "deque") +
+        name("builtins", "range") + b"\\x8a\\x08" + big + b"\\x85R" +
+        b"K\\x00\\x86R.",
+    "counter of a range": G + name("collections", "Counter") +
+        name("builtins", "range") + b"\\x8a\\x08" + big + b"\\x85R" +
+        b"\\x85R.",
+    "bytearray of a size": G + name("builtins", "bytearray") +
+        b"J\\x00\\x28\\x6b\\xee\\x85R.",
+    "set of a range": G + name("builtins", "set") +
+        name("builtins", "range") + b"\\x8a\\x08" + big + b"\\x85R" +
+        b"\\x85R.",
+}
+# a dict of 150 items, copied by Counter() 600 times through the memo
+amp = G + b"]" + name("collections", "Counter") + b"\\x94" + b"0}("
+amp += b"".join(b"M" + i.to_bytes(2, "little") + b"N" for i in range(150))
+amp += b"u\\x85\\x94" + b"0" + b"h\\x00h\\x01Ra" * 600 + b"."
+frames["memo amplification"] = amp
+t = time.monotonic()
+with sandboxes(workers=1, max_result=4096):
+    for label, frame in frames.items():
+        out[label] = outcome(sbmod.forge, frame)
+    out["after"] = sbmod.echo(2)
+out["seconds"] = time.monotonic() - t
+out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+'''
+
+MAIN_P3 = MAIN_COMMON + '''
+import pickle
+frames = {
+    # under the 1 MiB of a frame that is no result; over every cap
+    "huge text": pickle.dumps(("builtins", "ValueError", "m" * 200000,
+                               ["d" * 100000] * 1000, "T" * 500000), 5),
+    "notes range": pickle.dumps(("builtins", "ValueError", "m", [],
+                                 range(10 ** 18)), 5),
+    "denials range": pickle.dumps(("builtins", "ValueError", "m",
+                                   range(10 ** 18), ""), 5),
+    "own class": pickle.dumps(("sbmod", "nothing", "m", [], ""), 5),
+}
+t = time.monotonic()
+with sandboxes(workers=1, max_result=64 << 20):
+    for label, frame in frames.items():
+        try:
+            sbmod.forge(frame, ord("x"))
+            out[label] = ["no exception"]
+        except BaseException as exc:
+            buf = io.StringIO()
+            traceback.print_exception(type(exc), exc, exc.__traceback__,
+                                      file=buf)
+            notes = getattr(exc, "__notes__", [])
+            out[label] = [type(exc).__name__, len(buf.getvalue()),
+                          type(notes).__name__,
+                          all(isinstance(n, str) for n in notes),
+                          [type(a).__name__ for a in exc.args]]
+out["seconds"] = time.monotonic() - t
+print(json.dumps(out))
+'''
+
+MAIN_P4 = MAIN_COMMON + '''
+results = []
+with sandboxes(workers=1):
+    out["forge twice"] = outcome(sbmod.forge, b"\\x80\\x05N.")
+    out["spray"] = outcome(sbmod.spray, 5)
+    for i in range(40):
+        results.append(outcome(sbmod.echo, i))
+        time.sleep(0.02)
+out["results"] = results
+print(json.dumps(out))
+'''
+
+MAIN_P5 = MAIN_COMMON + '''
+iso = sys.argv[1] == "isolated"
+with sandboxes(workers=1, isolated=iso):
+    out["before"] = sbmod.echo(1)
+    out["plant"] = sbmod.plant()
+    out["later"] = [sbmod.echo(i) for i in range(3)]
+    out["env"] = sbmod.probe()
+print(json.dumps(out))
+'''
+
+
+def run_parent(column, main, *args, rules=RULES, timeout=None):
+    provider, _, who = column.partition("/")
+    if provider == "landlock" and not ABI:
+        pytest.skip("the kernel has no Landlock")
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="pysb-p-"))
+    try:
+        os.chmod(tmp, 0o755)
+        (tmp / "sbmod.py").write_text(MODULE)
+        (tmp / "main.py").write_text(textwrap.dedent(main))
+        extra = f"os-sandbox={provider}\n" if provider == "landlock" else ""
+        (tmp / ".py-sandboxes").write_text(rules + extra)
+        argv = [DEBIAN_PYTHON, "main.py"] + list(args)
+        if who == "nobody":
+            chown_tree(tmp)
+            argv = as_nobody(argv)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(REPO / "python")
+        env["PYSB_PYTHON_SB"] = str(sb_path())
+        env.pop("PYTHONSTARTUP", None)
+        res = subprocess.run(argv, cwd=tmp, env=env,
+                             stdin=subprocess.DEVNULL, capture_output=True,
+                             text=True, timeout=timeout or scaled(120))
+        assert res.returncode == 0, f"stdout:\n{res.stdout}\nstderr:\n" \
+                                    f"{res.stderr[-3000:]}"
+        out = json.loads(res.stdout.strip().splitlines()[-1])
+        out["_files"] = sorted(p.name for p in tmp.iterdir())
+        out["_written"] = (tmp / "written.txt").read_text() \
+            if (tmp / "written.txt").exists() else None
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(params=COLUMNS)
+def column(request, sb):
+    return request.param
+
+
+@pytest.fixture
+def sb():
+    if not sb_path().exists():
+        pytest.fail("build/python-sb is not built: run make first",
+                    pytrace=False)
+    return sb_path()
+
+
+def test_P1_results_change_no_existing_object(column):
+    out = run_parent(column, MAIN_P1)
+    for label in ("build class", "build class in a result",
+                  "build memoized class", "setitem on a class",
+                  "append to a class", "build a fresh path",
+                  "build a shared zone"):
+        assert out[label][0] == "RestrictedUnpicklingError", (label, out)
+    assert out["changed"] == []
+    assert out["after"] == ["echo", 1]
+    # the parent's Path wrote where it asked; its addresses are its own
+    assert out["_written"] == "parent"
+    assert out["private"] is False and out["loopback"] is False
+
+
+def test_P2_decoding_is_bounded_by_max_result(column):
+    out = run_parent(column, MAIN_P2, timeout=scaled(180))
+    for label in ("deque of a range", "counter of a range",
+                  "bytearray of a size", "set of a range",
+                  "memo amplification"):
+        assert out[label][0] == "RestrictedUnpicklingError", (label, out)
+    assert "units of work" in out["memo amplification"][1]
+    assert out["after"] == ["echo", 2]
+    # nothing was decoded: no gigabytes, no minutes
+    assert out["maxrss_mb"] < 400, out
+    assert out["seconds"] < scaled(60), out
+
+
+def test_P3_remote_exceptions_are_capped_plain_data(column):
+    out = run_parent(column, MAIN_P3, timeout=scaled(180))
+    kind, printed, notes, all_str, args = out["huge text"]
+    assert kind == "ValueError" and all_str and notes == "list"
+    assert args == ["str"]
+    assert printed < 200_000, out["huge text"]
+    # a range where text belongs: refused, never an exception to print
+    for label in ("notes range", "denials range"):
+        assert out[label][0] in ("RestrictedUnpicklingError",
+                                 "SandBoxProtocolError"), (label, out)
+        assert out[label][1] < 5000, (label, out)
+    assert out["own class"][0] == "SandBoxProtocolError"
+    assert out["seconds"] < scaled(60), out
+
+
+def test_P4_frames_belong_to_calls(column):
+    out = run_parent(column, MAIN_P4)
+    # the forged reply is that call's answer; the function's own one,
+    # sent after it, is refused in the worker (the call is closed)
+    assert out["forge twice"] == ["ok", "None"]
+    results = out["results"]
+    # some calls fail (the worker is replaced), none gets another's reply
+    for i, (kind, value) in enumerate(results):
+        if kind == "ok":
+            assert value == repr(("echo", i)), (i, results)
+        else:
+            assert kind == "SandBoxProtocolError", (i, results)
+    assert "ATTACKER" not in json.dumps(out)
+    # the stream does not stay shifted: the last calls are answered
+    assert all(k == "ok" for k, _ in results[-5:]), results
+
+
+def test_P5_isolated_calls_see_nothing_planted(column):
+    out = run_parent(column, MAIN_P5, "isolated")
+    assert out["plant"] == "planted"
+    assert out["later"] == [["echo", i] for i in range(3)]
+    assert out["env"] is None
+
+
+def test_P5_shared_worker_state_is_as_documented(column):
+    """Without isolated=True, calls on a worker share its state
+    (docs/security-model.md, docs/weaknesses.md 50): pinned, so that a
+    change of the default is seen."""
+    out = run_parent(column, MAIN_P5, "shared")
+    assert out["later"] == [["echo", "PLANTED"]] * 3
+    assert out["env"] == "1"
