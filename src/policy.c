@@ -378,11 +378,7 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 		return;
 	}
 	if (!realpath(abs, canon)) {
-		if (errno == ENOENT && S_ISLNK(st.st_mode))
-			sb_error(ps->p, at,
-				 "%s: it is a dangling symbolic link.", label);
-		else
-			sb_error(ps->p, at, "%s: %s.", label, strerror(errno));
+		sb_error(ps->p, at, "%s: %s.", label, strerror(errno));
 		return;
 	}
 	if (already_loaded(ps, canon))

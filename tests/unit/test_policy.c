@@ -291,8 +291,19 @@ static void test_include(void)
 	if (symlink("/nonexistent/target", rule) == 0)
 		one_error("include \"./dangling\"\n",
 			  ".py-sandboxes(1): include \"./dangling\": it is a "
-			  "dangling symbolic link.",
+			  "symbolic link, which python-sb does not follow; "
+			  "name the file it points to, or replace the link "
+			  "with the file.",
 			  "include of a dangling symlink");
+	snprintf(rule, sizeof(rule), "%s/alink", tmp);
+	unlink(rule);
+	if (symlink("adir", rule) == 0)
+		one_error("include \"./alink\"\n",
+			  ".py-sandboxes(1): include \"./alink\": it is a "
+			  "symbolic link, which python-sb does not follow; "
+			  "name the file it points to, or replace the link "
+			  "with the file.",
+			  "include of a symlink is refused (issue 21)");
 	snprintf(rule, sizeof(rule), "%s/fifo", tmp);
 	unlink(rule);
 	if (mkfifo(rule, 0600) == 0)
