@@ -364,6 +364,32 @@ static void settle_files(struct sb_learn_session *s)
 	s->learned.files.n = out;
 }
 
+/* What a reviewer could not see as it is goes to the file as an escaped
+ * comment (learn_rules.c); say so where the user is looking, too. */
+static void warn_hidden(struct sb_learn_session *s)
+{
+	const struct sb_learned *l = &s->learned;
+	const char *what[3] = { "variable", "path", "module" };
+	size_t i, k, n[3] = { l->env.n, l->files.n, l->imports.n };
+
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < n[k]; i++) {
+			const char *name = k == 0   ? l->env.v[i]
+					   : k == 1 ? l->files.v[i].path
+						    : l->imports.v[i];
+
+			if (!sb_learn_hidden_chars(name))
+				continue;
+			fprintf(stderr,
+				"python-sb: warning: the program used a %s "
+				"holding control characters, bidirectional-"
+				"text marks or bytes that are not UTF-8: '%s'; "
+				"it is written escaped, as a comment to review, "
+				"not as a rule.\n",
+				what[k], sb_learn_escape(s->arena, name));
+		}
+}
+
 static const char *write_error(int err)
 {
 	return err == -ESTALE ? "it was replaced while python-sb was saving"
@@ -383,6 +409,8 @@ int sb_learn_save(struct sb_learn_session *s)
 	int r;
 
 	settle_files(s);
+	if (!s->saved_once)
+		warn_hidden(s);
 	if (open_dir(s->arena, s->path, &d, why, sizeof(why)) < 0 ||
 	    check_rule_file(&d, why, sizeof(why)) < 0)
 		goto unsaved;
@@ -399,6 +427,7 @@ int sb_learn_save(struct sb_learn_session *s)
 		o.cwd = s->ctx.cwd;
 		o.envp = s->ctx.envp;
 		o.resolve = any_name;
+		o.flags = SB_PARSE_NO_OWN_FILES;
 		if (sb_policy_parse(&o, &check) == 0 && check->errors.n) {
 			snprintf(why, sizeof(why),
 				 "it has errors (%s)", check->errors.v[0].text);

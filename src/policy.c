@@ -1429,6 +1429,8 @@ int sb_policy_parse(const struct sb_parse_opts *o, struct sb_policy **out)
 	stage_directives(&ps);
 	check_eval_grant(&ps);
 	decide_learning(&ps);
+	if (!o->flat && !(o->flags & SB_PARSE_NO_OWN_FILES))
+		sb_protect_own_files(p);
 	name_unset_vars(&ps);
 	sb_diag_sort(p);
 	*out = p;
