@@ -284,3 +284,125 @@ def test_an_unset_variable_is_named_with_its_line(run_sb, tmp_cwd):
     env["DB_HOST"] = "127.0.0.1"
     r = run_sb([f"--python={PY}", "-c", "pass"], env=env)
     assert r.returncode == 0, r.stderr
+
+
+# ---- what a reviewer sees is what runs ----
+
+def test_hidden_characters_are_escaped_and_flagged(run_sb, tmp_cwd):
+    rlo = "\u202e"
+    (tmp_cwd / "app.py").write_text(
+        "import os\n"
+        f"open('/tmp/pysb-{rlo}gpj.py-' + str(os.getpid()), 'w').close()\n"
+        f"os.remove('/tmp/pysb-{rlo}gpj.py-' + str(os.getpid()))\n"
+        f"open(b'{tmp_cwd}/bad\\xff\\x1b[31m', 'wb').close()\n"
+        f"os.environ.get('A{rlo}B')\n")
+    env = dict(os.environ)
+    env[f"A{rlo}B"] = "1"
+    r = run_sb([f"--python={PY}", "--learn", "app.py"], env=env)
+    assert r.returncode == 0, r.stderr
+    raw = (tmp_cwd / ".py-sandboxes").read_bytes()
+    assert rlo.encode() not in raw and b"\xff" not in raw and \
+        b"\x1b" not in raw
+    text = raw.decode()
+    assert "# REVIEW: the program used these names" in text
+    assert "# env=A\\xe2\\x80\\xaeB" in text
+    assert "/bad\\xff\\x1b[31m" in text
+    assert "warning: the program used a variable holding control " \
+        "characters, bidirectional-text marks or bytes that are not " \
+        "UTF-8: 'A\\xe2\\x80\\xaeB'" in r.stderr
+    assert rlo not in r.stderr
+    # the escaped names are comments: the file enforces as it reads
+    r = run_sb([f"--python={PY}", "--pysandboxes-explain", "-c", "pass"])
+    assert r.returncode == 0, r.stderr
+    assert "A\u202eB" not in r.stdout
+
+
+# ---- python-sb's own files, seen from the next run ----
+
+@pytest.mark.parametrize("unpriv", [False, True], ids=["root", "nobody"])
+def test_a_program_cannot_widen_its_next_run(run_sb, tmp_cwd, unpriv):
+    """Issue 21's attack: expose-rw=. and an added expose-ro= line."""
+    secret_dir = tempfile.mkdtemp(prefix="pysb-secret-")
+    secret = os.path.join(secret_dir, "key")
+    with open(secret, "w") as f:
+        f.write("s3cret\n")
+    os.chmod(secret_dir, 0o755)
+    os.chmod(secret, 0o644)
+    try:
+        if unpriv and os.geteuid() == 0:
+            os.chown(tmp_cwd, NOBODY, NOBODY)
+        rules = "os-sandbox=landlock\npython-import=*\nexpose-rw=.\n"
+        (tmp_cwd / ".py-sandboxes").write_text(rules)
+        (tmp_cwd / "app.py").write_text(
+            "import sys\n"
+            "try:\n"
+            f"    print(open({secret!r}).read())\n"
+            "except OSError as e:\n"
+            "    print('refused', type(e).__name__)\n"
+            "for how in ('a', 'w'):\n"
+            "    try:\n"
+            f"        open('.py-sandboxes', how).write('expose-ro={secret_dir}\\n')\n"
+            "    except OSError as e:\n"
+            "        print('kept', type(e).__name__)\n")
+        own(tmp_cwd, ".py-sandboxes", "app.py")
+        for _ in range(2):
+            r = run_sb([f"--python={PY}", "app.py"], unprivileged=unpriv)
+            if r.returncode == 255 and "user namespace" in r.stderr:
+                pytest.skip("no user namespaces here: " + r.stderr)
+            assert r.returncode == 0, r.stderr
+            assert "refused" in r.stdout and "s3cret" not in r.stdout
+            assert r.stdout.count("kept") == 2
+        assert (tmp_cwd / ".py-sandboxes").read_text() == rules
+    finally:
+        shutil.rmtree(secret_dir, ignore_errors=True)
+
+
+def test_an_exposure_of_the_rule_file_hands_it_over(run_sb, tmp_cwd):
+    rules = ("os-sandbox=landlock\npython-import=*\nexpose-rw=.\n"
+             "expose-rw=./.py-sandboxes\n")
+    (tmp_cwd / ".py-sandboxes").write_text(rules)
+    (tmp_cwd / "app.py").write_text(
+        "open('.py-sandboxes', 'a').write('# the program wrote this\\n')\n")
+    r = run_sb([f"--python={PY}", "app.py"])
+    assert r.returncode == 0, r.stderr
+    assert (tmp_cwd / ".py-sandboxes").read_text() == \
+        rules + "# the program wrote this\n"
+
+
+def test_an_absent_include_in_a_writable_tree_is_refused(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text(
+        "os-sandbox=subprocess\nexpose-rw=.\ninclude \"./local.rules\"\n")
+    r = run_sb([f"--python={PY}", "-c", "pass"])
+    assert r.returncode == 255
+    assert ".py-sandboxes(3): include \"local.rules\": it does not exist" \
+        in r.stderr
+    assert not (tmp_cwd / "local.rules").exists()
+
+
+@pytest.mark.unprivileged
+def test_landlock_without_a_namespace_refuses_to_run(sb, run_sb, tmp_cwd):
+    """With the rule file in a writable tree, landlock keeps it read-only
+    in a private mount namespace; when none can be made (unshare fails:
+    injected with strace, as where user namespaces are disabled), nothing
+    runs."""
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("strace is not installed: cannot make unshare fail")
+    rules = "os-sandbox=landlock\npython-import=*\nexpose-rw=.\n"
+    (tmp_cwd / ".py-sandboxes").write_text(rules)
+    (tmp_cwd / "app.py").write_text(
+        "open('.py-sandboxes', 'a').write('expose-ro=/\\n')\n")
+    own(tmp_cwd, ".py-sandboxes", "app.py")
+    argv = [strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=unshare",
+            "-e", "inject=unshare:error=EPERM", sb, f"--python={PY}",
+            "app.py"]
+    if os.geteuid() == 0:
+        from conftest import as_nobody
+        argv = as_nobody(argv)
+    r = subprocess.run(argv, cwd=tmp_cwd, capture_output=True, text=True,
+                       timeout=300, stdin=subprocess.DEVNULL)
+    assert r.returncode == 255, r.stderr
+    assert "cannot keep it read-only" in r.stderr
+    assert "nothing was run" in r.stderr
+    assert "Hint:" in r.stderr and "expose-rw=" in r.stderr
+    assert (tmp_cwd / ".py-sandboxes").read_text() == rules
