@@ -286,6 +286,13 @@ static int write_atomic(const struct rule_dir *d, const char *text,
 	} else if (syscall(SYS_renameat2, d->fd, tmp, d->fd, d->base,
 			   RENAME_NOREPLACE) < 0) {
 		r = -errno;
+		/* a file system without RENAME_NOREPLACE: a link never
+		 * replaces a name either */
+		if (r == -EINVAL &&
+		    linkat(d->fd, tmp, d->fd, d->base, 0) == 0) {
+			unlinkat(d->fd, tmp, 0);
+			r = 0;
+		}
 	}
 	if (r) {
 		unlinkat(d->fd, tmp, 0);
