@@ -146,6 +146,11 @@ def check_files(case, judge, victim, move):
     native = case.os_sandbox != "subprocess"
     r = run_attack(case, victim, native, move)
     assert r.returncode == 0 and "done" in r.stdout, (r.stdout, r.stderr)
+    moved = [m for m in ("moved", "moved-n")
+             if os.path.lexists(case.path(m))]
+    if moved:
+        judge._record("escaped", f"the include's directory is now {moved}")
+    assert not moved, "the directory that holds the include was renamed"
     expected = {
         ".py-sandboxes": RULES + f"os-sandbox={case.os_sandbox}\n",
         INC: INC_TEXT,
@@ -159,8 +164,6 @@ def check_files(case, judge, victim, move):
         assert st.st_nlink == 1, rel
         with open(case.path(rel)) as f:
             assert f.read() == text, (rel, r.stderr)
-    assert not os.path.lexists(case.path("moved"))
-    assert not os.path.lexists(case.path("moved-n"))
     judge._record("refused by " + ("kernel" if native else "python"),
                   "the rule file, include and backup are unchanged")
     with open(victim) as f:
