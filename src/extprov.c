@@ -295,11 +295,6 @@ static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 	if (!firejail_options(a, p, v) && !p->any_net_rule)
 		push(a, v, "--net=none");
 	push(a, v, sb_arena_printf(a, "--keep-fd=%d,%d", policy_fd, stage_fd));
-	/* the masks of the plan: firejail takes paths, not patterns */
-	for (i = 0; i < n; i++)
-		if (ops[i].kind == SB_NS_MASK)
-			push(a, v, sb_arena_printf(a, "--blacklist=%s",
-						   ops[i].path));
 	push(a, v, "--whitelist=/etc/hosts");
 	if (whitelistable(self))
 		push(a, v, sb_arena_printf(a, "--whitelist=%s", self));
@@ -323,6 +318,14 @@ static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 						       : "read-only",
 					   o->path));
 	}
+	/* the masks of the plan (firejail takes paths, not patterns), after
+	 * the exposures: a --read-write= of a tree remounts what lies below
+	 * it writable again, the empty file every blacklist shares included
+	 * (a program could chmod or fill it for every firejail sandbox) */
+	for (i = 0; i < n; i++)
+		if (ops[i].kind == SB_NS_MASK)
+			push(a, v, sb_arena_printf(a, "--blacklist=%s",
+						   ops[i].path));
 }
 
 char **sb_extprov_argv(struct sb_arena *a, const struct sb_policy *p,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "selfprotect.h"
 #include "seccomp_filter.h"
 
 #define HINT_LANDLOCK                                                          \
@@ -206,6 +207,9 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 	}
 	if (getenv("PYSB_DEBUG"))
 		debug_print(a, p, ctx, caps.landlock_abi);
+	/* before Landlock, which forbids mounts from then on */
+	if (!ctx->own_files_kept && sb_selfprotect_apply(a, p, err, hint) < 0)
+		return -1;
 	if (sb_landlock_apply(a, p, ctx, caps.landlock_abi, err) < 0)
 		return -1;
 	/* after Landlock: a failure here still runs nothing (exit 255) */

@@ -23,6 +23,9 @@ struct sb_kernel_ctx {
 	/* root under unshare (no user namespace): the program gets no
 	 * capability (sb_kernel_drop_caps) */
 	bool drop_caps;
+	/* python-sb's own files are masked already (unshare, bwrap and
+	 * firejail do it with ignore=): no namespace of selfprotect.c */
+	bool own_files_kept;
 };
 
 /* What this kernel offers, for --pysandboxes-explain and os-sandbox=auto:

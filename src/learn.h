@@ -76,4 +76,10 @@ void sb_learn_merge(struct sb_arena *a, const char *existing,
 /* The template of a new rule file (2.10). */
 extern const char sb_learn_template[];
 
+/* Does 's' hold control characters, bidirectional-text or zero-width marks,
+ * or bytes that are not UTF-8 (what a reviewer could not see as it is)? */
+bool sb_learn_hidden_chars(const char *s);
+/* 's' with each such character (and '\\') as \xNN per byte (pure). */
+const char *sb_learn_escape(struct sb_arena *a, const char *s);
+
 #endif

@@ -2,18 +2,29 @@
  * guard's records, and write the learned rules into the rule file (seed-spec
  * 4.4, 4.5): under a lock on its directory (two learning runs on one file
  * merge one after the other, neither loses rules), with a backup
- * '<name>.old[_N]', an atomic rename that keeps the permission bits, and
- * never over a file that has errors. What cannot be saved goes to stderr.
+ * '<name>.old[_N]', an atomic rename that keeps the permission bits (never
+ * wider, never set-id), and never over a file that has errors.
+ *
+ * The directory may be writable by a program that ran sandboxed in it, and
+ * a learning run may be root: every name is opened relative to the locked
+ * directory's descriptor, created with O_EXCL|O_NOFOLLOW under a random
+ * temporary name, and a rule file that is anything but the user's own
+ * regular file stops the save. What cannot be saved goes to stderr and the
+ * run ends with 255, the old file untouched.
  */
 #include "learn_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,20 +45,126 @@ void sb_learn_feed(struct sb_learn_session *s, const char *data, size_t len)
 	}
 }
 
-/* The whole file, or NULL with errno (ENOENT: no file yet). */
-static char *read_text(const char *path, size_t *len)
+/* The rule file's directory, held open and locked for the whole save:
+ * every name below is looked up relative to it, never through a path
+ * that the program could have re-pointed, and nothing is followed. */
+struct rule_dir {
+	int fd;
+	const char *dir;  /* for messages */
+	const char *base; /* the rule file's name in it */
+	struct stat st;   /* the rule file as found (st_mode 0: absent) */
+};
+
+#define LOCK_WAIT_SECONDS 30
+
+/* Open and lock the directory; 0, or -1 with 'why' filled. A second
+ * learning run on the same file waits its turn (bounded: a lock that is
+ * never released, by a stuck run or by a program that took it, ends this
+ * run with the reason instead of a hang). */
+static int open_dir(struct sb_arena *a, const char *path, struct rule_dir *d,
+		    char *why, size_t n)
+{
+	char *dir = sb_arena_strdup(a, path), *slash = strrchr(dir, '/');
+	int waited;
+
+	d->fd = -1;
+	if (!slash || !slash[1]) {
+		snprintf(why, n, "it is no file name");
+		return -1;
+	}
+	*slash = '\0';
+	d->dir = *dir ? dir : "/";
+	d->base = slash + 1;
+	d->fd = open(d->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d->fd < 0) {
+		snprintf(why, n, "cannot open its directory '%s': %s%s", d->dir,
+			 strerror(errno),
+			 errno == ELOOP ? " (a symbolic link is not "
+					  "followed: name the real directory)"
+					: "");
+		return -1;
+	}
+	for (waited = 0; flock(d->fd, LOCK_EX | LOCK_NB) < 0; waited++) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			snprintf(why, n, "cannot lock its directory '%s': %s",
+				 d->dir, strerror(errno));
+			return -1;
+		}
+		if (waited == 0)
+			fprintf(stderr,
+				"python-sb: waiting for the lock on '%s' "
+				"(another learning run)...\n",
+				d->dir);
+		if (waited >= LOCK_WAIT_SECONDS * 10) {
+			snprintf(why, n,
+				 "its directory '%s' is locked by another "
+				 "process (another learning run?) since %d s",
+				 d->dir, LOCK_WAIT_SECONDS);
+			return -1;
+		}
+		usleep(100000);
+	}
+	return 0;
+}
+
+/* What may be rewritten: a regular file with one link, owned by the user
+ * who runs python-sb. Anything else was not made by python-sb or by its
+ * user for this purpose (a link planted by a sandboxed program, a device,
+ * a file of another user that root would take over) and stops the run. */
+static int check_rule_file(struct rule_dir *d, char *why, size_t n)
+{
+	if (fstatat(d->fd, d->base, &d->st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT) {
+			memset(&d->st, 0, sizeof(d->st));
+			return 0;
+		}
+		snprintf(why, n, "cannot stat it: %s", strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(d->st.st_mode)) {
+		snprintf(why, n,
+			 "it is a symbolic link, which python-sb never writes "
+			 "through; replace it with the file itself");
+		return -1;
+	}
+	if (!S_ISREG(d->st.st_mode)) {
+		snprintf(why, n, "it is not a regular file");
+		return -1;
+	}
+	if (d->st.st_nlink != 1) {
+		snprintf(why, n,
+			 "it has %lu hard links; python-sb rewrites only a "
+			 "file with one name",
+			 (unsigned long)d->st.st_nlink);
+		return -1;
+	}
+	if (d->st.st_uid != geteuid()) {
+		snprintf(why, n,
+			 "it belongs to uid %u, not to uid %u who runs "
+			 "python-sb; run the learning as its owner",
+			 (unsigned)d->st.st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	return 0;
+}
+
+/* The whole file, through the checked name, or NULL with errno. */
+static char *read_text(const struct rule_dir *d, size_t *len)
 {
 	struct stat st;
 	char *buf;
 	ssize_t r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = openat(d->fd, d->base,
+			O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+				O_NOFOLLOW);
 
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_dev != d->st.st_dev || st.st_ino != d->st.st_ino ||
 	    (unsigned long long)st.st_size > MAX_RULE_FILE) {
 		close(fd);
-		errno = EINVAL;
+		errno = ESTALE;
 		return NULL;
 	}
 	buf = malloc((size_t)st.st_size + 1);
@@ -69,117 +186,120 @@ static char *read_text(const char *path, size_t *len)
 	return buf;
 }
 
-/* '<name>.old', else '<name>.old_1', '<name>.old_2'... (the first free) */
-static char *backup_name(const char *path)
+static int write_all(int fd, const char *text, size_t len)
 {
-	char *name = malloc(strlen(path) + 32);
-	struct stat st;
-	int i;
-
-	if (!name)
-		return NULL;
-	sprintf(name, "%s.old", path);
-	for (i = 1; lstat(name, &st) == 0 && i < 100000; i++)
-		sprintf(name, "%s.old_%d", path, i);
-	return name;
-}
-
-static int copy_file(const char *from, const char *to, mode_t mode)
-{
-	char buf[65536];
-	int in = open(from, O_RDONLY | O_CLOEXEC), out;
-	ssize_t r;
-
-	if (in < 0)
-		return -errno;
-	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
-	if (out < 0) {
-		int err = -errno;
-
-		close(in);
-		return err;
-	}
-	while ((r = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)r) != r) {
-			r = -1;
-			break;
-		}
-	close(in);
-	if (r < 0 || fsync(out) < 0) {
-		int err = -errno;
-
-		close(out);
-		unlink(to);
-		return err ? err : -EIO;
-	}
-	return close(out) < 0 ? -errno : 0;
-}
-
-static int write_atomic(const char *path, const char *text, size_t len,
-			mode_t mode)
-{
-	char tmp[PATH_MAX];
 	size_t off = 0;
-	int fd;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path,
-			     (int)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode & 07777);
-	if (fd < 0)
-		return -errno;
-	/* open() applies the umask: set the previous file's bits exactly */
-	if (fchmod(fd, mode & 07777) < 0)
-		goto fail;
 	while (off < len) {
 		ssize_t w = write(fd, text + off, len - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			goto fail;
+			return w < 0 ? -errno : -EIO;
 		off += (size_t)w;
 	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	if (rename(tmp, path) < 0) {
-		int err = -errno;
-
-		unlink(tmp);
-		return err;
-	}
 	return 0;
-fail: {
-	int err = errno ? -errno : -EIO;
-
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return err;
-}
 }
 
-/* Lock the directory that holds 'path': the read-merge-write of two
- * learning runs on one file happen one after the other. */
-static int lock_dir(const char *path)
+/* Create 'name' in the directory, never over anything (O_EXCL: not even a
+ * dangling link is followed), write 'text' and give it 'mode' (the old
+ * file's permission bits at most, no set-id bits). 0, -EEXIST to try
+ * another name, or -errno with nothing left behind. */
+static int create_file(const struct rule_dir *d, const char *name,
+		       const char *text, size_t len, mode_t mode, bool chmod)
 {
-	char *dir = strdup(path), *slash;
-	int fd;
+	int fd = openat(d->fd, name,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			chmod ? 0600 : 0644);
+	int r;
 
-	if (!dir)
-		return -1;
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	fd = open(slash && *dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
-		close(fd);
-		return -1;
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, text, len);
+	if (!r && chmod && fchmod(fd, mode & 0777) < 0)
+		r = -errno;
+	if (!r && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (r)
+		unlinkat(d->fd, name, 0);
+	return r;
+}
+
+/* '<name>.old', else '<name>.old_1', '<name>.old_2'... (the first free;
+ * whatever holds a name, a planted link included, is skipped). */
+static char *write_backup(const struct rule_dir *d, const char *text,
+			  size_t len, int *err)
+{
+	char *name = malloc(strlen(d->base) + 32);
+	int i;
+
+	if (!name) {
+		*err = -ENOMEM;
+		return NULL;
 	}
-	return fd;
+	for (i = 0; i < 100000; i++) {
+		if (i)
+			sprintf(name, "%s.old_%d", d->base, i);
+		else
+			sprintf(name, "%s.old", d->base);
+		*err = create_file(d, name, text, len, d->st.st_mode, true);
+		if (*err != -EEXIST)
+			break;
+	}
+	if (*err) {
+		free(name);
+		return NULL;
+	}
+	return name;
+}
+
+/* Write a temporary file under a random name, then rename it over the rule
+ * file, provided the name still holds what was checked (or nothing, for a
+ * new file): a swap in between stops the save instead of being followed. */
+static int write_atomic(const struct rule_dir *d, const char *text,
+			size_t len)
+{
+	bool existed = d->st.st_mode != 0;
+	char tmp[64];
+	struct stat now;
+	uint64_t rnd;
+	int r = -EEXIST, i;
+
+	for (i = 0; i < 100 && r == -EEXIST; i++) {
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			return -errno;
+		snprintf(tmp, sizeof(tmp), ".py-sandboxes.%016llx.tmp",
+			 (unsigned long long)rnd);
+		r = create_file(d, tmp, text, len, d->st.st_mode, existed);
+	}
+	if (r)
+		return r;
+	if (existed) {
+		if (fstatat(d->fd, d->base, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    now.st_dev != d->st.st_dev || now.st_ino != d->st.st_ino)
+			r = -ESTALE;
+		else if (renameat(d->fd, tmp, d->fd, d->base) < 0)
+			r = -errno;
+	} else if (syscall(SYS_renameat2, d->fd, tmp, d->fd, d->base,
+			   RENAME_NOREPLACE) < 0) {
+		r = -errno;
+		/* a file system without RENAME_NOREPLACE: a link never
+		 * replaces a name either */
+		if (r == -EINVAL &&
+		    linkat(d->fd, tmp, d->fd, d->base, 0) == 0) {
+			unlinkat(d->fd, tmp, 0);
+			r = 0;
+		}
+	}
+	if (r) {
+		unlinkat(d->fd, tmp, 0);
+		return r;
+	}
+	fsync(d->fd);
+	return 0;
 }
 
 static void date_now(char *buf, size_t n)
@@ -251,41 +371,75 @@ static void settle_files(struct sb_learn_session *s)
 	s->learned.files.n = out;
 }
 
+/* What a reviewer could not see as it is goes to the file as an escaped
+ * comment (learn_rules.c); say so where the user is looking, too. */
+static void warn_hidden(struct sb_learn_session *s)
+{
+	const struct sb_learned *l = &s->learned;
+	const char *what[3] = { "variable", "path", "module" };
+	size_t i, k, n[3] = { l->env.n, l->files.n, l->imports.n };
+
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < n[k]; i++) {
+			const char *name = k == 0   ? l->env.v[i]
+					   : k == 1 ? l->files.v[i].path
+						    : l->imports.v[i];
+
+			if (!sb_learn_hidden_chars(name))
+				continue;
+			fprintf(stderr,
+				"python-sb: warning: the program used a %s "
+				"holding control characters, bidirectional-"
+				"text marks or bytes that are not UTF-8: '%s'; "
+				"it is written escaped, as a comment to review, "
+				"not as a rule.\n",
+				what[k], sb_learn_escape(s->arena, name));
+		}
+}
+
+static const char *write_error(int err)
+{
+	return err == -ESTALE ? "it was replaced while python-sb was saving"
+			      : strerror(-err);
+}
+
 int sb_learn_save(struct sb_learn_session *s)
 {
 	struct sb_policy *check = NULL;
 	struct sb_parse_opts o = { 0 };
 	struct sb_learn_ctx ctx = s->ctx;
 	struct sb_buf out = { 0 };
-	char *old, *backup = NULL, date[64], why[PATH_MAX + 128];
+	struct rule_dir d;
+	char *old = NULL, *backup = NULL, date[64], why[PATH_MAX + 256];
 	size_t len = 0;
 	bool added = false, existed;
-	mode_t mode = 0644;
-	struct stat st;
-	int lock, r;
+	int r;
 
 	settle_files(s);
-	lock = lock_dir(s->path);
-	old = read_text(s->path, &len);
-	existed = old != NULL;
-	if (!old && errno != ENOENT) {
-		snprintf(why, sizeof(why), "cannot read it: %s",
-			 strerror(errno));
+	if (!s->saved_once)
+		warn_hidden(s);
+	if (open_dir(s->arena, s->path, &d, why, sizeof(why)) < 0 ||
+	    check_rule_file(&d, why, sizeof(why)) < 0)
 		goto unsaved;
-	}
+	existed = d.st.st_mode != 0;
 	if (existed) {
+		old = read_text(&d, &len);
+		if (!old) {
+			snprintf(why, sizeof(why), "cannot read it: %s",
+				 write_error(-errno));
+			goto unsaved;
+		}
 		/* a file with errors is never overwritten */
 		o.config_path = s->path;
 		o.cwd = s->ctx.cwd;
 		o.envp = s->ctx.envp;
 		o.resolve = any_name;
+		o.flags = SB_PARSE_NO_OWN_FILES;
 		if (sb_policy_parse(&o, &check) == 0 && check->errors.n) {
 			snprintf(why, sizeof(why),
 				 "it has errors (%s)", check->errors.v[0].text);
 			goto unsaved;
 		}
-		if (stat(s->path, &st) == 0)
-			mode = st.st_mode;
 	}
 	date_now(date, sizeof(date));
 	ctx.date = date;
@@ -303,20 +457,19 @@ int sb_learn_save(struct sb_learn_session *s)
 		goto out;
 	}
 	if (existed) {
-		backup = backup_name(s->path);
-		r = backup ? copy_file(s->path, backup, mode) : -ENOMEM;
-		if (r < 0) {
+		backup = write_backup(&d, old, len, &r);
+		if (!backup) {
 			snprintf(why, sizeof(why), "cannot back it up: %s",
 				 strerror(-r));
 			goto unsaved;
 		}
 	}
-	r = write_atomic(s->path, out.s, out.len, mode);
+	r = write_atomic(&d, out.s, out.len);
 	if (r < 0) {
 		snprintf(why, sizeof(why), "cannot write it: %s",
-			 strerror(-r));
+			 write_error(r));
 		if (backup)
-			unlink(backup);
+			unlinkat(d.fd, backup, 0);
 		goto unsaved;
 	}
 	fprintf(stderr, "\nWrite all learning rules in '%s'.%s\n", s->display,
@@ -326,11 +479,14 @@ int sb_learn_save(struct sb_learn_session *s)
 			: "");
 	if (backup) {
 		/* named as the rule file is: relative to the cwd when below */
+		const char *full = sb_arena_printf(
+			s->arena, "%s/%s", strcmp(d.dir, "/") ? d.dir : "",
+			backup);
 		size_t n = strlen(s->ctx.cwd);
-		const char *shown = backup;
+		const char *shown = full;
 
-		if (strncmp(backup, s->ctx.cwd, n) == 0 && backup[n] == '/')
-			shown = backup + n + 1;
+		if (strncmp(full, s->ctx.cwd, n) == 0 && full[n] == '/')
+			shown = full + n + 1;
 		fprintf(stderr, "The old version is here '%s'.\n", shown);
 	}
 	fprintf(stderr, "Check and update this file to validate the rules.\n");
@@ -341,8 +497,8 @@ unsaved:
 	dump_rules(s, why);
 	r = -1;
 out:
-	if (lock >= 0)
-		close(lock);
+	if (d.fd >= 0)
+		close(d.fd);
 	free(old);
 	free(backup);
 	sb_buf_free(&out);

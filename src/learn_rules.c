@@ -5,7 +5,10 @@
  * groups need. It does no I/O, never prints and never exits: the launcher
  * reads and writes the file (learn_file.c). Records come from code that was
  * running unguarded, so every field is treated as data: anything that could
- * not be written back as one plain rule line is dropped, never escaped.
+ * not be written back as one plain rule line is dropped, and a name that
+ * holds what a reviewer could not see (control characters, bidirectional
+ * marks, bytes that are not UTF-8) is shown escaped in a comment under a
+ * REVIEW header, never raw and never as a rule.
  */
 #include "learn.h"
 
@@ -315,6 +318,97 @@ static bool safe_host(const char *s)
 	return true;
 }
 
+/* ---- names a reviewer could not see as they are ---- */
+
+/* The length of the UTF-8 sequence at s (at most n bytes), 0 when it is
+ * not valid UTF-8 (overlong, surrogate, above U+10FFFF, truncated); *cp
+ * gets the code point. */
+static size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp)
+{
+	size_t len, i;
+	unsigned c;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		c = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* Control characters (C0, DEL, C1), the marks that reorder or hide text
+ * (bidirectional embeddings, overrides and isolates, zero-width ones, the
+ * byte order mark), and bytes that are not UTF-8. */
+static bool hidden_cp(unsigned c)
+{
+	return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x61c ||
+	       (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
+	       (c >= 0x2060 && c <= 0x2069) || c == 0xfeff;
+}
+
+bool sb_learn_hidden_chars(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, len;
+	unsigned cp;
+
+	while (i < n) {
+		len = utf8_seq(u + i, n - i, &cp);
+		if (!len || hidden_cp(cp))
+			return true;
+		i += len;
+	}
+	return false;
+}
+
+const char *sb_learn_escape(struct sb_arena *a, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, len, k;
+	struct sb_buf b = { 0 };
+	const char *res;
+	unsigned cp;
+
+	while (i < n) {
+		len = utf8_seq(u + i, n - i, &cp);
+		if (len && !hidden_cp(cp) && cp != '\\') {
+			sb_buf_add(&b, s + i, len);
+			i += len;
+			continue;
+		}
+		if (!len)
+			len = 1;
+		for (k = 0; k < len; k++)
+			sb_buf_printf(&b, "\\x%02x", u[i + k]);
+		i += len;
+	}
+	res = sb_arena_strdup(a, b.s ? b.s : "");
+	sb_buf_free(&b);
+	return res;
+}
+
 static int cmp_str(const void *x, const void *y)
 {
 	return strcmp(*(const char *const *)x, *(const char *const *)y);
@@ -344,6 +438,28 @@ static struct group *new_group(struct sb_arena *a, struct family *fam,
 	return g;
 }
 
+static const char review_header[] =
+	"# REVIEW: the program used these names, which hold control "          \
+	"characters,\n# bidirectional-text marks or bytes that are not "     \
+	"UTF-8. They are shown\n# escaped (\\xNN), as comments: no rule "    \
+	"was written for them.";
+
+/* A name that is not written as a rule because a reviewer could not see
+ * it as it is: shown escaped, as a comment, under one header. */
+static void flag_name(struct sb_arena *a, struct family *fam,
+		      const char *rule)
+{
+	struct group *g = NULL;
+	size_t i;
+
+	for (i = 0; i < fam->groups.n; i++)
+		if (fam->groups.v[i].header == review_header)
+			g = &fam->groups.v[i];
+	if (!g)
+		g = new_group(a, fam, review_header);
+	*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(a, "# %s", rule);
+}
+
 /* ---- environment ---- */
 
 static void gen_env(struct sb_arena *a, const struct sb_learned *l,
@@ -357,6 +473,11 @@ static void gen_env(struct sb_arena *a, const struct sb_learned *l,
 	for (i = 0; i < l->env.n; i++) {
 		const char *name = l->env.v[i];
 		bool skip = !safe_name(name, true);
+
+		if (skip && sb_learn_hidden_chars(name))
+			flag_name(a, fam, sb_arena_printf(
+						  a, "env=%s",
+						  sb_learn_escape(a, name)));
 
 		for (j = 0; p && !skip && j < p->env.n; j++)
 			skip = strcmp(p->env.v[j].name, name) == 0;
@@ -608,6 +729,14 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		bool skip = !safe_path(path) || sb_path_under(path, "/proc");
 		bool as_dir;
 		struct want *nw;
+
+		if (sb_learn_hidden_chars(path)) {
+			flag_name(a, fam, sb_arena_printf(
+						  a, "expose-%s=%s",
+						  f->write ? "rw" : "ro",
+						  sb_learn_escape(a, path)));
+			continue;
+		}
 
 		for (k = 0; !skip && k < ctx->n_python_trees; k++)
 			skip = sb_path_under(path, ctx->python_trees[k]);
@@ -938,7 +1067,15 @@ static void gen_imports(struct sb_arena *a, const struct sb_learned *l,
 	names_in_text(a, existing, &have);
 	for (i = 0; i < l->imports.n; i++) {
 		const char *name = l->imports.v[i];
-		bool skip = !safe_module(name) ||
+		bool skip;
+
+		if (sb_learn_hidden_chars(name)) {
+			flag_name(a, fam, sb_arena_printf(
+						  a, "python-import=%s",
+						  sb_learn_escape(a, name)));
+			continue;
+		}
+		skip = !safe_module(name) ||
 			    strcmp(name, "pysandboxes") == 0 ||
 			    str_in(have.v, have.n, name);
 

@@ -429,6 +429,42 @@ static int add_masks(struct plan *pl, const struct sb_policy *p)
 	return 0;
 }
 
+/* python-sb's own files are masked (ignore=, policy_own.c); the
+ * directories between one and the writable tree that holds it are bound
+ * onto themselves, so that the program cannot rename them away and put
+ * another rule file in their place (a mount point is EBUSY). */
+static int pin_own_dirs(struct plan *pl, const struct sb_policy *p)
+{
+	size_t i, k, n = pl->ops.n;
+
+	for (i = 0; i < p->ignores.n; i++) {
+		const char *own = sb_own_file(pl->a, &p->ignores.v[i]);
+		const struct sb_ns_op *root = NULL;
+		char *dir, *slash;
+
+		for (k = 0; own && k < n; k++) {
+			const struct sb_ns_op *b = &pl->ops.v[k];
+
+			if (b->kind == SB_NS_BIND && b->is_dir && b->writable &&
+			    sb_path_under(own, b->path) &&
+			    (!root || strlen(b->path) > strlen(root->path)))
+				root = b;
+		}
+		if (!root)
+			continue;
+		dir = sb_arena_strdup(pl->a, own);
+		while ((slash = strrchr(dir, '/')) && slash != dir) {
+			*slash = '\0';
+			if (!sb_path_under(dir, root->path) ||
+			    strcmp(dir, root->path) == 0)
+				break;
+			if (add_bind(pl, dir, true, root->what, false) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int by_length(const void *x, const void *y)
 {
 	const struct sb_ns_op *a = x, *b = y;
@@ -478,7 +514,7 @@ static int make_plan(struct plan *pl, const struct sb_policy *p,
 		walk(pl, ctx->interp->path);
 	if (ctx->cwd && walk(pl, ctx->cwd))
 		add_op(pl, SB_NS_DIR, walk(pl, ctx->cwd), NULL);
-	if (add_masks(pl, p) < 0)
+	if (add_masks(pl, p) < 0 || pin_own_dirs(pl, p) < 0)
 		return -1;
 	/* in mount order: a parent before what is mounted below it */
 	qsort(pl->ops.v, pl->ops.n, sizeof(*pl->ops.v), by_length);
@@ -816,6 +852,7 @@ static void run_init(struct sb_arena *a, const struct ns_run *r,
 		/* root's (no user namespace as root), or the new user
 		 * namespace's: the program gets none (weaknesses.md 34) */
 		ctx.drop_caps = true;
+		ctx.own_files_kept = true; /* masked by build_root */
 		_exit(sb_netsup_run(a, &q, &ctx, path, argv, envp));
 	}
 	_exit(wait_forwarding(sfd, child));

@@ -27,6 +27,10 @@ struct parser {
 	const char *home;
 	SB_VEC(struct sb_line) lines;
 	bool *claimed;
+	/* per line: a variable whose reference expanded to nothing because it
+	 * is not set (named by the line's errors), else NULL */
+	const char **unset_var;
+	const char *last_unset;
 };
 
 static const char *const provider_names[SB_PROVIDER_COUNT] = {
@@ -358,12 +362,23 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 		f->included_from = from;
 		return;
 	}
+	if (S_ISLNK(st.st_mode)) {
+		/* a link is where a program that could write next to the rule
+		 * file would point it (issue 21): never read through it */
+		f = SB_VEC_PUSH(a, ps->p->files);
+		f->path = abs;
+		f->display = display;
+		f->state = SB_FILE_ERROR;
+		f->included_from = from;
+		sb_error(ps->p, at,
+			 "%s: it is a symbolic link, which python-sb does not "
+			 "follow; name the file it points to, or replace the "
+			 "link with the file.",
+			 label);
+		return;
+	}
 	if (!realpath(abs, canon)) {
-		if (errno == ENOENT && S_ISLNK(st.st_mode))
-			sb_error(ps->p, at,
-				 "%s: it is a dangling symbolic link.", label);
-		else
-			sb_error(ps->p, at, "%s: %s.", label, strerror(errno));
+		sb_error(ps->p, at, "%s: %s.", label, strerror(errno));
 		return;
 	}
 	if (already_loaded(ps, canon))
@@ -432,6 +447,8 @@ static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
 		if (*p == '}') {
 			if (val)
 				sb_buf_puts(out, val);
+			else
+				ps->last_unset = name;
 			p++;
 			continue;
 		}
@@ -454,6 +471,8 @@ static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
 			sb_buf_puts(out, val);
 		else if (def.len)
 			sb_buf_add(out, def.s, def.len);
+		else if (!val)
+			ps->last_unset = name;
 		sb_buf_free(&def);
 	}
 	*pp = p;
@@ -1266,6 +1285,40 @@ static void decide_learning(struct parser *ps)
 	}
 }
 
+/* A rule that fails after one of its variables expanded to nothing (a
+ * learned 'net=ALLOW|TCP|${DB_HOST}|5432|OUT' run without DB_HOST): its
+ * errors name the variable, or the user is left guessing at an empty
+ * field. */
+static void name_unset_vars(struct parser *ps)
+{
+	struct sb_policy *p = ps->p;
+	size_t i, j;
+
+	if (!ps->unset_var)
+		return;
+	for (i = 0; i < p->errors.n; i++) {
+		struct sb_diag *d = &p->errors.v[i];
+
+		for (j = 0; j < ps->lines.n; j++) {
+			const struct sb_ref *r = &ps->lines.v[j].ref;
+
+			if (!ps->unset_var[j] || r->line != d->ref.line ||
+			    !r->file || !d->ref.file ||
+			    strcmp(r->file, d->ref.file) != 0)
+				continue;
+			d->text = sb_sanitize(
+				p->arena,
+				sb_arena_printf(
+					p->arena,
+					"%s (the variable %s is not set: set it, "
+					"or give a default with ${%s:-value})",
+					d->text, ps->unset_var[j],
+					ps->unset_var[j]));
+			break;
+		}
+	}
+}
+
 /* Steps 1 to 4 of 2.5: command-line and implicit rules, the file with its
  * includes, env= and unenv=, then ${} expansion of everything else. */
 static void read_rules(struct parser *ps)
@@ -1293,6 +1346,8 @@ static void read_rules(struct parser *ps)
 	p->config_exists = p->files.n && p->files.v[0].state != SB_FILE_ABSENT;
 
 	ps->claimed = sb_arena_alloc(a, ps->lines.n + 1);
+	ps->unset_var = sb_arena_alloc(a, (ps->lines.n + 1) *
+						  sizeof(*ps->unset_var));
 	for (i = 0; i < ps->lines.n; i++)
 		split_key(a, &ps->lines.v[i]);
 	/* 3. env= and unenv= expand their own values */
@@ -1304,7 +1359,9 @@ static void read_rules(struct parser *ps)
 
 		if (ps->claimed[i])
 			continue;
+		ps->last_unset = NULL;
 		t = expand(ps, l->text, l->ref, NULL);
+		ps->unset_var[i] = ps->last_unset;
 		if (!t) {
 			ps->claimed[i] = true; /* reported already */
 			continue;
@@ -1372,6 +1429,9 @@ int sb_policy_parse(const struct sb_parse_opts *o, struct sb_policy **out)
 	stage_directives(&ps);
 	check_eval_grant(&ps);
 	decide_learning(&ps);
+	if (!o->flat && !(o->flags & SB_PARSE_NO_OWN_FILES))
+		sb_protect_own_files(p);
+	name_unset_vars(&ps);
 	sb_diag_sort(p);
 	*out = p;
 	return 0;

@@ -25,6 +25,8 @@ struct sb_ref {
 
 #define SB_REF_ARG "<arg>"
 #define SB_REF_IMPLICIT "<implicit>"
+/* python-sb's own files, hidden from the program (policy_own.c) */
+#define SB_REF_OWN "<own-file>"
 
 /* One diagnostic. 'text' is the whole line as printed, prefix included
  * ("<ref>: message"); 'ref' is its sort key. */
@@ -260,6 +262,9 @@ struct sb_policy {
 enum {
 	/* Do not resolve host names; a name in net= is then an error. */
 	SB_PARSE_NO_DNS = 1 << 0,
+	/* Do not add the own-file rules (policy_own.c): the learning writer
+	 * checks a file's syntax, not the run it would make. */
+	SB_PARSE_NO_OWN_FILES = 1 << 1,
 };
 
 /* A rule already through include and ${} expansion, with its origin: what
@@ -313,6 +318,11 @@ const char *sb_ref_format(struct sb_arena *a, struct sb_ref ref);
 /* A copy of s safe to print on a terminal: control characters and invalid
  * UTF-8 become \xNN. Every diagnostic goes through it. */
 char *sb_sanitize(struct sb_arena *a, const char *s);
+
+/* The path of an ignore= rule that hides one of python-sb's own files (the
+ * rule file, an include, a backup: origin SB_REF_OWN, policy_own.c), or
+ * NULL for any other ignore= rule. */
+const char *sb_own_file(struct sb_arena *a, const struct sb_ignore *ig);
 
 /* Look up a variable in an envp array; NULL when unset. */
 const char *sb_envp_get(const char *const *envp, const char *name);

@@ -46,6 +46,11 @@ void sb_api_finish(struct sb_policy *p);
 void sb_parse_eval(struct sb_policy *p, const struct sb_line *l);
 void sb_eval_finish(struct sb_policy *p);
 
+/* python-sb's own files (policy_own.c): the rule file, its includes and
+ * its backups become ignore= rules of origin SB_REF_OWN, unless an
+ * exposure names one exactly. Not in a learning run. */
+void sb_protect_own_files(struct sb_policy *p);
+
 /* Closest known token for suggestions (difflib-like ratio >= 0.6), or NULL. */
 const char *sb_closest(const char *word, const char *const *known, size_t n);
 

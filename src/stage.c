@@ -282,6 +282,7 @@ int sb_stage_main(int argc, char **argv)
 	/* whatever the tool left (bwrap as root keeps root's; a user
 	 * namespace holds them all; bwrap.cap-add=), the program gets none */
 	ctx.drop_caps = true;
+	ctx.own_files_kept = true; /* the tool masked them (ignore=) */
 	rc = sb_netsup_run(a, p, &ctx, st.path, argv + 3, st.env);
 out:
 	sb_policy_free(p);

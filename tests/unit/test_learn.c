@@ -384,12 +384,18 @@ static void test_files(void)
 			   "file\tr\tf\t/home/u/.pyenv/versions/3.11.7/x.py\n"
 			   "file\tr\tf\t/etc/a#b\n"
 			   "file\tr\tf\t/etc/a,b\n"
-			   "file\tr\tf\t/etc/${X}\n"
-			   "file\tr\tf\t/etc/a\\nb\n",
+			   "file\tr\tf\t/etc/${X}\n",
 			   envp, NULL),
 	       "",
 	       "files: /proc, the interpreter's trees and unwritable paths "
 	       "give nothing");
+	is_str(files_block(a, "file\tr\tf\t/etc/a\\nb\n", envp, NULL),
+	       "# REVIEW: the program used these names, which hold control "
+	       "characters,\n# bidirectional-text marks or bytes that are "
+	       "not UTF-8. They are shown\n# escaped (\\xNN), as comments: "
+	       "no rule was written for them.\n# expose-ro=/etc/a\\x0ab\n\n",
+	       "files: a control character is shown escaped, for review, "
+	       "and gives no rule (issue 21)");
 
 	/* a working directory of / or one holding the home directory says
 	 * nothing about what the program owns */
@@ -800,6 +806,48 @@ static void rm_rf(const char *path)
 		diag("could not remove %s", path);
 }
 
+/* issue 21: what a reviewer sees is what runs */
+static void test_hidden_names(void)
+{
+	static const char *const envp[] = { "PATH=/bin", NULL };
+	struct sb_arena *a = sb_arena_new();
+	struct sb_learn_ctx c;
+	const char *out;
+
+	ok(!sb_learn_hidden_chars("/home/u/caf\xc3\xa9.txt"),
+	   "hidden: plain UTF-8 is not");
+	ok(sb_learn_hidden_chars("a\xe2\x80\xae" "b"), "hidden: U+202E");
+	ok(sb_learn_hidden_chars("a\xe2\x81\xa6" "b"), "hidden: U+2066");
+	ok(sb_learn_hidden_chars("a\xe2\x80\x8f" "b"), "hidden: U+200F");
+	ok(sb_learn_hidden_chars("a\xef\xbb\xbf"), "hidden: U+FEFF");
+	ok(sb_learn_hidden_chars("a\x1b[31m"), "hidden: ESC");
+	ok(sb_learn_hidden_chars("a\xc2\x85"), "hidden: C1 (NEL)");
+	ok(sb_learn_hidden_chars("a\xff"), "hidden: not UTF-8");
+	ok(sb_learn_hidden_chars("a\xc0\xaf"), "hidden: overlong");
+	ok(sb_learn_hidden_chars("a\xed\xa0\x80"), "hidden: surrogate");
+	ok(sb_learn_hidden_chars("a\xe2\x80"), "hidden: truncated");
+	is_str(sb_learn_escape(a, "x\xe2\x80\xaey\\\xffz\xc3\xa9"),
+	       "x\\xe2\\x80\\xaey\\x5c\\xffz\xc3\xa9",
+	       "escape: marks, backslash and bad bytes as \\xNN");
+
+	ctx_init(&c, NULL, envp);
+	out = learn(a,
+		    "env\tA\xe2\x80\xae" "B\nimport\tm\xe2\x80\xaeod\n"
+		    "file\tr\tf\t/srv/x\xe2\x80\xaegpj.py\n",
+		    MARKERS, &c, NULL);
+	ok(!strstr(out, "\xe2\x80\xae"), "hidden: never written raw");
+	ok(strstr(out, "\n# env=A\\xe2\\x80\\xae" "B\n") != NULL,
+	   "hidden: a variable, escaped, as a comment");
+	ok(strstr(out, "\n# python-import=m\\xe2\\x80\\xaeod\n") != NULL,
+	   "hidden: a module, escaped, as a comment");
+	ok(strstr(out, "\n# expose-ro=/srv/x\\xe2\\x80\\xaegpj.py\n") !=
+		   NULL,
+	   "hidden: a path, escaped, as a comment");
+	ok(strstr(out, "# REVIEW: the program used these names") != NULL,
+	   "hidden: flagged for review");
+	sb_arena_free(a);
+}
+
 int main(void)
 {
 	snprintf(scratch, sizeof(scratch), "/var/tmp/test_learn.XXXXXX");
@@ -819,6 +867,7 @@ int main(void)
 	test_api();
 	test_merge();
 	test_round_trip();
+	test_hidden_names();
 	rm_rf(scratch);
 	return tap_done();
 }

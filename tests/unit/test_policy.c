@@ -147,7 +147,8 @@ static void test_lexing(void)
 	is_str(env_get(p, "Q"), "\"a#b\"", "lexing: # inside quotes kept");
 	is_str(env_get(p, "R"), "'x\\'#y'",
 	       "lexing: escaped quote does not close the string");
-	is_int(p->rules.n, 3, "lexing: three effective rules");
+	/* and the rule file's own ignore= (policy_own.c), last */
+	is_int(p->rules.n, 4, "lexing: three effective rules");
 	is_int(p->rules.n ? p->rules.v[0].ref.line : 0, 3,
 	       "lexing: line numbers are 1-based file lines");
 	sb_policy_free(p);
@@ -291,8 +292,19 @@ static void test_include(void)
 	if (symlink("/nonexistent/target", rule) == 0)
 		one_error("include \"./dangling\"\n",
 			  ".py-sandboxes(1): include \"./dangling\": it is a "
-			  "dangling symbolic link.",
+			  "symbolic link, which python-sb does not follow; "
+			  "name the file it points to, or replace the link "
+			  "with the file.",
 			  "include of a dangling symlink");
+	snprintf(rule, sizeof(rule), "%s/alink", tmp);
+	unlink(rule);
+	if (symlink("adir", rule) == 0)
+		one_error("include \"./alink\"\n",
+			  ".py-sandboxes(1): include \"./alink\": it is a "
+			  "symbolic link, which python-sb does not follow; "
+			  "name the file it points to, or replace the link "
+			  "with the file.",
+			  "include of a symlink is refused (issue 21)");
 	snprintf(rule, sizeof(rule), "%s/fifo", tmp);
 	unlink(rule);
 	if (mkfifo(rule, 0600) == 0)
@@ -399,7 +411,8 @@ static void test_files(void)
 		is_str(p->exposes.v[2].rule, "expose-rw=./data",
 		       "the rule text is kept for messages");
 	}
-	is_int(p->ignores.n, 2, "ignore= patterns kept");
+	/* and the rule file's own */
+	is_int(p->ignores.n, 3, "ignore= patterns kept");
 	sb_policy_free(p);
 
 	one_error("expose-ro=./data,/tmp\n",
@@ -696,7 +709,8 @@ static void test_full_example(void)
 	p = parse(example);
 	is_str(errors(p), "", "seed-spec 2.9 example: no errors");
 	is_int(p->exposes.n, 3, "2.9: three exposures");
-	is_int(p->ignores.n, 2, "2.9: two ignores");
+	/* and the own files: the rule file and its two (absent) includes */
+	is_int(p->ignores.n, 5, "2.9: two ignores, and the own files");
 	is_int(p->nets.n, 5, "2.9: five net rules (one name, one address)");
 	ok(p->nets.n == 5 && !p->nets.v[0].allow && p->nets.v[4].allow,
 	   "2.9: DENY rules ordered first");
@@ -739,6 +753,77 @@ static void test_big_inputs(void)
 	sb_buf_free(&b);
 }
 
+/* issue 21: python-sb's own files become ignore= rules <own-file> */
+static void test_own_files(void)
+{
+	struct sb_policy *p;
+	char want[600];
+	const char *path;
+
+	write_file(".py-sandboxes.old", "# old\n");
+	write_file(".py-sandboxes.old_3", "# old\n");
+	write_file(".py-sandboxes.older", "# not a backup\n");
+	write_file("inc[1].rules", "# the include\n");
+	p = parse("expose-rw=.\ninclude \"./inc[1].rules\"\n");
+	is_str(errors(p), "", "own files: no errors");
+	is_int(p->ignores.n, 4, "own files: rule file, include, two backups");
+	snprintf(want, sizeof(want), "ignore=%s/.py-sandboxes", tmp);
+	is_str(p->ignores.n ? p->ignores.v[0].rule : NULL, want,
+	       "own files: the rule file first");
+	is_str(p->ignores.n ? p->ignores.v[0].ref.file : NULL, SB_REF_OWN,
+	       "own files: origin <own-file>");
+	snprintf(want, sizeof(want), "ignore=%s/inc[[]1].rules", tmp);
+	is_str(p->ignores.n > 3 ? p->ignores.v[3].rule : NULL, want,
+	       "own files: a glob character is matched literally");
+	path = p->ignores.n > 3 ? sb_own_file(p->arena, &p->ignores.v[3])
+				: NULL;
+	snprintf(want, sizeof(want), "%s/inc[1].rules", tmp);
+	is_str(path, want, "own files: sb_own_file reads the path back");
+	ok(p->ignores.n > 3 && sb_fnmatch(p->ignores.v[3].pattern, want),
+	   "own files: the pattern matches the include");
+	sb_policy_free(p);
+
+	p = parse("expose-rw=./.py-sandboxes\n");
+	is_int(p->ignores.n, 2, "own files: an exposure of the file itself "
+				"hands it over (the backups stay)");
+	sb_policy_free(p);
+
+	p = parse("expose-rw=.\ninclude \"./absent.rules\"\n");
+	snprintf(want, sizeof(want),
+		 ".py-sandboxes(2): include \"absent.rules\": it does not "
+		 "exist, and 'expose-rw=%s' would let the program create it "
+		 "and write its own rules; create it (it may be empty), or "
+		 "move it out of that tree.",
+		 tmp);
+	is_str(errors(p), want, "own files: an absent include in a "
+				"writable tree is an error");
+	sb_policy_free(p);
+	p = parse("include \"./absent.rules\"\n");
+	is_str(errors(p), "", "own files: not outside a writable tree");
+	sb_policy_free(p);
+	unlink(".py-sandboxes.old");
+	unlink(".py-sandboxes.old_3");
+	unlink(".py-sandboxes.older");
+	unlink("inc[1].rules");
+}
+
+/* issue 15: a variable absent at enforcement time is named */
+static void test_unset_variable(void)
+{
+	struct sb_policy *p;
+
+	p = parse("net=ALLOW|TCP|${DB_HOST_UNSET}|5432|OUT\n");
+	is_str(errors(p),
+	       ".py-sandboxes(1): In 'net=ALLOW|TCP||5432|OUT', network part "
+	       "must be set. (the variable DB_HOST_UNSET is not set: set it, "
+	       "or give a default with ${DB_HOST_UNSET:-value})",
+	       "an unset variable is named in its line's error");
+	sb_policy_free(p);
+	p = parse("net=ALLOW|TCP|${DB_HOST_UNSET:-127.0.0.1}|5432|OUT\n");
+	is_str(errors(p), "", "a default is used");
+	sb_policy_free(p);
+}
+
 int main(void)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/sb-test-policy-XXXXXX");
@@ -758,6 +843,8 @@ int main(void)
 	test_error_order();
 	test_full_example();
 	test_big_inputs();
+	test_own_files();
+	test_unset_variable();
 	{
 		char cmd[600];
 

@@ -1,0 +1,200 @@
+"""Group K of attacks.md, python-sb's own files (issue 21): a program whose
+policy hands it the tree that holds its rule file (expose-rw=.) tries to
+rewrite its own policy, the policy's include, and the learning backups, with
+every means a file has (write, truncate, rename over, unlink and re-create,
+a symbolic link renamed over, a hard link, chmod, renaming the directory
+away), from Python and, under the kernel columns, from native code (ctypes:
+libc directly, under the guard's eyes only as a call it allowed). It also
+plants links for the names the learning writer uses. Judged from outside:
+the files' bytes, mode, type and link count after the run, and a root-owned
+0600 victim after a later trusted learning run as root.
+"""
+import os
+import stat
+import subprocess
+
+import pytest
+
+from harness import attack, documented_escape, root_python
+
+INC = "sub/inc.rules"
+INC_TEXT = "# the include\n"
+BACKUP = ".py-sandboxes.old"
+BACKUP_TEXT = "# an old version\n"
+VICTIM_TEXT = "root secret\n"
+
+# what the program tries, on each of python-sb's files; 'lib' is libc
+# through ctypes (None under the subprocess columns: no native attempts)
+ATTACK = r'''
+import ctypes, os, sys
+native = sys.argv[1] == "native"
+lib = ctypes.CDLL(None, use_errno=True) if native else None
+victim = sys.argv[2]
+EVIL = "expose-ro=/\n"
+
+def attempt(fn):
+    try:
+        fn()
+    except Exception:
+        pass
+
+def py_ops(t):
+    attempt(lambda: open(t, "a").write(EVIL))
+    attempt(lambda: os.truncate(t, 0))
+    attempt(lambda: os.chmod(t, 0o6777))
+    attempt(lambda: (open("x", "w").write(EVIL), os.rename("x", t)))
+    attempt(lambda: os.link(t, "hl-" + os.path.basename(t)))
+    attempt(lambda: open("hl-" + os.path.basename(t), "a").write(EVIL))
+    attempt(lambda: (os.symlink(victim, "sl"), os.rename("sl", t)))
+    attempt(lambda: os.unlink(t))
+    attempt(lambda: open(t, "w").write(EVIL))
+
+def c_ops(t):
+    b = t.encode()
+    hl = ("hl-n-" + os.path.basename(t)).encode()
+    fd = lib.open(b, os.O_WRONLY | os.O_APPEND)
+    if fd >= 0:
+        lib.write(fd, EVIL.encode(), len(EVIL))
+        lib.close(fd)
+    lib.truncate(b, ctypes.c_long(0))
+    lib.chmod(b, 0o6777)
+    fd = lib.open(b"nx", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    if fd >= 0:
+        lib.write(fd, EVIL.encode(), len(EVIL))
+        lib.close(fd)
+    lib.rename(b"nx", b)
+    if lib.link(b, hl) == 0:
+        fd = lib.open(hl, os.O_WRONLY | os.O_APPEND)
+        if fd >= 0:
+            lib.write(fd, EVIL.encode(), len(EVIL))
+            lib.close(fd)
+    lib.symlink(victim.encode(), b"nsl")
+    lib.rename(b"nsl", b)
+    lib.unlink(b)
+    fd = lib.open(b, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    if fd >= 0:
+        lib.write(fd, EVIL.encode(), len(EVIL))
+        lib.close(fd)
+
+for t in (".py-sandboxes", "sub/inc.rules", ".py-sandboxes.old"):
+    py_ops(t)
+    if native:
+        c_ops(t)
+if sys.argv[3] == "move":
+    # the directory that holds the include, renamed away and re-made
+    attempt(lambda: os.rename("sub", "moved"))
+    if native:
+        lib.rename(b"sub", b"moved-n")
+    attempt(lambda: os.makedirs("sub", exist_ok=True))
+    attempt(lambda: open("sub/inc.rules", "w").write(EVIL))
+# links for every name the learning writer ever used
+for pid in range(2, 3000):
+    attempt(lambda: os.symlink(victim, f".py-sandboxes.{pid}.tmp"))
+for i in range(1, 10):
+    attempt(lambda: os.symlink(victim, f".py-sandboxes.old_{i}"))
+print("done")
+'''
+
+
+@pytest.fixture
+def victim(tmp_path_factory):
+    d = tmp_path_factory.mktemp("victim")
+    os.chmod(d, 0o700)
+    path = d / "secret"
+    path.write_text(VICTIM_TEXT)
+    os.chmod(path, 0o600)
+    return str(path)
+
+
+RULES = ("python-import=*\npython-api=ALLOW:native\nexpose-rw=.\n"
+         f'include "./{INC}"\n')
+
+
+def run_attack(case, victim, native, move=False):
+    case.mkdir("sub")
+    case.write(INC, INC_TEXT)
+    case.write(BACKUP, BACKUP_TEXT)
+    case.write("attack.py", ATTACK)
+    return case._run(RULES, [f"--python={case.python}", "attack.py",
+                             "native" if native else "python", victim,
+                             "move" if move else "stay"],
+                     timeout=300)
+
+
+def umask():
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+@attack("K9", "rewrite the rule file, its include and its backups from "
+        "inside (write, truncate, chmod, rename over, link, unlink)")
+def test_K9(case, victim, judge):
+    check_files(case, judge, victim, move=False)
+
+
+@documented_escape(["firejail", "subprocess", "subprocess/nobody"],
+                   "weaknesses.md 57: the Python layer and firejail do not "
+                   "pin the directories above an own file")
+@attack("K11", "rename the directory that holds an include away and put "
+        "another include in its place")
+def test_K11(case, victim, judge):
+    check_files(case, judge, victim, move=True)
+
+
+def check_files(case, judge, victim, move):
+    native = case.os_sandbox != "subprocess"
+    r = run_attack(case, victim, native, move)
+    assert r.returncode == 0 and "done" in r.stdout, (r.stdout, r.stderr)
+    moved = [m for m in ("moved", "moved-n")
+             if os.path.lexists(case.path(m))]
+    if moved:
+        judge._record("escaped", f"the include's directory is now {moved}")
+    assert not moved, "the directory that holds the include was renamed"
+    expected = {
+        ".py-sandboxes": RULES + f"os-sandbox={case.os_sandbox}\n",
+        INC: INC_TEXT,
+        BACKUP: BACKUP_TEXT,
+    }
+    for rel, text in expected.items():
+        st = os.lstat(case.path(rel))
+        assert stat.S_ISREG(st.st_mode), (rel, r.stderr)
+        assert stat.S_IMODE(st.st_mode) == 0o666 & ~umask(), \
+            (rel, oct(st.st_mode))
+        assert st.st_nlink == 1, rel
+        with open(case.path(rel)) as f:
+            assert f.read() == text, (rel, r.stderr)
+    judge._record("refused by " + ("kernel" if native else "python"),
+                  "the rule file, include and backup are unchanged")
+    with open(victim) as f:
+        assert f.read() == VICTIM_TEXT
+
+
+@attack("K10", "plant links for the learning writer's names, then a "
+        "trusted learning run as root")
+def test_K10(case, victim, judge):
+    native = case.os_sandbox != "subprocess"
+    r = run_attack(case, victim, native)
+    assert r.returncode == 0, r.stderr
+    # the user, as root, learns again in the same directory
+    case.write("app.py", "import os\nos.environ.get('K10_VAR')\n")
+    learn = subprocess.run(
+        [case.sb, f"--python={root_python()}", "--learn", "app.py"],
+        cwd=case.root, capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL, env=dict(os.environ, K10_VAR="1"))
+    st = os.lstat(victim)
+    assert stat.S_IMODE(st.st_mode) == 0o600, oct(st.st_mode)
+    with open(victim) as f:
+        assert f.read() == VICTIM_TEXT
+    rf = os.lstat(case.path(".py-sandboxes"))
+    assert stat.S_ISREG(rf.st_mode)
+    assert not rf.st_mode & (stat.S_ISUID | stat.S_ISGID)
+    if learn.returncode == 0:
+        assert "env=K10_VAR=${K10_VAR}" in open(
+            case.path(".py-sandboxes")).read(), learn.stderr
+        judge._record("refused by launcher", "links not followed")
+    else:
+        # a rule file of uid 65534 is not root's to rewrite
+        assert learn.returncode == 255 and case.nobody, learn.stderr
+        assert "belongs to uid 65534" in learn.stderr
+        judge._record("refused by launcher", learn.stderr.strip())
