@@ -504,6 +504,71 @@ static void check_syntax(struct ev_check *c, const char *node,
 	violation(c, pos.line, pos.col, pos.end_col, what, add);
 }
 
+/* str.format resolves the attributes its template names in C, where the
+ * guard does not look: a template the checker can read has each of them
+ * judged here; a computed one is refused. */
+static void check_format(struct ev_check *c, PyObject *node, struct ev_pos pos)
+{
+	PyObject *v = py.PyObject_GetAttrString(node, "value"), *k, *o;
+	const char *t = NULL, *f, *end;
+	char name[128], what[200], add[200];
+	size_t n;
+
+	k = v ? py.PyObject_GetAttrString(v, "value") : NULL;
+	py.PyErr_Clear();
+	if (k && py.PyObject_IsInstance(k, py.PyUnicode_Type) == 1)
+		t = py.PyUnicode_AsUTF8AndSize(k, NULL);
+	if (!t) {
+		py.PyErr_Clear();
+		violation(c, pos.line, pos.col, pos.end_col,
+			  "'format' on a computed template is not allowed",
+			  "no rule allows it: the guard judges the fields of "
+			  "a literal template only; use an f-string");
+		goto out;
+	}
+	for (f = t; (f = strchr(f, '{'));) {
+		if (f[1] == '{') {
+			f += 2;
+			continue;
+		}
+		end = f + 1 + strcspn(f + 1, "}!:{");
+		/* attributes follow dots; [..] are item lookups */
+		for (f++; f < end; f++) {
+			if (*f != '.')
+				continue;
+			n = strcspn(f + 1, ".[]}!:{");
+			if (n >= sizeof(name))
+				n = sizeof(name) - 1;
+			memcpy(name, f + 1, n);
+			name[n] = '\0';
+			o = py.PyUnicode_FromString(name);
+			if (o && !attr_allowed(c->p, o, name)) {
+				snprintf(what, sizeof(what),
+					 "attribute '%s' in a format template "
+					 "is not allowed",
+					 name);
+				snprintf(add, sizeof(add),
+					 is_dunder(name) || frame_attr(name)
+						 ? "no rule allows it in a "
+						   "template%.0s"
+						 : "add: eval-attribute=%s",
+					 name);
+				violation(c, pos.line, pos.col, pos.end_col,
+					  what, add);
+			}
+			if (o)
+				py.Py_DecRef(o);
+			py.PyErr_Clear();
+		}
+		f = end;
+	}
+out:
+	if (k)
+		py.Py_DecRef(k);
+	if (v)
+		py.Py_DecRef(v);
+}
+
 static void check_attribute(struct ev_check *c, PyObject *node,
 			    struct ev_pos pos)
 {
@@ -519,6 +584,9 @@ static void check_attribute(struct ev_check *c, PyObject *node,
 			  "an attribute the guard cannot read", "no rule");
 		return;
 	}
+	if (attr_allowed(c->p, o, name) &&
+	    (!strcmp(name, "format") || !strcmp(name, "format_map")))
+		check_format(c, node, pos);
 	if (!attr_allowed(c->p, o, name)) {
 		snprintf(what, sizeof(what), "attribute '%.100s' is not allowed",
 			 name);
@@ -818,7 +886,8 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 			c->reserved = true;
 		if (cn && strcmp(cn, "Load"))
 			bind(c, buf);
-		else if (py.PyDict_GetItemString(builtins_dict, buf))
+		else if (!is_dunder(buf) &&
+			 py.PyDict_GetItemString(builtins_dict, buf))
 			use_builtin(c, buf, pos);
 		if (is_dunder(buf) &&
 		    !(list_has(&c->p->rules->allow[SB_EVAL_MAGIC], buf) &&
