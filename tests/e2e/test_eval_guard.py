@@ -466,3 +466,47 @@ def test_other_evaluators_against_the_same_list(tmp_cwd, lib):
                        text=True, timeout=scaled(120))
     assert r.returncode == 0, r.stderr
     print(f"{lib} fell to: {r.stdout.strip()}")
+
+
+# ---- the profiles of py-sandboxes(5), as written there ----
+
+def man_profiles():
+    """The profile block of docs/py-sandboxes.5, unescaped."""
+    from conftest import REPO
+    text = (REPO / "docs" / "py-sandboxes.5").read_text()
+    start = text.index("# calculator: a model's formula")
+    block = text[start:text.index(".EE", start)]
+    return block.replace("\\-", "-")
+
+
+PROFILE_CASES = [
+    ("calc", "eval", "round(abs(-2.5) * 4 + max(1, 2), 1)", {}, "12.0"),
+    ("rows", "eval",
+     "sum(r['amount'] for r in rows if r.get('region') == 'eu')",
+     {"rows": [{"amount": 3, "region": "eu"}, {"amount": 4}]}, "3"),
+    ("pred", "eval", "u['age'] >= 18 and u['country'].lower() in ('fr',)",
+     {"u": {"age": 20, "country": "FR"}}, "True"),
+    ("rules", "eval", "min(total * 0.1, 50) if total > 100 else 0",
+     {"total": 200}, "20.0"),
+    ("tpl", "eval", "f\"Dear {c['name'].title()}, {c['due']:.2f} EUR\"",
+     {"c": {"name": "ada", "due": 3}}, "'Dear Ada, 3.00 EUR'"),
+    ("agent", "exec",
+     "out = []\nfor i, w in enumerate(words):\n"
+     "    out.append(w.upper() * (i + 1))\nprint(out)",
+     {"words": ["a", "b"]}, "None"),
+]
+
+
+@pytest.mark.parametrize("profile,mode,src,names,value", PROFILE_CASES,
+                         ids=[c[0] for c in PROFILE_CASES])
+def test_documented_profiles(run_sb, tmp_cwd, profile, mode, src, names,
+                             value):
+    r = run(run_sb, tmp_cwd, man_profiles(), f"""\
+        attempt("x", lambda: guarded_eval({src!r}, profile={profile!r},
+                mode={mode!r}, names={names!r}))
+        attempt("escape", lambda: guarded_eval("().__class__",
+                profile={profile!r}))
+        """)
+    got = outcomes(r)
+    assert got["x"] == "OK " + value, got
+    assert got["escape"].startswith("EvalSyntaxRejected"), got
