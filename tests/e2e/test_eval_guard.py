@@ -510,3 +510,19 @@ def test_documented_profiles(run_sb, tmp_cwd, profile, mode, src, names,
     got = outcomes(r)
     assert got["x"] == "OK " + value, got
     assert got["escape"].startswith("EvalSyntaxRejected"), got
+
+
+def test_the_formula_agent_example(run_sb, tmp_cwd):
+    from conftest import REPO
+    example = REPO / "examples" / "formula-agent"
+    for name in (".py-sandboxes", "agent.py"):
+        (tmp_cwd / name).write_text((example / name).read_text())
+    r = run_sb(["agent.py", "--demo"])
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "[ OK ]    45.0" in out
+    assert out.count("[REFUSED]") == 4, out
+    assert "add: eval-call=open" in out
+    assert "add: eval-magic=__import__" in out
+    assert "add: eval-magic=__class__" in out
+    assert "'an allocation of " in out and "eval-max-alloc=1000000" in out
