@@ -101,6 +101,7 @@ static long default_profile = -1;
 static PyObject *raw_compile;   /* builtins.compile before our wrapper */
 static PyObject *builtins_dict; /* the builtins module's dict */
 static PyObject *ast_class;     /* _ast.AST */
+static PyObject *ast_module;    /* _ast */
 static PyObject *cache;         /* (profile, mode, source) -> code */
 static PyObject *compiled;      /* id(code) -> code: what we compiled */
 static PyObject *exc_syntax, *exc_perm, *exc_interrupted;
@@ -403,18 +404,31 @@ static long int_attr(PyObject *node, PyObject *name)
 	return r;
 }
 
+/* A node's position, read only when a violation needs it. */
 struct ev_pos {
+	PyObject *node;
+	bool known;
 	long line, col, end_col;
 };
 
-static struct ev_pos node_pos(PyObject *node)
+static struct ev_pos *pos_get(struct ev_pos *p)
 {
-	struct ev_pos p = { int_attr(node, str_lineno),
-			    int_attr(node, str_col), -1 };
-
-	if (int_attr(node, str_end_lineno) == p.line)
-		p.end_col = int_attr(node, str_end_col);
+	if (p->known)
+		return p;
+	p->known = true;
+	p->line = int_attr(p->node, str_lineno);
+	p->col = int_attr(p->node, str_col);
+	p->end_col = int_attr(p->node, str_end_lineno) == p->line
+			     ? int_attr(p->node, str_end_col)
+			     : -1;
 	return p;
+}
+
+static void violation_at(struct ev_check *c, struct ev_pos *p,
+			 const char *what, const char *add)
+{
+	pos_get(p);
+	violation(c, p->line, p->col, p->end_col, what, add);
 }
 
 /* A str attribute of a node as UTF-8 into buf (empty when absent/None). */
@@ -461,7 +475,7 @@ static void bind(struct ev_check *c, const char *name)
 }
 
 static void use_builtin(struct ev_check *c, const char *name,
-			struct ev_pos pos)
+			struct ev_pos *pos)
 {
 	struct ev_use *u;
 
@@ -476,13 +490,14 @@ static void use_builtin(struct ev_check *c, const char *name,
 	}
 	u = &c->uses[c->nuses++];
 	snprintf(u->name, sizeof(u->name), "%.63s", name);
-	u->line = pos.line;
-	u->col = pos.col;
-	u->end_col = pos.end_col;
+	pos_get(pos);
+	u->line = pos->line;
+	u->col = pos->col;
+	u->end_col = pos->end_col;
 }
 
 static void check_syntax(struct ev_check *c, const char *node,
-			 struct ev_pos pos)
+			 struct ev_pos *pos)
 {
 	const char *group;
 	char what[128], add[160];
@@ -501,13 +516,13 @@ static void check_syntax(struct ev_check *c, const char *node,
 			 group, node);
 	else
 		snprintf(add, sizeof(add), "add: eval-syntax=%s", node);
-	violation(c, pos.line, pos.col, pos.end_col, what, add);
+	violation_at(c, pos, what, add);
 }
 
 /* str.format resolves the attributes its template names in C, where the
  * guard does not look: a template the checker can read has each of them
  * judged here; a computed one is refused. */
-static void check_format(struct ev_check *c, PyObject *node, struct ev_pos pos)
+static void check_format(struct ev_check *c, PyObject *node, struct ev_pos *pos)
 {
 	PyObject *v = py.PyObject_GetAttrString(node, "value"), *k, *o;
 	const char *t = NULL, *f, *end;
@@ -520,7 +535,7 @@ static void check_format(struct ev_check *c, PyObject *node, struct ev_pos pos)
 		t = py.PyUnicode_AsUTF8AndSize(k, NULL);
 	if (!t) {
 		py.PyErr_Clear();
-		violation(c, pos.line, pos.col, pos.end_col,
+		violation_at(c, pos,
 			  "'format' on a computed template is not allowed",
 			  "no rule allows it: the guard judges the fields of "
 			  "a literal template only; use an f-string");
@@ -553,7 +568,7 @@ static void check_format(struct ev_check *c, PyObject *node, struct ev_pos pos)
 						   "template%.0s"
 						 : "add: eval-attribute=%s",
 					 name);
-				violation(c, pos.line, pos.col, pos.end_col,
+				violation_at(c, pos,
 					  what, add);
 			}
 			if (o)
@@ -570,7 +585,7 @@ out:
 }
 
 static void check_attribute(struct ev_check *c, PyObject *node,
-			    struct ev_pos pos)
+			    struct ev_pos *pos)
 {
 	PyObject *o = py.PyObject_GetAttrString(node, "attr");
 	const char *name = o ? py.PyUnicode_AsUTF8AndSize(o, NULL) : NULL;
@@ -580,7 +595,7 @@ static void check_attribute(struct ev_check *c, PyObject *node,
 		py.PyErr_Clear();
 		if (o)
 			py.Py_DecRef(o);
-		violation(c, pos.line, pos.col, pos.end_col,
+		violation_at(c, pos,
 			  "an attribute the guard cannot read", "no rule");
 		return;
 	}
@@ -602,13 +617,13 @@ static void check_attribute(struct ev_check *c, PyObject *node,
 		else
 			snprintf(add, sizeof(add), "add: eval-attribute=%.100s",
 				 name);
-		violation(c, pos.line, pos.col, pos.end_col, what, add);
+		violation_at(c, pos, what, add);
 	}
 	py.Py_DecRef(o);
 }
 
 static void check_import(struct ev_check *c, const char *mod,
-			 struct ev_pos pos)
+			 struct ev_pos *pos)
 {
 	char what[160], add[160];
 
@@ -616,12 +631,12 @@ static void check_import(struct ev_check *c, const char *mod,
 		return;
 	snprintf(what, sizeof(what), "import of '%.100s' is not allowed", mod);
 	snprintf(add, sizeof(add), "add: eval-import=%.100s", mod);
-	violation(c, pos.line, pos.col, pos.end_col, what, add);
+	violation_at(c, pos, what, add);
 }
 
 /* The names an import statement binds, and what it imports. */
 static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
-			struct ev_pos pos)
+			struct ev_pos *pos)
 {
 	PyObject *names = py.PyObject_GetAttrString(node, "names");
 	Py_ssize_t i, n;
@@ -639,7 +654,7 @@ static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
 		if (!from) {
 			check_import(c, name, pos);
 		} else if (strcmp(name, "*") == 0) {
-			violation(c, pos.line, pos.col, pos.end_col,
+			violation_at(c, pos,
 				  "'from ... import *' is not allowed",
 				  "no rule allows it: name what you import");
 		} else {
@@ -845,35 +860,97 @@ static int walk_value(struct ev_check *c, PyObject *v, long depth)
 	return r ? walk(c, v, depth) : 0;
 }
 
+/* What the walk needs of an AST class, read once per class: the classes
+ * live as long as the interpreter (a reference is kept). */
+struct ev_type {
+	PyObject *type, *fields;
+	char name[40];
+	bool part;
+};
+
+static struct ev_type types[160];
+static size_t ntypes;
+
+static struct ev_type *type_of(PyObject *node)
+{
+	PyObject *type = ev.PyObject_Type(node), *tn, *real;
+	struct ev_type *t;
+	const char *s;
+	size_t i;
+
+	if (!type)
+		return NULL;
+	for (i = 0; i < ntypes; i++)
+		if (types[i].type == type) {
+			py.Py_DecRef(type);
+			return &types[i];
+		}
+	if (ntypes == SB_ARRAY_LEN(types)) {
+		py.Py_DecRef(type);
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "the eval guard met too many AST classes");
+		return NULL;
+	}
+	t = &types[ntypes];
+	tn = ev.PyObject_GetAttr(type, str_name);
+	s = tn ? py.PyUnicode_AsUTF8AndSize(tn, NULL) : NULL;
+	t->fields = s ? ev.PyObject_GetAttr(type, str_fields) : NULL;
+	if (!t->fields ||
+	    py.PyObject_IsInstance(t->fields, py.PyTuple_Type) != 1) {
+		if (tn)
+			py.Py_DecRef(tn);
+		py.Py_DecRef(type);
+		if (!py.PyErr_Occurred())
+			py.PyErr_SetString(PY_EXC(PyExc_TypeError),
+					   "an AST class without _fields");
+		return NULL;
+	}
+	snprintf(t->name, sizeof(t->name), "%s", s);
+	py.Py_DecRef(tn);
+	/* only the interpreter's own classes: a subclass named Constant
+	 * that derives from Attribute would compile as an Attribute */
+	real = py.PyObject_GetAttrString(ast_module, t->name);
+	py.PyErr_Clear();
+	if (real)
+		py.Py_DecRef(real);
+	if (real != type) {
+		py.Py_DecRef(t->fields);
+		py.Py_DecRef(type);
+		raise_perm(t->name, "eval-syntax",
+			   "An AST node of a class other than the "
+			   "interpreter's own is refused by the eval guard.");
+		return NULL;
+	}
+	t->type = type; /* kept */
+	t->part = part_node(t->name);
+	ntypes++;
+	return t;
+}
+
 static int walk(struct ev_check *c, PyObject *node, long depth)
 {
-	PyObject *type = ev.PyObject_Type(node), *fields = NULL, *tn = NULL;
+	struct ev_type *t = type_of(node);
+	PyObject *fields;
 	const char *name;
 	char buf[256];
-	struct ev_pos pos;
+	struct ev_pos pos = { .node = node };
 	Py_ssize_t i, n;
 	int r = -1;
 
-	if (!type)
+	if (!t)
 		return -1;
-	tn = ev.PyObject_GetAttr(type, str_name);
-	name = tn ? py.PyUnicode_AsUTF8AndSize(tn, NULL) : NULL;
-	fields = ev.PyObject_GetAttr(type, str_fields);
-	if (!name || !fields)
-		goto out;
-	if (part_node(name)) {
-		r = 0;
-		goto out;
-	}
+	if (t->part)
+		return 0;
+	name = t->name;
+	fields = t->fields;
 	c->nodes++;
 	if (depth > c->max_depth)
 		c->max_depth = depth;
-	pos = node_pos(node);
 	if (strcmp(name, "Call") && strcmp(name, "keyword") &&
 	    strcmp(name, "Attribute"))
-		check_syntax(c, name, pos);
+		check_syntax(c, name, &pos);
 	if (strcmp(name, "Attribute") == 0) {
-		check_attribute(c, node, pos);
+		check_attribute(c, node, &pos);
 	} else if (strcmp(name, "Name") == 0) {
 		PyObject *ctx = py.PyObject_GetAttrString(node, "ctx");
 		PyObject *ct = ctx ? ev.PyObject_Type(ctx) : NULL;
@@ -888,7 +965,7 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 			bind(c, buf);
 		else if (!is_dunder(buf) &&
 			 py.PyDict_GetItemString(builtins_dict, buf))
-			use_builtin(c, buf, pos);
+			use_builtin(c, buf, &pos);
 		if (is_dunder(buf) &&
 		    !(list_has(&c->p->rules->allow[SB_EVAL_MAGIC], buf) &&
 		      !list_has(&c->p->rules->deny[SB_EVAL_MAGIC], buf))) {
@@ -900,7 +977,7 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 				 "add: eval-magic=%.100s        \xe2\x9a\xa0 a "
 				 "dunder reaches the interpreter's internals",
 				 buf);
-			violation(c, pos.line, pos.col, pos.end_col, what,
+			violation_at(c, &pos, what,
 				  add);
 		}
 		if (ctn)
@@ -911,18 +988,18 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 			py.Py_DecRef(ctx);
 		py.PyErr_Clear();
 	} else if (strcmp(name, "Import") == 0) {
-		if (walk_aliases(c, node, NULL, pos) < 0)
+		if (walk_aliases(c, node, NULL, &pos) < 0)
 			goto out;
 	} else if (strcmp(name, "ImportFrom") == 0) {
 		if (int_attr(node, str_level) > 0)
-			violation(c, pos.line, pos.col, pos.end_col,
+			violation_at(c, &pos,
 				  "a relative import is not allowed",
 				  "no rule allows it: evaluated code has no "
 				  "package");
 		else if (walk_aliases(c, node,
 				      str_field(node, "module", buf,
 						sizeof(buf)),
-				      pos) < 0)
+				      &pos) < 0)
 			goto out;
 	} else if (strcmp(name, "arg") == 0) {
 		bind(c, str_field(node, "arg", buf, sizeof(buf)));
@@ -950,11 +1027,6 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 	}
 	r = rewrite(node, name);
 out:
-	if (fields)
-		py.Py_DecRef(fields);
-	if (tn)
-		py.Py_DecRef(tn);
-	py.Py_DecRef(type);
 	return r;
 }
 
@@ -1995,10 +2067,11 @@ static PyObject *guarded_eval(PyObject *self, PyObject *args, PyObject *kw)
 	return res;
 }
 
-static struct py_method_def tick_def = { "__sb_tick", (void *)g_tick,
-					 PY_METH_VARARGS, NULL };
+/* METH_NOARGS: the cheapest call CPython makes to C */
+static struct py_method_def tick_def = { "__sb_tick", (void *)g_tick, 0x0004,
+					 NULL };
 static struct py_method_def enter_def = { "__sb_enter", (void *)g_enter,
-					  PY_METH_VARARGS, NULL };
+					  0x0004, NULL };
 
 static struct py_method_def guarded_eval_def = {
 	"guarded_eval", (void *)guarded_eval,
@@ -2145,7 +2218,7 @@ int sb_eval_arm(void)
 	ast_expr = py.PyObject_GetAttrString(mod, "Expr");
 	ast_boolop = py.PyObject_GetAttrString(mod, "BoolOp");
 	ast_and = py.PyObject_GetAttrString(mod, "And");
-	py.Py_DecRef(mod);
+	ast_module = mod; /* kept */
 	if (!ast_name || !ast_load || !ast_call || !ast_expr || !ast_boolop ||
 	    !ast_and)
 		return -1;

@@ -284,6 +284,23 @@ def test_only_code_the_guard_compiled_runs_again(run_sb, tmp_cwd):
     assert "attribute '__class__' is not allowed" in got["edited"]
 
 
+def test_an_ast_of_foreign_classes_is_refused(run_sb, tmp_cwd):
+    # a subclass named Constant that CPython compiles as an Attribute
+    r = run(run_sb, tmp_cwd, "eval-syntax=arith\npython-import=ast\n", """\
+        import ast
+        class Constant(ast.Attribute):
+            pass
+        node = Constant(ast.Constant(1), "__class__", ast.Load(), lineno=1,
+                        col_offset=0, end_lineno=1, end_col_offset=1)
+        attempt("x", lambda: eval(compile(ast.Expression(node), "t",
+                                          "eval")))
+        """)
+    assert outcomes(r)["x"] == (
+        "RuleEvalPermissionError 'Constant' is denied by the eval guard. | "
+        "An AST node of a class other than the interpreter's own is "
+        "refused by the eval guard.")
+
+
 # ---- budgets ----
 
 @pytest.mark.parametrize("rules,src,reason", [
