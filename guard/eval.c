@@ -319,6 +319,8 @@ struct ev_check {
 	long max_depth;
 	bool excused;         /* a name was allowed by the namespace only */
 	bool reserved;        /* an __sb_ name appears (an AST input) */
+	bool rewrite;         /* insert the budget helpers (not for an AST
+			       * handed back to the program) */
 	/* builtin names used, judged at the end against what is bound */
 	struct ev_use {
 		char name[64];
@@ -1025,7 +1027,7 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		if (r < 0)
 			goto out;
 	}
-	r = rewrite(node, name);
+	r = c->rewrite ? rewrite(node, name) : 0;
 out:
 	return r;
 }
@@ -1205,6 +1207,32 @@ static bool mode_known(const char *mode)
 	       strcmp(mode, "single") == 0;
 }
 
+/* ast.unparse(tree): the standard library's, loaded on first use. */
+static PyObject *unparse(PyObject *tree)
+{
+	static PyObject *fn;
+	PyObject *mod, *args, *res;
+
+	/* neither busy: a program can plant its own ast.py or node classes,
+	 * and what they run must meet the guards like any of its code */
+	if (!fn) {
+		mod = py.PyImport_ImportModule("ast");
+		fn = mod ? py.PyObject_GetAttrString(mod, "unparse") : NULL;
+		if (mod)
+			py.Py_DecRef(mod);
+		if (!fn)
+			return NULL;
+	}
+	args = py.PyTuple_New(1);
+	if (!args)
+		return NULL;
+	py.Py_IncRef(tree);
+	py.PyTuple_SetItem(args, 0, tree);
+	res = py.PyObject_Call(fn, args, NULL);
+	py.Py_DecRef(args);
+	return res;
+}
+
 /* Parse and judge 'input' (a source str or an AST). With only_ast, the
  * checked AST; else the compiled code, registered as ours. 'names' is the
  * namespace the code will see (NULL: only its builtins). */
@@ -1212,12 +1240,30 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 			       const char *mode, PyObject *names,
 			       bool only_ast)
 {
-	struct ev_check c = { .p = p, .names = names };
+	struct ev_check c = { .p = p, .names = names, .rewrite = !only_ast };
 	PyObject *key = NULL, *tree = NULL, *code = NULL, *src = NULL, *id;
 	int isast = py.PyObject_IsInstance(input, ast_class);
 
 	if (isast < 0)
 		return NULL;
+	/* An AST is judged as the source it stands for: the program keeps
+	 * its tree untouched, and what runs is what was judged. */
+	if (isast && !only_ast) {
+		/* its classes and rules first, then the source it unparses
+		 * to (a foreign node class could unparse to anything) */
+		struct ev_check pre = { .p = p, .names = names };
+		int r = check_tree(&pre, input);
+
+		check_free(&pre);
+		if (r < 0)
+			return NULL;
+		src = unparse(input);
+		if (!src)
+			return NULL;
+		code = check_compile(p, src, mode, names, false);
+		py.Py_DecRef(src);
+		return code;
+	}
 	if (!mode_known(mode)) {
 		py.PyErr_SetString(PY_EXC(PyExc_TypeError),
 				   "compile() mode must be 'exec', 'eval' or "

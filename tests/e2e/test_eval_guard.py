@@ -266,6 +266,8 @@ def test_only_code_the_guard_compiled_runs_again(run_sb, tmp_cwd):
         attempt("theirs", lambda: exec(other))
         tree = compile("2 * 3", "t", "eval", ast.PyCF_ONLY_AST)
         attempt("ast", lambda: eval(compile(tree, "t", "eval")))
+        attempt("again", lambda: eval(compile(tree, "t", "eval")))
+        print("tree", ast.dump(tree.body)[:5])
         tree.body = ast.Attribute(tree.body, "__class__", ast.Load(),
                                   lineno=1, col_offset=0, end_lineno=1,
                                   end_col_offset=5)
@@ -281,6 +283,8 @@ def test_only_code_the_guard_compiled_runs_again(run_sb, tmp_cwd):
         "object the guard did not produce` for this function only, or "
         "`python-api=ALLOW:dynamic-code` for the whole category.")
     assert got["ast"] == "OK 6"
+    assert got["again"] == "OK 6"
+    assert got["tree"] == "BinOp"  # the program's tree is untouched
     assert "attribute '__class__' is not allowed" in got["edited"]
 
 
