@@ -169,6 +169,13 @@ struct sb_eval_profile {
 	struct sb_ref scalar_ref[SB_EVAL_SCALAR_COUNT]; /* file NULL: default */
 };
 
+/* The eval-syntax group an AST node class belongs to, or NULL. */
+const char *sb_eval_syntax_group(const char *node);
+/* Node classes every profile allows (Module, Name, Constant...). */
+bool sb_eval_core_node(const char *node);
+/* Builtins that hand evaluated code a way around the guard (getattr...). */
+bool sb_eval_sensitive_builtin(const char *name);
+
 /* ---- single-valued directives and providers ---- */
 
 enum sb_provider {

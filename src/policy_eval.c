@@ -101,6 +101,44 @@ static const char *const sensitive_builtins[] = {
 /* The guard cannot see attributes that str.format resolves from a template. */
 static const char *const format_attributes[] = { "format", "format_map" };
 
+/* Always allowed, not expressible, not removable (2.6.7). */
+static const char *const core_nodes[] = {
+	"Constant", "Del",  "Dict", "Expr", "Expression", "Interactive",
+	"List",     "Load", "Module", "Name", "Pass",     "Set",
+	"Store",    "Tuple",
+};
+
+const char *sb_eval_syntax_group(const char *node)
+{
+	size_t i, k;
+
+	for (i = 0; i < SB_ARRAY_LEN(syntax_groups); i++)
+		for (k = 0; syntax_groups[i].nodes[k]; k++)
+			if (strcmp(syntax_groups[i].nodes[k], node) == 0)
+				return syntax_groups[i].name;
+	return NULL;
+}
+
+bool sb_eval_core_node(const char *node)
+{
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(core_nodes); i++)
+		if (strcmp(core_nodes[i], node) == 0)
+			return true;
+	return false;
+}
+
+bool sb_eval_sensitive_builtin(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(sensitive_builtins); i++)
+		if (strcmp(sensitive_builtins[i], name) == 0)
+			return true;
+	return false;
+}
+
 static const char *const namespace_modes[] = { "adaptive", "closed", "caller" };
 
 static const int64_t scalar_defaults[SB_EVAL_SCALAR_COUNT] = {

@@ -26,8 +26,8 @@ __all__ = [
     "RuleAttributeError", "RuleEvalPermissionError", "RuleFileNotFoundError",
     "RuleModuleNotFoundError", "RulePermissionError",
     "RuleSocketConnectionRefusedError", "SandBoxBaseExceptionError",
-    "SandBoxError", "SandBoxProtocolError", "is_in_sandbox", "run",
-    "sandbox", "sandbox_denials", "sandboxes",
+    "SandBoxError", "SandBoxProtocolError", "guarded_eval", "is_in_sandbox",
+    "run", "sandbox", "sandbox_denials", "sandboxes",
 ]
 
 # Set by the guard library when it arms inside a python-sb run.
@@ -38,6 +38,14 @@ def is_in_sandbox():
     """True inside a sandboxed interpreter (python-sb, or a partial-mode
     worker)."""
     return _in_sandbox
+
+
+def guarded_eval(source, *, profile="", names=None, mode="eval"):
+    """Evaluate source under the eval-* rules of a profile. Under python-sb
+    the guard library replaces this function with its own (guard/eval.c);
+    outside it there are no rules to apply."""
+    raise RuntimeError("guarded_eval() needs python-sb: the eval guard "
+                       "lives in its guard library")
 
 
 def __getattr__(name):

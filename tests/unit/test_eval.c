@@ -782,8 +782,26 @@ static void test_closest(void)
 	       "compar -> compare");
 }
 
+/* The tables the guard's checker reads (guard/eval.c). */
+static void test_guard_tables(void)
+{
+	is_str(sb_eval_syntax_group("While"), "loop", "While is in loop");
+	is_str(sb_eval_syntax_group("comprehension"), "comprehension",
+	       "comprehension is in its group");
+	is_str(sb_eval_syntax_group("Match"), NULL, "Match is in no group");
+	ok(sb_eval_core_node("Name") && sb_eval_core_node("Constant"),
+	   "Name and Constant are core");
+	ok(!sb_eval_core_node("Call") && !sb_eval_core_node("BinOp"),
+	   "Call and BinOp are not core");
+	ok(sb_eval_sensitive_builtin("getattr") &&
+		   sb_eval_sensitive_builtin("__import__"),
+	   "getattr and __import__ are sensitive");
+	ok(!sb_eval_sensitive_builtin("len"), "len is not sensitive");
+}
+
 int main(void)
 {
+	test_guard_tables();
 	test_syntax();
 	test_lists();
 	test_union_and_profiles();

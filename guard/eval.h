@@ -1,0 +1,25 @@
+/* eval.h - the eval guard (seed-spec 2.6.7, 5.7): what api.c's eval, exec
+ * and compile wrappers hand over when an eval-* default profile exists, and
+ * the arming of pysandboxes.guarded_eval. Everything runs with the GIL held.
+ */
+#ifndef SB_GUARD_EVAL_H
+#define SB_GUARD_EVAL_H
+
+#include <stdbool.h>
+
+#include "capi.h"
+
+/* Resolve what the eval guard needs, take the raw compile() and install the
+ * allocation bound. Called once when the guard arms, before the eval/exec/
+ * compile wrappers replace the builtins. 0, or -1 with an exception set. */
+int sb_eval_arm(void);
+
+/* Does the policy carry a default eval profile (eval/exec/compile from
+ * application code are then guarded instead of refused)? */
+bool sb_eval_enabled(void);
+
+/* eval, exec or compile ('which') called from application code, guarded.
+ * A new reference, or NULL with an exception set. */
+PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw);
+
+#endif
