@@ -390,6 +390,42 @@ static enum sb_fs_verdict verdict(const char *spelled,
 	return d->verdict;
 }
 
+/* Is this importlib looking into a sys.path entry (its listing, or the
+ * stat of the directory that tells whether the listing is stale)? A refused
+ * look is an empty directory to it: the import finds its module elsewhere,
+ * or fails as it would without the entry. Learning records no rule for it,
+ * as learn_native.c does for the native side; the files it then opens are
+ * recorded as any. */
+static bool importlib_look(void)
+{
+	PyObject *frame = py.PyEval_GetFrame(), *code, *name;
+	const char *n;
+	bool yes = false;
+
+	if (!frame)
+		return false;
+	code = py.PyFrame_GetCode(frame);
+	name = code ? py.PyObject_GetAttrString(code, "co_name") : NULL;
+	if (code)
+		py.Py_DecRef(code);
+	n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
+	yes = n && (strcmp(n, "_fill_cache") == 0 ||
+		    strcmp(n, "_path_stat") == 0) &&
+	      sb_guard_caller_is_library();
+	if (name)
+		py.Py_DecRef(name);
+	py.PyErr_Clear();
+	return yes;
+}
+
+/* Learning: record what would have been refused, and let it happen. */
+static int learn_access(const struct fs_paths *fp, unsigned flags)
+{
+	if (!(flags & J_WRITE) && importlib_look())
+		return 0;
+	return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
+}
+
 static int judge_located(const char *spelled, const struct fs_paths *fp,
 			 unsigned flags)
 {
@@ -398,7 +434,7 @@ static int judge_located(const char *spelled, const struct fs_paths *fp,
 	if (verdict(spelled, fp, flags, &d) == SB_FS_ALLOW)
 		return 0;
 	if (sb_g.learning)
-		return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
+		return learn_access(fp, flags);
 	return refuse(&d, spelled, fp->abs);
 }
 
@@ -435,7 +471,7 @@ static int judge(const char *path, int dir_fd, unsigned flags,
 	    link_on_the_way(path, dir_fd, flags))
 		return 0;
 	if (sb_g.learning)
-		return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
+		return learn_access(fp, flags);
 	return refuse(&d, path, fp->abs);
 }
 

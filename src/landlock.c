@@ -471,6 +471,9 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 				     ? attr->handled_access_fs
 				     : LL_FS_READ | LL_FS_EXECUTE;
 
+		if (e->mode == SB_EXPOSE_LIST)
+			r = LL_FS_READ_DIR;
+
 		rc = allow_path(ruleset, e->path, r, attr->handled_access_fs);
 		if (rc == -ENOENT)
 			continue; /* gone since the parse: nothing to allow */

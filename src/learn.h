@@ -63,6 +63,10 @@ struct sb_learn_ctx {
 	const char *const *python_trees;
 	size_t n_python_trees;
 	const char *date; /* "2026/11/29 at 14:22" */
+	/* whether a learned file is still there when the rules are written
+	 * (a file rule for one the program removed again could not be read
+	 * back); NULL: every file is taken to be there */
+	bool (*exists)(const char *path);
 };
 
 /* Merge the learned rules into 'existing' (the rule file's text, or NULL

@@ -547,6 +547,7 @@ static char *dir_name(struct sb_arena *a, const char *path)
 struct want {
 	const char *path;
 	bool write, is_dir;
+	bool list; /* expose-list=: the names in a directory outside a tree */
 	const char *value; /* as written */
 	bool dropped;
 };
@@ -580,15 +581,46 @@ static int cmp_want(const void *x, const void *y)
 
 /* Is 'path' the very path of an existing rule of another mode? A second
  * rule would be the parser's "invalidate another rule" error. */
-static bool clashes(const struct sb_policy *p, const char *path, bool write)
+static bool clashes(const struct sb_policy *p, const char *path,
+		    enum sb_expose_mode mode)
 {
 	size_t i;
 
 	for (i = 0; p && i < p->exposes.n; i++)
 		if (strcmp(p->exposes.v[i].path, path) == 0 &&
-		    (p->exposes.v[i].mode == SB_EXPOSE_RW) != write)
+		    p->exposes.v[i].mode != mode)
 			return true;
 	return false;
+}
+
+static enum sb_expose_mode want_mode(const struct want *w)
+{
+	if (w->list)
+		return SB_EXPOSE_LIST;
+	return w->write ? SB_EXPOSE_RW : SB_EXPOSE_RO;
+}
+
+/* A directory no rule may grant whole: the root, the home directory and
+ * what holds it (a working directory that is $HOME included). */
+static bool too_wide(const struct sb_learn_ctx *ctx, const char *dir)
+{
+	return strcmp(dir, "/") == 0 ||
+	       (ctx->home && ctx->home[0] == '/' &&
+		sb_path_under(ctx->home, dir));
+}
+
+/* Outside the program's trees a directory becomes the narrowest rule the
+ * kernel can enforce for what was done to it: read (listed) alone it is
+ * expose-list=, its names and none of its files; entries made, removed or
+ * renamed in it need Landlock's MAKE_* and REMOVE_* rights on the
+ * directory, which only expose-rw= of that directory gives. Never for the
+ * home directory or the root: Landlock's rights reach the whole tree below
+ * (weaknesses.md 60). */
+static bool outside_dir(const struct sb_learn_ctx *ctx,
+			const struct sb_learned_file *f, bool *list)
+{
+	*list = !f->write;
+	return !too_wide(ctx, f->path);
 }
 
 static void gen_files(struct sb_arena *a, const struct sb_learned *l,
@@ -606,7 +638,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		const char *path = sb_path_normalize(a, f->path), *root, *d;
 		struct sb_fs_decision dec;
 		bool skip = !safe_path(path) || sb_path_under(path, "/proc");
-		bool as_dir;
+		bool as_dir, list;
 		struct want *nw;
 
 		for (k = 0; !skip && k < ctx->n_python_trees; k++)
@@ -624,35 +656,52 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		root = tree_root(a, &places, path);
 		d = f->is_dir ? path : dir_name(a, path);
 		as_dir = root && sb_path_under(d, root);
+		list = false;
 		if (as_dir) {
 			path = d;
 		} else if (f->is_dir) {
-			/* a system or home directory: a rule would grant all
-			 * of its tree, wider than anything seen */
-			continue;
+			if (!outside_dir(ctx, f, &list))
+				continue;
+			as_dir = true;
+		} else if (ctx->exists && !ctx->exists(path)) {
+			/* made and removed again (a journal, a temporary
+			 * file): a rule for it could not be read back, and
+			 * making it needs its directory (Landlock's
+			 * MAKE_REG), as writable as a directory outside the
+			 * program's trees can be */
+			struct sb_learned_file parent = { d, true, true };
+
+			if (!f->write || !outside_dir(ctx, &parent, &list))
+				continue;
+			path = d;
+			as_dir = true;
 		}
 		for (k = 0; k < w.n; k++)
 			if (strcmp(w.v[k].path, path) == 0)
 				break;
 		if (k < w.n) {
 			w.v[k].write |= f->write;
+			w.v[k].list = w.v[k].list && list;
 			continue;
 		}
 		nw = SB_VEC_PUSH(a, w);
 		nw->path = path;
 		nw->write = f->write;
 		nw->is_dir = as_dir;
+		nw->list = list;
 	}
 	/* a learned directory covers what lies below it with the same or a
 	 * narrower mode: that line would add nothing */
 	for (i = 0; i < w.n; i++) {
 		for (j = 0; j < w.n && !w.v[i].dropped; j++)
-			if (j != i && w.v[j].is_dir && !w.v[j].dropped &&
+			if (j != i && w.v[j].is_dir && !w.v[j].list &&
+			    !w.v[j].dropped &&
 			    strcmp(w.v[j].path, w.v[i].path) != 0 &&
 			    sb_path_under(w.v[i].path, w.v[j].path) &&
 			    (w.v[j].write || !w.v[i].write))
 				w.v[i].dropped = true;
-		if (!w.v[i].dropped && clashes(p, w.v[i].path, w.v[i].write))
+		if (!w.v[i].dropped &&
+		    clashes(p, w.v[i].path, want_mode(&w.v[i])))
 			w.v[i].dropped = true;
 		w.v[i].value = spell_path(a, &places, w.v[i].path);
 	}
@@ -663,7 +712,8 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 	for (i = 0; i < w.n; i++)
 		if (!w.v[i].dropped)
 			*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(
-				a, "expose-%s=%s", w.v[i].write ? "rw" : "ro",
+				a, "expose-%s=%s",
+				w.v[i].list ? "list" : w.v[i].write ? "rw" : "ro",
 				w.v[i].value);
 }
 

@@ -957,6 +957,11 @@ static void parse_expose(struct parser *ps, const struct sb_line *l,
 		sb_error(p, l->ref, "In '%s', path is invalid.", l->text);
 		return;
 	}
+	if (mode == SB_EXPOSE_LIST && !S_ISDIR(st.st_mode)) {
+		sb_error(p, l->ref, "In '%s', path must be a directory.",
+			 l->text);
+		return;
+	}
 	e = SB_VEC_PUSH(a, p->exposes);
 	e->path = sb_arena_strdup(a, canon);
 	e->rule = l->text;
@@ -1122,6 +1127,8 @@ static void stage_directives(struct parser *ps)
 			parse_expose(ps, l, SB_EXPOSE_RO);
 		} else if (strcmp(l->key, "expose-rw") == 0) {
 			parse_expose(ps, l, SB_EXPOSE_RW);
+		} else if (strcmp(l->key, "expose-list") == 0) {
+			parse_expose(ps, l, SB_EXPOSE_LIST);
 		} else if (strcmp(l->key, "ignore") == 0) {
 			if (!*l->value) {
 				sb_error(p, l->ref,

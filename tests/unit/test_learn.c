@@ -301,6 +301,12 @@ static const char *files_block(struct sb_arena *a, const char *records,
 	return block(a, learn(a, records, MARKERS, &c, NULL), "files");
 }
 
+/* the learning run removed what has "journal" or "gone" in its name */
+static bool only_kept(const char *path)
+{
+	return !strstr(path, "journal") && !strstr(path, "gone");
+}
+
 static void test_files(void)
 {
 	static const char *const envp[] = {
@@ -364,12 +370,25 @@ static void test_files(void)
 			   "file\tr\tf\t/home/u/.cache/pip/http/a/b\n"
 			   "file\tr\tf\t/home/u/.cache/stray\n",
 			   envp, NULL),
+	       "expose-list=/etc\n"
 	       "expose-ro=~/.cache/pip/http/a\n"
 	       "expose-ro=~/.cache/stray\n"
 	       "expose-ro=~/.netrc\n"
+	       "expose-list=~/.ssh\n"
 	       "expose-ro=~/.ssh/config\n\n",
 	       "files: home files are file rules; ~/.cache/<x> is a tree; "
-	       "directories outside trees are not learned");
+	       "a directory read outside trees is expose-list=, never home");
+	is_str(files_block(a,
+			   "file\tw\td\t/home/u/db\n"
+			   "file\tw\tf\t/home/u/db/x.db\n"
+			   "file\tw\td\t/home/u\n"
+			   "file\tw\td\t/\n"
+			   "file\tr\td\t/srv/in\n"
+			   "file\tw\td\t/srv/in\n",
+			   envp, NULL),
+	       "expose-rw=/srv/in\nexpose-rw=~/db\n\n",
+	       "files: entries made or removed outside trees: expose-rw= of "
+	       "the directory, never of home or /; it covers its files");
 	is_str(files_block(a,
 			   "file\tr\tf\t/home/u/.cache/huggingface/hub/m/c\n"
 			   "file\tw\tf\t/work/proj/o\n",
@@ -410,6 +429,29 @@ static void test_files(void)
 		is_str(block(a, out, "files"),
 		       "expose-ro=./v/notes\nexpose-ro=~/.ssh/id_rsa\n\n",
 		       "files: a cwd above home is not a program tree");
+	}
+
+	/* a file made and removed again: a rule for it could not be read
+	 * back, making it needs its directory */
+	{
+		struct sb_learn_ctx c;
+		const char *out;
+
+		ctx_init(&c, NULL, envp);
+		c.cwd = "/home/u";
+		c.exists = only_kept;
+		out = learn(a,
+			    "file\tw\tf\t/home/u/db/x.db\n"
+			    "file\tw\tf\t/home/u/db/x.db-journal\n"
+			    "file\tw\tf\t/home/u/gone\n"
+			    "file\tr\tf\t/home/u/d/a.txt\n"
+			    "file\tr\td\t/home/u/d\n",
+			    MARKERS, &c, NULL);
+		is_str(block(a, out, "files"),
+		       "expose-list=./d\nexpose-ro=./d/a.txt\n"
+		       "expose-rw=./db\n\n",
+		       "files: a vanished file's directory is writable, never "
+		       "home; a listed directory is expose-list=");
 	}
 
 	/* what the policy already allows is not learned again */
