@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "policy_net.h"
+#include "selfport.h"
 
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
@@ -330,8 +332,9 @@ static void format_ref(struct sb_ref ref, char *buf, size_t size)
 /* sb_net_decide(), plus the IPv4-translated form ::ffff:0:a.b.c.d (RFC
  * 2765, E9) that sb_addr_canonical() does not know: judged with the same
  * rule, DENY rules against both forms, ALLOW rules against the IPv4 one. */
-static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
-					const struct sb_addr *a, uint16_t port)
+static const struct sb_net_rule *decide_rules(unsigned kind, unsigned dir,
+					      const struct sb_addr *a,
+					      uint16_t port)
 {
 	static const uint8_t translated[12] = { [8] = 0xff, [9] = 0xff };
 	const struct sb_net_rule *r;
@@ -344,6 +347,26 @@ static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
 		return r;
 	memcpy(v4.bytes, a->bytes + 12, 4);
 	return sb_net_decide(sb_g.policy, kind, dir, &v4, port);
+}
+
+/* A connection this process listens for (net= port 'self'), or, where
+ * /proc can be read (not under Landlock), one it started listens for;
+ * never another process's port, whoever owns it. */
+static bool own_port(unsigned kind, unsigned dir, uint16_t port)
+{
+	return kind == SB_NET_TCP && dir == SB_NET_OUT &&
+	       (sb_self_port_own(port) || sb_self_port(port, getpid()));
+}
+
+static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
+					const struct sb_addr *a, uint16_t port)
+{
+	const struct sb_net_rule *r = decide_rules(kind, dir, a, port);
+	const struct sb_net_rule *self;
+
+	if (r || !(self = sb_net_self_rule(sb_g.policy, kind, dir, a)))
+		return r;
+	return own_port(kind, dir, port) ? self : NULL;
 }
 
 /* Judge every address a host stands for (E13): all must be allowed. 'name'
@@ -365,7 +388,12 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 		if (sb_g.learning) {
 			char pbuf[16];
 
-			snprintf(pbuf, sizeof(pbuf), "%u", port);
+			/* a port of this run is learned as 'self': the next
+			 * run listens on another */
+			if (own_port(kind, dir, (uint16_t)port))
+				snprintf(pbuf, sizeof(pbuf), "self");
+			else
+				snprintf(pbuf, sizeof(pbuf), "%u", port);
 			sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
 					dir == SB_NET_IN ? "in" : "out",
 					addr_text(&addrs[i], ip), pbuf,

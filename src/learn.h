@@ -10,7 +10,8 @@
  * (\t \n \\):
  *   env     NAME                       a variable the program read
  *   file    r|w  d|f  CANONICAL-PATH   an access, with its intent
- *   net     tcp|udp  in|out  ADDR  PORT  HOST|-   a socket operation
+ *   net     tcp|udp  in|out  ADDR  PORT|self  HOST|-   a socket operation
+ *                                      (self: a port the run listened on)
  *   import  TOP-LEVEL-NAME
  *   api     QUALNAME                   a registry entry the program called
  */
@@ -33,6 +34,7 @@ struct sb_learned_net {
 	unsigned dir;  /* SB_NET_IN or SB_NET_OUT */
 	struct sb_addr addr;
 	uint16_t port;
+	bool self; /* a port the run itself listened on (record port "self") */
 	const char *host; /* the name the program resolved, else NULL */
 };
 

@@ -38,6 +38,7 @@
 #include "landlock.h"
 #include "notif.h"
 #include "policy_net.h"
+#include "selfport.h"
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
@@ -62,6 +63,7 @@ struct sb_learn_native {
 	 * a listing that fails under Landlock is an empty directory to it,
 	 * so that one read is not worth a rule over the whole tree */
 	const char *listed[2];
+	pid_t root; /* the program: its listening ports are 'self' */
 	struct seccomp_notif *req;
 	size_t req_size;
 	struct sb_buf out; /* the records of the call being served */
@@ -221,6 +223,8 @@ static void record_net(struct sb_learn_native *n, bool udp, bool in,
 	struct sb_addr a;
 	char pbuf[16];
 	size_t i;
+	/* a port this run listens on is another one next time */
+	bool self = !udp && !in && sb_self_port((uint16_t)port, n->root);
 
 	if (sb_addr_parse(addr, &a) != 0)
 		return;
@@ -231,14 +235,18 @@ static void record_net(struct sb_learn_native *n, bool udp, bool in,
 		const struct sb_learned_net *x = &l->nets.v[i];
 
 		if (x->kind != (udp ? SB_NET_UDP : SB_NET_TCP) ||
-		    x->dir != (in ? SB_NET_IN : SB_NET_OUT) || x->port != port)
+		    x->dir != (in ? SB_NET_IN : SB_NET_OUT) ||
+		    x->self != self || (!self && x->port != port))
 			continue;
 		if ((x->addr.family == a.family &&
 		     memcmp(x->addr.bytes, a.bytes, sizeof(a.bytes)) == 0) ||
 		    (x->host && addr_is_any(&x->addr)))
 			return;
 	}
-	snprintf(pbuf, sizeof(pbuf), "%u", port);
+	if (self)
+		snprintf(pbuf, sizeof(pbuf), "self");
+	else
+		snprintf(pbuf, sizeof(pbuf), "%u", port);
 	feed(n, (const char *const[]){ "net", udp ? "udp" : "tcp",
 				      in ? "in" : "out", addr, pbuf, "-",
 				      NULL });
@@ -592,6 +600,11 @@ static void dispatch(struct sb_learn_native *n,
 		on_socket_call(n, req);
 		break;
 	}
+}
+
+void sb_learn_native_set_root(struct sb_learn_native *n, pid_t root)
+{
+	n->root = root;
 }
 
 int sb_learn_native_serve(struct sb_learn_native *n, int listener)

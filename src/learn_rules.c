@@ -154,6 +154,7 @@ static bool same_net(const struct sb_learned_net *x,
 		     const struct sb_learned_net *y)
 {
 	if (x->kind != y->kind || x->dir != y->dir || x->port != y->port ||
+	    x->self != y->self ||
 	    x->addr.family != y->addr.family ||
 	    memcmp(x->addr.bytes, y->addr.bytes, sizeof(x->addr.bytes)) != 0)
 		return false;
@@ -227,8 +228,10 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 			rec.dir = SB_NET_OUT;
 		else
 			return;
+		rec.self = rec.kind == SB_NET_TCP && rec.dir == SB_NET_OUT &&
+			   strcmp(f[4], "self") == 0;
 		if (sb_addr_parse(f[3], &rec.addr) != 0 ||
-		    !parse_port(f[4], &rec.port) || !*f[5])
+		    (!rec.self && !parse_port(f[4], &rec.port)) || !*f[5])
 			return;
 		rec.host = strcmp(f[5], "-") == 0 ? NULL : f[5];
 		for (i = 0; i < l->nets.n; i++)
@@ -763,6 +766,7 @@ static bool addr_is_any(const struct sb_addr *ad)
 struct net_key {
 	const char *dest; /* as written */
 	unsigned kind, dir;
+	bool self; /* port 'self': the ports the sandbox listens on */
 	SB_VEC(uint16_t) ports;
 	const char *line;
 };
@@ -792,8 +796,10 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		struct net_key *key;
 
 		if (ctx->policy)
-			r = sb_net_decide(ctx->policy, n->kind, n->dir,
-					  &n->addr, n->port);
+			r = n->self ? sb_net_self_rule(ctx->policy, n->kind,
+						       n->dir, &n->addr)
+				    : sb_net_decide(ctx->policy, n->kind,
+						    n->dir, &n->addr, n->port);
 		if (r && r->allow)
 			continue;
 		if (n->dir == SB_NET_IN && addr_is_any(&n->addr)) {
@@ -815,12 +821,16 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		for (k = 0; k < keys.n; k++)
 			if (keys.v[k].kind == n->kind &&
 			    keys.v[k].dir == n->dir &&
+			    keys.v[k].self == n->self &&
 			    strcmp(keys.v[k].dest, dest) == 0)
 				break;
 		key = k < keys.n ? &keys.v[k] : SB_VEC_PUSH(a, keys);
 		key->dest = dest;
 		key->kind = n->kind;
 		key->dir = n->dir;
+		key->self = n->self;
+		if (n->self)
+			continue;
 		for (k = 0; k < key->ports.n; k++)
 			if (key->ports.v[k] == n->port)
 				break;
@@ -833,6 +843,8 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		struct net_key *key = &keys.v[i];
 		struct sb_buf ports = { 0 };
 
+		if (key->self)
+			sb_buf_puts(&ports, "self");
 		qsort(key->ports.v, key->ports.n, sizeof(*key->ports.v),
 		      cmp_u16);
 		for (k = 0; k < key->ports.n; k++) {

@@ -505,19 +505,24 @@ static void test_net(void)
 		    "net\ttcp\tout\t2001:db8::1\t443\t-\n"
 		    "net\ttcp\tout\t127.0.0.1\t9000\t-\n"
 		    "net\ttcp\tout\t10.9.1.1\t22\t-\n"
-		    "net\ttcp\tout\t192.0.2.1\t25\tbad|host\n",
+		    "net\ttcp\tout\t192.0.2.1\t25\tbad|host\n"
+		    "net\ttcp\tin\t127.0.0.1\t0\t-\n"
+		    "net\ttcp\tout\t127.0.0.1\tself\t-\n"
+		    "net\tudp\tout\t127.0.0.1\tself\t-\n",
 		    MARKERS, &c, NULL);
 	is_str(block(a, out, "socket"),
 	       "net=ALLOW|TCP|${API_HOST}|${DB_PORT}|OUT\n"
 	       "net=ALLOW|TCP|*|8000|IN\n"
 	       "net=ALLOW|TCP|10.9.1.1/32|22|OUT\n"
-	       "net=ALLOW|TCP|127.0.0.1/32|8001|IN\n"
+	       "net=ALLOW|TCP|127.0.0.1/32|0,8001|IN\n"
+	       "net=ALLOW|TCP|127.0.0.1/32|self|OUT\n"
 	       "net=ALLOW|TCP|192.0.2.1/32|25|OUT\n"
 	       "net=ALLOW|TCP|2001:db8::1/128|443|OUT\n"
 	       "net=ALLOW|TCP|example.com|${PORTAL},443|OUT\n"
 	       "net=ALLOW|UDP|1.1.1.1/32|53|OUT\n\n",
 	       "net: ports merged and sorted, ${VAR} for values, * for the "
-	       "wildcard, allowed ones skipped");
+	       "wildcard, allowed ones skipped; a port of the run's own "
+	       "listener is 'self' (TCP only)");
 	sb_policy_free(p);
 	sb_arena_free(a);
 }
