@@ -1054,6 +1054,7 @@ static int listing_dir(PyObject *path, struct fs_paths *fp)
  * symlinks leading outside are dropped. */
 static bool entry_shown(const struct fs_paths *dir, const char *name)
 {
+	const struct sb_expose *ex;
 	struct fs_paths e;
 	struct sb_fs_decision d;
 	const char *base = strcmp(dir->canon, "/") == 0 ? "" : dir->canon;
@@ -1062,6 +1063,12 @@ static bool entry_shown(const struct fs_paths *dir, const char *name)
 		return true; /* learning lets everything happen */
 	if (strchr(name, '/') || lexical(e.abs, dir->abs, name) < 0)
 		return false;
+	/* expose-list= grants the names in it (ignore= still hides) */
+	ex = sb_fs_find_expose(sb_g.policy, dir->canon);
+	if (ex && ex->mode == SB_EXPOSE_LIST) {
+		sb_fs_decide(sb_g.policy, e.abs, e.abs, NULL, false, &d);
+		return d.verdict != SB_FS_IGNORED;
+	}
 	strcpy(e.canon, base);
 	if (resolve(e.canon, name, true, NULL) < 0)
 		return false;
