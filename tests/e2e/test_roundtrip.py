@@ -121,10 +121,13 @@ with tempfile.TemporaryDirectory() as d:
     print(os.listdir(d))
 """
 
+# Not rmtree("copy") then copytree: removing and making an entry right in
+# $HOME needs a right on all of $HOME, which learning never grants
+# (weaknesses.md 61).
 SHUTIL = """\
 import os, shutil
-shutil.rmtree("copy", ignore_errors=True)
-shutil.copytree("d", "copy")
+shutil.copytree("d", "copy", dirs_exist_ok=True)
+shutil.rmtree("copy/sub")
 print(sorted(os.listdir("copy")))
 """
 
