@@ -392,10 +392,9 @@ static enum sb_fs_verdict verdict(const char *spelled,
 
 /* Is this importlib looking into a sys.path entry (its listing, or the
  * stat of the directory that tells whether the listing is stale)? A refused
- * look is an empty directory to it: the import finds its module elsewhere,
- * or fails as it would without the entry. Learning records no rule for it,
- * as learn_native.c does for the native side; the files it then opens are
- * recorded as any. */
+ * listing is an empty directory to it, so the entry is needed only when a
+ * module is then found there: learning records it as a lookup, which
+ * learn_rules.c turns into expose-list= only then. */
 static bool importlib_look(void)
 {
 	PyObject *frame = py.PyEval_GetFrame(), *code, *name;
@@ -422,7 +421,7 @@ static bool importlib_look(void)
 static int learn_access(const struct fs_paths *fp, unsigned flags)
 {
 	if (!(flags & J_WRITE) && importlib_look())
-		return 0;
+		return sb_learn_lookup(fp->canon);
 	return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
 }
 

@@ -9,7 +9,8 @@
  * Record lines, fields separated by one tab, escaped as in policy_blob.c
  * (\t \n \\):
  *   env     NAME                       a variable the program read
- *   file    r|w  d|f  CANONICAL-PATH   an access, with its intent
+ *   file    r|w|l  d|f  CANONICAL-PATH   an access, with its intent
+ *                                      (l: importlib looked into it)
  *   net     tcp|udp  in|out  ADDR  PORT|self  HOST|-   a socket operation
  *                                      (self: a port the run listened on)
  *   import  TOP-LEVEL-NAME
@@ -27,6 +28,9 @@ struct sb_learned_file {
 	const char *path; /* canonical, absolute */
 	bool write;
 	bool is_dir;
+	/* only importlib looked into it (intent 'l'): a rule only when
+	 * something below it was used too */
+	bool lookup;
 };
 
 struct sb_learned_net {

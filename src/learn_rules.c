@@ -194,7 +194,7 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 		bool w, d;
 
 		if (nf != 4 || f[3][0] != '/' || strlen(f[1]) != 1 ||
-		    strlen(f[2]) != 1 || !strchr("rw", f[1][0]) ||
+		    strlen(f[2]) != 1 || !strchr("rwl", f[1][0]) ||
 		    !strchr("df", f[2][0]))
 			return;
 		w = f[1][0] == 'w';
@@ -204,6 +204,7 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 			if (strcmp(lf->path, f[3]) == 0) {
 				lf->write |= w;
 				lf->is_dir |= d;
+				lf->lookup = lf->lookup && f[1][0] == 'l';
 				return;
 			}
 		}
@@ -211,6 +212,7 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 		lf->path = f[3];
 		lf->write = w;
 		lf->is_dir = d;
+		lf->lookup = f[1][0] == 'l';
 	} else if (strcmp(f[0], "net") == 0) {
 		struct sb_learned_net rec = { 0 }, *ln;
 
@@ -623,7 +625,48 @@ static bool outside_dir(const struct sb_learn_ctx *ctx,
 			const struct sb_learned_file *f, bool *list)
 {
 	*list = !f->write;
+	/* the names in the home directory itself, when they were needed */
+	if (*list && ctx->home && strcmp(f->path, ctx->home) == 0)
+		return true;
 	return !too_wide(ctx, f->path);
+}
+
+static bool module_suffix(const char *name)
+{
+	static const char *const suffixes[] = { ".py", ".pyc", ".so", ".pyw" };
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < SB_ARRAY_LEN(suffixes); i++) {
+		size_t k = strlen(suffixes[i]);
+
+		if (n > k && strcmp(name + n - k, suffixes[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A directory importlib looked into is needed when a module was loaded from
+ * it: a module file right in it, or a package's module one level down
+ * (else the import failed, or found the module elsewhere, and a refused
+ * listing changes nothing). */
+static bool lookup_used(const struct sb_learned *l, const char *dir)
+{
+	size_t i, n = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+
+	for (i = 0; i < l->files.n; i++) {
+		const char *p = l->files.v[i].path, *rest, *slash;
+
+		if (l->files.v[i].lookup || l->files.v[i].is_dir ||
+		    !sb_path_under(p, dir) || strcmp(p, dir) == 0)
+			continue;
+		rest = p + n + 1;
+		slash = strchr(rest, '/');
+		if (!module_suffix(rest))
+			continue;
+		if (!slash || !strchr(slash + 1, '/'))
+			return true;
+	}
+	return false;
 }
 
 static void gen_files(struct sb_arena *a, const struct sb_learned *l,
@@ -646,7 +689,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 
 		for (k = 0; !skip && k < ctx->n_python_trees; k++)
 			skip = sb_path_under(path, ctx->python_trees[k]);
-		if (skip)
+		if (skip || (f->lookup && !lookup_used(l, f->path)))
 			continue;
 		if (p) {
 			/* what is allowed is not learned again; what an
@@ -672,7 +715,8 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 			 * making it needs its directory (Landlock's
 			 * MAKE_REG), as writable as a directory outside the
 			 * program's trees can be */
-			struct sb_learned_file parent = { d, true, true };
+			struct sb_learned_file parent = { d, true, true,
+							  false };
 
 			if (!f->write || !outside_dir(ctx, &parent, &list))
 				continue;

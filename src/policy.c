@@ -981,7 +981,8 @@ static int cmp_expose_path(const void *x, const void *y)
 	return strcmp(a->path, b->path);
 }
 
-/* The same path twice in one mode is one rule; in both modes an error. */
+/* The same path twice in one mode is one rule; in both modes an error,
+ * but for expose-list=, which the other two include. */
 static void finish_exposes(struct parser *ps)
 {
 	struct sb_policy *p = ps->p;
@@ -997,7 +998,10 @@ static void finish_exposes(struct parser *ps)
 			if (strcmp(k->path, e->path) != 0)
 				continue;
 			drop = true;
-			if (k->mode != e->mode)
+			/* expose-list= is part of both others: the wider stays */
+			if (k->mode == SB_EXPOSE_LIST && e->mode != k->mode)
+				*k = *e;
+			else if (k->mode != e->mode && e->mode != SB_EXPOSE_LIST)
 				sb_error(p, e->ref,
 					 "In '%s', invalidate another rule "
 					 "from '%s'.",

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 
+from . import _grants
 from . import _unpickle
 from . import _worker as _wk
 from .e import (ConfigSyntaxError, SandBoxBaseExceptionError, SandBoxError,
@@ -250,7 +251,19 @@ class Daemon:
         self.limits = _unpickle.Limits(max_bytes=self.max_result + 4096)
         init_fn = conf["init_fn"]
         self.init_ref = _reference(init_fn) if init_fn is not None else None
-        self._explain()
+        # what a worker needs to import the functions (issue 15 item 5);
+        # a locked rule file takes no command-line rule: none then
+        mods = set(_grants.decorated) | {caller}
+        if self.init_ref:
+            mods.add(self.init_ref[0])
+        self.grants = _grants.rule_args(mods)
+        try:
+            self._explain()
+        except ConfigSyntaxError as exc:
+            if not self.grants or "locks the rules" not in str(exc):
+                raise
+            self.grants = []
+            self._explain()
         size = conf["workers"] or os.cpu_count() or 1
         self.size = 1 if self.learning else max(1, int(size))
         self.cond = threading.Condition()
@@ -268,7 +281,7 @@ class Daemon:
     def _base_argv(self):
         return ([self.python_sb] + self.python_args +
                 [f"--pysandboxes-config={self.config}",
-                 f"--python={sys.executable}"] + self.rules)
+                 f"--python={sys.executable}"] + self.rules + self.grants)
 
     def _explain(self):
         argv = self._base_argv() + ["--pysandboxes-explain", "-c", "pass"]
@@ -909,7 +922,10 @@ def call_sync(fn, args, kwargs):
     if daemon.direct:
         return fn(*args, **kwargs)
     module, qualname = _reference(fn)
-    return daemon.call(module, qualname, args, kwargs)
+    try:
+        return daemon.call(module, qualname, args, kwargs)
+    except ModuleNotFoundError as exc:
+        raise _grants.hidden(module, exc) or exc
 
 
 async def call_async(fn, args, kwargs):
@@ -927,3 +943,5 @@ async def call_async(fn, args, kwargs):
     except asyncio.CancelledError:
         cancel.set()
         raise
+    except ModuleNotFoundError as exc:
+        raise _grants.hidden(module, exc) or exc

@@ -273,8 +273,8 @@ PROGRAMS = {
     "sympy": ({"prog.py": SYMPY}, ["prog.py"], "sympy"),
     "jsonschema": ({"prog.py": JSONSCHEMA}, ["prog.py"], "jsonschema"),
     "requests": ({"prog.py": REQUESTS}, ["prog.py"], "requests"),
-    "IPython": ({}, ["-m", "IPython", "--no-banner", "-c",
-                     "print(6 * 7)"], "IPython"),
+    "IPython": ({}, ["-m", "IPython", "--no-banner", "--no-term-title",
+                     "-c", "print(6 * 7)"], "IPython"),
 }
 
 # What `make check` runs: one of each kind of thing learning must see.
@@ -377,9 +377,19 @@ def sb_run(args, cwd, env, timeout=120, unprivileged=False):
                           stdin=subprocess.DEVNULL)
 
 
+# Known not to round-trip, each with the weakness that says why.
+KNOWN = {
+    ("atomic-rename", "home"): "a new entry right in $HOME is never "
+                               "learned (weaknesses.md 61)",
+}
+
+
 def selected():
     names = PROGRAMS if FULL else QUICK
-    return [pytest.param(n, p, id=f"{n}-{p}")
+    return [pytest.param(n, p, id=f"{n}-{p}",
+                         marks=[pytest.mark.xfail(reason=KNOWN[n, p],
+                                                  strict=True)]
+                         if (n, p) in KNOWN else [])
             for n in names for p in ("fresh", "home")]
 
 
@@ -398,12 +408,15 @@ def test_round_trip(name, place_dirs):
     first = sb_run(["--learn"] + argv, cwd, env_for(home))
     assert first.returncode == 0, first.stderr
     rules = (cwd / ".py-sandboxes").read_text()
-    # a rule never grants home or / whole (expose-list=, expose-rw=...)
+    # a rule never grants the files of home or / (expose-list= shows
+    # names only)
     for line in rules.splitlines():
-        if line.startswith("expose-"):
+        if line.startswith(("expose-ro=", "expose-rw=")):
             value = line.split("=", 1)[1]
             assert value not in ("~", "/", "${HOME}") and \
                 not (home == cwd and value == "."), (line, rules)
+        if line.startswith("expose-list="):
+            assert line.split("=", 1)[1] != "/", (line, rules)
 
     for provider in ("auto", "subprocess"):
         r = sb_run(argv, cwd, env_for(home, provider))
@@ -566,3 +579,107 @@ def test_self_port_is_learned_and_only_reaches_the_sandbox(tmp_path, who):
     finally:
         listener.close()
     assert listener.accepted == 0
+
+
+# ---- partial mode grants itself the decorated functions' module ----
+
+PARTIAL_MOD = """\
+from pysandboxes import sandbox
+
+@sandbox
+def add(a, b):
+    return a + b
+
+@sandbox
+def peek(path):
+    try:
+        return open(path).read()
+    except OSError as e:
+        return f"refused {e.errno}"
+"""
+
+PARTIAL_MAIN = """\
+import os, sys
+sys.path.insert(0, os.path.abspath("lib"))
+import app
+from pysandboxes import sandboxes
+rules = {} if sys.argv[1] == "file" else {"os_sandbox": sys.argv[1]}
+with sandboxes(**rules):
+    print(app.add(2, 3))
+    print(app.peek("other.txt"))
+    print(app.peek(sys.argv[2]))
+"""
+
+
+def run_partial(cwd, provider, secret, rules=None):
+    """app.py lives in ./lib, which main.py puts on sys.path: no implicit
+    rule (the working directory's) covers it."""
+    from conftest import REPO
+    (cwd / "lib").mkdir(exist_ok=True)
+    (cwd / "lib" / "app.py").write_text(PARTIAL_MOD)
+    (cwd / "main.py").write_text(PARTIAL_MAIN)
+    (cwd / "other.txt").write_text("OTHER\n")
+    if rules is not None:
+        (cwd / ".py-sandboxes").write_text(rules)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"),
+               PYSB_PYTHON_SB=str(sb_path()))
+    return subprocess.run([PY, "main.py", provider, str(secret)], cwd=cwd,
+                          env=env, capture_output=True, text=True,
+                          timeout=scaled(120), stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("provider", ["landlock", "subprocess"])
+def test_partial_mode_grants_the_functions_module_and_no_more(tmp_path,
+                                                              provider):
+    """No rule names app or its directory: the worker gets
+    python-import=app, the listing of its directory and app.py read-only;
+    the file beside it and a file outside stay refused."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET\n")
+    cwd = tmp_path / "w"
+    cwd.mkdir()
+    r = run_partial(cwd, provider, secret, rules="py-sandbox=true\n")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0] == "5", r.stdout
+    assert out[1].startswith("refused"), r.stdout
+    assert out[2].startswith("refused") and "TOPSECRET" not in r.stdout
+
+
+def test_partial_mode_grants_are_explained(tmp_path):
+    cwd = tmp_path
+    (cwd / "app.py").write_text(PARTIAL_MOD)
+    (cwd / ".py-sandboxes").write_text("py-sandbox=true\n")
+    code = textwrap.dedent("""\
+        import app
+        from pysandboxes import _grants, _partial
+        argv = ([_partial.find_python_sb(), "--python=/usr/bin/python3"] +
+                _grants.rule_args({"app"}) +
+                ["--pysandboxes-explain", "-c", "pass"])
+        import subprocess
+        print(subprocess.run(argv, capture_output=True, text=True).stdout)
+        """)
+    from conftest import REPO
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"),
+               PYSB_PYTHON_SB=str(sb_path()))
+    r = subprocess.run([PY, "-c", code], cwd=cwd, env=env,
+                       capture_output=True, text=True, timeout=scaled(60))
+    lines = [ln.split("#")[0].strip() for ln in r.stdout.splitlines()
+             if not ln.startswith("#")]
+    assert "python-import=app" in lines, r.stdout + r.stderr
+    assert f"expose-list={cwd}" in lines, r.stdout
+    assert f"expose-ro={cwd}/app.py" in lines, r.stdout
+    assert not any(ln.startswith("expose-rw") for ln in lines), r.stdout
+
+
+def test_partial_mode_names_the_rule_when_the_module_is_hidden(tmp_path):
+    """A locked rule file takes no command-line grant: the worker's error
+    names the rules to add instead of a bare ModuleNotFoundError."""
+    cwd = tmp_path
+    r = run_partial(cwd, "file", tmp_path / "none",
+                    rules="py-sandbox=true\nos-sandbox=landlock\n"
+                          "learn=false\n")
+    assert r.returncode != 0
+    assert f"'expose-ro={cwd}/lib/app.py'" in r.stderr, r.stderr
+    assert f"'expose-list={cwd}/lib'" in r.stderr, r.stderr
+    assert "'python-import=app'" in r.stderr, r.stderr

@@ -371,13 +371,14 @@ static void test_files(void)
 			   "file\tr\tf\t/home/u/.cache/stray\n",
 			   envp, NULL),
 	       "expose-list=/etc\n"
+	       "expose-list=~\n"
 	       "expose-ro=~/.cache/pip/http/a\n"
 	       "expose-ro=~/.cache/stray\n"
 	       "expose-ro=~/.netrc\n"
 	       "expose-list=~/.ssh\n"
 	       "expose-ro=~/.ssh/config\n\n",
 	       "files: home files are file rules; ~/.cache/<x> is a tree; "
-	       "a directory read outside trees is expose-list=, never home");
+	       "a directory read outside trees is expose-list=, home too");
 	is_str(files_block(a,
 			   "file\tw\td\t/home/u/db\n"
 			   "file\tw\tf\t/home/u/db/x.db\n"
@@ -452,6 +453,18 @@ static void test_files(void)
 		       "expose-rw=./db\n\n",
 		       "files: a vanished file's directory is writable, never "
 		       "home; a listed directory is expose-list=");
+		out = learn(a,
+			    "file\tl\td\t/home/u\n"
+			    "file\tl\td\t/home/u/lib\n"
+			    "file\tl\td\t/srv/empty\n"
+			    "file\tr\tf\t/home/u/lib/helper.py\n"
+			    "file\tl\td\t/\n",
+			    MARKERS, &c, NULL);
+		is_str(block(a, out, "files"),
+		       "expose-list=.\nexpose-list=./lib\n"
+		       "expose-ro=./lib/helper.py\n\n",
+		       "files: importlib's look into a directory is a rule only "
+		       "when something below it was used; never /");
 	}
 
 	/* what the policy already allows is not learned again */

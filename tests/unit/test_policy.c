@@ -472,10 +472,18 @@ static void test_files(void)
 		  ".py-sandboxes(1): In 'expose-list=./listed/a.txt', path "
 		  "must be a directory.",
 		  "expose-list: a file is an error");
-	one_error("expose-list=./listed\nexpose-ro=listed\n",
-		  ".py-sandboxes(2): In 'expose-ro=listed', invalidate another "
-		  "rule from '.py-sandboxes(1)'.",
-		  "expose-list: same path in two modes");
+	p = parse("expose-list=./listed\nexpose-ro=listed\n"
+		  "expose-rw=./data\nexpose-list=data\n");
+	is_str(errors(p), "", "expose-list: with another mode, no error");
+	{
+		size_t i, n_list = 0;
+
+		for (i = 0; i < p->exposes.n; i++)
+			n_list += p->exposes.v[i].mode == SB_EXPOSE_LIST;
+		is_int((int)p->exposes.n, 2, "expose-list: one rule per path");
+		is_int((int)n_list, 0, "expose-list: the wider rule stays");
+	}
+	sb_policy_free(p);
 	p = parse("expose-ro=~\n");
 	ok(strstr(errors(p), "In 'expose-ro=~', path '") != NULL,
 	   "expose: ~ is expanded (HOME=/home/u does not exist here)");
