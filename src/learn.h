@@ -28,8 +28,9 @@ struct sb_learned_file {
 	const char *path; /* canonical, absolute */
 	bool write;
 	bool is_dir;
-	/* only importlib looked into it (intent 'l'): a rule only when
-	 * something below it was used too */
+	bool read;   /* intent 'r' seen */
+	/* importlib looked into it (intent 'l'): a reason for a rule only
+	 * when a module was loaded from it */
 	bool lookup;
 };
 

@@ -204,7 +204,8 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 			if (strcmp(lf->path, f[3]) == 0) {
 				lf->write |= w;
 				lf->is_dir |= d;
-				lf->lookup = lf->lookup && f[1][0] == 'l';
+				lf->read |= f[1][0] == 'r';
+				lf->lookup |= f[1][0] == 'l';
 				return;
 			}
 		}
@@ -212,6 +213,7 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 		lf->path = f[3];
 		lf->write = w;
 		lf->is_dir = d;
+		lf->read = f[1][0] == 'r';
 		lf->lookup = f[1][0] == 'l';
 	} else if (strcmp(f[0], "net") == 0) {
 		struct sb_learned_net rec = { 0 }, *ln;
@@ -656,7 +658,7 @@ static bool lookup_used(const struct sb_learned *l, const char *dir)
 	for (i = 0; i < l->files.n; i++) {
 		const char *p = l->files.v[i].path, *rest, *slash;
 
-		if (l->files.v[i].lookup || l->files.v[i].is_dir ||
+		if (!l->files.v[i].read || l->files.v[i].is_dir ||
 		    !sb_path_under(p, dir) || strcmp(p, dir) == 0)
 			continue;
 		rest = p + n + 1;
@@ -684,12 +686,13 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		const char *path = sb_path_normalize(a, f->path), *root, *d;
 		struct sb_fs_decision dec;
 		bool skip = !safe_path(path) || sb_path_under(path, "/proc");
-		bool as_dir, list;
+		bool as_dir, list, listed;
 		struct want *nw;
 
 		for (k = 0; !skip && k < ctx->n_python_trees; k++)
 			skip = sb_path_under(path, ctx->python_trees[k]);
-		if (skip || (f->lookup && !lookup_used(l, f->path)))
+		listed = f->read || (f->lookup && lookup_used(l, f->path));
+		if (skip || (!listed && !f->write && f->lookup))
 			continue;
 		if (p) {
 			/* what is allowed is not learned again; what an
@@ -706,7 +709,13 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		if (as_dir) {
 			path = d;
 		} else if (f->is_dir) {
-			if (!outside_dir(ctx, f, &list))
+			struct sb_learned_file r = *f;
+
+			/* written where no rule may grant it (home): its
+			 * listing may still be needed */
+			r.write = false;
+			if (!outside_dir(ctx, f, &list) &&
+			    (!listed || !outside_dir(ctx, &r, &list)))
 				continue;
 			as_dir = true;
 		} else if (ctx->exists && !ctx->exists(path)) {
@@ -716,7 +725,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 			 * MAKE_REG), as writable as a directory outside the
 			 * program's trees can be */
 			struct sb_learned_file parent = { d, true, true,
-							  false };
+							  false, false };
 
 			if (!f->write || !outside_dir(ctx, &parent, &list))
 				continue;

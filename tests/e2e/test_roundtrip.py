@@ -331,7 +331,10 @@ def place_dirs(request):
     beside a separate home."""
     root = pathlib.Path(tempfile.mkdtemp(prefix="pysb-rt-")).resolve()
     other = pathlib.Path(tempfile.mkdtemp(prefix="pysb-rt-home-")).resolve()
-    secret = pathlib.Path(tempfile.mkdtemp(prefix="pysb-rt-secret-"))
+    # outside /tmp: a temporary directory is a tree of the program's own
+    # (a learned ${TMPDIR:-/tmp} rule would cover a secret there)
+    secret = pathlib.Path(tempfile.mkdtemp(prefix="pysb-rt-secret-",
+                                           dir="/var/tmp"))
     (secret / "secret.txt").write_text("TOPSECRET\n")
     yield root, (root if request.param == "home" else other), secret
     for d in (root, other, secret):

@@ -465,6 +465,15 @@ static void test_files(void)
 		       "expose-ro=./lib/helper.py\n\n",
 		       "files: importlib's look into a directory is a rule only "
 		       "when something below it was used; never /");
+		out = learn(a,
+			    "file\tw\td\t/home/u\n"
+			    "file\tl\td\t/home/u\n"
+			    "file\tr\tf\t/home/u/test_x.py\n",
+			    MARKERS, &c, NULL);
+		is_str(block(a, out, "files"),
+		       "expose-list=.\nexpose-ro=./test_x.py\n\n",
+		       "files: home written (never granted) and looked into: "
+		       "its listing alone");
 	}
 
 	/* what the policy already allows is not learned again */
