@@ -252,7 +252,8 @@ class Daemon:
         init_fn = conf["init_fn"]
         self.init_ref = _reference(init_fn) if init_fn is not None else None
         # what a worker needs to import the functions (issue 15 item 5);
-        # a locked rule file takes no command-line rule: none then
+        # a locked rule file takes no command-line rule: none then; a
+        # learning run gets none, so that the file learns them
         mods = set(_grants.decorated) | {caller}
         if self.init_ref:
             mods.add(self.init_ref[0])
@@ -264,6 +265,8 @@ class Daemon:
                 raise
             self.grants = []
             self._explain()
+        if self.learning:
+            self.grants = []
         size = conf["workers"] or os.cpu_count() or 1
         self.size = 1 if self.learning else max(1, int(size))
         self.cond = threading.Condition()
