@@ -26,7 +26,7 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
 .PHONY: all deps-if-needed check check-asan fuzz fuzz-smoke fuzz-build \
-	install uninstall demo bench attacks clean
+	install uninstall demo bench attacks roundtrip clean
 
 all: deps-if-needed
 	@if [ ! -f $(BUILD)/build.ninja ]; then \
@@ -124,6 +124,13 @@ bench: all
 # layer that refused each attack; fails when one escaped undocumented.
 attacks: all
 	@scripts/attacks --build $(BUILD)
+
+# The learning round trip (tests/e2e/test_roundtrip.py) over every program:
+# learned once, then run under auto and subprocess, in a fresh directory and
+# in $$HOME. make check runs a representative part of it.
+roundtrip: all
+	@PYSB_BIN=$(abspath $(BUILD))/python-sb PYSB_ROUNDTRIP=full \
+		/usr/bin/python3 -m pytest -q tests/e2e/test_roundtrip.py
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -390,6 +390,41 @@ static enum sb_fs_verdict verdict(const char *spelled,
 	return d->verdict;
 }
 
+/* Is this importlib looking into a sys.path entry (its listing, or the
+ * stat of the directory that tells whether the listing is stale)? A refused
+ * listing is an empty directory to it, so the entry is needed only when a
+ * module is then found there: learning records it as a lookup, which
+ * learn_rules.c turns into expose-list= only then. */
+static bool importlib_look(void)
+{
+	PyObject *frame = py.PyEval_GetFrame(), *code, *name;
+	const char *n;
+	bool yes = false;
+
+	if (!frame)
+		return false;
+	code = py.PyFrame_GetCode(frame);
+	name = code ? py.PyObject_GetAttrString(code, "co_name") : NULL;
+	if (code)
+		py.Py_DecRef(code);
+	n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
+	yes = n && (strcmp(n, "_fill_cache") == 0 ||
+		    strcmp(n, "_path_stat") == 0) &&
+	      sb_guard_caller_is_library();
+	if (name)
+		py.Py_DecRef(name);
+	py.PyErr_Clear();
+	return yes;
+}
+
+/* Learning: record what would have been refused, and let it happen. */
+static int learn_access(const struct fs_paths *fp, unsigned flags)
+{
+	if (!(flags & J_WRITE) && importlib_look())
+		return sb_learn_lookup(fp->canon);
+	return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
+}
+
 static int judge_located(const char *spelled, const struct fs_paths *fp,
 			 unsigned flags)
 {
@@ -398,7 +433,7 @@ static int judge_located(const char *spelled, const struct fs_paths *fp,
 	if (verdict(spelled, fp, flags, &d) == SB_FS_ALLOW)
 		return 0;
 	if (sb_g.learning)
-		return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
+		return learn_access(fp, flags);
 	return refuse(&d, spelled, fp->abs);
 }
 
@@ -435,7 +470,7 @@ static int judge(const char *path, int dir_fd, unsigned flags,
 	    link_on_the_way(path, dir_fd, flags))
 		return 0;
 	if (sb_g.learning)
-		return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
+		return learn_access(fp, flags);
 	return refuse(&d, path, fp->abs);
 }
 
@@ -1018,6 +1053,7 @@ static int listing_dir(PyObject *path, struct fs_paths *fp)
  * symlinks leading outside are dropped. */
 static bool entry_shown(const struct fs_paths *dir, const char *name)
 {
+	const struct sb_expose *ex;
 	struct fs_paths e;
 	struct sb_fs_decision d;
 	const char *base = strcmp(dir->canon, "/") == 0 ? "" : dir->canon;
@@ -1026,6 +1062,12 @@ static bool entry_shown(const struct fs_paths *dir, const char *name)
 		return true; /* learning lets everything happen */
 	if (strchr(name, '/') || lexical(e.abs, dir->abs, name) < 0)
 		return false;
+	/* expose-list= grants the names in it (ignore= still hides) */
+	ex = sb_fs_find_expose(sb_g.policy, dir->canon);
+	if (ex && ex->mode == SB_EXPOSE_LIST) {
+		sb_fs_decide(sb_g.policy, e.abs, e.abs, NULL, false, &d);
+		return d.verdict != SB_FS_IGNORED;
+	}
 	strcpy(e.canon, base);
 	if (resolve(e.canon, name, true, NULL) < 0)
 		return false;

@@ -112,6 +112,10 @@ void sb_learn_init(int fd);
 void sb_learn_record(const char *family, ...) __attribute__((sentinel));
 /* Record a file access that the rules do not allow; returns 0 (allow). */
 int sb_learn_file(const char *canon, bool write);
+/* importlib looked into a directory (a sys.path entry): recorded as a
+ * lookup ("file l d"), which becomes a rule only if something was then
+ * loaded from there (learn_rules.c). */
+int sb_learn_lookup(const char *canon);
 int sb_learn_arm(void);
 
 /* ---- per-family entry points, called by guard.c ---- */

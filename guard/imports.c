@@ -10,6 +10,10 @@
  * told, so that wrappers land in freshly loaded modules before the import
  * statement returns. Beyond the seed, _imp.create_dynamic is wrapped: a C
  * extension is not loaded from a tree the program may write.
+ *
+ * Learning records the imports the enforcing run will judge: through a
+ * wrapper once it succeeded, and a load only the backstop sees (C code
+ * below the import statement) at its event.
  */
 #include "guard.h"
 
@@ -28,6 +32,11 @@ static bool kept(const char *name)
 
 /* Learning: the top-level name the last judge() would have refused. */
 static __thread char learn_pending[256];
+
+/* Learning: the top-level name the innermost wrapper is importing (its
+ * own load raises the "import" event too, and the wrapper records it once
+ * it succeeded), else empty. */
+static __thread char wrapping[256];
 
 /* Take the pending name (empty when none). */
 static void take_pending(char out[256])
@@ -218,6 +227,20 @@ static bool cached_for_library(PyObject *name, PyObject *level)
 	return sb_guard_caller_is_library();
 }
 
+/* The original import, with 'wrapping' naming what it loads. */
+static PyObject *call_wrapping(struct sb_wrap *w, PyObject *args,
+			       PyObject *kwargs, const char *top)
+{
+	char saved[sizeof(wrapping)];
+	PyObject *res;
+
+	memcpy(saved, wrapping, sizeof(saved));
+	snprintf(wrapping, sizeof(wrapping), "%s", top);
+	res = sb_wrap_call_original(w, args, kwargs);
+	memcpy(wrapping, saved, sizeof(saved));
+	return res;
+}
+
 static PyObject *import_call(struct sb_wrap *w, PyObject *args,
 			     PyObject *kwargs)
 {
@@ -239,7 +262,7 @@ static PyObject *import_call(struct sb_wrap *w, PyObject *args,
 	take_pending(pending);
 	/* what the runtime's import imports in turn is the runtime's too */
 	runtime_depth += runtime;
-	res = sb_wrap_call_original(w, args, kwargs);
+	res = call_wrapping(w, args, kwargs, pending);
 	runtime_depth -= runtime;
 	learn_success(pending, res);
 	if (res)
@@ -279,7 +302,7 @@ static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
 	if (r < 0)
 		return NULL;
 	take_pending(pending);
-	res = sb_wrap_call_original(w, args, kwargs);
+	res = call_wrapping(w, args, kwargs, pending);
 	learn_success(pending, res);
 	if (res)
 		module_loaded();
@@ -383,5 +406,14 @@ int sb_imports_event(const char *event, PyObject *args)
 	r = sb_arg_path(py.PyTuple_GetItem(args, 0), buf);
 	if (r <= 0)
 		return r;
-	return judge(buf);
+	learn_pending[0] = '\0';
+	r = judge(buf);
+	/* learning: a load no wrapper is making (C code calling
+	 * PyImport_ImportModuleLevelObject, a module another path loaded)
+	 * is recorded here, as the enforcing run will judge it here */
+	if (r == 0 && learn_pending[0] &&
+	    strcmp(learn_pending, wrapping) != 0)
+		sb_learn_record("import", learn_pending, NULL);
+	learn_pending[0] = '\0';
+	return r;
 }

@@ -72,6 +72,17 @@ int sb_learn_file(const char *canon, bool write)
 	return 0;
 }
 
+int sb_learn_lookup(const char *canon)
+{
+	struct stat st;
+
+	/* only a directory importlib looked into may need listing */
+	if (stat(canon, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    !sb_path_under(canon, "/proc"))
+		sb_learn_record("file", "l", "d", canon, NULL);
+	return 0;
+}
+
 /* ---- environment reads (os.environ is a Python mapping: no event) ---- */
 
 static SB_VEC(const char *) set_by_program;

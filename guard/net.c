@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "policy_net.h"
+#include "selfport.h"
 
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
@@ -332,8 +334,11 @@ static void format_ref(struct sb_ref ref, char *buf, size_t size)
 		snprintf(buf, size, "%s(%u)", ref.file, ref.line);
 }
 
-static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
-					const struct sb_addr *a, uint16_t port)
+/* The rules alone, every address judged where the kernel connects
+ * (sb_net_decide canonicalises; port 'self' is decide()'s). */
+static const struct sb_net_rule *decide_rules(unsigned kind, unsigned dir,
+					      const struct sb_addr *a,
+					      uint16_t port)
 {
 	return sb_net_decide(sb_g.policy, kind, dir, a, port);
 }
@@ -365,6 +370,26 @@ static void dest_note(const struct sb_addr *a, unsigned dir, char *out,
 			 n > 1 ? " or beyond" : "");
 }
 
+/* A connection this process listens for (net= port 'self'), or, where
+ * /proc can be read (not under Landlock), one it started listens for;
+ * never another process's port, whoever owns it. */
+static bool own_port(unsigned kind, unsigned dir, uint16_t port)
+{
+	return kind == SB_NET_TCP && dir == SB_NET_OUT &&
+	       (sb_self_port_own(port) || sb_self_port(port, getpid()));
+}
+
+static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
+					const struct sb_addr *a, uint16_t port)
+{
+	const struct sb_net_rule *r = decide_rules(kind, dir, a, port);
+	const struct sb_net_rule *self;
+
+	if (r || !(self = sb_net_self_rule(sb_g.policy, kind, dir, a)))
+		return r;
+	return own_port(kind, dir, port) ? self : NULL;
+}
+
 /* Judge every address a host stands for (E13): all must be allowed. 'name'
  * is the host name as written, NULL for a literal. Messages follow the
  * seed (5.3), except that an explicit refusal prints DENIED and drops the
@@ -391,7 +416,12 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 			if (sb_addr_destinations(&addrs[i], dir, d) != 1 ||
 			    !note_differs(&addrs[i], dir))
 				d[0] = addrs[i];
-			snprintf(pbuf, sizeof(pbuf), "%u", port);
+			/* a port of this run is learned as 'self': the next
+			 * run listens on another */
+			if (own_port(kind, dir, (uint16_t)port))
+				snprintf(pbuf, sizeof(pbuf), "self");
+			else
+				snprintf(pbuf, sizeof(pbuf), "%u", port);
 			sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
 					dir == SB_NET_IN ? "in" : "out",
 					addr_text(&d[0], ip), pbuf,

@@ -45,9 +45,12 @@ static void explain_rules(const struct sb_policy *p, struct sb_buf *out)
 		do
 			sb_buf_puts(out, " ");
 		while (++len < ORIGIN_COLUMN);
-		sb_buf_printf(out, "# %s\n",
+		sb_buf_printf(out, "# %s%s\n",
 			      sb_sanitize(p->arena,
-					  sb_ref_format(p->arena, r->ref)));
+					  sb_ref_format(p->arena, r->ref)),
+			      sb_str_starts(r->text, "expose-list=")
+				      ? ": the names in it, none of its files"
+				      : "");
 	}
 	if (!p->rules.n)
 		sb_buf_puts(out, "# (none)\n");

@@ -26,6 +26,10 @@ const struct sb_expose *sb_fs_find_expose(const struct sb_policy *p,
 	for (i = 0; i < p->exposes.n; i++) {
 		const struct sb_expose *e = &p->exposes.v[i];
 
+		/* a listed directory decides for itself only: what lies
+		 * below is judged by the other rules */
+		if (e->mode == SB_EXPOSE_LIST && strcmp(canon, e->path) != 0)
+			continue;
 		if (e->is_dir ? sb_path_under(canon, e->path)
 			      : strcmp(canon, e->path) == 0)
 			return e;
@@ -102,7 +106,7 @@ void sb_fs_decide(const struct sb_policy *p, const char *spelled,
 		d->verdict = SB_FS_IGNORED;
 	else if (!e)
 		d->verdict = SB_FS_NOT_EXPOSED;
-	else if (write && e->mode == SB_EXPOSE_RO)
+	else if (write && e->mode != SB_EXPOSE_RW)
 		d->verdict = SB_FS_READ_ONLY;
 	else
 		d->verdict = SB_FS_ALLOW;

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -137,6 +138,35 @@ static bool port_set_has(const struct port_set *s, unsigned port)
 	return s->bits[port >> 3] & (1u << (port & 7));
 }
 
+/* net= port 'self': Landlock knows no port before it is bound, so it
+ * allows connecting to the ports a listener may get (the ephemeral range
+ * and every port an IN rule lets it bind); the guard and the supervisor
+ * judge the exact port (selfport.c). */
+static void self_ports(const struct sb_policy *p, struct port_set *conn)
+{
+	unsigned lo = 32768, hi = 60999;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+	size_t i, k;
+
+	if (f) {
+		if (fscanf(f, "%u %u", &lo, &hi) != 2 || lo > hi ||
+		    hi > 65535) {
+			lo = 32768;
+			hi = 60999;
+		}
+		fclose(f);
+	}
+	port_set_add(conn, lo, hi);
+	for (i = 0; i < p->nets.n; i++) {
+		const struct sb_net_rule *r = &p->nets.v[i];
+
+		if (r->allow && (r->kinds & SB_NET_TCP) && (r->dirs & SB_NET_IN))
+			for (k = 0; k < r->n_ports; k++)
+				port_set_add(conn, r->ports[k].lo,
+					     r->ports[k].hi);
+	}
+}
+
 static void collect_ports(const struct sb_policy *p, struct port_set *conn,
 			  struct port_set *bind)
 {
@@ -145,6 +175,8 @@ static void collect_ports(const struct sb_policy *p, struct port_set *conn,
 	for (i = 0; i < p->nets.n; i++) {
 		const struct sb_net_rule *r = &p->nets.v[i];
 
+		if (r->allow && r->self)
+			self_ports(p, conn);
 		if (!r->allow || !(r->kinds & SB_NET_TCP))
 			continue;
 		for (k = 0; k < r->n_ports; k++) {
@@ -470,6 +502,9 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 		uint64_t r = e->mode == SB_EXPOSE_RW
 				     ? attr->handled_access_fs
 				     : LL_FS_READ | LL_FS_EXECUTE;
+
+		if (e->mode == SB_EXPOSE_LIST)
+			r = LL_FS_READ_DIR;
 
 		rc = allow_path(ruleset, e->path, r, attr->handled_access_fs);
 		if (rc == -ENOENT)

@@ -9,8 +9,10 @@
  * Record lines, fields separated by one tab, escaped as in policy_blob.c
  * (\t \n \\):
  *   env     NAME                       a variable the program read
- *   file    r|w  d|f  CANONICAL-PATH   an access, with its intent
- *   net     tcp|udp  in|out  ADDR  PORT  HOST|-   a socket operation
+ *   file    r|w|l  d|f  CANONICAL-PATH   an access, with its intent
+ *                                      (l: importlib looked into it)
+ *   net     tcp|udp  in|out  ADDR  PORT|self  HOST|-   a socket operation
+ *                                      (self: a port the run listened on)
  *   import  TOP-LEVEL-NAME
  *   api     QUALNAME                   a registry entry the program called
  */
@@ -26,6 +28,10 @@ struct sb_learned_file {
 	const char *path; /* canonical, absolute */
 	bool write;
 	bool is_dir;
+	bool read;   /* intent 'r' seen */
+	/* importlib looked into it (intent 'l'): a reason for a rule only
+	 * when a module was loaded from it */
+	bool lookup;
 };
 
 struct sb_learned_net {
@@ -33,6 +39,7 @@ struct sb_learned_net {
 	unsigned dir;  /* SB_NET_IN or SB_NET_OUT */
 	struct sb_addr addr;
 	uint16_t port;
+	bool self; /* a port the run itself listened on (record port "self") */
 	const char *host; /* the name the program resolved, else NULL */
 };
 
@@ -63,6 +70,10 @@ struct sb_learn_ctx {
 	const char *const *python_trees;
 	size_t n_python_trees;
 	const char *date; /* "2026/11/29 at 14:22" */
+	/* whether a learned file is still there when the rules are written
+	 * (a file rule for one the program removed again could not be read
+	 * back); NULL: every file is taken to be there */
+	bool (*exists)(const char *path);
 };
 
 /* Merge the learned rules into 'existing' (the rule file's text, or NULL

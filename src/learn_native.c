@@ -1,7 +1,10 @@
 /* learn_native.c - in a learning run, the calls of native code (a C
  * extension, ctypes, a spawned binary, the whole process tree) that a
  * kernel-enforced policy will judge: open, openat, openat2, creat, execve,
- * execveat, and connect, bind and the sends that name an address. A
+ * execveat, the calls that make, remove or move a directory's entries
+ * (mkdir, mknod, unlink, rmdir, rename, link, symlink and their *at forms:
+ * Landlock judges those on the directory, so the directory is recorded as
+ * written), and connect, bind and the sends that name an address. A
  * seccomp filter (seccomp.c) stops each one; this file reads its arguments
  * from the caller's memory, makes the path absolute and canonical (against
  * the caller's cwd or dirfd), turns it into a record line as the guard
@@ -35,6 +38,7 @@
 #include "landlock.h"
 #include "notif.h"
 #include "policy_net.h"
+#include "selfport.h"
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
@@ -59,6 +63,7 @@ struct sb_learn_native {
 	 * a listing that fails under Landlock is an empty directory to it,
 	 * so that one read is not worth a rule over the whole tree */
 	const char *listed[2];
+	pid_t root; /* the program: its listening ports are 'self' */
 	struct seccomp_notif *req;
 	size_t req_size;
 	struct sb_buf out; /* the records of the call being served */
@@ -127,7 +132,7 @@ static bool skipped(const struct sb_learn_native *n, const char *path,
 	size_t i;
 
 	if (sb_path_under(path, "/proc") || sb_path_under(path, "/sys") ||
-	    sb_path_under(path, "/dev"))
+	    (sb_path_under(path, "/dev") && !sb_path_under(path, "/dev/shm")))
 		return true;
 	/* CPython takes a byte-code cache it cannot read or write as a miss */
 	if (strstr(path, "/__pycache__/"))
@@ -218,6 +223,8 @@ static void record_net(struct sb_learn_native *n, bool udp, bool in,
 	struct sb_addr a;
 	char pbuf[16];
 	size_t i;
+	/* a port this run listens on is another one next time */
+	bool self = !udp && !in && sb_self_port((uint16_t)port, n->root);
 
 	if (sb_addr_parse(addr, &a) != 0)
 		return;
@@ -228,14 +235,18 @@ static void record_net(struct sb_learn_native *n, bool udp, bool in,
 		const struct sb_learned_net *x = &l->nets.v[i];
 
 		if (x->kind != (udp ? SB_NET_UDP : SB_NET_TCP) ||
-		    x->dir != (in ? SB_NET_IN : SB_NET_OUT) || x->port != port)
+		    x->dir != (in ? SB_NET_IN : SB_NET_OUT) ||
+		    x->self != self || (!self && x->port != port))
 			continue;
 		if ((x->addr.family == a.family &&
 		     memcmp(x->addr.bytes, a.bytes, sizeof(a.bytes)) == 0) ||
 		    (x->host && addr_is_any(&x->addr)))
 			return;
 	}
-	snprintf(pbuf, sizeof(pbuf), "%u", port);
+	if (self)
+		snprintf(pbuf, sizeof(pbuf), "self");
+	else
+		snprintf(pbuf, sizeof(pbuf), "%u", port);
 	feed(n, (const char *const[]){ "net", udp ? "udp" : "tcp",
 				      in ? "in" : "out", addr, pbuf, "-",
 				      NULL });
@@ -340,8 +351,39 @@ static void on_open(struct sb_learn_native *n, pid_t pid, int dirfd,
 		return;
 	if (peek_string(pid, path_at, path, sizeof(path)) < 0 || !*path)
 		return;
+	/* a file it makes is recorded as written; whether its directory
+	 * needs a rule is known once the run is over (learn_rules.c) */
 	if (resolve(pid, dirfd, path, (flags & O_CREAT) != 0, canon) == 0)
 		record_file(n, canon, write_intent(flags));
+}
+
+/* mkdir, unlink, rename...: the entry named by (dirfd, path) is made or
+ * removed; the entry itself need not exist. */
+static void on_entry(struct sb_learn_native *n, pid_t pid, int dirfd,
+		     uint64_t path_at)
+{
+	char path[PATH_MAX], canon[PATH_MAX], *slash;
+	const char *dir = NULL, *last;
+
+	if (peek_string(pid, path_at, path, sizeof(path)) < 0 || !*path)
+		return;
+	/* the entry, not what a symbolic link by that name points to */
+	slash = strrchr(path, '/');
+	while (slash && slash > path && !slash[1]) {
+		*slash = '\0'; /* "dir/" names "dir" */
+		slash = strrchr(path, '/');
+	}
+	last = slash ? slash + 1 : path;
+	if (!strcmp(last, ".") || !strcmp(last, ".."))
+		return;
+	if (slash == path)
+		dir = "/";
+	else if (slash)
+		*slash = '\0';
+	else
+		dir = "";
+	if (resolve(pid, dirfd, dir ? dir : path, false, canon) == 0)
+		record_file(n, canon, true);
 }
 
 /* "#!/bin/sh": the kernel opens that interpreter for execution too, and
@@ -518,6 +560,38 @@ static void dispatch(struct sb_learn_native *n,
 	case __NR_execve:
 		on_exec(n, pid, AT_FDCWD, arg[0], false);
 		break;
+#ifdef __NR_mkdir
+	case __NR_mkdir:
+	case __NR_mknod:
+	case __NR_unlink:
+	case __NR_rmdir:
+		on_entry(n, pid, AT_FDCWD, arg[0]);
+		break;
+	case __NR_rename:
+		on_entry(n, pid, AT_FDCWD, arg[0]);
+		on_entry(n, pid, AT_FDCWD, arg[1]);
+		break;
+	case __NR_link:
+	case __NR_symlink:
+		on_entry(n, pid, AT_FDCWD, arg[1]);
+		break;
+#endif
+	case __NR_mkdirat:
+	case __NR_mknodat:
+	case __NR_unlinkat:
+		on_entry(n, pid, (int)arg[0], arg[1]);
+		break;
+	case __NR_renameat:
+	case __NR_renameat2:
+		on_entry(n, pid, (int)arg[0], arg[1]);
+		on_entry(n, pid, (int)arg[2], arg[3]);
+		break;
+	case __NR_linkat:
+		on_entry(n, pid, (int)arg[2], arg[3]);
+		break;
+	case __NR_symlinkat:
+		on_entry(n, pid, (int)arg[1], arg[2]);
+		break;
 	case __NR_execveat:
 		on_exec(n, pid, (int)arg[0], arg[1],
 			(arg[4] & AT_EMPTY_PATH) != 0);
@@ -526,6 +600,11 @@ static void dispatch(struct sb_learn_native *n,
 		on_socket_call(n, req);
 		break;
 	}
+}
+
+void sb_learn_native_set_root(struct sb_learn_native *n, pid_t root)
+{
+	n->root = root;
 }
 
 int sb_learn_native_serve(struct sb_learn_native *n, int listener)

@@ -1,10 +1,13 @@
 /* learn_native.h - learning sees native code too (learn_native.c): the
- * opens, execs and socket addresses of the whole process tree, shown to the
+ * opens, execs, directory changes and socket addresses of the whole process
+ * tree, shown to the
  * learning supervisor by a seccomp user-notification filter, become the
  * same records the guard writes (learn.h).
  */
 #ifndef SB_LEARN_NATIVE_H
 #define SB_LEARN_NATIVE_H
+
+#include <sys/types.h>
 
 #include "kernel.h"
 #include "learn_file.h"
@@ -23,6 +26,10 @@ struct sb_learn_native *sb_learn_native_new(struct sb_arena *a,
 /* Take one pending notification from 'listener': record what the call
  * names, and let it go on as the program asked (learning refuses nothing).
  * Returns 0, or -1 when nothing could be received (the caller went away). */
+/* The program's pid, once forked: a connection to a port it or its
+ * children listen on is learned as port 'self' (selfport.c). */
+void sb_learn_native_set_root(struct sb_learn_native *n, pid_t root);
+
 int sb_learn_native_serve(struct sb_learn_native *n, int listener);
 
 /* Free what serving allocated outside the arena. */

@@ -157,6 +157,7 @@ static bool same_net(const struct sb_learned_net *x,
 		     const struct sb_learned_net *y)
 {
 	if (x->kind != y->kind || x->dir != y->dir || x->port != y->port ||
+	    x->self != y->self ||
 	    x->addr.family != y->addr.family ||
 	    memcmp(x->addr.bytes, y->addr.bytes, sizeof(x->addr.bytes)) != 0)
 		return false;
@@ -196,7 +197,7 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 		bool w, d;
 
 		if (nf != 4 || f[3][0] != '/' || strlen(f[1]) != 1 ||
-		    strlen(f[2]) != 1 || !strchr("rw", f[1][0]) ||
+		    strlen(f[2]) != 1 || !strchr("rwl", f[1][0]) ||
 		    !strchr("df", f[2][0]))
 			return;
 		w = f[1][0] == 'w';
@@ -206,6 +207,8 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 			if (strcmp(lf->path, f[3]) == 0) {
 				lf->write |= w;
 				lf->is_dir |= d;
+				lf->read |= f[1][0] == 'r';
+				lf->lookup |= f[1][0] == 'l';
 				return;
 			}
 		}
@@ -213,6 +216,8 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 		lf->path = f[3];
 		lf->write = w;
 		lf->is_dir = d;
+		lf->read = f[1][0] == 'r';
+		lf->lookup = f[1][0] == 'l';
 	} else if (strcmp(f[0], "net") == 0) {
 		struct sb_learned_net rec = { 0 }, *ln;
 
@@ -230,8 +235,10 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 			rec.dir = SB_NET_OUT;
 		else
 			return;
+		rec.self = rec.kind == SB_NET_TCP && rec.dir == SB_NET_OUT &&
+			   strcmp(f[4], "self") == 0;
 		if (sb_addr_parse(f[3], &rec.addr) != 0 ||
-		    !parse_port(f[4], &rec.port) || !*f[5])
+		    (!rec.self && !parse_port(f[4], &rec.port)) || !*f[5])
 			return;
 		rec.host = strcmp(f[5], "-") == 0 ? NULL : f[5];
 		for (i = 0; i < l->nets.n; i++)
@@ -668,6 +675,7 @@ static char *dir_name(struct sb_arena *a, const char *path)
 struct want {
 	const char *path;
 	bool write, is_dir;
+	bool list; /* expose-list=: the names in a directory outside a tree */
 	const char *value; /* as written */
 	bool dropped;
 };
@@ -701,14 +709,86 @@ static int cmp_want(const void *x, const void *y)
 
 /* Is 'path' the very path of an existing rule of another mode? A second
  * rule would be the parser's "invalidate another rule" error. */
-static bool clashes(const struct sb_policy *p, const char *path, bool write)
+static bool clashes(const struct sb_policy *p, const char *path,
+		    enum sb_expose_mode mode)
 {
 	size_t i;
 
 	for (i = 0; p && i < p->exposes.n; i++)
 		if (strcmp(p->exposes.v[i].path, path) == 0 &&
-		    (p->exposes.v[i].mode == SB_EXPOSE_RW) != write)
+		    p->exposes.v[i].mode != mode)
 			return true;
+	return false;
+}
+
+static enum sb_expose_mode want_mode(const struct want *w)
+{
+	if (w->list)
+		return SB_EXPOSE_LIST;
+	return w->write ? SB_EXPOSE_RW : SB_EXPOSE_RO;
+}
+
+/* A directory no rule may grant whole: the root, the home directory and
+ * what holds it (a working directory that is $HOME included). */
+static bool too_wide(const struct sb_learn_ctx *ctx, const char *dir)
+{
+	return strcmp(dir, "/") == 0 ||
+	       (ctx->home && ctx->home[0] == '/' &&
+		sb_path_under(ctx->home, dir));
+}
+
+/* Outside the program's trees a directory becomes the narrowest rule the
+ * kernel can enforce for what was done to it: read (listed) alone it is
+ * expose-list=, its names and none of its files; entries made, removed or
+ * renamed in it need Landlock's MAKE_* and REMOVE_* rights on the
+ * directory, which only expose-rw= of that directory gives. Never for the
+ * home directory or the root: Landlock's rights reach the whole tree below
+ * (weaknesses.md 60). */
+static bool outside_dir(const struct sb_learn_ctx *ctx,
+			const struct sb_learned_file *f, bool *list)
+{
+	*list = !f->write;
+	/* the names in the home directory itself, when they were needed */
+	if (*list && ctx->home && strcmp(f->path, ctx->home) == 0)
+		return true;
+	return !too_wide(ctx, f->path);
+}
+
+static bool module_suffix(const char *name)
+{
+	static const char *const suffixes[] = { ".py", ".pyc", ".so", ".pyw" };
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < SB_ARRAY_LEN(suffixes); i++) {
+		size_t k = strlen(suffixes[i]);
+
+		if (n > k && strcmp(name + n - k, suffixes[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A directory importlib looked into is needed when a module was loaded from
+ * it: a module file right in it, or a package's module one level down
+ * (else the import failed, or found the module elsewhere, and a refused
+ * listing changes nothing). */
+static bool lookup_used(const struct sb_learned *l, const char *dir)
+{
+	size_t i, n = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+
+	for (i = 0; i < l->files.n; i++) {
+		const char *p = l->files.v[i].path, *rest, *slash;
+
+		if (!l->files.v[i].read || l->files.v[i].is_dir ||
+		    !sb_path_under(p, dir) || strcmp(p, dir) == 0)
+			continue;
+		rest = p + n + 1;
+		slash = strchr(rest, '/');
+		if (!module_suffix(rest))
+			continue;
+		if (!slash || !strchr(slash + 1, '/'))
+			return true;
+	}
 	return false;
 }
 
@@ -727,7 +807,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		const char *path = sb_path_normalize(a, f->path), *root, *d;
 		struct sb_fs_decision dec;
 		bool skip = !safe_path(path) || sb_path_under(path, "/proc");
-		bool as_dir;
+		bool as_dir, list, listed;
 		struct want *nw;
 
 		if (sb_learn_hidden_chars(path)) {
@@ -740,7 +820,8 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 
 		for (k = 0; !skip && k < ctx->n_python_trees; k++)
 			skip = sb_path_under(path, ctx->python_trees[k]);
-		if (skip)
+		listed = f->read || (f->lookup && lookup_used(l, f->path));
+		if (skip || (!listed && !f->write && f->lookup))
 			continue;
 		if (p) {
 			/* what is allowed is not learned again; what an
@@ -753,35 +834,59 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		root = tree_root(a, &places, path);
 		d = f->is_dir ? path : dir_name(a, path);
 		as_dir = root && sb_path_under(d, root);
+		list = false;
 		if (as_dir) {
 			path = d;
 		} else if (f->is_dir) {
-			/* a system or home directory: a rule would grant all
-			 * of its tree, wider than anything seen */
-			continue;
+			struct sb_learned_file r = *f;
+
+			/* written where no rule may grant it (home): its
+			 * listing may still be needed */
+			r.write = false;
+			if (!outside_dir(ctx, f, &list) &&
+			    (!listed || !outside_dir(ctx, &r, &list)))
+				continue;
+			as_dir = true;
+		} else if (ctx->exists && !ctx->exists(path)) {
+			/* made and removed again (a journal, a temporary
+			 * file): a rule for it could not be read back, and
+			 * making it needs its directory (Landlock's
+			 * MAKE_REG), as writable as a directory outside the
+			 * program's trees can be */
+			struct sb_learned_file parent = { d, true, true,
+							  false, false };
+
+			if (!f->write || !outside_dir(ctx, &parent, &list))
+				continue;
+			path = d;
+			as_dir = true;
 		}
 		for (k = 0; k < w.n; k++)
 			if (strcmp(w.v[k].path, path) == 0)
 				break;
 		if (k < w.n) {
 			w.v[k].write |= f->write;
+			w.v[k].list = w.v[k].list && list;
 			continue;
 		}
 		nw = SB_VEC_PUSH(a, w);
 		nw->path = path;
 		nw->write = f->write;
 		nw->is_dir = as_dir;
+		nw->list = list;
 	}
 	/* a learned directory covers what lies below it with the same or a
 	 * narrower mode: that line would add nothing */
 	for (i = 0; i < w.n; i++) {
 		for (j = 0; j < w.n && !w.v[i].dropped; j++)
-			if (j != i && w.v[j].is_dir && !w.v[j].dropped &&
+			if (j != i && w.v[j].is_dir && !w.v[j].list &&
+			    !w.v[j].dropped &&
 			    strcmp(w.v[j].path, w.v[i].path) != 0 &&
 			    sb_path_under(w.v[i].path, w.v[j].path) &&
 			    (w.v[j].write || !w.v[i].write))
 				w.v[i].dropped = true;
-		if (!w.v[i].dropped && clashes(p, w.v[i].path, w.v[i].write))
+		if (!w.v[i].dropped &&
+		    clashes(p, w.v[i].path, want_mode(&w.v[i])))
 			w.v[i].dropped = true;
 		w.v[i].value = spell_path(a, &places, w.v[i].path);
 	}
@@ -792,7 +897,8 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 	for (i = 0; i < w.n; i++)
 		if (!w.v[i].dropped)
 			*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(
-				a, "expose-%s=%s", w.v[i].write ? "rw" : "ro",
+				a, "expose-%s=%s",
+				w.v[i].list ? "list" : w.v[i].write ? "rw" : "ro",
 				w.v[i].value);
 }
 
@@ -842,6 +948,7 @@ static bool addr_is_any(const struct sb_addr *ad)
 struct net_key {
 	const char *dest; /* as written */
 	unsigned kind, dir;
+	bool self; /* port 'self': the ports the sandbox listens on */
 	SB_VEC(uint16_t) ports;
 	const char *line;
 };
@@ -871,8 +978,10 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		struct net_key *key;
 
 		if (ctx->policy)
-			r = sb_net_decide(ctx->policy, n->kind, n->dir,
-					  &n->addr, n->port);
+			r = n->self ? sb_net_self_rule(ctx->policy, n->kind,
+						       n->dir, &n->addr)
+				    : sb_net_decide(ctx->policy, n->kind,
+						    n->dir, &n->addr, n->port);
 		if (r && r->allow)
 			continue;
 		if (n->dir == SB_NET_IN && addr_is_any(&n->addr)) {
@@ -894,12 +1003,16 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		for (k = 0; k < keys.n; k++)
 			if (keys.v[k].kind == n->kind &&
 			    keys.v[k].dir == n->dir &&
+			    keys.v[k].self == n->self &&
 			    strcmp(keys.v[k].dest, dest) == 0)
 				break;
 		key = k < keys.n ? &keys.v[k] : SB_VEC_PUSH(a, keys);
 		key->dest = dest;
 		key->kind = n->kind;
 		key->dir = n->dir;
+		key->self = n->self;
+		if (n->self)
+			continue;
 		for (k = 0; k < key->ports.n; k++)
 			if (key->ports.v[k] == n->port)
 				break;
@@ -912,6 +1025,8 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		struct net_key *key = &keys.v[i];
 		struct sb_buf ports = { 0 };
 
+		if (key->self)
+			sb_buf_puts(&ports, "self");
 		qsort(key->ports.v, key->ports.n, sizeof(*key->ports.v),
 		      cmp_u16);
 		for (k = 0; k < key->ports.n; k++) {

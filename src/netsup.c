@@ -40,6 +40,7 @@
 #include "fsrules.h"
 #include "notif.h"
 #include "policy_net.h"
+#include "selfport.h"
 
 /* A copy of a payload is bounded: a stream socket gets a short write (which
  * its callers must handle anyway), a datagram larger than this EMSGSIZE. */
@@ -133,6 +134,9 @@ static void call_free(struct call *c)
 
 enum op { OP_CONNECT, OP_BIND, OP_SEND };
 
+/* The program: net= port 'self' is a port it or its children listen on. */
+static pid_t self_root;
+
 /* prepare() returns this when the caller is gone: no answer is due. */
 #define GONE 1
 
@@ -149,6 +153,8 @@ static bool allowed(const struct sb_policy *p, const struct call *c,
 	else
 		return false; /* ICMP, SCTP...: no net= rule names them */
 	r = sb_net_decide(p, kind, dir, a, port);
+	if (!r && sb_net_self_rule(p, kind, dir, a))
+		return sb_self_port(port, self_root);
 	return r && r->allow;
 }
 
@@ -900,6 +906,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	}
 	close(hand[1]);
 	close(ack[0]);
+	self_root = pid;
 	if (read(hand[0], &num, sizeof(num)) != sizeof(num)) {
 		/* the child said why on stderr */
 		waitpid(pid, &status, 0);

@@ -487,6 +487,13 @@ static int make_plan(struct plan *pl, const struct sb_policy *p,
 				(e->ref.file[0] == '<' &&
 				 strcmp(e->ref.file, SB_REF_ARG) != 0);
 
+		if (e->mode == SB_EXPOSE_LIST) {
+			/* the directory is there, empty: a bind would show
+			 * its files (weaknesses.md 60) */
+			if (walk(pl, e->path))
+				add_op(pl, SB_NS_DIR, walk(pl, e->path), NULL);
+			continue;
+		}
 		/* an exposure the user wrote must be there; an implicit one
 		 * (the interpreter's trees) may be absent on this host */
 		if (add_bind(pl, e->path, e->mode == SB_EXPOSE_RW, e->rule,

@@ -976,6 +976,11 @@ static void parse_expose(struct parser *ps, const struct sb_line *l,
 		sb_error(p, l->ref, "In '%s', path is invalid.", l->text);
 		return;
 	}
+	if (mode == SB_EXPOSE_LIST && !S_ISDIR(st.st_mode)) {
+		sb_error(p, l->ref, "In '%s', path must be a directory.",
+			 l->text);
+		return;
+	}
 	e = SB_VEC_PUSH(a, p->exposes);
 	e->path = sb_arena_strdup(a, canon);
 	e->rule = l->text;
@@ -995,7 +1000,8 @@ static int cmp_expose_path(const void *x, const void *y)
 	return strcmp(a->path, b->path);
 }
 
-/* The same path twice in one mode is one rule; in both modes an error. */
+/* The same path twice in one mode is one rule; in both modes an error,
+ * but for expose-list=, which the other two include. */
 static void finish_exposes(struct parser *ps)
 {
 	struct sb_policy *p = ps->p;
@@ -1011,7 +1017,10 @@ static void finish_exposes(struct parser *ps)
 			if (strcmp(k->path, e->path) != 0)
 				continue;
 			drop = true;
-			if (k->mode != e->mode)
+			/* expose-list= is part of both others: the wider stays */
+			if (k->mode == SB_EXPOSE_LIST && e->mode != k->mode)
+				*k = *e;
+			else if (k->mode != e->mode && e->mode != SB_EXPOSE_LIST)
 				sb_error(p, e->ref,
 					 "In '%s', invalidate another rule "
 					 "from '%s'.",
@@ -1141,6 +1150,8 @@ static void stage_directives(struct parser *ps)
 			parse_expose(ps, l, SB_EXPOSE_RO);
 		} else if (strcmp(l->key, "expose-rw") == 0) {
 			parse_expose(ps, l, SB_EXPOSE_RW);
+		} else if (strcmp(l->key, "expose-list") == 0) {
+			parse_expose(ps, l, SB_EXPOSE_LIST);
 		} else if (strcmp(l->key, "ignore") == 0) {
 			if (!*l->value) {
 				sb_error(p, l->ref,

@@ -47,7 +47,9 @@ struct sb_env_var {
 	struct sb_ref ref;
 };
 
-enum sb_expose_mode { SB_EXPOSE_RO, SB_EXPOSE_RW };
+/* LIST: the names in one directory, none of its files' contents (beyond
+ * the seed: what Landlock's READ_DIR right grants, for a learned listing) */
+enum sb_expose_mode { SB_EXPOSE_RO, SB_EXPOSE_RW, SB_EXPOSE_LIST };
 
 struct sb_expose {
 	const char *path; /* canonical, absolute */
@@ -88,6 +90,9 @@ struct sb_net_rule {
 	unsigned prefix; /* 0..32 or 0..128 */
 	const struct sb_port_range *ports;
 	size_t n_ports; /* 0: the rule matches nothing (empty PORTS) */
+	/* PORTS is 'self': the ports a process of the sandbox listens on
+	 * (TCP, OUT; judged by sb_net_self_rule and selfport.c) */
+	bool self;
 	const char *host; /* the host name the rule named, else NULL */
 	bool any_host;    /* NETWORK was '*': every host, names included */
 	const char *rule;

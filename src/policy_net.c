@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "policy_internal.h"
@@ -445,6 +446,26 @@ const struct sb_net_rule *sb_net_decide(const struct sb_policy *p,
 	return first;
 }
 
+const struct sb_net_rule *sb_net_self_rule(const struct sb_policy *p,
+					   unsigned kind, unsigned dir,
+					   const struct sb_addr *addr)
+{
+	struct sb_addr canon;
+	size_t i;
+
+	if (!addr || !addr_bits(addr->family))
+		return NULL;
+	sb_addr_canonical(addr, &canon);
+	for (i = 0; i < p->nets.n; i++) {
+		const struct sb_net_rule *r = &p->nets.v[i];
+
+		if (r->allow && r->self && (r->kinds & kind) &&
+		    (r->dirs & dir) && net_match(r, &canon))
+			return r;
+	}
+	return NULL;
+}
+
 /* Equal host names: ASCII case folded, one trailing dot ignored. */
 static size_t host_len(const char *h)
 {
@@ -752,6 +773,7 @@ struct net_fields {
 	unsigned kinds, dirs;
 	const struct sb_port_range *ports;
 	size_t n_ports;
+	bool self;
 };
 
 static struct sb_net_rule *add_rule(struct sb_policy *p,
@@ -769,6 +791,7 @@ static struct sb_net_rule *add_rule(struct sb_policy *p,
 	r->prefix = prefix;
 	r->ports = f->ports;
 	r->n_ports = f->n_ports;
+	r->self = f->self;
 	r->host = host;
 	r->rule = l->text;
 	r->ref = l->ref;
@@ -993,7 +1016,15 @@ void sb_parse_net(struct sb_policy *p, const struct sb_parse_opts *opts,
 	if (!f.dirs)
 		sb_error(p, l->ref, "In '%s', direction is not 'IN' or 'OUT'.",
 			 l->text);
-	if (sb_ports_parse(p->arena, field[3], &ports, &f.n_ports))
+	f.self = !strcasecmp(sb_strip(p->arena, field[3], strlen(field[3])),
+			     "self");
+	if (f.self && (!f.allow || f.kinds != SB_NET_TCP ||
+		       f.dirs != SB_NET_OUT))
+		sb_error(p, l->ref,
+			 "In '%s', port 'self' (the ports this sandbox listens on) is for ALLOW|TCP|...|OUT rules.",
+			 l->text);
+	else if (!f.self &&
+		 sb_ports_parse(p->arena, field[3], &ports, &f.n_ports))
 		sb_error(p, l->ref, "In '%s', invalid port list.", l->text);
 	f.ports = ports;
 	if (p->errors.n != errors)

@@ -69,6 +69,14 @@ const struct sb_net_rule *sb_net_decide(const struct sb_policy *p,
 					const struct sb_addr *addr,
 					uint16_t port);
 
+/* The ALLOW rule with port 'self' (the ports the sandbox listens on) that
+ * matches a TCP connection to 'addr', or NULL. sb_net_decide never returns
+ * such a rule: a caller that got NULL from it asks this, then whether the
+ * port is one the sandbox listens on (selfport.c). */
+const struct sb_net_rule *sb_net_self_rule(const struct sb_policy *p,
+					   unsigned kind, unsigned dir,
+					   const struct sb_addr *addr);
+
 /* The pinned addresses of a host name named in net= rules, or NULL.
  * ASCII case-insensitive; a trailing dot on either side is ignored. */
 const struct sb_pin *sb_pin_lookup(const struct sb_policy *p,

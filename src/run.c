@@ -264,6 +264,14 @@ static int policy_memfd(const struct sb_policy *p,
 }
 
 
+/* A learned file is still there (lstat: a dangling link is there too). */
+static bool path_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
 /* Learning: python-sb stays as the program's parent and writes the rules
  * when it ends (4.4). What native code opens, execs and connects to is
  * learned through a seccomp filter (learn_native.c), less what
@@ -292,6 +300,7 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	s.ctx.home = sb_envp_get(host_env, "HOME");
 	s.ctx.python_trees = trees;
 	s.ctx.n_python_trees = trees[0] ? 1 : 0;
+	s.ctx.exists = path_exists;
 	s.path = p->learn_path;
 	s.display = p->learn_path;
 	if (sb_path_under(p->learn_path, s.ctx.cwd) &&

@@ -8,7 +8,8 @@
  * refusals go there too, so that each one is reported as it happens. It
  * must not print or exit; kernel.c and netsup.c report. It also builds learning mode's filter, which refuses
  * nothing and only shows the learning supervisor what native code opens,
- * execs and connects to (learn_native.c).
+ * execs, connects to, and which directories it makes, removes or moves
+ * entries in (learn_native.c).
  */
 #include "seccomp_filter.h"
 
@@ -241,6 +242,10 @@ int sb_seccomp_apply_learning(void)
 	static const char *const calls[] = {
 		"open",	   "openat",  "openat2", "creat", "execve",
 		"execveat", "connect", "bind",	  "sendmsg", "sendmmsg",
+		/* what makes, removes or moves a directory's entries */
+		"mkdir",   "mkdirat", "mknod",	 "mknodat", "unlink",
+		"unlinkat", "rmdir",  "rename",	 "renameat", "renameat2",
+		"link",	   "linkat",  "symlink", "symlinkat",
 	};
 	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
 	size_t i;

@@ -128,6 +128,7 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	close(keep_fd);
 	close(report[1]);
 	if (native) {
+		sb_learn_native_set_root(native, pid);
 		close(hand[1]);
 		close(ack[0]);
 		lfd = take_listener(pid, hand[0], ack[1]);

@@ -140,6 +140,9 @@ def sandbox(fn=None):
 
     def mark(func):
         flags = getattr(getattr(func, "__code__", None), "co_flags", 0)
+        if not _in_sandbox:
+            from . import _grants
+            _grants.decorated.add(getattr(func, "__module__", None))
         if flags & (_CO_GENERATOR | _CO_ASYNC_GENERATOR):
             raise TypeError(_seed_generator_message(func))
         if flags & _CO_COROUTINE:

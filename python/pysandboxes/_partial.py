@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 
+from . import _grants
 from . import _unpickle
 from . import _worker as _wk
 from .e import (ConfigSyntaxError, SandBoxBaseExceptionError, SandBoxError,
@@ -283,7 +284,22 @@ class Daemon:
         self.frame_max = max(self.limits.max_bytes, _wk.OTHER_FRAME_MAX)
         init_fn = conf["init_fn"]
         self.init_ref = _reference(init_fn) if init_fn is not None else None
-        self._explain()
+        # what a worker needs to import the functions (issue 15 item 5);
+        # a locked rule file takes no command-line rule: none then; a
+        # learning run gets none, so that the file learns them
+        mods = set(_grants.decorated) | {caller}
+        if self.init_ref:
+            mods.add(self.init_ref[0])
+        self.grants = _grants.rule_args(mods)
+        try:
+            self._explain()
+        except ConfigSyntaxError as exc:
+            if not self.grants or "locks the rules" not in str(exc):
+                raise
+            self.grants = []
+            self._explain()
+        if self.learning:
+            self.grants = []
         size = conf["workers"] or os.cpu_count() or 1
         self.size = 1 if self.learning else max(1, int(size))
         self.cond = threading.Condition()
@@ -301,7 +317,7 @@ class Daemon:
     def _base_argv(self):
         return ([self.python_sb] + self.python_args +
                 [f"--pysandboxes-config={self.config}",
-                 f"--python={sys.executable}"] + self.rules)
+                 f"--python={sys.executable}"] + self.rules + self.grants)
 
     def _explain(self):
         argv = self._base_argv() + ["--pysandboxes-explain", "-c", "pass"]
@@ -963,7 +979,10 @@ def call_sync(fn, args, kwargs):
     if daemon.direct:
         return fn(*args, **kwargs)
     module, qualname = _reference(fn)
-    return daemon.call(module, qualname, args, kwargs)
+    try:
+        return daemon.call(module, qualname, args, kwargs)
+    except ModuleNotFoundError as exc:
+        raise _grants.hidden(module, exc) or exc
 
 
 async def call_async(fn, args, kwargs):
@@ -981,3 +1000,5 @@ async def call_async(fn, args, kwargs):
     except asyncio.CancelledError:
         cancel.set()
         raise
+    except ModuleNotFoundError as exc:
+        raise _grants.hidden(module, exc) or exc

@@ -301,6 +301,12 @@ static const char *files_block(struct sb_arena *a, const char *records,
 	return block(a, learn(a, records, MARKERS, &c, NULL), "files");
 }
 
+/* the learning run removed what has "journal" or "gone" in its name */
+static bool only_kept(const char *path)
+{
+	return !strstr(path, "journal") && !strstr(path, "gone");
+}
+
 static void test_files(void)
 {
 	static const char *const envp[] = {
@@ -364,12 +370,26 @@ static void test_files(void)
 			   "file\tr\tf\t/home/u/.cache/pip/http/a/b\n"
 			   "file\tr\tf\t/home/u/.cache/stray\n",
 			   envp, NULL),
+	       "expose-list=/etc\n"
+	       "expose-list=~\n"
 	       "expose-ro=~/.cache/pip/http/a\n"
 	       "expose-ro=~/.cache/stray\n"
 	       "expose-ro=~/.netrc\n"
+	       "expose-list=~/.ssh\n"
 	       "expose-ro=~/.ssh/config\n\n",
 	       "files: home files are file rules; ~/.cache/<x> is a tree; "
-	       "directories outside trees are not learned");
+	       "a directory read outside trees is expose-list=, home too");
+	is_str(files_block(a,
+			   "file\tw\td\t/home/u/db\n"
+			   "file\tw\tf\t/home/u/db/x.db\n"
+			   "file\tw\td\t/home/u\n"
+			   "file\tw\td\t/\n"
+			   "file\tr\td\t/srv/in\n"
+			   "file\tw\td\t/srv/in\n",
+			   envp, NULL),
+	       "expose-rw=/srv/in\nexpose-rw=~/db\n\n",
+	       "files: entries made or removed outside trees: expose-rw= of "
+	       "the directory, never of home or /; it covers its files");
 	is_str(files_block(a,
 			   "file\tr\tf\t/home/u/.cache/huggingface/hub/m/c\n"
 			   "file\tw\tf\t/work/proj/o\n",
@@ -416,6 +436,50 @@ static void test_files(void)
 		is_str(block(a, out, "files"),
 		       "expose-ro=./v/notes\nexpose-ro=~/.ssh/id_rsa\n\n",
 		       "files: a cwd above home is not a program tree");
+	}
+
+	/* a file made and removed again: a rule for it could not be read
+	 * back, making it needs its directory */
+	{
+		struct sb_learn_ctx c;
+		const char *out;
+
+		ctx_init(&c, NULL, envp);
+		c.cwd = "/home/u";
+		c.exists = only_kept;
+		out = learn(a,
+			    "file\tw\tf\t/home/u/db/x.db\n"
+			    "file\tw\tf\t/home/u/db/x.db-journal\n"
+			    "file\tw\tf\t/home/u/gone\n"
+			    "file\tr\tf\t/home/u/d/a.txt\n"
+			    "file\tr\td\t/home/u/d\n",
+			    MARKERS, &c, NULL);
+		is_str(block(a, out, "files"),
+		       "expose-list=./d\nexpose-ro=./d/a.txt\n"
+		       "expose-rw=./db\n\n",
+		       "files: a vanished file's directory is writable, never "
+		       "home; a listed directory is expose-list=");
+		out = learn(a,
+			    "file\tl\td\t/home/u\n"
+			    "file\tl\td\t/home/u/lib\n"
+			    "file\tl\td\t/srv/empty\n"
+			    "file\tr\tf\t/home/u/lib/helper.py\n"
+			    "file\tl\td\t/\n",
+			    MARKERS, &c, NULL);
+		is_str(block(a, out, "files"),
+		       "expose-list=.\nexpose-list=./lib\n"
+		       "expose-ro=./lib/helper.py\n\n",
+		       "files: importlib's look into a directory is a rule only "
+		       "when something below it was used; never /");
+		out = learn(a,
+			    "file\tw\td\t/home/u\n"
+			    "file\tl\td\t/home/u\n"
+			    "file\tr\tf\t/home/u/test_x.py\n",
+			    MARKERS, &c, NULL);
+		is_str(block(a, out, "files"),
+		       "expose-list=.\nexpose-ro=./test_x.py\n\n",
+		       "files: home written (never granted) and looked into: "
+		       "its listing alone");
 	}
 
 	/* what the policy already allows is not learned again */
@@ -469,19 +533,24 @@ static void test_net(void)
 		    "net\ttcp\tout\t2001:db8::1\t443\t-\n"
 		    "net\ttcp\tout\t127.0.0.1\t9000\t-\n"
 		    "net\ttcp\tout\t10.9.1.1\t22\t-\n"
-		    "net\ttcp\tout\t192.0.2.1\t25\tbad|host\n",
+		    "net\ttcp\tout\t192.0.2.1\t25\tbad|host\n"
+		    "net\ttcp\tin\t127.0.0.1\t0\t-\n"
+		    "net\ttcp\tout\t127.0.0.1\tself\t-\n"
+		    "net\tudp\tout\t127.0.0.1\tself\t-\n",
 		    MARKERS, &c, NULL);
 	is_str(block(a, out, "socket"),
 	       "net=ALLOW|TCP|${API_HOST}|${DB_PORT}|OUT\n"
 	       "net=ALLOW|TCP|*|8000|IN\n"
 	       "net=ALLOW|TCP|10.9.1.1/32|22|OUT\n"
-	       "net=ALLOW|TCP|127.0.0.1/32|8001|IN\n"
+	       "net=ALLOW|TCP|127.0.0.1/32|0,8001|IN\n"
+	       "net=ALLOW|TCP|127.0.0.1/32|self|OUT\n"
 	       "net=ALLOW|TCP|192.0.2.1/32|25|OUT\n"
 	       "net=ALLOW|TCP|2001:db8::1/128|443|OUT\n"
 	       "net=ALLOW|TCP|example.com|${PORTAL},443|OUT\n"
 	       "net=ALLOW|UDP|1.1.1.1/32|53|OUT\n\n",
 	       "net: ports merged and sorted, ${VAR} for values, * for the "
-	       "wildcard, allowed ones skipped");
+	       "wildcard, allowed ones skipped; a port of the run's own "
+	       "listener is 'self' (TCP only)");
 	sb_policy_free(p);
 	sb_arena_free(a);
 }

@@ -338,6 +338,41 @@ static void bad(const char *text, struct sb_ref ref, const char *want)
 	" Format: <DENY,ALLOW>|<TCP,UDP list or *>|<ip/mask>, *|<port "        \
 	"list>|<IN, OUT>."
 
+/* port 'self': the ports the sandbox listens on, TCP going out only */
+static void test_self_port(void)
+{
+	struct sb_addr lo, other;
+	struct t t;
+
+	one(&t, "net=ALLOW|TCP|127.0.0.1/32| self |OUT", 1);
+	ok(t.p.nets.n == 1 && t.p.nets.v[0].self && !t.p.nets.v[0].n_ports,
+	   "self: a rule with no numbered port");
+	sb_addr_parse("127.0.0.1", &lo);
+	sb_addr_parse("10.0.0.1", &other);
+	ok(sb_net_decide(&t.p, SB_NET_TCP, SB_NET_OUT, &lo, 8000) == NULL,
+	   "self: sb_net_decide never matches it (no port number does)");
+	ok(sb_net_self_rule(&t.p, SB_NET_TCP, SB_NET_OUT, &lo) ==
+		   &t.p.nets.v[0],
+	   "self: sb_net_self_rule finds it for its address");
+	ok(sb_net_self_rule(&t.p, SB_NET_TCP, SB_NET_OUT, &other) == NULL,
+	   "self: not for another address");
+	ok(sb_net_self_rule(&t.p, SB_NET_UDP, SB_NET_OUT, &lo) == NULL,
+	   "self: not for UDP");
+	t_free(&t);
+	bad("net=ALLOW|TCP|127.0.0.1|self|IN", FILE_REF,
+	    ".py-sandboxes(3): In 'net=ALLOW|TCP|127.0.0.1|self|IN', port "
+	    "'self' (the ports this sandbox listens on) is for "
+	    "ALLOW|TCP|...|OUT rules.");
+	bad("net=ALLOW|*|127.0.0.1|self|OUT", FILE_REF,
+	    ".py-sandboxes(3): In 'net=ALLOW|*|127.0.0.1|self|OUT', port "
+	    "'self' (the ports this sandbox listens on) is for "
+	    "ALLOW|TCP|...|OUT rules.");
+	bad("net=DENY|TCP|127.0.0.1|self|OUT", FILE_REF,
+	    ".py-sandboxes(3): In 'net=DENY|TCP|127.0.0.1|self|OUT', port "
+	    "'self' (the ports this sandbox listens on) is for "
+	    "ALLOW|TCP|...|OUT rules.");
+}
+
 static void test_errors(void)
 {
 	struct t t;
@@ -1544,6 +1579,7 @@ int main(void)
 	test_ports();
 	test_dirs();
 	test_errors();
+	test_self_port();
 	test_hosts();
 	test_finish();
 	test_decide();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "api_registry.h"
+#include "fsrules.h"
 #include "policy.h"
 #include "tap.h"
 
@@ -437,6 +438,65 @@ static void test_files(void)
 	one_error("ignore=\n", ".py-sandboxes(1): In 'ignore=', a pattern must "
 			       "be set.",
 		  "ignore: empty");
+	/* expose-list=: the names of one directory, none of its files */
+	make_dir("listed");
+	make_dir("listed/sub");
+	write_file("listed/a.txt", "x");
+	write_file("listed/b.txt", "x");
+	p = parse("expose-list=./listed\nexpose-ro=./listed/a.txt\n");
+	is_str(errors(p), "", "expose-list: no errors");
+	{
+		struct sb_fs_decision d;
+		char dir[400], a[400], b[400], sub[400];
+
+		snprintf(dir, sizeof(dir), "%s/listed", tmp);
+		snprintf(a, sizeof(a), "%s/listed/a.txt", tmp);
+		snprintf(b, sizeof(b), "%s/listed/b.txt", tmp);
+		snprintf(sub, sizeof(sub), "%s/listed/sub", tmp);
+		sb_fs_decide(p, dir, dir, dir, false, &d);
+		is_int(d.verdict, SB_FS_ALLOW, "expose-list: listing allowed");
+		ok(d.expose && d.expose->mode == SB_EXPOSE_LIST,
+		   "expose-list: the list rule decides for its directory");
+		sb_fs_decide(p, dir, dir, dir, true, &d);
+		is_int(d.verdict, SB_FS_READ_ONLY,
+		       "expose-list: no entry made or removed");
+		sb_fs_decide(p, a, a, a, false, &d);
+		is_int(d.verdict, SB_FS_ALLOW, "expose-list: a file rule below");
+		sb_fs_decide(p, b, b, b, false, &d);
+		is_int(d.verdict, SB_FS_NOT_EXPOSED,
+		       "expose-list: the other files are not readable");
+		sb_fs_decide(p, sub, sub, sub, false, &d);
+		is_int(d.verdict, SB_FS_NOT_EXPOSED,
+		       "expose-list: nor its subdirectories (Python layer)");
+	}
+	sb_policy_free(p);
+	p = parse("expose-ro=.\nexpose-list=./listed\n");
+	{
+		struct sb_fs_decision d;
+		char b[400];
+
+		snprintf(b, sizeof(b), "%s/listed/b.txt", tmp);
+		sb_fs_decide(p, b, b, b, false, &d);
+		is_int(d.verdict, SB_FS_ALLOW,
+		       "expose-list: a wider rule still reads below it");
+	}
+	sb_policy_free(p);
+	one_error("expose-list=./listed/a.txt\n",
+		  ".py-sandboxes(1): In 'expose-list=./listed/a.txt', path "
+		  "must be a directory.",
+		  "expose-list: a file is an error");
+	p = parse("expose-list=./listed\nexpose-ro=listed\n"
+		  "expose-rw=./data\nexpose-list=data\n");
+	is_str(errors(p), "", "expose-list: with another mode, no error");
+	{
+		size_t i, n_list = 0;
+
+		for (i = 0; i < p->exposes.n; i++)
+			n_list += p->exposes.v[i].mode == SB_EXPOSE_LIST;
+		is_int((int)p->exposes.n, 2, "expose-list: one rule per path");
+		is_int((int)n_list, 0, "expose-list: the wider rule stays");
+	}
+	sb_policy_free(p);
 	p = parse("expose-ro=~\n");
 	ok(strstr(errors(p), "In 'expose-ro=~', path '") != NULL,
 	   "expose: ~ is expanded (HOME=/home/u does not exist here)");
