@@ -12,6 +12,7 @@
  */
 #include "netsup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "fsrules.h"
+#include "metasup.h"
 #include "notif.h"
 #include "policy_net.h"
 
@@ -733,6 +735,12 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 	memset(req, 0, size);
 	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 		return; /* ENOENT: the caller went away first */
+	if (sb_metasup_handles(req->data.nr)) {
+		rc = sb_metasup_serve(s->p, s->listener, req);
+		if (rc != GONE)
+			reply(s->listener, req->id, rc);
+		return;
+	}
 	if (!performed(req->data.nr)) {
 		report_denied(req);
 		reply(s->listener, req->id, -EPERM);
@@ -764,6 +772,94 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 
 /* ---- the run ---- */
 
+/* SIGKILL every process whose parent is this one: the program's orphans
+ * come here (PR_SET_CHILD_SUBREAPER). Returns how many were found. */
+static unsigned kill_children(pid_t self)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char path[64], buf[512], *close_paren;
+		int ppid = -1, fd;
+		ssize_t k;
+		long pid = strtol(e->d_name, NULL, 10);
+
+		if (pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		buf[k] = '\0';
+		/* "pid (comm) S ppid ...": comm may hold anything */
+		close_paren = strrchr(buf, ')');
+		if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 &&
+		    ppid == self) {
+			kill((pid_t)pid, SIGKILL);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* Nothing the program started outlives python-sb: kill and reap every
+ * descendant, including those that come here while we sweep. */
+static void sweep(void)
+{
+	pid_t self = getpid();
+
+	for (;;) {
+		unsigned n = kill_children(self);
+		pid_t w = waitpid(-1, NULL, n ? 0 : WNOHANG);
+
+		if (w < 0 && errno == ECHILD)
+			break; /* none left */
+		/* a child /proc did not show yet: look again; without a
+		 * /proc the pid namespace of the provider ends them */
+		if (w == 0 && access("/proc/self/stat", F_OK) != 0)
+			break;
+	}
+}
+
+/* A signal for the program: it runs in a session of its own, so what the
+ * terminal sends to python-sb's process group goes to the program's; a
+ * stop stops both (a stop signal to an orphaned group would be dropped,
+ * so SIGSTOP), and a SIGCONT continues both. */
+static void forward(pid_t pid, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+
+	switch (sig) {
+	case SIGCHLD:
+		return;
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		kill(-pid, SIGSTOP);
+		kill(pid, SIGSTOP);
+		raise(SIGSTOP);
+		return;
+	case SIGCONT:
+		kill(-pid, SIGCONT);
+		kill(pid, SIGCONT);
+		return;
+	default:
+		if (sb_signal_sent(si))
+			kill(pid, sig);
+		else if (kill(-pid, sig) < 0)
+			kill(pid, sig);
+	}
+}
+
 static void handover_failed(pid_t pid, const char *what)
 {
 	fprintf(stderr, "python-sb: network supervisor: %s: %s; nothing was "
@@ -788,7 +884,11 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
 	    sizes.seccomp_notif > req_size)
 		req_size = sizes.seccomp_notif;
+	/* every process of the program that loses its parent comes to us,
+	 * to be ended with the run (sweep) */
 	if ((sfd = sb_signals_block(&old, SFD_NONBLOCK)) < 0 ||
+	    sb_signals_add_job(sfd, SFD_NONBLOCK) < 0 ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 ||
 	    pipe2(hand, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
 		fprintf(stderr, "python-sb: network supervisor set-up: %s\n",
 			strerror(errno));
@@ -815,7 +915,18 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
 		    getppid() != parent)
 			_exit(255);
-		if (ctx->drop_caps && (rc = sb_kernel_drop_caps()) < 0) {
+		/* a session of its own: no controlling terminal, so no
+		 * TIOCSTI into the caller's input queue even where an ioctl
+		 * would pass; the terminal's signals come from us */
+		if (setsid() < 0) {
+			fprintf(stderr, "python-sb: setsid: %s; nothing was "
+					"run.\n",
+				strerror(errno));
+			_exit(255);
+		}
+		/* under every provider, root included: empty capability
+		 * sets, locked securebits (weaknesses.md 37) */
+		if ((rc = sb_kernel_drop_caps()) < 0) {
 			fprintf(stderr,
 				"python-sb: dropping root's capabilities: %s; "
 				"nothing was run.\n",
@@ -890,14 +1001,11 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		else if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
 			live = -1; /* no process uses the filter any more */
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
-			/* Ctrl-C on a terminal reaches the program already:
-			 * forward what another process sent (from outside
-			 * this pid namespace, ssi_pid is 0: bwrap's stage) */
-			if (si.ssi_signo != SIGCHLD && sb_signal_sent(&si))
-				kill(pid, (int)si.ssi_signo);
+			forward(pid, &si);
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
 	}
+	sweep();
 	/* workers may still hold calls of processes the program left
 	 * behind: they end with python-sb, and those calls fail */
 	free(req);
