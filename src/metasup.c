@@ -60,6 +60,7 @@ struct meta {
 	mode_t mode;
 	uint64_t times; /* its address, or 0: now */
 	int times_kind; /* 0 timespec[2], 1 timeval[2], 2 utimbuf */
+	bool null_ok;	/* utimensat: a NULL path is the descriptor */
 };
 
 static int decode(const struct seccomp_notif *req, struct meta *m)
@@ -93,6 +94,7 @@ static int decode(const struct seccomp_notif *req, struct meta *m)
 		m->path = a[1];
 		m->times = a[2];
 		m->flags = (int)a[3];
+		m->null_ok = m->dirfd != AT_FDCWD;
 		break;
 	case __NR_futimesat:
 		m->dirfd = (int)a[0];
@@ -113,6 +115,8 @@ static int decode(const struct seccomp_notif *req, struct meta *m)
 		return -EINVAL;
 	if (m->chmod && (m->mode & (S_ISUID | S_ISGID)))
 		return -EPERM;
+	if (!m->path && req->data.nr != __NR_fchmod && !m->null_ok)
+		return -EFAULT;
 	return 0;
 }
 

@@ -737,6 +737,9 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 		return; /* ENOENT: the caller went away first */
 	if (sb_metasup_handles(req->data.nr)) {
 		rc = sb_metasup_serve(s->p, s->listener, req);
+		/* named like the filter's refusals */
+		if (rc == -EPERM && getenv("PYSB_DEBUG"))
+			report_denied(req);
 		if (rc != GONE)
 			reply(s->listener, req->id, rc);
 		return;

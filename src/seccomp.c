@@ -630,7 +630,7 @@ static const struct sb_sys_entry table[] = {
 	REFUSE("msgrcv", W_IPC), REFUSE("msgctl", W_IPC),
 	REFUSE("semget", W_IPC), REFUSE("semop", W_IPC),
 	REFUSE("semtimedop", W_IPC), REFUSE("semctl", W_IPC),
-	REFUSE("ipc", W_IPC), REFUSE("mq_open", W_IPC),
+	REFUSE("mq_open", W_IPC),
 	REFUSE("mq_unlink", W_IPC), REFUSE("mq_timedsend", W_IPC),
 	REFUSE("mq_timedreceive", W_IPC), REFUSE("mq_notify", W_IPC),
 	REFUSE("mq_getsetattr", W_IPC),
