@@ -819,6 +819,7 @@ static unsigned kill_children(pid_t self)
 static void sweep(void)
 {
 	pid_t self = getpid();
+	unsigned idle = 0;
 
 	for (;;) {
 		unsigned n = kill_children(self);
@@ -826,10 +827,16 @@ static void sweep(void)
 
 		if (w < 0 && errno == ECHILD)
 			break; /* none left */
-		/* a child /proc did not show yet: look again; without a
-		 * /proc the pid namespace of the provider ends them */
-		if (w == 0 && access("/proc/self/stat", F_OK) != 0)
-			break;
+		/* a child /proc did not show (yet): look again, for a while;
+		 * a /proc of another pid namespace never shows them, and the
+		 * provider's pid namespace ends them then */
+		if (w == 0 && !n) {
+			if (++idle > 200)
+				break;
+			usleep(10 * 1000);
+		} else {
+			idle = 0;
+		}
 	}
 }
 

@@ -18,6 +18,8 @@
  */
 #include "seccomp_filter.h"
 
+#include "api_registry.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -73,30 +75,16 @@ static int notify_if(struct sb_seccomp_build *c, int nr, unsigned n,
 	return seccomp_rule_add_array(c->f, SCMP_ACT_NOTIFY, nr, n, cmp);
 }
 
-/* ioctl: the requests CPython's tty, termios, pty, socket and io modules
- * and the usual extensions make on their own descriptors. Never TIOCSTI
- * (typing into the terminal), TIOCLINUX, TIOCSETD, TIOCSCTTY, TIOCSPGRP
- * (the terminal itself), nor an interface's SIOCS* (the host's network). */
-static const unsigned long ioctl_ok[] = {
-	TCGETS, TCSETS, TCSETSW, TCSETSF, TCGETA, TCSBRK, TCXONC, TCFLSH,
-	TIOCGWINSZ, TIOCSWINSZ, TIOCGPGRP, TIOCGSID, TIOCOUTQ, TIOCGPTN,
-	TIOCSPTLCK, TIOCGPTPEER, TIOCGETD, TIOCGEXCL, TIOCGSERIAL, TIOCMGET,
-	FIONREAD, FIONBIO, FIOCLEX, FIONCLEX, FIOASYNC, SIOCATMARK,
-	SIOCGIFCONF, SIOCGIFINDEX, SIOCGIFNAME, SIOCGIFFLAGS, SIOCGIFADDR,
-	SIOCGIFHWADDR, SIOCGIFMTU, SIOCGIFNETMASK, 0x8906UL /* SIOCGSTAMP */,
-	0x80086601UL, /* FS_IOC_GETFLAGS */
-	0x40049409UL, /* FICLONE: both descriptors are the program's */
-	0x802c542aUL, /* TCGETS2 */
-};
-
+/* ioctl: the one list of requests (sb_ioctl_safe, api_registry.c) the
+ * Python layer allows for fcntl.ioctl too. */
 static int rules_ioctl(struct sb_seccomp_build *c, int nr)
 {
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < SB_ARRAY_LEN(ioctl_ok) && !rc; i++) {
+	for (i = 0; i < sb_ioctl_safe_len && !rc; i++) {
 		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
-						ioctl_ok[i] & LO32);
+						sb_ioctl_safe[i] & LO32);
 
 		rc = allow_if(c, nr, 1, &a);
 	}
@@ -703,11 +691,12 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 		"scheduling calls outside their allowed arguments: EPERM; "
 		"clone3, openat2, io_uring: ENOSYS; another architecture's "
 		"calls: the process is killed%s; connect, bind, listen, "
-		"sendmsg, sendmmsg, sendto with an address, and the mode and "
-		"time changes: the supervisor",
+		"sendmsg, sendmmsg, sendto with an address: the network "
+		"supervisor; chmod and utimes families: the supervisor, "
+		"inside expose-rw only",
 		p->any_net_rule ? ""
-				: "; socket of AF_INET or AF_INET6: EPERM "
-				  "(no net= rule)");
+				: "; socket of AF_INET or AF_INET6 (no net= "
+				  "rule): EPERM");
 }
 
 static int build(scmp_filter_ctx f, const struct sb_policy *p,
