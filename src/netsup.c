@@ -381,6 +381,26 @@ static long copy_payload(const struct call *c, const struct iovec *iov,
 
 /* The program's descriptors in SCM_RIGHTS become ours; its credentials
  * cannot be sent in its name. */
+/* The IP-level ancillary data a send may carry: its own TOS, TTL, traffic
+ * class, hop limit, fragmentation and GSO size. Never IP_RETOPTS or IPv6
+ * routing, hop-by-hop or destination headers (source routing past the
+ * judged address) nor IP(V6)_PKTINFO (another source address). */
+static bool cmsg_allowed(const struct cmsghdr *cm)
+{
+	switch (cm->cmsg_level) {
+	case IPPROTO_IP:
+		return cm->cmsg_type == IP_TOS || cm->cmsg_type == IP_TTL;
+	case IPPROTO_IPV6:
+		return cm->cmsg_type == IPV6_TCLASS ||
+		       cm->cmsg_type == IPV6_HOPLIMIT ||
+		       cm->cmsg_type == IPV6_DONTFRAG;
+	case IPPROTO_UDP:
+		return cm->cmsg_type == 103; /* UDP_SEGMENT */
+	default:
+		return false;
+	}
+}
+
 static long copy_control(const struct call *c, struct msg *m)
 {
 	struct msghdr h = { 0 };
@@ -395,8 +415,11 @@ static long copy_control(const struct call *c, struct msg *m)
 
 		if (cm->cmsg_len < CMSG_LEN(0) || cm->cmsg_len > room)
 			return -EINVAL;
-		if (cm->cmsg_level != SOL_SOCKET)
+		if (cm->cmsg_level != SOL_SOCKET) {
+			if (!cmsg_allowed(cm))
+				return -EPERM;
 			continue;
+		}
 		if (cm->cmsg_type == SCM_CREDENTIALS)
 			return -EPERM;
 		if (cm->cmsg_type != SCM_RIGHTS)

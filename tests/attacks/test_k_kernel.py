@@ -331,3 +331,28 @@ def test_K9(case, judge):
                  api_denied("fcntl.ioctl", "process-control"))
     # a request of the list is not the guard's business
     assert obs["fionread"].escaped, obs["fionread"]
+
+
+@attack("K10", "native: IP source routing in a send's ancillary data")
+def test_K10(tree, judge):
+    """A datagram to an allowed address carrying IP_RETOPTS (a loose
+    source route) would leave addressed elsewhere: the supervisor refuses
+    the control message, and the listener outside receives nothing."""
+    import socket
+    srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    srv.bind(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+    try:
+        rule = f"net=ALLOW|UDP|127.0.0.1|{port}|OUT\n"
+        judge.native(attempt(tree, "sendmsg-retopts", "127.0.0.1", port,
+                             rules=rule), "EPERM")
+        srv.settimeout(0.5)
+        with pytest.raises(socket.timeout):
+            srv.recv(16)
+        # the same datagram without the option is delivered
+        assert attempt(tree, "sendto-udp", "127.0.0.1", port,
+                       rules=rule) == "ok"
+        srv.settimeout(30)
+        assert srv.recv(16) == b"x"
+    finally:
+        srv.close()

@@ -13,7 +13,8 @@
  *   utimes PATH | setxattr PATH | mknod-char PATH | mknod-fifo PATH
  *   create-suid PATH | shm-read KEY | msg-send KEY | mq-open NAME
  *   add-key | sethostname NAME | ifflags-lo | ip-options | daemon FILE
- *   caps-wait FILE | raw NR[,ARG...]... (one line "NR ok|errno E" each)
+ *   caps-wait FILE | sendmsg-retopts IP PORT
+ *   raw NR[,ARG...]... (one line "NR ok|errno E" each)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strerrorname_np, pipe2, unshare */
@@ -286,6 +287,42 @@ static int ip_options(void)
 				 sizeof(opt)));
 }
 
+/* A UDP datagram to IP:PORT whose ancillary data asks for a loose source
+ * route through 127.0.0.2 (IP_RETOPTS). */
+static int sendmsg_retopts(const char *ip, const char *port)
+{
+	unsigned char opt[8] = { 1, 131, 7, 4, 127, 0, 0, 2 };
+	union {
+		char buf[CMSG_SPACE(sizeof(opt))];
+		struct cmsghdr align;
+	} u;
+	struct sockaddr_storage ss;
+	struct msghdr h = { 0 };
+	struct iovec v = { "x", 1 };
+	struct cmsghdr *cm;
+	socklen_t len;
+	int fd;
+
+	if (inet_addr_of(ip, port, &ss, &len) < 0 || ss.ss_family != AF_INET)
+		return usage();
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return result(-1);
+	memset(&u, 0, sizeof(u));
+	h.msg_name = &ss;
+	h.msg_namelen = len;
+	h.msg_iov = &v;
+	h.msg_iovlen = 1;
+	h.msg_control = u.buf;
+	h.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&h);
+	cm->cmsg_level = IPPROTO_IP;
+	cm->cmsg_type = IP_RETOPTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(opt));
+	memcpy(CMSG_DATA(cm), opt, sizeof(opt));
+	return result((int)sendmsg(fd, &h, 0));
+}
+
 /* A double fork: the grandchild outlives its parent and writes its pid
  * to FILE, then lives on; the answer is about the forks. */
 static int daemon_action(const char *file)
@@ -436,6 +473,8 @@ int main(int argc, char **argv)
 		return ip_options();
 	if (argc == 3 && strcmp(a, "daemon") == 0)
 		return daemon_action(argv[2]);
+	if (argc == 4 && strcmp(a, "sendmsg-retopts") == 0)
+		return sendmsg_retopts(argv[2], argv[3]);
 	if (argc == 3 && strcmp(a, "caps-wait") == 0)
 		return caps_wait(argv[2]);
 	if (argc >= 3 && strcmp(a, "raw") == 0)
