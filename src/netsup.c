@@ -798,16 +798,64 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 
 /* ---- the run ---- */
 
-/* SIGKILL every process whose parent is this one: the program's orphans
- * come here (PR_SET_CHILD_SUBREAPER). Returns how many were found. */
+/* SIGKILL the pids listed in a task's "children" file. -1 without one. */
+static int kill_listed(const char *path)
+{
+	char buf[4096], *p, *end;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n = 0;
+	ssize_t k;
+
+	if (fd < 0)
+		return -1;
+	k = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (k < 0)
+		return -1;
+	buf[k] = '\0';
+	/* a full page may have been cut: the caller looks again */
+	for (p = buf;; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* SIGKILL every process whose parent is this one (any of its threads):
+ * the program's orphans come here (PR_SET_CHILD_SUBREAPER). Through
+ * /proc/self/task/T/children where the kernel has it, else a scan of
+ * /proc. Returns how many were found. */
 static unsigned kill_children(pid_t self)
 {
-	DIR *d = opendir("/proc");
+	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
 	unsigned n = 0;
+	bool listed = d != NULL;
 
+	while (d && (e = readdir(d))) {
+		char path[300];
+		int k;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children",
+			 e->d_name);
+		k = kill_listed(path);
+		if (k < 0)
+			listed = false;
+		else
+			n += (unsigned)k;
+	}
+	if (d)
+		closedir(d);
+	if (listed)
+		return n;
+	d = opendir("/proc");
 	if (!d)
-		return 0;
+		return n;
 	while ((e = readdir(d))) {
 		char path[64], buf[512], *close_paren;
 		int ppid = -1, fd;
@@ -827,7 +875,8 @@ static unsigned kill_children(pid_t self)
 		buf[k] = '\0';
 		/* "pid (comm) S ppid ...": comm may hold anything */
 		close_paren = strrchr(buf, ')');
-		if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 &&
+		if (close_paren &&
+		    sscanf(close_paren + 1, " %*c %d", &ppid) == 1 &&
 		    ppid == self) {
 			kill((pid_t)pid, SIGKILL);
 			n++;
@@ -845,8 +894,16 @@ static void sweep(void)
 	unsigned idle = 0;
 
 	for (;;) {
-		unsigned n = kill_children(self);
-		pid_t w = waitpid(-1, NULL, n ? 0 : WNOHANG);
+		unsigned n;
+		pid_t w = waitpid(-1, NULL, WNOHANG);
+
+		/* the common case: the program left nothing behind */
+		if (w < 0 && errno == ECHILD)
+			break;
+		if (w > 0)
+			continue;
+		n = kill_children(self);
+		w = waitpid(-1, NULL, n ? 0 : WNOHANG);
 
 		if (w < 0 && errno == ECHILD)
 			break; /* none left */
