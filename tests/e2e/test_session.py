@@ -9,6 +9,7 @@ and unshare. Waits are progress checks bounded by scaled() limits.
 import os
 import pty
 import select
+import signal
 import time
 
 import pytest
@@ -22,6 +23,11 @@ class Term:
     def __init__(self, cwd, argv):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
+            # as a shell starts a job: no signal blocked or ignored (an
+            # earlier test of this process may have left some)
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP):
+                signal.signal(sig, signal.SIG_DFL)
             os.chdir(cwd)
             os.execv(str(sb_path()), [str(sb_path()), *argv])
         self.out = b""
