@@ -28,6 +28,8 @@
 #include <seccomp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -754,6 +756,64 @@ static int build(scmp_filter_ctx f, const struct sb_policy *p,
 	return rc;
 }
 
+/* The filters seccomp_gen.c compiled from this table at build time, one per
+ * (net= rule or not, PYSB_DEBUG or not), for the build machine's
+ * architecture: libseccomp's compilation costs milliseconds on every run.
+ * Weak: the generator itself, build/syscall-table and the unit tests link
+ * this file without them, and build with libseccomp. */
+extern const struct sb_seccomp_prebuilt sb_seccomp_prebuilt[]
+	__attribute__((weak));
+extern const size_t sb_seccomp_prebuilt_len __attribute__((weak));
+
+static const struct sb_seccomp_prebuilt *prebuilt(bool inet, bool debug)
+{
+	size_t i;
+
+	if (!&sb_seccomp_prebuilt_len || !sb_seccomp_prebuilt)
+		return NULL;
+	for (i = 0; i < sb_seccomp_prebuilt_len; i++)
+		if (sb_seccomp_prebuilt[i].inet == inet &&
+		    sb_seccomp_prebuilt[i].debug == debug &&
+		    sb_seccomp_prebuilt[i].arch == seccomp_arch_native())
+			return &sb_seccomp_prebuilt[i];
+	return NULL;
+}
+
+/* Load a prebuilt filter as seccomp_load would (no_new_privs, a new
+ * listener): the listener, or -errno. */
+static int load_prebuilt(const struct sb_seccomp_prebuilt *pb)
+{
+	struct sock_fprog prog = {
+		.len = (unsigned short)pb->len,
+		.filter = (struct sock_filter *)pb->insns,
+	};
+	long fd;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int sb_seccomp_export(bool inet, bool debug, int fd)
+{
+	struct sb_policy p = { 0 };
+	scmp_filter_ctx f = seccomp_init(debug ? SCMP_ACT_NOTIFY
+					       : SCMP_ACT_ERRNO(EPERM));
+	const char *what;
+	int rc;
+
+	if (!f)
+		return -ENOMEM;
+	p.any_net_rule = inet;
+	rc = build(f, &p, true, debug, &what);
+	if (!rc)
+		rc = seccomp_export_bpf(f, fd);
+	seccomp_release(f);
+	return rc;
+}
+
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 		     int *listener, const char **err)
 {
@@ -761,11 +821,22 @@ int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 	 * itself; should it die, a notified call fails (ENOSYS), never
 	 * passes */
 	bool debug = listener && getenv("PYSB_DEBUG");
-	scmp_filter_ctx f = seccomp_init(debug ? SCMP_ACT_NOTIFY
-					       : SCMP_ACT_ERRNO(EPERM));
+	const struct sb_seccomp_prebuilt *pb =
+		listener ? prebuilt(p->any_net_rule, debug) : NULL;
+	scmp_filter_ctx f;
 	const char *what = "seccomp_init";
 	int rc = -ENOMEM;
 
+	if (pb) {
+		rc = load_prebuilt(pb);
+		if (rc >= 0) {
+			*listener = rc;
+			return 0;
+		}
+		*err = sb_arena_printf(a, "seccomp: %s", strerror(-rc));
+		return -1;
+	}
+	f = seccomp_init(debug ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM));
 	if (f) {
 		rc = build(f, p, listener != NULL, debug, &what);
 		if (!rc) {

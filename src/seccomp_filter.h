@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "policy.h"
 
@@ -33,6 +34,18 @@ struct sb_sys_entry {
 const struct sb_sys_entry *sb_sys_table(size_t *n);
 /* A call's entry, or NULL: not in the table, refused. */
 const struct sb_sys_entry *sb_sys_lookup(const char *name);
+
+/* A filter compiled at build time (seccomp_gen.c): BPF instructions. */
+struct sb_seccomp_prebuilt {
+	bool inet, debug;
+	uint32_t arch; /* libseccomp's SCMP_ARCH_* it was built for */
+	const void *insns; /* struct sock_filter[len] */
+	size_t len;
+};
+
+/* The filter for a policy with (inet) or without net= rules, PYSB_DEBUG
+ * on or off, as BPF written to fd (for seccomp_gen.c). 0 or -errno. */
+int sb_seccomp_export(bool inet, bool debug, int fd);
 
 /* Can this kernel load a seccomp filter that answers with an errno? */
 bool sb_seccomp_available(void);
