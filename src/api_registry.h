@@ -6,6 +6,7 @@
 #ifndef SB_API_REGISTRY_H
 #define SB_API_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum sb_api_category {
@@ -26,6 +27,7 @@ enum {
 	SB_API_LINUX = 1 << 2,   /* (L) only on Linux */
 	SB_API_C_ACCEL = 1 << 3, /* (C) absent without _pickle */
 	SB_API_CLASS = 1 << 4,   /* a class: its __init__ is what is judged */
+	SB_API_BY_ARGS = 1 << 5, /* judged by its audit event's arguments */
 };
 
 struct sb_api_entry {
@@ -49,5 +51,15 @@ int sb_api_category_from_name(const char *name);
 const char *sb_api_category_doc(enum sb_api_category c);
 /* process-exec, privileges, native, dynamic-code, deserialization */
 int sb_api_category_is_dangerous(enum sb_api_category c);
+
+/* The one list of ioctl requests both layers let a program make on its own
+ * descriptors (terminal modes and sizes, FIONREAD, FIONBIO, FIOCLEX...):
+ * the seccomp allowlist's ioctl rule, and the guard's judgement of
+ * fcntl.ioctl (any other request needs python-api=ALLOW:fcntl.ioctl).
+ * Never TIOCSTI, TIOCLINUX, TIOCSETD, TIOCSCTTY nor an interface's SIOCS*.
+ * The kernel reads the request as 32 bits: so does this. */
+extern const unsigned long sb_ioctl_safe[];
+extern const size_t sb_ioctl_safe_len;
+bool sb_ioctl_request_safe(unsigned long request);
 
 #endif

@@ -18,7 +18,13 @@
 
 #include "landlock.h"
 #include "selfprotect.h"
+#include <linux/securebits.h>
 #include "seccomp_filter.h"
+
+#define SB_SECUREBITS                                                          \
+	(SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |       \
+	 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |             \
+	 SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
 
 #define HINT_LANDLOCK                                                          \
 	"os-sandbox=landlock needs Linux 6.7 or later with Landlock enabled "  \
@@ -225,6 +231,13 @@ int sb_kernel_drop_caps(void)
 	struct __user_cap_data_struct data[2] = { { 0 } };
 	int cap;
 
+	/* root stays without capabilities across exec and setuid (uid 0
+	 * gains nothing, ambient ones cannot be raised), locked: this needs
+	 * CAP_SETPCAP, so it comes first; without it (not root, no user
+	 * namespace) there is nothing to keep */
+	if (prctl(PR_SET_SECUREBITS, SB_SECUREBITS, 0, 0, 0) < 0 &&
+	    errno != EPERM)
+		return -errno;
 	/* the bounding set first: dropping it needs CAP_SETPCAP, which the
 	 * last step takes away. Without CAP_SETPCAP (a tool dropped it) the
 	 * set stays, and no_new_privs, which the kernel layer sets before

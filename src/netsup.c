@@ -14,6 +14,7 @@
  */
 #include "netsup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include "fsrules.h"
+#include "metasup.h"
 #include "notif.h"
 #include "policy_net.h"
 #include "selfport.h"
@@ -438,6 +440,26 @@ static long copy_payload(const struct call *c, const struct iovec *iov,
 
 /* The program's descriptors in SCM_RIGHTS become ours; its credentials
  * cannot be sent in its name. */
+/* The IP-level ancillary data a send may carry: its own TOS, TTL, traffic
+ * class, hop limit, fragmentation and GSO size. Never IP_RETOPTS or IPv6
+ * routing, hop-by-hop or destination headers (source routing past the
+ * judged address) nor IP(V6)_PKTINFO (another source address). */
+static bool cmsg_allowed(const struct cmsghdr *cm)
+{
+	switch (cm->cmsg_level) {
+	case IPPROTO_IP:
+		return cm->cmsg_type == IP_TOS || cm->cmsg_type == IP_TTL;
+	case IPPROTO_IPV6:
+		return cm->cmsg_type == IPV6_TCLASS ||
+		       cm->cmsg_type == IPV6_HOPLIMIT ||
+		       cm->cmsg_type == IPV6_DONTFRAG;
+	case IPPROTO_UDP:
+		return cm->cmsg_type == 103; /* UDP_SEGMENT */
+	default:
+		return false;
+	}
+}
+
 static long copy_control(const struct call *c, struct msg *m)
 {
 	struct msghdr h = { 0 };
@@ -452,8 +474,11 @@ static long copy_control(const struct call *c, struct msg *m)
 
 		if (cm->cmsg_len < CMSG_LEN(0) || cm->cmsg_len > room)
 			return -EINVAL;
-		if (cm->cmsg_level != SOL_SOCKET)
+		if (cm->cmsg_level != SOL_SOCKET) {
+			if (!cmsg_allowed(cm))
+				return -EPERM;
 			continue;
+		}
 		if (cm->cmsg_type == SCM_CREDENTIALS)
 			return -EPERM;
 		if (cm->cmsg_type != SCM_RIGHTS)
@@ -794,6 +819,15 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 	memset(req, 0, size);
 	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 		return; /* ENOENT: the caller went away first */
+	if (sb_metasup_handles(req->data.nr)) {
+		rc = sb_metasup_serve(s->p, s->listener, req);
+		/* named like the filter's refusals */
+		if (rc == -EPERM && getenv("PYSB_DEBUG"))
+			report_denied(req);
+		if (rc != GONE)
+			reply(s->listener, req->id, rc);
+		return;
+	}
 	if (!performed(req->data.nr)) {
 		report_denied(req);
 		reply(s->listener, req->id, -EPERM);
@@ -825,6 +859,158 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 
 /* ---- the run ---- */
 
+/* SIGKILL the pids listed in a task's "children" file. -1 without one. */
+static int kill_listed(const char *path)
+{
+	char buf[4096], *p, *end;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n = 0;
+	ssize_t k;
+
+	if (fd < 0)
+		return -1;
+	k = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (k < 0)
+		return -1;
+	buf[k] = '\0';
+	/* a full page may have been cut: the caller looks again */
+	for (p = buf;; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* SIGKILL every process whose parent is this one (any of its threads):
+ * the program's orphans come here (PR_SET_CHILD_SUBREAPER). Through
+ * /proc/self/task/T/children where the kernel has it, else a scan of
+ * /proc. Returns how many were found. */
+static unsigned kill_children(pid_t self)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	unsigned n = 0;
+	bool listed = d != NULL;
+
+	while (d && (e = readdir(d))) {
+		char path[300];
+		int k;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children",
+			 e->d_name);
+		k = kill_listed(path);
+		if (k < 0)
+			listed = false;
+		else
+			n += (unsigned)k;
+	}
+	if (d)
+		closedir(d);
+	if (listed)
+		return n;
+	d = opendir("/proc");
+	if (!d)
+		return n;
+	while ((e = readdir(d))) {
+		char path[64], buf[512], *close_paren;
+		int ppid = -1, fd;
+		ssize_t k;
+		long pid = strtol(e->d_name, NULL, 10);
+
+		if (pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		buf[k] = '\0';
+		/* "pid (comm) S ppid ...": comm may hold anything */
+		close_paren = strrchr(buf, ')');
+		if (close_paren &&
+		    sscanf(close_paren + 1, " %*c %d", &ppid) == 1 &&
+		    ppid == self) {
+			kill((pid_t)pid, SIGKILL);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* Nothing the program started outlives python-sb: kill and reap every
+ * descendant, including those that come here while we sweep. */
+static void sweep(void)
+{
+	pid_t self = getpid();
+	unsigned idle = 0;
+
+	for (;;) {
+		unsigned n;
+		pid_t w = waitpid(-1, NULL, WNOHANG);
+
+		/* the common case: the program left nothing behind */
+		if (w < 0 && errno == ECHILD)
+			break;
+		if (w > 0)
+			continue;
+		n = kill_children(self);
+		w = waitpid(-1, NULL, n ? 0 : WNOHANG);
+
+		if (w < 0 && errno == ECHILD)
+			break; /* none left */
+		/* a child /proc did not show (yet): look again, for a while;
+		 * a /proc of another pid namespace never shows them, and the
+		 * provider's pid namespace ends them then */
+		if (w == 0 && !n) {
+			if (++idle > 200)
+				break;
+			usleep(10 * 1000);
+		} else {
+			idle = 0;
+		}
+	}
+}
+
+/* A signal for the program: it runs in a session of its own, so what the
+ * terminal sends to python-sb's process group goes to the program's; a
+ * stop stops both (a stop signal to an orphaned group would be dropped,
+ * so SIGSTOP), and a SIGCONT continues both. */
+static void forward(pid_t pid, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+
+	switch (sig) {
+	case SIGCHLD:
+		return;
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		kill(-pid, SIGSTOP);
+		kill(pid, SIGSTOP);
+		raise(SIGSTOP);
+		return;
+	case SIGCONT:
+		kill(-pid, SIGCONT);
+		kill(pid, SIGCONT);
+		return;
+	default:
+		if (sb_signal_sent(si))
+			kill(pid, sig);
+		else if (kill(-pid, sig) < 0)
+			kill(pid, sig);
+	}
+}
+
 static void handover_failed(pid_t pid, const char *what)
 {
 	fprintf(stderr, "python-sb: network supervisor: %s: %s; nothing was "
@@ -849,7 +1035,11 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
 	    sizes.seccomp_notif > req_size)
 		req_size = sizes.seccomp_notif;
+	/* every process of the program that loses its parent comes to us,
+	 * to be ended with the run (sweep) */
 	if ((sfd = sb_signals_block(&old, SFD_NONBLOCK)) < 0 ||
+	    sb_signals_add_job(sfd, SFD_NONBLOCK) < 0 ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 ||
 	    pipe2(hand, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
 		fprintf(stderr, "python-sb: network supervisor set-up: %s\n",
 			strerror(errno));
@@ -876,7 +1066,18 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
 		    getppid() != parent)
 			_exit(255);
-		if (ctx->drop_caps && (rc = sb_kernel_drop_caps()) < 0) {
+		/* a session of its own: no controlling terminal, so no
+		 * TIOCSTI into the caller's input queue even where an ioctl
+		 * would pass; the terminal's signals come from us */
+		if (setsid() < 0) {
+			fprintf(stderr, "python-sb: setsid: %s; nothing was "
+					"run.\n",
+				strerror(errno));
+			_exit(255);
+		}
+		/* under every provider, root included: empty capability
+		 * sets, locked securebits (weaknesses.md 37) */
+		if ((rc = sb_kernel_drop_caps()) < 0) {
 			fprintf(stderr,
 				"python-sb: dropping root's capabilities: %s; "
 				"nothing was run.\n",
@@ -952,14 +1153,11 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		else if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
 			live = -1; /* no process uses the filter any more */
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
-			/* Ctrl-C on a terminal reaches the program already:
-			 * forward what another process sent (from outside
-			 * this pid namespace, ssi_pid is 0: bwrap's stage) */
-			if (si.ssi_signo != SIGCHLD && sb_signal_sent(&si))
-				kill(pid, (int)si.ssi_signo);
+			forward(pid, &si);
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
 	}
+	sweep();
 	/* workers may still hold calls of processes the program left
 	 * behind: they end with python-sb, and those calls fail */
 	free(req);

@@ -71,6 +71,22 @@ int sb_signals_block(sigset_t *old, int flags)
 	return signalfd(-1, &mask, SFD_CLOEXEC | flags);
 }
 
+int sb_signals_add_job(int sfd, int flags)
+{
+	static const int job[] = { SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT,
+				   SIGWINCH };
+	sigset_t mask;
+	size_t i;
+
+	if (sigprocmask(SIG_BLOCK, NULL, &mask) < 0)
+		return -1;
+	for (i = 0; i < sizeof(job) / sizeof(job[0]); i++)
+		sigaddset(&mask, job[i]);
+	if (sigprocmask(SIG_SETMASK, &mask, NULL) < 0)
+		return -1;
+	return signalfd(sfd, &mask, SFD_CLOEXEC | flags) < 0 ? -1 : 0;
+}
+
 bool sb_signal_sent(const struct signalfd_siginfo *si)
 {
 	return si->ssi_code == SI_USER || si->ssi_code == SI_QUEUE ||

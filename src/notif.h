@@ -27,6 +27,11 @@ int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len);
  * previous mask in *old. Returns a signalfd for them (SFD_CLOEXEC |
  * 'flags'), or -1 with errno. */
 int sb_signals_block(sigset_t *old, int flags);
+/* Add the job-control signals (SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT) and
+ * SIGWINCH to the blocked set and to signalfd 'sfd': the supervisor of a
+ * program in a session of its own passes on what the terminal sends.
+ * 0, or -1 with errno. */
+int sb_signals_add_job(int sfd, int flags);
 /* Was it sent by a process (kill, sigqueue, tgkill, pidfd_send_signal),
  * from this pid namespace or outside it? A terminal's Ctrl-C is not: it
  * reaches the program's process group by itself. */

@@ -1,25 +1,42 @@
-/* seccomp.c - the deny list of os-sandbox=landlock, built with libseccomp.
- * It owns which system calls a sandboxed process loses: those that attack
- * the kernel (bpf, module loading, io_uring...), reach into another process
- * (ptrace, process_vm_*), or leave the sandbox's view (mount, namespaces).
- * Everything else is allowed: Landlock does the file and TCP judging, and
- * with net= rules the socket calls that name an address go to the network
- * supervisor (netsup.c) as user notifications; with PYSB_DEBUG set the
- * refusals go there too, so that each one is reported as it happens. It
- * must not print or exit; kernel.c and netsup.c report. It also builds learning mode's filter, which refuses
- * nothing and only shows the learning supervisor what native code opens,
- * execs, connects to, and which directories it makes, removes or moves
- * entries in (learn_native.c).
+/* seccomp.c - the system-call allowlist of the kernel layer (every kernel
+ * provider applies it: landlock directly, unshare, bwrap and firejail in
+ * python-sb's second stage), built with libseccomp. It owns the one table
+ * of system calls (sb_sys_table): each call a CPython program and its usual
+ * native extensions need is allowed, allowed only with the arguments that
+ * keep it to the program itself (ioctl requests, the scheduling calls on
+ * pid 0, socket families, clone flags, setsockopt options, file modes),
+ * or sent to python-sb as the supervisor (the socket calls that name an
+ * address: netsup.c; the mode and time changes, judged against the
+ * expose-rw trees: netsup.c too). Everything else, and every call a newer
+ * kernel adds, fails with EPERM (ENOSYS for the few a libc falls back
+ * from). docs/syscalls.md is this table, printed by build/syscall-table and
+ * checked by tests/e2e/test_syscalls.py. With PYSB_DEBUG set the refusals
+ * go to the supervisor too, which names each one. It must not print or
+ * exit; kernel.c and netsup.c report. It also builds learning mode's
+ * filter, which refuses nothing and only shows the learning supervisor
+ * what native code opens, execs, connects to, and which directories it
+ * makes, removes or moves entries in (learn_native.c).
  */
 #include "seccomp_filter.h"
 
+#include "api_registry.h"
+
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <termios.h>
 #include <unistd.h>
 
 #ifndef SECCOMP_GET_ACTION_AVAIL
@@ -28,31 +45,638 @@
 #ifndef SECCOMP_RET_ERRNO
 #define SECCOMP_RET_ERRNO 0x00050000U
 #endif
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
 
-/* Refused whatever their arguments. */
-static const char *const denied[] = {
-	/* other processes' memory */
-	"ptrace", "process_vm_readv", "process_vm_writev",
-	/* kernel attack surface */
-	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
-	"add_key", "request_key", "keyctl",
-	/* the mount family: a new view of the file system */
-	"mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen",
-	"fsmount", "fspick", "mount_setattr",
-	/* namespaces */
-	"unshare", "setns",
-	/* the machine itself */
-	"kexec_load", "kexec_file_load", "init_module", "finit_module",
-	"delete_module", "iopl", "ioperm", "swapon", "swapoff", "reboot",
-	"acct", "quotactl", "lookup_dcookie",
-	/* opens by file handle, past any path rule (CAP_DAC_READ_SEARCH) */
-	"open_by_handle_at",
+/* What the rule builders share. */
+struct sb_seccomp_build {
+	scmp_filter_ctx f;
+	bool notify; /* a supervisor answers SCMP_ACT_NOTIFY */
+	bool inet;   /* the policy has net= rules: AF_INET(6) sockets */
+	bool debug;  /* the default is SCMP_ACT_NOTIFY (PYSB_DEBUG) */
 };
 
-static const uint64_t clone_ns_flags[] = {
-	CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-	CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET,
+#define A_ALLOW SCMP_ACT_ALLOW
+/* the kernel reads these arguments as 32-bit ints: compare the low word
+ * only (the upper one is ignored by the kernel, so it may be anything) */
+#define LO32 0xffffffffULL
+
+static int allow_if(struct sb_seccomp_build *c, int nr, unsigned n,
+		    const struct scmp_arg_cmp *cmp)
+{
+	return seccomp_rule_add_array(c->f, A_ALLOW, nr, n, cmp);
+}
+
+/* To the supervisor; with PYSB_DEBUG that is the default already, which
+ * libseccomp will not take as a rule (the supervisor judges it again). */
+static int notify_if(struct sb_seccomp_build *c, int nr, unsigned n,
+		     const struct scmp_arg_cmp *cmp)
+{
+	if (c->debug)
+		return 0;
+	return seccomp_rule_add_array(c->f, SCMP_ACT_NOTIFY, nr, n, cmp);
+}
+
+/* ioctl: the one list of requests (sb_ioctl_safe, api_registry.c) the
+ * Python layer allows for fcntl.ioctl too. */
+static int rules_ioctl(struct sb_seccomp_build *c, int nr)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sb_ioctl_safe_len && !rc; i++) {
+		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+						sb_ioctl_safe[i] & LO32);
+
+		rc = allow_if(c, nr, 1, &a);
+	}
+	return rc;
+}
+
+/* The calls that name a process: only the caller's own (0). */
+static int rules_self_a0(struct sb_seccomp_build *c, int nr)
+{
+	struct scmp_arg_cmp a = SCMP_A0(SCMP_CMP_MASKED_EQ, LO32, 0);
+
+	return allow_if(c, nr, 1, &a);
+}
+
+/* setpriority, getpriority, ioprio_*: (which, who): who 0 is the caller
+ * (its process, its process group, its user: the nice value of the user's
+ * other processes is out of reach, so which must be PRIO_PROCESS). */
+static int rules_self_a1(struct sb_seccomp_build *c, int nr)
+{
+	struct scmp_arg_cmp a[2] = {
+		SCMP_A0(SCMP_CMP_MASKED_EQ, LO32,
+			nr == SCMP_SYS(ioprio_set) ||
+					nr == SCMP_SYS(ioprio_get)
+				? 1 /* IOPRIO_WHO_PROCESS */
+				: 0 /* PRIO_PROCESS */),
+		SCMP_A1(SCMP_CMP_MASKED_EQ, LO32, 0),
+	};
+
+	return allow_if(c, nr, 2, a);
+}
+
+/* clone: threads and processes, never a new namespace. */
+static int rules_clone(struct sb_seccomp_build *c, int nr)
+{
+	const uint64_t ns = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS |
+			    CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |
+			    CLONE_NEWNET;
+	struct scmp_arg_cmp a = SCMP_A0(SCMP_CMP_MASKED_EQ, ns, 0);
+
+	return allow_if(c, nr, 1, &a);
+}
+
+/* socket, socketpair: AF_UNIX always (named ones go to the supervisor),
+ * AF_INET and AF_INET6 with a net= rule, as TCP or UDP only: no raw,
+ * packet, netlink, ICMP, SCTP or anything newer. */
+static int rules_socket(struct sb_seccomp_build *c, int nr)
+{
+	static const struct {
+		int family, type, proto;
+	} ok[] = {
+		{ AF_UNIX, SOCK_STREAM, 0 },	  { AF_UNIX, SOCK_DGRAM, 0 },
+		{ AF_UNIX, SOCK_SEQPACKET, 0 },	  { AF_INET, SOCK_STREAM, 0 },
+		{ AF_INET, SOCK_STREAM, IPPROTO_TCP },
+		{ AF_INET, SOCK_DGRAM, 0 },
+		{ AF_INET, SOCK_DGRAM, IPPROTO_UDP },
+		{ AF_INET6, SOCK_STREAM, 0 },
+		{ AF_INET6, SOCK_STREAM, IPPROTO_TCP },
+		{ AF_INET6, SOCK_DGRAM, 0 },
+		{ AF_INET6, SOCK_DGRAM, IPPROTO_UDP },
+	};
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < SB_ARRAY_LEN(ok) && !rc; i++) {
+		/* the kernel masks SOCK_NONBLOCK and SOCK_CLOEXEC off */
+		struct scmp_arg_cmp a[3] = {
+			SCMP_A0(SCMP_CMP_MASKED_EQ, LO32,
+				(uint64_t)ok[i].family),
+			SCMP_A1(SCMP_CMP_MASKED_EQ,
+				LO32 & ~(uint64_t)(SOCK_NONBLOCK |
+						   SOCK_CLOEXEC),
+				(uint64_t)ok[i].type),
+			SCMP_A2(SCMP_CMP_MASKED_EQ, LO32,
+				(uint64_t)ok[i].proto),
+		};
+
+		if (ok[i].family != AF_UNIX && !c->inet)
+			continue;
+		if (ok[i].family != AF_UNIX && nr == SCMP_SYS(socketpair))
+			continue;
+		rc = allow_if(c, nr, 3, a);
+	}
+	return rc;
+}
+
+/* setsockopt: (level, name) pairs that tune the program's own socket.
+ * Never IP_OPTIONS (source routing), IP_HDRINCL, IP_TRANSPARENT,
+ * IP_FREEBIND, IPV6 routing or hop-by-hop headers, IPV6_PKTINFO (a source
+ * address), SO_BINDTODEVICE, socket filters, TCP_ULP (kernel TLS). */
+static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
+{
+	static const struct {
+		int level, name;
+	} ok[] = {
+		{ SOL_SOCKET, SO_REUSEADDR },	 { SOL_SOCKET, SO_REUSEPORT },
+		{ SOL_SOCKET, SO_KEEPALIVE },	 { SOL_SOCKET, SO_BROADCAST },
+		{ SOL_SOCKET, SO_SNDBUF },	 { SOL_SOCKET, SO_RCVBUF },
+		{ SOL_SOCKET, SO_LINGER },	 { SOL_SOCKET, SO_OOBINLINE },
+		{ SOL_SOCKET, SO_PASSCRED },	 { SOL_SOCKET, SO_RCVLOWAT },
+		{ SOL_SOCKET, SO_SNDLOWAT },	 { SOL_SOCKET, 20 },
+		{ SOL_SOCKET, 21 },		 { SOL_SOCKET, 66 },
+		{ SOL_SOCKET, 67 }, /* SO_{RCV,SND}TIMEO old and new */
+		{ SOL_SOCKET, SO_TIMESTAMP },	 { SOL_SOCKET, SO_TIMESTAMPNS },
+		{ SOL_SOCKET, SO_PRIORITY },	 { SOL_SOCKET, SO_DONTROUTE },
+		{ SOL_SOCKET, SO_ZEROCOPY },	 { SOL_SOCKET, SO_INCOMING_CPU },
+		{ SOL_SOCKET, SO_PASSSEC },	 { SOL_SOCKET, SO_NO_CHECK },
+		{ IPPROTO_IP, IP_TOS },		 { IPPROTO_IP, IP_TTL },
+		{ IPPROTO_IP, IP_RECVERR },	 { IPPROTO_IP, IP_MTU_DISCOVER },
+		{ IPPROTO_IP, IP_MULTICAST_IF }, { IPPROTO_IP, IP_MULTICAST_TTL },
+		{ IPPROTO_IP, IP_MULTICAST_LOOP },
+		{ IPPROTO_IP, IP_ADD_MEMBERSHIP },
+		{ IPPROTO_IP, IP_DROP_MEMBERSHIP },
+		{ IPPROTO_IP, IP_PKTINFO },	 { IPPROTO_IP, IP_RECVTOS },
+		{ IPPROTO_IP, IP_RECVTTL },
+		{ IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT },
+		{ IPPROTO_IPV6, IPV6_V6ONLY },
+		{ IPPROTO_IPV6, IPV6_UNICAST_HOPS },
+		{ IPPROTO_IPV6, IPV6_MULTICAST_IF },
+		{ IPPROTO_IPV6, IPV6_MULTICAST_HOPS },
+		{ IPPROTO_IPV6, IPV6_MULTICAST_LOOP },
+		{ IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP },
+		{ IPPROTO_IPV6, IPV6_DROP_MEMBERSHIP },
+		{ IPPROTO_IPV6, IPV6_RECVPKTINFO },
+		{ IPPROTO_IPV6, IPV6_RECVERR },
+		{ IPPROTO_IPV6, IPV6_MTU_DISCOVER },
+		{ IPPROTO_IPV6, IPV6_TCLASS },
+		{ IPPROTO_IPV6, IPV6_RECVTCLASS },
+		{ IPPROTO_IPV6, IPV6_DONTFRAG },
+	};
+	static const struct {
+		int level, name;
+	} tcp_udp[] = {
+		{ IPPROTO_TCP, TCP_NODELAY },	   { IPPROTO_TCP, TCP_MAXSEG },
+		{ IPPROTO_TCP, TCP_CORK },	   { IPPROTO_TCP, TCP_KEEPIDLE },
+		{ IPPROTO_TCP, TCP_KEEPINTVL },	   { IPPROTO_TCP, TCP_KEEPCNT },
+		{ IPPROTO_TCP, TCP_SYNCNT },	   { IPPROTO_TCP, TCP_LINGER2 },
+		{ IPPROTO_TCP, TCP_DEFER_ACCEPT },
+		{ IPPROTO_TCP, TCP_WINDOW_CLAMP },
+		{ IPPROTO_TCP, TCP_QUICKACK },	   { IPPROTO_TCP, TCP_CONGESTION },
+		{ IPPROTO_TCP, TCP_USER_TIMEOUT }, { IPPROTO_TCP, TCP_FASTOPEN },
+		{ IPPROTO_TCP, TCP_NOTSENT_LOWAT },
+		{ IPPROTO_TCP, 30 /* TCP_FASTOPEN_CONNECT */ },
+		{ IPPROTO_UDP, 1 /* UDP_CORK */ },
+		{ IPPROTO_UDP, 103 /* UDP_SEGMENT */ },
+		{ IPPROTO_UDP, 104 /* UDP_GRO */ },
+	};
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < SB_ARRAY_LEN(ok) && !rc; i++) {
+		struct scmp_arg_cmp a[2] = {
+			SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+				(uint64_t)ok[i].level),
+			SCMP_A2(SCMP_CMP_MASKED_EQ, LO32,
+				(uint64_t)ok[i].name),
+		};
+
+		rc = allow_if(c, nr, 2, a);
+	}
+	/* TCP's and UDP's own tuning; not TCP_ULP (kernel TLS), TCP_MD5SIG,
+	 * TCP_REPAIR, UDP_ENCAP */
+	for (i = 0; i < SB_ARRAY_LEN(tcp_udp) && !rc; i++) {
+		struct scmp_arg_cmp a[2] = {
+			SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+				(uint64_t)tcp_udp[i].level),
+			SCMP_A2(SCMP_CMP_MASKED_EQ, LO32,
+				(uint64_t)tcp_udp[i].name),
+		};
+
+		rc = allow_if(c, nr, 2, a);
+	}
+	return rc;
+}
+
+/* prctl: the options that read or set the caller's own state. Never
+ * PR_SET_MM, PR_SET_PTRACER, PR_SCHED_CORE (other processes),
+ * PR_SET_IO_FLUSHER, PR_SET_MEMORY_MERGE. */
+static int rules_prctl(struct sb_seccomp_build *c, int nr)
+{
+	static const unsigned long ok[] = {
+		PR_SET_PDEATHSIG, PR_GET_PDEATHSIG, PR_GET_DUMPABLE,
+		PR_SET_DUMPABLE, PR_GET_KEEPCAPS, PR_SET_KEEPCAPS,
+		PR_SET_NAME, PR_GET_NAME, PR_GET_SECCOMP, PR_SET_SECCOMP,
+		PR_CAPBSET_READ, PR_CAPBSET_DROP, PR_GET_SECUREBITS,
+		PR_SET_TIMERSLACK, PR_GET_TIMERSLACK, PR_SET_CHILD_SUBREAPER,
+		PR_GET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS,
+		PR_GET_NO_NEW_PRIVS, PR_GET_TID_ADDRESS, PR_SET_THP_DISABLE,
+		PR_GET_THP_DISABLE, PR_CAP_AMBIENT, PR_GET_SPECULATION_CTRL,
+		PR_SET_SPECULATION_CTRL, 50, 51, /* PR_SVE_{SET,GET}_VL */
+		55, 56, /* PR_{SET,GET}_TAGGED_ADDR_CTRL */
+		65, 66, /* PR_{SET,GET}_MDWE */
+		0x53564d41UL, /* PR_SET_VMA: glibc names its mappings */
+		0x41555856UL, /* PR_GET_AUXV */
+	};
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < SB_ARRAY_LEN(ok) && !rc; i++) {
+		struct scmp_arg_cmp a = SCMP_A0(SCMP_CMP_MASKED_EQ, LO32,
+						ok[i]);
+
+		rc = allow_if(c, nr, 1, &a);
+	}
+	return rc;
+}
+
+/* The mode argument's index for the calls that take one. */
+static unsigned mode_arg(int nr)
+{
+	if (nr == SCMP_SYS(fchmodat) || nr == SCMP_SYS(mknodat) ||
+	    nr == seccomp_syscall_resolve_name("fchmodat2"))
+		return 2;
+	return 1; /* chmod, fchmod, mknod */
+}
+
+/* open, openat, creat: a file is never created with a setuid or setgid
+ * bit (as root, a setuid-root program any local user could run). */
+static int rules_open(struct sb_seccomp_build *c, int nr)
+{
+	const uint64_t suid = S_ISUID | S_ISGID;
+	unsigned flags = nr == SCMP_SYS(openat) ? 2 : 1,
+		 mode = nr == SCMP_SYS(openat) ? 3 : 2;
+	struct scmp_arg_cmp a;
+	int rc;
+
+	if (nr == SCMP_SYS(creat)) {
+		a = SCMP_A1(SCMP_CMP_MASKED_EQ, suid, 0);
+		return allow_if(c, nr, 1, &a);
+	}
+	/* no O_CREAT, no O_TMPFILE: the mode is not used */
+	a = (struct scmp_arg_cmp){ flags, SCMP_CMP_MASKED_EQ,
+				   O_CREAT | __O_TMPFILE, 0 };
+	rc = allow_if(c, nr, 1, &a);
+	if (!rc) {
+		a = (struct scmp_arg_cmp){ mode, SCMP_CMP_MASKED_EQ, suid, 0 };
+		rc = allow_if(c, nr, 1, &a);
+	}
+	return rc;
+}
+
+/* mknod, mknodat: a regular file, a FIFO or a socket (the file rules
+ * decide where); never a device node, never a setuid or setgid bit. */
+static int rules_mknod(struct sb_seccomp_build *c, int nr)
+{
+	static const uint64_t types[] = { 0, S_IFREG, S_IFIFO, S_IFSOCK };
+	unsigned m = mode_arg(nr);
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < SB_ARRAY_LEN(types) && !rc; i++) {
+		struct scmp_arg_cmp a = { m, SCMP_CMP_MASKED_EQ,
+					  S_IFMT | S_ISUID | S_ISGID,
+					  types[i] };
+
+		rc = allow_if(c, nr, 1, &a);
+	}
+	return rc;
+}
+
+/* chmod and friends: never a setuid or setgid bit; any other mode goes to
+ * the supervisor, which allows it inside an expose-rw tree only. */
+static int rules_chmod(struct sb_seccomp_build *c, int nr)
+{
+	struct scmp_arg_cmp a = { mode_arg(nr), SCMP_CMP_MASKED_EQ,
+				  S_ISUID | S_ISGID, 0 };
+
+	if (!c->notify)
+		return 0;
+	return notify_if(c, nr, 1, &a);
+}
+
+/* sendto without an address is a plain write on a connected socket. */
+static int rules_sendto(struct sb_seccomp_build *c, int nr)
+{
+	struct scmp_arg_cmp a = SCMP_A4(SCMP_CMP_NE, 0, 0);
+	struct scmp_arg_cmp z = SCMP_A4(SCMP_CMP_EQ, 0, 0);
+	int rc = allow_if(c, nr, 1, &z);
+
+	if (!rc)
+		rc = c->notify ? notify_if(c, nr, 1, &a)
+			       : allow_if(c, nr, 1, &a);
+	return rc;
+}
+
+/* personality(2): only PER_LINUX (0) and the query 0xffffffff. */
+static int rules_personality(struct sb_seccomp_build *c, int nr)
+{
+	struct scmp_arg_cmp a = SCMP_A0(SCMP_CMP_MASKED_EQ, LO32, 0);
+	struct scmp_arg_cmp q = SCMP_A0(SCMP_CMP_MASKED_EQ, LO32, LO32);
+	int rc = allow_if(c, nr, 1, &a);
+
+	return rc ? rc : allow_if(c, nr, 1, &q);
+}
+
+#define ALLOW(n, why) { n, SB_SYS_ALLOW, why, NULL }
+#define ARGS(n, fn, why) { n, SB_SYS_ARGS, why, fn }
+#define NOTIFY(n, fn, why) { n, SB_SYS_NOTIFY, why, fn }
+#define ENOSYS_(n, why) { n, SB_SYS_ENOSYS, why, NULL }
+#define REFUSE(n, why) { n, SB_SYS_REFUSE, why, NULL }
+
+#define W_FILE "files: Landlock judges the path"
+#define W_FD "on a descriptor the program holds"
+#define W_MEM "the program's own memory"
+#define W_TIME "clocks and timers of the program"
+#define W_SIG "signals: Landlock scopes them to the sandbox"
+#define W_ID "the program's own identity (no capability to change it)"
+#define W_NET "the network supervisor performs it (netsup.c)"
+#define W_META "the supervisor performs it inside an expose-rw tree only; " \
+	       "never a setuid or setgid bit"
+#define W_SYS "the machine's state (root's business, not a program's)"
+#define W_IPC "host IPC objects, outside every file rule"
+#define W_KERN "kernel attack surface no Python program needs"
+#define W_NS "a new view of the system: mounts and namespaces"
+#define W_OLD "obsolete, or another architecture's"
+
+static const struct sb_sys_entry table[] = {
+	/* files and descriptors */
+	ALLOW("read", W_FD), ALLOW("write", W_FD), ALLOW("readv", W_FD),
+	ALLOW("writev", W_FD), ALLOW("pread64", W_FD),
+	ALLOW("pwrite64", W_FD), ALLOW("preadv", W_FD),
+	ALLOW("pwritev", W_FD), ALLOW("preadv2", W_FD),
+	ALLOW("pwritev2", W_FD), ALLOW("close", W_FD),
+	ALLOW("close_range", W_FD), ALLOW("lseek", W_FD),
+	ARGS("open", rules_open, W_FILE "; no setuid or setgid bit when "
+					"creating"),
+	ARGS("openat", rules_open, W_FILE "; no setuid or setgid bit when "
+					  "creating"),
+	ARGS("creat", rules_open, W_FILE "; no setuid or setgid bit"),
+	ENOSYS_("openat2", "its mode is behind a pointer BPF cannot read; "
+			   "libc falls back to openat"),
+	ALLOW("stat", W_FILE), ALLOW("fstat", W_FD), ALLOW("lstat", W_FILE),
+	ALLOW("newfstatat", W_FILE), ALLOW("statx", W_FILE),
+	ALLOW("statfs", W_FILE), ALLOW("fstatfs", W_FD),
+	ALLOW("access", W_FILE), ALLOW("faccessat", W_FILE),
+	ALLOW("faccessat2", W_FILE), ALLOW("readlink", W_FILE),
+	ALLOW("readlinkat", W_FILE), ALLOW("getdents", W_FD),
+	ALLOW("getdents64", W_FD), ALLOW("getcwd", W_FILE),
+	ALLOW("chdir", W_FILE), ALLOW("fchdir", W_FD),
+	ALLOW("mkdir", W_FILE), ALLOW("mkdirat", W_FILE),
+	ALLOW("rmdir", W_FILE), ALLOW("unlink", W_FILE),
+	ALLOW("unlinkat", W_FILE), ALLOW("rename", W_FILE),
+	ALLOW("renameat", W_FILE), ALLOW("renameat2", W_FILE),
+	ALLOW("link", W_FILE), ALLOW("linkat", W_FILE),
+	ALLOW("symlink", W_FILE), ALLOW("symlinkat", W_FILE),
+	ALLOW("truncate", W_FILE), ALLOW("ftruncate", W_FD),
+	ALLOW("fsync", W_FD), ALLOW("fdatasync", W_FD),
+	ALLOW("sync_file_range", W_FD), ALLOW("syncfs", W_FD),
+	ALLOW("sync", "flushes caches: harmless"),
+	ALLOW("fallocate", W_FD), ALLOW("fadvise64", W_FD),
+	ALLOW("readahead", W_FD), ALLOW("flock", W_FD),
+	ALLOW("fcntl", W_FD "; F_SETOWN's signals are scoped by Landlock"),
+	ALLOW("dup", W_FD), ALLOW("dup2", W_FD), ALLOW("dup3", W_FD),
+	ALLOW("pipe", W_FD), ALLOW("pipe2", W_FD),
+	ALLOW("sendfile", W_FD), ALLOW("copy_file_range", W_FD),
+	ALLOW("splice", W_FD), ALLOW("tee", W_FD),
+	ALLOW("umask", "the program's own umask"),
+	ALLOW("getxattr", W_FILE), ALLOW("lgetxattr", W_FILE),
+	ALLOW("fgetxattr", W_FD), ALLOW("listxattr", W_FILE),
+	ALLOW("llistxattr", W_FILE), ALLOW("flistxattr", W_FD),
+	ARGS("ioctl", rules_ioctl, "an allowlist of requests: terminal "
+				   "modes and sizes, FIONREAD, FIONBIO, "
+				   "FIOCLEX...; never TIOCSTI, TIOCLINUX, "
+				   "TIOCSETD, TIOCSCTTY or SIOCS*"),
+	ARGS("mknod", rules_mknod, "regular files, FIFOs and sockets; no "
+				   "device node, no setuid bit"),
+	ARGS("mknodat", rules_mknod, "regular files, FIFOs and sockets; no "
+				     "device node, no setuid bit"),
+	NOTIFY("chmod", rules_chmod, W_META),
+	NOTIFY("fchmod", rules_chmod, W_META),
+	NOTIFY("fchmodat", rules_chmod, W_META),
+	NOTIFY("fchmodat2", rules_chmod, W_META),
+	NOTIFY("utimensat", NULL, W_META),
+	NOTIFY("utimes", NULL, W_META),
+	NOTIFY("utime", NULL, W_META),
+	NOTIFY("futimesat", NULL, W_META),
+	REFUSE("chown", "no rule grants owner changes"),
+	REFUSE("fchown", "no rule grants owner changes"),
+	REFUSE("lchown", "no rule grants owner changes"),
+	REFUSE("fchownat", "no rule grants owner changes"),
+	REFUSE("setxattr", "extended attributes are metadata no rule grants"),
+	REFUSE("lsetxattr", "extended attributes are metadata no rule grants"),
+	REFUSE("fsetxattr", "extended attributes are metadata no rule grants"),
+	REFUSE("removexattr", "extended attributes are metadata no rule "
+			      "grants"),
+	REFUSE("lremovexattr", "extended attributes are metadata no rule "
+			       "grants"),
+	REFUSE("fremovexattr", "extended attributes are metadata no rule "
+			       "grants"),
+	REFUSE("name_to_handle_at", "file handles bypass path rules"),
+	REFUSE("open_by_handle_at", "file handles bypass path rules"),
+	REFUSE("chroot", W_NS), REFUSE("fanotify_init", W_KERN),
+	REFUSE("fanotify_mark", W_KERN),
+	/* waiting */
+	ALLOW("poll", W_FD), ALLOW("ppoll", W_FD), ALLOW("select", W_FD),
+	ALLOW("pselect6", W_FD), ALLOW("epoll_create", W_FD),
+	ALLOW("epoll_create1", W_FD), ALLOW("epoll_ctl", W_FD),
+	ALLOW("epoll_wait", W_FD), ALLOW("epoll_pwait", W_FD),
+	ALLOW("epoll_pwait2", W_FD), ALLOW("eventfd", W_FD),
+	ALLOW("eventfd2", W_FD), ALLOW("signalfd", W_FD),
+	ALLOW("signalfd4", W_FD), ALLOW("timerfd_create", W_TIME),
+	ALLOW("timerfd_settime", W_TIME), ALLOW("timerfd_gettime", W_TIME),
+	ALLOW("inotify_init", W_FD), ALLOW("inotify_init1", W_FD),
+	ALLOW("inotify_add_watch", W_FILE), ALLOW("inotify_rm_watch", W_FD),
+	ALLOW("memfd_create", W_MEM),
+	/* memory */
+	ALLOW("mmap", W_MEM), ALLOW("munmap", W_MEM),
+	ALLOW("mprotect", W_MEM), ALLOW("mremap", W_MEM),
+	ALLOW("madvise", W_MEM), ALLOW("brk", W_MEM), ALLOW("msync", W_MEM),
+	ALLOW("mincore", W_MEM), ALLOW("mlock", W_MEM),
+	ALLOW("mlock2", W_MEM), ALLOW("munlock", W_MEM),
+	ALLOW("mlockall", W_MEM), ALLOW("munlockall", W_MEM),
+	ALLOW("membarrier", W_MEM), ALLOW("rseq", W_MEM),
+	ALLOW("set_robust_list", W_MEM), ALLOW("futex", W_MEM),
+	ALLOW("futex_waitv", W_MEM), ALLOW("futex_wake", W_MEM),
+	ALLOW("futex_wait", W_MEM), ALLOW("futex_requeue", W_MEM),
+	ALLOW("set_tid_address", W_MEM), ALLOW("arch_prctl", W_MEM),
+	ALLOW("pkey_alloc", W_MEM), ALLOW("pkey_free", W_MEM),
+	ALLOW("pkey_mprotect", W_MEM), ALLOW("get_mempolicy", W_MEM),
+	ALLOW("map_shadow_stack", W_MEM),
+	REFUSE("get_robust_list", "reads another process's state"),
+	REFUSE("set_mempolicy", "NUMA placement: not needed"),
+	REFUSE("mbind", "NUMA placement: not needed"),
+	REFUSE("set_mempolicy_home_node", "NUMA placement: not needed"),
+	REFUSE("migrate_pages", "acts on another process by pid"),
+	REFUSE("move_pages", "acts on another process by pid"),
+	REFUSE("process_madvise", "acts on another process by pidfd"),
+	REFUSE("process_mrelease", "acts on another process by pidfd"),
+	REFUSE("remap_file_pages", W_OLD),
+	REFUSE("memfd_secret", W_KERN),
+	/* processes */
+	ARGS("clone", rules_clone, "threads and processes; no CLONE_NEW* "
+				   "flag"),
+	ENOSYS_("clone3", "its flags are behind a pointer BPF cannot read; "
+			  "libc falls back to clone"),
+	ALLOW("fork", "a process in the same sandbox"),
+	ALLOW("vfork", "a process in the same sandbox"),
+	ALLOW("execve", W_FILE " (execute right)"),
+	ALLOW("execveat", W_FILE " (execute right)"),
+	ALLOW("exit", "ends the caller"), ALLOW("exit_group", "ends the caller"),
+	ALLOW("wait4", "the program's children"),
+	ALLOW("waitid", "the program's children"),
+	ALLOW("kill", W_SIG), ALLOW("tgkill", W_SIG), ALLOW("tkill", W_SIG),
+	ALLOW("rt_sigqueueinfo", W_SIG), ALLOW("rt_tgsigqueueinfo", W_SIG),
+	ALLOW("pidfd_open", W_SIG), ALLOW("pidfd_send_signal", W_SIG),
+	REFUSE("pidfd_getfd", "takes another process's descriptors"),
+	ALLOW("rt_sigaction", W_SIG), ALLOW("rt_sigprocmask", W_SIG),
+	ALLOW("rt_sigreturn", W_SIG), ALLOW("rt_sigpending", W_SIG),
+	ALLOW("rt_sigtimedwait", W_SIG), ALLOW("rt_sigsuspend", W_SIG),
+	ALLOW("sigaltstack", W_SIG), ALLOW("restart_syscall", W_SIG),
+	ALLOW("pause", W_SIG), ALLOW("alarm", W_TIME),
+	ALLOW("nanosleep", W_TIME), ALLOW("clock_nanosleep", W_TIME),
+	ALLOW("clock_gettime", W_TIME), ALLOW("clock_getres", W_TIME),
+	ALLOW("gettimeofday", W_TIME), ALLOW("time", W_TIME),
+	ALLOW("getitimer", W_TIME), ALLOW("setitimer", W_TIME),
+	ALLOW("timer_create", W_TIME), ALLOW("timer_settime", W_TIME),
+	ALLOW("timer_gettime", W_TIME), ALLOW("timer_getoverrun", W_TIME),
+	ALLOW("timer_delete", W_TIME), ALLOW("times", W_TIME),
+	ALLOW("getpid", W_ID), ALLOW("getppid", W_ID), ALLOW("gettid", W_ID),
+	ALLOW("getuid", W_ID), ALLOW("geteuid", W_ID), ALLOW("getgid", W_ID),
+	ALLOW("getegid", W_ID), ALLOW("getgroups", W_ID),
+	ALLOW("getresuid", W_ID), ALLOW("getresgid", W_ID),
+	ALLOW("getpgid", W_ID), ALLOW("getpgrp", W_ID), ALLOW("getsid", W_ID),
+	ALLOW("setpgid", "the program's own process groups"),
+	ALLOW("setsid", "a session of its own (python-sb still ends every "
+			"process of the run)"),
+	ALLOW("setuid", W_ID), ALLOW("setgid", W_ID), ALLOW("setreuid", W_ID),
+	ALLOW("setregid", W_ID), ALLOW("setresuid", W_ID),
+	ALLOW("setresgid", W_ID), ALLOW("setgroups", W_ID),
+	ALLOW("setfsuid", W_ID), ALLOW("setfsgid", W_ID),
+	ALLOW("capget", W_ID), ALLOW("capset", W_ID " (it can only drop)"),
+	ARGS("prctl", rules_prctl, "options on the caller itself; never "
+				   "PR_SET_MM, PR_SET_PTRACER, "
+				   "PR_SCHED_CORE"),
+	ARGS("personality", rules_personality, "PER_LINUX and the query "
+					       "only"),
+	ALLOW("uname", "reads the system's name"),
+	ALLOW("sysinfo", "reads load and memory totals"),
+	ALLOW("getrlimit", W_ID), ALLOW("setrlimit", W_ID),
+	ARGS("prlimit64", rules_self_a0, "pid 0 only: never another "
+					 "process's limits"),
+	ALLOW("getrusage", W_ID),
+	ARGS("getpriority", rules_self_a1, "PRIO_PROCESS of pid 0 only"),
+	ARGS("setpriority", rules_self_a1, "PRIO_PROCESS of pid 0 only"),
+	ARGS("ioprio_get", rules_self_a1, "IOPRIO_WHO_PROCESS of pid 0 only"),
+	ARGS("ioprio_set", rules_self_a1, "IOPRIO_WHO_PROCESS of pid 0 only"),
+	ALLOW("sched_yield", W_ID),
+	ARGS("sched_getaffinity", rules_self_a0, "pid 0 only"),
+	ARGS("sched_setaffinity", rules_self_a0, "pid 0 only"),
+	ARGS("sched_getparam", rules_self_a0, "pid 0 only"),
+	ARGS("sched_setparam", rules_self_a0, "pid 0 only"),
+	ARGS("sched_getscheduler", rules_self_a0, "pid 0 only"),
+	ARGS("sched_setscheduler", rules_self_a0, "pid 0 only"),
+	ARGS("sched_getattr", rules_self_a0, "pid 0 only"),
+	ARGS("sched_setattr", rules_self_a0, "pid 0 only"),
+	ARGS("sched_rr_get_interval", rules_self_a0, "pid 0 only"),
+	ALLOW("sched_get_priority_max", "a constant"),
+	ALLOW("sched_get_priority_min", "a constant"),
+	ALLOW("getcpu", W_ID), ALLOW("getrandom", "the kernel's random pool"),
+	REFUSE("kcmp", "compares other processes' resources"),
+	REFUSE("ptrace", "another process's memory and registers"),
+	REFUSE("process_vm_readv", "another process's memory"),
+	REFUSE("process_vm_writev", "another process's memory"),
+	REFUSE("unshare", W_NS), REFUSE("setns", W_NS),
+	REFUSE("seccomp", "a filter of its own: not needed (prctl's "
+			  "PR_SET_SECCOMP still stacks one)"),
+	REFUSE("landlock_create_ruleset", "not needed inside the sandbox"),
+	REFUSE("landlock_add_rule", "not needed inside the sandbox"),
+	REFUSE("landlock_restrict_self", "not needed inside the sandbox"),
+	/* sockets */
+	ARGS("socket", rules_socket, "AF_UNIX; AF_INET and AF_INET6 with a "
+				     "net= rule; TCP and UDP only"),
+	ARGS("socketpair", rules_socket, "AF_UNIX only"),
+	NOTIFY("connect", NULL, W_NET), NOTIFY("bind", NULL, W_NET),
+	NOTIFY("listen", NULL, W_NET), NOTIFY("sendmsg", NULL, W_NET),
+	NOTIFY("sendmmsg", NULL, W_NET),
+	ARGS("sendto", rules_sendto, "without an address: a write; with "
+				     "one: " W_NET),
+	ALLOW("accept", W_FD), ALLOW("accept4", W_FD),
+	ALLOW("getsockname", W_FD), ALLOW("getpeername", W_FD),
+	ALLOW("shutdown", W_FD), ALLOW("recvfrom", W_FD),
+	ALLOW("recvmsg", W_FD), ALLOW("recvmmsg", W_FD),
+	ALLOW("getsockopt", W_FD),
+	ARGS("setsockopt", rules_setsockopt, "an allowlist of levels and "
+					     "options; never IP_OPTIONS, "
+					     "routing headers, "
+					     "SO_BINDTODEVICE, TCP_ULP"),
+	/* host IPC objects: no file rule covers them */
+	REFUSE("shmget", W_IPC), REFUSE("shmat", W_IPC),
+	REFUSE("shmctl", W_IPC), REFUSE("shmdt", W_IPC),
+	REFUSE("msgget", W_IPC), REFUSE("msgsnd", W_IPC),
+	REFUSE("msgrcv", W_IPC), REFUSE("msgctl", W_IPC),
+	REFUSE("semget", W_IPC), REFUSE("semop", W_IPC),
+	REFUSE("semtimedop", W_IPC), REFUSE("semctl", W_IPC),
+	REFUSE("mq_open", W_IPC),
+	REFUSE("mq_unlink", W_IPC), REFUSE("mq_timedsend", W_IPC),
+	REFUSE("mq_timedreceive", W_IPC), REFUSE("mq_notify", W_IPC),
+	REFUSE("mq_getsetattr", W_IPC),
+	REFUSE("add_key", "keyrings: " W_IPC),
+	REFUSE("request_key", "keyrings: " W_IPC),
+	REFUSE("keyctl", "keyrings: " W_IPC),
+	/* the kernel's attack surface */
+	REFUSE("bpf", W_KERN), REFUSE("perf_event_open", W_KERN),
+	REFUSE("userfaultfd", W_KERN),
+	ENOSYS_("io_uring_setup", "io_uring: " W_KERN "; callers fall back "
+				  "to plain calls"),
+	ENOSYS_("io_uring_enter", "io_uring: " W_KERN),
+	ENOSYS_("io_uring_register", "io_uring: " W_KERN),
+	REFUSE("io_setup", "aio: " W_KERN), REFUSE("io_destroy", "aio"),
+	REFUSE("io_submit", "aio"), REFUSE("io_cancel", "aio"),
+	REFUSE("io_getevents", "aio"), REFUSE("io_pgetevents", "aio"),
+	REFUSE("modify_ldt", W_KERN), REFUSE("vmsplice", W_KERN),
+	REFUSE("uselib", W_OLD), REFUSE("ustat", W_OLD),
+	REFUSE("sysfs", W_OLD), REFUSE("_sysctl", W_OLD),
+	REFUSE("vhangup", "hangs up the terminal"),
+	REFUSE("syslog", "the kernel log"),
+	/* the machine */
+	REFUSE("mount", W_NS), REFUSE("umount2", W_NS),
+	REFUSE("pivot_root", W_NS), REFUSE("move_mount", W_NS),
+	REFUSE("open_tree", W_NS), REFUSE("fsopen", W_NS),
+	REFUSE("fsconfig", W_NS), REFUSE("fsmount", W_NS),
+	REFUSE("fspick", W_NS), REFUSE("mount_setattr", W_NS),
+	REFUSE("kexec_load", W_SYS), REFUSE("kexec_file_load", W_SYS),
+	REFUSE("init_module", W_SYS), REFUSE("finit_module", W_SYS),
+	REFUSE("delete_module", W_SYS), REFUSE("iopl", W_SYS),
+	REFUSE("ioperm", W_SYS), REFUSE("swapon", W_SYS),
+	REFUSE("swapoff", W_SYS), REFUSE("reboot", W_SYS),
+	REFUSE("acct", W_SYS), REFUSE("quotactl", W_SYS),
+	REFUSE("quotactl_fd", W_SYS), REFUSE("lookup_dcookie", W_SYS),
+	REFUSE("sethostname", W_SYS), REFUSE("setdomainname", W_SYS),
+	REFUSE("settimeofday", W_SYS), REFUSE("clock_settime", W_SYS),
+	REFUSE("clock_adjtime", W_SYS), REFUSE("adjtimex", W_SYS),
+	REFUSE("nfsservctl", W_OLD),
 };
+
+const struct sb_sys_entry *sb_sys_table(size_t *n)
+{
+	*n = SB_ARRAY_LEN(table);
+	return table;
+}
+
+const struct sb_sys_entry *sb_sys_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(table); i++)
+		if (strcmp(table[i].name, name) == 0)
+			return &table[i];
+	return NULL;
+}
 
 bool sb_seccomp_available(void)
 {
@@ -63,113 +687,32 @@ bool sb_seccomp_available(void)
 
 const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 {
-	struct sb_buf b = { 0 };
-	const char *s;
-	size_t i;
-
-	for (i = 0; i < SB_ARRAY_LEN(denied); i++)
-		sb_buf_printf(&b, "%s%s", i ? ", " : "", denied[i]);
-	sb_buf_puts(&b, ", clone with a CLONE_NEW* flag, personality other "
-			"than PER_LINUX or a query, socket of AF_NETLINK, "
-			"AF_PACKET, SOCK_RAW or SOCK_PACKET");
-	if (!p->any_net_rule)
-		sb_buf_puts(&b, ", socket of AF_INET or AF_INET6 (no net= "
-				"rule)");
-	sb_buf_puts(&b, ": EPERM; clone3: ENOSYS (libc falls back to clone); "
-			"another architecture's calls: the process is killed");
-	/* always notified: named Unix sockets are judged by the file rules
-	 * even without a net= rule (D26) */
-	sb_buf_puts(&b, "; connect, bind, listen, sendmsg, sendmmsg, sendto "
-			"with an address: the network supervisor");
-	s = sb_arena_strdup(a, b.s);
-	sb_buf_free(&b);
-	return s;
-}
-
-/* personality(2): only PER_LINUX (0) and the query 0xffffffff pass. A
- * libseccomp rule compares an argument once, so "neither 0 nor all ones"
- * is spelled as "two adjacent bits differ" (one masked compare each),
- * plus "a bit above 31 is set" (glibc truncates to 32 bits; the kernel
- * ignores them, so no legitimate caller sets one). */
-static int deny_personality(scmp_filter_ctx f, uint32_t act)
-{
-	int nr = SCMP_SYS(personality);
-	int rc = seccomp_rule_add(f, act, nr, 1,
-				  SCMP_A0(SCMP_CMP_GT, 0xffffffffULL, 0));
-	unsigned i;
-
-	for (i = 0; i < 31 && rc == 0; i++) {
-		uint64_t lo = 1ULL << i, hi = 1ULL << (i + 1);
-
-		rc = seccomp_rule_add(f, act, nr, 1,
-				      SCMP_A0(SCMP_CMP_MASKED_EQ, lo | hi, lo));
-		if (rc == 0)
-			rc = seccomp_rule_add(f, act, nr, 1,
-					      SCMP_A0(SCMP_CMP_MASKED_EQ,
-						      lo | hi, hi));
-	}
-	return rc;
-}
-
-static int deny_sockets(scmp_filter_ctx f, uint32_t act, bool inet)
-{
-	static const int families[] = { AF_NETLINK, AF_PACKET };
-	static const int types[] = { SOCK_RAW, SOCK_PACKET };
-	int nr = SCMP_SYS(socket), rc = 0;
-	size_t i;
-
-	for (i = 0; i < SB_ARRAY_LEN(families) && !rc; i++)
-		rc = seccomp_rule_add(f, act, nr, 1,
-				      SCMP_A0(SCMP_CMP_EQ, families[i], 0));
-	/* the kernel masks SOCK_NONBLOCK and SOCK_CLOEXEC off the type */
-	for (i = 0; i < SB_ARRAY_LEN(types) && !rc; i++)
-		rc = seccomp_rule_add(f, act, nr, 1,
-				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf,
-					      types[i]));
-	if (inet && !rc)
-		rc = seccomp_rule_add(f, act, nr, 1,
-				      SCMP_A0(SCMP_CMP_EQ, AF_INET, 0));
-	if (inet && !rc)
-		rc = seccomp_rule_add(f, act, nr, 1,
-				      SCMP_A0(SCMP_CMP_EQ, AF_INET6, 0));
-	return rc;
-}
-
-/* The calls the network supervisor performs in the program's place. The
- * socket's family is not visible to BPF (it is behind the fd), so every
- * socket is notified; sendto without an address (a connected socket, a
- * register the program cannot change afterwards) is not. */
-static int notify_sockets(scmp_filter_ctx f)
-{
-	static const char *const calls[] = { "connect", "bind", "listen",
-					     "sendmsg", "sendmmsg" };
-	size_t i;
-	int rc = 0;
-
-	for (i = 0; i < SB_ARRAY_LEN(calls) && !rc; i++)
-		rc = seccomp_rule_add(f, SCMP_ACT_NOTIFY,
-				      seccomp_syscall_resolve_name(calls[i]),
-				      0);
-	if (!rc)
-		rc = seccomp_rule_add(f, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
-				      SCMP_A4(SCMP_CMP_NE, 0, 0));
-	return rc;
+	return sb_arena_printf(
+		a,
+		"an allowlist (docs/syscalls.md): every other call, and "
+		"ioctl, prctl, socket, setsockopt, clone, prlimit64 and the "
+		"scheduling calls outside their allowed arguments: EPERM; "
+		"clone3, openat2, io_uring: ENOSYS; another architecture's "
+		"calls: the process is killed%s; connect, bind, listen, "
+		"sendmsg, sendmmsg, sendto with an address: the network "
+		"supervisor; chmod and utimes families: the supervisor, "
+		"inside expose-rw only",
+		p->any_net_rule ? ""
+				: "; socket of AF_INET or AF_INET6 (no net= "
+				  "rule): EPERM");
 }
 
 static int build(scmp_filter_ctx f, const struct sb_policy *p,
-		 bool notify, const char **what)
+		 bool notify, bool debug, const char **what)
 {
-	/* PYSB_DEBUG: the supervisor reports each refusal and answers EPERM
-	 * itself; should it die, a notified call fails (ENOSYS), never
-	 * passes */
-	uint32_t eperm = notify && getenv("PYSB_DEBUG")
-				 ? SCMP_ACT_NOTIFY
-				 : SCMP_ACT_ERRNO(EPERM);
+	struct sb_seccomp_build c = { f, notify, p->any_net_rule, debug };
 	size_t i;
 	int rc;
 
 	*what = "seccomp_attr_set";
-	/* a foreign ABI (i386 int 0x80, x32) is not filtered: forbid it */
+	/* a foreign ABI (i386 int 0x80) is not filtered: forbid it. x32
+	 * numbers (bit 30 set) are not in the table, so the default
+	 * refuses them; libseccomp's x86_64 filter also rejects them. */
 	rc = seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (rc)
 		return rc;
@@ -177,44 +720,126 @@ static int build(scmp_filter_ctx f, const struct sb_policy *p,
 	if (rc)
 		return rc;
 	/* a binary search over syscall numbers: every call of the program
-	 * runs the filter, most of them to reach the default allow. An older
-	 * libseccomp without it builds a linear filter, as correct. */
+	 * runs the filter. An older libseccomp without it builds a linear
+	 * filter, as correct. */
 	(void)seccomp_attr_set(f, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	*what = "seccomp_rule_add";
-	for (i = 0; i < SB_ARRAY_LEN(denied); i++) {
-		int nr = seccomp_syscall_resolve_name(denied[i]);
+	for (i = 0; i < SB_ARRAY_LEN(table) && !rc; i++) {
+		const struct sb_sys_entry *e = &table[i];
+		int nr = seccomp_syscall_resolve_name(e->name);
 
-		/* a call this architecture does not have (iopl on arm64) */
-		if (nr == __NR_SCMP_ERROR)
+		/* a call this architecture does not have (open on arm64) */
+		if (nr == __NR_SCMP_ERROR || nr < 0)
 			continue;
-		rc = seccomp_rule_add(f, eperm, nr, 0);
-		if (rc)
-			return rc;
+		switch (e->verdict) {
+		case SB_SYS_ALLOW:
+			rc = seccomp_rule_add(f, A_ALLOW, nr, 0);
+			break;
+		case SB_SYS_ARGS:
+			rc = e->rules(&c, nr);
+			break;
+		case SB_SYS_NOTIFY:
+			if (e->rules)
+				rc = e->rules(&c, nr);
+			else if (notify)
+				rc = notify_if(&c, nr, 0, NULL);
+			else if (strstr(e->why, "network"))
+				rc = seccomp_rule_add(f, A_ALLOW, nr, 0);
+			break;
+		case SB_SYS_ENOSYS:
+			rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), nr,
+					      0);
+			break;
+		case SB_SYS_REFUSE:
+			break; /* the default */
+		}
 	}
-	rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	for (i = 0; i < SB_ARRAY_LEN(clone_ns_flags) && !rc; i++)
-		rc = seccomp_rule_add(f, eperm, SCMP_SYS(clone), 1,
-				      SCMP_A0(SCMP_CMP_MASKED_EQ,
-					      clone_ns_flags[i],
-					      clone_ns_flags[i]));
+	return rc;
+}
+
+/* The filters seccomp_gen.c compiled from this table at build time, one per
+ * (net= rule or not, PYSB_DEBUG or not), for the build machine's
+ * architecture: libseccomp's compilation costs milliseconds on every run.
+ * Weak: the generator itself, build/syscall-table and the unit tests link
+ * this file without them, and build with libseccomp. */
+extern const struct sb_seccomp_prebuilt sb_seccomp_prebuilt[]
+	__attribute__((weak));
+extern const size_t sb_seccomp_prebuilt_len __attribute__((weak));
+
+static const struct sb_seccomp_prebuilt *prebuilt(bool inet, bool debug)
+{
+	size_t i;
+
+	if (!&sb_seccomp_prebuilt_len || !sb_seccomp_prebuilt)
+		return NULL;
+	for (i = 0; i < sb_seccomp_prebuilt_len; i++)
+		if (sb_seccomp_prebuilt[i].inet == inet &&
+		    sb_seccomp_prebuilt[i].debug == debug &&
+		    sb_seccomp_prebuilt[i].arch == seccomp_arch_native())
+			return &sb_seccomp_prebuilt[i];
+	return NULL;
+}
+
+/* Load a prebuilt filter as seccomp_load would (no_new_privs, a new
+ * listener): the listener, or -errno. */
+static int load_prebuilt(const struct sb_seccomp_prebuilt *pb)
+{
+	struct sock_fprog prog = {
+		.len = (unsigned short)pb->len,
+		.filter = (struct sock_filter *)pb->insns,
+	};
+	long fd;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int sb_seccomp_export(bool inet, bool debug, int fd)
+{
+	struct sb_policy p = { 0 };
+	scmp_filter_ctx f = seccomp_init(debug ? SCMP_ACT_NOTIFY
+					       : SCMP_ACT_ERRNO(EPERM));
+	const char *what;
+	int rc;
+
+	if (!f)
+		return -ENOMEM;
+	p.any_net_rule = inet;
+	rc = build(f, &p, true, debug, &what);
 	if (!rc)
-		rc = deny_personality(f, eperm);
-	if (!rc)
-		rc = deny_sockets(f, eperm, !p->any_net_rule);
-	if (!rc && notify)
-		rc = notify_sockets(f);
+		rc = seccomp_export_bpf(f, fd);
+	seccomp_release(f);
 	return rc;
 }
 
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 		     int *listener, const char **err)
 {
-	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+	/* PYSB_DEBUG: the supervisor reports each refusal and answers EPERM
+	 * itself; should it die, a notified call fails (ENOSYS), never
+	 * passes */
+	bool debug = listener && getenv("PYSB_DEBUG");
+	const struct sb_seccomp_prebuilt *pb =
+		listener ? prebuilt(p->any_net_rule, debug) : NULL;
+	scmp_filter_ctx f;
 	const char *what = "seccomp_init";
 	int rc = -ENOMEM;
 
+	if (pb) {
+		rc = load_prebuilt(pb);
+		if (rc >= 0) {
+			*listener = rc;
+			return 0;
+		}
+		*err = sb_arena_printf(a, "seccomp: %s", strerror(-rc));
+		return -1;
+	}
+	f = seccomp_init(debug ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM));
 	if (f) {
-		rc = build(f, p, listener != NULL, &what);
+		rc = build(f, p, listener != NULL, debug, &what);
 		if (!rc) {
 			what = "seccomp_load";
 			rc = seccomp_load(f);
@@ -233,7 +858,6 @@ int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 	}
 	return 0;
 }
-
 /* Learning enforces nothing: the default stays allow and no call is
  * refused, so a program learns under the same conditions it will be
  * enforced under, minus the refusals. */

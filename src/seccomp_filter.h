@@ -1,14 +1,51 @@
-/* seccomp_filter.h - the system-call filter of os-sandbox=landlock (in
- * seccomp.c): the calls that attack the kernel or leave the sandbox fail
- * with EPERM. Only kernel.c calls it. Not named seccomp.h: with src/ on the
+/* seccomp_filter.h - the system-call allowlist of the kernel layer (in
+ * seccomp.c) and its one table: a call it does not allow fails with EPERM.
+ * kernel.c applies it; build/syscall-table prints the table. Not named seccomp.h: with src/ on the
  * include path that name would hide libseccomp's <seccomp.h>.
  */
 #ifndef SB_SECCOMP_FILTER_H
 #define SB_SECCOMP_FILTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "policy.h"
+
+enum sb_sys_verdict {
+	SB_SYS_ALLOW,  /* whatever the arguments */
+	SB_SYS_ARGS,   /* allowed with the arguments its rules name */
+	SB_SYS_NOTIFY, /* the supervisor judges and performs it */
+	SB_SYS_ENOSYS, /* "does not exist": callers fall back */
+	SB_SYS_REFUSE, /* EPERM, like every call not in the table */
+};
+
+struct sb_seccomp_build; /* seccomp.c's */
+
+struct sb_sys_entry {
+	const char *name; /* libseccomp's name of the call */
+	enum sb_sys_verdict verdict;
+	const char *why;
+	/* seccomp.c's rule builder, or NULL */
+	int (*rules)(struct sb_seccomp_build *c, int nr);
+};
+
+/* The one table, in the order of docs/syscalls.md's sections. */
+const struct sb_sys_entry *sb_sys_table(size_t *n);
+/* A call's entry, or NULL: not in the table, refused. */
+const struct sb_sys_entry *sb_sys_lookup(const char *name);
+
+/* A filter compiled at build time (seccomp_gen.c): BPF instructions. */
+struct sb_seccomp_prebuilt {
+	bool inet, debug;
+	uint32_t arch; /* libseccomp's SCMP_ARCH_* it was built for */
+	const void *insns; /* struct sock_filter[len] */
+	size_t len;
+};
+
+/* The filter for a policy with (inet) or without net= rules, PYSB_DEBUG
+ * on or off, as BPF written to fd (for seccomp_gen.c). 0 or -errno. */
+int sb_seccomp_export(bool inet, bool debug, int fd);
 
 /* Can this kernel load a seccomp filter that answers with an errno? */
 bool sb_seccomp_available(void);
@@ -17,8 +54,8 @@ bool sb_seccomp_available(void);
  * for PYSB_DEBUG. */
 const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p);
 
-/* Load the filter on the calling process (default: allow; the listed calls:
- * EPERM; clone3: ENOSYS; a foreign architecture: the process is killed).
+/* Load the filter on the calling process (default: EPERM; the table's
+ * calls as it says; a foreign architecture: the process is killed).
  * With no net= rule at all, AF_INET and AF_INET6 sockets are refused too.
  * With 'listener' (the policy has net= rules: the network supervisor),
  * connect, bind, listen, sendmsg, sendmmsg and sendto with an address are

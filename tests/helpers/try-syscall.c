@@ -8,6 +8,13 @@
  *   connect-tcp IP PORT | sendto-udp IP PORT | connect-abstract NAME
  *   connect-unix PATH | ptrace-parent | kill-parent | write-proc-mem
  *   init-module | socket-raw | socket-netlink | unshare-user
+ *   tiocsti FD TEXT | prlimit-nofile PID | setpriority PID NICE
+ *   setaffinity PID | ioprio PID | chmod PATH OCTAL | chown PATH UID
+ *   utimes PATH | setxattr PATH | mknod-char PATH | mknod-fifo PATH
+ *   create-suid PATH | shm-read KEY | msg-send KEY | mq-open NAME
+ *   add-key | sethostname NAME | ifflags-lo | ip-options | daemon FILE
+ *   caps-wait FILE | sendmsg-retopts IP PORT
+ *   raw NR[,ARG...]... (one line "NR ok|errno E" each)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strerrorname_np, pipe2, unshare */
@@ -25,7 +32,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/keyctl.h>
+#include <mqueue.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/msg.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -182,6 +200,194 @@ static int ptrace_parent(void)
 	return result(0);
 }
 
+/* Keystrokes into a terminal's input queue, one ioctl a byte. */
+static int tiocsti(const char *fd, const char *text)
+{
+	int n = atoi(fd);
+
+	for (; *text; text++)
+		if (ioctl(n, TIOCSTI, text) < 0)
+			return result(-1);
+	return result(0);
+}
+
+static int prlimit_nofile(const char *pid)
+{
+	struct rlimit r = { 7, 7 };
+
+	return result(prlimit((pid_t)atoi(pid), RLIMIT_NOFILE, &r, NULL));
+}
+
+static int setaffinity(const char *pid)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return result(sched_setaffinity((pid_t)atoi(pid), sizeof(set), &set));
+}
+
+/* IOPRIO_CLASS_IDLE for the process */
+static int ioprio(const char *pid)
+{
+	return result((int)syscall(SYS_ioprio_set, 1, atoi(pid), 3 << 13));
+}
+
+static int shm_read(const char *key)
+{
+	int id = shmget((key_t)strtol(key, NULL, 0), 0, 0);
+	char *p;
+
+	if (id < 0)
+		return result(-1);
+	p = shmat(id, NULL, SHM_RDONLY);
+	if (p == (void *)-1)
+		return result(-1);
+	printf("read %.16s\n", p);
+	return result(0);
+}
+
+static int msg_send(const char *key)
+{
+	struct {
+		long type;
+		char text[8];
+	} m = { 1, "escaped" };
+	int id = msgget((key_t)strtol(key, NULL, 0), 0);
+
+	if (id < 0)
+		return result(-1);
+	return result(msgsnd(id, &m, sizeof(m.text), IPC_NOWAIT));
+}
+
+static int ifflags_lo(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return result(-1);
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return result(-1);
+	/* the same flags again: a no-op if it passes, but it passed */
+	return result(ioctl(fd, SIOCSIFFLAGS, &ifr));
+}
+
+static int ip_options(void)
+{
+	/* a loose source route through 127.0.0.2 */
+	unsigned char opt[8] = { 1, 131, 7, 4, 127, 0, 0, 2 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return result(-1);
+	return result(setsockopt(fd, IPPROTO_IP, IP_OPTIONS, opt,
+				 sizeof(opt)));
+}
+
+/* A UDP datagram to IP:PORT whose ancillary data asks for a loose source
+ * route through 127.0.0.2 (IP_RETOPTS). */
+static int sendmsg_retopts(const char *ip, const char *port)
+{
+	unsigned char opt[8] = { 1, 131, 7, 4, 127, 0, 0, 2 };
+	union {
+		char buf[CMSG_SPACE(sizeof(opt))];
+		struct cmsghdr align;
+	} u;
+	struct sockaddr_storage ss;
+	struct msghdr h = { 0 };
+	struct iovec v = { "x", 1 };
+	struct cmsghdr *cm;
+	socklen_t len;
+	int fd;
+
+	if (inet_addr_of(ip, port, &ss, &len) < 0 || ss.ss_family != AF_INET)
+		return usage();
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return result(-1);
+	memset(&u, 0, sizeof(u));
+	h.msg_name = &ss;
+	h.msg_namelen = len;
+	h.msg_iov = &v;
+	h.msg_iovlen = 1;
+	h.msg_control = u.buf;
+	h.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&h);
+	cm->cmsg_level = IPPROTO_IP;
+	cm->cmsg_type = IP_RETOPTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(opt));
+	memcpy(CMSG_DATA(cm), opt, sizeof(opt));
+	return result((int)sendmsg(fd, &h, 0));
+}
+
+/* A double fork: the grandchild outlives its parent and writes its pid
+ * to FILE, then lives on; the answer is about the forks. */
+static int daemon_action(const char *file)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return result(-1);
+	if (pid == 0) {
+		if (fork() == 0) {
+			FILE *f;
+
+			setsid();
+			f = fopen(file, "w");
+			if (f) {
+				fprintf(f, "%d\n", (int)getpid());
+				fclose(f);
+			}
+			for (;;)
+				pause();
+		}
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	usleep(200 * 1000);
+	return result(0);
+}
+
+/* Write the pid to FILE and wait, at most a minute, until the test,
+ * which reads /proc/PID/status from outside, removes FILE. */
+static int caps_wait(const char *file)
+{
+	FILE *f = fopen(file, "w");
+	int i;
+
+	if (!f)
+		return result(-1);
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	for (i = 0; i < 1200 && access(file, F_OK) == 0; i++)
+		usleep(50 * 1000);
+	return result(0);
+}
+
+/* raw NR[,ARG...]: the call with these integer arguments */
+static int raw(int n, char **specs)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		unsigned long a[6] = { 0 };
+		char *s = specs[i], *end;
+		long nr = strtol(s, &end, 0), rc;
+		int k = 0;
+
+		while (*end == ',' && k < 6) {
+			a[k++] = strtoul(end + 1, &end, 0);
+		}
+		rc = syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		printf("%ld ", nr);
+		result(rc < 0 ? -1 : 0);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *a = argc > 1 ? argv[1] : "";
@@ -220,5 +426,58 @@ int main(int argc, char **argv)
 				     NETLINK_ROUTE));
 	if (argc == 2 && strcmp(a, "unshare-user") == 0)
 		return result(unshare(CLONE_NEWUSER));
+	if (argc == 4 && strcmp(a, "tiocsti") == 0)
+		return tiocsti(argv[2], argv[3]);
+	if (argc == 3 && strcmp(a, "prlimit-nofile") == 0)
+		return prlimit_nofile(argv[2]);
+	if (argc == 4 && strcmp(a, "setpriority") == 0)
+		return result(setpriority(PRIO_PROCESS, (id_t)atoi(argv[2]),
+					  atoi(argv[3])));
+	if (argc == 3 && strcmp(a, "setaffinity") == 0)
+		return setaffinity(argv[2]);
+	if (argc == 3 && strcmp(a, "ioprio") == 0)
+		return ioprio(argv[2]);
+	if (argc == 4 && strcmp(a, "chmod") == 0)
+		return result(chmod(argv[2], (mode_t)strtol(argv[3], NULL, 8)));
+	if (argc == 4 && strcmp(a, "chown") == 0)
+		return result(chown(argv[2], (uid_t)atoi(argv[3]),
+				    (gid_t)-1));
+	if (argc == 3 && strcmp(a, "utimes") == 0) {
+		struct timeval tv[2] = { { 1000000, 0 }, { 1000000, 0 } };
+
+		return result(utimes(argv[2], tv));
+	}
+	if (argc == 3 && strcmp(a, "setxattr") == 0)
+		return result(setxattr(argv[2], "user.pysb", "x", 1, 0));
+	if (argc == 3 && strcmp(a, "mknod-char") == 0)
+		return result(mknod(argv[2], S_IFCHR | 0666, makedev(1, 3)));
+	if (argc == 3 && strcmp(a, "mknod-fifo") == 0)
+		return result(mknod(argv[2], S_IFIFO | 0600, 0));
+	if (argc == 3 && strcmp(a, "create-suid") == 0)
+		return result(open(argv[2], O_WRONLY | O_CREAT | O_CLOEXEC,
+				   04755));
+	if (argc == 3 && strcmp(a, "shm-read") == 0)
+		return shm_read(argv[2]);
+	if (argc == 3 && strcmp(a, "msg-send") == 0)
+		return msg_send(argv[2]);
+	if (argc == 3 && strcmp(a, "mq-open") == 0)
+		return result(mq_open(argv[2], O_RDWR));
+	if (argc == 2 && strcmp(a, "add-key") == 0)
+		return result((int)syscall(SYS_add_key, "user", "pysb", "x", 1,
+					   KEY_SPEC_USER_KEYRING));
+	if (argc == 3 && strcmp(a, "sethostname") == 0)
+		return result(sethostname(argv[2], strlen(argv[2])));
+	if (argc == 2 && strcmp(a, "ifflags-lo") == 0)
+		return ifflags_lo();
+	if (argc == 2 && strcmp(a, "ip-options") == 0)
+		return ip_options();
+	if (argc == 3 && strcmp(a, "daemon") == 0)
+		return daemon_action(argv[2]);
+	if (argc == 4 && strcmp(a, "sendmsg-retopts") == 0)
+		return sendmsg_retopts(argv[2], argv[3]);
+	if (argc == 3 && strcmp(a, "caps-wait") == 0)
+		return caps_wait(argv[2]);
+	if (argc >= 3 && strcmp(a, "raw") == 0)
+		return raw(argc - 2, argv + 2);
 	return usage();
 }

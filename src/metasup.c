@@ -1,0 +1,274 @@
+/* metasup.c - mode and time changes judged by the file rules. Landlock has
+ * no right for chmod or utimes, so the seccomp allowlist (seccomp.c) sends
+ * chmod, fchmod, fchmodat, fchmodat2, utimensat, utimes, utime and
+ * futimesat here. This file reads the call's path once from the program's
+ * memory, opens the object itself (O_PATH, no magic links: /proc/self
+ * would be python-sb's), reads the real path of what it opened, and
+ * performs the change on that descriptor only when the object lies in an
+ * expose-rw tree and belongs to the program's user; the program's later
+ * changes to its memory or to the file system cannot move the call. A
+ * setuid or setgid bit is refused here too (the filter refuses it first).
+ * It judges with the one file decision (fsrules.c) and prints nothing.
+ */
+#include "metasup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "fsrules.h"
+#include "notif.h"
+
+#define GONE 1
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+
+bool sb_metasup_handles(int nr)
+{
+	switch (nr) {
+	case __NR_chmod:
+	case __NR_fchmod:
+	case __NR_fchmodat:
+	case __NR_fchmodat2:
+	case __NR_utimensat:
+	case __NR_utimes:
+	case __NR_utime:
+	case __NR_futimesat:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* What one call asks for, decoded from its arguments. */
+struct meta {
+	int dirfd;	 /* the program's, or AT_FDCWD */
+	uint64_t path;	 /* its address, or 0: the descriptor itself */
+	int flags;	 /* AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH */
+	bool chmod;
+	mode_t mode;
+	uint64_t times; /* its address, or 0: now */
+	int times_kind; /* 0 timespec[2], 1 timeval[2], 2 utimbuf */
+	bool null_ok;	/* utimensat: a NULL path is the descriptor */
+};
+
+static int decode(const struct seccomp_notif *req, struct meta *m)
+{
+	const __u64 *a = req->data.args;
+
+	memset(m, 0, sizeof(*m));
+	m->dirfd = AT_FDCWD;
+	switch (req->data.nr) {
+	case __NR_chmod:
+		m->path = a[0];
+		m->chmod = true;
+		m->mode = (mode_t)a[1];
+		break;
+	case __NR_fchmod:
+		m->dirfd = (int)a[0];
+		m->chmod = true;
+		m->mode = (mode_t)a[1];
+		break;
+	case __NR_fchmodat:
+	case __NR_fchmodat2:
+		m->dirfd = (int)a[0];
+		m->path = a[1];
+		m->chmod = true;
+		m->mode = (mode_t)a[2];
+		if (req->data.nr == __NR_fchmodat2)
+			m->flags = (int)a[3];
+		break;
+	case __NR_utimensat:
+		m->dirfd = (int)a[0];
+		m->path = a[1];
+		m->times = a[2];
+		m->flags = (int)a[3];
+		m->null_ok = m->dirfd != AT_FDCWD;
+		break;
+	case __NR_futimesat:
+		m->dirfd = (int)a[0];
+		m->path = a[1];
+		m->times = a[2];
+		m->times_kind = 1;
+		break;
+	case __NR_utimes:
+	case __NR_utime:
+		m->path = a[0];
+		m->times = a[1];
+		m->times_kind = req->data.nr == __NR_utimes ? 1 : 2;
+		break;
+	default:
+		return -ENOSYS;
+	}
+	if (m->flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if (m->chmod && (m->mode & (S_ISUID | S_ISGID)))
+		return -EPERM;
+	if (!m->path && req->data.nr != __NR_fchmod && !m->null_ok)
+		return -EFAULT;
+	return 0;
+}
+
+/* A NUL-terminated string of the program's, read page by page. */
+static int peek_path(pid_t pid, uint64_t at, char *out, size_t size)
+{
+	size_t got = 0;
+
+	while (got < size) {
+		size_t chunk = 4096 - ((at + got) & 4095);
+		char *nul;
+
+		if (chunk > size - got)
+			chunk = size - got;
+		if (sb_peek(pid, at + got, out + got, chunk) < 0)
+			return -EFAULT;
+		nul = memchr(out + got, '\0', chunk);
+		if (nul)
+			return 0;
+		got += chunk;
+	}
+	return -ENAMETOOLONG;
+}
+
+static int read_times(pid_t pid, const struct meta *m, struct timespec ts[2],
+		      bool *now)
+{
+	*now = m->times == 0;
+	if (*now)
+		return 0;
+	if (m->times_kind == 0)
+		return sb_peek(pid, m->times, ts, sizeof(struct timespec) * 2);
+	if (m->times_kind == 1) {
+		struct timeval tv[2];
+
+		if (sb_peek(pid, m->times, tv, sizeof(tv)) < 0)
+			return -EFAULT;
+		if (tv[0].tv_usec < 0 || tv[0].tv_usec >= 1000000 ||
+		    tv[1].tv_usec < 0 || tv[1].tv_usec >= 1000000)
+			return -EINVAL;
+		ts[0].tv_sec = tv[0].tv_sec;
+		ts[0].tv_nsec = tv[0].tv_usec * 1000;
+		ts[1].tv_sec = tv[1].tv_sec;
+		ts[1].tv_nsec = tv[1].tv_usec * 1000;
+	} else {
+		struct utimbuf ub;
+
+		if (sb_peek(pid, m->times, &ub, sizeof(ub)) < 0)
+			return -EFAULT;
+		ts[0].tv_sec = ub.actime;
+		ts[0].tv_nsec = 0;
+		ts[1].tv_sec = ub.modtime;
+		ts[1].tv_nsec = 0;
+	}
+	return 0;
+}
+
+/* The object, opened by us: an O_PATH descriptor, or -errno. */
+static int open_object(pid_t pid, int pidfd, const struct meta *m,
+		       const char *path)
+{
+	struct open_how how = { 0 };
+	char cwd[64];
+	int base, fd;
+
+	if (m->dirfd == AT_FDCWD) {
+		snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", (int)pid);
+		base = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		base = sb_pidfd_getfd(pidfd, m->dirfd);
+	}
+	if (base < 0)
+		return errno == ESRCH ? -ESRCH : -EBADF;
+	if (!path || (!*path && (m->flags & AT_EMPTY_PATH)))
+		return base;
+	if (!*path) {
+		close(base);
+		return -ENOENT;
+	}
+	how.flags = O_PATH | O_CLOEXEC |
+		    (m->flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0);
+	how.resolve = RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+	if (fd < 0)
+		fd = -errno;
+	close(base);
+	return fd;
+}
+
+static long judge_and_perform(const struct sb_policy *p, int listener,
+			      const struct seccomp_notif *req, int pidfd)
+{
+	struct sb_fs_decision d;
+	struct timespec ts[2];
+	struct meta m;
+	struct stat st;
+	char path[PATH_MAX], canon[PATH_MAX], link[64];
+	bool now = true;
+	ssize_t n;
+	long rc;
+	int fd;
+
+	rc = decode(req, &m);
+	if (rc < 0)
+		return rc;
+	if (m.path && peek_path(req->pid, m.path, path, sizeof(path)) < 0)
+		return -EFAULT;
+	if (!m.chmod && read_times(req->pid, &m, ts, &now) < 0)
+		return -EFAULT;
+	/* what we read was the caller's memory, not a recycled pid's */
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0)
+		return GONE;
+	fd = open_object(req->pid, pidfd, &m, m.path ? path : NULL);
+	if (fd < 0)
+		return fd == -ESRCH ? GONE : fd;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, canon, sizeof(canon) - 1);
+	if (n <= 0 || canon[0] != '/' || fstat(fd, &st) < 0) {
+		close(fd);
+		return -EACCES;
+	}
+	canon[n] = '\0';
+	sb_fs_decide(p, canon, canon, canon, true, &d);
+	if (d.verdict != SB_FS_ALLOW) {
+		close(fd);
+		return -EPERM;
+	}
+	/* the supervisor may hold capabilities the program has not: the
+	 * kernel's owner check, made for the program */
+	if (st.st_uid != geteuid()) {
+		close(fd);
+		return -EPERM;
+	}
+	if (m.chmod)
+		rc = fchmodat(AT_FDCWD, link, m.mode & 07777 & ~(mode_t)06000,
+			      0);
+	else
+		rc = utimensat(AT_FDCWD, link, now ? NULL : ts, 0);
+	rc = rc < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+long sb_metasup_serve(const struct sb_policy *p, int listener,
+		      const struct seccomp_notif *req)
+{
+	int pidfd = sb_pidfd_of_caller((pid_t)req->pid);
+	long rc;
+
+	if (pidfd < 0)
+		return GONE;
+	rc = judge_and_perform(p, listener, req, pidfd);
+	close(pidfd);
+	return rc;
+}

@@ -1,0 +1,22 @@
+/* metasup.h - the supervisor's half of the metadata rule (metasup.c): the
+ * mode and time changes the seccomp allowlist sends to python-sb are
+ * performed there, on the supervisor's own descriptor of the object, when
+ * the object's real path lies in an expose-rw tree. netsup.c calls it.
+ */
+#ifndef SB_METASUP_H
+#define SB_METASUP_H
+
+#include <linux/seccomp.h>
+#include <stdbool.h>
+
+#include "policy.h"
+
+/* Is this notified call one of the mode or time changes? */
+bool sb_metasup_handles(int nr);
+
+/* Judge and perform it: the program's result (0 or -errno), or 1 when the
+ * caller went away (no answer to send). */
+long sb_metasup_serve(const struct sb_policy *p, int listener,
+		      const struct seccomp_notif *req);
+
+#endif

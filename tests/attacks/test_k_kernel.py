@@ -1,0 +1,358 @@
+"""Group K: the kernel layer's second round (issue 13), by class, with
+hostile native code (build/try-syscall exec'd with py-sandbox=false) and
+every effect checked from outside the sandbox: a victim process's /proc
+entry, a file's mode, times and attributes, a host SysV segment or queue,
+a pty's input queue, the program's capability sets, a process left behind.
+
+Every kernel provider loads the same seccomp allowlist (landlock directly;
+unshare, bwrap and firejail in python-sb's second stage) and runs the
+program in its own session, with no capabilities, under a python-sb that
+ends every process of the run. os-sandbox=subprocess has no kernel layer by
+design (weaknesses.md 1 and 18): its columns are skipped here. Under the
+namespace providers a victim outside is not even visible (ESRCH, ENOENT):
+any errno is the kernel's refusal there (harness.Judge.native).
+"""
+
+import ctypes
+import os
+import pty
+import re
+import signal
+import subprocess
+import termios
+import threading
+import time
+import tty
+
+import pytest
+
+from harness import (API_ERR, NOBODY, api_denied, as_nobody, attack,
+                     helper_path)
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+IPC_CREAT, IPC_RMID = 0o1000, 0
+
+
+@pytest.fixture
+def tree(case):
+    if case.os_sandbox == "subprocess":
+        pytest.skip("os-sandbox=subprocess has no kernel layer by design "
+                    "(weaknesses.md 1 and 18)")
+    case.mkdir("rw", "outside")
+    case.rules = f"py-sandbox=false\nexpose-rw={case.root}/rw\n"
+    return case
+
+
+def attempt(tree, *args, rules=""):
+    return tree.native(tree.rules + rules, [str(a) for a in args])
+
+
+def victim(tree):
+    """A process of the sandbox's user outside the sandbox."""
+    argv = ["sleep", "600"]
+    if tree.nobody:
+        argv = as_nobody(argv)
+    p = subprocess.Popen(argv)
+    deadline = time.monotonic() + 30
+    # setpriv execs sleep: wait until the pid is sleep itself
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{p.pid}/comm") as f:
+                if f.read().strip() == "sleep":
+                    break
+        except OSError:
+            pass
+        time.sleep(0.02)
+    return p
+
+
+def proc_field(pid, name):
+    with open(f"/proc/{pid}/status") as f:
+        for ln in f:
+            if ln.startswith(name + ":"):
+                return ln.split(":", 1)[1].strip()
+    return None
+
+
+def nofile_limit(pid):
+    with open(f"/proc/{pid}/limits") as f:
+        for ln in f:
+            if ln.startswith("Max open files"):
+                return ln.split()[3:5]
+    return None
+
+
+def nice_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[16])
+
+
+def ioprio_of(pid):
+    LIBC.syscall.restype = ctypes.c_long
+    return LIBC.syscall(252 if os.uname().machine == "x86_64" else 31,
+                        1, pid)
+
+
+@attack("K1", "native: prlimit, setpriority, sched_setaffinity, ioprio_set "
+        "on another process")
+def test_K1(tree, judge):
+    v = victim(tree)
+    try:
+        before = (nofile_limit(v.pid), nice_of(v.pid),
+                  proc_field(v.pid, "Cpus_allowed_list"), ioprio_of(v.pid))
+        for action, extra in (("prlimit-nofile", ()),
+                              ("setpriority", (19,)),
+                              ("setaffinity", ()), ("ioprio", ())):
+            judge.native(attempt(tree, action, v.pid, *extra), "EPERM")
+        after = (nofile_limit(v.pid), nice_of(v.pid),
+                 proc_field(v.pid, "Cpus_allowed_list"), ioprio_of(v.pid))
+        assert after == before
+    finally:
+        v.kill()
+        v.wait()
+
+
+@attack("K2", "native: chmod, utimes, setxattr, chown outside every "
+        "exposure")
+def test_K2(tree, judge):
+    f = tree.write("outside/target", "x\n")
+    os.chmod(f, 0o600)
+    if tree.nobody:
+        os.chown(f, NOBODY, NOBODY)
+    st = os.stat(f)
+    judge.native(attempt(tree, "chmod", f, "777"), "EPERM")
+    judge.native(attempt(tree, "utimes", f), "EPERM")
+    judge.native(attempt(tree, "setxattr", f), "EPERM")
+    judge.native(attempt(tree, "chown", f, os.getuid()), "EPERM")
+    after = os.stat(f)
+    assert (after.st_mode, after.st_mtime_ns, after.st_uid) == \
+        (st.st_mode, st.st_mtime_ns, st.st_uid)
+    assert os.listxattr(f) == []
+
+
+@attack("K3", "native: a setuid or setgid bit, a device node, an owner "
+        "or an xattr inside expose-rw")
+def test_K3(tree, judge):
+    f = tree.write("rw/prog", "#!/bin/sh\n")
+    os.chmod(f, 0o755)
+    if tree.nobody:
+        os.chown(f, NOBODY, NOBODY)
+    # the ordinary changes pass inside expose-rw...
+    assert attempt(tree, "chmod", f, "700") == "ok"
+    assert os.stat(f).st_mode & 0o7777 == 0o700
+    assert attempt(tree, "utimes", f) == "ok"
+    assert int(os.stat(f).st_mtime) == 1000000
+    assert attempt(tree, "mknod-fifo", tree.path("rw/fifo")) == "ok"
+    # ...the privileged ones never
+    judge.native(attempt(tree, "chmod", f, "4755"), "EPERM")
+    judge.native(attempt(tree, "chmod", f, "2755"), "EPERM")
+    judge.native(attempt(tree, "create-suid", tree.path("rw/suid")),
+                 "EPERM")
+    judge.native(attempt(tree, "mknod-char", tree.path("rw/mem")), "EPERM")
+    judge.native(attempt(tree, "chown", f, 0), "EPERM")
+    judge.native(attempt(tree, "setxattr", f), "EPERM")
+    assert os.stat(f).st_mode & 0o6000 == 0
+    assert not os.path.exists(tree.path("rw/suid"))
+    assert not os.path.exists(tree.path("rw/mem"))
+    assert os.listxattr(f) == []
+
+
+def sysv(name, *args):
+    fn = getattr(LIBC, name)
+    r = fn(*args)
+    if r == -1 or r == ctypes.c_void_p(-1).value:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return r
+
+
+@attack("K4", "native: host SysV shared memory, message queues, POSIX "
+        "message queues and keyrings")
+def test_K4(tree, judge):
+    key = 0x50590000 + (os.getpid() & 0xffff)
+    shm = sysv("shmget", key, 4096, IPC_CREAT | 0o666)
+    LIBC.shmat.restype = ctypes.c_void_p
+    addr = LIBC.shmat(shm, None, 0)
+    ctypes.memmove(addr, b"s3cret-host-shm\0", 16)
+    msq = sysv("msgget", key, IPC_CREAT | 0o666)
+    try:
+        judge.native(attempt(tree, "shm-read", key), "EPERM")
+        judge.native(attempt(tree, "msg-send", key), "EPERM")
+        buf = ctypes.create_string_buffer(64)
+        # nothing was delivered: IPC_NOWAIT finds the queue empty
+        assert LIBC.msgrcv(msq, buf, 32, 0, 0o4000) == -1
+        judge.native(attempt(tree, "mq-open", "/pysb-k4"), "EPERM")
+        judge.native(attempt(tree, "add-key"), "EPERM")
+    finally:
+        LIBC.shmdt(ctypes.c_void_p(addr))
+        LIBC.shmctl(shm, IPC_RMID, None)
+        LIBC.msgctl(msq, IPC_RMID, None)
+
+
+@attack("K5", "native: root's capabilities: host name, an interface's "
+        "flags, IP source routing")
+def test_K5(tree, judge):
+    name = os.uname().nodename
+    judge.native(attempt(tree, "sethostname", name), "EPERM")
+    judge.native(attempt(tree, "ifflags-lo"), "EPERM")
+    judge.native(attempt(tree, "ip-options",
+                         rules="net=ALLOW|UDP|127.0.0.1|9|OUT\n"), "EPERM")
+    assert os.uname().nodename == name
+
+
+def find_helper(tree, action):
+    """Pids of try-syscall processes of this case doing 'action', seen in
+    the host's /proc (the namespace providers' pids differ inside)."""
+    helper = tree.path("bin/try-syscall")
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) > 1 and argv[0].decode(errors="replace") == helper \
+                and argv[1] == action.encode():
+            found.append(int(d))
+    return found
+
+
+@attack("K6", "native: the program's capability sets, root included")
+def test_K6(tree, judge):
+    flag = tree.path("rw/pid")
+    answer = {}
+    t = threading.Thread(target=lambda: answer.setdefault(
+        "a", attempt(tree, "caps-wait", flag)))
+    t.start()
+    try:
+        deadline = time.monotonic() + 60
+        pids = []
+        while time.monotonic() < deadline and not pids:
+            if os.path.exists(flag):
+                pids = find_helper(tree, "caps-wait")
+            time.sleep(0.05)
+        assert pids, "the helper did not start"
+        caps = {k: proc_field(pids[0], k)
+                for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")}
+        nnp = proc_field(pids[0], "NoNewPrivs")
+    finally:
+        try:
+            os.unlink(flag)
+        except FileNotFoundError:
+            pass
+        t.join()
+    # an unprivileged user cannot drop its bounding set without
+    # CAP_SETPCAP (landlock as nobody: no user namespace): it holds no
+    # capability, and no_new_privs stops an exec from gaining one
+    # (weaknesses.md 37); root and every user namespace lose it
+    bnd_stays = tree.os_sandbox == "landlock" and tree.nobody
+    held = {k: v for k, v in caps.items() if int(v, 16) != 0 and
+            not (k == "CapBnd" and bnd_stays)}
+    judge.observe(type("O", (), {"escaped": bool(held), "kind": "returned"
+                                 if held else "raised", "exc": "caps",
+                                 "errno": None if held else "EPERM",
+                                 "__repr__": lambda s: repr(caps)})())
+    assert not held, caps
+    assert nnp == "1"
+    assert answer.get("a") == "ok"
+
+
+@attack("K7", "native: a double-forked process outlives python-sb")
+def test_K7(tree, judge):
+    assert attempt(tree, "daemon", tree.path("rw/daemon.pid")) == "ok"
+    # python-sb has returned: nothing of the run may be left
+    left = find_helper(tree, "daemon")
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    judge.native("ok" if left else "errno ESRCH", "ESRCH")
+    assert os.path.exists(tree.path("rw/daemon.pid"))
+
+
+@attack("K8", "native: TIOCSTI into the caller's terminal (a real pty)")
+def test_K8(tree, judge):
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    helper = tree.path("bin/try-syscall")
+    os.makedirs(tree.path("bin"), exist_ok=True)
+    if not os.path.exists(helper):
+        import shutil
+        shutil.copy2(helper_path(), helper)
+    tree.write(".py-sandboxes", tree.rules + f"expose-ro={tree.root}/bin\n"
+               f"os-sandbox={tree.os_sandbox}\n")
+    code = (f"import os\nos.execv({helper!r}, [{helper!r}, 'tiocsti', '0', "
+            f"'id; echo PWNED\\n'])\n")
+    argv = [tree.sb, f"--python={tree.python}", "-c", code]
+    if tree.nobody:
+        from harness import chown_tree
+        chown_tree(tree.root)
+        os.chown(os.ttyname(slave), NOBODY, NOBODY)
+        argv = as_nobody(argv)
+
+    def ctty():
+        # python-sb as a shell would run it: the pty is its controlling
+        # terminal and its group the foreground one
+        os.setsid()
+        import fcntl
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    r = subprocess.run(argv, stdin=slave, capture_output=True, text=True,
+                       cwd=tree.root, preexec_fn=ctty, timeout=120)
+    # what a shell reading the terminal would get next
+    os.set_blocking(slave, False)
+    try:
+        queued = os.read(slave, 4096)
+    except BlockingIOError:
+        queued = b""
+    os.close(slave)
+    os.close(master)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    judge.native(r.stdout.strip().splitlines()[-1], "EPERM")
+    assert b"PWNED" not in queued and b"id;" not in queued, queued
+
+
+@attack("K9", "pure Python: fcntl.ioctl(TIOCSTI) with only "
+        "python-import=fcntl")
+def test_K9(case, judge):
+    """The guard judges fcntl.ioctl by request, from the same list the
+    kernel layer allows: TIOCSTI is not on it (every column, subprocess
+    included: this is the Python layer)."""
+    obs = case.run("python-import=fcntl\npython-import=termios\n", {
+        "tiocsti": "import fcntl, termios\n"
+                   "return fcntl.ioctl(0, termios.TIOCSTI, b'x')\n",
+        "fionread": "import fcntl, termios\n"
+                    "try:\n"
+                    "    fcntl.ioctl(0, termios.FIONREAD, b'0000')\n"
+                    "except OSError as e:\n"
+                    "    return e.errno\n",
+    })
+    judge.python(obs["tiocsti"], API_ERR,
+                 api_denied("fcntl.ioctl", "process-control"))
+    # a request of the list is not the guard's business
+    assert obs["fionread"].escaped, obs["fionread"]
+
+
+@attack("K10", "native: IP source routing in a send's ancillary data")
+def test_K10(tree, judge):
+    """A datagram to an allowed address carrying IP_RETOPTS (a loose
+    source route) would leave addressed elsewhere: the supervisor refuses
+    the control message, and the listener outside receives nothing."""
+    import socket
+    srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    srv.bind(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+    try:
+        rule = f"net=ALLOW|UDP|127.0.0.1|{port}|OUT\n"
+        judge.native(attempt(tree, "sendmsg-retopts", "127.0.0.1", port,
+                             rules=rule), "EPERM")
+        srv.settimeout(0.5)
+        with pytest.raises(socket.timeout):
+            srv.recv(16)
+        # the same datagram without the option is delivered
+        assert attempt(tree, "sendto-udp", "127.0.0.1", port,
+                       rules=rule) == "ok"
+        srv.settimeout(30)
+        assert srv.recv(16) == b"x"
+    finally:
+        srv.close()
