@@ -63,6 +63,9 @@ struct sb_learn_ctx {
 	const char *const *python_trees;
 	size_t n_python_trees;
 	const char *date; /* "2026/11/29 at 14:22" */
+	/* what learned the rules (a test's name, else the program), written
+	 * as "# Learned by ..." under each block; NULL: no such line */
+	const char *learned_by;
 };
 
 /* Merge the learned rules into 'existing' (the rule file's text, or NULL
@@ -72,6 +75,10 @@ struct sb_learn_ctx {
 void sb_learn_merge(struct sb_arena *a, const char *existing,
 		    const struct sb_learned *l, const struct sb_learn_ctx *ctx,
 		    struct sb_buf *out, bool *added);
+
+/* Is 'name' (a top-level module) on 4.3's list of modules that can undo
+ * the guard or run code around it? Learning and the rule review share it. */
+bool sb_learn_module_is_dangerous(const char *name);
 
 /* The template of a new rule file (2.10). */
 extern const char sb_learn_template[];
