@@ -191,21 +191,17 @@ static void date_now(char *buf, size_t n)
 	strftime(buf, n, "%Y/%m/%d at %H:%M", &tm);
 }
 
-/* What learned the rules, for "# Learned by" (seed 10.4): PYSB_LEARNED_BY,
- * else the pytest test that ran python-sb (PYTEST_CURRENT_TEST without its
- * " (call)" phase); one line of printable characters, else NULL. */
+/* What learned the rules, for "# Learned by" (seed 10.4): PYSB_LEARNED_BY
+ * (a test runner sets it to the test's name), as one line of printable
+ * characters; NULL when unset. */
 static const char *learned_by(struct sb_arena *a, const char *const *envp)
 {
 	const char *v = sb_envp_get(envp, "PYSB_LEARNED_BY");
 	char *t;
 	size_t i;
 
-	if (!v || !*v) {
-		v = sb_envp_get(envp, "PYTEST_CURRENT_TEST");
-		if (!v || !*v)
-			return NULL;
-		v = sb_arena_strndup(a, v, strcspn(v, " "));
-	}
+	if (!v || !*v)
+		return NULL;
 	t = sb_arena_strndup(a, v, 200);
 	for (i = 0; t[i]; i++)
 		if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
