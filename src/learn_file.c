@@ -202,7 +202,7 @@ static const char *learned_by(struct sb_arena *a, const char *const *envp)
 
 	if (!v || !*v)
 		return NULL;
-	t = sb_arena_strndup(a, v, 200);
+	t = sb_arena_strndup(a, v, strnlen(v, 200));
 	for (i = 0; t[i]; i++)
 		if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
 			t[i] = '?';
