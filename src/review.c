@@ -623,6 +623,11 @@ static void format_json(const struct sb_review *r, struct sb_buf *out)
 	sb_buf_puts(out, "}\n");
 }
 
+static const char removed_narrows[] =
+	"\nRemoved, which narrows the profile:\n\n";
+static const char removed_widens[] =
+	"\nRemoved, which widens the profile (a denial or a lock):\n\n";
+
 void sb_review_format(const struct sb_review *r, bool json,
 		      struct sb_buf *out)
 {
@@ -675,11 +680,8 @@ void sb_review_format(const struct sb_review *r, bool json,
 			if (!it->removed || it->restricts != (pass == 1))
 				continue;
 			if (first)
-				sb_buf_puts(out, pass ? "\nRemoved, which widens "
-						       "the profile (a denial "
-						       "or a lock):\n\n"
-						    : "\nRemoved, which narrows "
-						      "the profile:\n\n");
+				sb_buf_puts(out, pass ? removed_widens
+						    : removed_narrows);
 			first = false;
 			sb_buf_puts(out, "- ");
 			md_cell(out, it->rule, true);

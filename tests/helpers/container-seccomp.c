@@ -212,7 +212,8 @@ static bool jlist_has(const struct jval *a, const char *s)
 	size_t i;
 
 	for (i = 0; a && a->type == J_ARR && i < a->n; i++)
-		if (a->items[i]->type == J_STR && strcmp(a->items[i]->str, s) == 0)
+		if (a->items[i]->type == J_STR &&
+		    strcmp(a->items[i]->str, s) == 0)
 			return true;
 	return false;
 }
@@ -236,7 +237,8 @@ static bool has_cap(const struct ctx *c, const char *cap)
 /* Does an entry's includes/excludes select it for this container? */
 static bool selected(const struct ctx *c, const struct jval *e)
 {
-	const struct jval *inc = jget(e, "includes"), *exc = jget(e, "excludes");
+	const struct jval *inc = jget(e, "includes");
+	const struct jval *exc = jget(e, "excludes");
 	const struct jval *caps, *arches, *kern;
 	size_t i;
 
@@ -274,7 +276,8 @@ static int parse_action(const char *a, const struct jval *errno_ret,
 		*out = SCMP_ACT_ALLOW;
 	else if (!strcmp(a, "SCMP_ACT_ERRNO"))
 		*out = SCMP_ACT_ERRNO(e);
-	else if (!strcmp(a, "SCMP_ACT_KILL") || !strcmp(a, "SCMP_ACT_KILL_THREAD"))
+	else if (!strcmp(a, "SCMP_ACT_KILL") ||
+		 !strcmp(a, "SCMP_ACT_KILL_THREAD"))
 		*out = SCMP_ACT_KILL;
 	else if (!strcmp(a, "SCMP_ACT_KILL_PROCESS"))
 		*out = SCMP_ACT_KILL_PROCESS;
@@ -336,16 +339,16 @@ static int add_entry(scmp_filter_ctx f, const struct ctx *c,
 		return -EINVAL;
 	for (i = 0; args && args->type == J_ARR && i < args->n; i++) {
 		const struct jval *a = args->items[i];
-		const struct jval *op = jget(a, "op");
+		const struct jval *op = jget(a, "op"), *two;
 
 		if (n_cmp == 6 || !op || op->type != J_STR ||
-		    parse_op(op->str, &cmp[n_cmp].op) < 0)
+		    parse_op(op->str, &cmp[n_cmp].op) < 0 ||
+		    !jget(a, "index") || !jget(a, "value"))
 			return -EINVAL;
 		cmp[n_cmp].arg = (unsigned)jget(a, "index")->num;
 		cmp[n_cmp].datum_a = (scmp_datum_t)jget(a, "value")->num;
-		cmp[n_cmp].datum_b = jget(a, "valueTwo")
-					     ? (scmp_datum_t)jget(a, "valueTwo")->num
-					     : 0;
+		two = jget(a, "valueTwo");
+		cmp[n_cmp].datum_b = two ? (scmp_datum_t)two->num : 0;
 		n_cmp++;
 	}
 	for (i = 0; i < names->n; i++) {
@@ -375,24 +378,31 @@ static int tolerate_default(int r)
 
 static int add_no_userns(scmp_filter_ctx f)
 {
+	/* unshare and clone: refused with CLONE_NEWUSER, else allowed */
+	static const struct {
+		int nr;
+		uint32_t action;
+		scmp_datum_t want;
+	} rules[] = {
+		{ SCMP_SYS(unshare), SCMP_ACT_ERRNO(EPERM), CLONE_NEWUSER },
+		{ SCMP_SYS(unshare), SCMP_ACT_ALLOW, 0 },
+		{ SCMP_SYS(clone), SCMP_ACT_ERRNO(EPERM), CLONE_NEWUSER },
+		{ SCMP_SYS(clone), SCMP_ACT_ALLOW, 0 },
+	};
+	size_t i;
 	int r;
 
-	r = tolerate_default(seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1,
-			     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER,
-				     CLONE_NEWUSER)));
-	r = r ?: tolerate_default(seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1,
-				  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER,
-					  0)));
-	r = r ?: tolerate_default(seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-				  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER,
-					  CLONE_NEWUSER)));
-	r = r ?: tolerate_default(seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-				  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER,
-					  0)));
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		r = tolerate_default(seccomp_rule_add(
+			f, rules[i].action, rules[i].nr, 1,
+			SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER,
+				rules[i].want)));
+		if (r < 0)
+			return r;
+	}
 	/* clone3's flags are behind a pointer: make libc fall back */
-	r = r ?: tolerate_default(seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
-				  0));
-	return r;
+	return tolerate_default(seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS),
+						 SCMP_SYS(clone3), 0));
 }
 
 static char *read_all(const char *path)

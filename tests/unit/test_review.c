@@ -34,7 +34,7 @@ static void test_grades(void)
 		{ "py-sandbox=false", SB_RISK_HIGH },
 		{ "remote-result-guard=off", SB_RISK_HIGH },
 		{ "os-sandbox=none", SB_RISK_HIGH },
-		{ "os-sandbox=NONE", SB_RISK_HIGH }, /* as the parser reads it */
+		{ "os-sandbox=NONE", SB_RISK_HIGH }, /* as the parser reads */
 		{ "remote-result-mode=objects", SB_RISK_HIGH },
 		{ "eval-namespace=caller", SB_RISK_HIGH },
 		/* medium */
