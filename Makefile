@@ -76,7 +76,7 @@ fuzz-build: deps-if-needed
 			-Dbuildtype=debugoptimized; \
 	fi
 	$(NINJA) -C $(FUZZ_BUILD) tests/fuzz_policy tests/fuzz_net \
-		tests/fuzz_prescan
+		tests/fuzz_prescan tests/fuzz_review
 
 fuzz: fuzz-build
 	@scripts/check --fuzz-only --fuzz-build $(FUZZ_BUILD) \
@@ -115,10 +115,12 @@ demo: all
 	@python3 examples/quick-demo/run-demo.py --python-sb $(BUILD)/python-sb
 
 # Ratios against plain python in one interleaved run; writes
-# bench/RESULTS.md. BENCH_ROUNDS=N for more rounds (at least 10).
+# bench/RESULTS.md, and its figures as a picture, bench/RESULTS.svg.
+# BENCH_ROUNDS=N for more rounds (at least 10).
 BENCH_ROUNDS ?= 15
 bench: all
 	/usr/bin/python3 bench/run --rounds $(BENCH_ROUNDS) --build $(BUILD)
+	/usr/bin/python3 bench/plot.py bench/RESULTS.md bench/RESULTS.svg
 
 # The adversarial suite (tests/attacks): a table attack x provider of the
 # layer that refused each attack; fails when one escaped undocumented.

@@ -86,6 +86,9 @@ def build_wheel(wheel_directory, config_settings=None,
         data = f"{NAME}-{VERSION}.data"
         files[f"{data}/scripts/python-sb"] = (
             (build / "python-sb").read_bytes(), 0o755)
+        # the seed's alias: a wheel holds no symlink, so a tiny wrapper
+        files[f"{data}/scripts/python3-sb"] = (
+            (ROOT / "packaging" / "python3-sb").read_bytes(), 0o755)
         dist = f"{NAME}-{VERSION}.dist-info"
         files[f"{dist}/METADATA"] = (_metadata().encode(), 0o644)
         files[f"{dist}/WHEEL"] = (

@@ -74,6 +74,9 @@ struct sb_learn_ctx {
 	 * (a file rule for one the program removed again could not be read
 	 * back); NULL: every file is taken to be there */
 	bool (*exists)(const char *path);
+	/* what learned the rules (a test's name, else the program), written
+	 * as "# Learned by ..." under each block; NULL: no such line */
+	const char *learned_by;
 };
 
 /* Merge the learned rules into 'existing' (the rule file's text, or NULL
@@ -83,6 +86,10 @@ struct sb_learn_ctx {
 void sb_learn_merge(struct sb_arena *a, const char *existing,
 		    const struct sb_learned *l, const struct sb_learn_ctx *ctx,
 		    struct sb_buf *out, bool *added);
+
+/* Is 'name' (a top-level module) on 4.3's list of modules that can undo
+ * the guard or run code around it? Learning and the rule review share it. */
+bool sb_learn_module_is_dangerous(const char *name);
 
 /* The template of a new rule file (2.10). */
 extern const char sb_learn_template[];

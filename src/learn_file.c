@@ -311,6 +311,24 @@ static void date_now(char *buf, size_t n)
 	strftime(buf, n, "%Y/%m/%d at %H:%M", &tm);
 }
 
+/* What learned the rules, for "# Learned by" (seed 10.4): PYSB_LEARNED_BY
+ * (a test runner sets it to the test's name), as one line of printable
+ * characters; NULL when unset. */
+static const char *learned_by(struct sb_arena *a, const char *const *envp)
+{
+	const char *v = sb_envp_get(envp, "PYSB_LEARNED_BY");
+	char *t;
+	size_t i;
+
+	if (!v || !*v)
+		return NULL;
+	t = sb_arena_strndup(a, v, strnlen(v, 200));
+	for (i = 0; t[i]; i++)
+		if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+			t[i] = '?';
+	return t;
+}
+
 /* Checking an existing file is about its syntax: every name resolves. */
 static enum sb_resolve_status any_name(void *ctx, struct sb_arena *a,
 				       const char *host, struct sb_addr **addrs,
@@ -332,6 +350,7 @@ static void dump_rules(struct sb_learn_session *s, const char *why)
 
 	date_now(date, sizeof(date));
 	ctx.date = date;
+	ctx.learned_by = learned_by(s->arena, ctx.envp);
 	sb_learn_merge(s->arena, "", &s->learned, &ctx, &out, &added);
 	fprintf(stderr,
 		"python-sb: the learned rules were NOT saved in '%s': %s.\n"
@@ -443,6 +462,7 @@ int sb_learn_save(struct sb_learn_session *s)
 	}
 	date_now(date, sizeof(date));
 	ctx.date = date;
+	ctx.learned_by = learned_by(s->arena, ctx.envp);
 	sb_learn_merge(s->arena, existed ? old : NULL, &s->learned, &ctx, &out,
 		       &added);
 	/* a missing rule file is created even when nothing was learned: the

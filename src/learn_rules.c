@@ -1117,6 +1117,12 @@ static const char *const stdlib_modules[] = {
 	"zipimport", "zlib", "zoneinfo",
 };
 
+bool sb_learn_module_is_dangerous(const char *name)
+{
+	return str_in(dangerous_modules, SB_ARRAY_LEN(dangerous_modules),
+		      name);
+}
+
 static bool in_sorted(const char *const *v, size_t n, const char *s)
 {
 	return bsearch(&s, v, n, sizeof(*v), cmp_str) != NULL;
@@ -1325,11 +1331,14 @@ static void drop_present(struct sb_arena *a, struct family *fam,
 }
 
 static void put_block(struct sb_buf *out, const struct family *fam,
-		      const char *date)
+		      const struct sb_learn_ctx *ctx)
 {
 	size_t i, j;
 
-	sb_buf_printf(out, "# Add rules (%s)\n", date);
+	sb_buf_printf(out, "# Add rules (%s)\n", ctx->date);
+	/* provenance for the rule review (seed 10.4) */
+	if (ctx->learned_by)
+		sb_buf_printf(out, "# Learned by %s\n", ctx->learned_by);
 	for (i = 0; i < fam->groups.n; i++) {
 		const struct group *g = &fam->groups.v[i];
 		bool last = true;
@@ -1403,7 +1412,7 @@ void sb_learn_merge(struct sb_arena *a, const char *existing,
 			close = sb_arena_printf(a, "# </learning_guard_%s>",
 						fams[i].marker);
 			if (strcmp(line, close) == 0) {
-				put_block(out, &fams[i], ctx->date);
+				put_block(out, &fams[i], ctx);
 				done[i] = true;
 			}
 		}
@@ -1418,7 +1427,7 @@ void sb_learn_merge(struct sb_arena *a, const char *existing,
 		if (done[i])
 			continue;
 		sb_buf_printf(out, "\n# <learning_guard_%s>\n", fams[i].marker);
-		put_block(out, &fams[i], ctx->date);
+		put_block(out, &fams[i], ctx);
 		sb_buf_printf(out, "# </learning_guard_%s>\n", fams[i].marker);
 	}
 	if (!out->s)

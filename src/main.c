@@ -16,6 +16,7 @@
 #include "interp.h"
 #include "kernel.h"
 #include "policy.h"
+#include "review.h"
 #include "run.h"
 #include "stage.h"
 
@@ -265,6 +266,9 @@ int main(int argc, char **argv)
 	/* bwrap and firejail run python-sb again inside (stage.h) */
 	if (argc > 1 && sb_str_starts(argv[1], SB_STAGE_FLAG))
 		return sb_stage_main(argc, argv);
+	/* a command of its own: reads diffs, runs nothing (review.h) */
+	if (argc > 1 && strcmp(argv[1], "--pysandboxes-review") == 0)
+		return sb_review_main(argc - 1, argv + 1);
 	a = sb_arena_new();
 	rc = run_main(a, &p, argc, argv);
 

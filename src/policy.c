@@ -229,6 +229,27 @@ static void do_include(struct parser *ps, const char *incl_path,
 		  depth + 1);
 }
 
+enum sb_line_kind sb_policy_lex_line(struct sb_arena *a, const char *s,
+				     size_t n, const char **text)
+{
+	const char *ipath;
+	char *line = sb_strip(a, s, n);
+	size_t ilen;
+
+	*text = line;
+	if (line[0] == '#' || line[0] == '\0')
+		return SB_LINE_NONE;
+	n = comment_cut(line, strlen(line));
+	while (n && sb_is_space((unsigned char)line[n - 1]))
+		n--;
+	line[n] = '\0';
+	if (line[0] == '\0' || line[0] == '{')
+		return SB_LINE_NONE;
+	if (parse_include(line, &ipath, &ilen))
+		return SB_LINE_INCLUDE;
+	return SB_LINE_RULE;
+}
+
 static void lex_buffer(struct parser *ps, const char *buf, size_t len,
 		       const char *abs, const char *display, unsigned depth)
 {
@@ -240,9 +261,9 @@ static void lex_buffer(struct parser *ps, const char *buf, size_t len,
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
 		struct sb_ref ref = { display, ++lineno };
-		const char *ipath;
+		const char *ipath, *line;
+		enum sb_line_kind kind;
 		size_t ilen;
-		char *line;
 
 		if (memchr(s, '\0', n)) {
 			sb_error(ps->p, ref, "the line holds a NUL byte: "
@@ -250,17 +271,12 @@ static void lex_buffer(struct parser *ps, const char *buf, size_t len,
 			s += n + 1;
 			continue;
 		}
-		line = sb_strip(a, s, n);
+		kind = sb_policy_lex_line(a, s, n, &line);
 		s += n + 1;
-		if (line[0] == '#' || line[0] == '\0')
+		if (kind == SB_LINE_NONE)
 			continue;
-		n = comment_cut(line, strlen(line));
-		while (n && sb_is_space((unsigned char)line[n - 1]))
-			n--;
-		line[n] = '\0';
-		if (line[0] == '\0' || line[0] == '{')
-			continue;
-		if (parse_include(line, &ipath, &ilen)) {
+		if (kind == SB_LINE_INCLUDE) {
+			parse_include(line, &ipath, &ilen);
 			do_include(ps, sb_arena_strndup(a, ipath, ilen), abs,
 				   ref, depth);
 			continue;

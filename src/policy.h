@@ -321,6 +321,14 @@ struct sb_parse_opts {
 int sb_policy_parse(const struct sb_parse_opts *opts, struct sb_policy **out);
 void sb_policy_free(struct sb_policy *p);
 
+/* One line of a rule file as the lexer reads it (2.3): SB_LINE_NONE for a
+ * blank line or a comment, else *text is the line stripped of blanks and of
+ * its trailing comment (a rule, or an include "path" line). The one lexer:
+ * the parser and the rule review (review.c) both use it. */
+enum sb_line_kind { SB_LINE_NONE, SB_LINE_RULE, SB_LINE_INCLUDE };
+enum sb_line_kind sb_policy_lex_line(struct sb_arena *a, const char *s,
+				     size_t n, const char **text);
+
 /* Format "Syntax error in config files." and the error lines. */
 void sb_policy_format_errors(const struct sb_policy *p, struct sb_buf *out);
 
