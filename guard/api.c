@@ -327,17 +327,22 @@ static int cmp_event(const void *key, const void *elem)
 
 /* Any entry of a category allowed? (find_class and the native calls are
  * doors every entry of their category opens) */
-static bool category_opened(const char *door)
+bool sb_api_category_opened(int category)
 {
-	long d = sb_api_lookup(door), i;
+	size_t i;
 
-	if (d < 0)
-		return false;
-	for (i = 0; i < (long)sb_api_registry_len; i++)
-		if (sb_api_registry[i].category == sb_api_registry[d].category &&
-		    allowed(i))
+	for (i = 0; i < sb_api_registry_len; i++)
+		if ((int)sb_api_registry[i].category == category &&
+		    allowed((long)i))
 			return true;
 	return false;
+}
+
+static bool category_opened(const char *door)
+{
+	long d = sb_api_lookup(door);
+
+	return d >= 0 && sb_api_category_opened(sb_api_registry[d].category);
 }
 
 int sb_api_event(const char *event, PyObject *args)

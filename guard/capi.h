@@ -68,6 +68,7 @@ struct py_method_def {
 	X(PyObject *, PyDict_New, (void))                                      \
 	X(Py_ssize_t, PyDict_Size, (PyObject *))                               \
 	X(PyObject *, PyModule_GetDict, (PyObject *))                          \
+	X(void *, PyModule_GetDef, (PyObject *))                               \
 	X(PyObject *, PySys_GetObject, (const char *))                         \
 	X(Py_ssize_t, PyList_Size, (PyObject *))                               \
 	X(PyObject *, PyList_GetItem, (PyObject *, Py_ssize_t))                \
