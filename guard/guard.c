@@ -630,8 +630,24 @@ static void print_banner(void)
 		return;
 }
 
+/* os-sandbox=none (seed-spec 8.3): no guard, no recorder; the process is
+ * only marked as in the sandbox (is_in_sandbox(), @sandbox calls made in
+ * place) and pysandboxes is importable from python-sb's own copy. */
+static bool provider_none;
+
+static int arm_none(void)
+{
+	provider_none = true;
+	sb_g.armed = true;
+	if (!load_package())
+		die_with_python_error("cannot load the pysandboxes package");
+	return 0;
+}
+
 static int arm(const char *event)
 {
+	if (sb_g.policy->provider == SB_PROVIDER_NONE)
+		return arm_none();
 	sb_guard_busy++;
 	find_stdlib();
 	if (sb_files_arm() < 0)
@@ -665,7 +681,7 @@ static int hook(const char *event, PyObject *args, void *ud)
 			return arm(event);
 		return 0;
 	}
-	if (sb_guard_busy)
+	if (sb_guard_busy || provider_none)
 		return 0;
 	/* cheapest first: open is the hottest event */
 	if (event[0] == 'o' && (r = sb_files_event(event, args)) != 0)
