@@ -345,6 +345,36 @@ static bool category_opened(const char *door)
 	return d >= 0 && sb_api_category_opened(sb_api_registry[d].category);
 }
 
+/* Which unpickler raised pickle.find_class: the pure-Python one runs its
+ * find_class in the standard library's pickle.py; otherwise it is the C
+ * class (pickle.Unpickler, _pickle.Unpickler), since the load functions
+ * that would reach it are deniers. The refusal names what ran. */
+static const char *unpickler_door(void)
+{
+	PyObject *frame = py.PyEval_GetFrame(), *code, *name, *file;
+	char fbuf[PATH_MAX];
+	const char *n, *door = "pickle.Unpickler";
+	size_t sl = sb_g.stdlib ? strlen(sb_g.stdlib) : 0;
+
+	code = frame ? py.PyFrame_GetCode(frame) : NULL;
+	if (!code)
+		return door;
+	name = py.PyObject_GetAttrString(code, "co_name");
+	file = py.PyObject_GetAttrString(code, "co_filename");
+	py.Py_DecRef(code);
+	n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
+	if (n && strcmp(n, "find_class") == 0 && file && sl &&
+	    sb_arg_path(file, fbuf) == 1 && strncmp(fbuf, sb_g.stdlib, sl) == 0 &&
+	    strcmp(fbuf + sl, "/pickle.py") == 0)
+		door = "pickle._Unpickler";
+	if (name)
+		py.Py_DecRef(name);
+	if (file)
+		py.Py_DecRef(file);
+	py.PyErr_Clear();
+	return door;
+}
+
 int sb_api_event(const char *event, PyObject *args)
 {
 	const struct door *hit;
@@ -366,6 +396,8 @@ int sb_api_event(const char *event, PyObject *args)
 	if (!hit)
 		return 0;
 	door = hit->door;
+	if (strcmp(event, "pickle.find_class") == 0)
+		door = unpickler_door();
 	/* ctypes' own import opens the main program (pythonapi): calls
 	 * through it are judged by ctypes.call_function */
 	if (strcmp(event, "ctypes.dlopen") == 0 &&

@@ -143,6 +143,58 @@ static int judge(const char *name)
 	return sb_guard_raise(SB_EXC_MODULE, msg, top);
 }
 
+/* C code that imports through PyCapsule_Import (_ssl needs _socket's C
+ * API) loses the refusal: CPython replaces it with "PyCapsule_Import could
+ * not import module". When the rules are why, say so again, naming the
+ * module that needed it. Called with the import's exception set. */
+static void capsule_refusal(PyObject *importer)
+{
+	static const char pre[] = "PyCapsule_Import could not import module \"";
+	PyObject *t = NULL, *v = NULL, *tb = NULL, *s;
+	char name[256], who[PATH_MAX], msg[PATH_MAX + 600];
+	const char *m, *q;
+	size_t n;
+
+	if (!py.PyErr_Occurred())
+		return;
+	py.PyErr_Fetch(&t, &v, &tb);
+	s = v ? py.PyObject_Str(v) : NULL;
+	m = s ? py.PyUnicode_AsUTF8AndSize(s, NULL) : NULL;
+	q = m && strncmp(m, pre, sizeof(pre) - 1) == 0
+		    ? strchr(m + sizeof(pre) - 1, '"')
+		    : NULL;
+	n = q ? (size_t)(q - (m + sizeof(pre) - 1)) : 0;
+	if (n && n < sizeof(name)) {
+		memcpy(name, m + sizeof(pre) - 1, n);
+		name[n] = '\0';
+	}
+	if (s)
+		py.Py_DecRef(s);
+	py.PyErr_Clear();
+	if (!n || n >= sizeof(name) || judge(name) == 0) {
+		py.PyErr_Restore(t, v, tb);
+		return;
+	}
+	/* judge() raised the rule's error */
+	if (t)
+		py.Py_DecRef(t);
+	if (v)
+		py.Py_DecRef(v);
+	if (tb)
+		py.Py_DecRef(tb);
+	name[strcspn(name, ".")] = '\0';
+	if (native_module(name) || !importer ||
+	    sb_arg_path(importer, who) != 1 ||
+	    strlen(who) >= 256)
+		return;
+	py.PyErr_Clear();
+	snprintf(msg, sizeof(msg),
+		 "Module named '%s' is not allowed by a rule (the C module "
+		 "'%s' imports it): add python-import=%s",
+		 name, who, name);
+	sb_guard_raise(SB_EXC_MODULE, msg, name);
+}
+
 static void module_loaded(void)
 {
 	sb_api_module_loaded();
@@ -311,6 +363,8 @@ static PyObject *import_call(struct sb_wrap *w, PyObject *args,
 	learn_success(pending, res);
 	if (res)
 		module_loaded();
+	else
+		capsule_refusal(name);
 	return res;
 }
 
@@ -350,6 +404,8 @@ static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
 	learn_success(pending, res);
 	if (res)
 		module_loaded();
+	else
+		capsule_refusal(name);
 	return res;
 }
 

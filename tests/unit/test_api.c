@@ -27,6 +27,7 @@ static const struct {
 	{ "concurrent.interpreters.create", SB_API_PROCESS_EXEC },
 	{ "ctypes.memmove", SB_API_NATIVE },
 	{ "ctypes.memset", SB_API_NATIVE },
+	{ "pickle.Unpickler", SB_API_DESERIALIZATION },
 };
 
 static int extra_category(const char *name)
