@@ -231,7 +231,7 @@ static int dynamic_code(const char *door)
 
 	if (i >= 0 && allowed(i))
 		return 0;
-	if (sb_guard_caller_is_library())
+	if (sb_guard_caller_is_library() || sb_guard_caller_is_typed())
 		return 0;
 	return sb_guard_check_api(door);
 }

@@ -600,6 +600,25 @@ static void find_stdlib(void)
 
 static const char *banner_config;
 static bool banner_wanted;
+/* an interactive session on a terminal: what the user types is theirs */
+static bool interactive;
+static const char *blob_cwd;
+
+/* The learning target as python-sb's closing message names it: relative
+ * to the working directory when under it. */
+static const char *learn_display(void)
+{
+	const char *path = sb_g.policy->learn_path, *cwd = blob_cwd;
+	size_t n = cwd ? strlen(cwd) : 0;
+
+	if (!path)
+		return banner_config;
+	if (n && strncmp(path, cwd, n) == 0 && path[n] == '/' && n > 1)
+		return path + n + 1;
+	if (n == 1 && path[0] == '/')
+		return path + 1;
+	return path;
+}
 
 /* seed-spec 3.6: on stderr, where CPython prints its own (asked to be
  * quiet by the launcher). Colours only on a terminal that has them. */
@@ -616,14 +635,25 @@ static void print_banner(void)
 	char buf[2048];
 	int n;
 
+	char line[PATH_MAX + 200];
+
 	py.PyErr_Clear();
+	if (sb_g.learning)
+		snprintf(line, sizeof(line),
+			 "API calls are LEARNED and saved in '%s' at the end "
+			 "of the session.",
+			 learn_display());
+	else
+		snprintf(line, sizeof(line),
+			 "APIs are LIMITED according to the rules in '%s'",
+			 banner_config);
 	n = snprintf(buf, sizeof(buf),
 		     "SANDBOXES Python %s on %s\n"
-		     "%sAPIs are LIMITED according to the rules in '%s'%s\n"
+		     "%s%s%s\n"
 		     "Type \"help\", \"copyright\", \"credits\" or "
 		     "\"license\" for more information.\n",
 		     v ? v : "?", pl ? pl : "?",
-		     colour ? "\033[1;33m" : "*** ", banner_config,
+		     colour ? "\033[1;33m" : "*** ", line,
 		     colour ? "\033[0m" : " ***");
 	if (n > 0 && write(2, buf, (size_t)n < sizeof(buf) ? (size_t)n
 						     : sizeof(buf) - 1) < 0)
@@ -662,9 +692,36 @@ static int arm(const char *event)
 		die_with_python_error("cannot install the learning recorders");
 	sb_guard_busy--;
 	sb_g.armed = true;
-	if (banner_wanted && strcmp(event, "cpython.run_stdin") == 0)
+	if (banner_wanted && strcmp(event, "cpython.run_stdin") == 0) {
+		interactive = true;
 		print_banner();
+	}
 	return 0;
+}
+
+bool sb_guard_caller_is_typed(void)
+{
+	PyObject *frame, *code, *file;
+	char buf[PATH_MAX];
+	int r;
+
+	if (!interactive)
+		return false;
+	frame = py.PyEval_GetFrame();
+	code = frame ? py.PyFrame_GetCode(frame) : NULL;
+	if (!code)
+		return false;
+	file = py.PyObject_GetAttrString(code, "co_filename");
+	py.Py_DecRef(code);
+	r = file ? sb_arg_path(file, buf) : 0;
+	if (file)
+		py.Py_DecRef(file);
+	py.PyErr_Clear();
+	/* the standard REPL's "<stdin>" ("<stdin>-N" on 3.13), 3.13's
+	 * "<python-input-N>" */
+	return r == 1 && (strcmp(buf, "<stdin>") == 0 ||
+			  strncmp(buf, "<stdin>-", 8) == 0 ||
+			  strncmp(buf, "<python-input-", 14) == 0);
 }
 
 static int hook(const char *event, PyObject *args, void *ud)
@@ -786,6 +843,7 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 		sb_learn_init(blob.learn_fd);
 	}
 	banner_config = blob.config ? blob.config : ".py-sandboxes";
+	blob_cwd = blob.cwd;
 	if (sb_blob_parse_policy(&blob, &sb_g.policy) != 0 ||
 	    sb_g.policy->errors.n) {
 		struct sb_buf b = { 0 };
