@@ -285,16 +285,81 @@ int sb_guard_check_api(const char *qualname)
 
 /* ---- wrappers ---- */
 
+static PyObject *run_wrap(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
+{
+	if (!sb_g.armed || sb_guard_busy)
+		return sb_wrap_call_original(w, args, kwargs);
+	return w->call(w, args, kwargs);
+}
+
 static PyObject *wrap_trampoline(PyObject *self, PyObject *args,
 				 PyObject *kwargs)
 {
 	struct sb_wrap *w = py.PyCapsule_GetPointer(self, "pysb.wrap");
 
-	if (!w)
-		return NULL;
-	if (!sb_g.armed || sb_guard_busy)
-		return sb_wrap_call_original(w, args, kwargs);
-	return w->call(w, args, kwargs);
+	return w ? run_wrap(w, args, kwargs) : NULL;
+}
+
+/* A module-level wrapper is a builtin function bound to its module, as the
+ * original is: its __self__ is the module, so it pickles by name
+ * (pickle.dumps(os.stat)) and inspect.signature() reads the original's
+ * text signature. The C function then cannot find its wrap from 'self':
+ * each wrapper gets a trampoline of its own, from this fixed set (64, more
+ * than the guard installs; past them, the capsule-bound form). */
+static struct sb_wrap *slots[78];
+
+#define SB_SLOT(n)                                                             \
+	static PyObject *slot_##n(PyObject *self, PyObject *args,              \
+				  PyObject *kwargs)                            \
+	{                                                                      \
+		(void)self;                                                    \
+		return run_wrap(slots[n], args, kwargs);                       \
+	}
+#define SB_SLOT8(a)                                                            \
+	SB_SLOT(a##0) SB_SLOT(a##1) SB_SLOT(a##2) SB_SLOT(a##3)                \
+	SB_SLOT(a##4) SB_SLOT(a##5) SB_SLOT(a##6) SB_SLOT(a##7)
+SB_SLOT8(0) SB_SLOT8(1) SB_SLOT8(2) SB_SLOT8(3)
+SB_SLOT8(4) SB_SLOT8(5) SB_SLOT8(6) SB_SLOT8(7)
+
+#define SB_SLOT_ENTRY(n) { n, slot_##n },
+#define SB_SLOT_ENTRY8(a)                                                      \
+	SB_SLOT_ENTRY(a##0) SB_SLOT_ENTRY(a##1) SB_SLOT_ENTRY(a##2)            \
+	SB_SLOT_ENTRY(a##3) SB_SLOT_ENTRY(a##4) SB_SLOT_ENTRY(a##5)            \
+	SB_SLOT_ENTRY(a##6) SB_SLOT_ENTRY(a##7)
+static const struct {
+	int index;
+	PyObject *(*fn)(PyObject *, PyObject *, PyObject *);
+} slot_table[] = { SB_SLOT_ENTRY8(0) SB_SLOT_ENTRY8(1) SB_SLOT_ENTRY8(2)
+		   SB_SLOT_ENTRY8(3) SB_SLOT_ENTRY8(4) SB_SLOT_ENTRY8(5)
+		   SB_SLOT_ENTRY8(6) SB_SLOT_ENTRY8(7) };
+static size_t slots_used;
+
+/* The original's docstring with its text signature in front, the form
+ * CPython keeps in ml_doc ("stat($module, /, path, ...)\n--\n\n..."), so
+ * that __text_signature__ and __doc__ read as the original's. NULL when it
+ * has neither. */
+static const char *doc_of(struct sb_wrap *w)
+{
+	PyObject *sig = py.PyObject_GetAttrString(w->original,
+						  "__text_signature__");
+	PyObject *doc = py.PyObject_GetAttrString(w->original, "__doc__");
+	const char *s = NULL, *d = NULL, *out = NULL;
+
+	if (sig && py.PyObject_IsInstance(sig, py.PyUnicode_Type) == 1)
+		s = py.PyUnicode_AsUTF8AndSize(sig, NULL);
+	if (doc && py.PyObject_IsInstance(doc, py.PyUnicode_Type) == 1)
+		d = py.PyUnicode_AsUTF8AndSize(doc, NULL);
+	if (s)
+		out = sb_arena_printf(sb_g.arena, "%s%s\n--\n\n%s", w->attr, s,
+				      d ? d : "");
+	else if (d)
+		out = sb_arena_strdup(sb_g.arena, d);
+	if (sig)
+		py.Py_DecRef(sig);
+	if (doc)
+		py.Py_DecRef(doc);
+	py.PyErr_Clear();
+	return out;
 }
 
 PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
@@ -342,14 +407,26 @@ int sb_wrap_install(struct sb_wrap *w)
 		return 0;
 	}
 	w->def.ml_name = w->attr;
-	w->def.ml_meth = (void *)wrap_trampoline;
 	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
-	w->def.ml_doc = NULL;
-	capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
-	if (!capsule)
-		return -1;
-	w->fn = py.PyCFunction_NewEx(&w->def, capsule, NULL);
-	py.Py_DecRef(capsule);
+	w->def.ml_doc = doc_of(w);
+	if (slots_used < SB_ARRAY_LEN(slot_table)) {
+		PyObject *modname = py.PyUnicode_FromString(w->module);
+
+		if (!modname)
+			return -1;
+		slots[slot_table[slots_used].index] = w;
+		w->def.ml_meth = (void *)slot_table[slots_used].fn;
+		slots_used++;
+		w->fn = py.PyCFunction_NewEx(&w->def, mod, modname);
+		py.Py_DecRef(modname);
+	} else {
+		w->def.ml_meth = (void *)wrap_trampoline;
+		capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
+		if (!capsule)
+			return -1;
+		w->fn = py.PyCFunction_NewEx(&w->def, capsule, NULL);
+		py.Py_DecRef(capsule);
+	}
 	if (!w->fn)
 		return -1;
 	if (py.PyObject_SetAttrString(mod, w->attr, w->fn) < 0)
