@@ -86,3 +86,51 @@ def test_same_as_plain_cpython(tmp_path, py, case):
     plain, sandboxed = run_both(py, tmp_path, CASES[case])
     assert plain[0] == 0, plain
     assert sandboxed == plain
+
+
+@pytest.mark.parametrize("provider", ["subprocess", "landlock"])
+@pytest.mark.parametrize("py", INTERPRETERS)
+def test_an_explicit_rule_on_the_stdlib_gives_what_it_says(tmp_path, py,
+                                                           provider):
+    """The interpreter's tree is exposed read-only implicitly, and that
+    wins over expose-rw=/ (it is longer): it protects later runs from a
+    tampered standard library. A rule naming the tree itself decides, and
+    --pysandboxes-explain says which rule decides."""
+    if os.geteuid() != 0:
+        pytest.skip("writing into the standard library needs root")
+    stdlib = subprocess.run(
+        [py, "-c", "import os; print(os.path.dirname(os.__file__))"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    stdlib = os.path.realpath(stdlib)
+    target = os.path.join(stdlib, f"pysb_compat_probe_{os.getpid()}.py")
+    code = f"open({target!r}, 'w').write('x = 1\\n')"
+    try:
+        (tmp_path / ".py-sandboxes").write_text(
+            ALLOW_ALL + f"os-sandbox={provider}\n")
+        r = subprocess.run([str(sb_path()), f"--python={py}", "-c", code],
+                           cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+        if provider == "landlock" and r.returncode == 255:
+            pytest.skip(f"landlock is not available here: {r.stderr}")
+        assert r.returncode == 1 and "RulePermissionError" in r.stderr
+        assert not os.path.exists(target)
+        ex = subprocess.run([str(sb_path()), f"--python={py}",
+                             "--pysandboxes-explain", "-c", "pass"],
+                            cwd=tmp_path, capture_output=True, text=True)
+        assert (f"#   Standard library {stdlib}: read-only, the implicit "
+                "exposure of the interpreter's tree (<python>)") in ex.stdout
+        (tmp_path / ".py-sandboxes").write_text(
+            ALLOW_ALL + f"expose-rw={stdlib}\nos-sandbox={provider}\n")
+        r = subprocess.run([str(sb_path()), f"--python={py}", "-c", code],
+                           cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert os.path.exists(target)  # seen from outside
+        ex = subprocess.run([str(sb_path()), f"--python={py}",
+                             "--pysandboxes-explain", "-c", "pass"],
+                            cwd=tmp_path, capture_output=True, text=True)
+        assert (f"#   Standard library {stdlib}: read-write, rule "
+                f"'expose-rw={stdlib}' from .py-sandboxes(6)") in ex.stdout
+    finally:
+        if os.path.exists(target):
+            os.unlink(target)
