@@ -23,7 +23,7 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
 .PHONY: all deps-if-needed check check-asan fuzz fuzz-smoke fuzz-build \
-	install uninstall demo bench attacks clean
+	install uninstall demo bench attacks compat clean
 
 all: deps-if-needed
 	@if [ ! -f $(BUILD)/build.ninja ]; then \
@@ -121,6 +121,11 @@ bench: all
 # layer that refused each attack; fails when one escaped undocumented.
 attacks: all
 	@scripts/attacks --build $(BUILD)
+
+# CPython's own test modules, plain and under the allow-all policy, on the
+# oldest and newest CPython of pyenv; every difference is reported
+compat: all
+	@scripts/compat --build $(BUILD) $(COMPAT_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

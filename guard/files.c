@@ -893,8 +893,14 @@ static PyObject *readlink_call(struct sb_wrap *w, PyObject *args,
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	/* the refusal names the link, never the target it would disclose */
-	if (locate(target, -1, dir, true, &fp) < 0 ||
+	/* the refusal names the link, never the target it would disclose;
+	 * a target that loops leads nowhere and is judged as written */
+	fp.abs[0] = '\0';
+	if (locate(target, -1, dir, true, &fp) < 0 && fp.abs[0] == '/')
+		strcpy(fp.canon, fp.abs);
+	else if (fp.abs[0] != '/')
+		fp.canon[0] = '\0';
+	if (fp.canon[0] != '/' ||
 	    judge_located(target, &fp, RD | J_ANCESTOR) < 0) {
 		char msg[PATH_MAX + 80];
 
