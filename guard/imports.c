@@ -125,14 +125,17 @@ static int judge(const char *name)
 	 * of 3.13 */
 	if (strcmp(top, "encodings") == 0 || strcmp(top, "_pyrepl") == 0)
 		return 0;
-	if (native_module(top) && native_grant(top, NULL, NULL) < 0)
-		return -1;
+	/* a raw-memory module needs the import rule and the native grant:
+	 * the first missing one is named */
 	if (p->import_all || (kept(name)))
-		return 0;
+		return native_module(top) ? native_grant(top, NULL, NULL) : 0;
 	for (i = 0; i < p->imports.n; i++)
 		if (strcmp(p->imports.v[i].name, top) == 0)
-			return 0;
+			return native_module(top) ? native_grant(top, NULL, NULL)
+						  : 0;
 	if (sb_g.learning) {
+		if (native_module(top))
+			native_grant(top, NULL, NULL); /* records it */
 		/* recorded by the wrapper once the import succeeded: a module a
 		 * library only tries (try: import brotli) is not learned */
 		snprintf(learn_pending, sizeof(learn_pending), "%s", top);

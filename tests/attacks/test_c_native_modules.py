@@ -4,7 +4,8 @@ CPython's _ctypes through another door or under another name and, if it
 gets the module, uses it to call libc's system() to create a marker file:
 the test asserts the guard's refusal and, from outside, that the marker
 does not exist. With no rule, with python-import=*, with a grant short of
-native: refused; python-api=ALLOW:native is the grant that opens it."""
+native: refused. That python-api=ALLOW:native opens it is pinned by
+tests/e2e/test_guard_core.py (test_an_allow_rule_lets_the_call_through)."""
 
 import os
 import shutil
@@ -111,7 +112,11 @@ def test_C20(case, judge, rules):
         judge.observe(obs)
         assert not obs.escaped, obs
         assert obs.exc == ERR, obs
-        assert NEEDS in obs.msg or "is not python-sb's own" in obs.msg, obs
+        # the first rule missing is named: the import rule (no rule at
+        # all), the native grant, or the package the name claims
+        assert (NEEDS in obs.msg or "is not python-sb's own" in obs.msg or
+                obs.msg == "Module named '_ctypes' is not allowed by a "
+                "rule"), obs
     assert not os.path.exists(case.path("marker"))
 
 
@@ -125,11 +130,3 @@ def test_C21(case, judge, name):
         f"Module named '{top}' is native code with raw memory access: "
         "it needs the rule python-api=ALLOW:native, a python-import= rule "
         "is not enough"))
-
-
-@attack("C22", "python-api=ALLOW:native is the grant that opens ctypes")
-def test_C22(case, judge):
-    out = case.run("python-import=*\npython-api=ALLOW:native\n", {
-        "ctypes": "import ctypes\nreturn ctypes.sizeof(ctypes.c_int)"})
-    assert out["ctypes"].escaped and out["ctypes"].msg == "4", out["ctypes"]
-    judge._record("allowed (the grant)", repr(out["ctypes"]))
