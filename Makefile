@@ -26,7 +26,7 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
 .PHONY: all deps-if-needed check check-asan fuzz fuzz-smoke fuzz-build \
-	install uninstall demo bench attacks roundtrip clean
+	install uninstall demo bench attacks roundtrip compat clean
 
 all: deps-if-needed
 	@if [ ! -f $(BUILD)/build.ninja ]; then \
@@ -133,6 +133,11 @@ attacks: all
 roundtrip: all
 	@PYSB_BIN=$(abspath $(BUILD))/python-sb PYSB_ROUNDTRIP=full \
 		/usr/bin/python3 -m pytest -q tests/e2e/test_roundtrip.py
+
+# CPython's own test modules, plain and under the allow-all policy, on the
+# oldest and newest CPython of pyenv; every difference is reported
+compat: all
+	@scripts/compat --build $(BUILD) $(COMPAT_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -233,7 +233,7 @@ static int dynamic_code(const char *door)
 
 	if (i >= 0 && allowed(i))
 		return 0;
-	if (sb_guard_caller_is_library())
+	if (sb_guard_caller_is_library() || sb_guard_caller_is_typed())
 		return 0;
 	return sb_guard_check_api(door);
 }
@@ -341,17 +341,52 @@ static int cmp_event(const void *key, const void *elem)
 
 /* Any entry of a category allowed? (find_class and the native calls are
  * doors every entry of their category opens) */
-static bool category_opened(const char *door)
+bool sb_api_category_opened(int category)
 {
-	long d = sb_api_lookup(door), i;
+	size_t i;
 
-	if (d < 0)
-		return false;
-	for (i = 0; i < (long)sb_api_registry_len; i++)
-		if (sb_api_registry[i].category == sb_api_registry[d].category &&
-		    allowed(i))
+	for (i = 0; i < sb_api_registry_len; i++)
+		if ((int)sb_api_registry[i].category == category &&
+		    allowed((long)i))
 			return true;
 	return false;
+}
+
+static bool category_opened(const char *door)
+{
+	long d = sb_api_lookup(door);
+
+	return d >= 0 && sb_api_category_opened(sb_api_registry[d].category);
+}
+
+/* Which unpickler raised pickle.find_class: the pure-Python one runs its
+ * find_class in the standard library's pickle.py; otherwise it is the C
+ * class (pickle.Unpickler, _pickle.Unpickler), since the load functions
+ * that would reach it are deniers. The refusal names what ran. */
+static const char *unpickler_door(void)
+{
+	PyObject *frame = py.PyEval_GetFrame(), *code, *name, *file;
+	char fbuf[PATH_MAX];
+	const char *n, *door = "pickle.Unpickler";
+	size_t sl = sb_g.stdlib ? strlen(sb_g.stdlib) : 0;
+
+	code = frame ? py.PyFrame_GetCode(frame) : NULL;
+	if (!code)
+		return door;
+	name = py.PyObject_GetAttrString(code, "co_name");
+	file = py.PyObject_GetAttrString(code, "co_filename");
+	py.Py_DecRef(code);
+	n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
+	if (n && strcmp(n, "find_class") == 0 && file && sl &&
+	    sb_arg_path(file, fbuf) == 1 && strncmp(fbuf, sb_g.stdlib, sl) == 0 &&
+	    strcmp(fbuf + sl, "/pickle.py") == 0)
+		door = "pickle._Unpickler";
+	if (name)
+		py.Py_DecRef(name);
+	if (file)
+		py.Py_DecRef(file);
+	py.PyErr_Clear();
+	return door;
 }
 
 int sb_api_event(const char *event, PyObject *args)
@@ -387,6 +422,8 @@ int sb_api_event(const char *event, PyObject *args)
 	if (!hit)
 		return 0;
 	door = hit->door;
+	if (strcmp(event, "pickle.find_class") == 0)
+		door = unpickler_door();
 	/* ctypes' own import opens the main program (pythonapi): calls
 	 * through it are judged by ctypes.call_function */
 	if (strcmp(event, "ctypes.dlopen") == 0 &&

@@ -66,8 +66,15 @@ struct py_method_def {
 	X(PyObject *, PyDict_GetItemString, (PyObject *, const char *))        \
 	X(int, PyDict_SetItemString, (PyObject *, const char *, PyObject *))   \
 	X(PyObject *, PyDict_New, (void))                                      \
+	X(int, PyDict_SetItem, (PyObject *, PyObject *, PyObject *))           \
+	X(PyObject *, PyDict_GetItem, (PyObject *, PyObject *))                \
+	X(void, PyDict_Clear, (PyObject *))                                    \
+	X(PyObject *, PyLong_FromVoidPtr, (void *))                            \
+	X(PyObject *, PyObject_GetIter, (PyObject *))                          \
+	X(PyObject *, PySequence_List, (PyObject *))                           \
 	X(Py_ssize_t, PyDict_Size, (PyObject *))                               \
 	X(PyObject *, PyModule_GetDict, (PyObject *))                          \
+	X(void *, PyModule_GetDef, (PyObject *))                               \
 	X(PyObject *, PySys_GetObject, (const char *))                         \
 	X(Py_ssize_t, PyList_Size, (PyObject *))                               \
 	X(PyObject *, PyList_GetItem, (PyObject *, Py_ssize_t))                \

@@ -928,8 +928,14 @@ static PyObject *readlink_call(struct sb_wrap *w, PyObject *args,
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	/* the refusal names the link, never the target it would disclose */
-	if (locate(target, -1, dir, true, &fp) < 0 ||
+	/* the refusal names the link, never the target it would disclose;
+	 * a target that loops leads nowhere and is judged as written */
+	fp.abs[0] = '\0';
+	if (locate(target, -1, dir, true, &fp) < 0 && fp.abs[0] == '/')
+		strcpy(fp.canon, fp.abs);
+	else if (fp.abs[0] != '/')
+		fp.canon[0] = '\0';
+	if (fp.canon[0] != '/' ||
 	    judge_located(target, &fp, RD | J_ANCESTOR) < 0) {
 		char msg[PATH_MAX + 80];
 
@@ -1069,8 +1075,14 @@ static bool entry_shown(const struct fs_paths *dir, const char *name)
 		return d.verdict != SB_FS_IGNORED;
 	}
 	strcpy(e.canon, base);
-	if (resolve(e.canon, name, true, NULL) < 0)
-		return false;
+	if (resolve(e.canon, name, true, NULL) < 0) {
+		/* a link that loops (l -> l) leads nowhere: it is shown as
+		 * CPython shows it, judged where it sits (shutil.rmtree must
+		 * see it to remove it) */
+		strcpy(e.canon, base);
+		if (resolve(e.canon, name, false, NULL) < 0)
+			return false;
+	}
 	return verdict(e.abs, &e, RD | J_ANCESTOR, &d) == SB_FS_ALLOW;
 }
 
@@ -1156,16 +1168,29 @@ static PyObject *call1(PyObject *fn, PyObject *arg)
  * from a list). Compiled at the first os.scandir() call, not at start-up:
  * most programs never list a directory, and compiling has a cost. */
 static const char helpers_src[] =
+	"import _warnings\n"
 	"class ScandirIterator:\n"
-	"    __slots__ = ('_it',)\n"
+	"    __slots__ = ('_it', '_open')\n"
 	"    def __init__(self, entries):\n"
 	"        self._it = iter(entries)\n"
+	"        self._open = True\n"
 	"    def __iter__(self):\n"
 	"        return self\n"
 	"    def __next__(self):\n"
-	"        return next(self._it)\n"
+	"        try:\n"
+	"            return next(self._it)\n"
+	"        except StopIteration:\n"
+	"            self._open = False\n"
+	"            raise\n"
 	"    def close(self):\n"
 	"        self._it = iter(())\n"
+	"        self._open = False\n"
+	/* CPython's ScandirIterator warns when dropped open */
+	"    def __del__(self, _warn=_warnings.warn):\n"
+	"        if self._open:\n"
+	"            self._open = False\n"
+	"            _warn(f'unclosed scandir iterator {self!r}',\n"
+	"                  ResourceWarning, 1, self)\n"
 	"    def __enter__(self):\n"
 	"        return self\n"
 	"    def __exit__(self, *exc):\n"

@@ -285,16 +285,81 @@ int sb_guard_check_api(const char *qualname)
 
 /* ---- wrappers ---- */
 
+static PyObject *run_wrap(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
+{
+	if (!sb_g.armed || sb_guard_busy)
+		return sb_wrap_call_original(w, args, kwargs);
+	return w->call(w, args, kwargs);
+}
+
 static PyObject *wrap_trampoline(PyObject *self, PyObject *args,
 				 PyObject *kwargs)
 {
 	struct sb_wrap *w = py.PyCapsule_GetPointer(self, "pysb.wrap");
 
-	if (!w)
-		return NULL;
-	if (!sb_g.armed || sb_guard_busy)
-		return sb_wrap_call_original(w, args, kwargs);
-	return w->call(w, args, kwargs);
+	return w ? run_wrap(w, args, kwargs) : NULL;
+}
+
+/* A module-level wrapper is a builtin function bound to its module, as the
+ * original is: its __self__ is the module, so it pickles by name
+ * (pickle.dumps(os.stat)) and inspect.signature() reads the original's
+ * text signature. The C function then cannot find its wrap from 'self':
+ * each wrapper gets a trampoline of its own, from this fixed set (64, more
+ * than the guard installs; past them, the capsule-bound form). */
+static struct sb_wrap *slots[78];
+
+#define SB_SLOT(n)                                                             \
+	static PyObject *slot_##n(PyObject *self, PyObject *args,              \
+				  PyObject *kwargs)                            \
+	{                                                                      \
+		(void)self;                                                    \
+		return run_wrap(slots[n], args, kwargs);                       \
+	}
+#define SB_SLOT8(a)                                                            \
+	SB_SLOT(a##0) SB_SLOT(a##1) SB_SLOT(a##2) SB_SLOT(a##3)                \
+	SB_SLOT(a##4) SB_SLOT(a##5) SB_SLOT(a##6) SB_SLOT(a##7)
+SB_SLOT8(0) SB_SLOT8(1) SB_SLOT8(2) SB_SLOT8(3)
+SB_SLOT8(4) SB_SLOT8(5) SB_SLOT8(6) SB_SLOT8(7)
+
+#define SB_SLOT_ENTRY(n) { n, slot_##n },
+#define SB_SLOT_ENTRY8(a)                                                      \
+	SB_SLOT_ENTRY(a##0) SB_SLOT_ENTRY(a##1) SB_SLOT_ENTRY(a##2)            \
+	SB_SLOT_ENTRY(a##3) SB_SLOT_ENTRY(a##4) SB_SLOT_ENTRY(a##5)            \
+	SB_SLOT_ENTRY(a##6) SB_SLOT_ENTRY(a##7)
+static const struct {
+	int index;
+	PyObject *(*fn)(PyObject *, PyObject *, PyObject *);
+} slot_table[] = { SB_SLOT_ENTRY8(0) SB_SLOT_ENTRY8(1) SB_SLOT_ENTRY8(2)
+		   SB_SLOT_ENTRY8(3) SB_SLOT_ENTRY8(4) SB_SLOT_ENTRY8(5)
+		   SB_SLOT_ENTRY8(6) SB_SLOT_ENTRY8(7) };
+static size_t slots_used;
+
+/* The original's docstring with its text signature in front, the form
+ * CPython keeps in ml_doc ("stat($module, /, path, ...)\n--\n\n..."), so
+ * that __text_signature__ and __doc__ read as the original's. NULL when it
+ * has neither. */
+static const char *doc_of(struct sb_wrap *w)
+{
+	PyObject *sig = py.PyObject_GetAttrString(w->original,
+						  "__text_signature__");
+	PyObject *doc = py.PyObject_GetAttrString(w->original, "__doc__");
+	const char *s = NULL, *d = NULL, *out = NULL;
+
+	if (sig && py.PyObject_IsInstance(sig, py.PyUnicode_Type) == 1)
+		s = py.PyUnicode_AsUTF8AndSize(sig, NULL);
+	if (doc && py.PyObject_IsInstance(doc, py.PyUnicode_Type) == 1)
+		d = py.PyUnicode_AsUTF8AndSize(doc, NULL);
+	if (s)
+		out = sb_arena_printf(sb_g.arena, "%s%s\n--\n\n%s", w->attr, s,
+				      d ? d : "");
+	else if (d)
+		out = sb_arena_strdup(sb_g.arena, d);
+	if (sig)
+		py.Py_DecRef(sig);
+	if (doc)
+		py.Py_DecRef(doc);
+	py.PyErr_Clear();
+	return out;
 }
 
 PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
@@ -342,14 +407,26 @@ int sb_wrap_install(struct sb_wrap *w)
 		return 0;
 	}
 	w->def.ml_name = w->attr;
-	w->def.ml_meth = (void *)wrap_trampoline;
 	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
-	w->def.ml_doc = NULL;
-	capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
-	if (!capsule)
-		return -1;
-	w->fn = py.PyCFunction_NewEx(&w->def, capsule, NULL);
-	py.Py_DecRef(capsule);
+	w->def.ml_doc = doc_of(w);
+	if (slots_used < SB_ARRAY_LEN(slot_table)) {
+		PyObject *modname = py.PyUnicode_FromString(w->module);
+
+		if (!modname)
+			return -1;
+		slots[slot_table[slots_used].index] = w;
+		w->def.ml_meth = (void *)slot_table[slots_used].fn;
+		slots_used++;
+		w->fn = py.PyCFunction_NewEx(&w->def, mod, modname);
+		py.Py_DecRef(modname);
+	} else {
+		w->def.ml_meth = (void *)wrap_trampoline;
+		capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
+		if (!capsule)
+			return -1;
+		w->fn = py.PyCFunction_NewEx(&w->def, capsule, NULL);
+		py.Py_DecRef(capsule);
+	}
 	if (!w->fn)
 		return -1;
 	if (py.PyObject_SetAttrString(mod, w->attr, w->fn) < 0)
@@ -600,6 +677,25 @@ static void find_stdlib(void)
 
 static const char *banner_config;
 static bool banner_wanted;
+/* an interactive session on a terminal: what the user types is theirs */
+static bool interactive;
+static const char *blob_cwd;
+
+/* The learning target as python-sb's closing message names it: relative
+ * to the working directory when under it. */
+static const char *learn_display(void)
+{
+	const char *path = sb_g.policy->learn_path, *cwd = blob_cwd;
+	size_t n = cwd ? strlen(cwd) : 0;
+
+	if (!path)
+		return banner_config;
+	if (n && strncmp(path, cwd, n) == 0 && path[n] == '/' && n > 1)
+		return path + n + 1;
+	if (n == 1 && path[0] == '/')
+		return path + 1;
+	return path;
+}
 
 /* seed-spec 3.6: on stderr, where CPython prints its own (asked to be
  * quiet by the launcher). Colours only on a terminal that has them. */
@@ -616,22 +712,49 @@ static void print_banner(void)
 	char buf[2048];
 	int n;
 
+	char line[PATH_MAX + 200];
+
 	py.PyErr_Clear();
+	if (sb_g.learning)
+		snprintf(line, sizeof(line),
+			 "API calls are LEARNED and saved in '%s' at the end "
+			 "of the session.",
+			 learn_display());
+	else
+		snprintf(line, sizeof(line),
+			 "APIs are LIMITED according to the rules in '%s'",
+			 banner_config);
 	n = snprintf(buf, sizeof(buf),
 		     "SANDBOXES Python %s on %s\n"
-		     "%sAPIs are LIMITED according to the rules in '%s'%s\n"
+		     "%s%s%s\n"
 		     "Type \"help\", \"copyright\", \"credits\" or "
 		     "\"license\" for more information.\n",
 		     v ? v : "?", pl ? pl : "?",
-		     colour ? "\033[1;33m" : "*** ", banner_config,
+		     colour ? "\033[1;33m" : "*** ", line,
 		     colour ? "\033[0m" : " ***");
 	if (n > 0 && write(2, buf, (size_t)n < sizeof(buf) ? (size_t)n
 						     : sizeof(buf) - 1) < 0)
 		return;
 }
 
+/* os-sandbox=none (seed-spec 8.3): no guard, no recorder; the process is
+ * only marked as in the sandbox (is_in_sandbox(), @sandbox calls made in
+ * place) and pysandboxes is importable from python-sb's own copy. */
+static bool provider_none;
+
+static int arm_none(void)
+{
+	provider_none = true;
+	sb_g.armed = true;
+	if (!load_package())
+		die_with_python_error("cannot load the pysandboxes package");
+	return 0;
+}
+
 static int arm(const char *event)
 {
+	if (sb_g.policy->provider == SB_PROVIDER_NONE)
+		return arm_none();
 	sb_guard_busy++;
 	find_stdlib();
 	if (sb_files_arm() < 0)
@@ -646,9 +769,36 @@ static int arm(const char *event)
 		die_with_python_error("cannot install the learning recorders");
 	sb_guard_busy--;
 	sb_g.armed = true;
-	if (banner_wanted && strcmp(event, "cpython.run_stdin") == 0)
+	if (banner_wanted && strcmp(event, "cpython.run_stdin") == 0) {
+		interactive = true;
 		print_banner();
+	}
 	return 0;
+}
+
+bool sb_guard_caller_is_typed(void)
+{
+	PyObject *frame, *code, *file;
+	char buf[PATH_MAX];
+	int r;
+
+	if (!interactive)
+		return false;
+	frame = py.PyEval_GetFrame();
+	code = frame ? py.PyFrame_GetCode(frame) : NULL;
+	if (!code)
+		return false;
+	file = py.PyObject_GetAttrString(code, "co_filename");
+	py.Py_DecRef(code);
+	r = file ? sb_arg_path(file, buf) : 0;
+	if (file)
+		py.Py_DecRef(file);
+	py.PyErr_Clear();
+	/* the standard REPL's "<stdin>" ("<stdin>-N" on 3.13), 3.13's
+	 * "<python-input-N>" */
+	return r == 1 && (strcmp(buf, "<stdin>") == 0 ||
+			  strncmp(buf, "<stdin>-", 8) == 0 ||
+			  strncmp(buf, "<python-input-", 14) == 0);
 }
 
 static int hook(const char *event, PyObject *args, void *ud)
@@ -665,7 +815,7 @@ static int hook(const char *event, PyObject *args, void *ud)
 			return arm(event);
 		return 0;
 	}
-	if (sb_guard_busy)
+	if (sb_guard_busy || provider_none)
 		return 0;
 	/* cheapest first: open is the hottest event */
 	if (event[0] == 'o' && (r = sb_files_event(event, args)) != 0)
@@ -770,6 +920,7 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 		sb_learn_init(blob.learn_fd);
 	}
 	banner_config = blob.config ? blob.config : ".py-sandboxes";
+	blob_cwd = blob.cwd;
 	if (sb_blob_parse_policy(&blob, &sb_g.policy) != 0 ||
 	    sb_g.policy->errors.n) {
 		struct sb_buf b = { 0 };

@@ -54,6 +54,9 @@ int sb_guard_check_api(const char *qualname);
  * standard library, site-packages, frozen modules, or no frame at all)?
  * Application code, scripts and -c commands are not (2.6.7). */
 bool sb_guard_caller_is_library(void);
+/* Is it code the user typed at the interactive prompt (seed-spec 3.6)? Its
+ * eval/exec/compile run unguarded; the other rules still hold. */
+bool sb_guard_caller_is_typed(void);
 
 /* ---- wrappers ---- */
 
@@ -136,6 +139,10 @@ int sb_api_arm(void);
 void sb_api_module_loaded(void);
 /* The same for the network guard (_socket and socket): cheap once done. */
 void sb_net_module_loaded(void);
+/* Does a rule allow any entry of this registry category (api.c)? A grant
+ * of one native entry opens raw memory, so it opens the whole category's
+ * doors (the import of a native module, ctypes' data events). */
+bool sb_api_category_opened(int category);
 /* The eval/exec/compile wrappers (api.c). */
 int sb_api_dyn_arm(void);
 /* Load python-sb's own package (always importable): 0 or -1. */

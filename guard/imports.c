@@ -8,8 +8,17 @@
  * the "import" audit event is the backstop for loads that reach the import
  * system another way. After each import through a wrapper, the families are
  * told, so that wrappers land in freshly loaded modules before the import
- * statement returns. Beyond the seed, _imp.create_dynamic is wrapped: a C
- * extension is not loaded from a tree the program may write.
+ * statement returns.
+ *
+ * A C extension is judged by what it is, not by the name its loader is
+ * given: _imp.create_dynamic, the one door every loader of a shared object
+ * goes through (ExtensionFileLoader, module_from_spec, a spec built by
+ * hand), reads the file (extmod.c): the PyInit_ symbols it exports and the
+ * file it really is. python-sb's own modules are recognised by that file,
+ * never by the "pysandboxes." prefix; a module that hands out raw memory by
+ * itself (_ctypes, _cffi_backend, CPython's _test* helpers...) needs the
+ * native grant whatever it is called, and no extension is loaded from a
+ * tree the program may write.
  *
  * Learning records the imports the enforcing run will judge: through a
  * wrapper once it succeeded, and a load only the backstop sees (C code
@@ -17,9 +26,12 @@
  */
 #include "guard.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "api_registry.h"
+#include "extmod.h"
 #include "fsrules.h"
 
 /* Always importable: the interpreter's own, and python-sb's package. A
@@ -28,6 +40,59 @@ static bool kept(const char *name)
 {
 	return strcmp(name, "builtins") == 0 || strcmp(name, "sys") == 0 ||
 	       strcmp(name, "__main__") == 0;
+}
+
+/* Modules that by themselves hand out raw memory: importing one is the
+ * native grant (python-api=ALLOW:native, or any entry of that category),
+ * not a python-import= rule. CPython's _test* helpers (_testcapi,
+ * _testinternalcapi...) read and write memory by address too;
+ * _remote_debugging reads other processes'. Matched against a module's
+ * own name: the top-level name of an import, the last component of an
+ * extension's name and every PyInit_ symbol its file exports. (The
+ * subinterpreter modules are the process-exec entries' to judge.) */
+static const char *const native_modules[] = {
+	"_cffi_backend", "_ctypes", "_remote_debugging", "cffi", "ctypes",
+};
+
+static bool native_module(const char *name)
+{
+	size_t i;
+
+	if (strncmp(name, "_test", 5) == 0)
+		return true;
+	for (i = 0; i < SB_ARRAY_LEN(native_modules); i++)
+		if (strcmp(name, native_modules[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The native grant for module 'name' ('file' and 'symbol' say how it was
+ * recognised when the name alone did not): 0 or -1 (raised). */
+static int native_grant(const char *name, const char *file,
+			const char *symbol)
+{
+	char msg[2 * PATH_MAX + 512];
+
+	if (sb_api_category_opened(SB_API_NATIVE))
+		return 0;
+	if (sb_g.learning) {
+		sb_learn_record("api", "ctypes.CDLL", NULL);
+		return 0;
+	}
+	if (file)
+		snprintf(msg, sizeof(msg),
+			 "Module named '%s' is native code with raw memory "
+			 "access (its file '%s' defines PyInit_%s): it needs "
+			 "the rule python-api=ALLOW:native, a python-import= "
+			 "rule is not enough",
+			 name, file, symbol);
+	else
+		snprintf(msg, sizeof(msg),
+			 "Module named '%s' is native code with raw memory "
+			 "access: it needs the rule python-api=ALLOW:native, a "
+			 "python-import= rule is not enough",
+			 name);
+	return sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
 
 /* Learning: the top-level name the last judge() would have refused. */
@@ -69,12 +134,17 @@ static int judge(const char *name)
 	 * of 3.13 */
 	if (strcmp(top, "encodings") == 0 || strcmp(top, "_pyrepl") == 0)
 		return 0;
+	/* a raw-memory module needs the import rule and the native grant:
+	 * the first missing one is named */
 	if (p->import_all || (kept(name)))
-		return 0;
+		return native_module(top) ? native_grant(top, NULL, NULL) : 0;
 	for (i = 0; i < p->imports.n; i++)
 		if (strcmp(p->imports.v[i].name, top) == 0)
-			return 0;
+			return native_module(top) ? native_grant(top, NULL, NULL)
+						  : 0;
 	if (sb_g.learning) {
+		if (native_module(top))
+			native_grant(top, NULL, NULL); /* records it */
 		/* recorded by the wrapper once the import succeeded: a module a
 		 * library only tries (try: import brotli) is not learned */
 		snprintf(learn_pending, sizeof(learn_pending), "%s", top);
@@ -83,6 +153,58 @@ static int judge(const char *name)
 	snprintf(msg, sizeof(msg), "Module named '%s' is not allowed by a rule",
 		 top);
 	return sb_guard_raise(SB_EXC_MODULE, msg, top);
+}
+
+/* C code that imports through PyCapsule_Import (_ssl needs _socket's C
+ * API) loses the refusal: CPython replaces it with "PyCapsule_Import could
+ * not import module". When the rules are why, say so again, naming the
+ * module that needed it. Called with the import's exception set. */
+static void capsule_refusal(PyObject *importer)
+{
+	static const char pre[] = "PyCapsule_Import could not import module \"";
+	PyObject *t = NULL, *v = NULL, *tb = NULL, *s;
+	char name[256], who[PATH_MAX], msg[PATH_MAX + 600];
+	const char *m, *q;
+	size_t n;
+
+	if (!py.PyErr_Occurred())
+		return;
+	py.PyErr_Fetch(&t, &v, &tb);
+	s = v ? py.PyObject_Str(v) : NULL;
+	m = s ? py.PyUnicode_AsUTF8AndSize(s, NULL) : NULL;
+	q = m && strncmp(m, pre, sizeof(pre) - 1) == 0
+		    ? strchr(m + sizeof(pre) - 1, '"')
+		    : NULL;
+	n = q ? (size_t)(q - (m + sizeof(pre) - 1)) : 0;
+	if (n && n < sizeof(name)) {
+		memcpy(name, m + sizeof(pre) - 1, n);
+		name[n] = '\0';
+	}
+	if (s)
+		py.Py_DecRef(s);
+	py.PyErr_Clear();
+	if (!n || n >= sizeof(name) || judge(name) == 0) {
+		py.PyErr_Restore(t, v, tb);
+		return;
+	}
+	/* judge() raised the rule's error */
+	if (t)
+		py.Py_DecRef(t);
+	if (v)
+		py.Py_DecRef(v);
+	if (tb)
+		py.Py_DecRef(tb);
+	name[strcspn(name, ".")] = '\0';
+	if (native_module(name) || !importer ||
+	    sb_arg_path(importer, who) != 1 ||
+	    strlen(who) >= 256)
+		return;
+	py.PyErr_Clear();
+	snprintf(msg, sizeof(msg),
+		 "Module named '%s' is not allowed by a rule (the C module "
+		 "'%s' imports it): add python-import=%s",
+		 name, who, name);
+	sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
 
 static void module_loaded(void)
@@ -267,6 +389,8 @@ static PyObject *import_call(struct sb_wrap *w, PyObject *args,
 	learn_success(pending, res);
 	if (res)
 		module_loaded();
+	else
+		capsule_refusal(name);
 	return res;
 }
 
@@ -306,45 +430,205 @@ static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
 	learn_success(pending, res);
 	if (res)
 		module_loaded();
+	else
+		capsule_refusal(name);
 	return res;
 }
 
-/* _imp.create_dynamic(spec, file=None): no native code from a tree the
- * program can write, where it could have dropped a .so itself. */
+/* The real directory of python-sb's package, once. */
+static const char *own_dir(void)
+{
+	static char dir[PATH_MAX];
+	char buf[PATH_MAX];
+
+	if (!dir[0] && sb_g.pkgdir &&
+	    (size_t)snprintf(buf, sizeof(buf), "%s/pysandboxes", sb_g.pkgdir) <
+		    sizeof(buf) &&
+	    !realpath(buf, dir))
+		dir[0] = '\0';
+	return dir;
+}
+
+/* Is 'dir' (canonical) the directory of 'file' (canonical)? */
+static bool file_in_dir(const char *file, const char *dir)
+{
+	size_t n = strlen(dir);
+	const char *rest = file + n;
+
+	return n && strncmp(file, dir, n) == 0 && rest[0] == '/' &&
+	       !strchr(rest + 1, '/');
+}
+
+/* One of python-sb's own extensions: a file of the package's directory,
+ * loaded under the package's name for it ("pysandboxes._pysbframe" from
+ * _pysbframe.abi3.so). Decided by the file, never by the name alone. */
+static bool own_module(const char *name, const struct sb_extmod *m)
+{
+	const char *base = strrchr(m->canon, '/') + 1;
+	size_t n = strcspn(base, ".");
+
+	return file_in_dir(m->canon, own_dir()) &&
+	       strncmp(name, "pysandboxes.", 12) == 0 &&
+	       strlen(name + 12) == n && strncmp(name + 12, base, n) == 0;
+}
+
+/* Is the file in a directory of the package 'name' claims to be part of
+ * (its parent's __path__)? Else the module is judged by its own name. */
+static bool in_parent_package(const char *name, const struct sb_extmod *m)
+{
+	const char *dot = strrchr(name, '.');
+	PyObject *mods = py.PyImport_GetModuleDict(), *parent, *paths, *item;
+	char pname[256], buf[PATH_MAX], canon[PATH_MAX];
+	bool found = false;
+	Py_ssize_t i, n;
+
+	if (!dot || (size_t)(dot - name) >= sizeof(pname) || !mods)
+		return false;
+	memcpy(pname, name, (size_t)(dot - name));
+	pname[dot - name] = '\0';
+	parent = py.PyDict_GetItemString(mods, pname);
+	paths = parent ? py.PyObject_GetAttrString(parent, "__path__") : NULL;
+	if (!paths) {
+		py.PyErr_Clear();
+		return false;
+	}
+	n = py.PyObject_IsInstance(paths, py.PyList_Type) == 1
+		    ? py.PyList_Size(paths)
+		    : 0;
+	for (i = 0; i < n && !found; i++) {
+		item = py.PyList_GetItem(paths, i);
+		if (item && sb_arg_path(item, buf) == 1 && realpath(buf, canon))
+			found = file_in_dir(m->canon, canon);
+		py.PyErr_Clear();
+	}
+	py.Py_DecRef(paths);
+	return found;
+}
+
+/* Judge an extension before it is loaded: 0 or -1 (raised). */
+static int judge_extension(const char *name, const struct sb_extmod *m)
+{
+	const char *last = strrchr(name, '.');
+	const struct sb_expose *e;
+	char msg[3 * PATH_MAX + 300];
+	char pending[256];
+	size_t i;
+
+	last = last ? last + 1 : name;
+	if (own_module(name, m))
+		return 0;
+	if (strncmp(name, "pysandboxes", 11) == 0 &&
+	    (name[11] == '.' || name[11] == '\0')) {
+		snprintf(msg, sizeof(msg),
+			 "Module named '%s' is not python-sb's own: its file "
+			 "'%s' is not in the package's directory '%s'",
+			 name, m->canon, own_dir());
+		return sb_guard_raise(SB_EXC_MODULE, msg, name);
+	}
+	if (native_module(last) && native_grant(name, m->canon, last) < 0)
+		return -1;
+	for (i = 0; i < m->n_inits; i++)
+		if (native_module(m->inits[i]) &&
+		    native_grant(name, m->canon, m->inits[i]) < 0)
+			return -1;
+	e = sb_fs_find_expose(sb_g.policy, m->canon);
+	if (e && e->mode == SB_EXPOSE_RW && !sb_g.learning) {
+		snprintf(msg, sizeof(msg),
+			 "Module '%s' is a C extension in a writable directory "
+			 "('%s/', rule '%s' from %s): native code is not loaded "
+			 "from where the program can write.",
+			 m->canon, e->path, e->rule,
+			 e->ref.file ? e->ref.file : "<implicit>");
+		return sb_guard_raise(SB_EXC_MODULE, msg, NULL);
+	}
+	if (runtime_import())
+		return 0;
+	/* the name it is loaded under, and, outside the package that name
+	 * claims, its own */
+	learn_pending[0] = '\0';
+	if (judge(name) < 0)
+		return -1;
+	take_pending(pending);
+	learn_success(pending, py._Py_NoneStruct);
+	if (last != name && !in_parent_package(name, m)) {
+		if (judge(last) < 0)
+			return -1;
+		take_pending(pending);
+		learn_success(pending, py._Py_NoneStruct);
+	}
+	return 0;
+}
+
+/* After the load: the module's code is mapped from the file judged, not
+ * from one swapped in under the same path since. */
+static int check_loaded(PyObject *mod, const char *name,
+			const struct sb_extmod *m)
+{
+	void *def = py.PyModule_GetDef(mod);
+	char msg[2 * PATH_MAX + 300];
+	int r;
+
+	if (!def)
+		py.PyErr_Clear();
+	r = def ? sb_extmod_check_loaded(def, m) : -ENOENT;
+	if (r == 0)
+		return 0;
+	snprintf(msg, sizeof(msg),
+		 "Module named '%s' was not loaded from the file judged ('%s'): "
+		 "%s",
+		 name, m->canon,
+		 r == -EXDEV    ? "the path changed under the check"
+		 : def	       ? strerror(-r)
+				: "its code cannot be located");
+	return sb_guard_raise(SB_EXC_MODULE, msg, name);
+}
+
+/* _imp.create_dynamic(spec, file=None) */
 static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 				     PyObject *kwargs)
 {
 	PyObject *spec = py.PyTuple_Size(args) > 0 ? py.PyTuple_GetItem(args, 0)
-						   : NULL;
-	PyObject *origin = spec ? py.PyObject_GetAttrString(spec, "origin")
-				: NULL;
-	const struct sb_expose *e;
-	char buf[PATH_MAX], canon[PATH_MAX], msg[PATH_MAX + 300];
-	int r;
+						   : sb_kwarg(kwargs, "spec");
+	PyObject *oname, *origin, *res;
+	char name[PATH_MAX], path[PATH_MAX];
+	struct sb_extmod *m;
+	int r = -1, rn, ro;
 
-	if (!origin) {
+	py.PyErr_Clear();
+	if (!spec)
+		return sb_wrap_call_original(w, args, kwargs);
+	oname = py.PyObject_GetAttrString(spec, "name");
+	origin = py.PyObject_GetAttrString(spec, "origin");
+	rn = oname ? sb_arg_path(oname, name) : 0;
+	ro = origin ? sb_arg_path(origin, path) : 0;
+	if (oname)
+		py.Py_DecRef(oname);
+	if (origin)
+		py.Py_DecRef(origin);
+	if (rn != 1 || ro != 1) {
+		/* what the original cannot use either: let it say why */
 		py.PyErr_Clear();
 		return sb_wrap_call_original(w, args, kwargs);
 	}
-	r = sb_arg_path(origin, buf);
-	py.Py_DecRef(origin);
-	if (r < 0)
+	m = calloc(1, sizeof(*m));
+	if (!m)
 		return NULL;
-	if (r == 1 && realpath(buf, canon)) {
-		e = sb_fs_find_expose(sb_g.policy, canon);
-		if (e && e->mode == SB_EXPOSE_RW && !sb_g.learning) {
-			snprintf(msg, sizeof(msg),
-				 "Module '%s' is a C extension in a writable "
-				 "directory ('%s/', rule '%s' from %s): native "
-				 "code is not loaded from where the program can "
-				 "write.",
-				 canon, e->path, e->rule,
-				 e->ref.file ? e->ref.file : "<implicit>");
-			sb_guard_raise(SB_EXC_MODULE, msg, NULL);
-			return NULL;
-		}
+	r = sb_extmod_read(path, m);
+	if (r < 0) {
+		/* not a file dlopen() can load: the original fails and says
+		 * why; if it loads after all, it is refused below */
+		res = sb_wrap_call_original(w, args, kwargs);
+	} else if (judge_extension(name, m) < 0) {
+		res = NULL;
+	} else {
+		res = sb_wrap_call_original(w, args, kwargs);
 	}
-	return sb_wrap_call_original(w, args, kwargs);
+	if (res && check_loaded(res, name, m) < 0) {
+		py.Py_DecRef(res);
+		res = NULL;
+	}
+	free(m);
+	return res;
 }
 
 /* _imp.create_builtin(spec): building a second copy of a builtin module
@@ -367,6 +651,8 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 	r = sb_arg_path(name, buf);
 	py.Py_DecRef(name);
 	if (r < 0)
+		return NULL;
+	if (r == 1 && native_module(buf) && native_grant(buf, NULL, NULL) < 0)
 		return NULL;
 	if (r == 1 && mods && py.PyDict_GetItemString(mods, buf) &&
 	    !sb_guard_caller_is_library() &&

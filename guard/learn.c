@@ -97,29 +97,66 @@ static bool program_set(const char *key)
 	return false;
 }
 
-/* A scan of os.environ (items(), values(), copy()) reaches __getitem__ for
- * every key: not a use (4.3). The views' __iter__ and _Environ.copy are the
- * standard library's code, so the caller's code name tells. */
-static bool scanning(void)
-{
-	PyObject *frame = py.PyEval_GetFrame(), *code, *name;
-	const char *n;
-	bool scan = false;
+/* A scan of os.environ (dict(os.environ), copy(), items(), values(),
+ * **os.environ, a for loop) is not a use (4.3): every scan lists the keys
+ * through _Environ.__iter__ first, and reads them back with the very
+ * string objects it listed. So the keys a listing handed out are kept
+ * here, by identity, and a read with one of them records nothing; a read
+ * with any other string (os.environ["X"], .get("X"), getenv("X"),
+ * "X" in os.environ) is an explicit read of that key. The objects stay
+ * referenced so their identity is not reused; past SCAN_KEEP of them the
+ * oldest scans are forgotten, which can only record a read, never lose
+ * one. */
+#define SCAN_KEEP 4096
 
-	if (!frame)
+static PyObject *scanned; /* {id(key): key} */
+
+static bool from_scan(PyObject *key)
+{
+	PyObject *id;
+	bool hit;
+
+	if (!scanned)
 		return false;
-	code = py.PyFrame_GetCode(frame);
-	name = code ? py.PyObject_GetAttrString(code, "co_name") : NULL;
-	if (code)
-		py.Py_DecRef(code);
-	n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
-	if (n && sb_guard_caller_is_library())
-		scan = strcmp(n, "__iter__") == 0 || strcmp(n, "copy") == 0 ||
-		       strcmp(n, "__repr__") == 0;
-	if (name)
-		py.Py_DecRef(name);
+	id = py.PyLong_FromVoidPtr(key);
+	hit = id && py.PyDict_GetItem(scanned, id) == key;
+	if (id)
+		py.Py_DecRef(id);
 	py.PyErr_Clear();
-	return scan;
+	return hit;
+}
+
+/* os._Environ.__iter__(self): the keys, listed at once and remembered */
+static PyObject *environ_iter(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs)
+{
+	PyObject *gen = sb_wrap_call_original(w, args, kwargs), *keys, *it, *id;
+	Py_ssize_t i, n;
+
+	if (!gen)
+		return NULL;
+	keys = py.PySequence_List(gen);
+	py.Py_DecRef(gen);
+	if (!keys)
+		return NULL;
+	n = py.PyList_Size(keys);
+	if (!scanned)
+		scanned = py.PyDict_New();
+	if (scanned && py.PyDict_Size(scanned) + n > SCAN_KEEP)
+		py.PyDict_Clear(scanned);
+	for (i = 0; scanned && i < n; i++) {
+		PyObject *key = py.PyList_GetItem(keys, i);
+
+		id = py.PyLong_FromVoidPtr(key);
+		if (id) {
+			py.PyDict_SetItem(scanned, id, key);
+			py.Py_DecRef(id);
+		}
+	}
+	py.PyErr_Clear();
+	it = py.PyObject_GetIter(keys);
+	py.Py_DecRef(keys);
+	return it;
 }
 
 /* os._Environ.__getitem__(self, key), as a method: args = (self, key) */
@@ -133,7 +170,7 @@ static PyObject *environ_getitem(struct sb_wrap *w, PyObject *args,
 
 	/* a read that found the variable, of one the program did not set */
 	if (res && key && py.PyObject_IsInstance(key, py.PyUnicode_Type) == 1 &&
-	    !scanning()) {
+	    !from_scan(key)) {
 		k = py.PyUnicode_AsUTF8AndSize(key, NULL);
 		if (k && !program_set(k))
 			sb_learn_record("env", k, NULL);
@@ -162,6 +199,7 @@ static PyObject *environ_setitem(struct sb_wrap *w, PyObject *args,
 static struct sb_wrap env_wraps[] = {
 	{ .module = "os", .attr = "_Environ.__getitem__",
 	  .call = environ_getitem },
+	{ .module = "os", .attr = "_Environ.__iter__", .call = environ_iter },
 	{ .module = "os", .attr = "_Environ.__setitem__",
 	  .call = environ_setitem },
 };

@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 
+#include "fsrules.h"
 #include "policy_net.h"
 
 #define ORIGIN_COLUMN 48
@@ -121,6 +122,33 @@ static void explain_net(const struct sb_policy *p, struct sb_buf *out)
 	}
 }
 
+/* Which rule decides for the interpreter's standard library: the guard's
+ * implicit read-only exposure, longer than a rule on a parent such as
+ * expose-rw=/, unless a rule names that directory (or a deeper path). */
+static void explain_stdlib(const struct sb_policy *p, const char *dir,
+			   struct sb_buf *out)
+{
+	const struct sb_expose *e = sb_fs_find_expose(p, dir);
+
+	if (e && strlen(e->path) >= strlen(dir))
+		sb_buf_printf(out,
+			      "#   Standard library %s: %s, rule '%s' from %s "
+			      "(it names the tree, so it beats the implicit "
+			      "read-only exposure of the interpreter's tree).\n",
+			      dir,
+			      e->mode == SB_EXPOSE_RW ? "read-write"
+						      : "read-only",
+			      e->rule, sb_ref_format(p->arena, e->ref));
+	else
+		sb_buf_printf(out,
+			      "#   Standard library %s: read-only, the implicit "
+			      "exposure of the interpreter's tree (<python>)%s; "
+			      "a rule naming %s itself would decide.\n",
+			      dir,
+			      e ? ", longer than the rule on its parent" : "",
+			      dir);
+}
+
 static void explain_modes(const struct sb_policy *p,
 			  const struct sb_explain_ctx *ctx, struct sb_buf *out)
 {
@@ -147,6 +175,8 @@ static void explain_modes(const struct sb_policy *p,
 	sb_buf_puts(out, "\n");
 	if (ctx && ctx->interpreter)
 		sb_buf_printf(out, "# Interpreter: %s\n", ctx->interpreter);
+	if (ctx && ctx->stdlib)
+		explain_stdlib(p, ctx->stdlib, out);
 	sb_buf_printf(out, "# Mode: %s\n", p->learning_why);
 	if (p->learning)
 		sb_buf_printf(out, "#   Learned rules will be written to '%s'.\n",

@@ -9,6 +9,9 @@
 struct sb_explain_ctx {
 	const char *provider_verdict; /* e.g. "subprocess: the Python layer..." */
 	const char *interpreter;      /* the Python that would run, or NULL */
+	/* its standard library directory (canonical), or NULL: the guard
+	 * exposes it read-only unless a rule names it or a deeper path */
+	const char *stdlib;
 };
 
 /* Format the effective policy: one rule per line with its origin, then the

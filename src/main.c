@@ -4,6 +4,7 @@
  * usage errors, 255 for policy errors and lock violations (seed-spec 3.8).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -112,6 +113,33 @@ static const char *find_config(struct sb_arena *a, const struct sb_cli *cli,
 	if (stat(cand, &st) == 0)
 		return cand;
 	return name;
+}
+
+/* The standard library of an interpreter binary, from its place alone
+ * (<prefix>/bin/pythonX.Y -> <prefix>/lib/pythonX.Y, the directory that
+ * holds os.py), canonical; NULL when not found that way. */
+static const char *stdlib_of(struct sb_arena *a, const char *real)
+{
+	const char *base = real ? strrchr(real, '/') : NULL, *cand;
+	char prefix[PATH_MAX], canon[PATH_MAX];
+	char *slash;
+	int minor;
+
+	if (!base || sscanf(base, "/python3.%d", &minor) != 1 ||
+	    strlen(real) >= sizeof(prefix))
+		return NULL;
+	strcpy(prefix, real);
+	slash = strrchr(prefix, '/');
+	*slash = '\0';
+	slash = strrchr(prefix, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	cand = sb_arena_printf(a, "%s/lib/python3.%d/os.py", prefix, minor);
+	if (!realpath(cand, canon))
+		return NULL;
+	*strrchr(canon, '/') = '\0';
+	return sb_arena_strdup(a, canon);
 }
 
 static const char *provider_verdict(struct sb_arena *a,
@@ -245,6 +273,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 			.provider_verdict = provider_verdict(a, p),
 			.interpreter = sb_arena_printf(a, "%s (%s)", interp.path,
 						       interp.source),
+			.stdlib = stdlib_of(a, interp.real),
 		};
 		struct sb_buf b = { 0 };
 

@@ -980,9 +980,13 @@ static void parse_expose(struct parser *ps, const struct sb_line *l,
 	}
 	abs = sb_path_join(a, ps->o->cwd, expand_tilde(ps, v));
 	if (!realpath(abs, canon)) {
+		/* a path written absolute is shown absolute */
 		if (errno == ENOENT)
 			sb_error(p, l->ref, "In '%s', path '%s' must exist.",
-				 l->text, relative_path(a, abs, ps->o->cwd));
+				 l->text,
+				 expand_tilde(ps, v)[0] == '/'
+					 ? abs
+					 : relative_path(a, abs, ps->o->cwd));
 		else
 			sb_error(p, l->ref, "In '%s', path is invalid.",
 				 l->text);

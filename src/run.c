@@ -352,7 +352,10 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	}
 	switch (provider) {
 	case SB_PROVIDER_NONE:
-		with_guard = false;
+		/* no guard: the library only marks the process as in the
+		 * sandbox and loads pysandboxes, so that @sandbox calls run
+		 * in place (seed-spec 8.3); it installs nothing */
+		repl = false;
 		break;
 	case SB_PROVIDER_SUBPROCESS:
 	case SB_PROVIDER_LANDLOCK:

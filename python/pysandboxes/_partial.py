@@ -228,7 +228,8 @@ def _parse_explain(text):
         False, None
     for line in text.splitlines():
         if line.startswith("# Provider: "):
-            provider = line[len("# Provider: "):].split()[0]
+            # "# Provider: none, from <arg>"
+            provider = line[len("# Provider: "):].split()[0].rstrip(",")
         elif line.startswith("# Mode: "):
             learning = line[len("# Mode: "):].startswith("learn")
         elif line.startswith(_LEARN_TARGET) and line.endswith("'."):

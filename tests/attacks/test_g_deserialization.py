@@ -29,7 +29,7 @@ def test_G2(case, judge):
         return pickle.Unpickler(io.BytesIO({GADGET})).load()
         """})
     judge.python(out["unpickler"], API_ERR,
-                 api_denied("pickle.loads", "deserialization"))
+                 api_denied("pickle.Unpickler", "deserialization"))
 
 
 @attack("G3", "The pure-Python unpickler (pickle._loads, _Unpickler)")
@@ -44,4 +44,4 @@ def test_G3(case, judge):
     judge.python(out["_loads"], API_ERR,
                  api_denied("pickle._loads", "deserialization"))
     judge.python(out["_unpickler"], API_ERR,
-                 api_denied("pickle.loads", "deserialization"))
+                 api_denied("pickle._Unpickler", "deserialization"))

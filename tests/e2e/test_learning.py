@@ -384,3 +384,61 @@ def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
     finally:
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=30)
+
+
+COPIES = {
+    "dict": "dict(os.environ)",
+    "copy": "os.environ.copy()",
+    "iterate": "[k for k in os.environ]",
+    "iterate_read": "{k: os.environ[k] for k in os.environ}",
+    "star": "(lambda **kw: kw)(**os.environ)",
+    "items": "list(os.environ.items())",
+    "values": "list(os.environ.values())",
+    "keys": "list(os.environ.keys())",
+    "child": "subprocess.run(['/bin/true'])",
+}
+
+
+@pytest.mark.parametrize("how", list(COPIES), ids=list(COPIES))
+@pytest.mark.parametrize("interp", ["py311", "py39", "py313"])
+def test_learning_a_copy_of_the_environment_records_nothing(
+        run_sb, tmp_cwd, how, interp):
+    """Issue 14 item 3 (seed-spec 4.3): a full scan of os.environ is not a
+    use. A secret in the host environment gets no env= rule."""
+    path = {"py311": PY311,
+            "py39": os.path.expanduser("~/.pyenv/versions/3.9.18/bin/"
+                                       "python3"),
+            "py313": os.path.expanduser("~/.pyenv/versions/3.13.0/bin/"
+                                        "python3")}[interp]
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is not installed")
+    (tmp_cwd / "app.py").write_text(
+        f"import os, subprocess\nx = {COPIES[how]}\n")
+    env = dict(os.environ, PYSB_SECRET_TOKEN="sk-456")
+    r = run_sb([f"--python={path}", "app.py"], env=env)
+    assert r.returncode == 0, r.stderr
+    rules = (tmp_cwd / ".py-sandboxes").read_text()
+    assert "PYSB_SECRET_TOKEN" not in rules
+    assert not [ln for ln in active(rules) if ln.startswith("env=")], rules
+
+
+READS = {
+    "subscript": "os.environ['PYSB_READ_ME']",
+    "get": "os.environ.get('PYSB_READ_ME')",
+    "getenv": "os.getenv('PYSB_READ_ME')",
+    "contains": "'PYSB_READ_ME' in os.environ",
+    # a read after a scan is still a read
+    "after_scan": "dict(os.environ); os.environ['PYSB_READ_ME']",
+}
+
+
+@pytest.mark.parametrize("how", list(READS), ids=list(READS))
+def test_learning_an_explicit_read_records_that_variable(run_sb, tmp_cwd, py,
+                                                         how):
+    (tmp_cwd / "app.py").write_text(f"import os\n{READS[how]}\n")
+    env = dict(os.environ, PYSB_READ_ME="1", PYSB_OTHER="2")
+    r = run_sb([f"--python={py}", "app.py"], env=env)
+    assert r.returncode == 0, r.stderr
+    envs = [ln for ln in active((tmp_cwd / ".py-sandboxes").read_text())
+            if ln.startswith("env=")]
+    assert envs == ["env=PYSB_READ_ME=${PYSB_READ_ME}"]

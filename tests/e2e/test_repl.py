@@ -56,3 +56,62 @@ def test_piped_stdin_gets_no_banner(run_sb, tmp_cwd):
     assert r.returncode == 0, r.stderr
     assert r.stdout == "42\n"
     assert "SANDBOXES" not in r.stderr
+
+
+def test_learning_banner_says_learned(sb, tmp_cwd, python_exe):
+    """seed-spec 3.6: in learning mode the second line says the API calls
+    are LEARNED and saved in the file."""
+    env = {"PATH": "/usr/bin:/bin", "TERM": "dumb", "HOME": str(tmp_cwd)}
+    out = run_on_pty([sb, f"--python={python_exe}"], tmp_cwd,
+                     b"print(6*7)\nexit()\n", env)
+    assert ("*** API calls are LEARNED and saved in '.py-sandboxes' at the "
+            "end of the session. ***") in out, out
+    assert "LIMITED" not in out
+    assert "\n42\n" in out
+
+
+TYPED_MODULE = "def judged():\n    return eval('1 + 1')\n"
+
+
+def typed_session(sb, tmp_cwd, python, term="dumb"):
+    (tmp_cwd / ".py-sandboxes").write_text(
+        "python-import=helper\nexpose-ro=.\n")
+    (tmp_cwd / "helper.py").write_text(TYPED_MODULE)
+    env = {"PATH": "/usr/bin:/bin", "TERM": term, "HOME": str(tmp_cwd),
+           "PYTHON_COLORS": "0", "NO_COLOR": "1"}
+    typed = (b"print('E', eval('6*7'))\n"
+             b"exec('y = 5'); print('X', y)\n"
+             b"print('C', type(compile('1', 's', 'eval')).__name__)\n"
+             b"import helper\n"
+             b"helper.judged()\n"
+             b"eval(\"open('/etc/hostname')\")\n"
+             b"exit()\n")
+    return run_on_pty([sb, f"--python={python}"], tmp_cwd, typed, env)
+
+
+def check_typed(out):
+    import re
+    out = re.sub(r"\x1b\[[0-9;?]*[A-Za-z=>]|\x1b[=>]", "", out)
+    # the user's own typed code runs eval/exec/compile unguarded...
+    assert "E 42" in out, out
+    assert "X 5" in out, out
+    assert "C code" in out, out
+    # ...code the program runs is still judged...
+    assert ("builtins.eval() is denied by the API guard (category: "
+            "dynamic-code)") in out, out
+    # ...and the other rules still hold inside typed eval
+    assert ("RuleFileNotFoundError: Access to '/etc/hostname' must be "
+            "accepted by a rule.") in out, out
+
+
+def test_typed_eval_runs_unguarded_code_run_is_judged(sb, tmp_cwd,
+                                                      python_exe):
+    check_typed(typed_session(sb, tmp_cwd, python_exe))
+
+
+def test_typed_eval_on_the_313_repl(sb, tmp_cwd):
+    py = os.path.expanduser("~/.pyenv/versions/3.13.0/bin/python3")
+    if not os.access(py, os.X_OK):
+        import pytest
+        pytest.skip(f"{py} is not installed")
+    check_typed(typed_session(sb, tmp_cwd, py, term="xterm"))

@@ -28,6 +28,7 @@ static const struct {
 	{ "ctypes.memmove", SB_API_NATIVE },
 	{ "ctypes.memset", SB_API_NATIVE },
 	{ "fcntl.ioctl", SB_API_PROCESS_CONTROL },
+	{ "pickle.Unpickler", SB_API_DESERIALIZATION },
 };
 
 static int extra_category(const char *name)

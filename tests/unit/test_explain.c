@@ -41,7 +41,8 @@ int main(void)
 	const char *cli[] = { "os-sandbox=none" };
 	const struct sb_rule_src implicit[] = { { "env=TERM=${TERM}", NULL } };
 	struct sb_parse_opts o = { 0 };
-	struct sb_explain_ctx ctx = { "none: no guard at all.", "/usr/bin/python3" };
+	struct sb_explain_ctx ctx = { "none: no guard at all.", "/usr/bin/python3",
+				      NULL };
 	struct sb_policy *p;
 	struct sb_buf b = { 0 };
 	FILE *f;

@@ -427,6 +427,10 @@ static void test_files(void)
 		  ".py-sandboxes(1): In 'expose-ro=./missing', path 'missing' "
 		  "must exist.",
 		  "expose: must exist (relative path in the message)");
+	one_error("expose-ro=/nonexistent-pysb/x\n",
+		  ".py-sandboxes(1): In 'expose-ro=/nonexistent-pysb/x', path "
+		  "'/nonexistent-pysb/x' must exist.",
+		  "expose: must exist (an absolute path stays absolute)");
 	one_error("expose-ro=./data/f.txt/x\n",
 		  ".py-sandboxes(1): In 'expose-ro=./data/f.txt/x', path is "
 		  "invalid.",

@@ -1,0 +1,132 @@
+"""Group C, native modules (issue 14, item 1): a C extension is judged by
+what its file is, not by the name its loader is given. Each probe loads
+CPython's _ctypes through another door or under another name and, if it
+gets the module, uses it to call libc's system() to create a marker file:
+the test asserts the guard's refusal and, from outside, that the marker
+does not exist. With no rule, with python-import=*, with a grant short of
+native: refused. That python-api=ALLOW:native opens it is pinned by
+tests/e2e/test_guard_core.py (test_an_allow_rule_lets_the_call_through)."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from harness import attack
+
+ERR = "RuleModuleNotFoundError"
+NEEDS = "it needs the rule python-api=ALLOW:native"
+
+# The program reaches the import machinery through sys.modules: with no
+# python-import= rule it cannot import _imp or importlib itself.
+PRE = """
+import sys
+_imp = sys.modules['_imp']
+x = sys.modules['_frozen_importlib_external']
+b = sys.modules['_frozen_importlib']
+dyn = [p for p in sys.path if p.endswith('lib-dynload')][0]
+so = dyn + '/_ctypes' + _imp.extension_suffixes()[0]
+"""
+
+# What a loaded _ctypes gives: libc's system(), with no ctypes package.
+SYSTEM = """
+h = m.dlopen(None, 2)
+class I(m._SimpleCData):
+    _type_ = 'i'
+class F(m.CFuncPtr):
+    _flags_ = m.FUNCFLAG_CDECL
+    _restype_ = I
+F(m.dlsym(h, 'system'))(b'touch MARKER')
+return 'LOADED'
+"""
+
+DOORS = {
+    # the escape of the issue: a name under python-sb's package
+    "pkgname": "m = _imp.create_dynamic("
+               "x.spec_from_file_location('pysandboxes._ctypes', so))",
+    "pkgsub": "m = _imp.create_dynamic("
+              "x.spec_from_file_location('pysandboxes.e._ctypes', so))",
+    "plain": "m = _imp.create_dynamic("
+             "x.spec_from_file_location('_ctypes', so))",
+    # a name under a package the policy allows
+    "allowed_pkg": "m = _imp.create_dynamic("
+                   "x.spec_from_file_location('json._ctypes', so))",
+    "loader": "m = x.ExtensionFileLoader('pysandboxes._ctypes', so)"
+              ".create_module(x.spec_from_file_location("
+              "'pysandboxes._ctypes', so))",
+    "from_spec": "m = b.module_from_spec("
+                 "x.spec_from_file_location('pysandboxes._ctypes', so))",
+    "exec_dynamic": "m = b.module_from_spec("
+                    "x.spec_from_file_location('_ctypes', so))\n"
+                    "_imp.exec_dynamic(m)",
+    # a path entry the program adds
+    "path_entry": "sys.path.insert(0, dyn)\n"
+                  "m = b._gcd_import('_ctypes')",
+}
+
+
+def copies(case):
+    """The _ctypes file of the case's interpreter, copied (renamed) and
+    symlinked into a directory the rules expose read-only."""
+    so = subprocess.run(
+        [case.python, "-c", "import _ctypes; print(_ctypes.__file__)"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    case.mkdir("so")
+    shutil.copy2(so, case.path("so/_ctypes.so"))
+    shutil.copy2(so, case.path("so/innocent.so"))
+    os.symlink(so, case.path("so/_json.so"))
+    return {
+        "copied": "m = _imp.create_dynamic(x.spec_from_file_location("
+                  f"'json._ctypes', {case.path('so/_ctypes.so')!r}))",
+        "renamed": "m = _imp.create_dynamic(x.spec_from_file_location("
+                   f"'_ctypes', {case.path('so/innocent.so')!r}))",
+        "symlinked": "m = _imp.create_dynamic(x.spec_from_file_location("
+                     f"'pysandboxes._ctypes', {case.path('so/_json.so')!r}))",
+    }
+
+
+def probes(case, doors):
+    marker = case.path("marker")
+    return {label: PRE + door + "\n" + SYSTEM.replace("MARKER", marker)
+            for label, door in doors.items()}
+
+
+RULES = {
+    "none": "learn=false\n",
+    "import_all": "python-import=*\n",
+    "other_grant": "python-import=*\npython-api=ALLOW:threads, "
+                   "dynamic-code\n",
+}
+
+
+@pytest.mark.parametrize("rules", RULES, ids=list(RULES))
+@attack("C20", "A native module under another name or through another door "
+        "(_imp.create_dynamic of _ctypes as pysandboxes._ctypes...)")
+def test_C20(case, judge, rules):
+    doors = dict(DOORS, **copies(case))
+    body = RULES[rules] + f"expose-ro={case.root}/so\n"
+    out = case.run(body, probes(case, doors))
+    for label in doors:
+        obs = out[label]
+        judge.observe(obs)
+        assert not obs.escaped, obs
+        assert obs.exc == ERR, obs
+        # the first rule missing is named: the import rule (no rule at
+        # all), the native grant, or the package the name claims
+        assert (NEEDS in obs.msg or "is not python-sb's own" in obs.msg or
+                obs.msg == "Module named '_ctypes' is not allowed by a "
+                "rule"), obs
+    assert not os.path.exists(case.path("marker"))
+
+
+@pytest.mark.parametrize("name", ["_ctypes", "ctypes", "ctypes.util",
+                                  "_testcapi"])
+@attack("C21", "import of a raw-memory module with python-import=*")
+def test_C21(case, judge, name):
+    out = case.run("python-import=*\n", {"imp": f"import {name}"})
+    top = name.split(".")[0]
+    judge.python(out["imp"], ERR, (
+        f"Module named '{top}' is native code with raw memory access: "
+        "it needs the rule python-api=ALLOW:native, a python-import= rule "
+        "is not enough"))
