@@ -190,6 +190,7 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 {
 	struct sb_kernel_caps caps;
 	const char *why;
+	int rc;
 
 	*err = NULL;
 	*hint = NULL;
@@ -216,6 +217,16 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 	/* before Landlock, which forbids mounts from then on */
 	if (!ctx->own_files_kept && sb_selfprotect_apply(a, p, err, hint) < 0)
 		return -1;
+	/* after the mount namespace (root's CAP_SYS_ADMIN makes it), before
+	 * the filter (which refuses capset): under every provider, root
+	 * included, empty capability sets and locked securebits
+	 * (weaknesses.md 37) */
+	rc = sb_kernel_drop_caps();
+	if (rc < 0) {
+		*err = sb_arena_printf(a, "dropping the capabilities: %s",
+				       strerror(-rc));
+		return -1;
+	}
 	if (sb_landlock_apply(a, p, ctx, caps.landlock_abi, err) < 0)
 		return -1;
 	/* after Landlock: a failure here still runs nothing (exit 255) */

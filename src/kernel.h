@@ -20,9 +20,6 @@ struct sb_kernel_ctx {
 	 * or NULL (-c, -m, -, the REPL): the guard exposes it implicitly, so
 	 * the kernel lets it be read too */
 	const char *script;
-	/* root under unshare (no user namespace): the program gets no
-	 * capability (sb_kernel_drop_caps) */
-	bool drop_caps;
 	/* python-sb's own files are masked already (unshare, bwrap and
 	 * firejail do it with ignore=): no namespace of selfprotect.c */
 	bool own_files_kept;

@@ -1054,7 +1054,6 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	if (pid == 0) {
 		const char *err, *hint;
 		char ok;
-		int rc;
 
 		/* python-sb is single-threaded until after this fork, so
 		 * the kernel layer can be built here as in the exec-in-place
@@ -1075,15 +1074,8 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 				strerror(errno));
 			_exit(255);
 		}
-		/* under every provider, root included: empty capability
-		 * sets, locked securebits (weaknesses.md 37) */
-		if ((rc = sb_kernel_drop_caps()) < 0) {
-			fprintf(stderr,
-				"python-sb: dropping root's capabilities: %s; "
-				"nothing was run.\n",
-				strerror(-rc));
-			_exit(255);
-		}
+		/* sb_kernel_apply empties the capability sets too, after
+		 * the mount namespace that keeps our own files read-only */
 		if (sb_kernel_apply(a, p, ctx, &num, &err, &hint) < 0) {
 			fprintf(stderr,
 				"python-sb: os-sandbox=landlock: %s; nothing "

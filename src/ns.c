@@ -858,7 +858,6 @@ static void run_init(struct sb_arena *a, const struct ns_run *r,
 		sigprocmask(SIG_SETMASK, old, NULL);
 		/* root's (no user namespace as root), or the new user
 		 * namespace's: the program gets none (weaknesses.md 34) */
-		ctx.drop_caps = true;
 		ctx.own_files_kept = true; /* masked by build_root */
 		_exit(sb_netsup_run(a, &q, &ctx, path, argv, envp));
 	}

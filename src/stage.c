@@ -281,7 +281,6 @@ int sb_stage_main(int argc, char **argv)
 	ctx.script = st.script;
 	/* whatever the tool left (bwrap as root keeps root's; a user
 	 * namespace holds them all; bwrap.cap-add=), the program gets none */
-	ctx.drop_caps = true;
 	ctx.own_files_kept = true; /* the tool masked them (ignore=) */
 	rc = sb_netsup_run(a, p, &ctx, st.path, argv + 3, st.env);
 out:
