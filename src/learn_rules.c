@@ -1358,6 +1358,67 @@ static void put_block(struct sb_buf *out, const struct family *fam,
 	sb_buf_puts(out, "\n");
 }
 
+/* A learned rule's path as the parser will read it: "~" from HOME, "."
+ * from the working directory. */
+static const char *rule_path(struct sb_arena *a, const struct sb_learn_ctx *ctx,
+			     const char *v)
+{
+	if ((v[0] == '~' && (!v[1] || v[1] == '/')) && ctx->home)
+		return sb_path_normalize(a, sb_arena_printf(a, "%s%s",
+							     ctx->home, v + 1));
+	if (v[0] == '/')
+		return sb_path_normalize(a, v);
+	return sb_path_normalize(a, sb_arena_printf(a, "%s/%s", ctx->cwd, v));
+}
+
+/* The learned expose-rw= that holds 'path', or NULL. */
+static const char *learned_rw_over(struct sb_arena *a,
+				   const struct sb_learn_ctx *ctx,
+				   const struct family *fam, const char *path)
+{
+	size_t i, j;
+
+	for (i = 0; i < fam->groups.n; i++)
+		for (j = 0; j < fam->groups.v[i].lines.n; j++) {
+			const char *line = fam->groups.v[i].lines.v[j];
+
+			if (strncmp(line, "expose-rw=", 10) == 0 &&
+			    sb_path_under(path, rule_path(a, ctx, line + 10)))
+				return line;
+		}
+	return NULL;
+}
+
+/* An active 'include "X"' whose file is absent and that a learned
+ * expose-rw= tree would hold: the enforcing run refuses it (the program
+ * could create it and write its own rules), so it is written commented
+ * out, with why, for the reviewer. NULL: keep the line. */
+static const char *disabled_include(struct sb_arena *a,
+				    const struct sb_learn_ctx *ctx,
+				    const struct family *files, const char *line)
+{
+	const char *q, *end, *rw;
+	char *path;
+
+	if (!ctx->exists || strncmp(line, "include", 7) != 0)
+		return NULL;
+	q = line + 7;
+	q += strspn(q, " \t");
+	if (*q != '"' || !(end = strchr(q + 1, '"')))
+		return NULL;
+	path = sb_arena_strndup(a, q + 1, (size_t)(end - q - 1));
+	path = (char *)rule_path(a, ctx, path);
+	if (ctx->exists(path) || !(rw = learned_rw_over(a, ctx, files, path)))
+		return NULL;
+	return sb_arena_printf(a,
+			       "# REVIEW: the include below is absent and '%s' "
+			       "would let the program create it and write its "
+			       "own rules: python-sb refuses that, so learning "
+			       "turned it off. Create the file (it may be "
+			       "empty), then uncomment the line.\n#%s",
+			       rw, line);
+}
+
 enum { F_ENVS, F_FILES, F_SOCKET, F_IMPORT, F_API, F_COUNT };
 
 void sb_learn_merge(struct sb_arena *a, const char *existing,
@@ -1403,6 +1464,7 @@ void sb_learn_merge(struct sb_arena *a, const char *existing,
 	for (s = text; *s;) {
 		size_t n = strcspn(s, "\n");
 		char *line = sb_strip(a, s, n);
+		const char *off;
 
 		for (i = 0; i < F_COUNT; i++) {
 			char *close;
@@ -1416,7 +1478,11 @@ void sb_learn_merge(struct sb_arena *a, const char *existing,
 				done[i] = true;
 			}
 		}
-		sb_buf_add(out, s, n);
+		off = disabled_include(a, ctx, &fams[F_FILES], line);
+		if (off)
+			sb_buf_puts(out, off);
+		else
+			sb_buf_add(out, s, n);
 		sb_buf_puts(out, "\n");
 		s += n + (s[n] == '\n');
 	}

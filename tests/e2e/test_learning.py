@@ -442,3 +442,33 @@ def test_learning_an_explicit_read_records_that_variable(run_sb, tmp_cwd, py,
     envs = [ln for ln in active((tmp_cwd / ".py-sandboxes").read_text())
             if ln.startswith("env=")]
     assert envs == ["env=PYSB_READ_ME=${PYSB_READ_ME}"]
+
+
+def test_an_absent_include_in_a_learned_writable_tree_is_turned_off(
+        run_sb, tmp_cwd, py, tmp_path):
+    """A program that makes an entry in ~/.config learns
+    expose-rw=~/.config, which holds the template's absent user profile:
+    the enforcing run would refuse that include (the program could create
+    it), so learning writes it commented out with a REVIEW note, and the
+    second run works the first time (IPython does exactly this)."""
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True)
+    os.chmod(tmp_path, 0o755)
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import os
+        d = os.path.expanduser("~/.config/someapp")
+        os.makedirs(d, exist_ok=True)
+        open(os.path.join(d, "state"), "w").write("1")
+        print("ok")
+        """))
+    env = dict(os.environ, HOME=str(home), OS_SANDBOX="landlock")
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"], env=env)
+    assert "expose-rw=~/.config" in active(rules), rules
+    assert ('#include "~/.config/py-sandboxes/user-py-sandboxes.profile"'
+            in rules), rules
+    assert "# REVIEW: the include below is absent" in rules
+    assert second.stdout == "ok\n", second.stderr
+    # turned off, not followed: a profile the program plants later is
+    # not read
+    assert "include \"~/.config" not in "\n".join(active(rules))
