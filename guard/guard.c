@@ -9,6 +9,7 @@
  * Any failure before the program runs exits with status 255 and a message:
  * never run unguarded. After that, a failure inside a check refuses.
  */
+#include "exit_status.h"
 #include "guard.h"
 
 #include <dlfcn.h>
@@ -54,8 +55,8 @@ die(const char *fmt, ...)
 		n = sizeof(buf) - 1;
 	if (write(2, "python-sb: guard: ", 18) < 0 || write(2, buf, (size_t)n) < 0 ||
 	    write(2, "\n", 1) < 0)
-		_exit(255);
-	_exit(255);
+		_exit(SB_EXIT_SETUP);
+	_exit(SB_EXIT_SETUP);
 }
 
 /* ---- loading the pysandboxes package without touching sys.path ---- */

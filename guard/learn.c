@@ -5,6 +5,7 @@
  * is gone, the program stops: a learning run nobody records is an
  * unguarded run.
  */
+#include "exit_status.h"
 #include "guard.h"
 
 #include <errno.h>
@@ -52,8 +53,8 @@ void sb_learn_record(const char *family, ...)
 				"gone; stopping the program.\n";
 
 			if (write(2, msg, sizeof(msg) - 1) < 0)
-				_exit(255);
-			_exit(255);
+				_exit(SB_EXIT_SETUP);
+			_exit(SB_EXIT_SETUP);
 		}
 		off += (size_t)w;
 	}

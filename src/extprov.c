@@ -9,6 +9,7 @@
  * files; firejail cannot carry the guard, so run.c takes it only with
  * py-sandbox=false.
  */
+#include "exit_status.h"
 #include "extprov.h"
 
 #include <errno.h>
@@ -30,7 +31,6 @@
 #include "ns.h"
 #include "stage.h"
 
-#define EXIT_SETUP 255
 #define BWRAP_STAGE "/.python-sb"
 
 typedef SB_VEC(char *) argv_vec;
@@ -410,14 +410,14 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 		fprintf(stderr, "python-sb: signal set-up: %s; nothing was "
 				"run.\n",
 			strerror(errno));
-		return EXIT_SETUP;
+		return SB_EXIT_SETUP;
 	}
 	fflush(NULL);
 	child = fork();
 	if (child < 0) {
 		fprintf(stderr, "python-sb: fork: %s; nothing was run.\n",
 			strerror(errno));
-		return EXIT_SETUP;
+		return SB_EXIT_SETUP;
 	}
 	if (child == 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -425,7 +425,7 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 		execve(tool, targv, no_env);
 		fprintf(stderr, "python-sb: exec %s: %s; nothing was run.\n",
 			tool, strerror(errno));
-		_exit(EXIT_SETUP);
+		_exit(SB_EXIT_SETUP);
 	}
 	/* in the parent too: a Ctrl-C before the child's own call must not
 	 * reach bwrap through the terminal */
@@ -443,7 +443,7 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 				strerror(errno));
 			kill(child, SIGKILL);
 			waitpid(child, &status, 0);
-			return EXIT_SETUP;
+			return SB_EXIT_SETUP;
 		}
 		if (sock >= 0 && pfd[1].revents) {
 			stage = sb_recv_fd(sock);
@@ -490,7 +490,7 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 			"install %s; or use os-sandbox=unshare or "
 			"os-sandbox=landlock\n",
 			name, name, pkg);
-		return EXIT_SETUP;
+		return SB_EXIT_SETUP;
 	}
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len <= 0) {
@@ -498,7 +498,7 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 			"python-sb: os-sandbox=%s: cannot find python-sb's own "
 			"binary for the second stage: %s; nothing was run.\n",
 			name, len < 0 ? strerror(errno) : "empty link");
-		return EXIT_SETUP;
+		return SB_EXIT_SETUP;
 	}
 	self[len] = '\0';
 	if (provider == SB_PROVIDER_BWRAP) {
@@ -510,7 +510,7 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 				"python-sb: os-sandbox=bwrap: memfd for "
 				"/etc/hosts: %s; nothing was run.\n",
 				strerror(-hosts_fd));
-			return EXIT_SETUP;
+			return SB_EXIT_SETUP;
 		}
 	}
 	st.path = ctx->interp->path;
@@ -533,7 +533,7 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 				"python-sb: os-sandbox=bwrap: socketpair: %s; "
 				"nothing was run.\n",
 				strerror(errno));
-			return EXIT_SETUP;
+			return SB_EXIT_SETUP;
 		}
 		st.signal_fd = sig[1];
 	}
@@ -543,7 +543,7 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 			"python-sb: os-sandbox=%s: memfd for the second stage: "
 			"%s; nothing was run.\n",
 			name, strerror(-stage_fd));
-		return EXIT_SETUP;
+		return SB_EXIT_SETUP;
 	}
 	targv = sb_extprov_argv(a, p, provider, tool, ctx, self, argv,
 				hosts_fd, policy_fd, stage_fd, &err);
@@ -552,7 +552,7 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 			"python-sb: os-sandbox=%s: %s; nothing "
 			"was run.\n",
 			name, err);
-		return EXIT_SETUP;
+		return SB_EXIT_SETUP;
 	}
 	if (getenv("PYSB_DEBUG")) {
 		size_t i;
@@ -570,5 +570,5 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 	execve(tool, targv, no_env);
 	fprintf(stderr, "python-sb: exec %s: %s; nothing was run.\n", tool,
 		strerror(errno));
-	return EXIT_SETUP;
+	return SB_EXIT_SETUP;
 }

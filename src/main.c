@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exit_status.h"
 #include "cli.h"
 #include "config.h"
 #include "dns.h"
@@ -21,8 +22,6 @@
 #include "run.h"
 #include "stage.h"
 
-#define EXIT_USAGE 2
-#define EXIT_POLICY 255
 
 extern char **environ;
 
@@ -30,7 +29,7 @@ static int usage_error(const char *err)
 {
 	fprintf(stderr, "%s\n%s\nTry `python-sb -h' for more information.\n",
 		err, sb_cli_usage);
-	return EXIT_USAGE;
+	return SB_EXIT_USAGE;
 }
 
 
@@ -217,11 +216,11 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 	}
 	if (!getcwd(cwd, sizeof(cwd))) {
 		fprintf(stderr, "python-sb: getcwd: %s\n", strerror(errno));
-		return EXIT_POLICY;
+		return SB_EXIT_SETUP;
 	}
 	if (sb_interp_find(a, cli.python, envp, cwd, &interp, &err) != 0) {
 		fprintf(stderr, "python-sb: %s\n", err);
-		return EXIT_POLICY;
+		return SB_EXIT_SETUP;
 	}
 	if (!cli.command.n && cli.interp.n &&
 	    sb_str_starts(cli.interp.v[cli.interp.n - 1], "--help-")) {
@@ -231,14 +230,14 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 		      (char *)NULL);
 		fprintf(stderr, "python-sb: exec %s: %s\n", interp.path,
 			strerror(errno));
-		return EXIT_POLICY;
+		return SB_EXIT_SETUP;
 	}
 	if (cli.version) {
 		/* `python -V` stops while parsing its options: no code runs */
 		execl(interp.path, interp.path, "-V", (char *)NULL);
 		fprintf(stderr, "python-sb: exec %s: %s\n", interp.path,
 			strerror(errno));
-		return EXIT_POLICY;
+		return SB_EXIT_SETUP;
 	}
 
 	opts.config_path = find_config(a, &cli, cwd);
@@ -254,7 +253,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 	if (rc != 0) {
 		fprintf(stderr, "python-sb: cannot parse the policy: %s\n",
 			strerror(-rc));
-		return EXIT_POLICY;
+		return SB_EXIT_SETUP;
 	}
 	if (!cli.explain || p->errors.n)
 		print_warnings(p); /* explain lists them itself */
@@ -264,10 +263,10 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 		sb_policy_format_errors(p, &b);
 		fprintf(stderr, "%s\n", b.s);
 		sb_buf_free(&b);
-		return EXIT_POLICY;
+		return SB_EXIT_SETUP;
 	}
 	if (check_lock(p, &cli) != 0)
-		return EXIT_POLICY;
+		return SB_EXIT_SETUP;
 	if (cli.explain) {
 		struct sb_explain_ctx ctx = {
 			.provider_verdict = provider_verdict(a, p),

@@ -12,6 +12,7 @@
  * listener hand-over, signal forwarding and the exit status of such a run;
  * it must not judge anything by itself that the policy code decides.
  */
+#include "exit_status.h"
 #include "netsup.h"
 
 #include <dirent.h>
@@ -1043,13 +1044,13 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	    pipe2(hand, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
 		fprintf(stderr, "python-sb: network supervisor set-up: %s\n",
 			strerror(errno));
-		return 255;
+		return SB_EXIT_SETUP;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "python-sb: fork: %s\n", strerror(errno));
-		return 255;
+		return SB_EXIT_SETUP;
 	}
 	if (pid == 0) {
 		const char *err, *hint;
@@ -1064,7 +1065,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		close(ack[1]);
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
 		    getppid() != parent)
-			_exit(255);
+			_exit(SB_EXIT_SETUP);
 		/* a session of its own: no controlling terminal, so no
 		 * TIOCSTI into the caller's input queue even where an ioctl
 		 * would pass; the terminal's signals come from us */
@@ -1072,7 +1073,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 			fprintf(stderr, "python-sb: setsid: %s; nothing was "
 					"run.\n",
 				strerror(errno));
-			_exit(255);
+			_exit(SB_EXIT_SETUP);
 		}
 		/* sb_kernel_apply empties the capability sets too, after
 		 * the mount namespace that keeps our own files read-only */
@@ -1083,19 +1084,19 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 				err);
 			if (hint)
 				fprintf(stderr, "Hint: %s\n", hint);
-			_exit(255);
+			_exit(SB_EXIT_SETUP);
 		}
 		/* not over SCM_RIGHTS: sendmsg is now a notified call, and
 		 * nobody would answer it; the parent takes the listener with
 		 * pidfd_getfd, and this process must not keep it */
 		if (write(hand[1], &num, sizeof(num)) != sizeof(num) ||
 		    read(ack[0], &ok, 1) != 1)
-			_exit(255);
+			_exit(SB_EXIT_SETUP);
 		close(num);
 		execve(path, argv, envp);
 		fprintf(stderr, "python-sb: exec %s: %s\n", path,
 			strerror(errno));
-		_exit(255);
+		_exit(SB_EXIT_SETUP);
 	}
 	close(hand[1]);
 	close(ack[0]);
@@ -1104,22 +1105,22 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		/* the child said why on stderr */
 		waitpid(pid, &status, 0);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+		return WIFEXITED(status) ? WEXITSTATUS(status) : SB_EXIT_SETUP;
 	}
 	pidfd = sb_pidfd_open(pid, 0);
 	if (pidfd < 0) {
 		handover_failed(pid, "pidfd_open");
-		return 255;
+		return SB_EXIT_SETUP;
 	}
 	lfd = sb_pidfd_getfd(pidfd, num);
 	close(pidfd);
 	if (lfd < 0) {
 		handover_failed(pid, "pidfd_getfd of the listener");
-		return 255;
+		return SB_EXIT_SETUP;
 	}
 	if (write(ack[1], "k", 1) != 1) {
 		handover_failed(pid, "hand-over");
-		return 255;
+		return SB_EXIT_SETUP;
 	}
 	close(ack[1]);
 	close(hand[0]);
@@ -1130,7 +1131,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	req = calloc(1, req_size);
 	if (!req) {
 		handover_failed(pid, "memory");
-		return 255;
+		return SB_EXIT_SETUP;
 	}
 	live = lfd;
 	for (;;) {

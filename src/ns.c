@@ -9,6 +9,7 @@
  * source that is missing or vanishes stops the run before anything runs:
  * a half-built root dies with its mount namespace.
  */
+#include "exit_status.h"
 #include "ns.h"
 
 #include <arpa/inet.h>
@@ -38,7 +39,6 @@
 #include "netsup.h"
 #include "notif.h"
 
-#define EXIT_SETUP 255
 #define DEFAULT_HOSTNAME "sandbox"
 
 #define HINT_USERNS                                                            \
@@ -548,7 +548,7 @@ static void die(const char *step, const char *path)
 	fprintf(stderr,
 		"python-sb: os-sandbox=unshare: %s%s%s: %s; nothing was run.\n",
 		step, path ? " " : "", path ? path : "", strerror(errno));
-	_exit(EXIT_SETUP);
+	_exit(SB_EXIT_SETUP);
 }
 
 static int sys_mount_setattr(const char *path, unsigned flags,
@@ -806,7 +806,7 @@ static int wait_forwarding(int sfd, pid_t child)
 		if (read(sfd, &si, sizeof(si)) != sizeof(si)) {
 			if (errno == EINTR)
 				continue;
-			return EXIT_SETUP;
+			return SB_EXIT_SETUP;
 		}
 		if (si.ssi_signo != SIGCHLD) {
 			if (sb_signal_sent(&si))
@@ -834,7 +834,7 @@ static void run_init(struct sb_arena *a, const struct ns_run *r,
 	 * sandbox goes (pid 1 takes its siblings with it) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
 	    poll(&pfd, 1, 0) != 0)
-		_exit(EXIT_SETUP);
+		_exit(SB_EXIT_SETUP);
 	close(alive);
 	build_root(a, r);
 	/* the kernel layer as os-sandbox=landlock builds it, inside, with
@@ -959,7 +959,7 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 
 	if (sb_ns_options(a, p, &r.hostname, &err) < 0) {
 		fprintf(stderr, "python-sb: %s; nothing was run.\n", err);
-		return EXIT_SETUP;
+		return SB_EXIT_SETUP;
 	}
 	r.hosts = sb_ns_hosts(a, p);
 	r.new_net = !p->any_net_rule;
@@ -968,18 +968,18 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 		fprintf(stderr, "python-sb: os-sandbox=unshare: no /tmp, /mnt, "
 				"/run or /var to build the new root on; nothing "
 				"was run.\n");
-		return EXIT_SETUP;
+		return SB_EXIT_SETUP;
 	}
 	if (make_plan(&pl, p, ctx) < 0) {
 		fprintf(stderr,
 			"python-sb: os-sandbox=unshare: cannot expose %s; "
 			"nothing was run.\n",
 			pl.err);
-		status = EXIT_SETUP;
+		status = SB_EXIT_SETUP;
 		goto out;
 	}
 	if (enter_namespaces(r.new_net) < 0) {
-		status = EXIT_SETUP;
+		status = SB_EXIT_SETUP;
 		goto out;
 	}
 	if (open_sources(&pl) < 0) {
@@ -987,14 +987,14 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 			"python-sb: os-sandbox=unshare: cannot expose %s; "
 			"nothing was run.\n",
 			pl.err);
-		status = EXIT_SETUP;
+		status = SB_EXIT_SETUP;
 		goto out;
 	}
 	sfd = sb_signals_block(&old, 0);
 	if (sfd < 0 || pipe2(alive, O_CLOEXEC) < 0) {
 		fprintf(stderr, "python-sb: os-sandbox=unshare: signals: %s\n",
 			strerror(errno));
-		status = EXIT_SETUP;
+		status = SB_EXIT_SETUP;
 		goto out;
 	}
 	fflush(NULL);
@@ -1002,7 +1002,7 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 	if (init < 0) {
 		fprintf(stderr, "python-sb: os-sandbox=unshare: fork: %s\n",
 			strerror(errno));
-		status = EXIT_SETUP;
+		status = SB_EXIT_SETUP;
 		goto out;
 	}
 	if (init == 0) {

@@ -11,12 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exit_status.h"
 #include "fdio.h"
 #include "review.h"
 
 #define EXIT_HIGH 1
-#define EXIT_USAGE 2
-#define EXIT_INPUT 255
 
 static const char review_usage[] =
 	"usage: python-sb --pysandboxes-review [--json] [DIFF | - | OLD NEW]\n"
@@ -84,11 +83,11 @@ int sb_review_main(int argc, char **argv)
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "python-sb: unknown review option "
 					"'%s'\n%s", argv[i], review_usage);
-			return EXIT_USAGE;
+			return SB_EXIT_USAGE;
 		} else if (n == 2) {
 			fprintf(stderr, "python-sb: the review takes a diff "
 					"or two files\n%s", review_usage);
-			return EXIT_USAGE;
+			return SB_EXIT_USAGE;
 		} else {
 			paths[n++] = argv[i];
 		}
@@ -100,7 +99,7 @@ int sb_review_main(int argc, char **argv)
 		texts[i] = read_input(r.arena, paths[i]);
 		if (!texts[i]) {
 			sb_arena_free(r.arena);
-			return EXIT_INPUT;
+			return SB_EXIT_SETUP;
 		}
 	}
 	if (n == 2)
@@ -115,7 +114,7 @@ int sb_review_main(int argc, char **argv)
 				"file, name both: OLD NEW\n",
 			strcmp(paths[0], "-") ? paths[0] : "standard input");
 		sb_arena_free(r.arena);
-		return EXIT_USAGE;
+		return SB_EXIT_USAGE;
 	}
 	sb_review_format(&r, json, &out);
 	fwrite(out.s ? out.s : "", 1, out.len, stdout);
@@ -126,7 +125,7 @@ int sb_review_main(int argc, char **argv)
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "python-sb: write standard output: %s\n",
 			strerror(errno));
-		return EXIT_INPUT;
+		return SB_EXIT_SETUP;
 	}
 	return rc;
 }

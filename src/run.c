@@ -7,6 +7,7 @@
  * policy on an inherited memfd. A provider this build does not have is an
  * error: never a silent fallback to less isolation.
  */
+#include "exit_status.h"
 #include "run.h"
 
 #include <dirent.h>
@@ -30,7 +31,6 @@
 #include "learn_native.h"
 #include "supervise.h"
 
-#define EXIT_POLICY 255
 #define GUARD_LIB "libpysb-guard.so"
 
 static bool exists(const char *path)
@@ -369,7 +369,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 			"version of python-sb; nothing was run. Use "
 			"os-sandbox=subprocess (the Python layer) meanwhile.\n",
 			sb_provider_name(provider));
-		return EXIT_POLICY;
+		return SB_EXIT_SETUP;
 	}
 	if (with_guard) {
 		if (find_support(a, &guard, &pkgdir) < 0) {
@@ -378,7 +378,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 				"(%s) or the pysandboxes package: the "
 				"installation is incomplete; nothing was run.\n",
 				GUARD_LIB);
-			return EXIT_POLICY;
+			return SB_EXIT_SETUP;
 		}
 		const char *why = unguardable(a, interp->real);
 
@@ -387,7 +387,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 				"python-sb: the interpreter '%s' cannot be "
 				"guarded: %s; nothing was run.\n",
 				interp->real, why);
-			return EXIT_POLICY;
+			return SB_EXIT_SETUP;
 		}
 		if (strpbrk(guard, " :")) {
 			fprintf(stderr,
@@ -395,7 +395,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 				"space or a colon, which LD_PRELOAD cannot "
 				"carry; nothing was run.\n",
 				guard);
-			return EXIT_POLICY;
+			return SB_EXIT_SETUP;
 		}
 		facts.pkgdir = pkgdir;
 		facts.home = sb_envp_get(envp, "HOME");
@@ -409,7 +409,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 			    fcntl(rec[1], F_SETFD, 0) < 0) {
 				fprintf(stderr, "python-sb: pipe: %s\n",
 					strerror(errno));
-				return EXIT_POLICY;
+				return SB_EXIT_SETUP;
 			}
 			facts.learn_fd = rec[1];
 		}
@@ -417,7 +417,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		if (fd < 0) {
 			fprintf(stderr, "python-sb: memfd for the policy: %s\n",
 				strerror(-fd));
-			return EXIT_POLICY;
+			return SB_EXIT_SETUP;
 		}
 	}
 	if (fd < 0 && (provider == SB_PROVIDER_BWRAP ||
@@ -429,7 +429,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		if (fd < 0) {
 			fprintf(stderr, "python-sb: memfd for the policy: %s\n",
 				strerror(-fd));
-			return EXIT_POLICY;
+			return SB_EXIT_SETUP;
 		}
 	}
 	struct sb_kernel_ctx kctx = { .interp = interp,
@@ -453,7 +453,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 				err);
 			if (hint)
 				fprintf(stderr, "Hint: %s\n", hint);
-			return EXIT_POLICY;
+			return SB_EXIT_SETUP;
 		}
 	}
 	env = build_env(a, p, guard, fd, p->learning ? envp : NULL);
@@ -481,7 +481,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	execve(interp->path, argv, env);
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,
 		strerror(errno));
-	return EXIT_POLICY;
+	return SB_EXIT_SETUP;
 }
 
 int sb_run(const struct sb_policy *p, const struct sb_cli *cli,

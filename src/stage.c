@@ -10,6 +10,7 @@
  * run before the program starts. It must not decide policy: the blob's
  * rules are parsed by the one parser.
  */
+#include "exit_status.h"
 #include "stage.h"
 
 #include <errno.h>
@@ -24,7 +25,6 @@
 #include "notif.h"
 #include "policy_blob.h"
 
-#define EXIT_SETUP 255
 #define MAGIC "python-sb stage 1"
 
 static void put(struct sb_buf *b, const char *key, const char *value)
@@ -208,7 +208,7 @@ static int fail(const char *what)
 		"python-sb: the second stage inside the sandbox: %s; nothing "
 		"was run.\n",
 		what);
-	return EXIT_SETUP;
+	return SB_EXIT_SETUP;
 }
 
 int sb_stage_main(int argc, char **argv)

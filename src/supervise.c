@@ -8,6 +8,7 @@
  * learned too; it takes the filter's listener from the child with
  * pidfd_getfd, as the network supervisor does (netsup.c).
  */
+#include "exit_status.h"
 #include "supervise.h"
 
 #include <errno.h>
@@ -105,13 +106,13 @@ int sb_supervise_learning(const char *path, char *const argv[],
 			pipe2(ack, O_CLOEXEC) < 0))) {
 		fprintf(stderr, "python-sb: learning set-up: %s\n",
 			strerror(errno));
-		return 255;
+		return SB_EXIT_SETUP;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "python-sb: fork: %s\n", strerror(errno));
-		return 255;
+		return SB_EXIT_SETUP;
 	}
 	if (pid == 0) {
 		/* between fork and exec: async-signal-safe calls only */
@@ -135,7 +136,7 @@ int sb_supervise_learning(const char *path, char *const argv[],
 		close(hand[0]);
 		close(ack[1]);
 		if (lfd == -2)
-			return 255;
+			return SB_EXIT_SETUP;
 	}
 	/* the exec of the interpreter is itself a notified call: serve while
 	 * waiting for its outcome */
@@ -157,7 +158,7 @@ int sb_supervise_learning(const char *path, char *const argv[],
 		waitpid(pid, NULL, 0);
 		fprintf(stderr, "python-sb: exec %s: %s\n", path,
 			strerror(err));
-		return 255;
+		return SB_EXIT_SETUP;
 	}
 	close(report[0]);
 	fcntl(rec_fd, F_SETFL, O_NONBLOCK);
@@ -218,6 +219,6 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	rc = WIFEXITED(status) ? WEXITSTATUS(status)
 			       : 128 + WTERMSIG(status);
 	if (sb_learn_save(s) < 0)
-		return 255;
+		return SB_EXIT_SETUP;
 	return rc;
 }
