@@ -175,15 +175,6 @@ static void debug_print(struct sb_arena *a, const struct sb_policy *p,
 		sb_seccomp_summary(a, p));
 }
 
-/* Always, under landlock: Landlock does not confine connect() to a named
- * Unix socket (a host's docker.sock, an agent's socket), so even a policy
- * without net= rules needs the supervisor for those (attack D26). The
- * cost is one fork per run. */
-bool sb_kernel_supervised(const struct sb_policy *p)
-{
-	return true;
-}
-
 int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 		    const struct sb_kernel_ctx *ctx, int *listener,
 		    const char **err, const char **hint)

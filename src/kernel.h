@@ -1,7 +1,10 @@
-/* kernel.h - the kernel layer: Landlock and seccomp, applied by python-sb
- * to itself just before it execs the interpreter (both survive execve and
- * cannot be undone). Launcher-setup code: after the first irreversible step
- * any failure is fatal, and the caller exits 255 without running anything.
+/* kernel.h - the kernel layer: the mount namespace that keeps python-sb's
+ * own files read-only (selfprotect.c), empty capability sets, Landlock and
+ * the seccomp allowlist, applied by the supervisor's child (netsup.c), or by
+ * the second stage inside a namespace provider, just before it execs the
+ * interpreter (all survive execve and cannot be undone). Launcher-setup
+ * code: after the first irreversible step any failure is fatal, and the
+ * caller exits 255 without running anything.
  */
 #ifndef SB_KERNEL_H
 #define SB_KERNEL_H
@@ -38,11 +41,6 @@ void sb_kernel_probe(struct sb_kernel_caps *caps);
 const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
 			       enum sb_provider provider,
 			       const struct sb_kernel_caps *caps);
-
-/* Does this policy need the network supervisor under landlock (netsup.h)?
- * With net= rules, yes: Landlock sees TCP ports only. Without any, no inet
- * socket can be made and python-sb execs in place. */
-bool sb_kernel_supervised(const struct sb_policy *p);
 
 /* Apply the provider's kernel confinement to the calling process. Returns
  * 0, or -1 with a message in *err (and *hint when the environment is the

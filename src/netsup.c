@@ -1,6 +1,8 @@
-/* netsup.c - the network supervisor of os-sandbox=landlock when the policy
- * has net= rules. The program's connect, sendto (with an address), sendmsg,
- * sendmmsg, bind and listen stop in the kernel (SECCOMP_RET_USER_NOTIF)
+/* netsup.c - the supervisor of os-sandbox=landlock, and of the second
+ * stage inside unshare, bwrap and firejail: it always runs (Landlock does
+ * not judge a connect() to a named Unix socket, nor mode and time changes,
+ * which metasup.c judges for it). The program's connect, sendto (with an
+ * address), sendmsg, sendmmsg, bind and listen stop in the kernel (SECCOMP_RET_USER_NOTIF)
  * and come here. It reads the arguments from the program's memory once,
  * judges that copy (net= by sb_net_decide, named Unix sockets by the file
  * rules), and performs the call itself on a duplicate of the program's

@@ -1,13 +1,16 @@
-/* run.c - complete mode: start the user's interpreter under the policy.
+/* run.c - complete mode: start the user's interpreter under the policy,
+ * with an environment made from env= and unenv= only.
  *
- * The providers of this build are 'none' and 'subprocess'. Both exec the
- * interpreter in place of python-sb (no extra process: the exit status and
- * signals are the program's own) with an environment made from env= and
- * unenv= only. 'subprocess' preloads the guard library and hands it the
- * policy on an inherited memfd. A provider this build does not have is an
- * error: never a silent fallback to less isolation.
+ * 'none' and 'subprocess' exec the interpreter in place of python-sb (no
+ * extra process: the exit status and signals are the program's own);
+ * 'subprocess' preloads the guard library and hands it the policy on an
+ * inherited memfd, and 'none' preloads it only to run @sandbox calls in
+ * place. 'landlock' stays as the supervisor (netsup.c) while its child
+ * applies the kernel layer and execs; 'unshare' goes to ns.c, 'bwrap' and
+ * 'firejail' to extprov.c, which run the same kernel layer inside the
+ * namespaces; a learning run to supervise.c. A provider that cannot run
+ * here is an error (255): never a silent fallback to less isolation.
  */
-#include "exit_status.h"
 #include "run.h"
 
 #include <dirent.h>
@@ -22,6 +25,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "exit_status.h"
 #include "extprov.h"
 #include "fdio.h"
 #include "kernel.h"
@@ -437,25 +441,8 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 				      .pkgdir = pkgdir,
 				      .script = sb_cli_script(cli) };
 	char kcwd[PATH_MAX];
-	/* net= under landlock: python-sb stays as the network supervisor and
-	 * the child applies the kernel layer (netsup.c) */
-	bool supervised = provider == SB_PROVIDER_LANDLOCK &&
-			  sb_kernel_supervised(p);
 
 	kctx.cwd = getcwd(kcwd, sizeof(kcwd)) ? kcwd : "/";
-	if (provider == SB_PROVIDER_LANDLOCK && !supervised) {
-		const char *err = NULL, *hint = NULL;
-
-		if (sb_kernel_apply(a, p, &kctx, NULL, &err, &hint) < 0) {
-			fprintf(stderr,
-				"python-sb: os-sandbox=landlock: %s; nothing was "
-				"run.\n",
-				err);
-			if (hint)
-				fprintf(stderr, "Hint: %s\n", hint);
-			return SB_EXIT_SETUP;
-		}
-	}
 	env = build_env(a, p, guard, fd, p->learning ? envp : NULL);
 	repl = repl && with_guard;
 	argv = sb_arena_alloc(a, (cli->interp.n + cli->command.n + 3) *
@@ -470,7 +457,10 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	argv[k] = NULL;
 	if (p->learning)
 		return learn_run(a, p, interp, cli, argv, env, rec, envp);
-	if (supervised)
+	/* under landlock python-sb always stays as the supervisor (Landlock
+	 * does not judge a connect() to a named Unix socket, nor mode and
+	 * time changes) and the child applies the kernel layer (netsup.c) */
+	if (provider == SB_PROVIDER_LANDLOCK)
 		return sb_netsup_run(a, p, &kctx, interp->path, argv, env);
 	if (provider == SB_PROVIDER_UNSHARE)
 		return sb_ns_run(a, p, &kctx, interp->path, argv, env);
