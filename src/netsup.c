@@ -2,8 +2,8 @@
  * stage inside unshare, bwrap and firejail: it always runs (Landlock does
  * not judge a connect() to a named Unix socket, nor mode and time changes,
  * which metasup.c judges for it). The program's connect, sendto (with an
- * address), sendmsg, sendmmsg, bind and listen stop in the kernel (SECCOMP_RET_USER_NOTIF)
- * and come here. It reads the arguments from the program's memory once,
+ * address), sendmsg, sendmmsg, bind and listen stop in the kernel
+ * (SECCOMP_RET_USER_NOTIF) and come here. It reads the arguments from the program's memory once,
  * judges that copy (net= by sb_net_decide, named Unix sockets by the file
  * rules), and performs the call itself on a duplicate of the program's
  * socket (pidfd_getfd) with the copy it judged: it never answers
