@@ -187,6 +187,33 @@ def pyenv_versions():
     return sorted(found, key=_version_key)
 
 
+def pyenv_python(version):
+    """The python3 of one of pyenv_versions() (a str path)."""
+    return str(_pyenv_root() / "versions" / version / "bin" / "python3")
+
+
+def pyenv_minor(minor):
+    """The python3 of pyenv's newest CPython `minor` ("3.11"), or a path
+    that does not exist (the caller's existence check then skips)."""
+    found = [v for v in pyenv_versions() if v.startswith(minor + ".")]
+    if not found:
+        return str(_pyenv_root() / "versions" / f"{minor}-absent" / "bin" /
+                   "python3")
+    return pyenv_python(found[-1])
+
+
+def pyenv_oldest():
+    """pyenv's oldest CPython >= 3.9 (a path; absent when pyenv is)."""
+    v = pyenv_versions()
+    return pyenv_python(v[0]) if v else pyenv_minor("3.9")
+
+
+def pyenv_newest():
+    """pyenv's newest CPython (a path; absent when pyenv is)."""
+    v = pyenv_versions()
+    return pyenv_python(v[-1]) if v else pyenv_minor("3.13")
+
+
 def interpreters():
     """(id, path) of every CPython >= 3.9 this machine has: pyenv's
     versions and Debian's /usr/bin/python3. In CI (PYSB_STRICT_SKIPS=1)

@@ -6,12 +6,12 @@ import subprocess
 
 import pytest
 
-from conftest import sb_path
+from conftest import pyenv_newest, pyenv_oldest, sb_path
 
 INTERPRETERS = [p for p in (
     "/usr/bin/python3",
-    os.path.expanduser("~/.pyenv/versions/3.9.18/bin/python3"),
-    os.path.expanduser("~/.pyenv/versions/3.13.0/bin/python3"),
+    pyenv_oldest(),
+    pyenv_newest(),
 ) if os.access(p, os.X_OK)]
 
 ALLOW_ALL = ("expose-rw=/\nnet=ALLOW|*|*|*|*\npython-import=*\n"

@@ -25,7 +25,9 @@ import threading
 
 import pytest
 
-PYENV_VERSIONS = ["3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0"]
+from conftest import pyenv_versions
+
+PYENV_VERSIONS = pyenv_versions()
 DEBIAN_PYTHON = "/usr/bin/python3"
 REFUSED = "RuleSocketConnectionRefusedError"
 
@@ -67,7 +69,8 @@ def python(request):
 @pytest.fixture
 def default_python():
     """One interpreter for the non-core cases: the first one present."""
-    for name in ["3.11.7", "debian"] + PYENV_VERSIONS:
+    for name in [v for v in PYENV_VERSIONS if v.startswith("3.11.")] + \
+            ["debian"] + PYENV_VERSIONS:
         exe = _interpreter(name)
         if exe:
             return exe

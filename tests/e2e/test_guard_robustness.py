@@ -11,12 +11,11 @@ import textwrap
 
 import pytest
 
-from conftest import REPO, sb_path
+from conftest import REPO, pyenv_minor, sb_path
 
 # the guard built with the launcher under test (build-asan has its own)
 GUARD = sb_path().parent / "libpysb-guard.so"
-PY311 = pathlib.Path(os.path.expanduser("~/.pyenv/versions/3.11.7/bin/"
-                                        "python3"))
+PY311 = pathlib.Path(pyenv_minor("3.11"))
 
 
 def python_for_direct_runs():

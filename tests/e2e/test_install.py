@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, pyenv_minor
 
 
 def test_install_into_a_prefix_and_run(tmp_path):
@@ -77,7 +77,7 @@ def test_pip_install_into_a_venv_offline(tmp_path):
     nothing is downloaded, and the venv's python-sb runs the venv's own
     interpreter with the package and guard it installed."""
     import os
-    py = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3")
+    py = pyenv_minor("3.11")
     if not os.path.exists(py):
         py = "/usr/bin/python3"
     venv = tmp_path / "venv"

@@ -27,7 +27,7 @@ import threading
 
 import pytest
 
-from conftest import NOBODY, REPO, sb_path
+from conftest import NOBODY, REPO, pyenv_minor, sb_path
 
 USERS = ["root", "nobody"]
 
@@ -63,8 +63,7 @@ def helper_path():
 def interpreter(user):
     # /root/.pyenv is not readable by 65534
     if user == "root":
-        pyenv = (pathlib.Path.home() / ".pyenv" / "versions" / "3.11.7" /
-                 "bin" / "python3")
+        pyenv = pathlib.Path(pyenv_minor("3.11"))
         if pyenv.exists():
             return str(pyenv)
     return "/usr/bin/python3"

@@ -15,13 +15,15 @@ import time
 
 import pytest
 
-PY311 = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3")
+from conftest import pyenv_minor
+
+PY311 = pyenv_minor("3.11")
 
 
 @pytest.fixture
 def py():
     if not os.path.exists(PY311):
-        pytest.skip("pyenv 3.11.7 is not installed [core]")
+        pytest.skip("pyenv has no CPython 3.11 [core]")
     return PY311
 
 
@@ -280,7 +282,7 @@ def test_round_trip_sympy_and_requests(run_sb, tmp_cwd, py, tmp_path):
     check = subprocess.run([py, "-c", "import sympy, requests"],
                            capture_output=True)
     if check.returncode:
-        pytest.skip("sympy or requests not installed for 3.11.7")
+        pytest.skip("sympy or requests not installed for pyenv's 3.11")
     site = tmp_path / "site"
     site.mkdir()
     (site / "x").write_text("ok")
@@ -323,7 +325,7 @@ def test_round_trip_sympy_and_requests(run_sb, tmp_cwd, py, tmp_path):
 def test_round_trip_ipython(run_sb, tmp_cwd, py):
     check = subprocess.run([py, "-c", "import IPython"], capture_output=True)
     if check.returncode:
-        pytest.skip("IPython not installed for 3.11.7")
+        pytest.skip("IPython not installed for pyenv's 3.11")
     env = dict(os.environ, IPYTHONDIR=str(tmp_cwd / "ipy"))
     first, second, rules = learn_then_enforce(
         run_sb, tmp_cwd, py, ["-m", "IPython", "-c", "print(6*7)"], env=env)
@@ -406,10 +408,8 @@ def test_learning_a_copy_of_the_environment_records_nothing(
     """Issue 14 item 3 (seed-spec 4.3): a full scan of os.environ is not a
     use. A secret in the host environment gets no env= rule."""
     path = {"py311": PY311,
-            "py39": os.path.expanduser("~/.pyenv/versions/3.9.18/bin/"
-                                       "python3"),
-            "py313": os.path.expanduser("~/.pyenv/versions/3.13.0/bin/"
-                                        "python3")}[interp]
+            "py39": pyenv_minor("3.9"),
+            "py313": pyenv_minor("3.13")}[interp]
     if not os.path.exists(path):
         pytest.skip(f"{path} is not installed")
     (tmp_cwd / "app.py").write_text(

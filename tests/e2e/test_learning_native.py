@@ -20,9 +20,9 @@ import threading
 
 import pytest
 
-from conftest import REPO, sb_path
+from conftest import REPO, pyenv_minor, sb_path
 
-PY311 = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3")
+PY311 = pyenv_minor("3.11")
 
 
 def landlock_abi():
@@ -41,7 +41,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture
 def py():
     if not os.path.exists(PY311):
-        pytest.skip("pyenv 3.11.7 is not installed [core]")
+        pytest.skip("pyenv has no CPython 3.11 [core]")
     return PY311
 
 

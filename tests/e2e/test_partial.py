@@ -21,14 +21,26 @@ import textwrap
 
 import pytest
 
-from conftest import REPO, sb_path
+from conftest import REPO, pyenv_versions, pyenv_python, sb_path
 
-INTERPRETERS = [p for p in (
-    "/usr/bin/python3",
-    os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3"),
-    os.path.expanduser("~/.pyenv/versions/3.9.18/bin/python3"),
-    os.path.expanduser("~/.pyenv/versions/3.13.0/bin/python3"),
-) if os.access(p, os.X_OK)]
+
+def _partial_interpreters():
+    """Debian's python3, then pyenv's 3.11 line (the system's own minor),
+    the oldest and the newest: discovered, not a list of patch levels."""
+    found = ["/usr/bin/python3"] if os.access("/usr/bin/python3",
+                                               os.X_OK) else []
+    versions = pyenv_versions()
+    pick = [v for v in versions if v.startswith("3.11.")][:1]
+    if versions:
+        pick += [versions[0], versions[-1]]
+    for v in pick:
+        exe = pyenv_python(v)
+        if exe not in found:
+            found.append(exe)
+    return found
+
+
+INTERPRETERS = _partial_interpreters()
 MAIN_INTERPRETERS = INTERPRETERS[:2]
 
 RULES = """\

@@ -12,12 +12,12 @@ import textwrap
 
 import pytest
 
-from conftest import REPO, sb_path
+from conftest import REPO, pyenv_newest, pyenv_oldest, sb_path
 
 INTERPRETERS = [p for p in (
     "/usr/bin/python3",
-    os.path.expanduser("~/.pyenv/versions/3.9.18/bin/python3"),
-    os.path.expanduser("~/.pyenv/versions/3.13.0/bin/python3"),
+    pyenv_oldest(),
+    pyenv_newest(),
 ) if os.access(p, os.X_OK)]
 
 PROGRAM = '''

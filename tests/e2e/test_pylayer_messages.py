@@ -9,10 +9,12 @@ import re
 
 import pytest
 
+from conftest import pyenv_oldest, pyenv_newest
+
 INTERPRETERS = [p for p in (
     "/usr/bin/python3",
-    os.path.expanduser("~/.pyenv/versions/3.9.18/bin/python3"),
-    os.path.expanduser("~/.pyenv/versions/3.13.0/bin/python3"),
+    pyenv_oldest(),
+    pyenv_newest(),
 ) if os.access(p, os.X_OK)]
 
 

@@ -6,6 +6,8 @@ import pty
 import select
 import time
 
+from conftest import pyenv_minor
+
 
 def run_on_pty(argv, cwd, typed, env, timeout=30):
     pid, fd = pty.fork()
@@ -110,7 +112,7 @@ def test_typed_eval_runs_unguarded_code_run_is_judged(sb, tmp_cwd,
 
 
 def test_typed_eval_on_the_313_repl(sb, tmp_cwd):
-    py = os.path.expanduser("~/.pyenv/versions/3.13.0/bin/python3")
+    py = pyenv_minor("3.13")
     if not os.access(py, os.X_OK):
         import pytest
         pytest.skip(f"{py} is not installed")

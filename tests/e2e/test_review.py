@@ -13,7 +13,9 @@ import textwrap
 
 import pytest
 
-PY311 = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3")
+from conftest import pyenv_minor
+
+PY311 = pyenv_minor("3.11")
 
 # The seed's categories (10.4), one example each: rule -> risk.
 SEED_EXAMPLES = {
@@ -176,7 +178,7 @@ def test_learned_rules_name_their_test(run_sb, tmp_cwd):
     """A learning run under PYSB_LEARNED_BY writes '# Learned by'; the
     review of the change attributes the learned rules to it."""
     if not os.path.exists(PY311):
-        pytest.skip("pyenv 3.11.7 is not installed [core]")
+        pytest.skip("pyenv has no CPython 3.11 [core]")
     (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
         import json, ctypes
         print(json.dumps(1))

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import sb_path
+from conftest import pyenv_minor, sb_path
 
 RUNS = 1000
 CONCURRENT = 200
@@ -19,7 +19,7 @@ VALGRIND = "/usr/bin/valgrind"
 
 
 def _python():
-    pyenv = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3")
+    pyenv = pyenv_minor("3.11")
     return pyenv if os.path.exists(pyenv) else "/usr/bin/python3"
 
 
