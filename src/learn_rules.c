@@ -1027,8 +1027,9 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 
 		if (key->self)
 			sb_buf_puts(&ports, "self");
-		qsort(key->ports.v, key->ports.n, sizeof(*key->ports.v),
-		      cmp_u16);
+		if (key->ports.n) /* a 'self' key may have no port */
+			qsort(key->ports.v, key->ports.n,
+			      sizeof(*key->ports.v), cmp_u16);
 		for (k = 0; k < key->ports.n; k++) {
 			char num[8];
 			const char *var;

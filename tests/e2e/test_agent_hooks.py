@@ -190,9 +190,9 @@ def _alias_behaves_as_python_sb(exe, work):
 
 def test_python3_sb_symlink_from_install(tmp_path):
     """make install (meson install) puts python3-sb beside python-sb."""
-    build = REPO / "build"
+    build = sb_path().parent      # the build under test (build-asan too)
     if not (build / "build.ninja").exists():
-        pytest.fail("build/ is not configured: run make first")
+        pytest.fail(f"{build} is not configured: run make first")
     dest = tmp_path / "dest"
     r = subprocess.run(["meson", "install", "-C", str(build), "--destdir",
                         str(dest), "--quiet", "--no-rebuild"],
