@@ -81,14 +81,15 @@ static int native_grant(const char *name, const char *file,
 	}
 	if (file)
 		snprintf(msg, sizeof(msg),
-			 "Module named '%s' is native code with raw memory "
-			 "access (its file '%s' defines PyInit_%s): it needs "
-			 "the rule python-api=ALLOW:native, a python-import= "
-			 "rule is not enough",
+			 "Module named '%.512s' is native code with raw "
+			 "memory access (its file '%.4096s' defines "
+			 "PyInit_%.512s): it needs the rule "
+			 "python-api=ALLOW:native, a python-import= rule is "
+			 "not enough",
 			 name, file, symbol);
 	else
 		snprintf(msg, sizeof(msg),
-			 "Module named '%s' is native code with raw memory "
+			 "Module named '%.512s' is native code with raw memory "
 			 "access: it needs the rule python-api=ALLOW:native, a "
 			 "python-import= rule is not enough",
 			 name);
