@@ -18,16 +18,16 @@ what happened even when the assertion fails.
 """
 
 import ast
-import ctypes
 import errno as errno_mod
 import os
 import pathlib
-import shutil
+import sys
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-NOBODY = 65534
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from pysbtest import (NOBODY, REPO, as_nobody, landlock_abi,  # noqa
+                      pyenv_minor, sb_path, scaled)
 DEBIAN_PYTHON = "/usr/bin/python3"
 
 # subprocess: the Python layer alone; landlock: Landlock + seccomp under it.
@@ -41,20 +41,7 @@ PROVIDERS = ["subprocess", "landlock", "subprocess/nobody",
              "bwrap/nobody", "firejail"]
 
 
-def landlock_abi():
-    """The running kernel's Landlock ABI (0: none), asked directly."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    v = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint(1))
-    return max(v, 0)
-
-
 ABI = landlock_abi()
-
-
-def sb_path():
-    env = os.environ.get("PYSB_BIN")
-    return pathlib.Path(env).resolve() if env else REPO / "build" / "python-sb"
 
 
 def helper_path():
@@ -70,20 +57,8 @@ def helper_path():
 def root_python():
     """The interpreter of the root columns: pyenv's 3.11 when present (the
     one the project is developed on), else Debian's."""
-    base = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    pyenv = pathlib.Path(base) / "versions" / "3.11.7" / "bin" / "python3"
+    pyenv = pathlib.Path(pyenv_minor("3.11"))
     return str(pyenv) if pyenv.exists() else DEBIAN_PYTHON
-
-
-def as_nobody(argv):
-    if os.geteuid() != 0:
-        return list(argv)
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("setpriv not found (util-linux): cannot drop to uid "
-                    "65534")
-    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}",
-            "--clear-groups", "--"] + list(argv)
 
 
 def chown_tree(root):

@@ -32,22 +32,10 @@ import textwrap
 
 import pytest
 
-from harness import ABI, DEBIAN_PYTHON, REPO, as_nobody, chown_tree, sb_path
+from harness import (ABI, DEBIAN_PYTHON, REPO, as_nobody, chown_tree,
+                     sb_path, scaled)
 
 
-
-def _e2e_scaled():
-    """scaled() of tests/e2e/conftest.py (the machine's measured load),
-    loaded under another name: this directory has its own conftest."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(
-        "pysb_e2e_conftest", REPO / "tests" / "e2e" / "conftest.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.scaled
-
-
-scaled = _e2e_scaled()
 
 COLUMNS = ["subprocess", "landlock", "subprocess/nobody", "landlock/nobody"]
 

@@ -16,7 +16,6 @@ listen); what it leaves open is marked xfail(strict=True) so that the suite
 shows it and notices when it closes.
 """
 
-import ctypes
 import os
 import pathlib
 import re
@@ -27,17 +26,9 @@ import threading
 
 import pytest
 
-from conftest import NOBODY, REPO, pyenv_minor, sb_path
+from conftest import NOBODY, REPO, landlock_abi, pyenv_minor, sb_path
 
 USERS = ["root", "nobody"]
-
-
-def landlock_abi():
-    """The running kernel's Landlock ABI (0: none), asked directly."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    v = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint(1))
-    return max(v, 0)
 
 
 ABI = landlock_abi()

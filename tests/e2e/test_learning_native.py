@@ -20,18 +20,9 @@ import threading
 
 import pytest
 
-from conftest import REPO, pyenv_minor, sb_path
+from conftest import REPO, landlock_abi, pyenv_minor, sb_path
 
 PY311 = pyenv_minor("3.11")
-
-
-def landlock_abi():
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    return max(libc.syscall(444, None, ctypes.c_size_t(0),
-                            ctypes.c_uint(1)), 0)
 
 
 pytestmark = pytest.mark.skipif(

@@ -1,0 +1,166 @@
+"""Helpers shared by the end-to-end tests (tests/e2e) and the adversarial
+suite (tests/attacks): the launcher under test, running as uid 65534, the
+running kernel's Landlock ABI, time limits scaled to the machine's load,
+and the CPython interpreters of this machine, discovered. Both conftest
+files import it; it imports no project code.
+"""
+
+import ctypes
+import os
+import pathlib
+import shutil
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+NOBODY = 65534
+
+
+def sb_path():
+    """The launcher under test: $PYSB_BIN, else build/python-sb."""
+    env = os.environ.get("PYSB_BIN")
+    return pathlib.Path(env).resolve() if env else REPO / "build" / "python-sb"
+
+
+def as_nobody(argv):
+    """Prefix argv so that it runs as uid/gid 65534 with no supplementary
+    groups. Only root can switch; other users already are unprivileged."""
+    if os.geteuid() != 0:
+        return list(argv)
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv not found (util-linux): cannot drop to uid "
+                    "65534 [core]")
+    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}",
+            "--clear-groups", "--"] + list(argv)
+
+
+def landlock_abi():
+    """The running kernel's Landlock ABI (0: none), asked directly
+    (landlock_create_ruleset with LANDLOCK_CREATE_RULESET_VERSION)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    v = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint(1))
+    return max(v, 0)
+
+
+# ---- time limits that hold on a loaded machine ----
+
+# Seconds the probe below takes on an idle core of the development machine
+# (2 cores, 2026). A limit in a test is its idle figure times slowness().
+_PROBE_IDLE_SECONDS = 0.05
+
+
+def _probe_seconds():
+    t0 = time.perf_counter()
+    n = 0
+    for i in range(400000):
+        n += i & 7
+    return time.perf_counter() - t0
+
+
+def slowness():
+    """How many times slower than idle this machine runs now (>= 1): the
+    worst of three short CPU probes and of the load average per core, so
+    that a loaded machine gives larger time limits (a slow pass, never a
+    false failure). PYSB_SLOWNESS overrides it."""
+    env = os.environ.get("PYSB_SLOWNESS")
+    if env:
+        return max(1.0, float(env))
+    worst = max(_probe_seconds() for _ in range(3))
+    # a short probe can catch a quiet moment: the run queue per core over
+    # the last minute says how shared the cores are for a longer test
+    try:
+        queue = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        queue = 1.0
+    return max(1.0, worst / _PROBE_IDLE_SECONDS, queue)
+
+
+def scaled(seconds):
+    """A time limit of `seconds` on an idle machine, scaled to this one's
+    current load (slowness())."""
+    return seconds * slowness()
+
+
+# ---- the interpreters a core case runs under ----
+
+def _pyenv_root():
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    return pathlib.Path(root)
+
+
+def _version_key(name):
+    return tuple(int(p) for p in name.split("."))
+
+
+def pyenv_versions():
+    """The pyenv CPython versions >= 3.9 installed here ("3.9.18", ...),
+    oldest first, discovered from $PYENV_ROOT/versions (no list of patch
+    levels to keep up to date)."""
+    base = _pyenv_root() / "versions"
+    found = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        names = []
+    for name in names:
+        parts = name.split(".")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            continue        # pypy, miniconda, 3.13t, virtualenvs...
+        if _version_key(name) < (3, 9, 0):
+            continue
+        if os.access(base / name / "bin" / "python3", os.X_OK):
+            found.append(name)
+    return sorted(found, key=_version_key)
+
+
+def pyenv_python(version):
+    """The python3 of one of pyenv_versions() (a str path)."""
+    return str(_pyenv_root() / "versions" / version / "bin" / "python3")
+
+
+def pyenv_minor(minor):
+    """The python3 of pyenv's newest CPython `minor` ("3.11"), or a path
+    that does not exist (the caller's existence check then skips)."""
+    found = [v for v in pyenv_versions() if v.startswith(minor + ".")]
+    if not found:
+        return str(_pyenv_root() / "versions" / f"{minor}-absent" / "bin" /
+                   "python3")
+    return pyenv_python(found[-1])
+
+
+def pyenv_oldest():
+    """pyenv's oldest CPython >= 3.9 (a path; absent when pyenv is)."""
+    v = pyenv_versions()
+    return pyenv_python(v[0]) if v else pyenv_minor("3.9")
+
+
+def pyenv_newest():
+    """pyenv's newest CPython (a path; absent when pyenv is)."""
+    v = pyenv_versions()
+    return pyenv_python(v[-1]) if v else pyenv_minor("3.13")
+
+
+def interpreters():
+    """(id, path) of every CPython >= 3.9 this machine has: pyenv's
+    versions and Debian's /usr/bin/python3. In CI (PYSB_STRICT_SKIPS=1)
+    fewer than two is an error: the matrix would prove nothing."""
+    found = [(f"pyenv-{v}", _pyenv_root() / "versions" / v / "bin" /
+              "python3") for v in pyenv_versions()]
+    debian = pathlib.Path("/usr/bin/python3")
+    if os.access(debian, os.X_OK):
+        found.append(("debian", debian))
+    if len(found) < 2 and os.environ.get("PYSB_STRICT_SKIPS") == "1":
+        raise RuntimeError(f"only {len(found)} CPython >= 3.9 found "
+                           f"(pyenv root {_pyenv_root()}): the "
+                           "multi-interpreter matrix needs two [core]")
+    return found
+
+
+def interpreter_paths():
+    """The paths of interpreters(), Debian's first when present."""
+    found = [str(path) for _, path in interpreters()]
+    found.sort(key=lambda p: p != "/usr/bin/python3")
+    return found
