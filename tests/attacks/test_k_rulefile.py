@@ -127,9 +127,9 @@ def umask():
     return m
 
 
-@attack("K9", "rewrite the rule file, its include and its backups from "
+@attack("K12", "rewrite the rule file, its include and its backups from "
         "inside (write, truncate, chmod, rename over, link, unlink)")
-def test_K9(case, victim, judge):
+def test_K12(case, victim, judge):
     check_files(case, judge, victim, move=False)
 
 
@@ -170,18 +170,18 @@ def check_files(case, judge, victim, move):
         assert f.read() == VICTIM_TEXT
 
 
-@attack("K10", "plant links for the learning writer's names, then a "
+@attack("K13", "plant links for the learning writer's names, then a "
         "trusted learning run as root")
-def test_K10(case, victim, judge):
+def test_K13(case, victim, judge):
     native = case.os_sandbox != "subprocess"
     r = run_attack(case, victim, native)
     assert r.returncode == 0, r.stderr
     # the user, as root, learns again in the same directory
-    case.write("app.py", "import os\nos.environ.get('K10_VAR')\n")
+    case.write("app.py", "import os\nos.environ.get('K13_VAR')\n")
     learn = subprocess.run(
         [case.sb, f"--python={root_python()}", "--learn", "app.py"],
         cwd=case.root, capture_output=True, text=True, timeout=300,
-        stdin=subprocess.DEVNULL, env=dict(os.environ, K10_VAR="1"))
+        stdin=subprocess.DEVNULL, env=dict(os.environ, K13_VAR="1"))
     st = os.lstat(victim)
     assert stat.S_IMODE(st.st_mode) == 0o600, oct(st.st_mode)
     with open(victim) as f:
@@ -190,7 +190,7 @@ def test_K10(case, victim, judge):
     assert stat.S_ISREG(rf.st_mode)
     assert not rf.st_mode & (stat.S_ISUID | stat.S_ISGID)
     if learn.returncode == 0:
-        assert "env=K10_VAR=${K10_VAR}" in open(
+        assert "env=K13_VAR=${K13_VAR}" in open(
             case.path(".py-sandboxes")).read(), learn.stderr
         judge._record("refused by launcher", "links not followed")
     else:
