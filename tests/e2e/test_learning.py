@@ -472,3 +472,28 @@ def test_an_absent_include_in_a_learned_writable_tree_is_turned_off(
     # turned off, not followed: a profile the program plants later is
     # not read
     assert "include \"~/.config" not in "\n".join(active(rules))
+
+
+def test_an_import_only_tried_is_not_learned(run_sb, tmp_cwd, py):
+    """Weakness 20: a module that is only tried and missing gets no rule;
+    at enforcement the same try gets an ImportError and goes on."""
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import importlib
+        for name in ("msvcrt", "_winapi", "winreg", "no_such_pkg.sub"):
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+        try:
+            import msvcrt
+        except ImportError:
+            print("fallback")
+        import json
+        """))
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"])
+    assert first.stdout == second.stdout == "fallback\n"
+    imports = [ln for ln in active(rules) if ln.startswith("python-import=")]
+    assert any("json" in ln for ln in imports), rules
+    for name in ("msvcrt", "_winapi", "winreg", "no_such_pkg"):
+        assert not any(name in ln for ln in imports), (name, imports)

@@ -44,7 +44,7 @@ IPV6 = _ipv6_works()
 def layer(request):
     os_sandbox, _ = LAYERS[request.param]
     if os_sandbox == "landlock" and ABI < 4:
-        pytest.skip(f"this kernel's Landlock ABI is {ABI}, below 4")
+        pytest.skip(f"this kernel's Landlock ABI is {ABI}, below 4 [core]")
     if not os.access(PYTHON, os.X_OK):
         pytest.skip(f"no {PYTHON}")
     return request.param
