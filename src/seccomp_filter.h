@@ -60,7 +60,9 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p);
  * With 'listener' (the policy has net= rules: the network supervisor),
  * connect, bind, listen, sendmsg, sendmmsg and sendto with an address are
  * sent to the supervisor, and *listener is the notification fd, which the
- * caller must hand over and close before it execs.
+ * caller must hand over and close before it execs. Without 'listener'
+ * there is nobody to judge them: they, chmod and the utimes family fail
+ * with EPERM (fail closed).
  * Returns 0, or -1 with *err naming the failing step. */
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 		     int *listener, const char **err);
