@@ -14,6 +14,7 @@
  *   create-suid PATH | shm-read KEY | msg-send KEY | mq-open NAME
  *   add-key | sethostname NAME | ifflags-lo | ip-options | daemon FILE
  *   caps-wait FILE | sendmsg-retopts IP PORT
+ *   int80 (x86-64: i386 getpid through int 0x80)
  *   raw NR[,ARG...]... (one line "NR ok|errno E" each)
  */
 #ifndef _GNU_SOURCE
@@ -367,6 +368,23 @@ static int caps_wait(const char *file)
 	return result(0);
 }
 
+/* The i386 ABI from 64-bit code: int 0x80 reaches the 32-bit table when
+ * the kernel has IA-32 emulation (a SIGSEGV when it has not). */
+static int int80(void)
+{
+#if defined(__x86_64__)
+	long r;
+
+	__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L /* getpid */)
+			 : "memory");
+	errno = r < 0 ? (int)-r : 0;
+	return result(r < 0 ? -1 : 0);
+#else
+	printf("errno ENOSYS\n");
+	return 0;
+#endif
+}
+
 /* raw NR[,ARG...]: the call with these integer arguments */
 static int raw(int n, char **specs)
 {
@@ -477,6 +495,8 @@ int main(int argc, char **argv)
 		return sendmsg_retopts(argv[2], argv[3]);
 	if (argc == 3 && strcmp(a, "caps-wait") == 0)
 		return caps_wait(argv[2]);
+	if (argc == 2 && strcmp(a, "int80") == 0)
+		return int80();
 	if (argc >= 3 && strcmp(a, "raw") == 0)
 		return raw(argc - 2, argv + 2);
 	return usage();
