@@ -482,10 +482,11 @@ static long copy_control(const struct call *c, struct msg *m)
 				return -EPERM;
 			continue;
 		}
-		if (cm->cmsg_type == SCM_CREDENTIALS)
-			return -EPERM;
+		/* we send with our own credentials: SO_MARK, SO_PRIORITY
+		 * above 6 (CAP_NET_ADMIN), SCM_CREDENTIALS would be root's
+		 * when python-sb is; only descriptors pass, as the program's */
 		if (cm->cmsg_type != SCM_RIGHTS)
-			continue;
+			return -EPERM;
 		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		more = realloc(m->fds, (m->n_fds + nfd + 1) * sizeof(int));
 		if (!more)
