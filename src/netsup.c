@@ -879,7 +879,16 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 		return; /* ENOENT: the caller went away first */
 	if (sb_metasup_handles(req->data.nr)) {
-		rc = sb_metasup_serve(s->p, s->listener, req);
+		struct caps_saved sv;
+
+		/* the path is walked and the change made with the
+		 * program's rights: root's CAP_DAC_READ_SEARCH reached files
+		 * under directories the program may not enter */
+		rc = caps_narrow(&sv);
+		if (rc == 0) {
+			rc = sb_metasup_serve(s->p, s->listener, req);
+			caps_restore(&sv);
+		}
 		/* named like the filter's refusals */
 		if (rc == -EPERM && getenv("PYSB_DEBUG"))
 			report_denied(req);
