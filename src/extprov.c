@@ -403,6 +403,9 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 	char *const no_env[] = { NULL };
 	sigset_t old;
 	int sfd, stage = -1, status;
+	/* bwrap: the stage says it is up before anything runs; until then an
+	 * exit is the tool's own failure (firejail cannot tell us) */
+	bool started = sock < 0;
 	pid_t child;
 
 	sfd = sb_signals_block(&old, 0);
@@ -447,6 +450,7 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 		}
 		if (sock >= 0 && pfd[1].revents) {
 			stage = sb_recv_fd(sock);
+			started = stage >= 0;
 			close(sock);
 			sock = -1;
 		}
@@ -461,9 +465,19 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 				kill(child, (int)si.ssi_signo);
 			continue;
 		}
-		if (waitpid(child, &status, WNOHANG) == child)
-			return WIFEXITED(status) ? WEXITSTATUS(status)
-						 : 128 + WTERMSIG(status);
+		if (waitpid(child, &status, WNOHANG) != child)
+			continue;
+		/* nothing ran: a setup failure is 255, not the tool's 1 */
+		if (!started && WIFEXITED(status) &&
+		    WEXITSTATUS(status) != SB_EXIT_SETUP) {
+			fprintf(stderr,
+				"python-sb: %s failed before the sandbox "
+				"started (exit status %d); nothing was run.\n",
+				tool, WEXITSTATUS(status));
+			return SB_EXIT_SETUP;
+		}
+		return WIFEXITED(status) ? WEXITSTATUS(status)
+					 : 128 + WTERMSIG(status);
 	}
 }
 

@@ -226,10 +226,14 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 		return -EFAULT;
 	if (!m.chmod && read_times(req->pid, &m, ts, &now) < 0)
 		return -EFAULT;
-	/* what we read was the caller's memory, not a recycled pid's */
-	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0)
-		return GONE;
 	fd = open_object(req->pid, pidfd, &m, m.path ? path : NULL);
+	/* what we read, and the /proc/PID/cwd we started from, were the
+	 * caller's, not a recycled pid's: checked after both */
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return GONE;
+	}
 	if (fd < 0)
 		return fd == -ESRCH ? GONE : fd;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -482,10 +483,11 @@ static long copy_control(const struct call *c, struct msg *m)
 				return -EPERM;
 			continue;
 		}
-		if (cm->cmsg_type == SCM_CREDENTIALS)
-			return -EPERM;
+		/* we send with our own credentials: SO_MARK, SO_PRIORITY
+		 * above 6 (CAP_NET_ADMIN), SCM_CREDENTIALS would be root's
+		 * when python-sb is; only descriptors pass, as the program's */
 		if (cm->cmsg_type != SCM_RIGHTS)
-			continue;
+			return -EPERM;
 		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		more = realloc(m->fds, (m->n_fds + nfd + 1) * sizeof(int));
 		if (!more)
@@ -680,7 +682,61 @@ static long prepare(const struct sb_policy *p, int listener, struct call *c)
 /* The call, as the program asked for it, on our duplicate of its socket:
  * the result is the program's (0 or a count, or -errno). MSG_NOSIGNAL: a
  * broken pipe must not kill the supervisor; the program sees EPIPE. */
+/* The calls are the program's, which holds no capability: this thread
+ * performs them with none of ours but CAP_NET_BIND_SERVICE (an IN rule's
+ * port below 1024). As root, CAP_DAC_OVERRIDE connected the program to a
+ * Unix socket its own uid may not reach. Capabilities are per thread; the
+ * permitted set stays, so restore() takes the effective one back. */
+struct caps_saved {
+	bool narrowed;
+	struct __user_cap_data_struct d[2];
+};
+
+static int caps_narrow(struct caps_saved *sv)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3,
+					      0 };
+	struct __user_cap_data_struct d[2];
+
+	sv->narrowed = false;
+	if (syscall(SYS_capget, &h, sv->d) < 0)
+		return -EPERM;
+	memcpy(d, sv->d, sizeof(d));
+	d[0].effective &= CAP_TO_MASK(CAP_NET_BIND_SERVICE);
+	d[1].effective = 0;
+	if (d[0].effective == sv->d[0].effective && !sv->d[1].effective)
+		return 0; /* nothing to give up (not root) */
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -EPERM;
+	sv->narrowed = true;
+	return 0;
+}
+
+static void caps_restore(const struct caps_saved *sv)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3,
+					      0 };
+
+	/* a failure leaves this thread with less: later calls fail */
+	if (sv->narrowed)
+		(void)syscall(SYS_capset, &h, sv->d);
+}
+
+static long perform_as_program(struct call *c);
+
 static long perform(struct call *c)
+{
+	struct caps_saved sv;
+	long rc;
+
+	if (caps_narrow(&sv) < 0)
+		return -EPERM; /* never with our capabilities */
+	rc = perform_as_program(c);
+	caps_restore(&sv);
+	return rc;
+}
+
+static long perform_as_program(struct call *c)
 {
 	unsigned i;
 	long rc = 0;
@@ -823,7 +879,16 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 		return; /* ENOENT: the caller went away first */
 	if (sb_metasup_handles(req->data.nr)) {
-		rc = sb_metasup_serve(s->p, s->listener, req);
+		struct caps_saved sv;
+
+		/* the path is walked and the change made with the
+		 * program's rights: root's CAP_DAC_READ_SEARCH reached files
+		 * under directories the program may not enter */
+		rc = caps_narrow(&sv);
+		if (rc == 0) {
+			rc = sb_metasup_serve(s->p, s->listener, req);
+			caps_restore(&sv);
+		}
 		/* named like the filter's refusals */
 		if (rc == -EPERM && getenv("PYSB_DEBUG"))
 			report_denied(req);

@@ -359,16 +359,16 @@ static int rules_chmod(struct sb_seccomp_build *c, int nr)
 	return notify_if(c, nr, 1, &a);
 }
 
-/* sendto without an address is a plain write on a connected socket. */
+/* sendto without an address is a plain write on a connected socket; with
+ * one, the supervisor judges it (without a supervisor: refused). */
 static int rules_sendto(struct sb_seccomp_build *c, int nr)
 {
 	struct scmp_arg_cmp a = SCMP_A4(SCMP_CMP_NE, 0, 0);
 	struct scmp_arg_cmp z = SCMP_A4(SCMP_CMP_EQ, 0, 0);
 	int rc = allow_if(c, nr, 1, &z);
 
-	if (!rc)
-		rc = c->notify ? notify_if(c, nr, 1, &a)
-			       : allow_if(c, nr, 1, &a);
+	if (!rc && c->notify)
+		rc = notify_if(c, nr, 1, &a);
 	return rc;
 }
 
@@ -739,12 +739,12 @@ static int build(scmp_filter_ctx f, const struct sb_policy *p,
 			rc = e->rules(&c, nr);
 			break;
 		case SB_SYS_NOTIFY:
+			/* no supervisor to judge it: refused (the default),
+			 * never passed unjudged (a named Unix socket) */
 			if (e->rules)
 				rc = e->rules(&c, nr);
 			else if (notify)
 				rc = notify_if(&c, nr, 0, NULL);
-			else if (strstr(e->why, "network"))
-				rc = seccomp_rule_add(f, A_ALLOW, nr, 0);
 			break;
 		case SB_SYS_ENOSYS:
 			rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), nr,

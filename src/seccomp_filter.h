@@ -57,17 +57,22 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p);
 /* Load the filter on the calling process (default: EPERM; the table's
  * calls as it says; a foreign architecture: the process is killed).
  * With no net= rule at all, AF_INET and AF_INET6 sockets are refused too.
- * With 'listener' (the policy has net= rules: the network supervisor),
- * connect, bind, listen, sendmsg, sendmmsg and sendto with an address are
- * sent to the supervisor, and *listener is the notification fd, which the
- * caller must hand over and close before it execs.
+ * With 'listener' (python-sb as the supervisor: every kernel provider),
+ * connect, bind, listen, sendmsg, sendmmsg and sendto with an address,
+ * chmod and the utimes family are sent to the supervisor, and *listener
+ * is the notification fd, which the
+ * caller must hand over and close before it execs. Without 'listener'
+ * there is nobody to judge them: they, chmod and the utimes family fail
+ * with EPERM (fail closed).
  * Returns 0, or -1 with *err naming the failing step. */
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 		     int *listener, const char **err);
 
 /* Learning (learn_native.c): load on the calling process a filter that
  * refuses nothing and sends open, openat, openat2, creat, execve,
- * execveat, connect, bind, sendmsg, sendmmsg and sendto with an address to
+ * execveat, connect, bind, sendmsg, sendmmsg and sendto with an address,
+ * and the calls that make, remove or move directory entries (mkdir,
+ * mknod, unlink, rmdir, rename, link, symlink and their *at forms), to
  * the learning supervisor as user notifications; no_new_privs is set. For
  * the time between fork and exec: no allocation outside libseccomp's, no
  * message. Returns the notification fd (the caller hands it over and

@@ -356,3 +356,45 @@ def test_K10(tree, judge):
         assert srv.recv(16) == b"x"
     finally:
         srv.close()
+
+
+def _nft(*args):
+    return subprocess.run(["nft", *args], capture_output=True, text=True)
+
+
+@attack("K12", "native: a packet mark in a send's ancillary data")
+def test_K12(tree, judge):
+    """SO_MARK as a control message of sendmsg needs CAP_NET_ADMIN of the
+    sender. The supervisor performs the send: as root its capability
+    would mark the program's packet (policy routing, a VPN's bypass mark,
+    firewall rules). It refuses the control message; an nftables counter
+    outside sees no packet with the mark."""
+    import shutil
+    import socket
+    if os.geteuid() != 0 or not shutil.which("nft"):
+        pytest.skip("the counter outside needs root and nft")
+    table = f"pysb_k12_{os.getpid()}"
+    mark = 0x5B12
+    if _nft("add", "table", "inet", table).returncode != 0:
+        pytest.skip("nftables is not usable here")
+    srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        assert _nft("add", "chain", "inet", table, "out",
+                    "{ type filter hook output priority 0; }").returncode == 0
+        assert _nft("add", "rule", "inet", table, "out", "meta", "mark",
+                    hex(mark), "counter").returncode == 0
+        srv.bind(("127.0.0.1", 0))
+        port = srv.getsockname()[1]
+        rule = f"net=ALLOW|UDP|127.0.0.1|{port}|OUT\n"
+        judge.native(attempt(tree, "sendmsg-mark", "127.0.0.1", port,
+                             hex(mark), rules=rule), "EPERM")
+        listed = _nft("list", "chain", "inet", table, "out").stdout
+        assert "packets 0 " in listed, listed
+        # the same datagram without the mark is delivered
+        assert attempt(tree, "sendto-udp", "127.0.0.1", port,
+                       rules=rule) == "ok"
+        srv.settimeout(30)
+        assert srv.recv(16) == b"x"
+    finally:
+        srv.close()
+        _nft("delete", "table", "inet", table)

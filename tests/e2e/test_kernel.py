@@ -383,6 +383,55 @@ def test_a_named_unix_socket_outside_the_policy_is_refused(attempt, tree,
         os.unlink(path)
 
 
+def test_a_named_unix_socket_is_reached_with_the_programs_rights(attempt,
+                                                                 tree,
+                                                                 user):
+    """The supervisor connects in the program's place, but without its own
+    capabilities: a socket of another user, mode 0600, inside expose-rw=,
+    is EACCES for a program run by root too (root's CAP_DAC_OVERRIDE
+    reached it before), as it is for the program's own connect."""
+    net = ["net=ALLOW|TCP|127.0.0.1|80|OUT"]
+    inside = f"{tree.root}/rw/private.sock"
+    t = unix_server(inside, user)
+    try:
+        os.chmod(inside, 0o600)
+        if user == "root":
+            os.chown(inside, 65534, 65534)
+        assert attempt(["connect-unix", inside], net) == "errno EACCES"
+        os.chmod(inside, 0o666)
+        assert attempt(["connect-unix", inside], net) == "ok"
+    finally:
+        t.close()
+
+
+def test_chmod_and_utimes_walk_with_the_programs_rights(attempt, tree,
+                                                       user):
+    """python-sb performs chmod and utimes in the program's place, but
+    without its capabilities: a file of the program's user under a
+    directory of another user, mode 0700, inside expose-rw=, cannot be
+    reached by the program's own open; its mode and times stay too (root's
+    CAP_DAC_READ_SEARCH walked there before)."""
+    locked = tree.root / "rw" / "locked"
+    locked.mkdir()
+    f = locked / "f"
+    f.write_text("x")
+    os.chmod(f, 0o644)
+    os.utime(f, (1000, 1000))
+    if user == "root":
+        os.chown(locked, 65534, 65534)
+    else:
+        os.chown(f, 65534, 65534)
+    os.chmod(locked, 0o700)
+    try:
+        assert attempt(["open-read", str(f)]) == "errno EACCES"
+        assert attempt(["chmod", str(f), "600"]) == "errno EACCES"
+        assert attempt(["utimes", str(f)]) == "errno EACCES"
+        st = os.stat(f)
+        assert (oct(st.st_mode & 0o7777), st.st_mtime) == ("0o644", 1000)
+    finally:
+        os.chmod(locked, 0o755)
+
+
 def test_a_named_unix_socket_without_net_rules_is_refused(attempt):
     """Landlock does not confine connect() to a named Unix socket (D26):
     the supervisor judges it by the file rules, with or without net=."""

@@ -618,6 +618,20 @@ def test_bwrap_cap_add_gives_the_program_nothing(work):
                         "'CapAmb:\\t0000000000000000']\n")
 
 
+def test_bwrap_failing_before_the_stage_is_a_setup_failure(work):
+    """bwrap that fails on its own (an option value it refuses) ran
+    nothing: python-sb says so and exits 255, not with bwrap's 1, which a
+    program could have returned."""
+    _skip("bwrap", "root")
+    (work / ".py-sandboxes").write_text(
+        "os-sandbox=bwrap\npython-import=*\nbwrap.cap-add=CAP_BOGUS\n")
+    r = _run(_argv("root", "-c", "open('ran', 'w').close()"), work, "root")
+    assert r.returncode == 255, (r.returncode, r.stderr)
+    assert "failed before the sandbox started (exit status 1); nothing " \
+        "was run." in r.stderr, r.stderr
+    assert not (work / "ran").exists()
+
+
 @pytest.mark.parametrize("rule,why", [
     ("bwrap.frobnicate=1",
      "bwrap.frobnicate is not an option of bwrap 0.8 (see bwrap(1))"),

@@ -14,6 +14,8 @@
  *   create-suid PATH | shm-read KEY | msg-send KEY | mq-open NAME
  *   add-key | sethostname NAME | ifflags-lo | ip-options | daemon FILE
  *   caps-wait FILE | sendmsg-retopts IP PORT
+ *   int80 (x86-64: i386 getpid through int 0x80)
+ *   sendmsg-mark IP PORT MARK (SO_MARK in the ancillary data)
  *   raw NR[,ARG...]... (one line "NR ok|errno E" each)
  */
 #ifndef _GNU_SOURCE
@@ -323,6 +325,43 @@ static int sendmsg_retopts(const char *ip, const char *port)
 	return result((int)sendmsg(fd, &h, 0));
 }
 
+/* A datagram carrying SO_MARK as ancillary data: a packet mark picks
+ * routes and firewall rules, and needs CAP_NET_ADMIN (or CAP_NET_RAW) of
+ * whoever sends. */
+static int sendmsg_mark(const char *ip, const char *port, const char *mark)
+{
+	uint32_t m = (uint32_t)strtoul(mark, NULL, 0);
+	union {
+		char buf[CMSG_SPACE(sizeof(m))];
+		struct cmsghdr align;
+	} u;
+	struct sockaddr_storage ss;
+	struct msghdr h = { 0 };
+	struct iovec v = { "x", 1 };
+	struct cmsghdr *cm;
+	socklen_t len;
+	int fd;
+
+	if (inet_addr_of(ip, port, &ss, &len) < 0)
+		return usage();
+	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return result(-1);
+	memset(&u, 0, sizeof(u));
+	h.msg_name = &ss;
+	h.msg_namelen = len;
+	h.msg_iov = &v;
+	h.msg_iovlen = 1;
+	h.msg_control = u.buf;
+	h.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&h);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SO_MARK;
+	cm->cmsg_len = CMSG_LEN(sizeof(m));
+	memcpy(CMSG_DATA(cm), &m, sizeof(m));
+	return result((int)sendmsg(fd, &h, 0));
+}
+
 /* A double fork: the grandchild outlives its parent and writes its pid
  * to FILE, then lives on; the answer is about the forks. */
 static int daemon_action(const char *file)
@@ -365,6 +404,23 @@ static int caps_wait(const char *file)
 	for (i = 0; i < 1200 && access(file, F_OK) == 0; i++)
 		usleep(50 * 1000);
 	return result(0);
+}
+
+/* The i386 ABI from 64-bit code: int 0x80 reaches the 32-bit table when
+ * the kernel has IA-32 emulation (a SIGSEGV when it has not). */
+static int int80(void)
+{
+#if defined(__x86_64__)
+	long r;
+
+	__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L /* getpid */)
+			 : "memory");
+	errno = r < 0 ? (int)-r : 0;
+	return result(r < 0 ? -1 : 0);
+#else
+	printf("errno ENOSYS\n");
+	return 0;
+#endif
 }
 
 /* raw NR[,ARG...]: the call with these integer arguments */
@@ -477,6 +533,10 @@ int main(int argc, char **argv)
 		return sendmsg_retopts(argv[2], argv[3]);
 	if (argc == 3 && strcmp(a, "caps-wait") == 0)
 		return caps_wait(argv[2]);
+	if (argc == 5 && strcmp(a, "sendmsg-mark") == 0)
+		return sendmsg_mark(argv[2], argv[3], argv[4]);
+	if (argc == 2 && strcmp(a, "int80") == 0)
+		return int80();
 	if (argc >= 3 && strcmp(a, "raw") == 0)
 		return raw(argc - 2, argv + 2);
 	return usage();

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -187,13 +188,30 @@ static void test_apply_in_a_child(void)
 			bad |= 4;
 		if (open("/dev/null", O_WRONLY) < 0)
 			bad |= 8;
+		/* no supervisor (NULL listener): a named Unix socket is
+		 * never connected to or sent to unjudged */
+		{
+			struct sockaddr_un sun = { AF_UNIX, "/run/pysb-none" };
+			int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+
+			if (s < 0 ||
+			    connect(s, (struct sockaddr *)&sun, sizeof(sun)) ==
+				    0 ||
+			    errno != EPERM)
+				bad |= 16;
+			if (s < 0 ||
+			    sendto(s, "x", 1, 0, (struct sockaddr *)&sun,
+				   sizeof(sun)) >= 0 ||
+			    errno != EPERM)
+				bad |= 32;
+		}
 		sb_arena_free(p.arena);
 		_exit(bad);
 	}
 	waitpid(pid, &status, 0);
 	is_int(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
-	       "applied in a child: files, ptrace, AF_INET refused; /dev/null "
-	       "kept");
+	       "applied in a child: files, ptrace, AF_INET, unjudged Unix "
+	       "connect and sendto refused; /dev/null kept");
 }
 
 int main(void)
