@@ -362,8 +362,8 @@ def _nft(*args):
     return subprocess.run(["nft", *args], capture_output=True, text=True)
 
 
-@attack("K12", "native: a packet mark in a send's ancillary data")
-def test_K12(tree, judge):
+@attack("K14", "native: a packet mark in a send's ancillary data")
+def test_K14(tree, judge):
     """SO_MARK as a control message of sendmsg needs CAP_NET_ADMIN of the
     sender. The supervisor performs the send: as root its capability
     would mark the program's packet (policy routing, a VPN's bypass mark,
