@@ -43,6 +43,16 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    # one id, one attack: the report and the restricted-environment
+    # comparison key outcomes by (id, column), so a reused id would merge
+    # two attacks into one row
+    owner = {}
+    for item in items:
+        aid, _ = _attack_of(item)
+        func = (item.fspath.basename, item.originalname)
+        if aid is not None and owner.setdefault(aid, func) != func:
+            raise pytest.UsageError(f"attack id {aid} is used by both "
+                                    f"{owner[aid]} and {func}")
     for item in items:
         cs = getattr(item, "callspec", None)
         provider = cs.params.get("provider") if cs else None
