@@ -175,6 +175,24 @@ static bool frame_attr(const char *name)
 	return false;
 }
 
+/* Callables that look an attribute up by a name given at run time, in C or
+ * outside the evaluated code (operator, inspect): the attribute rules never
+ * see that name, so they are never reached, whatever the rules say. */
+static const char *const resolver_attrs[] = {
+	"attrgetter", "getattr_static", "getmembers", "getmembers_static",
+	"methodcaller",
+};
+
+static bool resolver_attr(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(resolver_attrs); i++)
+		if (strcmp(resolver_attrs[i], name) == 0)
+			return true;
+	return false;
+}
+
 static bool call_allowed(const struct ev_profile *p, const char *name)
 {
 	return list_has(&p->rules->allow[SB_EVAL_CALL], name) &&
@@ -186,17 +204,47 @@ static bool in_set(PyObject *set, PyObject *name)
 	return set && py.PySet_Contains(set, name) == 1;
 }
 
+/* What the rules say of 'name' before eval-attribute: 0 refused whatever
+ * they say (frame attributes, resolvers, the guard's own names), dunders
+ * per eval-magic, -1 for eval-attribute to decide. Also judges the names
+ * 'from m import name' reads from a module. */
+static int attr_fixed(const struct ev_profile *p, const char *name)
+{
+	const struct sb_eval_profile *r = p->rules;
+
+	if (frame_attr(name) || resolver_attr(name) || strstr(name, "__sb_"))
+		return 0;
+	if (is_dunder(name))
+		return list_has(&r->allow[SB_EVAL_MAGIC], name) &&
+		       !list_has(&r->deny[SB_EVAL_MAGIC], name);
+	return -1;
+}
+
+/* The rule that would allow attribute 'name', or why none does. */
+static void attr_hint(const char *name, char *add, size_t size)
+{
+	if (frame_attr(name))
+		snprintf(add, size, "no rule allows it: frame attributes are "
+			 "refused whatever eval-attribute says");
+	else if (resolver_attr(name))
+		snprintf(add, size, "no rule allows it: it looks attributes "
+			 "up by a name the eval guard does not see");
+	else if (is_dunder(name))
+		snprintf(add, size, "add: eval-magic=%.100s        \xe2\x9a\xa0 "
+			 "a dunder reaches the interpreter's internals", name);
+	else
+		snprintf(add, size, "add: eval-attribute=%.100s", name);
+}
+
 /* 'name' as a str object and as UTF-8. */
 static bool attr_allowed(const struct ev_profile *p, PyObject *oname,
 			 const char *name)
 {
 	const struct sb_eval_profile *r = p->rules;
+	int fixed = attr_fixed(p, name);
 
-	if (frame_attr(name) || strstr(name, "__sb_"))
-		return false;
-	if (is_dunder(name))
-		return list_has(&r->allow[SB_EVAL_MAGIC], name) &&
-		       !list_has(&r->deny[SB_EVAL_MAGIC], name);
+	if (fixed >= 0)
+		return fixed;
 	if (list_has(&r->deny[SB_EVAL_ATTRIBUTE], name) ||
 	    in_set(p->group_deny, oname))
 		return false;
@@ -607,18 +655,7 @@ static void check_attribute(struct ev_check *c, PyObject *node,
 	if (!attr_allowed(c->p, o, name)) {
 		snprintf(what, sizeof(what), "attribute '%.100s' is not allowed",
 			 name);
-		if (frame_attr(name))
-			snprintf(add, sizeof(add),
-				 "no rule allows it: frame attributes are "
-				 "refused whatever eval-attribute says");
-		else if (is_dunder(name))
-			snprintf(add, sizeof(add),
-				 "add: eval-magic=%.100s        \xe2\x9a\xa0 a "
-				 "dunder reaches the interpreter's internals",
-				 name);
-		else
-			snprintf(add, sizeof(add), "add: eval-attribute=%.100s",
-				 name);
+		attr_hint(name, add, sizeof(add));
 		violation_at(c, pos, what, add);
 	}
 	py.Py_DecRef(o);
@@ -642,7 +679,7 @@ static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
 {
 	PyObject *names = py.PyObject_GetAttrString(node, "names");
 	Py_ssize_t i, n;
-	char name[256], as[256], full[520];
+	char name[256], as[256], full[520], what[400], add[200];
 
 	if (!names)
 		return -1;
@@ -665,6 +702,15 @@ static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
 			if (!import_allowed(c->p, from) &&
 			    !import_allowed(c->p, full))
 				check_import(c, from, pos);
+			/* reads an attribute of the module: its dunders
+			 * (__builtins__...) are no freer than m.__x__ */
+			if (attr_fixed(c->p, name) == 0) {
+				snprintf(what, sizeof(what),
+					 "name '%.100s' imported from "
+					 "'%.100s' is not allowed", name, from);
+				attr_hint(name, add, sizeof(add));
+				violation_at(c, pos, what, add);
+			}
 		}
 	}
 	py.Py_DecRef(names);
@@ -1363,6 +1409,11 @@ static int judge_attr(struct ev_profile *p, PyObject *name)
 	if (frame_attr(s))
 		return raise_perm(s, "eval-attribute",
 				  "Frame attributes are refused whatever "
+				  "eval-attribute says.");
+	if (resolver_attr(s))
+		return raise_perm(s, "eval-attribute",
+				  "It looks attributes up by a name the eval "
+				  "guard does not see: refused whatever "
 				  "eval-attribute says.");
 	return raise_perm(s, is_dunder(s) ? "eval-magic" : "eval-attribute",
 			  NULL);

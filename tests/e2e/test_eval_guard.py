@@ -371,7 +371,8 @@ def test_allocations_are_refused_before_they_happen(run_sb, tmp_cwd, src):
 
 PERMISSIVE = """\
     expose-rw=.
-    python-import=os, operator, shutil
+    python-import=os, operator, shutil, types
+    eval-import=operator, types
     eval-syntax=arith, compare, conditional, loop, comprehension, assign
     eval-syntax=func, async, class, exception, context, subscript, fstring
     eval-syntax=yield, import
@@ -412,7 +413,17 @@ ESCAPES = {
     "type3": "type('A', (object,), {'x': 1})",
     "vars": "vars(print)",
     "attrgetter": "import operator\n"
-                  "operator.attrgetter('__globals__')(print)",
+                  "s = operator.methodcaller('__subclasses__')(object)\n"
+                  "n = operator.attrgetter('__name__')\n"
+                  "w = [c for c in s if n(c) == 'catch_warnings'][0]\n"
+                  "g = operator.attrgetter('__init__.__globals__')(w)\n"
+                  "g['__builtins__']['open']('pwned', 'w')",
+    "attrgetter_from": "from operator import attrgetter as a\n"
+                       "a('__init__.__globals__')",
+    "attrgetter_getattr": "import operator\n"
+                          "getattr(operator, 'attr' + 'getter')",
+    "from_import_dunder": "from types import __builtins__ as b\n"
+                          "b['open']('pwned', 'w')",
     "granted_module": "shutil.os.open('pwned', 65)",
     "import_os": "import os\nos.open('pwned', 65)",
     "dunder_import": "__import__('os').open('pwned', 65)",
