@@ -11,7 +11,8 @@
  *   source).
  * - The namespace's __builtins__ holds exactly the eval-call names; the
  *   builtins that would undo the attribute rules (getattr, setattr, type,
- *   vars, __import__...) are replaced by checking versions. CPython's
+ *   vars, __import__...) or rebind the budget helpers (globals, locals)
+ *   are replaced by checking versions. CPython's
  *   injection of the full builtins never happens: a globals dict without
  *   __builtins__ gets ours.
  * - Budgets: the checked AST gets calls to two C helpers, __sb_tick() at
@@ -66,7 +67,8 @@ struct ev_allocator {
 	X(long long, PyLong_AsLongLong, (PyObject *))                          \
 	X(void, PyMem_GetAllocator, (int, struct ev_allocator *))              \
 	X(void, PyMem_SetAllocator, (int, struct ev_allocator *))              \
-	X(int, PyFrame_GetLineNumber, (PyObject *))
+	X(int, PyFrame_GetLineNumber, (PyObject *))                            \
+	X(PyObject *, PyDictProxy_New, (PyObject *))
 
 static struct {
 #define EV_FIELD(ret, name, args) ret(*name) args;
@@ -1477,6 +1479,33 @@ static PyObject *g_type(PyObject *self, PyObject *args, PyObject *kw)
 	return call_builtin("type", args, kw);
 }
 
+/* globals() and locals() hand out a read-only view: the namespace holds
+ * the budget helpers, and a code that could rebind __sb_tick (the name is
+ * refused in the source, not in a string built at run time) would run
+ * without eval-max-iterations or eval-timeout. */
+static PyObject *g_namespace(PyObject *args, PyObject *kw, const char *name)
+{
+	PyObject *d = call_builtin(name, args, kw), *view;
+
+	if (!d)
+		return NULL;
+	view = ev.PyDictProxy_New(d);
+	py.Py_DecRef(d);
+	return view;
+}
+
+static PyObject *g_globals(PyObject *self, PyObject *args, PyObject *kw)
+{
+	(void)self;
+	return g_namespace(args, kw, "globals");
+}
+
+static PyObject *g_locals(PyObject *self, PyObject *args, PyObject *kw)
+{
+	(void)self;
+	return g_namespace(args, kw, "locals");
+}
+
 static PyObject *g_refuse(PyObject *self, PyObject *args, PyObject *kw)
 {
 	PyObject *n = py.PyObject_GetAttrString(self, "__name__");
@@ -1528,6 +1557,8 @@ static struct ev_guarded guarded_builtins[] = {
 	{ "setattr", (void *)g_setattr, { 0 } },
 	{ "delattr", (void *)g_delattr, { 0 } },
 	{ "type", (void *)g_type, { 0 } },
+	{ "globals", (void *)g_globals, { 0 } },
+	{ "locals", (void *)g_locals, { 0 } },
 	{ "vars", (void *)g_refuse, { 0 } },
 	{ "breakpoint", (void *)g_refuse, { 0 } },
 	{ "__import__", (void *)g_import, { 0 } },

@@ -352,6 +352,28 @@ def test_catching_the_interruption_does_not_help(run_sb, tmp_cwd):
         "EvalInterrupted evaluation interrupted: eval-max-iterations=100"
 
 
+def test_the_budget_helpers_cannot_be_rebound(run_sb, tmp_cwd):
+    # '__sb_tick' built at run time escapes the static refusal of __sb_
+    # names; a writable globals()/locals() let the code rebind the helper
+    # and loop past eval-max-iterations
+    r = run(run_sb, tmp_cwd, """\
+        eval-syntax=loop, assign, subscript, arith, compare
+        eval-call=locals, globals, dict
+        eval-max-iterations=1000
+        """, """\
+        for fn in ("locals", "globals"):
+            src = (fn + "()['__sb' + '_tick'] = dict\\n"
+                   "i = 0\\nwhile i < 100000:\\n    i = i + 1\\n")
+            attempt(fn, lambda: guarded_eval(src, mode="exec"))
+        attempt("read", lambda: sorted(guarded_eval("globals()"))[0])
+        """, timeout=scaled(60))
+    got = outcomes(r)
+    for fn in ("locals", "globals"):
+        assert got[fn].startswith("TypeError 'mappingproxy' object does "
+                                  "not support item assignment"), got
+    assert got["read"] == "OK '__builtins__'"
+
+
 @pytest.mark.parametrize("src", ["'a' * 10**8", "[0] * 10**8",
                                  "2 ** 10**8", "f'{1:100000000}'"])
 def test_allocations_are_refused_before_they_happen(run_sb, tmp_cwd, src):
