@@ -1506,19 +1506,30 @@ static PyObject *g_locals(PyObject *self, PyObject *args, PyObject *kw)
 	return g_namespace(args, kw, "locals");
 }
 
-static PyObject *g_refuse(PyObject *self, PyObject *args, PyObject *kw)
+/* 'self' is the profile's capsule, which has no name: each refused
+ * builtin names itself. */
+static PyObject *refuse(const char *name)
 {
-	PyObject *n = py.PyObject_GetAttrString(self, "__name__");
-	const char *s = n ? py.PyUnicode_AsUTF8AndSize(n, NULL) : NULL;
-
-	(void)args;
-	(void)kw;
-	raise_perm(s ? s : "builtin", "eval-call",
+	raise_perm(name, "eval-call",
 		   "The eval guard never hands this builtin to evaluated "
 		   "code: it reaches objects the rules cannot see.");
-	if (n)
-		py.Py_DecRef(n);
 	return NULL;
+}
+
+static PyObject *g_vars(PyObject *self, PyObject *args, PyObject *kw)
+{
+	(void)self;
+	(void)args;
+	(void)kw;
+	return refuse("vars");
+}
+
+static PyObject *g_breakpoint(PyObject *self, PyObject *args, PyObject *kw)
+{
+	(void)self;
+	(void)args;
+	(void)kw;
+	return refuse("breakpoint");
 }
 
 static PyObject *g_import(PyObject *self, PyObject *args, PyObject *kw)
@@ -1559,8 +1570,8 @@ static struct ev_guarded guarded_builtins[] = {
 	{ "type", (void *)g_type, { 0 } },
 	{ "globals", (void *)g_globals, { 0 } },
 	{ "locals", (void *)g_locals, { 0 } },
-	{ "vars", (void *)g_refuse, { 0 } },
-	{ "breakpoint", (void *)g_refuse, { 0 } },
+	{ "vars", (void *)g_vars, { 0 } },
+	{ "breakpoint", (void *)g_breakpoint, { 0 } },
 	{ "__import__", (void *)g_import, { 0 } },
 };
 

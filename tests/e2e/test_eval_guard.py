@@ -352,6 +352,20 @@ def test_catching_the_interruption_does_not_help(run_sb, tmp_cwd):
         "EvalInterrupted evaluation interrupted: eval-max-iterations=100"
 
 
+def test_vars_and_breakpoint_are_refused_by_name(run_sb, tmp_cwd):
+    # the refusal used to be a SystemError: it read __name__ from the
+    # profile's capsule and raised with that AttributeError still set
+    r = run(run_sb, tmp_cwd, "eval-call=vars, breakpoint\n", """\
+        attempt("vars", lambda: guarded_eval("vars()"))
+        attempt("breakpoint", lambda: guarded_eval("breakpoint()"))
+        """)
+    got = outcomes(r)
+    for name in ("vars", "breakpoint"):
+        assert got[name].startswith(
+            f"RuleEvalPermissionError '{name}' is denied by the eval "
+            "guard."), got
+
+
 def test_the_budget_helpers_cannot_be_rebound(run_sb, tmp_cwd):
     # '__sb_tick' built at run time escapes the static refusal of __sb_
     # names; a writable globals()/locals() let the code rebind the helper
