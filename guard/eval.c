@@ -152,12 +152,7 @@ static bool list_has(const struct sb_strlist *l, const char *name)
 
 static bool list_exact(const struct sb_strlist *l, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->v[i], name) == 0)
-			return true;
-	return false;
+	return sb_str_in(name, l->v, l->n);
 }
 
 /* The frame-capture attributes: never, whatever the rules say. */
@@ -169,12 +164,7 @@ static const char *const frame_attrs[] = {
 
 static bool frame_attr(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < SB_ARRAY_LEN(frame_attrs); i++)
-		if (strcmp(frame_attrs[i], name) == 0)
-			return true;
-	return false;
+	return sb_str_in(name, frame_attrs, SB_ARRAY_LEN(frame_attrs));
 }
 
 /* Callables that look an attribute up by a name given at run time, in C or
@@ -187,12 +177,7 @@ static const char *const resolver_attrs[] = {
 
 static bool resolver_attr(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < SB_ARRAY_LEN(resolver_attrs); i++)
-		if (strcmp(resolver_attrs[i], name) == 0)
-			return true;
-	return false;
+	return sb_str_in(name, resolver_attrs, SB_ARRAY_LEN(resolver_attrs));
 }
 
 static bool call_allowed(const struct ev_profile *p, const char *name)
@@ -295,12 +280,7 @@ static const char *const part_nodes[] = {
 
 static bool part_node(const char *node)
 {
-	size_t i;
-
-	for (i = 0; i < SB_ARRAY_LEN(part_nodes); i++)
-		if (strcmp(part_nodes[i], node) == 0)
-			return true;
-	return false;
+	return sb_str_in(node, part_nodes, SB_ARRAY_LEN(part_nodes));
 }
 
 /* ---- exceptions ---- */
@@ -1082,12 +1062,7 @@ out:
 
 static bool is_bound(const struct ev_check *c, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < c->nbound; i++)
-		if (strcmp(c->bound[i], name) == 0)
-			return true;
-	return false;
+	return sb_str_in(name, (const char *const *)c->bound, c->nbound);
 }
 
 /* Builtin names used but neither granted nor bound by the source. */
