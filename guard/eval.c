@@ -643,6 +643,42 @@ static void check_attribute(struct ev_check *c, PyObject *node,
 	py.Py_DecRef(o);
 }
 
+/* case C(attr=pattern): the class pattern reads each keyword's attribute
+ * from the subject, an attribute access like any other. */
+static void check_match_attrs(struct ev_check *c, PyObject *node,
+			      struct ev_pos *pos)
+{
+	PyObject *l = py.PyObject_GetAttrString(node, "kwd_attrs");
+	Py_ssize_t i, n = l ? py.PyList_Size(l) : -1;
+	char what[300], add[200];
+
+	if (n < 0) {
+		py.PyErr_Clear();
+		violation_at(c, pos, "a class pattern the guard cannot read",
+			     "no rule");
+	}
+	for (i = 0; i < n; i++) {
+		PyObject *o = py.PyList_GetItem(l, i);
+		const char *name = o ? py.PyUnicode_AsUTF8AndSize(o, NULL)
+				     : NULL;
+
+		if (!name) {
+			py.PyErr_Clear();
+			violation_at(c, pos, "an attribute the guard cannot "
+				     "read", "no rule");
+			continue;
+		}
+		if (attr_allowed(c->p, o, name))
+			continue;
+		snprintf(what, sizeof(what), "attribute '%.100s' in a class "
+			 "pattern is not allowed", name);
+		attr_hint(name, add, sizeof(add));
+		violation_at(c, pos, what, add);
+	}
+	if (l)
+		py.Py_DecRef(l);
+}
+
 static void check_import(struct ev_check *c, const char *mod,
 			 struct ev_pos *pos)
 {
@@ -981,6 +1017,8 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		check_syntax(c, name, &pos);
 	if (strcmp(name, "Attribute") == 0) {
 		check_attribute(c, node, &pos);
+	} else if (strcmp(name, "MatchClass") == 0) {
+		check_match_attrs(c, node, &pos);
 	} else if (strcmp(name, "Name") == 0) {
 		PyObject *ctx = py.PyObject_GetAttrString(node, "ctx");
 		PyObject *ct = ctx ? ev.PyObject_Type(ctx) : NULL;

@@ -411,7 +411,7 @@ PERMISSIVE = """\
     eval-import=operator, types
     eval-syntax=arith, compare, conditional, loop, comprehension, assign
     eval-syntax=func, async, class, exception, context, subscript, fstring
-    eval-syntax=yield, import
+    eval-syntax=yield, import, Match, match_case, MatchClass, MatchAs
     eval-call=getattr, setattr, type, vars, dir, globals, hasattr, print
     eval-call=len, str, iter, next, isinstance, object, Exception
     eval-call=BaseException, list, dict, tuple, super, classmethod
@@ -458,6 +458,13 @@ ESCAPES = {
                        "a('__init__.__globals__')",
     "attrgetter_getattr": "import operator\n"
                           "getattr(operator, 'attr' + 'getter')",
+    "match_class_dunder": "match print:\n"
+                          "    case object(__self__=object(open=o)):\n"
+                          "        o('pwned', 'w')",
+    "match_class_frame": "g = (x for x in [1])\n"
+                         "match g:\n"
+                         "    case object(gi_frame=f):\n"
+                         "        pass",
     "from_import_dunder": "from types import __builtins__ as b\n"
                           "b['open']('pwned', 'w')",
     "granted_module": "shutil.os.open('pwned', 65)",
