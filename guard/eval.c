@@ -1459,8 +1459,25 @@ static PyObject *g_attr_call(PyObject *self, PyObject *args, PyObject *kw,
 	return call_builtin(name, args, kw);
 }
 
+/* getattr(template, "format") hands out the bound method the checker
+ * refuses on a template it cannot read (check_format): the fields of the
+ * template would resolve attributes no rule judged. */
 static PyObject *g_getattr(PyObject *self, PyObject *args, PyObject *kw)
 {
+	PyObject *o = py.PyTuple_Size(args) >= 2 ? py.PyTuple_GetItem(args, 1)
+						 : NULL;
+	const char *s = o && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1
+				? py.PyUnicode_AsUTF8AndSize(o, NULL)
+				: NULL;
+
+	py.PyErr_Clear();
+	if (s && (!strcmp(s, "format") || !strcmp(s, "format_map"))) {
+		raise_perm(s, "eval-attribute",
+			   "getattr() of a template's format method is "
+			   "refused: the guard judges the fields of a literal "
+			   "template only; use an f-string.");
+		return NULL;
+	}
 	return g_attr_call(self, args, kw, "getattr");
 }
 

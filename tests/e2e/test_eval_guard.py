@@ -441,6 +441,8 @@ ESCAPES = {
     "getattr_dunder": "getattr((), '_' + '_class__')",
     "str_format": "'{0.__class__.__base__.__subclasses__}'.format(1)",
     "fstring": "f'{().__class__.__base__}'",
+    "getattr_format": "f = getattr('{0.__class__.__base__}', 'format')\n"
+                      "print(f(1))",
     "reduce": "(1).__reduce_ex__(2)",
     "decorator": "@print\ndef f(x=().__class__):\n    pass",
     "default_arg": "def f(x=(lambda: 0).__globals__):\n    return x\nf()",
