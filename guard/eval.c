@@ -157,9 +157,10 @@ static bool list_exact(const struct sb_strlist *l, const char *name)
 
 /* The frame-capture attributes: never, whatever the rules say. */
 static const char *const frame_attrs[] = {
-	"ag_code",  "ag_frame", "cr_await",  "cr_code",   "cr_frame",
-	"f_back",   "f_builtins", "f_globals", "f_locals", "f_trace",
-	"gi_code",  "gi_frame", "gi_yieldfrom", "tb_frame", "tb_next",
+	"ag_await", "ag_code",  "ag_frame",  "cr_await",     "cr_code",
+	"cr_frame", "f_back",   "f_builtins", "f_globals",   "f_locals",
+	"f_trace",  "gi_code",  "gi_frame",  "gi_yieldfrom", "tb_frame",
+	"tb_next",
 };
 
 static bool frame_attr(const char *name)

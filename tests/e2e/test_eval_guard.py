@@ -432,6 +432,8 @@ ESCAPES = {
                 f"['open']('pwned', 'w')",
     "cr_frame": "async def c():\n    pass\n"
                 "c().cr_frame.f_globals",
+    "ag_await": "async def a():\n    yield 1\n"
+                "getattr(a(), 'ag_' + 'await')",
     "tb_frame": "try:\n    1 / 0\nexcept Exception as e:\n"
                 "    t = e.__traceback__\n"
                 "    t.tb_frame.f_back.f_globals['open']",
