@@ -2095,9 +2095,24 @@ static PyObject *guarded_compile(struct ev_profile *p, PyObject *args,
 	return check_compile(p, src, m, NULL, (f & EV_CF_ONLY_AST) != 0);
 }
 
+bool sb_eval_running(const char *which, PyObject *args, PyObject *kw)
+{
+	PyObject *src;
+
+	if (!cur)
+		return false;
+	if (strcmp(which, "compile") == 0)
+		return true;
+	src = arg(args, kw, 0, "source");
+	py.PyErr_Clear();
+	return !src || py.PyObject_IsInstance(src, ev.code_type) != 1;
+}
+
 PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 {
-	struct ev_profile *p = &profiles[default_profile];
+	/* inside an evaluation, the evaluation's profile: a named profile is
+	 * complete and independent of the default one */
+	struct ev_profile *p = cur ? cur->p : &profiles[default_profile];
 	bool is_eval = strcmp(which, "eval") == 0;
 	PyObject *src, *g, *l, *code, *ns = NULL, *res = NULL, *b;
 	enum sb_eval_namespace mode =

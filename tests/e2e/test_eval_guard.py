@@ -498,6 +498,33 @@ def test_escapes_fail(run_sb, tmp_cwd, label):
     assert not got["y"].startswith("OK"), got
 
 
+def test_a_library_eval_inside_an_evaluation_is_guarded(run_sb, tmp_cwd):
+    # typing.get_type_hints(f, {}) evaluates f's string annotation with
+    # its own eval() and an empty globals dict (so all of builtins): the
+    # library exemption of 5.7 let it run unguarded
+    src = ("import typing\n"
+           "def f(x: \"open('pwned', 'w')\"):\n    pass\n"
+           "typing.get_type_hints(f, {})")
+    r = run(run_sb, tmp_cwd, """\
+        expose-rw=.
+        python-import=typing
+        eval-syntax=func, import
+        eval-import=typing
+        eval-attribute=get_type_hints
+        """, f"""\
+        open("control", "w").write("the program itself may write here")
+        attempt("x", lambda: guarded_eval({src!r}, mode="exec"))
+        attempt("ok", lambda: guarded_eval("import typing\\n"
+                "def g(x: 'T'):\\n    pass\\n"
+                "typing.get_type_hints(g, {{'T': 1}})", mode="exec"))
+        """)
+    got = outcomes(r)
+    assert (tmp_cwd / "control").exists()
+    assert not (tmp_cwd / "pwned").exists(), got
+    assert not got["x"].startswith("OK"), got
+    assert got["ok"] == "OK None", got
+
+
 @pytest.mark.unprivileged
 def test_escapes_fail_unprivileged(run_sb, tmp_cwd):
     code = "".join(
