@@ -218,8 +218,9 @@ static void attr_hint(const char *name, char *add, size_t size)
 		snprintf(add, size, "no rule allows it: it looks attributes "
 			 "up by a name the eval guard does not see");
 	else if (is_dunder(name))
-		snprintf(add, size, "add: eval-magic=%.100s        \xe2\x9a\xa0 "
-			 "a dunder reaches the interpreter's internals", name);
+		snprintf(add, size,
+			 "add: eval-magic=%.100s        \xe2\x9a\xa0 a "
+			 "dunder reaches the interpreter's internals", name);
 	else
 		snprintf(add, size, "add: eval-attribute=%.100s", name);
 }
