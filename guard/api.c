@@ -250,10 +250,13 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 
 	snprintf(door, sizeof(door), "builtins.%s", w->attr);
 	/* with an eval-* default profile, application code is guarded
-	 * (eval.c) where it would be refused (5.7) */
-	if (sb_eval_enabled() && !sb_g.learning &&
-	    !(sb_api_lookup(door) >= 0 && allowed(sb_api_lookup(door))) &&
-	    !sb_guard_caller_is_library()) {
+	 * (eval.c) where it would be refused (5.7); inside an evaluation,
+	 * a library the evaluated code called is guarded too */
+	if (!sb_g.learning &&
+	    (sb_eval_running(w->attr, args, kw) ||
+	     (sb_eval_enabled() &&
+	      !(sb_api_lookup(door) >= 0 && allowed(sb_api_lookup(door))) &&
+	      !sb_guard_caller_is_library()))) {
 		dyn_door = w->attr;
 		res = sb_eval_builtin(w->attr, args, kw);
 		dyn_door = prev;

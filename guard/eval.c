@@ -11,7 +11,8 @@
  *   source).
  * - The namespace's __builtins__ holds exactly the eval-call names; the
  *   builtins that would undo the attribute rules (getattr, setattr, type,
- *   vars, __import__...) are replaced by checking versions. CPython's
+ *   vars, __import__...) or rebind the budget helpers (globals, locals)
+ *   are replaced by checking versions. CPython's
  *   injection of the full builtins never happens: a globals dict without
  *   __builtins__ gets ours.
  * - Budgets: the checked AST gets calls to two C helpers, __sb_tick() at
@@ -66,7 +67,8 @@ struct ev_allocator {
 	X(long long, PyLong_AsLongLong, (PyObject *))                          \
 	X(void, PyMem_GetAllocator, (int, struct ev_allocator *))              \
 	X(void, PyMem_SetAllocator, (int, struct ev_allocator *))              \
-	X(int, PyFrame_GetLineNumber, (PyObject *))
+	X(int, PyFrame_GetLineNumber, (PyObject *))                            \
+	X(PyObject *, PyDictProxy_New, (PyObject *))
 
 static struct {
 #define EV_FIELD(ret, name, args) ret(*name) args;
@@ -150,29 +152,33 @@ static bool list_has(const struct sb_strlist *l, const char *name)
 
 static bool list_exact(const struct sb_strlist *l, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->v[i], name) == 0)
-			return true;
-	return false;
+	return sb_str_in(name, l->v, l->n);
 }
 
 /* The frame-capture attributes: never, whatever the rules say. */
 static const char *const frame_attrs[] = {
-	"ag_code",  "ag_frame", "cr_await",  "cr_code",   "cr_frame",
-	"f_back",   "f_builtins", "f_globals", "f_locals", "f_trace",
-	"gi_code",  "gi_frame", "gi_yieldfrom", "tb_frame", "tb_next",
+	"ag_await", "ag_code",  "ag_frame",  "cr_await",     "cr_code",
+	"cr_frame", "f_back",   "f_builtins", "f_globals",   "f_locals",
+	"f_trace",  "gi_code",  "gi_frame",  "gi_yieldfrom", "tb_frame",
+	"tb_next",
 };
 
 static bool frame_attr(const char *name)
 {
-	size_t i;
+	return sb_str_in(name, frame_attrs, SB_ARRAY_LEN(frame_attrs));
+}
 
-	for (i = 0; i < SB_ARRAY_LEN(frame_attrs); i++)
-		if (strcmp(frame_attrs[i], name) == 0)
-			return true;
-	return false;
+/* Callables that look an attribute up by a name given at run time, in C or
+ * outside the evaluated code (operator, inspect): the attribute rules never
+ * see that name, so they are never reached, whatever the rules say. */
+static const char *const resolver_attrs[] = {
+	"attrgetter", "getattr_static", "getmembers", "getmembers_static",
+	"methodcaller",
+};
+
+static bool resolver_attr(const char *name)
+{
+	return sb_str_in(name, resolver_attrs, SB_ARRAY_LEN(resolver_attrs));
 }
 
 static bool call_allowed(const struct ev_profile *p, const char *name)
@@ -186,17 +192,48 @@ static bool in_set(PyObject *set, PyObject *name)
 	return set && py.PySet_Contains(set, name) == 1;
 }
 
+/* What the rules say of 'name' before eval-attribute: 0 refused whatever
+ * they say (frame attributes, resolvers, the guard's own names), dunders
+ * per eval-magic, -1 for eval-attribute to decide. Also judges the names
+ * 'from m import name' reads from a module. */
+static int attr_fixed(const struct ev_profile *p, const char *name)
+{
+	const struct sb_eval_profile *r = p->rules;
+
+	if (frame_attr(name) || resolver_attr(name) || strstr(name, "__sb_"))
+		return 0;
+	if (is_dunder(name))
+		return list_has(&r->allow[SB_EVAL_MAGIC], name) &&
+		       !list_has(&r->deny[SB_EVAL_MAGIC], name);
+	return -1;
+}
+
+/* The rule that would allow attribute 'name', or why none does. */
+static void attr_hint(const char *name, char *add, size_t size)
+{
+	if (frame_attr(name))
+		snprintf(add, size, "no rule allows it: frame attributes are "
+			 "refused whatever eval-attribute says");
+	else if (resolver_attr(name))
+		snprintf(add, size, "no rule allows it: it looks attributes "
+			 "up by a name the eval guard does not see");
+	else if (is_dunder(name))
+		snprintf(add, size,
+			 "add: eval-magic=%.100s        \xe2\x9a\xa0 a "
+			 "dunder reaches the interpreter's internals", name);
+	else
+		snprintf(add, size, "add: eval-attribute=%.100s", name);
+}
+
 /* 'name' as a str object and as UTF-8. */
 static bool attr_allowed(const struct ev_profile *p, PyObject *oname,
 			 const char *name)
 {
 	const struct sb_eval_profile *r = p->rules;
+	int fixed = attr_fixed(p, name);
 
-	if (frame_attr(name) || strstr(name, "__sb_"))
-		return false;
-	if (is_dunder(name))
-		return list_has(&r->allow[SB_EVAL_MAGIC], name) &&
-		       !list_has(&r->deny[SB_EVAL_MAGIC], name);
+	if (fixed >= 0)
+		return fixed;
 	if (list_has(&r->deny[SB_EVAL_ATTRIBUTE], name) ||
 	    in_set(p->group_deny, oname))
 		return false;
@@ -245,12 +282,7 @@ static const char *const part_nodes[] = {
 
 static bool part_node(const char *node)
 {
-	size_t i;
-
-	for (i = 0; i < SB_ARRAY_LEN(part_nodes); i++)
-		if (strcmp(part_nodes[i], node) == 0)
-			return true;
-	return false;
+	return sb_str_in(node, part_nodes, SB_ARRAY_LEN(part_nodes));
 }
 
 /* ---- exceptions ---- */
@@ -607,21 +639,46 @@ static void check_attribute(struct ev_check *c, PyObject *node,
 	if (!attr_allowed(c->p, o, name)) {
 		snprintf(what, sizeof(what), "attribute '%.100s' is not allowed",
 			 name);
-		if (frame_attr(name))
-			snprintf(add, sizeof(add),
-				 "no rule allows it: frame attributes are "
-				 "refused whatever eval-attribute says");
-		else if (is_dunder(name))
-			snprintf(add, sizeof(add),
-				 "add: eval-magic=%.100s        \xe2\x9a\xa0 a "
-				 "dunder reaches the interpreter's internals",
-				 name);
-		else
-			snprintf(add, sizeof(add), "add: eval-attribute=%.100s",
-				 name);
+		attr_hint(name, add, sizeof(add));
 		violation_at(c, pos, what, add);
 	}
 	py.Py_DecRef(o);
+}
+
+/* case C(attr=pattern): the class pattern reads each keyword's attribute
+ * from the subject, an attribute access like any other. */
+static void check_match_attrs(struct ev_check *c, PyObject *node,
+			      struct ev_pos *pos)
+{
+	PyObject *l = py.PyObject_GetAttrString(node, "kwd_attrs");
+	Py_ssize_t i, n = l ? py.PyList_Size(l) : -1;
+	char what[300], add[200];
+
+	if (n < 0) {
+		py.PyErr_Clear();
+		violation_at(c, pos, "a class pattern the guard cannot read",
+			     "no rule");
+	}
+	for (i = 0; i < n; i++) {
+		PyObject *o = py.PyList_GetItem(l, i);
+		const char *name = o ? py.PyUnicode_AsUTF8AndSize(o, NULL)
+				     : NULL;
+
+		if (!name) {
+			py.PyErr_Clear();
+			violation_at(c, pos, "an attribute the guard cannot "
+				     "read", "no rule");
+			continue;
+		}
+		if (attr_allowed(c->p, o, name))
+			continue;
+		snprintf(what, sizeof(what), "attribute '%.100s' in a class "
+			 "pattern is not allowed", name);
+		attr_hint(name, add, sizeof(add));
+		violation_at(c, pos, what, add);
+	}
+	if (l)
+		py.Py_DecRef(l);
 }
 
 static void check_import(struct ev_check *c, const char *mod,
@@ -642,7 +699,7 @@ static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
 {
 	PyObject *names = py.PyObject_GetAttrString(node, "names");
 	Py_ssize_t i, n;
-	char name[256], as[256], full[520];
+	char name[256], as[256], full[520], what[400], add[200];
 
 	if (!names)
 		return -1;
@@ -665,6 +722,15 @@ static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
 			if (!import_allowed(c->p, from) &&
 			    !import_allowed(c->p, full))
 				check_import(c, from, pos);
+			/* reads an attribute of the module: its dunders
+			 * (__builtins__...) are no freer than m.__x__ */
+			if (attr_fixed(c->p, name) == 0) {
+				snprintf(what, sizeof(what),
+					 "name '%.100s' imported from "
+					 "'%.100s' is not allowed", name, from);
+				attr_hint(name, add, sizeof(add));
+				violation_at(c, pos, what, add);
+			}
 		}
 	}
 	py.Py_DecRef(names);
@@ -953,6 +1019,8 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		check_syntax(c, name, &pos);
 	if (strcmp(name, "Attribute") == 0) {
 		check_attribute(c, node, &pos);
+	} else if (strcmp(name, "MatchClass") == 0) {
+		check_match_attrs(c, node, &pos);
 	} else if (strcmp(name, "Name") == 0) {
 		PyObject *ctx = py.PyObject_GetAttrString(node, "ctx");
 		PyObject *ct = ctx ? ev.PyObject_Type(ctx) : NULL;
@@ -1034,12 +1102,7 @@ out:
 
 static bool is_bound(const struct ev_check *c, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < c->nbound; i++)
-		if (strcmp(c->bound[i], name) == 0)
-			return true;
-	return false;
+	return sb_str_in(name, (const char *const *)c->bound, c->nbound);
 }
 
 /* Builtin names used but neither granted nor bound by the source. */
@@ -1364,6 +1427,11 @@ static int judge_attr(struct ev_profile *p, PyObject *name)
 		return raise_perm(s, "eval-attribute",
 				  "Frame attributes are refused whatever "
 				  "eval-attribute says.");
+	if (resolver_attr(s))
+		return raise_perm(s, "eval-attribute",
+				  "It looks attributes up by a name the eval "
+				  "guard does not see: refused whatever "
+				  "eval-attribute says.");
 	return raise_perm(s, is_dunder(s) ? "eval-magic" : "eval-attribute",
 			  NULL);
 }
@@ -1393,8 +1461,25 @@ static PyObject *g_attr_call(PyObject *self, PyObject *args, PyObject *kw,
 	return call_builtin(name, args, kw);
 }
 
+/* getattr(template, "format") hands out the bound method the checker
+ * refuses on a template it cannot read (check_format): the fields of the
+ * template would resolve attributes no rule judged. */
 static PyObject *g_getattr(PyObject *self, PyObject *args, PyObject *kw)
 {
+	PyObject *o = py.PyTuple_Size(args) >= 2 ? py.PyTuple_GetItem(args, 1)
+						 : NULL;
+	const char *s = o && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1
+				? py.PyUnicode_AsUTF8AndSize(o, NULL)
+				: NULL;
+
+	py.PyErr_Clear();
+	if (s && (!strcmp(s, "format") || !strcmp(s, "format_map"))) {
+		raise_perm(s, "eval-attribute",
+			   "getattr() of a template's format method is "
+			   "refused: the guard judges the fields of a literal "
+			   "template only; use an f-string.");
+		return NULL;
+	}
 	return g_attr_call(self, args, kw, "getattr");
 }
 
@@ -1426,19 +1511,57 @@ static PyObject *g_type(PyObject *self, PyObject *args, PyObject *kw)
 	return call_builtin("type", args, kw);
 }
 
-static PyObject *g_refuse(PyObject *self, PyObject *args, PyObject *kw)
+/* globals() and locals() hand out a read-only view: the namespace holds
+ * the budget helpers, and a code that could rebind __sb_tick (the name is
+ * refused in the source, not in a string built at run time) would run
+ * without eval-max-iterations or eval-timeout. */
+static PyObject *g_namespace(PyObject *args, PyObject *kw, const char *name)
 {
-	PyObject *n = py.PyObject_GetAttrString(self, "__name__");
-	const char *s = n ? py.PyUnicode_AsUTF8AndSize(n, NULL) : NULL;
+	PyObject *d = call_builtin(name, args, kw), *view;
 
-	(void)args;
-	(void)kw;
-	raise_perm(s ? s : "builtin", "eval-call",
+	if (!d)
+		return NULL;
+	view = ev.PyDictProxy_New(d);
+	py.Py_DecRef(d);
+	return view;
+}
+
+static PyObject *g_globals(PyObject *self, PyObject *args, PyObject *kw)
+{
+	(void)self;
+	return g_namespace(args, kw, "globals");
+}
+
+static PyObject *g_locals(PyObject *self, PyObject *args, PyObject *kw)
+{
+	(void)self;
+	return g_namespace(args, kw, "locals");
+}
+
+/* 'self' is the profile's capsule, which has no name: each refused
+ * builtin names itself. */
+static PyObject *refuse(const char *name)
+{
+	raise_perm(name, "eval-call",
 		   "The eval guard never hands this builtin to evaluated "
 		   "code: it reaches objects the rules cannot see.");
-	if (n)
-		py.Py_DecRef(n);
 	return NULL;
+}
+
+static PyObject *g_vars(PyObject *self, PyObject *args, PyObject *kw)
+{
+	(void)self;
+	(void)args;
+	(void)kw;
+	return refuse("vars");
+}
+
+static PyObject *g_breakpoint(PyObject *self, PyObject *args, PyObject *kw)
+{
+	(void)self;
+	(void)args;
+	(void)kw;
+	return refuse("breakpoint");
 }
 
 static PyObject *g_import(PyObject *self, PyObject *args, PyObject *kw)
@@ -1477,8 +1600,10 @@ static struct ev_guarded guarded_builtins[] = {
 	{ "setattr", (void *)g_setattr, { 0 } },
 	{ "delattr", (void *)g_delattr, { 0 } },
 	{ "type", (void *)g_type, { 0 } },
-	{ "vars", (void *)g_refuse, { 0 } },
-	{ "breakpoint", (void *)g_refuse, { 0 } },
+	{ "globals", (void *)g_globals, { 0 } },
+	{ "locals", (void *)g_locals, { 0 } },
+	{ "vars", (void *)g_vars, { 0 } },
+	{ "breakpoint", (void *)g_breakpoint, { 0 } },
 	{ "__import__", (void *)g_import, { 0 } },
 };
 
@@ -1971,9 +2096,24 @@ static PyObject *guarded_compile(struct ev_profile *p, PyObject *args,
 	return check_compile(p, src, m, NULL, (f & EV_CF_ONLY_AST) != 0);
 }
 
+bool sb_eval_running(const char *which, PyObject *args, PyObject *kw)
+{
+	PyObject *src;
+
+	if (!cur)
+		return false;
+	if (strcmp(which, "compile") == 0)
+		return true;
+	src = arg(args, kw, 0, "source");
+	py.PyErr_Clear();
+	return !src || py.PyObject_IsInstance(src, ev.code_type) != 1;
+}
+
 PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 {
-	struct ev_profile *p = &profiles[default_profile];
+	/* inside an evaluation, the evaluation's profile: a named profile is
+	 * complete and independent of the default one */
+	struct ev_profile *p = cur ? cur->p : &profiles[default_profile];
 	bool is_eval = strcmp(which, "eval") == 0;
 	PyObject *src, *g, *l, *code, *ns = NULL, *res = NULL, *b;
 	enum sb_eval_namespace mode =

@@ -18,7 +18,15 @@ int sb_eval_arm(void);
  * application code are then guarded instead of refused)? */
 bool sb_eval_enabled(void);
 
-/* eval, exec or compile ('which') called from application code, guarded.
+/* Is an evaluation running on this thread, and is this eval/exec of a
+ * source (or a compile)? Then it is the evaluated code's, whoever calls
+ * it: a library function it reached (typing.get_type_hints(f, {})
+ * evaluating an annotation) is not exempt. A code object a library runs
+ * (the import system executing a module) stays with the API guard. */
+bool sb_eval_running(const char *which, PyObject *args, PyObject *kw);
+
+/* eval, exec or compile ('which') called from application code or while an
+ * evaluation runs, guarded by the evaluation's profile or the default one.
  * A new reference, or NULL with an exception set. */
 PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw);
 

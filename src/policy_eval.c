@@ -121,22 +121,13 @@ const char *sb_eval_syntax_group(const char *node)
 
 bool sb_eval_core_node(const char *node)
 {
-	size_t i;
-
-	for (i = 0; i < SB_ARRAY_LEN(core_nodes); i++)
-		if (strcmp(core_nodes[i], node) == 0)
-			return true;
-	return false;
+	return sb_str_in(node, core_nodes, SB_ARRAY_LEN(core_nodes));
 }
 
 bool sb_eval_sensitive_builtin(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < SB_ARRAY_LEN(sensitive_builtins); i++)
-		if (strcmp(sensitive_builtins[i], name) == 0)
-			return true;
-	return false;
+	return sb_str_in(name, sensitive_builtins,
+			 SB_ARRAY_LEN(sensitive_builtins));
 }
 
 static const char *const namespace_modes[] = { "adaptive", "closed", "caller" };
@@ -294,24 +285,11 @@ static bool is_dunder(const char *s)
 	       s[n - 2] == '_';
 }
 
-static bool in_table(const char *s, const char *const *table, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(s, table[i]) == 0)
-			return true;
-	return false;
-}
-
 /* Order is irrelevant to the rules, but stable order keeps output stable. */
 static void list_add(struct sb_arena *a, struct sb_strlist *l, const char *s)
 {
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->v[i], s) == 0)
-			return;
+	if (sb_str_in(s, l->v, l->n))
+		return;
 	l->v = sb_arena_grow(a, l->v, &l->cap, l->n + 1, sizeof(*l->v));
 	l->v[l->n++] = s;
 }
@@ -472,7 +450,7 @@ static bool check_token(struct sb_policy *p, const struct sb_line *l,
 			 l->text, tok);
 		return false;
 	case SB_EVAL_ATTRIBUTE:
-		if (in_table(tok, attribute_groups,
+		if (sb_str_in(tok, attribute_groups,
 			     SB_ARRAY_LEN(attribute_groups)))
 			return true;
 		/* Dunders are eval-magic's business; granting one here

@@ -225,6 +225,16 @@ bool sb_str_ieq(const char *a, const char *b)
 	return *a == *b;
 }
 
+bool sb_str_in(const char *s, const char *const *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
 /* Find 'lit' (length n) in s; memmem is linear in glibc (two-way). */
 static const char *find_lit(const char *s, const char *lit, size_t n)
 {

@@ -352,6 +352,42 @@ def test_catching_the_interruption_does_not_help(run_sb, tmp_cwd):
         "EvalInterrupted evaluation interrupted: eval-max-iterations=100"
 
 
+def test_vars_and_breakpoint_are_refused_by_name(run_sb, tmp_cwd):
+    # the refusal used to be a SystemError: it read __name__ from the
+    # profile's capsule and raised with that AttributeError still set
+    r = run(run_sb, tmp_cwd, "eval-call=vars, breakpoint\n", """\
+        attempt("vars", lambda: guarded_eval("vars()"))
+        attempt("breakpoint", lambda: guarded_eval("breakpoint()"))
+        """)
+    got = outcomes(r)
+    for name in ("vars", "breakpoint"):
+        assert got[name].startswith(
+            f"RuleEvalPermissionError '{name}' is denied by the eval "
+            "guard."), got
+
+
+def test_the_budget_helpers_cannot_be_rebound(run_sb, tmp_cwd):
+    # '__sb_tick' built at run time escapes the static refusal of __sb_
+    # names; a writable globals()/locals() let the code rebind the helper
+    # and loop past eval-max-iterations
+    r = run(run_sb, tmp_cwd, """\
+        eval-syntax=loop, assign, subscript, arith, compare
+        eval-call=locals, globals, dict
+        eval-max-iterations=1000
+        """, """\
+        for fn in ("locals", "globals"):
+            src = (fn + "()['__sb' + '_tick'] = dict\\n"
+                   "i = 0\\nwhile i < 100000:\\n    i = i + 1\\n")
+            attempt(fn, lambda: guarded_eval(src, mode="exec"))
+        attempt("read", lambda: sorted(guarded_eval("globals()"))[0])
+        """, timeout=scaled(60))
+    got = outcomes(r)
+    for fn in ("locals", "globals"):
+        assert got[fn].startswith("TypeError 'mappingproxy' object does "
+                                  "not support item assignment"), got
+    assert got["read"] == "OK '__builtins__'"
+
+
 @pytest.mark.parametrize("src", ["'a' * 10**8", "[0] * 10**8",
                                  "2 ** 10**8", "f'{1:100000000}'"])
 def test_allocations_are_refused_before_they_happen(run_sb, tmp_cwd, src):
@@ -371,10 +407,11 @@ def test_allocations_are_refused_before_they_happen(run_sb, tmp_cwd, src):
 
 PERMISSIVE = """\
     expose-rw=.
-    python-import=os, operator, shutil
+    python-import=os, operator, shutil, types
+    eval-import=operator, types
     eval-syntax=arith, compare, conditional, loop, comprehension, assign
     eval-syntax=func, async, class, exception, context, subscript, fstring
-    eval-syntax=yield, import
+    eval-syntax=yield, import, Match, match_case, MatchClass, MatchAs
     eval-call=getattr, setattr, type, vars, dir, globals, hasattr, print
     eval-call=len, str, iter, next, isinstance, object, Exception
     eval-call=BaseException, list, dict, tuple, super, classmethod
@@ -395,6 +432,8 @@ ESCAPES = {
                 f"['open']('pwned', 'w')",
     "cr_frame": "async def c():\n    pass\n"
                 "c().cr_frame.f_globals",
+    "ag_await": "async def a():\n    yield 1\n"
+                "getattr(a(), 'ag_' + 'await')",
     "tb_frame": "try:\n    1 / 0\nexcept Exception as e:\n"
                 "    t = e.__traceback__\n"
                 "    t.tb_frame.f_back.f_globals['open']",
@@ -404,6 +443,8 @@ ESCAPES = {
     "getattr_dunder": "getattr((), '_' + '_class__')",
     "str_format": "'{0.__class__.__base__.__subclasses__}'.format(1)",
     "fstring": "f'{().__class__.__base__}'",
+    "getattr_format": "f = getattr('{0.__class__.__base__}', 'format')\n"
+                      "print(f(1))",
     "reduce": "(1).__reduce_ex__(2)",
     "decorator": "@print\ndef f(x=().__class__):\n    pass",
     "default_arg": "def f(x=(lambda: 0).__globals__):\n    return x\nf()",
@@ -412,7 +453,24 @@ ESCAPES = {
     "type3": "type('A', (object,), {'x': 1})",
     "vars": "vars(print)",
     "attrgetter": "import operator\n"
-                  "operator.attrgetter('__globals__')(print)",
+                  "s = operator.methodcaller('__subclasses__')(object)\n"
+                  "n = operator.attrgetter('__name__')\n"
+                  "w = [c for c in s if n(c) == 'catch_warnings'][0]\n"
+                  "g = operator.attrgetter('__init__.__globals__')(w)\n"
+                  "g['__builtins__']['open']('pwned', 'w')",
+    "attrgetter_from": "from operator import attrgetter as a\n"
+                       "a('__init__.__globals__')",
+    "attrgetter_getattr": "import operator\n"
+                          "getattr(operator, 'attr' + 'getter')",
+    "match_class_dunder": "match print:\n"
+                          "    case object(__self__=object(open=o)):\n"
+                          "        o('pwned', 'w')",
+    "match_class_frame": "g = (x for x in [1])\n"
+                         "match g:\n"
+                         "    case object(gi_frame=f):\n"
+                         "        pass",
+    "from_import_dunder": "from types import __builtins__ as b\n"
+                          "b['open']('pwned', 'w')",
     "granted_module": "shutil.os.open('pwned', 65)",
     "import_os": "import os\nos.open('pwned', 65)",
     "dunder_import": "__import__('os').open('pwned', 65)",
@@ -438,6 +496,33 @@ def test_escapes_fail(run_sb, tmp_cwd, label):
     assert not (tmp_cwd / "pwned").exists(), got
     assert not got["x"].startswith("OK"), got
     assert not got["y"].startswith("OK"), got
+
+
+def test_a_library_eval_inside_an_evaluation_is_guarded(run_sb, tmp_cwd):
+    # typing.get_type_hints(f, {}) evaluates f's string annotation with
+    # its own eval() and an empty globals dict (so all of builtins): the
+    # library exemption of 5.7 let it run unguarded
+    src = ("import typing\n"
+           "def f(x: \"open('pwned', 'w')\"):\n    pass\n"
+           "typing.get_type_hints(f, {})")
+    r = run(run_sb, tmp_cwd, """\
+        expose-rw=.
+        python-import=typing
+        eval-syntax=func, import
+        eval-import=typing
+        eval-attribute=get_type_hints
+        """, f"""\
+        open("control", "w").write("the program itself may write here")
+        attempt("x", lambda: guarded_eval({src!r}, mode="exec"))
+        attempt("ok", lambda: guarded_eval("import typing\\n"
+                "def g(x: 'T'):\\n    pass\\n"
+                "typing.get_type_hints(g, {{'T': 1}})", mode="exec"))
+        """)
+    got = outcomes(r)
+    assert (tmp_cwd / "control").exists()
+    assert not (tmp_cwd / "pwned").exists(), got
+    assert not got["x"].startswith("OK"), got
+    assert got["ok"] == "OK None", got
 
 
 @pytest.mark.unprivileged
