@@ -373,10 +373,11 @@ static void dest_note(const struct sb_addr *a, unsigned dir, char *out,
 /* A connection this process listens for (net= port 'self'), or, where
  * /proc can be read (not under Landlock), one it started listens for;
  * never another process's port, whoever owns it. */
-static bool own_port(unsigned kind, unsigned dir, uint16_t port)
+static bool own_port(unsigned kind, unsigned dir, const struct sb_addr *a,
+		     uint16_t port)
 {
 	return kind == SB_NET_TCP && dir == SB_NET_OUT &&
-	       (sb_self_port_own(port) || sb_self_port(port, getpid()));
+	       (sb_self_port_own(a, port) || sb_self_port(a, port, getpid()));
 }
 
 static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
@@ -387,7 +388,7 @@ static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
 
 	if (r || !(self = sb_net_self_rule(sb_g.policy, kind, dir, a)))
 		return r;
-	return own_port(kind, dir, port) ? self : NULL;
+	return own_port(kind, dir, a, port) ? self : NULL;
 }
 
 /* Judge every address a host stands for (E13): all must be allowed. 'name'
@@ -418,7 +419,7 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 				d[0] = addrs[i];
 			/* a port of this run is learned as 'self': the next
 			 * run listens on another */
-			if (own_port(kind, dir, (uint16_t)port))
+			if (own_port(kind, dir, &addrs[i], (uint16_t)port))
 				snprintf(pbuf, sizeof(pbuf), "self");
 			else
 				snprintf(pbuf, sizeof(pbuf), "%u", port);

@@ -223,11 +223,12 @@ static void record_net(struct sb_learn_native *n, bool udp, bool in,
 	struct sb_addr a;
 	char pbuf[16];
 	size_t i;
-	/* a port this run listens on is another one next time */
-	bool self = !udp && !in && sb_self_port((uint16_t)port, n->root);
+	bool self;
 
 	if (sb_addr_parse(addr, &a) != 0)
 		return;
+	/* a port this run listens on is another one next time */
+	self = !udp && !in && sb_self_port(&a, (uint16_t)port, n->root);
 	/* the guard saw the same call first (its audit hook runs before the
 	 * system call) and knows the host name: its record says more. A
 	 * name it could not resolve is recorded with the any address. */

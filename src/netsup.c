@@ -159,7 +159,7 @@ static bool allowed(const struct sb_policy *p, const struct call *c,
 		return false; /* ICMP, SCTP...: no net= rule names them */
 	r = sb_net_decide(p, kind, dir, a, port);
 	if (!r && sb_net_self_rule(p, kind, dir, a))
-		return sb_self_port(port, self_root);
+		return sb_self_port(a, port, self_root);
 	return r && r->allow;
 }
 

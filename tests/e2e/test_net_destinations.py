@@ -454,3 +454,45 @@ t("connected", lambda: send(query("other.example"), "connect"))
     while len(fake_dns.seen()) < 2 and time.monotonic() < deadline:
         pass
     assert sorted(fake_dns.seen()) == ["other.example", SECRET]
+
+
+def test_self_port_is_the_sandbox_listener_address_not_its_port_number(
+        run_sb, tmp_cwd, layer, who):
+    """Port 'self' counted a port number: a program that listened on
+    127.0.0.2:P (an IN rule allows it) had every connection to port P made
+    'self', so net=ALLOW|TCP|127.0.0.1/32|self|OUT reached another
+    process's listener on 127.0.0.1:P. The listener must be the sandbox's
+    for the address connected to; its own listener still works."""
+    outside = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    outside.bind(("127.0.0.1", 0))
+    outside.listen(8)
+    port = outside.getsockname()[1]
+    outside.settimeout(0.2)
+    body = '''
+srv = socket.socket(A4, socket.SOCK_STREAM)
+srv.bind(("127.0.0.2", P))
+srv.listen(8)
+t("own", lambda: socket.create_connection(("127.0.0.2", P), timeout=5)
+  .close())
+t("other", lambda: socket.create_connection(("127.0.0.1", P), timeout=5)
+  .close())
+t("other_mapped", lambda: tcp(A6, "::ffff:127.0.0.1"))
+'''
+    try:
+        out, err = _run(run_sb, tmp_cwd, layer, who,
+                        [f"net=ALLOW|TCP|127.0.0.2|{port}|IN",
+                         "net=ALLOW|TCP|127.0.0.0/8|self|OUT"],
+                        body, port, 0)
+        accepted = 0
+        try:
+            while True:
+                outside.accept()[0].close()
+                accepted += 1
+        except OSError:
+            pass
+    finally:
+        outside.close()
+    assert out["own"] == "OK None", (out, err)
+    assert accepted == 0, (out, err)
+    for label in ("other", "other_mapped"):
+        assert _refused(layer, out[label]), (label, out[label], err)
