@@ -1002,6 +1002,16 @@ static PyObject *address_for(enum net_op op, PyObject *sock, PyObject *addr)
 	return out;
 }
 
+/* Is the socket corked (UDP_CORK), or can that not be told? */
+static bool udp_corked(int fd)
+{
+	socklen_t ol = sizeof(int);
+	int v = 1;
+
+	return getsockopt(fd, IPPROTO_UDP, 1 /* UDP_CORK */, &v, &ol) < 0 ||
+	       v != 0;
+}
+
 /* sendto(data[, flags], address) of a UDP socket to port 53: the query
  * is read and judged (sb_dns_query_judge), then sent with arguments of
  * exact types under a permit for check_dns_port(). NULL with an exception,
@@ -1035,6 +1045,15 @@ static PyObject *dns_sendto_call(struct meth_wrap *m, PyObject *args,
 		return NULL; /* CPython's TypeError, then the event refuses */
 	}
 	*done = true;
+	if ((flags & MSG_MORE) || udp_corked(si.fd)) {
+		/* the query would stay pending and a send() nobody judges
+		 * would append to it */
+		sb_buf_printf(&b,
+			      "Guard sendto to port %ld DENIED: a corked datagram (MSG_MORE, UDP_CORK) is not a plain DNS query; unless net=ALLOW|UDP|*|53|OUT lets every name through, a query goes out alone.",
+			      port);
+		raise_buf(&b);
+		return NULL;
+	}
 	data = py.PyBytes_FromObject(py.PyTuple_GetItem(args, 1));
 	if (!data)
 		return NULL;

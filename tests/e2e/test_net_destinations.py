@@ -306,7 +306,7 @@ class FakeDns:
                 continue
         else:
             pytest.skip("no free 127.0.0.x:53")
-        self.names = []
+        self.names, self.raw = [], []
         self.lock = threading.Lock()
         threading.Thread(target=self._serve, daemon=True).start()
 
@@ -323,11 +323,17 @@ class FakeDns:
             with self.lock:
                 self.names.append(b".".join(labels).decode("ascii",
                                                            "replace"))
+                self.raw.append(data)
 
     def seen(self):
         time.sleep(0.2)
         with self.lock:
             return list(self.names)
+
+    def datagrams(self):
+        time.sleep(0.2)
+        with self.lock:
+            return list(self.raw)
 
     def close(self):
         self.sock.close()
@@ -495,4 +501,47 @@ t("other_mapped", lambda: tcp(A6, "::ffff:127.0.0.1"))
     assert out["own"] == "OK None", (out, err)
     assert accepted == 0, (out, err)
     for label in ("other", "other_mapped"):
+        assert _refused(layer, out[label]), (label, out[label], err)
+
+
+def test_a_corked_query_carries_nothing_after_it(run_sb, tmp_cwd, layer,
+                                                 who, fake_dns, counters):
+    """A query for a named host sent with MSG_MORE, or on a socket with
+    UDP_CORK, stays pending in the kernel: a later write() or send()
+    without an address, which nobody judges, appended any bytes to it and
+    they left for the resolver with the query. Both refused now."""
+    tcp_c, udp_c = counters
+    body = DNS_PRELUDE + f'''
+import os
+N = {SECRET!r}
+
+
+def corked(how):
+    s = socket.socket(A4, socket.SOCK_DGRAM)
+    try:
+        if how == "cork":
+            s.setsockopt(socket.IPPROTO_UDP, 1, 1)  # UDP_CORK
+            s.sendto(query("localhost"), (R, 53))
+        else:
+            s.sendto(query("localhost"), socket.MSG_MORE, (R, 53))
+        os.write(s.fileno(), N.encode())
+        if how == "cork":
+            s.setsockopt(socket.IPPROTO_UDP, 1, 0)
+        return "sent"
+    finally:
+        s.close()
+
+
+t("plain", lambda: send(query("localhost")))
+t("msg_more", lambda: corked("msg_more"))
+t("cork", lambda: corked("cork"))
+'''
+    out, err = _run(run_sb, tmp_cwd, layer, who,
+                    [f"net=ALLOW|UDP|{fake_dns.addr}|53|OUT",
+                     "net=ALLOW|TCP|localhost|9|OUT"], body,
+                    tcp_c.port, udp_c.port, fake_dns.addr)
+    raw = fake_dns.datagrams()
+    assert not [d for d in raw if b"s3cr3t" in d], (raw, out, err)
+    assert out["plain"] == "OK 'sent'", (out, err)
+    for label in ("msg_more", "cork"):
         assert _refused(layer, out[label]), (label, out[label], err)
