@@ -414,8 +414,7 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 
 			/* the rule names where the kernel connects: an
 			 * outbound 0.0.0.0 is learned as 127.0.0.1 */
-			if (sb_addr_destinations(&addrs[i], dir, d) != 1 ||
-			    !note_differs(&addrs[i], dir))
+			if (sb_addr_destinations(&addrs[i], dir, d) != 1)
 				d[0] = addrs[i];
 			/* a port of this run is learned as 'self': the next
 			 * run listens on another */

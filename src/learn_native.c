@@ -220,13 +220,20 @@ static void record_net(struct sb_learn_native *n, bool udp, bool in,
 		       const char *addr, unsigned port)
 {
 	const struct sb_learned *l = &n->s->learned;
-	struct sb_addr a;
-	char pbuf[16];
+	struct sb_addr a, d[2];
+	char pbuf[16], text[INET6_ADDRSTRLEN];
 	size_t i;
 	bool self;
 
 	if (sb_addr_parse(addr, &a) != 0)
 		return;
+	/* the rule names where the kernel connects, as the guard records
+	 * it: an outbound 0.0.0.0 is 127.0.0.1, ::ffff:a.b.c.d is a.b.c.d */
+	if (sb_addr_destinations(&a, in ? SB_NET_IN : SB_NET_OUT, d) == 1 &&
+	    inet_ntop(d[0].family, d[0].bytes, text, sizeof(text))) {
+		a = d[0];
+		addr = text;
+	}
 	/* a port this run listens on is another one next time */
 	self = !udp && !in && sb_self_port(&a, (uint16_t)port, n->root);
 	/* the guard saw the same call first (its audit hook runs before the
@@ -474,12 +481,7 @@ static void on_addr(struct sb_learn_native *n, pid_t pid, int sock,
 	} else if (ss->ss_family == AF_INET6 && len >= 24) {
 		const struct sockaddr_in6 *in6 = (const void *)ss;
 
-		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-			inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], text,
-				  sizeof(text));
-		else
-			inet_ntop(AF_INET6, &in6->sin6_addr, text,
-				  sizeof(text));
+		inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
 		record_net(n, udp, in, text, ntohs(in6->sin6_port));
 	}
 }
