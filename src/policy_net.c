@@ -450,20 +450,31 @@ const struct sb_net_rule *sb_net_self_rule(const struct sb_policy *p,
 					   unsigned kind, unsigned dir,
 					   const struct sb_addr *addr)
 {
-	struct sb_addr canon;
-	size_t i;
+	const struct sb_net_rule *first = NULL;
+	struct sb_addr dest[2];
+	size_t i, k, n;
 
 	if (!addr || !addr_bits(addr->family))
 		return NULL;
-	sb_addr_canonical(addr, &canon);
-	for (i = 0; i < p->nets.n; i++) {
-		const struct sb_net_rule *r = &p->nets.v[i];
+	/* where the kernel connects, as sb_net_decide judges it: all of
+	 * the destinations must match */
+	n = sb_addr_destinations(addr, dir, dest);
+	for (k = 0; k < n; k++) {
+		const struct sb_net_rule *m = NULL;
 
-		if (r->allow && r->self && (r->kinds & kind) &&
-		    (r->dirs & dir) && net_match(r, &canon))
-			return r;
+		for (i = 0; i < p->nets.n && !m; i++) {
+			const struct sb_net_rule *r = &p->nets.v[i];
+
+			if (r->allow && r->self && (r->kinds & kind) &&
+			    (r->dirs & dir) && net_match(r, &dest[k]))
+				m = r;
+		}
+		if (!m)
+			return NULL;
+		if (!first)
+			first = m;
 	}
-	return NULL;
+	return first;
 }
 
 /* Equal host names: ASCII case folded, one trailing dot ignored. */

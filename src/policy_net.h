@@ -70,7 +70,8 @@ const struct sb_net_rule *sb_net_decide(const struct sb_policy *p,
 					uint16_t port);
 
 /* The ALLOW rule with port 'self' (the ports the sandbox listens on) that
- * matches a TCP connection to 'addr', or NULL. sb_net_decide never returns
+ * matches a TCP connection to 'addr' (every address the kernel connects
+ * to for it, sb_addr_destinations), or NULL. sb_net_decide never returns
  * such a rule: a caller that got NULL from it asks this, then whether the
  * port is one the sandbox listens on (selfport.c). */
 const struct sb_net_rule *sb_net_self_rule(const struct sb_policy *p,

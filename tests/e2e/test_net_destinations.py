@@ -483,6 +483,7 @@ t("own", lambda: socket.create_connection(("127.0.0.2", P), timeout=5)
 t("other", lambda: socket.create_connection(("127.0.0.1", P), timeout=5)
   .close())
 t("other_mapped", lambda: tcp(A6, "::ffff:127.0.0.1"))
+t("other_any", lambda: tcp(A4, "0.0.0.0"))
 '''
     try:
         out, err = _run(run_sb, tmp_cwd, layer, who,
@@ -500,7 +501,7 @@ t("other_mapped", lambda: tcp(A6, "::ffff:127.0.0.1"))
         outside.close()
     assert out["own"] == "OK None", (out, err)
     assert accepted == 0, (out, err)
-    for label in ("other", "other_mapped"):
+    for label in ("other", "other_mapped", "other_any"):
         assert _refused(layer, out[label]), (label, out[label], err)
 
 

@@ -341,7 +341,7 @@ static void bad(const char *text, struct sb_ref ref, const char *want)
 /* port 'self': the ports the sandbox listens on, TCP going out only */
 static void test_self_port(void)
 {
-	struct sb_addr lo, other;
+	struct sb_addr lo, other, any;
 	struct t t;
 
 	one(&t, "net=ALLOW|TCP|127.0.0.1/32| self |OUT", 1);
@@ -358,6 +358,14 @@ static void test_self_port(void)
 	   "self: not for another address");
 	ok(sb_net_self_rule(&t.p, SB_NET_UDP, SB_NET_OUT, &lo) == NULL,
 	   "self: not for UDP");
+	/* judged where the kernel connects, as sb_net_decide does */
+	sb_addr_parse("0.0.0.0", &any);
+	ok(sb_net_self_rule(&t.p, SB_NET_TCP, SB_NET_OUT, &any) ==
+		   &t.p.nets.v[0],
+	   "self: 0.0.0.0 going out is 127.0.0.1");
+	sb_addr_parse("0.1.2.3", &any);
+	ok(sb_net_self_rule(&t.p, SB_NET_TCP, SB_NET_OUT, &any) == NULL,
+	   "self: 0.1.2.3 is itself too, which the rule does not name");
 	t_free(&t);
 	bad("net=ALLOW|TCP|127.0.0.1|self|IN", FILE_REF,
 	    ".py-sandboxes(3): In 'net=ALLOW|TCP|127.0.0.1|self|IN', port "
