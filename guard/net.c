@@ -411,22 +411,27 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 		if (sb_g.learning) {
 			char pbuf[16];
 			struct sb_addr d[2];
+			size_t nd, k;
 
-			/* the rule names where the kernel connects: an
+			/* the rules name where the kernel connects (all of
+			 * it: a broadcast is itself and loopback); an
 			 * outbound 0.0.0.0 is learned as 127.0.0.1 */
-			if (sb_addr_destinations(&addrs[i], dir, d) != 1)
-				d[0] = addrs[i];
+			nd = sb_addr_destinations(&addrs[i], dir, d);
 			/* a port of this run is learned as 'self': the next
 			 * run listens on another */
 			if (own_port(kind, dir, &addrs[i], (uint16_t)port))
 				snprintf(pbuf, sizeof(pbuf), "self");
 			else
 				snprintf(pbuf, sizeof(pbuf), "%u", port);
-			sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
-					dir == SB_NET_IN ? "in" : "out",
-					addr_text(&d[0], ip), pbuf,
-					name ? name : learned_host(&addrs[i]),
-					NULL);
+			for (k = 0; k < nd; k++)
+				sb_learn_record("net",
+						kind == SB_NET_UDP ? "udp"
+								   : "tcp",
+						dir == SB_NET_IN ? "in" : "out",
+						addr_text(&d[k], ip), pbuf,
+						name ? name
+						     : learned_host(&addrs[i]),
+						NULL);
 			continue;
 		}
 		dest_note(&addrs[i], dir, note, sizeof(note));

@@ -317,13 +317,24 @@ size_t sb_addr_destinations(const struct sb_addr *in, unsigned dir,
 {
 	static const struct sb_addr loop4 = { AF_INET, { 127, 0, 0, 1 } };
 	static const struct sb_addr loop6 = { AF_INET6, { [15] = 1 } };
-	static const uint8_t zero[16];
+	static const uint8_t zero[16], bcast[4] = { 255, 255, 255, 255 };
 	struct sb_addr c;
 
 	sb_addr_canonical(in, &c);
 	out[0] = c;
 	if (!(dir & SB_NET_OUT))
 		return 1;
+	/* a broadcast or multicast datagram also reaches this host's own
+	 * sockets (bound to the wildcard), whatever a rule calls loopback */
+	if (c.family == AF_INET6 && c.bytes[0] == 0xff) {
+		out[1] = loop6;
+		return 2;
+	}
+	if (c.family == AF_INET &&
+	    ((c.bytes[0] & 0xf0) == 0xe0 || !memcmp(c.bytes, bcast, 4))) {
+		out[1] = loop4;
+		return 2;
+	}
 	/* connect() and sendto() to the unspecified address reach this host:
 	 * the kernel routes 0.0.0.0 to 127.0.0.1 and :: to ::1 */
 	if (c.family == AF_INET6 && !memcmp(c.bytes, zero, 16)) {

@@ -546,3 +546,63 @@ t("cork", lambda: corked("cork"))
     assert out["plain"] == "OK 'sent'", (out, err)
     for label in ("msg_more", "cork"):
         assert _refused(layer, out[label]), (label, out[label], err)
+
+
+def _reaches_this_host(dest):
+    """Does a datagram to 'dest' (broadcast, multicast) come back to a
+    socket of this host bound to 0.0.0.0? Outside any sandbox."""
+    r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        r.bind(("0.0.0.0", 0))
+        r.settimeout(1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+        s.sendto(b"probe", (dest, r.getsockname()[1]))
+        return r.recv(16) == b"probe"
+    except OSError:
+        return False
+    finally:
+        r.close()
+        s.close()
+
+
+@pytest.mark.parametrize("dest", ["255.255.255.255", "224.0.0.1"])
+def test_a_broadcast_or_multicast_is_judged_as_loopback_too(
+        run_sb, tmp_cwd, layer, who, dest):
+    """A datagram to 255.255.255.255 or a multicast group is looped back
+    to this host's sockets bound to 0.0.0.0: it reached them past a DENY
+    of 127.0.0.0/8 (and of the private networks). It is judged as itself
+    and as loopback now."""
+    if not _reaches_this_host(dest):
+        pytest.skip(f"a datagram to {dest} does not come back to this host "
+                    "here (no route for it)")
+    c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    c.bind(("0.0.0.0", 0))
+    c.settimeout(1)
+    body = f'''
+def bcast():
+    s = socket.socket(A4, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+    return s.sendto(b"leak", ({dest!r}, U))
+
+
+t("send", bcast)
+'''
+    try:
+        out, err = _run(run_sb, tmp_cwd, layer, who,
+                        ["net=DENY|*|127.0.0.0/8|*|OUT",
+                         "net=DENY|*|10.0.0.0/8|*|OUT",
+                         "net=DENY|*|172.16.0.0/12|*|OUT",
+                         "net=DENY|*|192.168.0.0/16|*|OUT",
+                         "net=ALLOW|*|*|*|*"],
+                        body, 0, c.getsockname()[1])
+        got = []
+        try:
+            while True:
+                got.append(c.recv(16))
+        except OSError:
+            pass
+    finally:
+        c.close()
+    assert got == [], (got, out, err)
+    assert _refused(layer, out["send"]), (out, err)

@@ -1343,6 +1343,39 @@ static void test_destinations(void)
 	n = sb_addr_destinations(&a, SB_NET_OUT, d);
 	ok(n == 1 && d[0].family == AF_INET6 && d[0].bytes[15] == 1,
 	   "destinations: :: OUT is ::1");
+	a = A("255.255.255.255");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 2 && d[0].bytes[0] == 255 && d[1].bytes[0] == 127,
+	   "destinations: the broadcast OUT is itself and loopback");
+	a = A("239.1.2.3");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 2 && d[0].bytes[0] == 239 && d[1].bytes[0] == 127,
+	   "destinations: multicast OUT is itself and loopback");
+	a = A("::ffff:224.0.0.1");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 2 && d[0].bytes[0] == 224 && d[1].bytes[0] == 127,
+	   "destinations: mapped multicast OUT is itself and loopback");
+	a = A("ff02::1");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 2 && d[0].bytes[0] == 0xff && d[1].family == AF_INET6 &&
+		   d[1].bytes[15] == 1,
+	   "destinations: IPv6 multicast OUT is itself and ::1");
+	n = sb_addr_destinations(&a, SB_NET_IN, d);
+	ok(n == 1, "destinations: multicast IN is itself");
+	a = A("192.0.2.255");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 1, "destinations: a unicast address is itself");
+
+	t_init(&t);
+	parse(&t, "net=DENY|*|127.0.0.0/8|*|OUT");
+	parse(&t, "net=ALLOW|*|*|*|*");
+	is_str(decide(&t, SB_NET_UDP, SB_NET_OUT, "255.255.255.255", 9),
+	       "deny:net=DENY|*|127.0.0.0/8|*|OUT",
+	       "a loopback DENY refuses the broadcast");
+	is_str(decide(&t, SB_NET_UDP, SB_NET_OUT, "224.0.0.1", 9),
+	       "deny:net=DENY|*|127.0.0.0/8|*|OUT",
+	       "a loopback DENY refuses multicast");
+	t_free(&t);
 }
 
 /* sb_addr_parse_numeric against glibc's getaddrinfo(AI_NUMERICHOST), the
