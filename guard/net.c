@@ -373,10 +373,11 @@ static void dest_note(const struct sb_addr *a, unsigned dir, char *out,
 /* A connection this process listens for (net= port 'self'), or, where
  * /proc can be read (not under Landlock), one it started listens for;
  * never another process's port, whoever owns it. */
-static bool own_port(unsigned kind, unsigned dir, uint16_t port)
+static bool own_port(unsigned kind, unsigned dir, const struct sb_addr *a,
+		     uint16_t port)
 {
 	return kind == SB_NET_TCP && dir == SB_NET_OUT &&
-	       (sb_self_port_own(port) || sb_self_port(port, getpid()));
+	       (sb_self_port_own(a, port) || sb_self_port(a, port, getpid()));
 }
 
 static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
@@ -387,7 +388,7 @@ static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
 
 	if (r || !(self = sb_net_self_rule(sb_g.policy, kind, dir, a)))
 		return r;
-	return own_port(kind, dir, port) ? self : NULL;
+	return own_port(kind, dir, a, port) ? self : NULL;
 }
 
 /* Judge every address a host stands for (E13): all must be allowed. 'name'
@@ -410,23 +411,27 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 		if (sb_g.learning) {
 			char pbuf[16];
 			struct sb_addr d[2];
+			size_t nd, k;
 
-			/* the rule names where the kernel connects: an
+			/* the rules name where the kernel connects (all of
+			 * it: a broadcast is itself and loopback); an
 			 * outbound 0.0.0.0 is learned as 127.0.0.1 */
-			if (sb_addr_destinations(&addrs[i], dir, d) != 1 ||
-			    !note_differs(&addrs[i], dir))
-				d[0] = addrs[i];
+			nd = sb_addr_destinations(&addrs[i], dir, d);
 			/* a port of this run is learned as 'self': the next
 			 * run listens on another */
-			if (own_port(kind, dir, (uint16_t)port))
+			if (own_port(kind, dir, &addrs[i], (uint16_t)port))
 				snprintf(pbuf, sizeof(pbuf), "self");
 			else
 				snprintf(pbuf, sizeof(pbuf), "%u", port);
-			sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
-					dir == SB_NET_IN ? "in" : "out",
-					addr_text(&d[0], ip), pbuf,
-					name ? name : learned_host(&addrs[i]),
-					NULL);
+			for (k = 0; k < nd; k++)
+				sb_learn_record("net",
+						kind == SB_NET_UDP ? "udp"
+								   : "tcp",
+						dir == SB_NET_IN ? "in" : "out",
+						addr_text(&d[k], ip), pbuf,
+						name ? name
+						     : learned_host(&addrs[i]),
+						NULL);
 			continue;
 		}
 		dest_note(&addrs[i], dir, note, sizeof(note));
@@ -1001,6 +1006,16 @@ static PyObject *address_for(enum net_op op, PyObject *sock, PyObject *addr)
 	return out;
 }
 
+/* Is the socket corked (UDP_CORK), or can that not be told? */
+static bool udp_corked(int fd)
+{
+	socklen_t ol = sizeof(int);
+	int v = 1;
+
+	return getsockopt(fd, IPPROTO_UDP, 1 /* UDP_CORK */, &v, &ol) < 0 ||
+	       v != 0;
+}
+
 /* sendto(data[, flags], address) of a UDP socket to port 53: the query
  * is read and judged (sb_dns_query_judge), then sent with arguments of
  * exact types under a permit for check_dns_port(). NULL with an exception,
@@ -1034,6 +1049,15 @@ static PyObject *dns_sendto_call(struct meth_wrap *m, PyObject *args,
 		return NULL; /* CPython's TypeError, then the event refuses */
 	}
 	*done = true;
+	if ((flags & MSG_MORE) || udp_corked(si.fd)) {
+		/* the query would stay pending and a send() nobody judges
+		 * would append to it */
+		sb_buf_printf(&b,
+			      "Guard sendto to port %ld DENIED: a corked datagram (MSG_MORE, UDP_CORK) is not a plain DNS query; unless net=ALLOW|UDP|*|53|OUT lets every name through, a query goes out alone.",
+			      port);
+		raise_buf(&b);
+		return NULL;
+	}
 	data = py.PyBytes_FromObject(py.PyTuple_GetItem(args, 1));
 	if (!data)
 		return NULL;

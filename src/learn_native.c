@@ -216,17 +216,14 @@ static bool addr_is_any(const struct sb_addr *a)
 	return true;
 }
 
-static void record_net(struct sb_learn_native *n, bool udp, bool in,
-		       const char *addr, unsigned port)
+static void record_dest(struct sb_learn_native *n, bool udp, bool in,
+			const struct sb_addr *a, bool self, unsigned port)
 {
 	const struct sb_learned *l = &n->s->learned;
-	struct sb_addr a;
-	char pbuf[16];
+	char pbuf[16], text[INET6_ADDRSTRLEN];
 	size_t i;
-	/* a port this run listens on is another one next time */
-	bool self = !udp && !in && sb_self_port((uint16_t)port, n->root);
 
-	if (sb_addr_parse(addr, &a) != 0)
+	if (!inet_ntop(a->family, a->bytes, text, sizeof(text)))
 		return;
 	/* the guard saw the same call first (its audit hook runs before the
 	 * system call) and knows the host name: its record says more. A
@@ -238,8 +235,8 @@ static void record_net(struct sb_learn_native *n, bool udp, bool in,
 		    x->dir != (in ? SB_NET_IN : SB_NET_OUT) ||
 		    x->self != self || (!self && x->port != port))
 			continue;
-		if ((x->addr.family == a.family &&
-		     memcmp(x->addr.bytes, a.bytes, sizeof(a.bytes)) == 0) ||
+		if ((x->addr.family == a->family &&
+		     memcmp(x->addr.bytes, a->bytes, sizeof(a->bytes)) == 0) ||
 		    (x->host && addr_is_any(&x->addr)))
 			return;
 	}
@@ -248,8 +245,27 @@ static void record_net(struct sb_learn_native *n, bool udp, bool in,
 	else
 		snprintf(pbuf, sizeof(pbuf), "%u", port);
 	feed(n, (const char *const[]){ "net", udp ? "udp" : "tcp",
-				      in ? "in" : "out", addr, pbuf, "-",
+				      in ? "in" : "out", text, pbuf, "-",
 				      NULL });
+}
+
+/* The rules name where the kernel connects, as the guard records it
+ * (sb_addr_destinations): an outbound 0.0.0.0 is 127.0.0.1, ::ffff:a.b.c.d
+ * is a.b.c.d, a broadcast is itself and loopback. */
+static void record_net(struct sb_learn_native *n, bool udp, bool in,
+		       const char *addr, unsigned port)
+{
+	struct sb_addr a, d[2];
+	size_t nd, k;
+	bool self;
+
+	if (sb_addr_parse(addr, &a) != 0)
+		return;
+	/* a port this run listens on is another one next time */
+	self = !udp && !in && sb_self_port(&a, (uint16_t)port, n->root);
+	nd = sb_addr_destinations(&a, in ? SB_NET_IN : SB_NET_OUT, d);
+	for (k = 0; k < nd; k++)
+		record_dest(n, udp, in, &d[k], self, port);
 }
 
 /* ---- the caller's memory and names ---- */
@@ -473,12 +489,7 @@ static void on_addr(struct sb_learn_native *n, pid_t pid, int sock,
 	} else if (ss->ss_family == AF_INET6 && len >= 24) {
 		const struct sockaddr_in6 *in6 = (const void *)ss;
 
-		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-			inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], text,
-				  sizeof(text));
-		else
-			inet_ntop(AF_INET6, &in6->sin6_addr, text,
-				  sizeof(text));
+		inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
 		record_net(n, udp, in, text, ntohs(in6->sin6_port));
 	}
 }

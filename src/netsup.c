@@ -160,7 +160,7 @@ static bool allowed(const struct sb_policy *p, const struct call *c,
 		return false; /* ICMP, SCTP...: no net= rule names them */
 	r = sb_net_decide(p, kind, dir, a, port);
 	if (!r && sb_net_self_rule(p, kind, dir, a))
-		return sb_self_port(port, self_root);
+		return sb_self_port(a, port, self_root);
 	return r && r->allow;
 }
 
@@ -334,6 +334,16 @@ static void dns_refused(const char *name, const char *what)
 			what);
 }
 
+/* Is the socket corked (UDP_CORK), or can that not be told? */
+static bool udp_corked(int sock)
+{
+	socklen_t ol = sizeof(int);
+	int v = 1;
+
+	return getsockopt(sock, IPPROTO_UDP, 1 /* UDP_CORK */, &v, &ol) < 0 ||
+	       v != 0;
+}
+
 /* A datagram to port 53 of an inet socket is a DNS query: it goes out
  * only when it asks for a host a rule names (sb_dns_query_judge). 0 or
  * -EACCES. */
@@ -353,6 +363,14 @@ static int judge_dns(const struct sb_policy *p, const struct call *c,
 	if (inet_target(c->family, OP_SEND, &ss, m->namelen, &a, &port) <= 0 ||
 	    port != SB_DNS_PORT)
 		return 0;
+	/* MSG_MORE or UDP_CORK leave the query pending in the kernel, and
+	 * a write() or a send() without an address, which never come here,
+	 * would append to it */
+	if ((c->flags & MSG_MORE) || udp_corked(c->sock)) {
+		dns_refused(NULL,
+			    "a corked datagram to port 53 (MSG_MORE, UDP_CORK)");
+		return -EACCES;
+	}
 	rc = sb_dns_query_judge(p, m->data, m->len, name, sizeof(name));
 	if (rc == 1)
 		return 0;

@@ -317,13 +317,24 @@ size_t sb_addr_destinations(const struct sb_addr *in, unsigned dir,
 {
 	static const struct sb_addr loop4 = { AF_INET, { 127, 0, 0, 1 } };
 	static const struct sb_addr loop6 = { AF_INET6, { [15] = 1 } };
-	static const uint8_t zero[16];
+	static const uint8_t zero[16], bcast[4] = { 255, 255, 255, 255 };
 	struct sb_addr c;
 
 	sb_addr_canonical(in, &c);
 	out[0] = c;
 	if (!(dir & SB_NET_OUT))
 		return 1;
+	/* a broadcast or multicast datagram also reaches this host's own
+	 * sockets (bound to the wildcard), whatever a rule calls loopback */
+	if (c.family == AF_INET6 && c.bytes[0] == 0xff) {
+		out[1] = loop6;
+		return 2;
+	}
+	if (c.family == AF_INET &&
+	    ((c.bytes[0] & 0xf0) == 0xe0 || !memcmp(c.bytes, bcast, 4))) {
+		out[1] = loop4;
+		return 2;
+	}
 	/* connect() and sendto() to the unspecified address reach this host:
 	 * the kernel routes 0.0.0.0 to 127.0.0.1 and :: to ::1 */
 	if (c.family == AF_INET6 && !memcmp(c.bytes, zero, 16)) {
@@ -450,20 +461,31 @@ const struct sb_net_rule *sb_net_self_rule(const struct sb_policy *p,
 					   unsigned kind, unsigned dir,
 					   const struct sb_addr *addr)
 {
-	struct sb_addr canon;
-	size_t i;
+	const struct sb_net_rule *first = NULL;
+	struct sb_addr dest[2];
+	size_t i, k, n;
 
 	if (!addr || !addr_bits(addr->family))
 		return NULL;
-	sb_addr_canonical(addr, &canon);
-	for (i = 0; i < p->nets.n; i++) {
-		const struct sb_net_rule *r = &p->nets.v[i];
+	/* where the kernel connects, as sb_net_decide judges it: all of
+	 * the destinations must match */
+	n = sb_addr_destinations(addr, dir, dest);
+	for (k = 0; k < n; k++) {
+		const struct sb_net_rule *m = NULL;
 
-		if (r->allow && r->self && (r->kinds & kind) &&
-		    (r->dirs & dir) && net_match(r, &canon))
-			return r;
+		for (i = 0; i < p->nets.n && !m; i++) {
+			const struct sb_net_rule *r = &p->nets.v[i];
+
+			if (r->allow && r->self && (r->kinds & kind) &&
+			    (r->dirs & dir) && net_match(r, &dest[k]))
+				m = r;
+		}
+		if (!m)
+			return NULL;
+		if (!first)
+			first = m;
 	}
-	return NULL;
+	return first;
 }
 
 /* Equal host names: ASCII case folded, one trailing dot ignored. */

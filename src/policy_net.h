@@ -49,7 +49,9 @@ void sb_addr_canonical(const struct sb_addr *in, struct sb_addr *out);
 /* The addresses the kernel may use for 'in' in direction 'dir', canonical
  * (above): for SB_NET_OUT the unspecified 0.0.0.0 and :: are 127.0.0.1 and
  * ::1, and the rest of 0.0.0.0/8 is both itself and 127.0.0.1 (unicast on
- * Linux 5.3 and later, unreachable before). Returns how many (1 or 2). */
+ * Linux 5.3 and later, unreachable before); 255.255.255.255 and multicast
+ * (224.0.0.0/4, ff00::/8) are themselves and loopback, as they are looped
+ * back to this host's sockets too. Returns how many (1 or 2). */
 size_t sb_addr_destinations(const struct sb_addr *in, unsigned dir,
 			    struct sb_addr out[2]);
 
@@ -70,7 +72,8 @@ const struct sb_net_rule *sb_net_decide(const struct sb_policy *p,
 					uint16_t port);
 
 /* The ALLOW rule with port 'self' (the ports the sandbox listens on) that
- * matches a TCP connection to 'addr', or NULL. sb_net_decide never returns
+ * matches a TCP connection to 'addr' (every address the kernel connects
+ * to for it, sb_addr_destinations), or NULL. sb_net_decide never returns
  * such a rule: a caller that got NULL from it asks this, then whether the
  * port is one the sandbox listens on (selfport.c). */
 const struct sb_net_rule *sb_net_self_rule(const struct sb_policy *p,

@@ -1,5 +1,7 @@
 /* selfport.c - "the ports this sandbox listens on" (net= rules whose port is
- * 'self'): is a TCP port one that a process of the sandbox listens on? The
+ * 'self'): does a TCP connection to an address and port reach a listener of
+ * the sandbox, and only one of the sandbox (the address counts, not only
+ * the port number)? The
  * guard asks for its own process (through its descriptors: Landlock hides
  * /proc from it), the network supervisor and the learning supervisor for
  * the tree they started (through /proc/net/tcp and tcp6, the listening
@@ -10,6 +12,8 @@
  */
 #include "selfport.h"
 
+#include "policy_net.h"
+
 #include <dirent.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -19,11 +23,97 @@
 #include <string.h>
 #include <unistd.h>
 
-/* At most this many listening sockets on one port are looked for. */
+/* At most this many listening sockets on one port are looked for: more is
+ * "cannot be told". */
 #define MAX_INODES 16
 
-/* The inodes of the listening TCP sockets on 'port', into v[]. */
-static size_t listening_inodes(uint16_t port, unsigned long *v, size_t max)
+struct listener {
+	unsigned long inode;
+	struct sb_addr local;
+};
+
+static bool is_mapped(const struct sb_addr *a)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return a->family == AF_INET6 && !memcmp(a->bytes, mapped, 12);
+}
+
+/* A local address as the kernel matches it: ::ffff:a.b.c.d is a.b.c.d. */
+static void unmap(struct sb_addr *a)
+{
+	if (is_mapped(a)) {
+		memmove(a->bytes, a->bytes + 12, 4);
+		memset(a->bytes + 4, 0, sizeof(a->bytes) - 4);
+		a->family = AF_INET;
+	}
+}
+
+static bool is_any(const struct sb_addr *a)
+{
+	size_t i, len = a->family == AF_INET ? 4 : 16;
+
+	for (i = 0; i < len; i++)
+		if (a->bytes[i])
+			return false;
+	return true;
+}
+
+/* Does a listener bound to 'local' take a connection to 'd'? Its own
+ * address, or a wildcard: 0.0.0.0 for IPv4, :: for IPv6 and, unless
+ * v6only, IPv4 too. */
+static bool takes(const struct sb_addr *local, bool v6only,
+		  const struct sb_addr *d)
+{
+	if (is_any(local))
+		return local->family == d->family ||
+		       (local->family == AF_INET6 && !v6only);
+	return local->family == d->family &&
+	       !memcmp(local->bytes, d->bytes,
+		       d->family == AF_INET ? 4 : 16);
+}
+
+/* The addresses a connection to 'dest' reaches: where the kernel connects
+ * (sb_addr_destinations), and an IPv6 form that names IPv4 without being
+ * v4-mapped (NAT64, 6to4) as written too. */
+static size_t targets(const struct sb_addr *dest, struct sb_addr out[3])
+{
+	size_t n = sb_addr_destinations(dest, SB_NET_OUT, out);
+
+	if (dest->family == AF_INET6 && out[0].family == AF_INET &&
+	    !is_mapped(dest))
+		out[n++] = *dest;
+	return n;
+}
+
+/* "0100007F" or 32 hex digits, as /proc/net/tcp{,6} print an address:
+ * each 32-bit word in host order. */
+static bool parse_proc_addr(const char *s, size_t len, struct sb_addr *a)
+{
+	size_t w, words = len / 8;
+
+	if ((len != 8 && len != 32))
+		return false;
+	memset(a, 0, sizeof(*a));
+	a->family = len == 8 ? AF_INET : AF_INET6;
+	for (w = 0; w < words; w++) {
+		char word[9], *end;
+		uint32_t v;
+
+		memcpy(word, s + 8 * w, 8);
+		word[8] = '\0';
+		v = (uint32_t)strtoul(word, &end, 16);
+		if (*end)
+			return false;
+		memcpy(a->bytes + 4 * w, &v, 4);
+	}
+	unmap(a);
+	return true;
+}
+
+/* The listening TCP sockets on 'port', into v[]; -1 when there are more
+ * than 'max' or a table cannot be read. */
+static long listening(uint16_t port, struct listener *v, size_t max)
 {
 	static const char *const tables[] = { "/proc/net/tcp",
 					      "/proc/net/tcp6" };
@@ -33,17 +123,20 @@ static size_t listening_inodes(uint16_t port, unsigned long *v, size_t max)
 	for (i = 0; i < 2; i++) {
 		FILE *f = fopen(tables[i], "re");
 
-		if (!f)
-			continue;
-		while (n < max && fgets(line, sizeof(line), f)) {
-			char local[64], state[8];
+		if (!f) {
+			if (i == 1)
+				continue; /* no IPv6 */
+			return -1;
+		}
+		while (fgets(line, sizeof(line), f)) {
+			char local[80], state[8];
 			unsigned long inode;
 			unsigned lport;
 			char *colon;
 
 			/* sl local rem st tx:rx tr:when retrnsmt uid tmo inode */
 			if (sscanf(line,
-				   " %*s %63s %*s %7s %*s %*s %*s %*s %*s %lu",
+				   " %*s %79s %*s %7s %*s %*s %*s %*s %*s %lu",
 				   local, state, &inode) != 3)
 				continue;
 			colon = strrchr(local, ':');
@@ -51,26 +144,33 @@ static size_t listening_inodes(uint16_t port, unsigned long *v, size_t max)
 			    sscanf(colon + 1, "%x", &lport) != 1 ||
 			    lport != port)
 				continue;
-			v[n++] = inode;
+			if (n == max ||
+			    !parse_proc_addr(local, (size_t)(colon - local),
+					     &v[n].local)) {
+				fclose(f);
+				return -1;
+			}
+			v[n++].inode = inode;
 		}
 		fclose(f);
 	}
-	return n;
+	return (long)n;
 }
 
-/* Does process 'pid' hold one of the sockets? */
-static bool holds(pid_t pid, const unsigned long *inodes, size_t n)
+/* Mark the sockets process 'pid' holds; how many were newly marked. */
+static size_t mark_held(pid_t pid, const unsigned long *inodes, size_t n,
+			bool *held)
 {
 	char dir[64], link[128], target[64];
 	struct dirent *de;
-	bool found = false;
+	size_t marked = 0;
 	DIR *d;
 
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
 	d = opendir(dir);
 	if (!d)
-		return false;
-	while (!found && (de = readdir(d))) {
+		return 0;
+	while ((de = readdir(d))) {
 		unsigned long ino;
 		ssize_t k;
 		size_t i;
@@ -84,11 +184,14 @@ static bool holds(pid_t pid, const unsigned long *inodes, size_t n)
 		target[k] = '\0';
 		if (sscanf(target, "socket:[%lu]", &ino) != 1)
 			continue;
-		for (i = 0; i < n && !found; i++)
-			found = inodes[i] == ino;
+		for (i = 0; i < n; i++)
+			if (!held[i] && inodes[i] == ino) {
+				held[i] = true;
+				marked++;
+			}
 	}
 	closedir(d);
-	return found;
+	return marked;
 }
 
 static pid_t parent_of(pid_t pid)
@@ -121,50 +224,79 @@ static bool in_tree(pid_t pid, pid_t root)
 	return false;
 }
 
-bool sb_self_port(uint16_t port, pid_t root)
+bool sb_self_port(const struct sb_addr *dest, uint16_t port, pid_t root)
 {
+	struct listener v[MAX_INODES];
 	unsigned long inodes[MAX_INODES];
-	size_t n = port ? listening_inodes(port, inodes, MAX_INODES) : 0;
+	bool held[MAX_INODES] = { false };
+	struct sb_addr t[3];
+	size_t nt, n = 0, left, i, k;
 	struct dirent *de;
-	bool found = false;
+	long nl;
 	DIR *d;
 
-	if (!n || root <= 0)
+	if (!dest || !port || root <= 0)
 		return false;
-	if (holds(root, inodes, n))
+	nl = listening(port, v, MAX_INODES);
+	if (nl <= 0)
+		return false;
+	nt = targets(dest, t);
+	/* every address reached has a listener, and every listener that
+	 * may take the connection must be the sandbox's */
+	for (k = 0; k < nt; k++) {
+		bool any = false;
+
+		for (i = 0; i < (size_t)nl; i++)
+			any |= takes(&v[i].local, false, &t[k]);
+		if (!any)
+			return false;
+	}
+	for (i = 0; i < (size_t)nl; i++)
+		for (k = 0; k < nt; k++)
+			if (takes(&v[i].local, false, &t[k])) {
+				inodes[n++] = v[i].inode;
+				break;
+			}
+	left = n - mark_held(root, inodes, n, held);
+	if (!left)
 		return true;
 	d = opendir("/proc");
 	if (!d)
 		return false;
-	while (!found && (de = readdir(d))) {
+	while (left && (de = readdir(d))) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
 		if (*end || pid <= 1 || pid == root)
 			continue;
-		found = in_tree((pid_t)pid, root) &&
-			holds((pid_t)pid, inodes, n);
+		if (in_tree((pid_t)pid, root))
+			left -= mark_held((pid_t)pid, inodes, n, held);
 	}
 	closedir(d);
-	return found;
+	return left == 0;
 }
 
 /* The descriptors of this process are searched up to this one. */
 #define MAX_OWN_FD 65536
 
-bool sb_self_port_own(uint16_t port)
+bool sb_self_port_own(const struct sb_addr *dest, uint16_t port)
 {
+	struct sb_addr t[3];
+	bool taken[3] = { false };
 	struct rlimit rl;
 	int fd, last = 1024;
+	size_t nt, k, left;
 
-	if (!port)
+	if (!dest || !port)
 		return false;
+	nt = left = targets(dest, t);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		last = rl.rlim_cur < MAX_OWN_FD ? (int)rl.rlim_cur : MAX_OWN_FD;
 	for (fd = 0; fd < last; fd++) {
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss), ol = sizeof(int);
-		int listening = 0, type = 0;
+		int listening = 0, type = 0, v6only = 0;
+		struct sb_addr local = { 0 };
 		uint16_t p;
 
 		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
@@ -175,13 +307,34 @@ bool sb_self_port_own(uint16_t port)
 		    type != SOCK_STREAM ||
 		    getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
 			continue;
-		if (ss.ss_family == AF_INET)
-			p = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		else if (ss.ss_family == AF_INET6)
-			p = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-		else
+		if (ss.ss_family == AF_INET) {
+			const struct sockaddr_in *in = (const void *)&ss;
+
+			p = ntohs(in->sin_port);
+			local.family = AF_INET;
+			memcpy(local.bytes, &in->sin_addr, 4);
+		} else if (ss.ss_family == AF_INET6) {
+			const struct sockaddr_in6 *in6 = (const void *)&ss;
+
+			p = ntohs(in6->sin6_port);
+			local.family = AF_INET6;
+			memcpy(local.bytes, &in6->sin6_addr, 16);
+			ol = sizeof(int);
+			if (getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
+				       &ol) < 0)
+				v6only = 1;
+			unmap(&local);
+		} else {
 			continue;
-		if (p == port)
+		}
+		if (p != port)
+			continue;
+		for (k = 0; k < nt; k++)
+			if (!taken[k] && takes(&local, v6only, &t[k])) {
+				taken[k] = true;
+				left--;
+			}
+		if (!left)
 			return true;
 	}
 	return false;

@@ -306,7 +306,7 @@ class FakeDns:
                 continue
         else:
             pytest.skip("no free 127.0.0.x:53")
-        self.names = []
+        self.names, self.raw = [], []
         self.lock = threading.Lock()
         threading.Thread(target=self._serve, daemon=True).start()
 
@@ -323,11 +323,17 @@ class FakeDns:
             with self.lock:
                 self.names.append(b".".join(labels).decode("ascii",
                                                            "replace"))
+                self.raw.append(data)
 
     def seen(self):
         time.sleep(0.2)
         with self.lock:
             return list(self.names)
+
+    def datagrams(self):
+        time.sleep(0.2)
+        with self.lock:
+            return list(self.raw)
 
     def close(self):
         self.sock.close()
@@ -454,3 +460,149 @@ t("connected", lambda: send(query("other.example"), "connect"))
     while len(fake_dns.seen()) < 2 and time.monotonic() < deadline:
         pass
     assert sorted(fake_dns.seen()) == ["other.example", SECRET]
+
+
+def test_self_port_is_the_sandbox_listener_address_not_its_port_number(
+        run_sb, tmp_cwd, layer, who):
+    """Port 'self' counted a port number: a program that listened on
+    127.0.0.2:P (an IN rule allows it) had every connection to port P made
+    'self', so net=ALLOW|TCP|127.0.0.1/32|self|OUT reached another
+    process's listener on 127.0.0.1:P. The listener must be the sandbox's
+    for the address connected to; its own listener still works."""
+    outside = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    outside.bind(("127.0.0.1", 0))
+    outside.listen(8)
+    port = outside.getsockname()[1]
+    outside.settimeout(0.2)
+    body = '''
+srv = socket.socket(A4, socket.SOCK_STREAM)
+srv.bind(("127.0.0.2", P))
+srv.listen(8)
+t("own", lambda: socket.create_connection(("127.0.0.2", P), timeout=5)
+  .close())
+t("other", lambda: socket.create_connection(("127.0.0.1", P), timeout=5)
+  .close())
+t("other_mapped", lambda: tcp(A6, "::ffff:127.0.0.1"))
+t("other_any", lambda: tcp(A4, "0.0.0.0"))
+'''
+    try:
+        out, err = _run(run_sb, tmp_cwd, layer, who,
+                        [f"net=ALLOW|TCP|127.0.0.2|{port}|IN",
+                         "net=ALLOW|TCP|127.0.0.0/8|self|OUT"],
+                        body, port, 0)
+        accepted = 0
+        try:
+            while True:
+                outside.accept()[0].close()
+                accepted += 1
+        except OSError:
+            pass
+    finally:
+        outside.close()
+    assert out["own"] == "OK None", (out, err)
+    assert accepted == 0, (out, err)
+    for label in ("other", "other_mapped", "other_any"):
+        assert _refused(layer, out[label]), (label, out[label], err)
+
+
+def test_a_corked_query_carries_nothing_after_it(run_sb, tmp_cwd, layer,
+                                                 who, fake_dns, counters):
+    """A query for a named host sent with MSG_MORE, or on a socket with
+    UDP_CORK, stays pending in the kernel: a later write() or send()
+    without an address, which nobody judges, appended any bytes to it and
+    they left for the resolver with the query. Both refused now."""
+    tcp_c, udp_c = counters
+    body = DNS_PRELUDE + f'''
+import os
+N = {SECRET!r}
+
+
+def corked(how):
+    s = socket.socket(A4, socket.SOCK_DGRAM)
+    try:
+        if how == "cork":
+            s.setsockopt(socket.IPPROTO_UDP, 1, 1)  # UDP_CORK
+            s.sendto(query("localhost"), (R, 53))
+        else:
+            s.sendto(query("localhost"), socket.MSG_MORE, (R, 53))
+        os.write(s.fileno(), N.encode())
+        if how == "cork":
+            s.setsockopt(socket.IPPROTO_UDP, 1, 0)
+        return "sent"
+    finally:
+        s.close()
+
+
+t("plain", lambda: send(query("localhost")))
+t("msg_more", lambda: corked("msg_more"))
+t("cork", lambda: corked("cork"))
+'''
+    out, err = _run(run_sb, tmp_cwd, layer, who,
+                    [f"net=ALLOW|UDP|{fake_dns.addr}|53|OUT",
+                     "net=ALLOW|TCP|localhost|9|OUT"], body,
+                    tcp_c.port, udp_c.port, fake_dns.addr)
+    raw = fake_dns.datagrams()
+    assert not [d for d in raw if b"s3cr3t" in d], (raw, out, err)
+    assert out["plain"] == "OK 'sent'", (out, err)
+    for label in ("msg_more", "cork"):
+        assert _refused(layer, out[label]), (label, out[label], err)
+
+
+def _reaches_this_host(dest):
+    """Does a datagram to 'dest' (broadcast, multicast) come back to a
+    socket of this host bound to 0.0.0.0? Outside any sandbox."""
+    r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        r.bind(("0.0.0.0", 0))
+        r.settimeout(1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+        s.sendto(b"probe", (dest, r.getsockname()[1]))
+        return r.recv(16) == b"probe"
+    except OSError:
+        return False
+    finally:
+        r.close()
+        s.close()
+
+
+@pytest.mark.parametrize("dest", ["255.255.255.255", "224.0.0.1"])
+def test_a_broadcast_or_multicast_is_judged_as_loopback_too(
+        run_sb, tmp_cwd, layer, who, dest):
+    """A datagram to 255.255.255.255 or a multicast group is looped back
+    to this host's sockets bound to 0.0.0.0: it reached them past a DENY
+    of 127.0.0.0/8 (and of the private networks). It is judged as itself
+    and as loopback now."""
+    if not _reaches_this_host(dest):
+        pytest.skip(f"a datagram to {dest} does not come back to this host "
+                    "here (no route for it)")
+    c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    c.bind(("0.0.0.0", 0))
+    c.settimeout(1)
+    body = f'''
+def bcast():
+    s = socket.socket(A4, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+    return s.sendto(b"leak", ({dest!r}, U))
+
+
+t("send", bcast)
+'''
+    try:
+        out, err = _run(run_sb, tmp_cwd, layer, who,
+                        ["net=DENY|*|127.0.0.0/8|*|OUT",
+                         "net=DENY|*|10.0.0.0/8|*|OUT",
+                         "net=DENY|*|172.16.0.0/12|*|OUT",
+                         "net=DENY|*|192.168.0.0/16|*|OUT",
+                         "net=ALLOW|*|*|*|*"],
+                        body, 0, c.getsockname()[1])
+        got = []
+        try:
+            while True:
+                got.append(c.recv(16))
+        except OSError:
+            pass
+    finally:
+        c.close()
+    assert got == [], (got, out, err)
+    assert _refused(layer, out["send"]), (out, err)

@@ -584,6 +584,40 @@ def test_self_port_is_learned_and_only_reaches_the_sandbox(tmp_path, who):
     assert listener.accepted == 0
 
 
+NATIVE_ANY = """\
+import ctypes, socket, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket()
+sa = (struct.pack("<H", socket.AF_INET) + struct.pack(">H", int(sys.argv[1]))
+      + bytes(12))
+print(libc.connect(s.fileno(), sa, len(sa)), ctypes.get_errno())
+"""
+
+
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_a_native_connect_to_the_any_address_is_learned_as_loopback(
+        tmp_path, who):
+    """Native code connecting to 0.0.0.0:P reaches 127.0.0.1:P. Learning
+    recorded net=ALLOW|TCP|0.0.0.0/32|P|OUT, which allows no connection
+    (the address judged is the one the kernel uses), so the enforcing run
+    was refused: it is learned as 127.0.0.1, as the guard learns it."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(NATIVE_ANY)
+    if who == "unprivileged":
+        give_to_nobody(cwd)
+    listener = Listener()
+    try:
+        rules, second = learn_and_run(cwd, cwd,
+                                      ["prog.py", str(listener.port)],
+                                      unprivileged=who == "unprivileged")
+    finally:
+        listener.close()
+    nets = [ln for ln in rules.splitlines() if ln.startswith("net=")]
+    assert nets == [f"net=ALLOW|TCP|127.0.0.1/32|{listener.port}|OUT"], rules
+    assert second.returncode == 0 and second.stdout == "0 0\n", \
+        (second.stdout, second.stderr, rules)
+
+
 # ---- partial mode grants itself the decorated functions' module ----
 
 PARTIAL_MOD = """\

@@ -341,7 +341,7 @@ static void bad(const char *text, struct sb_ref ref, const char *want)
 /* port 'self': the ports the sandbox listens on, TCP going out only */
 static void test_self_port(void)
 {
-	struct sb_addr lo, other;
+	struct sb_addr lo, other, any;
 	struct t t;
 
 	one(&t, "net=ALLOW|TCP|127.0.0.1/32| self |OUT", 1);
@@ -358,6 +358,14 @@ static void test_self_port(void)
 	   "self: not for another address");
 	ok(sb_net_self_rule(&t.p, SB_NET_UDP, SB_NET_OUT, &lo) == NULL,
 	   "self: not for UDP");
+	/* judged where the kernel connects, as sb_net_decide does */
+	sb_addr_parse("0.0.0.0", &any);
+	ok(sb_net_self_rule(&t.p, SB_NET_TCP, SB_NET_OUT, &any) ==
+		   &t.p.nets.v[0],
+	   "self: 0.0.0.0 going out is 127.0.0.1");
+	sb_addr_parse("0.1.2.3", &any);
+	ok(sb_net_self_rule(&t.p, SB_NET_TCP, SB_NET_OUT, &any) == NULL,
+	   "self: 0.1.2.3 is itself too, which the rule does not name");
 	t_free(&t);
 	bad("net=ALLOW|TCP|127.0.0.1|self|IN", FILE_REF,
 	    ".py-sandboxes(3): In 'net=ALLOW|TCP|127.0.0.1|self|IN', port "
@@ -1335,6 +1343,39 @@ static void test_destinations(void)
 	n = sb_addr_destinations(&a, SB_NET_OUT, d);
 	ok(n == 1 && d[0].family == AF_INET6 && d[0].bytes[15] == 1,
 	   "destinations: :: OUT is ::1");
+	a = A("255.255.255.255");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 2 && d[0].bytes[0] == 255 && d[1].bytes[0] == 127,
+	   "destinations: the broadcast OUT is itself and loopback");
+	a = A("239.1.2.3");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 2 && d[0].bytes[0] == 239 && d[1].bytes[0] == 127,
+	   "destinations: multicast OUT is itself and loopback");
+	a = A("::ffff:224.0.0.1");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 2 && d[0].bytes[0] == 224 && d[1].bytes[0] == 127,
+	   "destinations: mapped multicast OUT is itself and loopback");
+	a = A("ff02::1");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 2 && d[0].bytes[0] == 0xff && d[1].family == AF_INET6 &&
+		   d[1].bytes[15] == 1,
+	   "destinations: IPv6 multicast OUT is itself and ::1");
+	n = sb_addr_destinations(&a, SB_NET_IN, d);
+	ok(n == 1, "destinations: multicast IN is itself");
+	a = A("192.0.2.255");
+	n = sb_addr_destinations(&a, SB_NET_OUT, d);
+	ok(n == 1, "destinations: a unicast address is itself");
+
+	t_init(&t);
+	parse(&t, "net=DENY|*|127.0.0.0/8|*|OUT");
+	parse(&t, "net=ALLOW|*|*|*|*");
+	is_str(decide(&t, SB_NET_UDP, SB_NET_OUT, "255.255.255.255", 9),
+	       "deny:net=DENY|*|127.0.0.0/8|*|OUT",
+	       "a loopback DENY refuses the broadcast");
+	is_str(decide(&t, SB_NET_UDP, SB_NET_OUT, "224.0.0.1", 9),
+	       "deny:net=DENY|*|127.0.0.0/8|*|OUT",
+	       "a loopback DENY refuses multicast");
+	t_free(&t);
 }
 
 /* sb_addr_parse_numeric against glibc's getaddrinfo(AI_NUMERICHOST), the
