@@ -1398,18 +1398,17 @@ static const char *disabled_include(struct sb_arena *a,
 				    const struct sb_learn_ctx *ctx,
 				    const struct family *files, const char *line)
 {
-	const char *q, *end, *rw;
-	char *path;
+	const char *path, *rw, *file;
 
-	if (!ctx->exists || strncmp(line, "include", 7) != 0)
+	if (!ctx->exists)
 		return NULL;
-	q = line + 7;
-	q += strspn(q, " \t");
-	if (*q != '"' || !(end = strchr(q + 1, '"')))
-		return NULL;
-	path = sb_arena_strndup(a, q + 1, (size_t)(end - q - 1));
-	path = (char *)rule_path(a, ctx, path);
-	if (ctx->exists(path) || !(rw = learned_rw_over(a, ctx, files, path)))
+	/* the parser's own lexer and resolution: a bare name is next to the
+	 * rule file, not in the working directory */
+	file = ctx->rule_file ? ctx->rule_file
+			      : sb_arena_printf(a, "%s/.py-sandboxes", ctx->cwd);
+	path = sb_policy_include_target(a, line, file, ctx->cwd, ctx->home);
+	if (!path || ctx->exists(path) ||
+	    !(rw = learned_rw_over(a, ctx, files, path)))
 		return NULL;
 	return sb_arena_printf(a,
 			       "# REVIEW: the include below is absent and '%s' "

@@ -472,3 +472,29 @@ def test_an_absent_include_in_a_learned_writable_tree_is_turned_off(
     # turned off, not followed: a profile the program plants later is
     # not read
     assert "include \"~/.config" not in "\n".join(active(rules))
+
+
+def test_a_present_include_next_to_a_rule_file_elsewhere_stays_on(
+        run_sb, tmp_cwd, py, tmp_path):
+    """A bare-name include sits next to the rule file, not in the working
+    directory (2.4). Learning once looked for it in the working directory,
+    found it absent under the learned expose-rw=. and commented it out:
+    the rules of a file that exists (here an ignore=) were dropped."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "hide.conf").write_text(f"ignore={tmp_cwd}/secret.txt\n")
+    rule_file = conf / "app.conf"
+    rule_file.write_text(f'learn={rule_file}\ninclude "hide.conf"\n')
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import os
+        open("out.tmp", "w").write("x")
+        os.remove("out.tmp")
+        print("ok")
+        """))
+    r = run_sb([f"--pysandboxes-config={rule_file}", f"--python={py}",
+                "app.py"])
+    assert r.returncode == 0, r.stderr
+    rules = rule_file.read_text()
+    assert "expose-rw=." in active(rules), rules
+    assert 'include "hide.conf"' in active(rules), rules
+    assert "REVIEW: the include below is absent" not in rules, rules
