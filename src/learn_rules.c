@@ -1372,12 +1372,20 @@ static const char *rule_path(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 	return sb_path_normalize(a, sb_arena_printf(a, "%s/%s", ctx->cwd, v));
 }
 
-/* The learned expose-rw= that holds 'path', or NULL. */
+/* The expose-rw= that holds 'path', learned or already in force, or
+ * NULL: the enforcer refuses an absent include under either. */
 static const char *learned_rw_over(struct sb_arena *a,
 				   const struct sb_learn_ctx *ctx,
 				   const struct family *fam, const char *path)
 {
+	const struct sb_policy *p = ctx->policy;
 	size_t i, j;
+
+	for (i = 0; p && i < p->exposes.n; i++)
+		if (p->exposes.v[i].mode == SB_EXPOSE_RW &&
+		    sb_path_under(path, p->exposes.v[i].path))
+			return sb_arena_printf(a, "expose-rw=%s",
+					       p->exposes.v[i].path);
 
 	for (i = 0; i < fam->groups.n; i++)
 		for (j = 0; j < fam->groups.v[i].lines.n; j++) {

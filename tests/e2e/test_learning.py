@@ -474,6 +474,27 @@ def test_an_absent_include_in_a_learned_writable_tree_is_turned_off(
     assert "include \"~/.config" not in "\n".join(active(rules))
 
 
+def test_an_absent_include_under_a_written_expose_rw_is_turned_off(
+        run_sb, tmp_cwd, py):
+    """The enforcer refuses an absent include under any expose-rw=, the
+    rule file's own too; learning turned it off only under a learned one,
+    so the enforcing run after it refused to start."""
+    (tmp_cwd / "out").mkdir()
+    (tmp_cwd / "app.py").write_text("import colorsys\nprint('ok')\n")
+    rf = tmp_cwd / ".py-sandboxes"
+    rf.write_text('learn=.py-sandboxes\nexpose-rw=./out\n'
+                  'include "out/extra.conf"\n')
+    r = run_sb([f"--python={py}", "app.py"])
+    assert r.returncode == 0, r.stderr
+    rules = rf.read_text()
+    assert '#include "out/extra.conf"' in rules, rules
+    assert 'include "out/extra.conf"' not in active(rules), rules
+    rf.write_text(rules.replace("learn=.py-sandboxes\n", ""))
+    r = run_sb([f"--python={py}", "app.py"])
+    assert r.returncode == 0, (rules, r.stderr)
+    assert r.stdout == "ok\n"
+
+
 def test_a_present_include_next_to_a_rule_file_elsewhere_stays_on(
         run_sb, tmp_cwd, py, tmp_path):
     """A bare-name include sits next to the rule file, not in the working
