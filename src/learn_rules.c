@@ -1412,8 +1412,9 @@ static const char *disabled_include(struct sb_arena *a,
 		return NULL;
 	/* the parser's own lexer and resolution: a bare name is next to the
 	 * rule file, not in the working directory */
-	file = ctx->rule_file ? ctx->rule_file
-			      : sb_arena_printf(a, "%s/.py-sandboxes", ctx->cwd);
+	file = ctx->rule_file;
+	if (!file)
+		file = sb_arena_printf(a, "%s/.py-sandboxes", ctx->cwd);
 	path = sb_policy_include_target(a, line, file, ctx->cwd, ctx->home);
 	if (!path || ctx->exists(path) ||
 	    !(rw = learned_rw_over(a, ctx, files, path)))
