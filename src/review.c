@@ -351,7 +351,11 @@ bool sb_review_is_rule_file(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
-	return strstr(base ? base + 1 : path, ".py-sandboxes") != NULL;
+	base = base ? base + 1 : path;
+	/* the template's own includes too: global-py-sandboxes.profile,
+	 * user-py-sandboxes.profile */
+	return strstr(base, ".py-sandboxes") != NULL ||
+	       strstr(base, "py-sandboxes.profile") != NULL;
 }
 
 /* "# Learned by X" gives X; "# Add rules (...)" and a learning marker end

@@ -159,6 +159,21 @@ static const struct sb_review_item *find(const struct sb_review *r,
 	return NULL;
 }
 
+static void test_rule_file_names(void)
+{
+	ok(sb_review_is_rule_file("a/.py-sandboxes"), ".py-sandboxes");
+	ok(sb_review_is_rule_file("skills.py-sandboxes"), "x.py-sandboxes");
+	/* the template's includes: a change there is a change of rules */
+	ok(sb_review_is_rule_file("etc/py-sandboxes/global-py-sandboxes."
+				  "profile"),
+	   "the global profile");
+	ok(sb_review_is_rule_file(".config/py-sandboxes/user-py-sandboxes."
+				  "profile"),
+	   "the user profile");
+	ok(!sb_review_is_rule_file("docs/py-sandboxes.5"), "the man page");
+	ok(!sb_review_is_rule_file("python/pysandboxes/x.py"), "the package");
+}
+
 static void test_diff(void)
 {
 	struct sb_review r = { sb_arena_new(), { 0 } };
@@ -236,6 +251,7 @@ static void test_files(void)
 int main(void)
 {
 	test_grades();
+	test_rule_file_names();
 	test_diff();
 	test_files();
 	return tap_done();
