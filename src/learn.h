@@ -65,6 +65,8 @@ struct sb_learn_ctx {
 	const char *const *envp;        /* the host environment */
 	const char *cwd;                /* absolute */
 	const char *home;               /* may be NULL */
+	const char *rule_file; /* absolute: the file written (its bare-name
+				* includes sit next to it); NULL: in cwd */
 	/* the interpreter's trees (prefix, base prefix...), whose files are
 	 * never learned: the implicit rules cover them */
 	const char *const *python_trees;

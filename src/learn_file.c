@@ -57,6 +57,22 @@ struct rule_dir {
 
 #define LOCK_WAIT_SECONDS 30
 
+/* Does the directory's name still lead to the directory held open? Moved
+ * away and replaced (while the lock was awaited, or during the save), the
+ * file would be written into the moved directory, not where the name
+ * points: -ESTALE, nothing is saved. */
+static int dir_still_named(const struct rule_dir *d)
+{
+	struct stat held, named;
+
+	if (fstat(d->fd, &held) < 0)
+		return -errno;
+	if (lstat(d->dir, &named) < 0 || held.st_dev != named.st_dev ||
+	    held.st_ino != named.st_ino)
+		return -ESTALE;
+	return 0;
+}
+
 /* Open and lock the directory; 0, or -1 with 'why' filled. A second
  * learning run on the same file waits its turn (bounded: a lock that is
  * never released, by a stuck run or by a program that took it, ends this
@@ -103,6 +119,13 @@ static int open_dir(struct sb_arena *a, const char *path, struct rule_dir *d,
 			return -1;
 		}
 		usleep(100000);
+	}
+	if (dir_still_named(d) < 0) {
+		snprintf(why, n,
+			 "its directory '%s' was replaced while python-sb "
+			 "was opening it",
+			 d->dir);
+		return -1;
 	}
 	return 0;
 }
@@ -277,6 +300,11 @@ static int write_atomic(const struct rule_dir *d, const char *text,
 	}
 	if (r)
 		return r;
+	r = dir_still_named(d);
+	if (r) {
+		unlinkat(d->fd, tmp, 0);
+		return r;
+	}
 	if (existed) {
 		if (fstatat(d->fd, d->base, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    now.st_dev != d->st.st_dev || now.st_ino != d->st.st_ino)

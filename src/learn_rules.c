@@ -1372,12 +1372,20 @@ static const char *rule_path(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 	return sb_path_normalize(a, sb_arena_printf(a, "%s/%s", ctx->cwd, v));
 }
 
-/* The learned expose-rw= that holds 'path', or NULL. */
+/* The expose-rw= that holds 'path', learned or already in force, or
+ * NULL: the enforcer refuses an absent include under either. */
 static const char *learned_rw_over(struct sb_arena *a,
 				   const struct sb_learn_ctx *ctx,
 				   const struct family *fam, const char *path)
 {
+	const struct sb_policy *p = ctx->policy;
 	size_t i, j;
+
+	for (i = 0; p && i < p->exposes.n; i++)
+		if (p->exposes.v[i].mode == SB_EXPOSE_RW &&
+		    sb_path_under(path, p->exposes.v[i].path))
+			return sb_arena_printf(a, "expose-rw=%s",
+					       p->exposes.v[i].path);
 
 	for (i = 0; i < fam->groups.n; i++)
 		for (j = 0; j < fam->groups.v[i].lines.n; j++) {
@@ -1398,18 +1406,18 @@ static const char *disabled_include(struct sb_arena *a,
 				    const struct sb_learn_ctx *ctx,
 				    const struct family *files, const char *line)
 {
-	const char *q, *end, *rw;
-	char *path;
+	const char *path, *rw, *file;
 
-	if (!ctx->exists || strncmp(line, "include", 7) != 0)
+	if (!ctx->exists)
 		return NULL;
-	q = line + 7;
-	q += strspn(q, " \t");
-	if (*q != '"' || !(end = strchr(q + 1, '"')))
-		return NULL;
-	path = sb_arena_strndup(a, q + 1, (size_t)(end - q - 1));
-	path = (char *)rule_path(a, ctx, path);
-	if (ctx->exists(path) || !(rw = learned_rw_over(a, ctx, files, path)))
+	/* the parser's own lexer and resolution: a bare name is next to the
+	 * rule file, not in the working directory */
+	file = ctx->rule_file;
+	if (!file)
+		file = sb_arena_printf(a, "%s/.py-sandboxes", ctx->cwd);
+	path = sb_policy_include_target(a, line, file, ctx->cwd, ctx->home);
+	if (!path || ctx->exists(path) ||
+	    !(rw = learned_rw_over(a, ctx, files, path)))
 		return NULL;
 	return sb_arena_printf(a,
 			       "# REVIEW: the include below is absent and '%s' "

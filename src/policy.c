@@ -198,26 +198,54 @@ static bool parse_include(const char *s, const char **path, size_t *len)
 	return true;
 }
 
+/* Where an include's path points: a bare name sits next to the including
+ * file, anything else is from the working directory after "~". */
+static const char *include_abs(struct sb_arena *a, const char *incl_path,
+			       const char *including_abs, const char *cwd,
+			       const char *home)
+{
+	char *dir;
+
+	if (!strchr(incl_path, '/')) {
+		dir = sb_arena_strdup(a, including_abs);
+		*strrchr(dir, '/') = '\0';
+		return sb_path_join(a, *dir ? dir : "/", incl_path);
+	}
+	if (incl_path[0] == '~' && (!incl_path[1] || incl_path[1] == '/') &&
+	    home)
+		incl_path = sb_arena_printf(a, "%s%s", home, incl_path + 1);
+	return sb_path_join(a, cwd, incl_path);
+}
+
+const char *sb_policy_include_target(struct sb_arena *a, const char *line,
+				     const char *including_abs,
+				     const char *cwd, const char *home)
+{
+	const char *text, *ipath;
+	size_t ilen;
+
+	if (home && !*home)
+		home = NULL;
+	if (sb_policy_lex_line(a, line, strlen(line), &text) !=
+		    SB_LINE_INCLUDE ||
+	    !parse_include(text, &ipath, &ilen) || !ilen)
+		return NULL;
+	return include_abs(a, sb_arena_strndup(a, ipath, ilen), including_abs,
+			   cwd, home);
+}
+
 static void do_include(struct parser *ps, const char *incl_path,
 		       const char *including_abs, struct sb_ref ref,
 		       unsigned depth)
 {
 	struct sb_arena *a = ps->p->arena;
 	const char *abs;
-	char *dir;
 
 	if (!*incl_path) {
 		sb_error(ps->p, ref, "In 'include \"\"', path must be set.");
 		return;
 	}
-	if (!strchr(incl_path, '/')) {
-		/* a bare name sits next to the including file */
-		dir = sb_arena_strdup(a, including_abs);
-		*strrchr(dir, '/') = '\0';
-		abs = sb_path_join(a, *dir ? dir : "/", incl_path);
-	} else {
-		abs = sb_path_join(a, ps->o->cwd, expand_tilde(ps, incl_path));
-	}
+	abs = include_abs(a, incl_path, including_abs, ps->o->cwd, ps->home);
 	if (depth >= MAX_INCLUDE_DEPTH) {
 		sb_error(ps->p, ref,
 			 "include \"%s\": more than %d nested includes.",

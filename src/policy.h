@@ -328,6 +328,12 @@ void sb_policy_free(struct sb_policy *p);
 enum sb_line_kind { SB_LINE_NONE, SB_LINE_RULE, SB_LINE_INCLUDE };
 enum sb_line_kind sb_policy_lex_line(struct sb_arena *a, const char *s,
 				     size_t n, const char **text);
+/* The absolute path an 'include "path"' line of the file 'including_abs'
+ * reads, resolved as the parser does (a bare name next to that file, else
+ * from 'cwd' after "~" from 'home'); NULL when the line is no include. */
+const char *sb_policy_include_target(struct sb_arena *a, const char *line,
+				     const char *including_abs,
+				     const char *cwd, const char *home);
 
 /* Format "Syntax error in config files." and the error lines. */
 void sb_policy_format_errors(const struct sb_policy *p, struct sb_buf *out);

@@ -66,18 +66,27 @@ static struct grade R(const char *why)
 	return (struct grade){ SB_RISK_LOW, why, true };
 }
 
-static bool is_home_or_root(const char *v)
+/* The home directory or '/', however spelled: '~/.', '${HOME}//',
+ * '$HOME/x/..', '/./' (the flat parse knows no HOME, so a home prefix is
+ * normalised here as a path of its own). */
+static bool is_home_or_root(struct sb_arena *a, const char *v)
 {
-	static const char *const names[] = {
-		"", "~", "~/", "$HOME", "$HOME/", "${HOME}", "${HOME}/", "/",
-		"/.", "/..",
-	};
-	size_t i;
+	static const char *const homes[] = { "${HOME}", "$HOME", "~" };
+	const char *n;
+	size_t i, len;
 
-	for (i = 0; i < SB_ARRAY_LEN(names); i++)
-		if (strcmp(v, names[i]) == 0)
-			return true;
-	return false;
+	if (!*v)
+		return true;
+	for (i = 0; i < SB_ARRAY_LEN(homes); i++) {
+		len = strlen(homes[i]);
+		if (strncmp(v, homes[i], len) == 0 &&
+		    (v[len] == '\0' || v[len] == '/')) {
+			n = sb_path_normalize(a, sb_arena_printf(a, "/h%s",
+								 v + len));
+			return strcmp(n, "/h") == 0 || strcmp(n, "/") == 0;
+		}
+	}
+	return v[0] == '/' && strcmp(sb_path_normalize(a, v), "/") == 0;
 }
 
 static bool secret_like(const char *name)
@@ -102,7 +111,7 @@ static struct grade grade_expose(struct sb_arena *a, const struct sb_policy *p,
 {
 	bool rw = strcmp(key, "expose-rw") == 0;
 	const char *v = sb_strip(a, value, strlen(value));
-	bool wide = is_home_or_root(v);
+	bool wide = is_home_or_root(a, v);
 
 	/* the parser's own refusals other than a path missing here */
 	if (p->errors.n && !strstr(p->errors.v[0].text, "must exist") &&
@@ -119,6 +128,30 @@ static struct grade grade_expose(struct sb_arena *a, const struct sb_policy *p,
 		    : G(SB_RISK_LOW, "read access to files");
 }
 
+/* A variable that decides which code runs in the sandboxed process: the
+ * dynamic linker's (LD_PRELOAD: a library beside the guard), the
+ * interpreter's (PYTHONPATH, PYTHONSTARTUP, PYTHONWARNINGS imports a
+ * category's module...), a shell's start-up file. */
+static bool loads_code(const char *name)
+{
+	static const char *const harmless[] = {
+		"PYTHONIOENCODING", "PYTHONUNBUFFERED", "PYTHONHASHSEED",
+		"PYTHONDONTWRITEBYTECODE", "PYTHONUTF8", "PYTHONNOUSERSITE",
+		"PYTHONFAULTHANDLER", "PYTHONCOERCECLOCALE",
+	};
+	size_t i;
+
+	if (sb_str_starts(name, "LD_") || strcmp(name, "BASH_ENV") == 0 ||
+	    strcmp(name, "ENV") == 0 || strcmp(name, "GCONV_PATH") == 0)
+		return true;
+	if (!sb_str_starts(name, "PYTHON"))
+		return false;
+	for (i = 0; i < SB_ARRAY_LEN(harmless); i++)
+		if (strcmp(name, harmless[i]) == 0)
+			return false;
+	return true;
+}
+
 static struct grade grade_env(const char *key, const char *value)
 {
 	size_t n = strcspn(value, "=");
@@ -132,6 +165,9 @@ static struct grade grade_env(const char *key, const char *value)
 		return G(SB_RISK_HIGH, "passes every matching variable of the "
 				       "host, secrets included");
 	snprintf(name, sizeof(name), "%.*s", (int)n, value);
+	if (loads_code(name))
+		return G(SB_RISK_HIGH, "decides which code the sandboxed "
+				       "process loads");
 	if (secret_like(name))
 		return G(SB_RISK_MEDIUM, "passes a variable whose name looks "
 					 "like a secret");
@@ -315,7 +351,11 @@ bool sb_review_is_rule_file(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
-	return strstr(base ? base + 1 : path, ".py-sandboxes") != NULL;
+	base = base ? base + 1 : path;
+	/* the template's own includes too: global-py-sandboxes.profile,
+	 * user-py-sandboxes.profile */
+	return strstr(base, ".py-sandboxes") != NULL ||
+	       strstr(base, "py-sandboxes.profile") != NULL;
 }
 
 /* "# Learned by X" gives X; "# Add rules (...)" and a learning marker end

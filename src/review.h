@@ -46,7 +46,7 @@ bool sb_review_grade(struct sb_arena *a, const char *line,
 		     struct sb_review_item *it);
 
 /* Is 'path' a rule file the review reads from a diff (its base name holds
- * ".py-sandboxes")? */
+ * ".py-sandboxes" or "py-sandboxes.profile")? */
 bool sb_review_is_rule_file(const char *path);
 
 /* Add the rule lines a unified diff (git diff, diff -u; several files)

@@ -306,6 +306,7 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	s.ctx.n_python_trees = trees[0] ? 1 : 0;
 	s.ctx.exists = path_exists;
 	s.path = p->learn_path;
+	s.ctx.rule_file = p->learn_path;
 	s.display = p->learn_path;
 	if (sb_path_under(p->learn_path, s.ctx.cwd) &&
 	    strcmp(p->learn_path, s.ctx.cwd) != 0)

@@ -101,6 +101,21 @@ REFUSED = [
     "uv run skills/notes/scripts/save.py x",
     "cd skills/notes/scripts; python3 -c 'import os'",
     "timeout 10 python3 skills/notes/scripts/save.py x > log 2>&1",
+    # a wrapper's option that takes a value, env's split string
+    "env -u HOME python3 skills/notes/scripts/save.py x",
+    "sudo -u nobody python3 skills/notes/scripts/save.py x",
+    "timeout -s KILL 10 python3 skills/notes/scripts/save.py x",
+    "stdbuf -o L python3 skills/notes/scripts/save.py x",
+    "exec -a name python3 skills/notes/scripts/save.py x",
+    "taskset 0x3 python3 skills/notes/scripts/save.py x",
+    "env -S 'python3 skills/notes/scripts/save.py x'",
+    "uv run --with rich skills/notes/scripts/save.py x",
+    "sudo -E ./skills/notes/scripts/save",
+    # Windows' launcher, a debug build, backquotes, the script on stdin
+    "py -3 skills/notes/scripts/save.py x",
+    "python3.12-dbg skills/notes/scripts/save.py x",
+    "echo `python3 skills/notes/scripts/save.py x`",
+    "python3 - < skills/notes/scripts/save.py",
 ]
 ALLOWED = [
     "python-sb skills/notes/scripts/save.py out.txt",
@@ -109,6 +124,8 @@ ALLOWED = [
     "cat skills/notes/scripts/save.py",
     "echo 'python3 skills/notes/scripts/save.py'",
     "git status",
+    "timeout -s KILL 5 grep python skills/notes/scripts/save.py",
+    "sudo -u bob cat skills/notes/scripts/save.py",
 ]
 
 

@@ -497,3 +497,50 @@ def test_an_import_only_tried_is_not_learned(run_sb, tmp_cwd, py):
     assert any("json" in ln for ln in imports), rules
     for name in ("msvcrt", "_winapi", "winreg", "no_such_pkg"):
         assert not any(name in ln for ln in imports), (name, imports)
+
+
+def test_an_absent_include_under_a_written_expose_rw_is_turned_off(
+        run_sb, tmp_cwd, py):
+    """The enforcer refuses an absent include under any expose-rw=, the
+    rule file's own too; learning turned it off only under a learned one,
+    so the enforcing run after it refused to start."""
+    (tmp_cwd / "out").mkdir()
+    (tmp_cwd / "app.py").write_text("import colorsys\nprint('ok')\n")
+    rf = tmp_cwd / ".py-sandboxes"
+    rf.write_text('learn=.py-sandboxes\nexpose-rw=./out\n'
+                  'include "out/extra.conf"\n')
+    r = run_sb([f"--python={py}", "app.py"])
+    assert r.returncode == 0, r.stderr
+    rules = rf.read_text()
+    assert '#include "out/extra.conf"' in rules, rules
+    assert 'include "out/extra.conf"' not in active(rules), rules
+    rf.write_text(rules.replace("learn=.py-sandboxes\n", ""))
+    r = run_sb([f"--python={py}", "app.py"])
+    assert r.returncode == 0, (rules, r.stderr)
+    assert r.stdout == "ok\n"
+
+
+def test_a_present_include_next_to_a_rule_file_elsewhere_stays_on(
+        run_sb, tmp_cwd, py, tmp_path):
+    """A bare-name include sits next to the rule file, not in the working
+    directory (2.4). Learning once looked for it in the working directory,
+    found it absent under the learned expose-rw=. and commented it out:
+    the rules of a file that exists (here an ignore=) were dropped."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "hide.conf").write_text(f"ignore={tmp_cwd}/secret.txt\n")
+    rule_file = conf / "app.conf"
+    rule_file.write_text(f'learn={rule_file}\ninclude "hide.conf"\n')
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import os
+        open("out.tmp", "w").write("x")
+        os.remove("out.tmp")
+        print("ok")
+        """))
+    r = run_sb([f"--pysandboxes-config={rule_file}", f"--python={py}",
+                "app.py"])
+    assert r.returncode == 0, r.stderr
+    rules = rule_file.read_text()
+    assert "expose-rw=." in active(rules), rules
+    assert 'include "hide.conf"' in active(rules), rules
+    assert "REVIEW: the include below is absent" not in rules, rules

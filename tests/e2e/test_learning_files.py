@@ -217,6 +217,39 @@ def test_a_held_lock_ends_with_255(run_sb, tmp_cwd):
     assert rf.read_text() == FIRST
 
 
+def test_a_directory_replaced_during_the_lock_wait_ends_with_255(
+        sb, tmp_cwd):
+    """The rule file's directory is moved away and another put at its name
+    while the writer waits for the lock: the descriptor it holds is the
+    moved directory. It used to write there and say it wrote the file at
+    the name, where there was none; now it stops with 255."""
+    conf = tmp_cwd / "conf"
+    conf.mkdir()
+    rf = conf / "app.py-sandboxes"
+    rf.write_text(f"learn={rf}\n{FIRST}")
+    app(tmp_cwd)
+    fd = os.open(conf, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    proc = subprocess.Popen([sb, f"--pysandboxes-config={rf}",
+                             f"--python={PY}", "app.py"], cwd=tmp_cwd,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        assert "waiting for the lock" in line, line
+        os.rename(conf, tmp_cwd / "moved")
+        conf.mkdir()
+    finally:
+        os.close(fd)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 255, err
+    assert "replaced" in err and "NOT saved" in err, err
+    assert os.listdir(conf) == []
+    assert sorted(os.listdir(tmp_cwd / "moved")) == ["app.py-sandboxes"]
+    assert (tmp_cwd / "moved" / "app.py-sandboxes").read_text() == \
+        f"learn={rf}\n{FIRST}"
+
+
 def test_a_full_disk_ends_with_255(run_sb):
     if os.geteuid() != 0:
         pytest.skip("needs root to mount a small tmpfs")

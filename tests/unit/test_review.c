@@ -30,6 +30,16 @@ static void test_grades(void)
 		{ "expose-rw=/", SB_RISK_HIGH },
 		{ "env=*", SB_RISK_HIGH },
 		{ "env=AWS_*", SB_RISK_HIGH },
+		{ "env=LD_PRELOAD=/tmp/x.so", SB_RISK_HIGH },
+		{ "env=PYTHONPATH=/tmp", SB_RISK_HIGH },
+		{ "env=PYTHONSTARTUP", SB_RISK_HIGH },
+		{ "env=PYTHONWARNINGS=ignore::x.Y", SB_RISK_HIGH },
+		{ "env=BASH_ENV=/tmp/x", SB_RISK_HIGH },
+		{ "expose-rw=${HOME}/.", SB_RISK_HIGH },
+		{ "expose-rw=~/.", SB_RISK_HIGH },
+		{ "expose-rw=$HOME//", SB_RISK_HIGH },
+		{ "expose-rw=~/x/..", SB_RISK_HIGH },
+		{ "expose-rw=/./", SB_RISK_HIGH },
 		{ "learn=audit.py-sandboxes", SB_RISK_HIGH },
 		{ "py-sandbox=false", SB_RISK_HIGH },
 		{ "remote-result-guard=off", SB_RISK_HIGH },
@@ -57,6 +67,8 @@ static void test_grades(void)
 		{ "python-api=DENY:*", SB_RISK_LOW },
 		{ "expose-ro=./data", SB_RISK_LOW },
 		{ "env=LANG", SB_RISK_LOW },
+		{ "env=PYTHONUNBUFFERED=1", SB_RISK_LOW },
+		{ "expose-ro=~/.cache/x", SB_RISK_LOW },
 		{ "unenv=AWS_*", SB_RISK_LOW },
 		{ "learn=false", SB_RISK_LOW },
 		{ "python-import=json", SB_RISK_LOW },
@@ -147,6 +159,21 @@ static const struct sb_review_item *find(const struct sb_review *r,
 	return NULL;
 }
 
+static void test_rule_file_names(void)
+{
+	ok(sb_review_is_rule_file("a/.py-sandboxes"), ".py-sandboxes");
+	ok(sb_review_is_rule_file("skills.py-sandboxes"), "x.py-sandboxes");
+	/* the template's includes: a change there is a change of rules */
+	ok(sb_review_is_rule_file("etc/py-sandboxes/global-py-sandboxes."
+				  "profile"),
+	   "the global profile");
+	ok(sb_review_is_rule_file(".config/py-sandboxes/user-py-sandboxes."
+				  "profile"),
+	   "the user profile");
+	ok(!sb_review_is_rule_file("docs/py-sandboxes.5"), "the man page");
+	ok(!sb_review_is_rule_file("python/pysandboxes/x.py"), "the package");
+}
+
 static void test_diff(void)
 {
 	struct sb_review r = { sb_arena_new(), { 0 } };
@@ -224,6 +251,7 @@ static void test_files(void)
 int main(void)
 {
 	test_grades();
+	test_rule_file_names();
 	test_diff();
 	test_files();
 	return tap_done();
