@@ -584,14 +584,74 @@ static int check_loaded(PyObject *mod, const char *name,
 	return sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
 
+/* The spec the original loads from: a fresh ModuleSpec with the name
+ * judged and the file's canonical path, not the program's, whose name and
+ * origin the original would read again after the check (a property that
+ * answers differently the second time, another thread, a symlink swapped
+ * in a writable directory): dlopen() would run the constructor and
+ * PyInit_ of a file never judged before check_loaded() could object. The
+ * loader and submodule_search_locations were read with the name. */
+static PyObject *judged_spec(const char *name, const char *canon,
+			     PyObject *loader, PyObject *locations)
+{
+	PyObject *bs = py.PyImport_ImportModule("_frozen_importlib");
+	PyObject *cls = bs ? py.PyObject_GetAttrString(bs, "ModuleSpec") : NULL;
+	PyObject *args = NULL, *kw = NULL, *o = NULL, *spec = NULL;
+
+	if (!cls)
+		goto out;
+	args = py.PyTuple_New(2);
+	kw = py.PyDict_New();
+	o = py.PyUnicode_DecodeFSDefault(canon);
+	if (!args || !kw || !o ||
+	    py.PyTuple_SetItem(args, 0, py.PyUnicode_DecodeFSDefault(name)) < 0)
+		goto out;
+	py.Py_IncRef(loader);
+	if (py.PyTuple_SetItem(args, 1, loader) < 0 ||
+	    py.PyDict_SetItemString(kw, "origin", o) < 0)
+		goto out;
+	spec = py.PyObject_Call(cls, args, kw);
+	if (spec && locations != py._Py_NoneStruct &&
+	    py.PyObject_SetAttrString(spec, "submodule_search_locations",
+				      locations) < 0) {
+		py.Py_DecRef(spec);
+		spec = NULL;
+	}
+out:
+	if (o)
+		py.Py_DecRef(o);
+	if (kw)
+		py.Py_DecRef(kw);
+	if (args)
+		py.Py_DecRef(args);
+	if (cls)
+		py.Py_DecRef(cls);
+	if (bs)
+		py.Py_DecRef(bs);
+	return spec;
+}
+
+/* An attribute of the program's spec, None when it has none. */
+static PyObject *spec_attr(PyObject *spec, const char *attr)
+{
+	PyObject *v = py.PyObject_GetAttrString(spec, attr);
+
+	if (v)
+		return v;
+	py.PyErr_Clear();
+	py.Py_IncRef(py._Py_NoneStruct);
+	return py._Py_NoneStruct;
+}
+
 /* _imp.create_dynamic(spec, file=None) */
 static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 				     PyObject *kwargs)
 {
 	PyObject *spec = py.PyTuple_Size(args) > 0 ? py.PyTuple_GetItem(args, 0)
 						   : sb_kwarg(kwargs, "spec");
-	PyObject *oname, *origin, *res;
-	char name[PATH_MAX], path[PATH_MAX];
+	PyObject *oname, *origin, *loader, *locations, *res = NULL;
+	PyObject *nspec = NULL, *nargs = NULL;
+	char name[PATH_MAX], path[PATH_MAX], msg[2 * PATH_MAX + 200];
 	struct sb_extmod *m;
 	int r = -1, rn, ro;
 
@@ -611,23 +671,47 @@ static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 		py.PyErr_Clear();
 		return sb_wrap_call_original(w, args, kwargs);
 	}
+	loader = spec_attr(spec, "loader");
+	locations = spec_attr(spec, "submodule_search_locations");
 	m = calloc(1, sizeof(*m));
 	if (!m)
-		return NULL;
+		goto out;
 	r = sb_extmod_read(path, m);
 	if (r < 0) {
-		/* not a file dlopen() can load: the original fails and says
-		 * why; if it loads after all, it is refused below */
-		res = sb_wrap_call_original(w, args, kwargs);
-	} else if (judge_extension(name, m) < 0) {
-		res = NULL;
-	} else {
-		res = sb_wrap_call_original(w, args, kwargs);
+		/* fail closed: what cannot be judged is not loaded, and
+		 * loading it anyway would run its code before any check */
+		snprintf(msg, sizeof(msg),
+			 "Module named '%s' is not loaded: its file '%s' "
+			 "cannot be judged (%s)",
+			 name, path,
+			 r == -ENOEXEC ? "not an ELF shared object with a "
+					 "dynamic symbol table"
+			 : r == -EAGAIN ? "the path changed under the check"
+					: strerror(-r));
+		sb_guard_raise(SB_EXC_MODULE, msg, name);
+		goto out;
 	}
+	if (judge_extension(name, m) < 0)
+		goto out;
+	nspec = judged_spec(name, m->canon, loader, locations);
+	nargs = nspec ? py.PyTuple_New(1) : NULL;
+	if (!nargs)
+		goto out;
+	py.Py_IncRef(nspec);
+	if (py.PyTuple_SetItem(nargs, 0, nspec) < 0)
+		goto out;
+	res = sb_wrap_call_original(w, nargs, NULL);
 	if (res && check_loaded(res, name, m) < 0) {
 		py.Py_DecRef(res);
 		res = NULL;
 	}
+out:
+	if (nargs)
+		py.Py_DecRef(nargs);
+	if (nspec)
+		py.Py_DecRef(nspec);
+	py.Py_DecRef(locations);
+	py.Py_DecRef(loader);
 	free(m);
 	return res;
 }

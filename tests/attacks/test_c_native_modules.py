@@ -130,3 +130,62 @@ def test_C21(case, judge, name):
         f"Module named '{top}' is native code with raw memory access: "
         "it needs the rule python-api=ALLOW:native, a python-import= rule "
         "is not enough"))
+
+
+# A shared object whose constructor, run by dlopen() before PyInit_ and
+# before any check after the load, creates MARKER; it exports the PyInit_
+# of the module it claims to be.
+EVIL_SO = r"""
+#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void ctor(void)
+{
+	int fd = open(MARKER, O_CREAT | O_WRONLY, 0644);
+
+	if (fd >= 0)
+		close(fd);
+}
+void *PyInit__json(void) { return 0; }
+"""
+
+# The spec answers the guard with CPython's _json and the loader, which
+# reads spec.origin again, with the program's file in a writable directory.
+SWAP = """
+class S:
+    n = 0
+    name = '_json'
+    loader = None
+    submodule_search_locations = None
+    @property
+    def origin(self):
+        S.n += 1
+        return dyn + '/_json' + _imp.extension_suffixes()[0] if S.n == 1 \\
+            else EVIL
+try:
+    _imp.create_dynamic(S())
+except SystemError:
+    pass
+open(MARKER).close()
+return 'CONSTRUCTOR RAN'
+"""
+
+
+@attack("C22", "_imp.create_dynamic with a spec whose origin changes after "
+        "the check: a constructor in a writable directory runs at dlopen()")
+def test_C22(case, judge):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the shared object")
+    case.mkdir("w")
+    marker, evil = case.path("w/marker"), case.path("w/evil.so")
+    case.write("evil.c", EVIL_SO)
+    subprocess.run([cc, "-shared", "-fPIC", f'-DMARKER="{marker}"', "-o",
+                    evil, case.path("evil.c")], check=True)
+    body = f"python-import=*\nexpose-rw={case.root}/w\n"
+    probe = PRE + SWAP.replace("MARKER", repr(marker)).replace(
+        "EVIL", repr(evil))
+    out = case.run(body, {"swap": probe})
+    # the loader got the file judged: no marker, open() finds none
+    judge.structural(out["swap"], "FileNotFoundError",
+                     "the loader is handed the judged file's spec")
+    assert not os.path.exists(marker)
