@@ -516,6 +516,18 @@ static int judge_extension(const char *name, const struct sb_extmod *m)
 	size_t i;
 
 	last = last ? last + 1 : name;
+	/* first: a file the program may have written is nobody's own, not
+	 * even in python-sb's package directory (a venv under expose-rw=) */
+	e = sb_fs_find_expose(sb_g.policy, m->canon);
+	if (e && e->mode == SB_EXPOSE_RW && !sb_g.learning) {
+		snprintf(msg, sizeof(msg),
+			 "Module '%s' is a C extension in a writable directory "
+			 "('%s/', rule '%s' from %s): native code is not loaded "
+			 "from where the program can write.",
+			 m->canon, e->path, e->rule,
+			 e->ref.file ? e->ref.file : "<implicit>");
+		return sb_guard_raise(SB_EXC_MODULE, msg, NULL);
+	}
 	if (own_module(name, m))
 		return 0;
 	if (strncmp(name, "pysandboxes", 11) == 0 &&
@@ -532,16 +544,6 @@ static int judge_extension(const char *name, const struct sb_extmod *m)
 		if (native_module(m->inits[i]) &&
 		    native_grant(name, m->canon, m->inits[i]) < 0)
 			return -1;
-	e = sb_fs_find_expose(sb_g.policy, m->canon);
-	if (e && e->mode == SB_EXPOSE_RW && !sb_g.learning) {
-		snprintf(msg, sizeof(msg),
-			 "Module '%s' is a C extension in a writable directory "
-			 "('%s/', rule '%s' from %s): native code is not loaded "
-			 "from where the program can write.",
-			 m->canon, e->path, e->rule,
-			 e->ref.file ? e->ref.file : "<implicit>");
-		return sb_guard_raise(SB_EXC_MODULE, msg, NULL);
-	}
 	if (runtime_import())
 		return 0;
 	/* the name it is loaded under, and, outside the package that name
