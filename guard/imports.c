@@ -586,50 +586,63 @@ static int check_loaded(PyObject *mod, const char *name,
 	return sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
 
-/* The spec the original loads from: a fresh ModuleSpec with the name
- * judged and the file's canonical path, not the program's, whose name and
+/* types.SimpleNamespace, taken from sys.implementation when the guard
+ * arms, before program code runs: a type whose attributes the program
+ * cannot change, unlike ModuleSpec, a Python class it could give an
+ * 'origin' property. */
+static PyObject *ns_type;
+
+/* The spec the original loads from: a fresh namespace with the name judged
+ * and the file's canonical path, not the program's spec, whose name and
  * origin the original would read again after the check (a property that
  * answers differently the second time, another thread, a symlink swapped
  * in a writable directory): dlopen() would run the constructor and
  * PyInit_ of a file never judged before check_loaded() could object. The
- * loader and submodule_search_locations were read with the name. */
+ * loader and submodule_search_locations, read with the name, are what a
+ * module's create slot copies (Cython's). */
 static PyObject *judged_spec(const char *name, const char *canon,
 			     PyObject *loader, PyObject *locations)
 {
-	PyObject *bs = py.PyImport_ImportModule("_frozen_importlib");
-	PyObject *cls = bs ? py.PyObject_GetAttrString(bs, "ModuleSpec") : NULL;
-	PyObject *args = NULL, *kw = NULL, *o = NULL, *spec = NULL;
+	const char *dot = strrchr(name, '.');
+	PyObject *args = ns_type ? py.PyTuple_New(0) : NULL;
+	PyObject *kw = args ? py.PyDict_New() : NULL;
+	PyObject *n = py.PyUnicode_DecodeFSDefault(name);
+	PyObject *o = py.PyUnicode_DecodeFSDefault(canon);
+	PyObject *parent = locations != py._Py_NoneStruct || !dot
+				   ? py.PyUnicode_DecodeFSDefault(
+					     locations != py._Py_NoneStruct
+						     ? name
+						     : "")
+				   : NULL;
+	PyObject *spec = NULL;
+	char pname[PATH_MAX];
 
-	if (!cls)
-		goto out;
-	args = py.PyTuple_New(2);
-	kw = py.PyDict_New();
-	o = py.PyUnicode_DecodeFSDefault(canon);
-	if (!args || !kw || !o ||
-	    py.PyTuple_SetItem(args, 0, py.PyUnicode_DecodeFSDefault(name)) < 0)
-		goto out;
-	py.Py_IncRef(loader);
-	if (py.PyTuple_SetItem(args, 1, loader) < 0 ||
-	    py.PyDict_SetItemString(kw, "origin", o) < 0)
-		goto out;
-	spec = py.PyObject_Call(cls, args, kw);
-	if (spec && locations != py._Py_NoneStruct &&
-	    py.PyObject_SetAttrString(spec, "submodule_search_locations",
-				      locations) < 0) {
-		py.Py_DecRef(spec);
-		spec = NULL;
+	if (!parent && dot) {
+		snprintf(pname, sizeof(pname), "%.*s", (int)(dot - name), name);
+		parent = py.PyUnicode_DecodeFSDefault(pname);
 	}
-out:
+	if (kw && n && o && parent &&
+	    py.PyDict_SetItemString(kw, "name", n) == 0 &&
+	    py.PyDict_SetItemString(kw, "origin", o) == 0 &&
+	    py.PyDict_SetItemString(kw, "parent", parent) == 0 &&
+	    py.PyDict_SetItemString(kw, "loader", loader) == 0 &&
+	    py.PyDict_SetItemString(kw, "submodule_search_locations",
+				    locations) == 0)
+		spec = py.PyObject_Call(ns_type, args, kw);
+	else if (!py.PyErr_Occurred())
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "python-sb: import guard: no spec to load "
+				   "the extension with");
+	if (parent)
+		py.Py_DecRef(parent);
 	if (o)
 		py.Py_DecRef(o);
+	if (n)
+		py.Py_DecRef(n);
 	if (kw)
 		py.Py_DecRef(kw);
 	if (args)
 		py.Py_DecRef(args);
-	if (cls)
-		py.Py_DecRef(cls);
-	if (bs)
-		py.Py_DecRef(bs);
 	return spec;
 }
 
@@ -760,7 +773,12 @@ static struct sb_wrap wraps[] = {
 
 int sb_imports_arm(void)
 {
+	PyObject *impl = py.PySys_GetObject("implementation");
 	size_t i;
+
+	ns_type = impl ? py.PyObject_GetAttrString(impl, "__class__") : NULL;
+	if (!ns_type)
+		return -1;
 
 	for (i = 0; i < SB_ARRAY_LEN(wraps); i++)
 		if (sb_wrap_install(&wraps[i]) < 0)

@@ -227,6 +227,28 @@ def test_c_extension_from_a_writable_tree_is_not_loaded(sandboxed, tmp_cwd,
     assert "is a C extension in a writable directory" in got
 
 
+def test_an_allowed_extension_loads_through_create_dynamic(sandboxed,
+                                                          python_exe):
+    """_imp.create_dynamic called by the program with a spec of its own:
+    the guard hands CPython a spec of its own making, with no import of
+    its own the rules would refuse (ModuleSpec from _frozen_importlib
+    was), and the module loads."""
+    code = TRY + textwrap.dedent("""\
+        _imp = sys.modules['_imp']
+        b = sys.modules['_frozen_importlib']
+        dyn = [p for p in sys.path if p.endswith('lib-dynload')][0]
+        so = dyn + '/_json' + _imp.extension_suffixes()[0]
+        attempt("dyn", lambda: print("NAME",
+            _imp.create_dynamic(b.ModuleSpec('_json', None, origin=so))
+            .__name__))
+        """)
+    r = sandboxed("python-import=_json\n", code)
+    if "No such file" in r.stdout or "not loaded: its file" in r.stdout:
+        pytest.skip(f"_json is built in on {python_exe}")
+    assert outcome(r, "dyn") == "ALLOWED", r.stdout
+    assert "NAME _json" in r.stdout
+
+
 OWN_SO = r"""
 #include <fcntl.h>
 #include <unistd.h>
