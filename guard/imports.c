@@ -474,19 +474,35 @@ static bool own_module(const char *name, const struct sb_extmod *m)
 }
 
 /* Is the file in a directory of the package 'name' claims to be part of
- * (its parent's __path__)? Else the module is judged by its own name. */
+ * (its parent's __path__), a directory named as that package is? Else the
+ * module is judged by its own name. __path__ is the program's to extend:
+ * json.__path__.append(<lib-dynload>) made every extension there
+ * loadable as json.<name> under the rule for json alone. */
 static bool in_parent_package(const char *name, const struct sb_extmod *m)
 {
-	const char *dot = strrchr(name, '.');
+	const char *dot = strrchr(name, '.'), *plast, *dslash;
 	PyObject *mods = py.PyImport_GetModuleDict(), *parent, *paths, *item;
 	char pname[256], buf[PATH_MAX], canon[PATH_MAX];
 	bool found = false;
 	Py_ssize_t i, n;
+	size_t dlen;
 
 	if (!dot || (size_t)(dot - name) >= sizeof(pname) || !mods)
 		return false;
 	memcpy(pname, name, (size_t)(dot - name));
 	pname[dot - name] = '\0';
+	/* the file's directory is named as the parent's last component */
+	plast = strrchr(pname, '.');
+	plast = plast ? plast + 1 : pname;
+	dslash = strrchr(m->canon, '/');
+	if (!dslash || dslash == m->canon)
+		return false;
+	dlen = (size_t)(dslash - m->canon);
+	while (dlen && m->canon[dlen - 1] != '/')
+		dlen--;
+	if ((size_t)(dslash - m->canon) - dlen != strlen(plast) ||
+	    strncmp(m->canon + dlen, plast, strlen(plast)) != 0)
+		return false;
 	parent = py.PyDict_GetItemString(mods, pname);
 	paths = parent ? py.PyObject_GetAttrString(parent, "__path__") : NULL;
 	if (!paths) {

@@ -8,6 +8,7 @@ native: refused. That python-api=ALLOW:native opens it is pinned by
 tests/e2e/test_guard_core.py (test_an_allow_rule_lets_the_call_through)."""
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -188,4 +189,46 @@ def test_C22(case, judge):
     # the loader got the file judged: no marker, open() finds none
     judge.structural(out["swap"], "FileNotFoundError",
                      "the loader is handed the judged file's spec")
+    assert not os.path.exists(marker)
+
+
+# An allowed package's __path__ extended with lib-dynload: each extension
+# there loads as json.<name>, judged as json's submodule, unless the file's
+# directory must be named as the package is.
+PARENT = """
+import json
+json.__path__.append(dyn)
+suffix = _imp.extension_suffixes()[0]
+try:
+    open(dyn + '/_posixsubprocess' + suffix, 'rb').close()
+    name = '_posixsubprocess'
+except OSError:
+    name = 'mmap'  # Debian builds _posixsubprocess in
+m = _imp.create_dynamic(b.ModuleSpec('json.' + name, None,
+                                     origin=dyn + '/' + name + suffix))
+if name == 'mmap':
+    return 'LOADED'
+fh = open(__file__, 'rb')
+fd = fh.fileno()
+args = [[b'/usr/bin/touch', MARKER], [b'/usr/bin/touch'], True, (), None,
+        None, -1, -1, -1, -1, -1, -1, fd, fd, False, False, -1, None, None,
+        None, -1, None]
+try:
+    m.fork_exec(*args)
+except TypeError:
+    m.fork_exec(*args, False)
+return 'FORKED'
+"""
+
+
+@attack("C23", "an allowed package's __path__ extended with lib-dynload: "
+        "_posixsubprocess loaded as json._posixsubprocess")
+def test_C23(case, judge):
+    marker = case.path("marker")
+    probe = PRE + PARENT.replace("MARKER", repr(marker.encode()))
+    # json and what it imports on an interpreter that has not loaded it
+    out = case.run("python-import=json, re, enum, _sre, copyreg\n",
+                   {"parent": probe})
+    judge.python(out["parent"], ERR, re.compile(
+        "Module named '(_posixsubprocess|mmap)' is not allowed by a rule"))
     assert not os.path.exists(marker)
