@@ -690,17 +690,22 @@ static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 	if (!spec)
 		return sb_wrap_call_original(w, args, kwargs);
 	oname = py.PyObject_GetAttrString(spec, "name");
-	origin = py.PyObject_GetAttrString(spec, "origin");
-	rn = oname ? sb_arg_path(oname, name) : 0;
-	ro = origin ? sb_arg_path(origin, path) : 0;
+	rn = oname ? sb_arg_path(oname, name) : -1;
+	origin = rn == 1 ? py.PyObject_GetAttrString(spec, "origin") : NULL;
+	ro = origin ? sb_arg_path(origin, path) : -1;
 	if (oname)
 		py.Py_DecRef(oname);
 	if (origin)
 		py.Py_DecRef(origin);
 	if (rn != 1 || ro != 1) {
-		/* what the original cannot use either: let it say why */
-		py.PyErr_Clear();
-		return sb_wrap_call_original(w, args, kwargs);
+		/* not handed on: the original would read them again, and a
+		 * property may answer a path the second time */
+		if (!py.PyErr_Occurred())
+			py.PyErr_SetString(PY_EXC(PyExc_TypeError),
+					   "create_dynamic: spec.name and "
+					   "spec.origin must be paths "
+					   "(str)");
+		return NULL;
 	}
 	loader = spec_attr(spec, "loader");
 	locations = spec_attr(spec, "submodule_search_locations");

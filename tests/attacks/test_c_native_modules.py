@@ -185,10 +185,16 @@ def test_C22(case, judge):
     body = f"python-import=*\nexpose-rw={case.root}/w\n"
     probe = PRE + SWAP.replace("MARKER", repr(marker)).replace(
         "EVIL", repr(evil))
-    out = case.run(body, {"swap": probe})
+    # the same with a first answer that is no path at all (42): the guard
+    # used to let the original read the spec and say why
+    untyped = probe.replace("S.n += 1", "S.n += 1\n        if S.n == 1:\n"
+                            "            return 42")
+    out = case.run(body, {"swap": probe, "untyped": untyped})
     # the loader got the file judged: no marker, open() finds none
     judge.structural(out["swap"], "FileNotFoundError",
                      "the loader is handed the judged file's spec")
+    judge.structural(out["untyped"], "TypeError",
+                     "a spec that is not a path is not handed on")
     assert not os.path.exists(marker)
 
 
