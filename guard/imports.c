@@ -762,24 +762,58 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 						   : NULL;
 	PyObject *name = spec ? py.PyObject_GetAttrString(spec, "name") : NULL;
 	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *kw, *empty, *nspec, *nargs, *res = NULL;
 	char buf[PATH_MAX];
 	int r;
 
-	if (!name) {
+	if (!spec) {
 		py.PyErr_Clear();
 		return sb_wrap_call_original(w, args, kwargs);
 	}
+	if (!name)
+		return NULL; /* CPython's AttributeError */
 	r = sb_arg_path(name, buf);
+	if (r == 0 && !py.PyErr_Occurred())
+		py.PyErr_SetString(PY_EXC(PyExc_TypeError),
+				   "create_builtin: spec.name must be a str");
+	if (r != 1) {
+		py.Py_DecRef(name);
+		return NULL;
+	}
+	if ((native_module(buf) && native_grant(buf, NULL, NULL) < 0) ||
+	    (mods && py.PyDict_GetItemString(mods, buf) &&
+	     !sb_guard_caller_is_library() &&
+	     sb_guard_check_api("importlib.reload") < 0)) {
+		py.Py_DecRef(name);
+		return NULL;
+	}
+	/* the original gets the name judged, not the program's spec, which
+	 * it would read again (a property answering 'posix' the second time
+	 * rebuilt posix past the reload check) */
 	py.Py_DecRef(name);
-	if (r < 0)
-		return NULL;
-	if (r == 1 && native_module(buf) && native_grant(buf, NULL, NULL) < 0)
-		return NULL;
-	if (r == 1 && mods && py.PyDict_GetItemString(mods, buf) &&
-	    !sb_guard_caller_is_library() &&
-	    sb_guard_check_api("importlib.reload") < 0)
-		return NULL;
-	return sb_wrap_call_original(w, args, kwargs);
+	name = py.PyUnicode_DecodeFSDefault(buf); /* a str, not a subclass */
+	kw = py.PyDict_New();
+	empty = py.PyTuple_New(0);
+	nspec = name && kw && empty && ns_type &&
+				py.PyDict_SetItemString(kw, "name", name) == 0
+			? py.PyObject_Call(ns_type, empty, kw)
+			: NULL;
+	nargs = nspec ? py.PyTuple_New(1) : NULL;
+	if (nargs) {
+		py.Py_IncRef(nspec);
+		if (py.PyTuple_SetItem(nargs, 0, nspec) == 0)
+			res = sb_wrap_call_original(w, nargs, NULL);
+		py.Py_DecRef(nargs);
+	}
+	if (nspec)
+		py.Py_DecRef(nspec);
+	if (empty)
+		py.Py_DecRef(empty);
+	if (kw)
+		py.Py_DecRef(kw);
+	if (name)
+		py.Py_DecRef(name);
+	return res;
 }
 
 static struct sb_wrap wraps[] = {
