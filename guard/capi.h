@@ -68,6 +68,10 @@ struct py_method_def {
 	X(PyObject *, PyDict_New, (void))                                      \
 	X(int, PyDict_SetItem, (PyObject *, PyObject *, PyObject *))           \
 	X(PyObject *, PyDict_GetItem, (PyObject *, PyObject *))                \
+	X(PyObject *, PyDict_Copy, (PyObject *))                               \
+	X(int, PyDict_Next,                                                    \
+	  (PyObject *, Py_ssize_t *, PyObject **, PyObject **))                \
+	X(PyObject *, PyObject_Type, (PyObject *))                             \
 	X(void, PyDict_Clear, (PyObject *))                                    \
 	X(PyObject *, PyLong_FromVoidPtr, (void *))                            \
 	X(PyObject *, PyObject_GetIter, (PyObject *))                          \

@@ -6,8 +6,11 @@
  * the code the module came from is mapped from that same file (its device
  * and inode in /proc/self/maps), or, where /proc is out of reach (the
  * kernel providers), that the object mapped exports the same PyInit_
- * symbols as the file judged, read from its dynamic table in memory: a
- * path swapped between the check and dlopen() is caught either way.
+ * symbols as the file judged, read from its dynamic table in memory. That
+ * check comes after dlopen() ran the object's constructors and PyInit_:
+ * what keeps another file from being loaded is that the loader is handed
+ * the canonical path judged (imports.c), not the program's spec; this is
+ * the backstop.
  *
  * No Python here: imports.c judges what this file reports.
  */

@@ -1516,6 +1516,72 @@ static void expose_script(void)
 	sb_fs_add_implicit(sb_g.policy, canon, false, "<python>");
 }
 
+/* A path-like argument (an object whose type has __fspath__) is made its
+ * os.fspath() here, once: the judgment and the original then see the same
+ * path. Handed on as it was, the original called __fspath__ again, which
+ * could answer another path (os.stat of a judged file returned
+ * /etc/shadow's). NULL (exception set) when __fspath__ raised. */
+static PyObject *path_once(PyObject *o)
+{
+	PyObject *type;
+	int has;
+
+	if (py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 ||
+	    py.PyObject_IsInstance(o, py.PyBytes_Type) == 1 ||
+	    o == py._Py_NoneStruct) {
+		py.Py_IncRef(o);
+		return o;
+	}
+	type = py.PyObject_Type(o);
+	has = type ? py.PyObject_HasAttrString(type, "__fspath__") : 0;
+	if (type)
+		py.Py_DecRef(type);
+	if (!has) {
+		py.PyErr_Clear();
+		py.Py_IncRef(o);
+		return o;
+	}
+	return py.PyOS_FSPath(o);
+}
+
+static sb_wrap_fn real_calls[SB_ARRAY_LEN(wraps)];
+
+static PyObject *paths_once_call(struct sb_wrap *w, PyObject *args,
+				 PyObject *kwargs)
+{
+	Py_ssize_t i, n = py.PyTuple_Size(args), pos = 0;
+	PyObject *nargs = py.PyTuple_New(n), *nkw = NULL, *k, *v, *res = NULL;
+
+	if (!nargs)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		PyObject *o = path_once(py.PyTuple_GetItem(args, i));
+
+		if (!o || py.PyTuple_SetItem(nargs, i, o) < 0)
+			goto out;
+	}
+	if (kwargs) {
+		nkw = py.PyDict_Copy(kwargs);
+		if (!nkw)
+			goto out;
+		while (py.PyDict_Next(kwargs, &pos, &k, &v)) {
+			PyObject *o = path_once(v);
+			int r = o ? py.PyDict_SetItem(nkw, k, o) : -1;
+
+			if (o)
+				py.Py_DecRef(o);
+			if (r < 0)
+				goto out;
+		}
+	}
+	res = real_calls[w - wraps](w, nargs, nkw);
+out:
+	if (nkw)
+		py.Py_DecRef(nkw);
+	py.Py_DecRef(nargs);
+	return res;
+}
+
 int sb_files_arm(void)
 {
 	static const char *const ca_stores[] = {
@@ -1531,8 +1597,13 @@ int sb_files_arm(void)
 		expose_implicit(ca_stores[i], "<ca-certificates>");
 	if (make_false() < 0)
 		return -1;
-	for (i = 0; i < SB_ARRAY_LEN(wraps); i++)
+	for (i = 0; i < SB_ARRAY_LEN(wraps); i++) {
+		if (wraps[i].call != paths_once_call) {
+			real_calls[i] = wraps[i].call;
+			wraps[i].call = paths_once_call;
+		}
 		if (sb_wrap_install(&wraps[i]) < 0 || adopt(&wraps[i]) < 0)
 			return -1;
+	}
 	return 0;
 }

@@ -474,19 +474,35 @@ static bool own_module(const char *name, const struct sb_extmod *m)
 }
 
 /* Is the file in a directory of the package 'name' claims to be part of
- * (its parent's __path__)? Else the module is judged by its own name. */
+ * (its parent's __path__), a directory named as that package is? Else the
+ * module is judged by its own name. __path__ is the program's to extend:
+ * json.__path__.append(<lib-dynload>) made every extension there
+ * loadable as json.<name> under the rule for json alone. */
 static bool in_parent_package(const char *name, const struct sb_extmod *m)
 {
-	const char *dot = strrchr(name, '.');
+	const char *dot = strrchr(name, '.'), *plast, *dslash;
 	PyObject *mods = py.PyImport_GetModuleDict(), *parent, *paths, *item;
 	char pname[256], buf[PATH_MAX], canon[PATH_MAX];
 	bool found = false;
 	Py_ssize_t i, n;
+	size_t dlen;
 
 	if (!dot || (size_t)(dot - name) >= sizeof(pname) || !mods)
 		return false;
 	memcpy(pname, name, (size_t)(dot - name));
 	pname[dot - name] = '\0';
+	/* the file's directory is named as the parent's last component */
+	plast = strrchr(pname, '.');
+	plast = plast ? plast + 1 : pname;
+	dslash = strrchr(m->canon, '/');
+	if (!dslash || dslash == m->canon)
+		return false;
+	dlen = (size_t)(dslash - m->canon);
+	while (dlen && m->canon[dlen - 1] != '/')
+		dlen--;
+	if ((size_t)(dslash - m->canon) - dlen != strlen(plast) ||
+	    strncmp(m->canon + dlen, plast, strlen(plast)) != 0)
+		return false;
 	parent = py.PyDict_GetItemString(mods, pname);
 	paths = parent ? py.PyObject_GetAttrString(parent, "__path__") : NULL;
 	if (!paths) {
@@ -516,6 +532,18 @@ static int judge_extension(const char *name, const struct sb_extmod *m)
 	size_t i;
 
 	last = last ? last + 1 : name;
+	/* first: a file the program may have written is nobody's own, not
+	 * even in python-sb's package directory (a venv under expose-rw=) */
+	e = sb_fs_find_expose(sb_g.policy, m->canon);
+	if (e && e->mode == SB_EXPOSE_RW && !sb_g.learning) {
+		snprintf(msg, sizeof(msg),
+			 "Module '%s' is a C extension in a writable directory "
+			 "('%s/', rule '%s' from %s): native code is not loaded "
+			 "from where the program can write.",
+			 m->canon, e->path, e->rule,
+			 e->ref.file ? e->ref.file : "<implicit>");
+		return sb_guard_raise(SB_EXC_MODULE, msg, NULL);
+	}
 	if (own_module(name, m))
 		return 0;
 	if (strncmp(name, "pysandboxes", 11) == 0 &&
@@ -532,16 +560,6 @@ static int judge_extension(const char *name, const struct sb_extmod *m)
 		if (native_module(m->inits[i]) &&
 		    native_grant(name, m->canon, m->inits[i]) < 0)
 			return -1;
-	e = sb_fs_find_expose(sb_g.policy, m->canon);
-	if (e && e->mode == SB_EXPOSE_RW && !sb_g.learning) {
-		snprintf(msg, sizeof(msg),
-			 "Module '%s' is a C extension in a writable directory "
-			 "('%s/', rule '%s' from %s): native code is not loaded "
-			 "from where the program can write.",
-			 m->canon, e->path, e->rule,
-			 e->ref.file ? e->ref.file : "<implicit>");
-		return sb_guard_raise(SB_EXC_MODULE, msg, NULL);
-	}
 	if (runtime_import())
 		return 0;
 	/* the name it is loaded under, and, outside the package that name
@@ -584,14 +602,87 @@ static int check_loaded(PyObject *mod, const char *name,
 	return sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
 
+/* types.SimpleNamespace, taken from sys.implementation when the guard
+ * arms, before program code runs: a type whose attributes the program
+ * cannot change, unlike ModuleSpec, a Python class it could give an
+ * 'origin' property. */
+static PyObject *ns_type;
+
+/* The spec the original loads from: a fresh namespace with the name judged
+ * and the file's canonical path, not the program's spec, whose name and
+ * origin the original would read again after the check (a property that
+ * answers differently the second time, another thread, a symlink swapped
+ * in a writable directory): dlopen() would run the constructor and
+ * PyInit_ of a file never judged before check_loaded() could object. The
+ * loader and submodule_search_locations, read with the name, are what a
+ * module's create slot copies (Cython's). */
+static PyObject *judged_spec(const char *name, const char *canon,
+			     PyObject *loader, PyObject *locations)
+{
+	const char *dot = strrchr(name, '.');
+	PyObject *args = ns_type ? py.PyTuple_New(0) : NULL;
+	PyObject *kw = args ? py.PyDict_New() : NULL;
+	PyObject *n = py.PyUnicode_DecodeFSDefault(name);
+	PyObject *o = py.PyUnicode_DecodeFSDefault(canon);
+	PyObject *parent = locations != py._Py_NoneStruct || !dot
+				   ? py.PyUnicode_DecodeFSDefault(
+					     locations != py._Py_NoneStruct
+						     ? name
+						     : "")
+				   : NULL;
+	PyObject *spec = NULL;
+	char pname[PATH_MAX];
+
+	if (!parent && dot) {
+		snprintf(pname, sizeof(pname), "%.*s", (int)(dot - name), name);
+		parent = py.PyUnicode_DecodeFSDefault(pname);
+	}
+	if (kw && n && o && parent &&
+	    py.PyDict_SetItemString(kw, "name", n) == 0 &&
+	    py.PyDict_SetItemString(kw, "origin", o) == 0 &&
+	    py.PyDict_SetItemString(kw, "parent", parent) == 0 &&
+	    py.PyDict_SetItemString(kw, "loader", loader) == 0 &&
+	    py.PyDict_SetItemString(kw, "submodule_search_locations",
+				    locations) == 0)
+		spec = py.PyObject_Call(ns_type, args, kw);
+	else if (!py.PyErr_Occurred())
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "python-sb: import guard: no spec to load "
+				   "the extension with");
+	if (parent)
+		py.Py_DecRef(parent);
+	if (o)
+		py.Py_DecRef(o);
+	if (n)
+		py.Py_DecRef(n);
+	if (kw)
+		py.Py_DecRef(kw);
+	if (args)
+		py.Py_DecRef(args);
+	return spec;
+}
+
+/* An attribute of the program's spec, None when it has none. */
+static PyObject *spec_attr(PyObject *spec, const char *attr)
+{
+	PyObject *v = py.PyObject_GetAttrString(spec, attr);
+
+	if (v)
+		return v;
+	py.PyErr_Clear();
+	py.Py_IncRef(py._Py_NoneStruct);
+	return py._Py_NoneStruct;
+}
+
 /* _imp.create_dynamic(spec, file=None) */
 static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 				     PyObject *kwargs)
 {
 	PyObject *spec = py.PyTuple_Size(args) > 0 ? py.PyTuple_GetItem(args, 0)
 						   : sb_kwarg(kwargs, "spec");
-	PyObject *oname, *origin, *res;
-	char name[PATH_MAX], path[PATH_MAX];
+	PyObject *oname, *origin, *loader, *locations, *res = NULL;
+	PyObject *nspec = NULL, *nargs = NULL;
+	char name[PATH_MAX], path[PATH_MAX], msg[2 * PATH_MAX + 200];
 	struct sb_extmod *m;
 	int r = -1, rn, ro;
 
@@ -599,35 +690,64 @@ static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 	if (!spec)
 		return sb_wrap_call_original(w, args, kwargs);
 	oname = py.PyObject_GetAttrString(spec, "name");
-	origin = py.PyObject_GetAttrString(spec, "origin");
-	rn = oname ? sb_arg_path(oname, name) : 0;
-	ro = origin ? sb_arg_path(origin, path) : 0;
+	rn = oname ? sb_arg_path(oname, name) : -1;
+	origin = rn == 1 ? py.PyObject_GetAttrString(spec, "origin") : NULL;
+	ro = origin ? sb_arg_path(origin, path) : -1;
 	if (oname)
 		py.Py_DecRef(oname);
 	if (origin)
 		py.Py_DecRef(origin);
 	if (rn != 1 || ro != 1) {
-		/* what the original cannot use either: let it say why */
-		py.PyErr_Clear();
-		return sb_wrap_call_original(w, args, kwargs);
+		/* not handed on: the original would read them again, and a
+		 * property may answer a path the second time */
+		if (!py.PyErr_Occurred())
+			py.PyErr_SetString(PY_EXC(PyExc_TypeError),
+					   "create_dynamic: spec.name and "
+					   "spec.origin must be paths "
+					   "(str)");
+		return NULL;
 	}
+	loader = spec_attr(spec, "loader");
+	locations = spec_attr(spec, "submodule_search_locations");
 	m = calloc(1, sizeof(*m));
 	if (!m)
-		return NULL;
+		goto out;
 	r = sb_extmod_read(path, m);
 	if (r < 0) {
-		/* not a file dlopen() can load: the original fails and says
-		 * why; if it loads after all, it is refused below */
-		res = sb_wrap_call_original(w, args, kwargs);
-	} else if (judge_extension(name, m) < 0) {
-		res = NULL;
-	} else {
-		res = sb_wrap_call_original(w, args, kwargs);
+		/* fail closed: what cannot be judged is not loaded, and
+		 * loading it anyway would run its code before any check */
+		snprintf(msg, sizeof(msg),
+			 "Module named '%s' is not loaded: its file '%s' "
+			 "cannot be judged (%s)",
+			 name, path,
+			 r == -ENOEXEC ? "not an ELF shared object with a "
+					 "dynamic symbol table"
+			 : r == -EAGAIN ? "the path changed under the check"
+					: strerror(-r));
+		sb_guard_raise(SB_EXC_MODULE, msg, name);
+		goto out;
 	}
+	if (judge_extension(name, m) < 0)
+		goto out;
+	nspec = judged_spec(name, m->canon, loader, locations);
+	nargs = nspec ? py.PyTuple_New(1) : NULL;
+	if (!nargs)
+		goto out;
+	py.Py_IncRef(nspec);
+	if (py.PyTuple_SetItem(nargs, 0, nspec) < 0)
+		goto out;
+	res = sb_wrap_call_original(w, nargs, NULL);
 	if (res && check_loaded(res, name, m) < 0) {
 		py.Py_DecRef(res);
 		res = NULL;
 	}
+out:
+	if (nargs)
+		py.Py_DecRef(nargs);
+	if (nspec)
+		py.Py_DecRef(nspec);
+	py.Py_DecRef(locations);
+	py.Py_DecRef(loader);
 	free(m);
 	return res;
 }
@@ -642,24 +762,58 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 						   : NULL;
 	PyObject *name = spec ? py.PyObject_GetAttrString(spec, "name") : NULL;
 	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *kw, *empty, *nspec, *nargs, *res = NULL;
 	char buf[PATH_MAX];
 	int r;
 
-	if (!name) {
+	if (!spec) {
 		py.PyErr_Clear();
 		return sb_wrap_call_original(w, args, kwargs);
 	}
+	if (!name)
+		return NULL; /* CPython's AttributeError */
 	r = sb_arg_path(name, buf);
+	if (r == 0 && !py.PyErr_Occurred())
+		py.PyErr_SetString(PY_EXC(PyExc_TypeError),
+				   "create_builtin: spec.name must be a str");
+	if (r != 1) {
+		py.Py_DecRef(name);
+		return NULL;
+	}
+	if ((native_module(buf) && native_grant(buf, NULL, NULL) < 0) ||
+	    (mods && py.PyDict_GetItemString(mods, buf) &&
+	     !sb_guard_caller_is_library() &&
+	     sb_guard_check_api("importlib.reload") < 0)) {
+		py.Py_DecRef(name);
+		return NULL;
+	}
+	/* the original gets the name judged, not the program's spec, which
+	 * it would read again (a property answering 'posix' the second time
+	 * rebuilt posix past the reload check) */
 	py.Py_DecRef(name);
-	if (r < 0)
-		return NULL;
-	if (r == 1 && native_module(buf) && native_grant(buf, NULL, NULL) < 0)
-		return NULL;
-	if (r == 1 && mods && py.PyDict_GetItemString(mods, buf) &&
-	    !sb_guard_caller_is_library() &&
-	    sb_guard_check_api("importlib.reload") < 0)
-		return NULL;
-	return sb_wrap_call_original(w, args, kwargs);
+	name = py.PyUnicode_DecodeFSDefault(buf); /* a str, not a subclass */
+	kw = py.PyDict_New();
+	empty = py.PyTuple_New(0);
+	nspec = name && kw && empty && ns_type &&
+				py.PyDict_SetItemString(kw, "name", name) == 0
+			? py.PyObject_Call(ns_type, empty, kw)
+			: NULL;
+	nargs = nspec ? py.PyTuple_New(1) : NULL;
+	if (nargs) {
+		py.Py_IncRef(nspec);
+		if (py.PyTuple_SetItem(nargs, 0, nspec) == 0)
+			res = sb_wrap_call_original(w, nargs, NULL);
+		py.Py_DecRef(nargs);
+	}
+	if (nspec)
+		py.Py_DecRef(nspec);
+	if (empty)
+		py.Py_DecRef(empty);
+	if (kw)
+		py.Py_DecRef(kw);
+	if (name)
+		py.Py_DecRef(name);
+	return res;
 }
 
 static struct sb_wrap wraps[] = {
@@ -674,7 +828,12 @@ static struct sb_wrap wraps[] = {
 
 int sb_imports_arm(void)
 {
+	PyObject *impl = py.PySys_GetObject("implementation");
 	size_t i;
+
+	ns_type = impl ? py.PyObject_GetAttrString(impl, "__class__") : NULL;
+	if (!ns_type)
+		return -1;
 
 	for (i = 0; i < SB_ARRAY_LEN(wraps); i++)
 		if (sb_wrap_install(&wraps[i]) < 0)

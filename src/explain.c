@@ -167,9 +167,13 @@ static void explain_modes(const struct sb_policy *p,
 	sb_buf_puts(out, "\n");
 	if (ctx && ctx->provider_verdict)
 		sb_buf_printf(out, "#   %s\n", ctx->provider_verdict);
+	/* none installs no guard, whatever py-sandbox= says */
 	sb_buf_printf(out, "# Python layer: %s",
-		      p->py_sandbox ? "on" : "off (py-sandbox=false)");
-	if (p->py_sandbox_ref.file)
+		      p->provider == SB_PROVIDER_NONE
+			      ? "off (os-sandbox=none: no guard)"
+		      : p->py_sandbox ? "on"
+				      : "off (py-sandbox=false)");
+	if (p->provider != SB_PROVIDER_NONE && p->py_sandbox_ref.file)
 		sb_buf_printf(out, ", from %s",
 			      sb_ref_format(p->arena, p->py_sandbox_ref));
 	sb_buf_puts(out, "\n");

@@ -8,6 +8,7 @@ native: refused. That python-api=ALLOW:native opens it is pinned by
 tests/e2e/test_guard_core.py (test_an_allow_rule_lets_the_call_through)."""
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -130,3 +131,110 @@ def test_C21(case, judge, name):
         f"Module named '{top}' is native code with raw memory access: "
         "it needs the rule python-api=ALLOW:native, a python-import= rule "
         "is not enough"))
+
+
+# A shared object whose constructor, run by dlopen() before PyInit_ and
+# before any check after the load, creates MARKER; it exports the PyInit_
+# of the module it claims to be.
+EVIL_SO = r"""
+#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void ctor(void)
+{
+	int fd = open(MARKER, O_CREAT | O_WRONLY, 0644);
+
+	if (fd >= 0)
+		close(fd);
+}
+void *PyInit__json(void) { return 0; }
+"""
+
+# The spec answers the guard with CPython's _json and the loader, which
+# reads spec.origin again, with the program's file in a writable directory.
+SWAP = """
+class S:
+    n = 0
+    name = '_json'
+    loader = None
+    submodule_search_locations = None
+    @property
+    def origin(self):
+        S.n += 1
+        return dyn + '/_json' + _imp.extension_suffixes()[0] if S.n == 1 \\
+            else EVIL
+try:
+    _imp.create_dynamic(S())
+except SystemError:
+    pass
+open(MARKER).close()
+return 'CONSTRUCTOR RAN'
+"""
+
+
+@attack("C22", "_imp.create_dynamic with a spec whose origin changes after "
+        "the check: a constructor in a writable directory runs at dlopen()")
+def test_C22(case, judge):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the shared object")
+    case.mkdir("w")
+    marker, evil = case.path("w/marker"), case.path("w/evil.so")
+    case.write("evil.c", EVIL_SO)
+    subprocess.run([cc, "-shared", "-fPIC", f'-DMARKER="{marker}"', "-o",
+                    evil, case.path("evil.c")], check=True)
+    body = f"python-import=*\nexpose-rw={case.root}/w\n"
+    probe = PRE + SWAP.replace("MARKER", repr(marker)).replace(
+        "EVIL", repr(evil))
+    # the same with a first answer that is no path at all (42): the guard
+    # used to let the original read the spec and say why
+    untyped = probe.replace("S.n += 1", "S.n += 1\n        if S.n == 1:\n"
+                            "            return 42")
+    out = case.run(body, {"swap": probe, "untyped": untyped})
+    # the loader got the file judged: no marker, open() finds none
+    judge.structural(out["swap"], "FileNotFoundError",
+                     "the loader is handed the judged file's spec")
+    judge.structural(out["untyped"], "TypeError",
+                     "a spec that is not a path is not handed on")
+    assert not os.path.exists(marker)
+
+
+# An allowed package's __path__ extended with lib-dynload: each extension
+# there loads as json.<name>, judged as json's submodule, unless the file's
+# directory must be named as the package is.
+PARENT = """
+import json
+json.__path__.append(dyn)
+suffix = _imp.extension_suffixes()[0]
+try:
+    open(dyn + '/_posixsubprocess' + suffix, 'rb').close()
+    name = '_posixsubprocess'
+except OSError:
+    name = 'mmap'  # Debian builds _posixsubprocess in
+m = _imp.create_dynamic(b.ModuleSpec('json.' + name, None,
+                                     origin=dyn + '/' + name + suffix))
+if name == 'mmap':
+    return 'LOADED'
+fh = open(__file__, 'rb')
+fd = fh.fileno()
+args = [[b'/usr/bin/touch', MARKER], [b'/usr/bin/touch'], True, (), None,
+        None, -1, -1, -1, -1, -1, -1, fd, fd, False, False, -1, None, None,
+        None, -1, None]
+try:
+    m.fork_exec(*args)
+except TypeError:
+    m.fork_exec(*args, False)
+return 'FORKED'
+"""
+
+
+@attack("C23", "an allowed package's __path__ extended with lib-dynload: "
+        "_posixsubprocess loaded as json._posixsubprocess")
+def test_C23(case, judge):
+    marker = case.path("marker")
+    probe = PRE + PARENT.replace("MARKER", repr(marker.encode()))
+    # json and what it imports on an interpreter that has not loaded it
+    out = case.run("python-import=json, re, enum, _sre, copyreg\n",
+                   {"parent": probe})
+    judge.python(out["parent"], ERR, re.compile(
+        "Module named '(_posixsubprocess|mmap)' is not allowed by a rule"))
+    assert not os.path.exists(marker)

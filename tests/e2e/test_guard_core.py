@@ -4,8 +4,10 @@ guard judges imports, sensitive calls and dynamic code (seed-spec 3, 5.5 to
 """
 import json
 import os
+import pathlib
 import signal
 import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -223,6 +225,93 @@ def test_c_extension_from_a_writable_tree_is_not_loaded(sandboxed, tmp_cwd,
     got = outcome(r, "so")
     assert got.startswith("RuleModuleNotFoundError Module '"), got
     assert "is a C extension in a writable directory" in got
+
+
+def test_an_allowed_extension_loads_through_create_dynamic(sandboxed,
+                                                          python_exe):
+    """_imp.create_dynamic called by the program with a spec of its own:
+    the guard hands CPython a spec of its own making, with no import of
+    its own the rules would refuse (ModuleSpec from _frozen_importlib
+    was), and the module loads."""
+    code = TRY + textwrap.dedent("""\
+        _imp = sys.modules['_imp']
+        b = sys.modules['_frozen_importlib']
+        dyn = [p for p in sys.path if p.endswith('lib-dynload')][0]
+        so = dyn + '/_json' + _imp.extension_suffixes()[0]
+        attempt("dyn", lambda: print("NAME",
+            _imp.create_dynamic(b.ModuleSpec('_json', None, origin=so))
+            .__name__))
+        """)
+    r = sandboxed("python-import=_json\n", code)
+    if "No such file" in r.stdout or "not loaded: its file" in r.stdout:
+        pytest.skip(f"_json is built in on {python_exe}")
+    assert outcome(r, "dyn") == "ALLOWED", r.stdout
+    assert "NAME _json" in r.stdout
+
+
+OWN_SO = r"""
+#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void ctor(void)
+{
+	int fd = open(MARKER, O_CREAT | O_WRONLY, 0644);
+
+	if (fd >= 0)
+		close(fd);
+}
+void *PyInit_plant(void) { return 0; }
+"""
+
+
+def test_own_package_in_a_writable_tree_loads_no_planted_extension(
+        sb, tmp_cwd):
+    """python-sb installed in a venv the rules expose read-write: a shared
+    object the program writes into the pysandboxes package is not loaded
+    as python-sb's own (its constructor ran, before the writable-tree
+    check came first)."""
+    import shutil
+    import sysconfig
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the shared object")
+    root = pathlib.Path(sb).parent
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    venv = tmp_cwd / "venv"
+    site = venv / "lib" / f"python3.{sys.version_info[1]}" / "site-packages"
+    (venv / "bin").mkdir(parents=True)
+    shutil.copy2(sb, venv / "bin" / "python-sb")
+    shutil.copytree(repo / "python" / "pysandboxes", site / "pysandboxes",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "pysandboxes" / "_lib").mkdir(exist_ok=True)
+    shutil.copy2(root / "libpysb-guard.so",
+                 site / "pysandboxes" / "_lib" / "libpysb-guard.so")
+    marker = tmp_cwd / "marker"
+    (tmp_cwd / "plant.c").write_text(OWN_SO)
+    subprocess.run([cc, "-shared", "-fPIC", f'-DMARKER="{marker}"', "-o",
+                    str(tmp_cwd / "plant.so"), str(tmp_cwd / "plant.c")],
+                   check=True)
+    target = site / "pysandboxes" / ("plant" +
+                                     sysconfig.get_config_var("EXT_SUFFIX"))
+    code = TRY + textwrap.dedent(f"""\
+        x = sys.modules['_frozen_importlib_external']
+        with open({str(tmp_cwd / "plant.so")!r}, 'rb') as f:
+            data = f.read()
+        with open({str(target)!r}, 'wb') as f:
+            f.write(data)
+        attempt("own", lambda: sys.modules['_imp'].create_dynamic(
+            x.spec_from_file_location('pysandboxes.plant', {str(target)!r})))
+        """)
+    (tmp_cwd / ".py-sandboxes").write_text(
+        f"python-import=*\nexpose-rw={venv}\nexpose-ro={tmp_cwd}\n")
+    (tmp_cwd / "script.py").write_text(code)
+    r = subprocess.run([str(venv / "bin" / "python-sb"),
+                        "--python=/usr/bin/python3", "script.py"],
+                       cwd=tmp_cwd, capture_output=True, text=True,
+                       timeout=60)
+    got = outcome(r, "own")
+    assert target.exists(), got
+    assert not marker.exists(), got
+    assert "is a C extension in a writable directory" in got, got
 
 
 # ---- sensitive API (5.6, 6) ----

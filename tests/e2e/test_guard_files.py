@@ -628,3 +628,29 @@ def test_unprivileged_user(run_sb, tmp_cwd):
         "w: OK 1",
         "r: " + not_accepted("/etc/hostname"),
     ]
+
+
+def test_a_path_like_answering_twice_is_read_once(sandboxed, tmp_cwd):
+    """os.stat and the rest got the path-like object itself after the
+    guard judged its first __fspath__ answer: the original called it again
+    and stat()ed another file. The guard now hands on the path judged."""
+    (tmp_cwd / "a").write_text("x")
+    code = textwrap.dedent("""\
+        import os
+        class P:
+            n = 0
+            def __fspath__(self):
+                P.n += 1
+                return 'a' if P.n % 2 else '/etc/passwd'
+        out = []
+        for fn in (os.stat, os.lstat):
+            P.n = 0
+            out.append(fn(P()).st_ino == os.stat('a').st_ino)
+        P.n = 0
+        with open(P()) as f:
+            out.append(f.read() == 'x')
+        print(out)
+        """)
+    r = sandboxed("python-import=os\nexpose-ro=.\n", code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "[True, True, True]\n", r.stdout

@@ -199,6 +199,32 @@ def test_rebuilding_a_builtin_module_is_a_reload(sandboxed):
                         "by the API guard (category: introspection).\n")
 
 
+@pytest.mark.parametrize("first", ["42", "'_json_x'"])
+def test_a_spec_that_answers_twice_rebuilds_no_builtin(sandboxed, first):
+    """create_builtin reads spec.name again: a property that answered
+    something harmless to the guard and 'posix' to CPython rebuilt posix
+    past the reload check. The guard hands on the name it judged."""
+    code = textwrap.dedent(f"""\
+        import sys
+        imp = sys.modules["_frozen_importlib"]._imp
+        class S:
+            n = 0
+            @property
+            def name(self):
+                S.n += 1
+                return {first} if S.n == 1 else "posix"
+        try:
+            fresh = imp.create_builtin(S())
+            print("GOT", fresh is None or fresh is sys.modules["posix"])
+        except Exception as e:
+            print(type(e).__name__, str(e).splitlines()[0])
+        """)
+    r = sandboxed("python-import=*\n", code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout in ("GOT True\n", "TypeError create_builtin: spec.name "
+                        "must be a str\n"), r.stdout
+
+
 def test_dev_mode_with_an_explicit_allocator(sandboxed, tmp_cwd, run_sb,
                                              python_exe):
     (tmp_cwd / ".py-sandboxes").write_text(

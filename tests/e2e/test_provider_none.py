@@ -152,3 +152,13 @@ def test_partial_mode_calls_directly(tmp_cwd, py, how):
     assert out["async"] == out["pid"]
     assert out["in_sandbox"] is False
     assert out["tb"][-1] == "fail" and "call" in out["tb"], out["tb"]
+
+
+def test_explain_says_the_python_layer_is_off(run_sb, tmp_cwd):
+    """--pysandboxes-explain under none: no guard is installed, so the
+    Python layer is not reported on (it was, next to 'no guard at all')."""
+    (tmp_cwd / ".py-sandboxes").write_text("os-sandbox=none\n")
+    r = run_sb(["--pysandboxes-explain"])
+    assert r.returncode == 0, r.stderr
+    assert "# Python layer: off (os-sandbox=none: no guard)\n" in r.stdout
+    assert "# Python layer: on" not in r.stdout
