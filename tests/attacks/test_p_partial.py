@@ -215,6 +215,13 @@ frames = {
         name("builtins", "range") + b"\\x8a\\x08" + big + b"\\x85R" +
         b"\\x85R.",
 }
+# a tuple DAG: t(k+1) = (t(k), t(k)) through the memo, 2^40 when expanded;
+# a dict key (hashed while decoding: CPython caches no tuple's hash) or
+# the result (hashed by the parent later)
+dag = b")\\x94" + b"".join(b"0h" + bytes([k]) + b"h" + bytes([k]) +
+                         b"\\x86\\x94" for k in range(40))
+frames["shared tuples as a key"] = G + b"}" + dag + b"Ns."
+frames["shared tuples"] = G + dag + b"."
 # a dict of 150 items, copied by Counter() 600 times through the memo
 amp = G + b"]" + name("collections", "Counter") + b"\\x94" + b"0}("
 amp += b"".join(b"M" + i.to_bytes(2, "little") + b"N" for i in range(150))
@@ -348,7 +355,8 @@ def test_P2_decoding_is_bounded_by_max_result(column):
     out = run_parent(column, MAIN_P2, timeout=scaled(180))
     for label in ("deque of a range", "counter of a range",
                   "bytearray of a size", "set of a range",
-                  "memo amplification"):
+                  "memo amplification", "shared tuples as a key",
+                  "shared tuples"):
         assert out[label][0] == "RestrictedUnpicklingError", (label, out)
     assert "units of work" in out["memo amplification"][1]
     assert out["after"] == ["echo", 2]
