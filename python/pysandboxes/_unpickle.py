@@ -224,8 +224,40 @@ def loads(data, mode=DATA_ONLY, guard=True, limits=None, offset=0):
 _MESSAGE_CLASSES = {}
 
 
+_MODULE = type(sys)
+_ARGS = BaseException.__dict__["args"]  # the slot, not a class's override
+
+
 def _message_str(self):
-    return str(self.args[0]) if self.args else ""
+    args = _ARGS.__get__(self)
+    return str(args[0]) if args else ""
+
+
+def _static(obj, name):
+    """obj.name found in the __dict__ of obj (a module) or of the classes
+    of its MRO (a class), or None: no module __getattr__ (it may import),
+    no metaclass __getattr__, no descriptor runs."""
+    if issubclass(type(obj), type):
+        owners = type.__dict__["__mro__"].__get__(obj)
+        space = type.__dict__["__dict__"].__get__
+    elif issubclass(type(obj), _MODULE):
+        owners = (obj,)
+        space = _MODULE.__dict__["__dict__"].__get__
+    else:
+        return None
+    for owner in owners:
+        found = space(owner).get(name)
+        if found is not None:
+            return found
+    return None
+
+
+def _runs_code_to_subclass(cls):
+    """Would making a subclass of cls run code of the parent's (a
+    metaclass, __init_subclass__)?"""
+    return type(cls) is not type or any(
+        "__init_subclass__" in vars(k) for k in cls.__mro__
+        if k is not object)
 
 
 def _with_message_str(cls, base):
@@ -233,14 +265,17 @@ def _with_message_str(cls, base):
     the class's own __str__ may read attributes a rebuilt exception does not
     have (urllib.error.URLError reads .reason), and the caller's str(exc)
     must not raise. except cls: still catches it."""
-    if cls.__str__ is base.__str__ and cls.__repr__ is base.__repr__:
+    if (_static(cls, "__str__") is _static(base, "__str__") and
+            _static(cls, "__repr__") is _static(base, "__repr__")):
         return cls
     sub = _MESSAGE_CLASSES.get(cls)
     if sub is None:
+        if _runs_code_to_subclass(cls):
+            return None
         def _repr(self):
             return f"{cls.__qualname__}({_message_str(self)!r})"
         try:
-            sub = type(cls)(cls.__name__, (cls,), {
+            sub = type(cls.__name__, (cls,), {
                 "__module__": cls.__module__,
                 "__qualname__": cls.__qualname__,
                 "__str__": _message_str, "__repr__": _repr})
@@ -252,18 +287,20 @@ def _with_message_str(cls, base):
 
 def from_descriptor(module, qualname, message, denials):
     """Rebuild an exception of the same class without its attributes and
-    without running its __init__ or __new__ (7.6): its args are the one
-    message string, capped; None when the class is not an Exception
-    subclass loaded in the parent."""
+    without running any of its code (7.6; no __init__, __new__,
+    __setattr__, __init_subclass__, metaclass or module __getattr__, which
+    may import): its args are the one message string, capped; None when
+    the class is not an Exception subclass loaded in the parent or would
+    run code."""
     mod = sys.modules.get(module) if isinstance(module, str) else None
     if mod is None or not isinstance(qualname, str):
         return None
     cls = mod
     for part in qualname.split("."):
-        cls = getattr(cls, part, None)
+        cls = _static(cls, part)
         if cls is None:
             return None
-    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+    if not (issubclass(type(cls), type) and issubclass(cls, Exception)):
         return None
     # the nearest builtin base allocates it: no __new__ of the class runs
     base = next(b for b in cls.__mro__ if b.__module__ == "builtins")
@@ -273,9 +310,9 @@ def from_descriptor(module, qualname, message, denials):
     message = capped(str(message), MESSAGE_MAX)
     try:
         exc = base.__new__(cls)
-        exc.args = (message,)
+        _ARGS.__set__(exc, (message,))
         if isinstance(exc, OSError):
-            exc.strerror = message
+            OSError.__dict__["strerror"].__set__(exc, message)
     except Exception:
         return None
     recorded = [capped(str(d), DENIAL_MAX) for d in denials[:DENIALS_MAX]]
@@ -283,5 +320,5 @@ def from_descriptor(module, qualname, message, denials):
     if isinstance(exc, _e._DENIALS) and own in recorded:
         recorded.remove(own)  # sandbox_denials() counts the exception
     if recorded:
-        exc.__pysandboxes_denials__ = recorded
+        object.__setattr__(exc, "__pysandboxes_denials__", recorded)
     return exc

@@ -115,6 +115,25 @@ def plant():
 @sandbox
 def probe():
     return os.environ.get("PLANTED")
+
+
+# exception classes whose code a remote name must not make the parent run
+LOG = []
+
+
+class Hooked(Exception):
+    def __init_subclass__(cls, **kw):
+        LOG.append("__init_subclass__ " + cls.__name__)
+        super().__init_subclass__(**kw)
+
+    def __str__(self):
+        return "hooked"
+
+
+class Watched(Exception):
+    def __setattr__(self, name, value):
+        LOG.append("__setattr__ " + name)
+        super().__setattr__(name, value)
 '''
 
 RULES = """python-import=*
@@ -248,7 +267,16 @@ frames = {
     "denials range": pickle.dumps(("builtins", "ValueError", "m",
                                    range(10 ** 18), ""), 5),
     "own class": pickle.dumps(("sbmod", "nothing", "m", [], ""), 5),
+    # the parent's code: __init_subclass__, __setattr__, a module's
+    # __getattr__ (concurrent.futures imports multiprocessing from it)
+    "hooked class": pickle.dumps(("sbmod", "Hooked", "m", ["d"], "tb"), 5),
+    "watched class": pickle.dumps(("sbmod", "Watched", "m", ["d"], "tb"),
+                                  5),
+    "lazy import": pickle.dumps(("concurrent.futures",
+                                 "ProcessPoolExecutor", "m", [], ""), 5),
 }
+import concurrent.futures
+before_mods = set(sys.modules)
 t = time.monotonic()
 with sandboxes(workers=1, max_result=64 << 20):
     for label, frame in frames.items():
@@ -265,6 +293,9 @@ with sandboxes(workers=1, max_result=64 << 20):
                           all(isinstance(n, str) for n in notes),
                           [type(a).__name__ for a in exc.args]]
 out["seconds"] = time.monotonic() - t
+out["log"] = sbmod.LOG
+out["imported"] = sorted(m for m in set(sys.modules) - before_mods
+                         if m.startswith(("concurrent", "multiprocessing")))
 print(json.dumps(out))
 '''
 
@@ -377,6 +408,11 @@ def test_P3_remote_exceptions_are_capped_plain_data(column):
                                  "SandBoxProtocolError"), (label, out)
         assert out[label][1] < 5000, (label, out)
     assert out["own class"][0] == "SandBoxProtocolError"
+    # no code of the parent's ran for a remote name, nothing was imported
+    assert out["log"] == [] and out["imported"] == [], out
+    assert out["watched class"][0] == "Watched", out
+    assert out["hooked class"][0] == "SandBoxProtocolError", out
+    assert out["lazy import"][0] == "SandBoxProtocolError", out
     assert out["seconds"] < scaled(60), out
 
 
