@@ -173,12 +173,17 @@ class _Unpickler(pickle.Unpickler):
 _CONTAINERS = (list, tuple, dict, set, frozenset)
 
 
-def _check_acyclic(root):
-    """Data-only results are trees or DAGs: refuse a cycle (iterative, each
-    object visited once, so shared references cannot blow up)."""
+def _check_acyclic(root, max_size):
+    """Data-only results are trees or DAGs: refuse a cycle, and a DAG
+    that expands, walked as a tree (as repr(), ==, json.dumps() and
+    copy.deepcopy() walk it in the parent), to more than max_size values:
+    l(k+1) = [l(k), l(k)] is 2^k. Iterative, each object visited once."""
     import collections
     done, on_path = set(), set()
+    size = {}
+    get = size.get
     stack = [(root, False)]
+    push = stack.append
     kinds = _CONTAINERS + (collections.deque,)
     while stack:
         obj, leaving = stack.pop()
@@ -186,20 +191,33 @@ def _check_acyclic(root):
         if leaving:
             on_path.discard(oid)
             done.add(oid)
+            total = 1
+            if isinstance(obj, dict):
+                for key, value in obj.items():
+                    total += get(id(key), 1) + get(id(value), 1)
+            else:
+                for child in obj:
+                    total += get(id(child), 1)
+            if total > max_size:
+                raise _error(f"a result that expands to more than "
+                             f"{max_size} values (shared containers "
+                             f"counted at each use) is refused in "
+                             f"data-only mode")
+            size[oid] = total
             continue
         if not isinstance(obj, kinds) or oid in done:
             continue
         if oid in on_path:
             raise _error("a cycle in the result is refused in data-only mode")
         on_path.add(oid)
-        stack.append((obj, True))
-        children = obj.items() if isinstance(obj, dict) else obj
-        for child in children:
-            if isinstance(child, tuple) and isinstance(obj, dict):
-                stack.append((child[0], False))
-                stack.append((child[1], False))
-            else:
-                stack.append((child, False))
+        push((obj, True))
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                push((key, False))
+                push((value, False))
+        else:
+            for child in obj:
+                push((child, False))
 
 
 def loads(data, mode=DATA_ONLY, guard=True, limits=None, offset=0):
@@ -217,7 +235,7 @@ def loads(data, mode=DATA_ONLY, guard=True, limits=None, offset=0):
         raise _garbled(f"the payload could not be decoded: "
                        f"{type(exc).__name__}: {exc}") from None
     if mode == DATA_ONLY:
-        _check_acyclic(value)
+        _check_acyclic(value, limits.max_work)
     return value
 
 

@@ -241,6 +241,10 @@ dag = b")\\x94" + b"".join(b"0h" + bytes([k]) + b"h" + bytes([k]) +
                          b"\\x86\\x94" for k in range(40))
 frames["shared tuples as a key"] = G + b"}" + dag + b"Ns."
 frames["shared tuples"] = G + dag + b"."
+# the same with lists: decodes in no time, repr() or == in the parent 2^40
+frames["shared lists"] = G + b"]\\x94" + b"".join(
+    b"0](h" + bytes([k]) + b"h" + bytes([k]) + b"e\\x94"
+    for k in range(40)) + b"."
 # a dict of 150 items, copied by Counter() 600 times through the memo
 amp = G + b"]" + name("collections", "Counter") + b"\\x94" + b"0}("
 amp += b"".join(b"M" + i.to_bytes(2, "little") + b"N" for i in range(150))
@@ -387,7 +391,7 @@ def test_P2_decoding_is_bounded_by_max_result(column):
     for label in ("deque of a range", "counter of a range",
                   "bytearray of a size", "set of a range",
                   "memo amplification", "shared tuples as a key",
-                  "shared tuples"):
+                  "shared tuples", "shared lists"):
         assert out[label][0] == "RestrictedUnpicklingError", (label, out)
     assert "units of work" in out["memo amplification"][1]
     assert out["after"] == ["echo", 2]
