@@ -626,6 +626,33 @@ def test_isolated_calls_start_from_the_worker_as_init_fn_left_it(
                    "builtins.SystemExit 3\n5\n")
 
 
+def test_isolated_call_that_dies_is_an_error_not_a_hang(python, tmp_cwd):
+    """An isolated call whose process ends without a reply (os._exit(), a
+    signal) was waited for forever: the worker reaps the child, sees that
+    it sent nothing and answers the call itself."""
+    module = MODULE + '''
+
+@sandbox
+def die(code):
+    os._exit(code)
+'''
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes, SandBoxProtocolError
+        import sbmod
+        with sandboxes(workers=1, isolated=True):
+            for code in (7, 0):
+                try:
+                    sbmod.die(code)
+                except SandBoxProtocolError as e:
+                    print(e)
+            print(sbmod.add(2, 3))
+    """, module=module, timeout=60))
+    assert out == ("die(): the isolated call's process ended without a "
+                   "reply (exit status 7)\n"
+                   "die(): the isolated call's process ended without a "
+                   "reply (exit status 0)\n5\n")
+
+
 def test_nested_contexts_share_the_worker(python, tmp_cwd):
     out = ok(run_app(python, tmp_cwd, """
         from pysandboxes import sandboxes
