@@ -212,6 +212,7 @@ struct obj {
 	 * of its elements, which set() and frozenset() hash */
 	uint64_t hcost;
 	uint64_t hdepth; /* tuple, instance: nesting hash() recurses */
+	uint64_t dexp;   /* tuple: the exponent of its first element, a str */
 	uint32_t elem[TUPLE_ELEMS]; /* tuple: objs[] of its first elements */
 	char sig[TUPLE_SIG];        /* tuple: letters of its first elements */
 	bool all_str;
@@ -423,11 +424,34 @@ static uint64_t ent_hdepth(const struct obj *objs, const struct ent *e)
 	       objs[e->obj].hdepth : 0;
 }
 
+/* The magnitude of the exponent of a Decimal spelled data[0, n): the
+ * digits a format such as '{:f}' writes out ('1e999999999' is a GB). */
+static uint64_t decimal_exponent(const unsigned char *data, uint64_t n)
+{
+	uint64_t i = n, v = 0;
+
+	while (i && data[i - 1] != 'e' && data[i - 1] != 'E')
+		i--;
+	for (; i && i < n; i++) {
+		if (data[i] >= '0' && data[i] <= '9')
+			v = v > (UINT64_MAX - 9) / 10 ? UINT64_MAX :
+			    v * 10 + (data[i] - '0');
+		else if (data[i] != '_' && data[i] != '+' && data[i] != '-' &&
+			 data[i] != ' ')
+			break;
+	}
+	return v;
+}
+
 /* Record a value as the next element of the tuple o. */
-static void tuple_add(const struct obj *objs, struct obj *o,
+static void tuple_add(const struct sim *s, struct obj *o,
 		      const struct ent *e)
 {
+	const struct obj *objs = s->objs;
 	uint64_t d = ent_hdepth(objs, e) + 1;
+
+	if (o->count == 0 && e->kind == K_STR)
+		o->dexp = decimal_exponent(s->data + e->off, e->size);
 
 	o->hcost = sat_add(o->hcost, ent_hcost(objs, e));
 	if (d > o->hdepth)
@@ -461,7 +485,7 @@ static int pop_mark(struct sim *s, struct obj *into)
 				    classes[s->stack[i].cls].module,
 				    classes[s->stack[i].cls].name);
 		if (into)
-			tuple_add(s->objs, into, &s->stack[i]);
+			tuple_add(s, into, &s->stack[i]);
 	}
 	s->top_mark = s->stack[mark].obj;
 	s->depth = mark;
@@ -604,6 +628,9 @@ static int call(struct sim *s, bool newobj)
 			    what, c->module, c->name);
 	o = &s->objs[a->obj];
 	cost = 1 + o->count + o->cost;
+	/* Decimal('1e999999999'): 13 bytes, a GB when the parent formats it */
+	if (!strcmp(c->module, "decimal"))
+		cost = sat_add(cost, o->dexp);
 	for (i = 0; i < TUPLE_ELEMS; i++)
 		if (o->elem[i] != NO_OBJ) {
 			cost += s->objs[o->elem[i]].count;
@@ -689,7 +716,7 @@ static int tuple_of(struct sim *s, size_t n)
 	/* the new tuple sits above its n elements: record, then move down */
 	o = &s->objs[s->stack[s->depth - 1].obj];
 	for (i = 0; i < n; i++)
-		tuple_add(s->objs, o, &s->stack[s->depth - 1 - n + i]);
+		tuple_add(s, o, &s->stack[s->depth - 1 - n + i]);
 	s->stack[s->depth - 1 - n] = s->stack[s->depth - 1];
 	s->depth -= n;
 	return hash_bounded(s, o);

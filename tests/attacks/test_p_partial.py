@@ -245,6 +245,9 @@ frames["shared tuples"] = G + dag + b"."
 frames["shared lists"] = G + b"]\\x94" + b"".join(
     b"0](h" + bytes([k]) + b"h" + bytes([k]) + b"e\\x94"
     for k in range(40)) + b"."
+# 13 bytes that f"{d:.2f}" in the parent writes out as a GB
+frames["decimal exponent"] = G + name("decimal", "Decimal") + \
+    b"\\x8c\\x0b1e999999999\\x85R."
 # a dict of 150 items, copied by Counter() 600 times through the memo
 amp = G + b"]" + name("collections", "Counter") + b"\\x94" + b"0}("
 amp += b"".join(b"M" + i.to_bytes(2, "little") + b"N" for i in range(150))
@@ -391,7 +394,7 @@ def test_P2_decoding_is_bounded_by_max_result(column):
     for label in ("deque of a range", "counter of a range",
                   "bytearray of a size", "set of a range",
                   "memo amplification", "shared tuples as a key",
-                  "shared tuples", "shared lists"):
+                  "shared tuples", "shared lists", "decimal exponent"):
         assert out[label][0] == "RestrictedUnpicklingError", (label, out)
     assert "units of work" in out["memo amplification"][1]
     assert out["after"] == ["echo", 2]
