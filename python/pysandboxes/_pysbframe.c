@@ -482,7 +482,7 @@ static PyObject *frame_reply(PyObject *self, PyObject *args)
 	unsigned char prefix[CALL_ID + 1];
 	struct io io = { .fd = bound_fd };
 	PyObject *buffers, *ret;
-	unsigned char kind;
+	unsigned char kind, before;
 	int final;
 
 	if (!PyArg_ParseTuple(args, "bOp:reply", &kind, &buffers, &final))
@@ -497,11 +497,16 @@ static PyObject *frame_reply(PyObject *self, PyObject *args)
 	prefix[CALL_ID] = kind;
 	if (final)
 		call_open = false;
+	/* an isolated child that dies while it writes leaves half a frame */
+	before = child_reply ? *child_reply : CHILD_SILENT;
+	if (child_reply)
+		*child_reply = CHILD_LOST;
 	ret = write_frame(&io, prefix, sizeof(prefix), buffers);
 	if (!ret)
 		call_open = false; /* half a frame: the stream is lost */
-	if (child_reply && (final || !ret))
-		*child_reply = ret ? CHILD_REPLIED : CHILD_LOST;
+	if (child_reply)
+		*child_reply = !ret ? CHILD_LOST : final ? CHILD_REPLIED :
+		before;
 	return ret;
 }
 
