@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -59,6 +60,9 @@ static unsigned long call_thread;
  * shares with the worker (the child may die without a word) */
 enum { CHILD_SILENT, CHILD_REPLIED, CHILD_LOST };
 static volatile unsigned char *child_reply;
+/* one frame at a time on the socket: write_frame() releases the GIL in the
+ * middle of a frame, and a function's threads print at the same time */
+static pthread_mutex_t reply_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static PyObject *closed_error;
 static PyObject *timeout_error;
@@ -498,10 +502,14 @@ static PyObject *frame_reply(PyObject *self, PyObject *args)
 	if (final)
 		call_open = false;
 	/* an isolated child that dies while it writes leaves half a frame */
+	Py_BEGIN_ALLOW_THREADS
+	pthread_mutex_lock(&reply_lock);
+	Py_END_ALLOW_THREADS
 	before = child_reply ? *child_reply : CHILD_SILENT;
 	if (child_reply)
 		*child_reply = CHILD_LOST;
 	ret = write_frame(&io, prefix, sizeof(prefix), buffers);
+	pthread_mutex_unlock(&reply_lock);
 	if (!ret)
 		call_open = false; /* half a frame: the stream is lost */
 	if (child_reply)
@@ -535,6 +543,8 @@ static PyObject *frame_fork_call(PyObject *self, PyObject *unused)
 	pid = fork();
 	if (pid == 0) {
 		PyOS_AfterFork_Child();
+		/* a thread of the worker's may have held it: it is gone */
+		pthread_mutex_init(&reply_lock, NULL);
 		/* not back into the worker's loop: the worker answers */
 		if (setpgid(0, 0) < 0 ||
 		    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)

@@ -653,6 +653,45 @@ def die(code):
                    "reply (exit status 0)\n5\n")
 
 
+def test_output_of_threads_keeps_the_frames_whole(python, tmp_cwd):
+    """Two threads of a call printing at once: each output frame is
+    written whole (the transport releases the GIL in the middle of a
+    frame; frames of two threads were interleaved and the parent read a
+    header out of someone's text)."""
+    module = MODULE + '''
+
+@sandbox
+def noisy(n, size):
+    import threading
+
+    def out(tag):
+        for _ in range(n):
+            sys.stdout.write(tag * size + "\\n")
+            sys.stdout.flush()
+    threads = [threading.Thread(target=out, args=(c,)) for c in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return "done"
+'''
+    out = ok(run_app(python, tmp_cwd, """
+        import contextlib, io
+        from pysandboxes import sandboxes
+        import sbmod
+        buf = io.StringIO()
+        with sandboxes(workers=1):
+            for _ in range(2):
+                with contextlib.redirect_stdout(buf):
+                    r = sbmod.noisy(40, 1 << 18)
+                print(r)
+        text = buf.getvalue()
+        print(text.count("a"), text.count("b"))
+    """, rules="python-import=*\nexpose-ro=.\npython-api=ALLOW:threads\n",
+                     module=module, timeout=120))
+    assert out == f"done\ndone\n{80 << 18} {80 << 18}\n"
+
+
 def test_nested_contexts_share_the_worker(python, tmp_cwd):
     out = ok(run_app(python, tmp_cwd, """
         from pysandboxes import sandboxes
