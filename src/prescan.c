@@ -207,6 +207,12 @@ struct ent {
 struct obj {
 	uint64_t count; /* elements */
 	uint64_t cost;  /* tuple: bytes of its str and bytes elements */
+	/* tuple, instance: the work of hash() on it, its tuples expanded
+	 * (shared ones once per use: hash() caches no tuple's); list: that
+	 * of its elements, which set() and frozenset() hash */
+	uint64_t hcost;
+	uint64_t hdepth; /* tuple, instance: nesting hash() recurses */
+	uint64_t dexp;   /* tuple: the exponent of its first element, a str */
 	uint32_t elem[TUPLE_ELEMS]; /* tuple: objs[] of its first elements */
 	char sig[TUPLE_SIG];        /* tuple: letters of its first elements */
 	bool all_str;
@@ -286,6 +292,8 @@ static int new_obj(struct sim *s, unsigned char kind, unsigned char cls)
 	memset(o, 0, sizeof(*o));
 	memset(o->elem, 0xff, sizeof(o->elem));
 	o->all_str = true;
+	o->hcost = 1;
+	o->hdepth = 1;
 	e.obj = (uint32_t)s->nobjs++;
 	return push(s, e);
 }
@@ -395,9 +403,59 @@ static bool args_fit(const char *patterns, const struct obj *o)
 	}
 }
 
-/* Record a value as the next element of the tuple o. */
-static void tuple_add(struct obj *o, const struct ent *e)
+static uint64_t sat_add(uint64_t a, uint64_t b)
 {
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* What hashing the value e costs, and how deep hash() recurses into it:
+ * CPython's tuple hash is neither cached nor guarded against recursion, so
+ * a DAG of shared tuples costs 2^depth and a deep chain overflows the C
+ * stack (a crash of the parent). */
+static uint64_t ent_hcost(const struct obj *objs, const struct ent *e)
+{
+	return e->kind == K_TUPLE || e->kind == K_INST ? objs[e->obj].hcost :
+							 1;
+}
+
+static uint64_t ent_hdepth(const struct obj *objs, const struct ent *e)
+{
+	return e->kind == K_TUPLE || e->kind == K_INST ?
+	       objs[e->obj].hdepth : 0;
+}
+
+/* The magnitude of the exponent of a Decimal spelled data[0, n): the
+ * digits a format such as '{:f}' writes out ('1e999999999' is a GB). */
+static uint64_t decimal_exponent(const unsigned char *data, uint64_t n)
+{
+	uint64_t i = n, v = 0;
+
+	while (i && data[i - 1] != 'e' && data[i - 1] != 'E')
+		i--;
+	for (; i && i < n; i++) {
+		if (data[i] >= '0' && data[i] <= '9')
+			v = v > (UINT64_MAX - 9) / 10 ? UINT64_MAX :
+			    v * 10 + (data[i] - '0');
+		else if (data[i] != '_' && data[i] != '+' && data[i] != '-' &&
+			 data[i] != ' ')
+			break;
+	}
+	return v;
+}
+
+/* Record a value as the next element of the tuple o. */
+static void tuple_add(const struct sim *s, struct obj *o,
+		      const struct ent *e)
+{
+	const struct obj *objs = s->objs;
+	uint64_t d = ent_hdepth(objs, e) + 1;
+
+	if (o->count == 0 && e->kind == K_STR)
+		o->dexp = decimal_exponent(s->data + e->off, e->size);
+
+	o->hcost = sat_add(o->hcost, ent_hcost(objs, e));
+	if (d > o->hdepth)
+		o->hdepth = d;
 	if (o->count < TUPLE_SIG)
 		o->sig[o->count] = shape_of(e);
 	if (o->count < TUPLE_ELEMS && e->kind >= K_TUPLE)
@@ -427,7 +485,7 @@ static int pop_mark(struct sim *s, struct obj *into)
 				    classes[s->stack[i].cls].module,
 				    classes[s->stack[i].cls].name);
 		if (into)
-			tuple_add(into, &s->stack[i]);
+			tuple_add(s, into, &s->stack[i]);
 	}
 	s->top_mark = s->stack[mark].obj;
 	s->depth = mark;
@@ -437,6 +495,35 @@ static int pop_mark(struct sim *s, struct obj *into)
 static size_t items_above_mark(const struct sim *s)
 {
 	return s->top_mark == NO_OBJ ? 0 : s->depth - s->top_mark - 1;
+}
+
+/* The hash() work of the stack entries from, from + step, ... below to. */
+static uint64_t hash_work(const struct sim *s, size_t from, size_t to,
+			  size_t step)
+{
+	uint64_t sum = 0;
+
+	for (; from < to; from += step)
+		sum = sat_add(sum, ent_hcost(s->objs, &s->stack[from]));
+	return sum;
+}
+
+/* A tuple (or an instance) just made: hash() on it in the parent, later,
+ * must stay within the budgets too. */
+static int hash_bounded(struct sim *s, const struct obj *o)
+{
+	if (o->hdepth > (uint64_t)s->lim->max_depth)
+		return fail(s->err, false,
+			    "tuples nested deeper than %lld are refused: "
+			    "remote-result-mode is data-only",
+			    s->lim->max_depth);
+	if (o->hcost > (uint64_t)s->lim->max_work)
+		return fail(s->err, false,
+			    "a tuple that expands to more than %lld "
+			    "elements is refused: remote-result-mode is "
+			    "data-only",
+			    s->lim->max_work);
+	return 0;
 }
 
 static int refuse_target(struct sim *s, const char *opname,
@@ -479,6 +566,17 @@ static int fill(struct sim *s, const char *opname, unsigned char kind,
 	if (t->kind == K_GLOBAL || !(t->kind == kind ||
 	    (t->kind == K_INST && (classes[t->cls].flags & flag))))
 		return refuse_target(s, opname, t);
+	/* the keys of a dict and the items of a set are hashed now; those of
+	 * a list when set() or frozenset() takes it, a dict's values when
+	 * BUILD makes it an instance's state */
+	i = ti + (marked ? 1 : 0);
+	if (t->kind == K_LIST || t->kind == K_DICT)
+		s->objs[t->obj].hcost = sat_add(s->objs[t->obj].hcost,
+						hash_work(s, i, s->depth, 1));
+	if (kind != K_LIST &&
+	    charge(s, hash_work(s, i, s->depth,
+				flag == C_SETITEMS ? 2 : 1)) < 0)
+		return -1;
 	if (marked) {
 		if (pop_mark(s, NULL) < 0)
 			return -1;
@@ -502,7 +600,7 @@ static int call(struct sim *s, bool newobj)
 	struct ent *f, *a;
 	const struct cls *c;
 	struct obj *o;
-	uint64_t cost;
+	uint64_t cost, hcost, hdepth;
 	size_t i;
 
 	if (top_two(s) < 0)
@@ -530,13 +628,29 @@ static int call(struct sim *s, bool newobj)
 			    what, c->module, c->name);
 	o = &s->objs[a->obj];
 	cost = 1 + o->count + o->cost;
+	/* Decimal('1e999999999'): 13 bytes, a GB when the parent formats it */
+	if (!strcmp(c->module, "decimal"))
+		cost = sat_add(cost, o->dexp);
 	for (i = 0; i < TUPLE_ELEMS; i++)
-		if (o->elem[i] != NO_OBJ)
+		if (o->elem[i] != NO_OBJ) {
 			cost += s->objs[o->elem[i]].count;
+			/* set(list), frozenset(list) hash its items */
+			if (c->letter == 'S' || c->letter == 'F')
+				cost = sat_add(cost,
+					       s->objs[o->elem[i]].hcost);
+		}
 	if (charge(s, cost) < 0)
 		return -1;
+	hcost = o->hcost;
+	hdepth = o->hdepth + 1;
 	s->depth -= 2;
-	return new_obj(s, K_INST, f->cls);
+	if (new_obj(s, K_INST, f->cls) < 0)
+		return -1;
+	/* an instance hashes like its arguments (struct_time is a tuple) */
+	o = &s->objs[s->stack[s->depth - 1].obj];
+	o->hcost = hcost;
+	o->hdepth = hdepth;
+	return hash_bounded(s, o);
 }
 
 /* A name from the stream, printable: at most 60 bytes, '?' for a byte
@@ -602,15 +716,16 @@ static int tuple_of(struct sim *s, size_t n)
 	/* the new tuple sits above its n elements: record, then move down */
 	o = &s->objs[s->stack[s->depth - 1].obj];
 	for (i = 0; i < n; i++)
-		tuple_add(o, &s->stack[s->depth - 1 - n + i]);
+		tuple_add(s, o, &s->stack[s->depth - 1 - n + i]);
 	s->stack[s->depth - 1 - n] = s->stack[s->depth - 1];
 	s->depth -= n;
-	return 0;
+	return hash_bounded(s, o);
 }
 
 static int marked_container(struct sim *s, unsigned char kind, bool pairs)
 {
 	size_t n = items_above_mark(s);
+	uint64_t hw;
 	struct ent e;
 	int r;
 
@@ -619,19 +734,28 @@ static int marked_container(struct sim *s, unsigned char kind, bool pairs)
 					  "stream");
 	if (pairs && n % 2)
 		return fail(s->err, true, "odd number of items for DICT");
+	/* the keys of DICT and the items of FROZENSET are hashed now, those
+	 * of LIST when set() or frozenset() takes it */
+	hw = kind == K_TUPLE || kind == K_LIST ? 0 :
+	     hash_work(s, s->top_mark + 1, s->depth, pairs ? 2 : 1);
 	if (kind == K_TUPLE) {
 		if (new_obj(s, K_TUPLE, 0) < 0)
 			return -1;
 		e = s->stack[--s->depth];
 		r = pop_mark(s, &s->objs[e.obj]);
+		if (r == 0)
+			r = hash_bounded(s, &s->objs[e.obj]);
 	} else {
 		if (new_obj(s, kind, 0) < 0)
 			return -1;
 		e = s->stack[--s->depth];
 		s->objs[e.obj].count = pairs ? n / 2 : n;
+		if (kind == K_LIST || kind == K_DICT)
+			s->objs[e.obj].hcost = hash_work(s, s->top_mark + 1,
+							 s->depth, 1);
 		r = pop_mark(s, NULL);
 	}
-	if (r < 0 || charge(s, n) < 0)
+	if (r < 0 || charge(s, n) < 0 || charge(s, hw) < 0)
 		return -1;
 	return push(s, e);
 }
@@ -775,6 +899,11 @@ static int step(struct sim *s, unsigned char code, size_t arg, uint64_t n,
 				    "refused: remote-result-mode is data-only");
 		s->objs[t->obj].built = true;
 		if (charge(s, s->objs[st->obj].count) < 0)
+			return -1;
+		/* the instance hashes its state (UUID: hash(self.int)) */
+		s->objs[t->obj].hcost = sat_add(s->objs[t->obj].hcost,
+						s->objs[st->obj].hcost);
+		if (hash_bounded(s, &s->objs[t->obj]) < 0)
 			return -1;
 		s->depth--;
 		return 0;

@@ -50,11 +50,13 @@ def location(module):
     if spec is None or not spec.origin or not os.path.isabs(spec.origin):
         return None
     if spec.submodule_search_locations:
-        target = os.path.dirname(spec.origin)  # the package's directory
+        found = os.path.dirname(spec.origin)  # the package's directory
     else:
-        target = spec.origin
-    target = os.path.realpath(target)
-    return top, os.path.dirname(target), target
+        found = spec.origin
+    # the directory importlib lists is where the name was found, not
+    # where a symbolic link there points
+    return (top, os.path.realpath(os.path.dirname(found)),
+            os.path.realpath(found))
 
 
 def rule_args(modules):

@@ -832,10 +832,11 @@ def _remote_exception(data):
     if tb_text:
         tb_text = _wk.capped(tb_text, _wk.TRACEBACK_MAX)
         try:
-            exc.__pysandboxes_traceback__ = tb_text
+            # not through the class: its __setattr__ or add_note is code
+            object.__setattr__(exc, "__pysandboxes_traceback__", tb_text)
             note = "Traceback in the sandbox:\n" + tb_text.rstrip("\n")
-            if hasattr(exc, "add_note"):
-                exc.add_note(note)
+            if hasattr(BaseException, "add_note"):  # 3.11: __notes__
+                object.__setattr__(exc, "__notes__", [note])
         except Exception:
             pass
     return exc

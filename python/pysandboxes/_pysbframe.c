@@ -31,10 +31,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -54,6 +56,13 @@ static int bound_fd = -1;
 static bool call_open;
 static unsigned char call_id[CALL_ID];
 static unsigned long call_thread;
+/* isolated calls: what the forked child did with the call, in a page it
+ * shares with the worker (the child may die without a word) */
+enum { CHILD_SILENT, CHILD_REPLIED, CHILD_LOST };
+static volatile unsigned char *child_reply;
+/* one frame at a time on the socket: write_frame() releases the GIL in the
+ * middle of a frame, and a function's threads print at the same time */
+static pthread_mutex_t reply_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static PyObject *closed_error;
 static PyObject *timeout_error;
@@ -477,7 +486,7 @@ static PyObject *frame_reply(PyObject *self, PyObject *args)
 	unsigned char prefix[CALL_ID + 1];
 	struct io io = { .fd = bound_fd };
 	PyObject *buffers, *ret;
-	unsigned char kind;
+	unsigned char kind, before;
 	int final;
 
 	if (!PyArg_ParseTuple(args, "bOp:reply", &kind, &buffers, &final))
@@ -492,9 +501,20 @@ static PyObject *frame_reply(PyObject *self, PyObject *args)
 	prefix[CALL_ID] = kind;
 	if (final)
 		call_open = false;
+	/* an isolated child that dies while it writes leaves half a frame */
+	Py_BEGIN_ALLOW_THREADS
+	pthread_mutex_lock(&reply_lock);
+	Py_END_ALLOW_THREADS
+	before = child_reply ? *child_reply : CHILD_SILENT;
+	if (child_reply)
+		*child_reply = CHILD_LOST;
 	ret = write_frame(&io, prefix, sizeof(prefix), buffers);
+	pthread_mutex_unlock(&reply_lock);
 	if (!ret)
 		call_open = false; /* half a frame: the stream is lost */
+	if (child_reply)
+		*child_reply = !ret ? CHILD_LOST : final ? CHILD_REPLIED :
+		before;
 	return ret;
 }
 
@@ -510,15 +530,25 @@ static PyObject *frame_fork_call(PyObject *self, PyObject *unused)
 {
 	pid_t pid;
 
+	if (!child_reply) {
+		void *page = mmap(NULL, 1, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (page == MAP_FAILED)
+			return PyErr_SetFromErrno(PyExc_OSError);
+		child_reply = page;
+	}
+	*child_reply = CHILD_SILENT;
 	PyOS_BeforeFork();
 	pid = fork();
 	if (pid == 0) {
 		PyOS_AfterFork_Child();
+		/* a thread of the worker's may have held it: it is gone */
+		pthread_mutex_init(&reply_lock, NULL);
+		/* not back into the worker's loop: the worker answers */
 		if (setpgid(0, 0) < 0 ||
-		    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
-			PyErr_SetFromErrno(PyExc_OSError);
-			return NULL;
-		}
+		    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+			_exit(127);
 		return PyLong_FromLong(0);
 	}
 	PyOS_AfterFork_Parent();
@@ -529,9 +559,12 @@ static PyObject *frame_fork_call(PyObject *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(reap_doc,
-"reap(pid)\n\n"
+"reap(pid) -> (replied, status)\n\n"
 "Wait for the child of fork_call(), then kill what is left of its process\n"
-"group: nothing a call started outlives it.");
+"group: nothing a call started outlives it. replied: 1 when the child\n"
+"sent the call's final reply; 0 when it sent none (the call is open again\n"
+"for this thread: the worker answers it); -1 when it died in the middle\n"
+"of a frame (the stream is lost). status: its wait status.");
 
 static PyObject *frame_reap(PyObject *self, PyObject *args)
 {
@@ -549,7 +582,13 @@ static PyObject *frame_reap(PyObject *self, PyObject *args)
 	} while (r < 0 && errno == EINTR);
 	kill(-pid, SIGKILL);
 	/* the group's members are our grandchildren: init reaps them */
-	Py_RETURN_NONE;
+	if (*child_reply == CHILD_SILENT) {
+		call_open = true;
+		call_thread = PyThread_get_thread_ident();
+	}
+	return Py_BuildValue("(ii)", *child_reply == CHILD_REPLIED ? 1 :
+			     *child_reply == CHILD_LOST ? -1 : 0,
+			     r < 0 ? -1 : status);
 }
 
 /* ---- the result channel's pre-scan ---- */

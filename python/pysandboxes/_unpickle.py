@@ -173,12 +173,17 @@ class _Unpickler(pickle.Unpickler):
 _CONTAINERS = (list, tuple, dict, set, frozenset)
 
 
-def _check_acyclic(root):
-    """Data-only results are trees or DAGs: refuse a cycle (iterative, each
-    object visited once, so shared references cannot blow up)."""
+def _check_acyclic(root, max_size):
+    """Data-only results are trees or DAGs: refuse a cycle, and a DAG
+    that expands, walked as a tree (as repr(), ==, json.dumps() and
+    copy.deepcopy() walk it in the parent), to more than max_size values:
+    l(k+1) = [l(k), l(k)] is 2^k. Iterative, each object visited once."""
     import collections
     done, on_path = set(), set()
+    size = {}
+    get = size.get
     stack = [(root, False)]
+    push = stack.append
     kinds = _CONTAINERS + (collections.deque,)
     while stack:
         obj, leaving = stack.pop()
@@ -186,20 +191,33 @@ def _check_acyclic(root):
         if leaving:
             on_path.discard(oid)
             done.add(oid)
+            total = 1
+            if isinstance(obj, dict):
+                for key, value in obj.items():
+                    total += get(id(key), 1) + get(id(value), 1)
+            else:
+                for child in obj:
+                    total += get(id(child), 1)
+            if total > max_size:
+                raise _error(f"a result that expands to more than "
+                             f"{max_size} values (shared containers "
+                             f"counted at each use) is refused in "
+                             f"data-only mode")
+            size[oid] = total
             continue
         if not isinstance(obj, kinds) or oid in done:
             continue
         if oid in on_path:
             raise _error("a cycle in the result is refused in data-only mode")
         on_path.add(oid)
-        stack.append((obj, True))
-        children = obj.items() if isinstance(obj, dict) else obj
-        for child in children:
-            if isinstance(child, tuple) and isinstance(obj, dict):
-                stack.append((child[0], False))
-                stack.append((child[1], False))
-            else:
-                stack.append((child, False))
+        push((obj, True))
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                push((key, False))
+                push((value, False))
+        else:
+            for child in obj:
+                push((child, False))
 
 
 def loads(data, mode=DATA_ONLY, guard=True, limits=None, offset=0):
@@ -217,15 +235,47 @@ def loads(data, mode=DATA_ONLY, guard=True, limits=None, offset=0):
         raise _garbled(f"the payload could not be decoded: "
                        f"{type(exc).__name__}: {exc}") from None
     if mode == DATA_ONLY:
-        _check_acyclic(value)
+        _check_acyclic(value, limits.max_work)
     return value
 
 
 _MESSAGE_CLASSES = {}
 
 
+_MODULE = type(sys)
+_ARGS = BaseException.__dict__["args"]  # the slot, not a class's override
+
+
 def _message_str(self):
-    return str(self.args[0]) if self.args else ""
+    args = _ARGS.__get__(self)
+    return str(args[0]) if args else ""
+
+
+def _static(obj, name):
+    """obj.name found in the __dict__ of obj (a module) or of the classes
+    of its MRO (a class), or None: no module __getattr__ (it may import),
+    no metaclass __getattr__, no descriptor runs."""
+    if issubclass(type(obj), type):
+        owners = type.__dict__["__mro__"].__get__(obj)
+        space = type.__dict__["__dict__"].__get__
+    elif issubclass(type(obj), _MODULE):
+        owners = (obj,)
+        space = _MODULE.__dict__["__dict__"].__get__
+    else:
+        return None
+    for owner in owners:
+        found = space(owner).get(name)
+        if found is not None:
+            return found
+    return None
+
+
+def _runs_code_to_subclass(cls):
+    """Would making a subclass of cls run code of the parent's (a
+    metaclass, __init_subclass__)?"""
+    return type(cls) is not type or any(
+        "__init_subclass__" in vars(k) for k in cls.__mro__
+        if k is not object)
 
 
 def _with_message_str(cls, base):
@@ -233,14 +283,17 @@ def _with_message_str(cls, base):
     the class's own __str__ may read attributes a rebuilt exception does not
     have (urllib.error.URLError reads .reason), and the caller's str(exc)
     must not raise. except cls: still catches it."""
-    if cls.__str__ is base.__str__ and cls.__repr__ is base.__repr__:
+    if (_static(cls, "__str__") is _static(base, "__str__") and
+            _static(cls, "__repr__") is _static(base, "__repr__")):
         return cls
     sub = _MESSAGE_CLASSES.get(cls)
     if sub is None:
+        if _runs_code_to_subclass(cls):
+            return None
         def _repr(self):
             return f"{cls.__qualname__}({_message_str(self)!r})"
         try:
-            sub = type(cls)(cls.__name__, (cls,), {
+            sub = type(cls.__name__, (cls,), {
                 "__module__": cls.__module__,
                 "__qualname__": cls.__qualname__,
                 "__str__": _message_str, "__repr__": _repr})
@@ -252,18 +305,20 @@ def _with_message_str(cls, base):
 
 def from_descriptor(module, qualname, message, denials):
     """Rebuild an exception of the same class without its attributes and
-    without running its __init__ or __new__ (7.6): its args are the one
-    message string, capped; None when the class is not an Exception
-    subclass loaded in the parent."""
+    without running any of its code (7.6; no __init__, __new__,
+    __setattr__, __init_subclass__, metaclass or module __getattr__, which
+    may import): its args are the one message string, capped; None when
+    the class is not an Exception subclass loaded in the parent or would
+    run code."""
     mod = sys.modules.get(module) if isinstance(module, str) else None
     if mod is None or not isinstance(qualname, str):
         return None
     cls = mod
     for part in qualname.split("."):
-        cls = getattr(cls, part, None)
+        cls = _static(cls, part)
         if cls is None:
             return None
-    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+    if not (issubclass(type(cls), type) and issubclass(cls, Exception)):
         return None
     # the nearest builtin base allocates it: no __new__ of the class runs
     base = next(b for b in cls.__mro__ if b.__module__ == "builtins")
@@ -273,9 +328,9 @@ def from_descriptor(module, qualname, message, denials):
     message = capped(str(message), MESSAGE_MAX)
     try:
         exc = base.__new__(cls)
-        exc.args = (message,)
+        _ARGS.__set__(exc, (message,))
         if isinstance(exc, OSError):
-            exc.strerror = message
+            OSError.__dict__["strerror"].__set__(exc, message)
     except Exception:
         return None
     recorded = [capped(str(d), DENIAL_MAX) for d in denials[:DENIALS_MAX]]
@@ -283,5 +338,5 @@ def from_descriptor(module, qualname, message, denials):
     if isinstance(exc, _e._DENIALS) and own in recorded:
         recorded.remove(own)  # sandbox_denials() counts the exception
     if recorded:
-        exc.__pysandboxes_denials__ = recorded
+        object.__setattr__(exc, "__pysandboxes_denials__", recorded)
     return exc

@@ -411,4 +411,14 @@ def _serve_isolated(chan, max_result, call):
             status = 1
         finally:
             os._exit(status)
-    _frame.reap(pid)
+    replied, status = _frame.reap(pid)
+    if replied < 0:  # half a frame on the socket
+        raise _frame.Closed("an isolated call died in the middle of a reply")
+    if not replied:  # os._exit(), a signal: the parent must not wait
+        how = (f"killed by signal {os.WTERMSIG(status)}"
+               if status >= 0 and os.WIFSIGNALED(status) else
+               f"exit status {os.WEXITSTATUS(status)}" if status >= 0 else
+               "status unknown")
+        chan.send(*_exception_reply(_pkg.SandBoxProtocolError(
+            f"{call[1]}(): the isolated call's process ended without a "
+            f"reply ({how})")))

@@ -103,6 +103,25 @@ def plant():
 @sandbox
 def probe():
     return os.environ.get("PLANTED")
+
+
+# exception classes whose code a remote name must not make the parent run
+LOG = []
+
+
+class Hooked(Exception):
+    def __init_subclass__(cls, **kw):
+        LOG.append("__init_subclass__ " + cls.__name__)
+        super().__init_subclass__(**kw)
+
+    def __str__(self):
+        return "hooked"
+
+
+class Watched(Exception):
+    def __setattr__(self, name, value):
+        LOG.append("__setattr__ " + name)
+        super().__setattr__(name, value)
 '''
 
 RULES = """python-import=*
@@ -203,6 +222,20 @@ frames = {
         name("builtins", "range") + b"\\x8a\\x08" + big + b"\\x85R" +
         b"\\x85R.",
 }
+# a tuple DAG: t(k+1) = (t(k), t(k)) through the memo, 2^40 when expanded;
+# a dict key (hashed while decoding: CPython caches no tuple's hash) or
+# the result (hashed by the parent later)
+dag = b")\\x94" + b"".join(b"0h" + bytes([k]) + b"h" + bytes([k]) +
+                         b"\\x86\\x94" for k in range(40))
+frames["shared tuples as a key"] = G + b"}" + dag + b"Ns."
+frames["shared tuples"] = G + dag + b"."
+# the same with lists: decodes in no time, repr() or == in the parent 2^40
+frames["shared lists"] = G + b"]\\x94" + b"".join(
+    b"0](h" + bytes([k]) + b"h" + bytes([k]) + b"e\\x94"
+    for k in range(40)) + b"."
+# 13 bytes that f"{d:.2f}" in the parent writes out as a GB
+frames["decimal exponent"] = G + name("decimal", "Decimal") + \
+    b"\\x8c\\x0b1e999999999\\x85R."
 # a dict of 150 items, copied by Counter() 600 times through the memo
 amp = G + b"]" + name("collections", "Counter") + b"\\x94" + b"0}("
 amp += b"".join(b"M" + i.to_bytes(2, "little") + b"N" for i in range(150))
@@ -229,7 +262,16 @@ frames = {
     "denials range": pickle.dumps(("builtins", "ValueError", "m",
                                    range(10 ** 18), ""), 5),
     "own class": pickle.dumps(("sbmod", "nothing", "m", [], ""), 5),
+    # the parent's code: __init_subclass__, __setattr__, a module's
+    # __getattr__ (concurrent.futures imports multiprocessing from it)
+    "hooked class": pickle.dumps(("sbmod", "Hooked", "m", ["d"], "tb"), 5),
+    "watched class": pickle.dumps(("sbmod", "Watched", "m", ["d"], "tb"),
+                                  5),
+    "lazy import": pickle.dumps(("concurrent.futures",
+                                 "ProcessPoolExecutor", "m", [], ""), 5),
 }
+import concurrent.futures
+before_mods = set(sys.modules)
 t = time.monotonic()
 with sandboxes(workers=1, max_result=64 << 20):
     for label, frame in frames.items():
@@ -246,6 +288,9 @@ with sandboxes(workers=1, max_result=64 << 20):
                           all(isinstance(n, str) for n in notes),
                           [type(a).__name__ for a in exc.args]]
 out["seconds"] = time.monotonic() - t
+out["log"] = sbmod.LOG
+out["imported"] = sorted(m for m in set(sys.modules) - before_mods
+                         if m.startswith(("concurrent", "multiprocessing")))
 print(json.dumps(out))
 '''
 
@@ -336,7 +381,8 @@ def test_P2_decoding_is_bounded_by_max_result(column):
     out = run_parent(column, MAIN_P2, timeout=scaled(180))
     for label in ("deque of a range", "counter of a range",
                   "bytearray of a size", "set of a range",
-                  "memo amplification"):
+                  "memo amplification", "shared tuples as a key",
+                  "shared tuples", "shared lists", "decimal exponent"):
         assert out[label][0] == "RestrictedUnpicklingError", (label, out)
     assert "units of work" in out["memo amplification"][1]
     assert out["after"] == ["echo", 2]
@@ -357,6 +403,11 @@ def test_P3_remote_exceptions_are_capped_plain_data(column):
                                  "SandBoxProtocolError"), (label, out)
         assert out[label][1] < 5000, (label, out)
     assert out["own class"][0] == "SandBoxProtocolError"
+    # no code of the parent's ran for a remote name, nothing was imported
+    assert out["log"] == [] and out["imported"] == [], out
+    assert out["watched class"][0] == "Watched", out
+    assert out["hooked class"][0] == "SandBoxProtocolError", out
+    assert out["lazy import"][0] == "SandBoxProtocolError", out
     assert out["seconds"] < scaled(60), out
 
 

@@ -626,6 +626,72 @@ def test_isolated_calls_start_from_the_worker_as_init_fn_left_it(
                    "builtins.SystemExit 3\n5\n")
 
 
+def test_isolated_call_that_dies_is_an_error_not_a_hang(python, tmp_cwd):
+    """An isolated call whose process ends without a reply (os._exit(), a
+    signal) was waited for forever: the worker reaps the child, sees that
+    it sent nothing and answers the call itself."""
+    module = MODULE + '''
+
+@sandbox
+def die(code):
+    os._exit(code)
+'''
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes, SandBoxProtocolError
+        import sbmod
+        with sandboxes(workers=1, isolated=True):
+            for code in (7, 0):
+                try:
+                    sbmod.die(code)
+                except SandBoxProtocolError as e:
+                    print(e)
+            print(sbmod.add(2, 3))
+    """, module=module, timeout=60))
+    assert out == ("die(): the isolated call's process ended without a "
+                   "reply (exit status 7)\n"
+                   "die(): the isolated call's process ended without a "
+                   "reply (exit status 0)\n5\n")
+
+
+def test_output_of_threads_keeps_the_frames_whole(python, tmp_cwd):
+    """Two threads of a call printing at once: each output frame is
+    written whole (the transport releases the GIL in the middle of a
+    frame; frames of two threads were interleaved and the parent read a
+    header out of someone's text)."""
+    module = MODULE + '''
+
+@sandbox
+def noisy(n, size):
+    import threading
+
+    def out(tag):
+        for _ in range(n):
+            sys.stdout.write(tag * size + "\\n")
+            sys.stdout.flush()
+    threads = [threading.Thread(target=out, args=(c,)) for c in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return "done"
+'''
+    out = ok(run_app(python, tmp_cwd, """
+        import contextlib, io
+        from pysandboxes import sandboxes
+        import sbmod
+        buf = io.StringIO()
+        with sandboxes(workers=1):
+            for _ in range(2):
+                with contextlib.redirect_stdout(buf):
+                    r = sbmod.noisy(40, 1 << 18)
+                print(r)
+        text = buf.getvalue()
+        print(text.count("a"), text.count("b"))
+    """, rules="python-import=*\nexpose-ro=.\npython-api=ALLOW:threads\n",
+                     module=module, timeout=120))
+    assert out == f"done\ndone\n{80 << 18} {80 << 18}\n"
+
+
 def test_nested_contexts_share_the_worker(python, tmp_cwd):
     out = ok(run_app(python, tmp_cwd, """
         from pysandboxes import sandboxes

@@ -189,6 +189,25 @@ print(json.dumps({"bad": bad[:20], "n_bad": len(bad), "counts": counts,
 '''
 
 
+CHILD_TUPLE_HASH = CHILD_COMMON + '''
+# CPython's tuple hash is neither cached nor guarded against recursion: a
+# deep chain crashed the parent (SIGSEGV), a DAG of shared tuples took
+# 2^depth; both are one dict key of a small data-only stream
+dag = b")\\x94" + b"".join(b"0h" + bytes([k]) + b"h" + bytes([k]) +
+                         b"\\x86\\x94" for k in range(40))
+chain = b")" + b"\\x85" * 1000000
+lim = U.Limits(max_bytes=8 << 20)
+out = {}
+for label, body in (("deep", chain), ("dag", dag)):
+    for wrap in ((b"}", b"Ns."), (b"\\x8f(", b"\\x90."), (b"(", b"\\x91."),
+                 (b"", b".")):
+        data = b"\\x80\\x04" + wrap[0] + body + wrap[1]
+        out[label + repr(wrap)] = outcome(U.loads, data, U.DATA_ONLY,
+                                          True, lim)
+print(json.dumps(out))
+'''
+
+
 def run_child(script, *args, timeout=600):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO / "python")
@@ -218,3 +237,10 @@ def test_mutations_change_no_class_and_end_in_time(sb):
     assert out["n_bad"] == 0, json.dumps(out["bad"], indent=1)
     for verdict in ("accepted", "refused", "garbled"):
         assert out["counts"][verdict] > 100, out["counts"]
+
+
+def test_tuple_hashing_is_bounded(sb):
+    out = run_child(CHILD_TUPLE_HASH, timeout=scaled(120))
+    for label, verdict in out.items():
+        assert verdict[0] == "RestrictedUnpicklingError", (label, verdict)
+        assert not verdict[1], (label, verdict)

@@ -709,6 +709,27 @@ def test_partial_mode_grants_are_explained(tmp_path):
     assert not any(ln.startswith("expose-rw") for ln in lines), r.stdout
 
 
+def test_partial_mode_lists_where_the_module_was_found(tmp_path):
+    """app.py is a symbolic link into another directory: the listing
+    granted is the sys.path directory's, not the link target's (whose
+    other names are none of the worker's business)."""
+    cwd, elsewhere = tmp_path / "w", tmp_path / "elsewhere"
+    cwd.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "app.py").write_text(PARTIAL_MOD)
+    (cwd / "app.py").symlink_to(elsewhere / "app.py")
+    code = ("import sys; sys.path.insert(0, '.'); "
+            "from pysandboxes import _grants; "
+            "print('\\n'.join(_grants.rule_args({'app'})))")
+    from conftest import REPO
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    r = subprocess.run([PY, "-c", code], cwd=cwd, env=env,
+                       capture_output=True, text=True, timeout=scaled(60))
+    assert r.stdout.splitlines() == [
+        "--python-import=app", f"--expose-list={cwd}",
+        f"--expose-ro={elsewhere}/app.py"], r.stdout + r.stderr
+
+
 def test_partial_mode_names_the_rule_when_the_module_is_hidden(tmp_path):
     """A locked rule file takes no command-line grant: the worker's error
     names the rules to add instead of a bare ModuleNotFoundError."""
