@@ -91,7 +91,8 @@ const struct sb_api_entry sb_api_registry[] = {
 	E("os.fork", PROCESS_EXEC, SB_API_POSIX),
 	E("os.forkpty", PROCESS_EXEC, SB_API_POSIX),
 	E("os.initgroups", PRIVILEGES, SB_API_POSIX),
-	E("os.kill", PROCESS_CONTROL, 0),
+	/* a signal to the program's own child is not judged (guard/api.c) */
+	E("os.kill", PROCESS_CONTROL, SB_API_BY_ARGS),
 	E("os.killpg", PROCESS_CONTROL, SB_API_POSIX),
 	E("os.nice", PROCESS_CONTROL, SB_API_POSIX),
 	E("os.popen", PROCESS_EXEC, 0),
@@ -136,7 +137,7 @@ const struct sb_api_entry sb_api_registry[] = {
 	E("posix.fork", PROCESS_EXEC, 0),
 	E("posix.forkpty", PROCESS_EXEC, 0),
 	E("posix.initgroups", PRIVILEGES, 0),
-	E("posix.kill", PROCESS_CONTROL, 0),
+	E("posix.kill", PROCESS_CONTROL, SB_API_BY_ARGS),
 	E("posix.killpg", PROCESS_CONTROL, 0),
 	E("posix.nice", PROCESS_CONTROL, 0),
 	E("posix.posix_spawn", PROCESS_EXEC, 0),

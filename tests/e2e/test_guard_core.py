@@ -614,3 +614,35 @@ def test_core_refusals_as_an_unprivileged_user(run_sb, tmp_cwd):
     assert outcome(r, "passwd").startswith("RuleFileNotFoundError")
     assert outcome(r, "system").startswith("RuleApiPermissionError")
     assert outcome(r, "eval").startswith("RuleApiPermissionError")
+
+
+def test_a_signal_reaches_the_programs_own_child_only(sandboxed, tmp_cwd):
+    """multiprocessing's terminate() and Popen.kill() signal a child the
+    program started: that passes without a rule, so a learned policy does
+    not fail on a kill the learning run never needed (a pool whose workers
+    had already exited). A process outside, or the program's parent, is
+    still refused: the victim started here is seen alive afterwards."""
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        code = TRY + textwrap.dedent(f"""\
+            import os, signal, subprocess, time
+            child = subprocess.Popen(["sleep", "60"])
+            attempt("child", lambda: os.kill(child.pid, signal.SIGTERM))
+            print("child_status", child.wait())
+            attempt("victim", lambda: os.kill({victim.pid}, signal.SIGTERM))
+            attempt("parent", lambda: os.kill(os.getppid(), 0))
+            attempt("group", lambda: os.kill(0, 0))
+            attempt("reaped", lambda: os.kill(child.pid, 0))
+            """)
+        r = sandboxed("python-import=*\n"
+                      "python-api=ALLOW:process-exec\n", code)
+        assert r.returncode == 0, r.stderr
+        assert outcome(r, "child") == "ALLOWED", r.stdout
+        assert f"child_status {-signal.SIGTERM}" in r.stdout, r.stdout
+        denied = "os.kill() is denied by the API guard"
+        for label in ("victim", "parent", "group", "reaped"):
+            assert denied in outcome(r, label), (label, r.stdout)
+        assert victim.poll() is None, "the victim outside was signalled"
+    finally:
+        victim.kill()
+        victim.wait()
