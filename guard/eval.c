@@ -15,8 +15,8 @@
  *   are replaced by checking versions. CPython's
  *   injection of the full builtins never happens: a globals dict without
  *   __builtins__ gets ours.
- * - Budgets: the checked AST gets calls to two C helpers, __sb_tick() at
- *   the top of every loop body and in every comprehension, __sb_enter() at
+ * - Budgets: the checked AST gets calls to two C helpers, __sb_tick__() at
+ *   the top of every loop body and in every comprehension, __sb_enter__() at
  *   the top of every function; they count iterations and call depth and
  *   watch the clock. An allocator wrapper
  *   refuses, before it happens, any single allocation larger than
@@ -693,6 +693,26 @@ static void check_import(struct ev_check *c, const char *mod,
 	violation_at(c, pos, what, add);
 }
 
+/* A dunder name, read or bound, needs eval-magic: bound in a class body
+ * (def __del__, __getattr__ = f) it is a hook the interpreter calls by
+ * itself, after the evaluation too. */
+static void check_dunder_name(struct ev_check *c, const char *name,
+			      struct ev_pos *pos)
+{
+	char what[300], add[300];
+
+	if (!is_dunder(name) ||
+	    (list_has(&c->p->rules->allow[SB_EVAL_MAGIC], name) &&
+	     !list_has(&c->p->rules->deny[SB_EVAL_MAGIC], name)))
+		return;
+	snprintf(what, sizeof(what), "name '%.100s' is not allowed", name);
+	snprintf(add, sizeof(add),
+		 "add: eval-magic=%.100s        \xe2\x9a\xa0 a dunder "
+		 "reaches the interpreter's internals",
+		 name);
+	violation_at(c, pos, what, add);
+}
+
 /* The names an import statement binds, and what it imports. */
 static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
 			struct ev_pos *pos)
@@ -710,6 +730,7 @@ static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
 		str_field(a, "name", name, sizeof(name));
 		str_field(a, "asname", as, sizeof(as));
 		bind(c, as[0] ? as : name);
+		check_dunder_name(c, as[0] ? as : name, pos);
 		if (!from) {
 			check_import(c, name, pos);
 		} else if (strcmp(name, "*") == 0) {
@@ -785,7 +806,7 @@ static PyObject *node_new(PyObject *cls, PyObject *at, PyObject *a,
 	return n;
 }
 
-/* __sb_tick() or __sb_enter(), as an expression located at 'at'. */
+/* __sb_tick__() or __sb_enter__(), as an expression located at 'at'. */
 static PyObject *helper_call(PyObject *helper, PyObject *at)
 {
 	PyObject *load = node_new(ast_load, NULL, NULL, NULL, NULL);
@@ -869,7 +890,7 @@ static int rewrite(PyObject *node, const char *name)
 	}
 	if (strcmp(name, "Lambda"))
 		return 0;
-	/* lambda: body  ->  lambda: __sb_enter() and body */
+	/* lambda: body  ->  lambda: __sb_enter__() and body */
 	body = py.PyObject_GetAttrString(node, "body");
 	call = body ? helper_call(str_enter, body) : NULL;
 	values = call ? py.PyList_New(0) : NULL;
@@ -1036,20 +1057,7 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		else if (!is_dunder(buf) &&
 			 py.PyDict_GetItemString(builtins_dict, buf))
 			use_builtin(c, buf, &pos);
-		if (is_dunder(buf) &&
-		    !(list_has(&c->p->rules->allow[SB_EVAL_MAGIC], buf) &&
-		      !list_has(&c->p->rules->deny[SB_EVAL_MAGIC], buf))) {
-			char what[300], add[300];
-
-			snprintf(what, sizeof(what),
-				 "name '%.100s' is not allowed", buf);
-			snprintf(add, sizeof(add),
-				 "add: eval-magic=%.100s        \xe2\x9a\xa0 a "
-				 "dunder reaches the interpreter's internals",
-				 buf);
-			violation_at(c, &pos, what,
-				  add);
-		}
+		check_dunder_name(c, buf, &pos);
 		if (ctn)
 			py.Py_DecRef(ctn);
 		if (ct)
@@ -1073,6 +1081,7 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 			goto out;
 	} else if (strcmp(name, "arg") == 0) {
 		bind(c, str_field(node, "arg", buf, sizeof(buf)));
+		check_dunder_name(c, buf, &pos);
 	} else if (strcmp(name, "FunctionDef") == 0 ||
 		   strcmp(name, "AsyncFunctionDef") == 0 ||
 		   strcmp(name, "ClassDef") == 0 ||
@@ -1080,6 +1089,7 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		   strcmp(name, "MatchAs") == 0 ||
 		   strcmp(name, "MatchStar") == 0) {
 		bind(c, str_field(node, "name", buf, sizeof(buf)));
+		check_dunder_name(c, buf, &pos);
 	}
 	n = py.PyTuple_Size(fields);
 	for (i = 0; i < n; i++) {
@@ -1512,7 +1522,7 @@ static PyObject *g_type(PyObject *self, PyObject *args, PyObject *kw)
 }
 
 /* globals() and locals() hand out a read-only view: the namespace holds
- * the budget helpers, and a code that could rebind __sb_tick (the name is
+ * the budget helpers, and a code that could rebind __sb_tick__ (the name is
  * refused in the source, not in a string built at run time) would run
  * without eval-max-iterations or eval-timeout. */
 static PyObject *g_namespace(PyObject *args, PyObject *kw, const char *name)
@@ -1639,6 +1649,10 @@ static PyObject *profile_builtins(struct ev_profile *p)
 	bool import = list_exact(&p->rules->allow[SB_EVAL_SYNTAX], "Import") ||
 		      list_exact(&p->rules->allow[SB_EVAL_SYNTAX],
 				 "ImportFrom");
+	/* a class statement calls __build_class__, and its body stores
+	 * __module__ = __name__: both are there only when ClassDef is */
+	bool classes = list_exact(&p->rules->allow[SB_EVAL_SYNTAX],
+				  "ClassDef");
 
 	if (!p->builtins) {
 		p->builtins = py.PyDict_New();
@@ -1651,6 +1665,7 @@ static PyObject *profile_builtins(struct ev_profile *p)
 				continue;
 			}
 			if (strcmp(name, "__import__") == 0 ? !import
+			    : strcmp(name, "__build_class__") == 0 ? !classes
 			    : !call_allowed(p, name))
 				continue;
 			fn = guarded_builtin(p, name);
@@ -1660,6 +1675,18 @@ static PyObject *profile_builtins(struct ev_profile *p)
 				return NULL;
 			if (fn)
 				py.Py_DecRef(fn);
+		}
+		if (classes) {
+			PyObject *mod = py.PyUnicode_FromString("<eval>");
+
+			if (!mod || py.PyDict_SetItemString(p->builtins,
+							    "__name__",
+							    mod) < 0) {
+				if (mod)
+					py.Py_DecRef(mod);
+				return NULL;
+			}
+			py.Py_DecRef(mod);
 		}
 	}
 	return ev.PyDict_Copy(p->builtins);
@@ -1873,7 +1900,7 @@ static PyObject *true_(void)
 	return t;
 }
 
-/* __sb_tick(): inserted by the checker at the top of every loop body and
+/* __sb_tick__(): inserted by the checker at the top of every loop body and
  * as a condition of every comprehension. Counts iterations, watches the
  * clock; once a budget ran out it raises at every later step. */
 static PyObject *g_tick(PyObject *self, PyObject *args)
@@ -1904,7 +1931,7 @@ static PyObject *g_tick(PyObject *self, PyObject *args)
 	return true_();
 }
 
-/* __sb_enter(): inserted at the top of every function the source defines.
+/* __sb_enter__(): inserted at the top of every function the source defines.
  * The call depth is the number of the evaluated code's frames on the
  * stack, the top-level one aside. */
 static PyObject *g_enter(PyObject *self, PyObject *args)
@@ -2254,9 +2281,9 @@ static PyObject *guarded_eval(PyObject *self, PyObject *args, PyObject *kw)
 }
 
 /* METH_NOARGS: the cheapest call CPython makes to C */
-static struct py_method_def tick_def = { "__sb_tick", (void *)g_tick, 0x0004,
+static struct py_method_def tick_def = { "__sb_tick__", (void *)g_tick, 0x0004,
 					 NULL };
-static struct py_method_def enter_def = { "__sb_enter", (void *)g_enter,
+static struct py_method_def enter_def = { "__sb_enter__", (void *)g_enter,
 					  0x0004, NULL };
 
 static struct py_method_def guarded_eval_def = {
@@ -2408,8 +2435,8 @@ int sb_eval_arm(void)
 	if (!ast_name || !ast_load || !ast_call || !ast_expr || !ast_boolop ||
 	    !ast_and)
 		return -1;
-	str_tick = intern("__sb_tick", &ok);
-	str_enter = intern("__sb_enter", &ok);
+	str_tick = intern("__sb_tick__", &ok);
+	str_enter = intern("__sb_enter__", &ok);
 	tick_fn = ok ? py.PyCFunction_NewEx(&tick_def, NULL, NULL) : NULL;
 	enter_fn = tick_fn ? py.PyCFunction_NewEx(&enter_def, NULL, NULL)
 			   : NULL;
