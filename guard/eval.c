@@ -353,6 +353,8 @@ struct ev_check {
 	bool reserved;        /* an __sb_ name appears (an AST input) */
 	bool rewrite;         /* insert the budget helpers (not for an AST
 			       * handed back to the program) */
+	bool learn;           /* learning: record the rule each refusal
+			       * names instead of refusing */
 	/* builtin names used, judged at the end against what is bound */
 	struct ev_use {
 		char name[64];
@@ -378,6 +380,23 @@ static const char *source_line(const char *src, long lineno, size_t *len)
 	return s;
 }
 
+/* Learning: the rule an "add: eval-KEY=token ..." hint names, recorded
+ * for the writer; a refusal no rule lifts records nothing. */
+static void learn_rule(const char *add)
+{
+	char rule[300];
+	size_t n;
+
+	if (strncmp(add, "add: eval-", 10) != 0)
+		return;
+	n = strcspn(add + 5, " ");
+	if (n >= sizeof(rule))
+		return;
+	memcpy(rule, add + 5, n);
+	rule[n] = '\0';
+	sb_learn_record("eval", rule, NULL);
+}
+
 static void violation(struct ev_check *c, long line, long col, long end_col,
 		      const char *what, const char *add)
 {
@@ -385,6 +404,11 @@ static void violation(struct ev_check *c, long line, long col, long end_col,
 	const char *text;
 	size_t len = 0, strip = 0, i, from, to;
 	PyObject *s;
+
+	if (c->learn) {
+		learn_rule(add);
+		return;
+	}
 
 	sb_buf_printf(&b, "  line %ld, col %ld: %s", line, col, what);
 	text = c->src && line > 0 ? source_line(c->src, line, &len) : NULL;
@@ -538,6 +562,12 @@ static void check_syntax(struct ev_check *c, const char *node,
 
 	if (syntax_allowed(c->p, node))
 		return;
+	if (c->learn) { /* the node: the writer makes groups of them */
+		snprintf(add, sizeof(add), "add: eval-syntax=%s", node);
+		if (!list_exact(&c->p->rules->deny[SB_EVAL_SYNTAX], node))
+			learn_rule(add);
+		return;
+	}
 	snprintf(what, sizeof(what), "'%s' is not allowed", node);
 	if (list_exact(&c->p->rules->deny[SB_EVAL_SYNTAX], node))
 		snprintf(add, sizeof(add),
@@ -2386,16 +2416,17 @@ static PyObject *exc_attr(PyObject *mod, const char *name)
 	return mod ? py.PyObject_GetAttrString(mod, name) : NULL;
 }
 
-int sb_eval_arm(void)
+/* What the static checker needs: the C API it calls, the AST classes,
+ * the strings it compares. Once. */
+static int arm_checker(void)
 {
-	const struct sb_policy *pol = sb_g.policy;
-	PyObject *mods, *mod, *bmod, *sys;
+	static int state; /* 0: not yet, 1: armed, -1: failed */
+	PyObject *mod, *sys;
 	bool ok = true;
-	char buf[300];
-	size_t i;
 
-	if (!pol->eval_profiles.n)
-		return 0;
+	if (state)
+		return state > 0 ? 0 : -1;
+	state = -1;
 #define EV_RESOLVE(ret, name, args) *(void **)&ev.name = sym(#name, &ok);
 	EV_FUNCTIONS(EV_RESOLVE)
 #undef EV_RESOLVE
@@ -2418,12 +2449,9 @@ int sb_eval_arm(void)
 	str_level = intern("level", &ok);
 	if (!ok)
 		return -1;
-	bmod = py.PyImport_ImportModule("builtins");
 	mod = py.PyImport_ImportModule("_ast");
-	if (!bmod || !mod)
+	if (!mod)
 		return -1;
-	builtins_dict = py.PyModule_GetDict(bmod);
-	raw_compile = py.PyObject_GetAttrString(bmod, "compile");
 	ast_class = py.PyObject_GetAttrString(mod, "AST");
 	ast_name = py.PyObject_GetAttrString(mod, "Name");
 	ast_load = py.PyObject_GetAttrString(mod, "Load");
@@ -2432,8 +2460,8 @@ int sb_eval_arm(void)
 	ast_boolop = py.PyObject_GetAttrString(mod, "BoolOp");
 	ast_and = py.PyObject_GetAttrString(mod, "And");
 	ast_module = mod; /* kept */
-	if (!ast_name || !ast_load || !ast_call || !ast_expr || !ast_boolop ||
-	    !ast_and)
+	if (!ast_class || !ast_name || !ast_load || !ast_call || !ast_expr ||
+	    !ast_boolop || !ast_and)
 		return -1;
 	str_tick = intern("__sb_tick__", &ok);
 	str_enter = intern("__sb_enter__", &ok);
@@ -2443,13 +2471,47 @@ int sb_eval_arm(void)
 	if (!enter_fn)
 		return -1;
 	sys = py.PyImport_ImportModule("sys");
-	if (!raw_compile || !ast_class || !sys)
+	if (!sys)
 		return -1;
 	ev.module_type = ev.PyObject_Type(sys);
 	py.Py_DecRef(sys);
 	cache = py.PyDict_New();
 	compiled = py.PyDict_New();
-	if (!cache || !compiled || sb_guard_load_package() < 0)
+	if (!cache || !compiled)
+		return -1;
+	state = 1;
+	return 0;
+}
+
+/* builtins.compile before the guard wraps it, and the builtins' dict. */
+static int take_builtins(void)
+{
+	PyObject *bmod = py.PyImport_ImportModule("builtins");
+
+	if (!bmod)
+		return -1;
+	builtins_dict = py.PyModule_GetDict(bmod);
+	raw_compile = py.PyObject_GetAttrString(bmod, "compile");
+	return raw_compile ? 0 : -1;
+}
+
+int sb_eval_arm(void)
+{
+	const struct sb_policy *pol = sb_g.policy;
+	PyObject *mods, *mod;
+	bool ok = true;
+	char buf[300];
+	size_t i;
+
+	/* learning records eval-* rules: it needs the raw compile even
+	 * without a profile; the checker arms at the first evaluation */
+	if (!pol->eval_profiles.n && !sb_g.learning)
+		return 0;
+	if (take_builtins() < 0)
+		return -1;
+	if (!pol->eval_profiles.n)
+		return 0;
+	if (arm_checker() < 0 || sb_guard_load_package() < 0)
 		return -1;
 	mods = py.PyImport_GetModuleDict();
 	mod = py.PyDict_GetItemString(mods, "pysandboxes.e");
@@ -2489,4 +2551,119 @@ int sb_eval_arm(void)
 	install_allocator(EV_MEM_MEM, &mem_orig);
 	install_allocator(EV_MEM_OBJ, &obj_orig);
 	return 0;
+}
+
+/* ---- learning ---- */
+
+static struct ev_profile *learn_profile(void)
+{
+	static struct sb_eval_profile defaults = { .name = "" };
+	static struct ev_profile synthetic;
+	bool ok = true;
+
+	if (arm_checker() < 0)
+		return NULL;
+	if (default_profile >= 0)
+		return &profiles[default_profile];
+	if (!synthetic.rules) {
+		sb_eval_profile_defaults(&defaults);
+		synthetic.label = "default";
+		synthetic.filename = intern("<eval:default>", &ok);
+		if (!ok)
+			return NULL;
+		synthetic.rules = &defaults;
+	}
+	return &synthetic;
+}
+
+/* The modules and program-running callables a caller's context hands
+ * over, acknowledged as warn_context() asks when enforced. */
+static void learn_context(struct ev_profile *p, PyObject *g)
+{
+	PyObject *k, *v;
+	Py_ssize_t pos = 0;
+	char what[160], rule[200];
+
+	while (ev.PyDict_Next(g, &pos, &k, &v)) {
+		const char *key = py.PyUnicode_AsUTF8AndSize(k, NULL);
+
+		if (!key) {
+			py.PyErr_Clear();
+			continue;
+		}
+		if (sb_str_starts(key, "__") || call_allowed(p, key) ||
+		    !strong_value(v, what, sizeof(what)))
+			continue;
+		snprintf(rule, sizeof(rule), "eval-call=%.150s", key);
+		sb_learn_record("eval", rule, NULL);
+	}
+}
+
+bool sb_eval_learn(const char *which, PyObject *args, PyObject *kw)
+{
+	struct ev_profile *p = learn_profile();
+	struct ev_check c = { .p = p, .learn = true };
+	PyObject *src = p ? arg(args, kw, 0, "source") : NULL;
+	PyObject *g = NULL, *text = NULL, *tree = NULL, *m;
+	const char *mode = strcmp(which, "eval") == 0 ? "eval" : "exec";
+	bool handled = false;
+
+	if (!src)
+		goto out;
+	if (py.PyObject_IsInstance(src, ev.code_type) == 1) {
+		handled = ours(src);
+		goto out;
+	}
+	if (strcmp(which, "compile") == 0) {
+		m = arg(args, kw, 2, "mode");
+		mode = m ? py.PyUnicode_AsUTF8AndSize(m, NULL) : NULL;
+		if (!mode || !mode_known(mode))
+			goto out; /* the original says why */
+	} else {
+		g = arg(args, kw, 1, "globals");
+		if (g && py.PyObject_IsInstance(g, ev.dict_type) != 1)
+			g = NULL;
+	}
+	/* the names the enforcing run will take from the caller's globals */
+	if (p->rules->scalar[SB_EVAL_NAMESPACE] != SB_EVAL_NS_CLOSED)
+		c.names = g;
+	if (py.PyObject_IsInstance(src, ast_class) == 1) {
+		py.Py_IncRef(src);
+		tree = src;
+	} else {
+		text = source_str(src);
+		c.src = text ? py.PyUnicode_AsUTF8AndSize(text, NULL) : NULL;
+		tree = c.src ? compile_raw(text, p->filename, mode,
+					   EV_CF_ONLY_AST)
+			     : NULL;
+	}
+	/* a source that does not parse fails the same way when enforced */
+	handled = true;
+	if (tree && check_tree(&c, tree) == 0)
+		sb_learn_record("eval", "eval-on", NULL);
+	if (c.names)
+		learn_context(p, c.names);
+out:
+	check_free(&c);
+	if (tree)
+		py.Py_DecRef(tree);
+	if (text)
+		py.Py_DecRef(text);
+	py.PyErr_Clear();
+	return handled;
+}
+
+void sb_eval_learn_compiled(PyObject *code)
+{
+	PyObject *id;
+
+	if (!compiled || py.PyObject_IsInstance(code, ev.code_type) != 1) {
+		py.PyErr_Clear();
+		return;
+	}
+	id = ev.PyLong_FromVoidPtr(code);
+	if (!id || ev.PyDict_SetItem(compiled, id, code) < 0)
+		py.PyErr_Clear();
+	if (id)
+		py.Py_DecRef(id);
 }
