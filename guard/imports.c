@@ -26,6 +26,7 @@
  */
 #include "guard.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -578,6 +579,28 @@ static int judge_extension(const char *name, const struct sb_extmod *m)
 	return 0;
 }
 
+/* A module's definition need not live in its own file: a CFFI module's
+ * is made by _cffi_backend, on the heap. Then the PyInit_ function CPython
+ * called is judged instead: the object loaded under the judged path (the
+ * loader opened the canonical path: judged_spec()) and the symbol in it
+ * must be mapped from the file judged, or, where /proc is out of reach,
+ * export the same PyInit_ names. 'r' when that object is not loaded. */
+static int check_init(const char *name, const struct sb_extmod *m, int r)
+{
+	const char *last = strrchr(name, '.');
+	char sym[160];
+	void *h = dlopen(m->canon, RTLD_LAZY | RTLD_NOLOAD), *init;
+
+	if (!h)
+		return r;
+	snprintf(sym, sizeof(sym), "PyInit_%.140s", last ? last + 1 : name);
+	init = dlsym(h, sym);
+	if (init)
+		r = sb_extmod_check_loaded(init, m);
+	dlclose(h);
+	return r;
+}
+
 /* After the load: the module's code is mapped from the file judged, not
  * from one swapped in under the same path since. */
 static int check_loaded(PyObject *mod, const char *name,
@@ -590,6 +613,8 @@ static int check_loaded(PyObject *mod, const char *name,
 	if (!def)
 		py.PyErr_Clear();
 	r = def ? sb_extmod_check_loaded(def, m) : -ENOENT;
+	if (r == -EXDEV || r == -ENOENT)
+		r = check_init(name, m, r);
 	if (r == 0)
 		return 0;
 	snprintf(msg, sizeof(msg),
