@@ -1499,6 +1499,28 @@ static const char *rule_path(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 
 /* The expose-rw= that holds 'path', learned or already in force, or
  * NULL: the enforcer refuses an absent include under either. */
+/* The directory a learned value names: its place's spelling
+ * ("${TMPDIR:-/tmp}", "~/.cache"...) read back as collect_places() spelled
+ * it, else a path as the parser reads it. */
+static const char *unspell(struct sb_arena *a, const struct sb_learn_ctx *ctx,
+			   const char *v)
+{
+	place_vec pv = { 0 };
+	size_t i, n;
+
+	collect_places(a, ctx, &pv);
+	for (i = 0; i < pv.n; i++) {
+		n = strlen(pv.v[i].spelling);
+		if (pv.v[i].spelling[0] != '.' && pv.v[i].spelling[0] != '~' &&
+		    strncmp(v, pv.v[i].spelling, n) == 0 &&
+		    (!v[n] || v[n] == '/'))
+			return sb_path_normalize(
+				a, sb_arena_printf(a, "%s%s", pv.v[i].dir,
+						   v + n));
+	}
+	return rule_path(a, ctx, v);
+}
+
 static const char *learned_rw_over(struct sb_arena *a,
 				   const struct sb_learn_ctx *ctx,
 				   const struct family *fam, const char *path)
@@ -1517,7 +1539,7 @@ static const char *learned_rw_over(struct sb_arena *a,
 			const char *line = fam->groups.v[i].lines.v[j];
 
 			if (strncmp(line, "expose-rw=", 10) == 0 &&
-			    sb_path_under(path, rule_path(a, ctx, line + 10)))
+			    sb_path_under(path, unspell(a, ctx, line + 10)))
 				return line;
 		}
 	return NULL;

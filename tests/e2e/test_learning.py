@@ -582,3 +582,29 @@ def test_evaluated_code_is_learned_as_eval_rules(run_sb, tmp_cwd, py):
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert "EvalSyntaxRejected" in r.stderr, r.stderr
     assert "add: eval-magic=__class__" in r.stderr, r.stderr
+
+
+def test_an_absent_include_under_a_learned_spelled_tree_is_turned_off(
+        run_sb, tmp_cwd, py, tmp_path):
+    """A home under /tmp and a program that writes a temporary file:
+    learning writes expose-rw=${TMPDIR:-/tmp}, which holds the absent
+    user profile. The check read the learned value as a relative path,
+    kept the include, and the enforcing run refused to start."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import os, tempfile
+        fd, path = tempfile.mkstemp()
+        os.write(fd, b"abc"); os.close(fd)
+        print(open(path).read()); os.remove(path)
+        """))
+    env = {k: v for k, v in os.environ.items() if k != "TMPDIR"}
+    env["HOME"] = str(home)
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"], env=env)
+    if "expose-rw=${TMPDIR:-/tmp}" not in active(rules) or \
+            not str(home).startswith("/tmp/"):
+        pytest.skip("the temporary directory is not where home is here")
+    assert ('#include "~/.config/py-sandboxes/user-py-sandboxes.profile"'
+            in rules), rules
+    assert second.stdout == "abc\n", second.stderr
