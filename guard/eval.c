@@ -691,12 +691,34 @@ static int merge_names(struct ev_profile *p, PyObject *g, PyObject *names)
 	return 0;
 }
 
+/* The next key of 'g' (from *pos) whose value is a module or a callable
+ * that runs programs and that eval-call does not acknowledge; its
+ * description in 'what'. NULL at the end. */
+static const char *next_strong(struct ev_profile *p, PyObject *g,
+			       Py_ssize_t *pos, char *what, size_t size)
+{
+	PyObject *k, *v;
+
+	while (ev.PyDict_Next(g, pos, &k, &v)) {
+		const char *key = py.PyUnicode_AsUTF8AndSize(k, NULL);
+
+		if (!key) {
+			py.PyErr_Clear();
+			continue;
+		}
+		if (!sb_str_starts(key, "__") && !call_allowed(p, key) &&
+		    strong_value(v, what, size))
+			return key;
+	}
+	return NULL;
+}
+
 /* Log once per call site what a caller-supplied context hands over. */
 static void warn_context(struct ev_profile *p, PyObject *g, const char *which)
 {
 	static PyObject *seen;
-	PyObject *frame = py.PyEval_GetFrame(), *code, *file, *site, *k, *v;
-	const char *f = "?";
+	PyObject *frame = py.PyEval_GetFrame(), *code, *file, *site;
+	const char *f = "?", *key;
 	char what[160], buf[PATH_MAX + 32];
 	Py_ssize_t pos = 0;
 	int line = 0;
@@ -722,16 +744,7 @@ static void warn_context(struct ev_profile *p, PyObject *g, const char *which)
 		py.PyErr_Clear();
 	if (site)
 		py.Py_DecRef(site);
-	while (ev.PyDict_Next(g, &pos, &k, &v)) {
-		const char *key = py.PyUnicode_AsUTF8AndSize(k, NULL);
-
-		if (!key) {
-			py.PyErr_Clear();
-			continue;
-		}
-		if (sb_str_starts(key, "__") || call_allowed(p, key) ||
-		    !strong_value(v, what, sizeof(what)))
-			continue;
+	while ((key = next_strong(p, g, &pos, what, sizeof(what))))
 		fprintf(stderr,
 			"python-sb: %s() context provides %s at %s\n"
 			"    the evaluated code can reach everything it "
@@ -739,7 +752,6 @@ static void warn_context(struct ev_profile *p, PyObject *g, const char *which)
 			"    acknowledge with: eval-call=%s        (or use "
 			"eval-namespace=closed)\n",
 			which, what, buf, key);
-	}
 }
 
 /* ---- entry points ---- */
@@ -1215,20 +1227,11 @@ static struct ev_profile *learn_profile(void)
  * over, acknowledged as warn_context() asks when enforced. */
 static void learn_context(struct ev_profile *p, PyObject *g)
 {
-	PyObject *k, *v;
 	Py_ssize_t pos = 0;
 	char what[160], rule[200];
+	const char *key;
 
-	while (ev.PyDict_Next(g, &pos, &k, &v)) {
-		const char *key = py.PyUnicode_AsUTF8AndSize(k, NULL);
-
-		if (!key) {
-			py.PyErr_Clear();
-			continue;
-		}
-		if (sb_str_starts(key, "__") || call_allowed(p, key) ||
-		    !strong_value(v, what, sizeof(what)))
-			continue;
+	while ((key = next_strong(p, g, &pos, what, sizeof(what)))) {
 		snprintf(rule, sizeof(rule), "eval-call=%.150s", key);
 		sb_learn_record("eval", rule, NULL);
 	}
