@@ -326,6 +326,17 @@ static void format_ref(char *buf, size_t n, struct sb_ref ref)
  * access (ADD_NONE: no exposure undoes an ignore=). */
 enum add_rule { ADD_NONE, ADD_RO, ADD_RW };
 
+static bool importlib_look(void);
+
+/* importlib looking into a sys.path entry is not the program's attempt: a
+ * refused one is an empty directory to it (learning records it only as a
+ * lookup), and the denial log leaves it out. */
+static void mute_importlib_look(void)
+{
+	if (sb_g.log_fd >= 0 && importlib_look())
+		sb_guard_no_log();
+}
+
 static void note_file(const char *abs, const char *rule, struct sb_ref ref,
 		      enum add_rule add)
 {
@@ -356,6 +367,7 @@ static int refuse_not_exposed(const char *abs, const char *spelled)
 	if (sb_g.learning)
 		return 0; /* the judge functions record what they can locate */
 	note_file(abs, NULL, none, ADD_RO);
+	mute_importlib_look();
 	return raise_not_exposed(abs, spelled);
 }
 
@@ -390,6 +402,8 @@ static int refuse(const struct sb_fs_decision *d, const char *spelled,
 		if (sb_g.learning)
 			return 0;
 		note_file(abs, NULL, none, write ? ADD_RW : ADD_RO);
+		if (!write)
+			mute_importlib_look();
 		return raise_not_exposed(abs, spelled);
 	}
 }
