@@ -326,3 +326,18 @@ def test_a_bad_log_path_stops_the_run(run_sb, tmp_cwd, user, case):
     assert not os.path.exists("/tmp/elsewhere")
     if case == "in-rw":
         assert "Put the log file outside every expose-rw= tree" in r.stderr
+
+
+def test_explain_names_the_log_and_who_writes_it(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text("log-file=d.jsonl\n")
+    for provider, want in (("subprocess", "written by the guard"),
+                           ("landlock", "written by the supervisor"),
+                           ("bwrap", "not written under this provider")):
+        r = run_sb([f"--os-sandbox={provider}", "--pysandboxes-explain"])
+        assert r.returncode == 0, r.stderr
+        line = [x for x in r.stdout.splitlines()
+                if x.startswith("# Denial log: ")]
+        assert line == [f"# Denial log: {tmp_cwd}/d.jsonl, from "
+                        f".py-sandboxes(1); " + line[0].split("; ", 1)[1]]
+        assert want in line[0], line
+    assert not (tmp_cwd / "d.jsonl").exists()  # explain opens nothing
