@@ -291,8 +291,14 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	*pathfd = -1;
 	if (*len <= off) /* unnamed: autobind, or the kernel says EINVAL */
 		return 0;
-	if (sun->sun_path[0] == '\0')
-		return create ? 0 : -EPERM;
+	if (sun->sun_path[0] == '\0') {
+		if (create)
+			return 0;
+		sb_suplog_refused(pid, "unix-socket",
+				  "an abstract Unix socket (no rule can name "
+				  "one)", NULL, NULL);
+		return -EPERM;
+	}
 	n = strnlen(sun->sun_path, *len - off);
 	memcpy(path, sun->sun_path, n);
 	path[n] = '\0';
@@ -345,10 +351,24 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	}
 	sb_fs_decide(p, path, abs, canon, true, &d);
 	if (d.verdict != SB_FS_ALLOW) {
-		char add[PATH_MAX + 16];
+		const char *rule = d.verdict == SB_FS_IGNORED ? d.ignore->rule
+				   : d.verdict == SB_FS_READ_ONLY
+					   ? d.expose->rule
+					   : NULL;
+		struct sb_ref ref = d.verdict == SB_FS_IGNORED ? d.ignore->ref
+				    : rule ? d.expose->ref
+					   : (struct sb_ref){ 0 };
+		char add[PATH_MAX + 16], from[2 * PATH_MAX + 64];
+		struct sb_arena *ar = sb_arena_new();
 
 		snprintf(add, sizeof(add), "expose-rw=%s", canon);
-		sb_suplog_refused(pid, "unix-socket", canon, NULL, add);
+		if (rule)
+			snprintf(from, sizeof(from), "%s from %s", rule,
+				 sb_ref_format(ar, ref));
+		sb_suplog_refused(pid, "unix-socket", canon,
+				  rule ? from : NULL,
+				  d.verdict == SB_FS_IGNORED ? NULL : add);
+		sb_arena_free(ar);
 		close(fd);
 		return -EACCES;
 	}

@@ -341,3 +341,34 @@ def test_explain_names_the_log_and_who_writes_it(run_sb, tmp_cwd):
                         f".py-sandboxes(1); " + line[0].split("; ", 1)[1]]
         assert want in line[0], line
     assert not (tmp_cwd / "d.jsonl").exists()  # explain opens nothing
+
+
+@needs_landlock
+def test_a_native_unix_connect_names_the_read_only_rule(run, logdir,
+                                                        tmp_cwd):
+    import socket
+    ro = tmp_cwd / "ro"
+    ro.mkdir()
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(str(ro / "s"))
+    srv.listen()
+    try:
+        r, recs = run(["os-sandbox=landlock", "python-import=*",
+                       "python-api=ALLOW:native", f"expose-ro={ro}"], f"""
+import ctypes, socket
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(socket.AF_UNIX)
+path = {str(ro / "s")!r}.encode()
+sa = (socket.AF_UNIX).to_bytes(2, "little") + path + bytes(108 - len(path))
+print(libc.connect(s.fileno(), sa, len(sa)), ctypes.get_errno())
+""", logdir / "l")
+    finally:
+        srv.close()
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["-1", "13"], r.stdout
+    rec = only(recs, kind="unix-socket")
+    assert (rec["layer"], rec["by"], rec["target"]) == (
+        "supervisor", "supervisor", str(ro / "s"))
+    assert rec["rule"] == f"expose-ro={ro} from .py-sandboxes(4)"
+    assert rec["add"] == f"expose-rw={ro}/s"
+    assert len(recs) == 1, recs
