@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,80 +51,116 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
+/* Bytes that go out as they are: printable ASCII but the quote and the
+ * backslash, and well-formed UTF-8 but U+2028 and U+2029 (they end a line
+ * in JavaScript). 0 when s[0] needs an escape. */
+static size_t plain_len(const unsigned char *s)
+{
+	size_t n;
+
+	if (*s >= 0x20 && *s < 0x7f)
+		return *s == '"' || *s == '\\' ? 0 : 1;
+	if (*s < 0x80)
+		return 0;
+	n = utf8_len(s);
+	if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 &&
+	    (s[2] == 0xa8 || s[2] == 0xa9))
+		return 0;
+	return n;
+}
+
 void sb_json_string(struct sb_buf *b, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
+	const unsigned char *s = (const unsigned char *)str, *run;
 	size_t n;
 
 	sb_buf_add(b, "\"", 1);
 	while (*s) {
+		/* runs of plain bytes in one copy: the hot path */
+		for (run = s; (n = plain_len(s)) != 0; s += n)
+			;
+		if (s > run)
+			sb_buf_add(b, (const char *)run, (size_t)(s - run));
+		if (!*s)
+			break;
 		switch (*s) {
 		case '"':
 			sb_buf_add(b, "\\\"", 2);
-			s++;
-			continue;
+			break;
 		case '\\':
 			sb_buf_add(b, "\\\\", 2);
-			s++;
-			continue;
+			break;
 		case '\n':
 			sb_buf_add(b, "\\n", 2);
-			s++;
-			continue;
+			break;
 		case '\t':
 			sb_buf_add(b, "\\t", 2);
-			s++;
-			continue;
+			break;
 		case '\r':
 			sb_buf_add(b, "\\r", 2);
-			s++;
-			continue;
+			break;
+		default:
+			if (*s < 0x80) {
+				put_u(b, *s); /* a control character */
+			} else if (utf8_len(s)) {
+				put_u(b, s[2] == 0xa8 ? 0x2028 : 0x2029);
+				s += 2;
+			} else {
+				/* not UTF-8: the byte as Python's
+				 * surrogateescape decodes it, so
+				 * os.fsencode() gives the path back */
+				put_u(b, 0xdc00u | *s);
+			}
 		}
-		if (*s < 0x20 || *s == 0x7f) {
-			put_u(b, *s++);
-			continue;
-		}
-		n = utf8_len(s);
-		if (!n) {
-			/* not UTF-8: the byte as Python's surrogateescape
-			 * decodes it, so os.fsencode() gives the path back */
-			put_u(b, 0xdc00u | *s++);
-			continue;
-		}
-		/* U+2028 and U+2029 end a line in JavaScript */
-		if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 &&
-		    (s[2] == 0xa8 || s[2] == 0xa9)) {
-			put_u(b, s[2] == 0xa8 ? 0x2028 : 0x2029);
-			s += 3;
-			continue;
-		}
-		sb_buf_add(b, (const char *)s, n);
-		s += n;
+		s++;
 	}
 	sb_buf_add(b, "\"", 1);
 }
 
 static void put_key(struct sb_buf *b, const char *key, const char *val)
 {
-	sb_buf_printf(b, ", \"%s\": ", key);
+	sb_buf_add(b, ", \"", 3);
+	sb_buf_puts(b, key);
+	sb_buf_add(b, "\": ", 3);
 	sb_json_string(b, val);
+}
+
+static void put_num(char *at, int v, int width)
+{
+	while (width-- > 0) {
+		at[width] = (char)('0' + v % 10);
+		v /= 10;
+	}
 }
 
 void sb_denial_format(struct sb_buf *b, const struct sb_denial *d,
 		      int64_t ms)
 {
+	char ts[] = "0000-00-00T00:00:00.000Z", num[24], *p = num + sizeof(num);
 	time_t t = (time_t)(ms / 1000);
+	unsigned long pid;
 	struct tm tm;
 
 	if (!gmtime_r(&t, &tm)) {
 		t = 0;
 		gmtime_r(&t, &tm);
 	}
-	sb_buf_printf(b,
-		      "{\"time\": \"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\", "
-		      "\"pid\": %ld",
-		      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		      tm.tm_min, tm.tm_sec, (int)(ms % 1000), (long)d->pid);
+	/* by hand: printf's cost would be most of a record's */
+	put_num(ts, tm.tm_year + 1900, 4);
+	put_num(ts + 5, tm.tm_mon + 1, 2);
+	put_num(ts + 8, tm.tm_mday, 2);
+	put_num(ts + 11, tm.tm_hour, 2);
+	put_num(ts + 14, tm.tm_min, 2);
+	put_num(ts + 17, tm.tm_sec, 2);
+	put_num(ts + 20, (int)(ms % 1000), 3);
+	sb_buf_add(b, "{\"time\": \"", 10);
+	sb_buf_add(b, ts, sizeof(ts) - 1);
+	sb_buf_add(b, "\", \"pid\": ", 10);
+	pid = d->pid > 0 ? (unsigned long)d->pid : 0;
+	do
+		*--p = (char)('0' + pid % 10);
+	while (pid /= 10);
+	sb_buf_add(b, p, (size_t)(num + sizeof(num) - p));
 	put_key(b, "layer", d->layer ? d->layer : "?");
 	put_key(b, "kind", d->kind ? d->kind : "?");
 	put_key(b, "target", d->target ? d->target : "");
@@ -146,6 +183,12 @@ int sb_denial_write(int fd, const struct sb_denial *d)
 
 	if (fd < 0)
 		return 0;
+	/* one allocation for the usual record */
+	b.s = malloc(512);
+	if (b.s) {
+		b.cap = 512;
+		b.s[0] = '\0';
+	}
 	if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
 		ts.tv_sec = 0, ts.tv_nsec = 0;
 	sb_denial_format(&b, d, (int64_t)ts.tv_sec * 1000 +
