@@ -192,6 +192,11 @@ static void explain_modes(const struct sb_policy *p,
 			      : p->provider == SB_PROVIDER_LANDLOCK
 				      ? "; written by the supervisor, the "
 					"guard's refusals relayed"
+			      : p->provider == SB_PROVIDER_UNSHARE
+				      ? "; written by the supervisor inside "
+					"the namespaces (pids as the "
+					"sandbox numbers them), the guard's "
+					"refusals relayed"
 			      : p->provider == SB_PROVIDER_SUBPROCESS
 				      ? "; written by the guard in the "
 					"program's process (weaknesses.md 77)"

@@ -328,9 +328,11 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 /* The denial log, opened here, before any part of the sandbox is applied:
  * append only, never through a symbolic link, not inherited by exec. The
  * program gets it under os-sandbox=subprocess only (the guard in its
- * process writes it); under landlock it stays with the supervisor and the
- * guard gets a datagram socket to it. Other providers: not yet. Returns
- * 0 (facts set), or the exit status after a message. */
+ * process writes it); under landlock and unshare it stays with the
+ * supervisor (for unshare, the one ns.c forks inside the namespaces, which
+ * inherits it) and the guard gets a datagram socket to it. bwrap and
+ * firejail exec a second stage: not yet. Returns 0 (facts set), or the
+ * exit status after a message. */
 static int open_log(const struct sb_policy *p, enum sb_provider provider,
 		    struct sb_blob_facts *facts)
 {
@@ -339,10 +341,12 @@ static int open_log(const struct sb_policy *p, enum sb_provider provider,
 	if (!p->log_path || p->learning)
 		return 0;
 	if (provider != SB_PROVIDER_SUBPROCESS &&
-	    provider != SB_PROVIDER_LANDLOCK) {
+	    provider != SB_PROVIDER_LANDLOCK &&
+	    provider != SB_PROVIDER_UNSHARE) {
 		fprintf(stderr,
 			"python-sb: log-file=%s: the denial log is written "
-			"under os-sandbox=subprocess and landlock only, not "
+			"under os-sandbox=subprocess, landlock and unshare "
+			"only, not "
 			"under os-sandbox=%s yet; nothing was run.\n",
 			p->log_path, sb_provider_name(provider));
 		return SB_EXIT_SETUP;

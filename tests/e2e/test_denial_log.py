@@ -108,7 +108,8 @@ attempt(lambda: socket.create_connection(("127.0.0.1", 9), timeout=5))
 
 
 @pytest.mark.parametrize("provider", [
-    "subprocess", pytest.param("landlock", marks=needs_landlock)])
+    "subprocess", pytest.param("landlock", marks=needs_landlock),
+    pytest.param("unshare", marks=needs_landlock)])
 def test_python_layer_refusals_each_appear_once(run, logdir, provider):
     log = logdir / "denials.jsonl"
     r, recs = run([f"os-sandbox={provider}",
@@ -173,9 +174,10 @@ print(libc.connect(s.fileno(), sa, len(sa)), ctypes.get_errno())
 
 
 @needs_landlock
-def test_a_native_connect_refused_by_the_supervisor(run, logdir):
+@pytest.mark.parametrize("provider", ["landlock", "unshare"])
+def test_a_native_connect_refused_by_the_supervisor(run, logdir, provider):
     log = logdir / "l"
-    r, recs = run(["os-sandbox=landlock", "python-import=*",
+    r, recs = run([f"os-sandbox={provider}", "python-import=*",
                    "python-api=ALLOW:native",
                    "net=ALLOW|TCP|127.0.0.2|80|OUT"], NATIVE_CONNECT, log)
     assert r.returncode == 0, r.stderr
@@ -231,10 +233,11 @@ __import__("json")
 
 
 @needs_landlock
-def test_the_program_cannot_write_the_log(run, logdir, user):
+@pytest.mark.parametrize("provider", ["landlock", "unshare"])
+def test_the_program_cannot_write_the_log(run, logdir, user, provider):
     log = logdir / "l"
     ino = make_log(log, user)
-    r, recs = run(["os-sandbox=landlock",
+    r, recs = run([f"os-sandbox={provider}",
                    "python-import=os,ctypes,_ctypes,struct,_struct",
                    "python-api=ALLOW:native"],
                   FORGE.format(log=str(log), ino=ino), log)
@@ -300,7 +303,7 @@ def test_log_file_rule_relative_to_the_rule_file(run_sb, tmp_cwd, user,
 
 
 @pytest.mark.parametrize("case", ["in-rw", "below-rw", "no-parent",
-                                  "directory", "symlink", "unshare"])
+                                  "directory", "symlink", "bwrap"])
 def test_a_bad_log_path_stops_the_run(run_sb, tmp_cwd, user, case):
     (tmp_cwd / "rw" / "deep").mkdir(parents=True)
     (tmp_cwd / "ro").mkdir()
@@ -313,9 +316,9 @@ def test_a_bad_log_path_stops_the_run(run_sb, tmp_cwd, user, case):
         "no-parent": (f"{tmp_cwd}/none/log", "parent path must exist"),
         "directory": (f"{tmp_cwd}/ro", "is a directory"),
         "symlink": (f"{tmp_cwd}/link", "symbolic link"),
-        "unshare": (f"{tmp_cwd}/ro/log", "not under os-sandbox=unshare"),
+        "bwrap": (f"{tmp_cwd}/ro/log", "not under os-sandbox=bwrap"),
     }[case]
-    extra = ["--os-sandbox=unshare"] if case == "unshare" else []
+    extra = ["--os-sandbox=bwrap"] if case == "bwrap" else []
     (tmp_cwd / ".py-sandboxes").write_text("\n".join(rules) + "\n")
     r = run_sb([f"--python={interpreter(user)}", *extra,
                 f"--pysandboxes-log={log}", "-c", "print('ran')"],
