@@ -192,7 +192,9 @@ static void explain_modes(const struct sb_policy *p,
 			      : p->provider == SB_PROVIDER_LANDLOCK
 				      ? "; written by the supervisor, the "
 					"guard's refusals relayed"
-			      : p->provider == SB_PROVIDER_UNSHARE
+			      : p->provider == SB_PROVIDER_UNSHARE ||
+					p->provider == SB_PROVIDER_BWRAP ||
+					p->provider == SB_PROVIDER_FIREJAIL
 				      ? "; written by the supervisor inside "
 					"the namespaces (pids as the "
 					"sandbox numbers them), the guard's "

@@ -330,9 +330,9 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
  * program gets it under os-sandbox=subprocess only (the guard in its
  * process writes it); under landlock and unshare it stays with the
  * supervisor (for unshare, the one ns.c forks inside the namespaces, which
- * inherits it) and the guard gets a datagram socket to it. bwrap and
- * firejail exec a second stage: not yet. Returns 0 (facts set), or the
- * exit status after a message. */
+ * inherits it; for bwrap and firejail, the second stage the tool execs)
+ * and the guard gets a datagram socket to it. Returns 0 (facts set), or
+ * the exit status after a message. */
 static int open_log(const struct sb_policy *p, enum sb_provider provider,
 		    struct sb_blob_facts *facts)
 {
@@ -340,15 +340,12 @@ static int open_log(const struct sb_policy *p, enum sb_provider provider,
 
 	if (!p->log_path || p->learning)
 		return 0;
-	if (provider != SB_PROVIDER_SUBPROCESS &&
-	    provider != SB_PROVIDER_LANDLOCK &&
-	    provider != SB_PROVIDER_UNSHARE) {
+	if (provider == SB_PROVIDER_NONE) {
 		fprintf(stderr,
-			"python-sb: log-file=%s: the denial log is written "
-			"under os-sandbox=subprocess, landlock and unshare "
-			"only, not "
-			"under os-sandbox=%s yet; nothing was run.\n",
-			p->log_path, sb_provider_name(provider));
+			"python-sb: log-file=%s: os-sandbox=none refuses "
+			"nothing, so it writes no denial log; nothing was "
+			"run.\n",
+			p->log_path);
 		return SB_EXIT_SETUP;
 	}
 	fd = open(p->log_path,
@@ -391,6 +388,12 @@ static int open_log(const struct sb_policy *p, enum sb_provider provider,
 		goto fail;
 	shutdown(sv[0], SHUT_WR);
 	shutdown(sv[1], SHUT_RD);
+	/* bwrap and firejail exec python-sb's second stage, which takes
+	 * the log and its end of the relay across (stage.c) */
+	if ((provider == SB_PROVIDER_BWRAP ||
+	     provider == SB_PROVIDER_FIREJAIL) &&
+	    (fcntl(fd, F_SETFD, 0) < 0 || fcntl(sv[0], F_SETFD, 0) < 0))
+		goto fail;
 	facts->log_fd = sv[1];
 	facts->log_relay = true;
 	sb_suplog_set(fd, sv[0], sv[1]);

@@ -25,6 +25,13 @@ void sb_suplog_set(int log, int relay, int relay_peer)
 	peer_fd = relay_peer;
 }
 
+void sb_suplog_fds(int *log, int *relay, int *relay_peer)
+{
+	*log = log_fd;
+	*relay = relay_fd;
+	*relay_peer = peer_fd;
+}
+
 bool sb_suplog_on(void)
 {
 	return log_fd >= 0;

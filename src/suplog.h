@@ -13,6 +13,9 @@
  * refusals to, 'relay_peer' the end the program inherits, which the
  * supervisor closes once the program is started (sb_suplog_started). */
 void sb_suplog_set(int log, int relay, int relay_peer);
+/* What sb_suplog_set was given (-1: nothing): how the launcher hands the
+ * log and the relay to the second stage of bwrap and firejail. */
+void sb_suplog_fds(int *log, int *relay, int *relay_peer);
 /* Is there a log? */
 bool sb_suplog_on(void);
 /* The relay socket to poll, or -1. */
