@@ -342,8 +342,8 @@ static void note_file(const char *abs, const char *rule, struct sb_ref ref,
 {
 	char a[PATH_MAX + 16], r[2 * PATH_MAX + 64], where[PATH_MAX + 32];
 
-	snprintf(a, sizeof(a), "%s=%s", add == ADD_RW ? "expose-rw" : "expose-ro",
-		 abs);
+	snprintf(a, sizeof(a), "%s=%s",
+		 add == ADD_RW ? "expose-rw" : "expose-ro", abs);
 	if (rule) {
 		format_ref(where, sizeof(where), ref);
 		snprintf(r, sizeof(r), "%s from %s", rule, where);
