@@ -342,6 +342,8 @@ static void note_file(const char *abs, const char *rule, struct sb_ref ref,
 {
 	char a[PATH_MAX + 16], r[2 * PATH_MAX + 64], where[PATH_MAX + 32];
 
+	if (sb_g.log_fd < 0)
+		return;
 	snprintf(a, sizeof(a), "%s=%s",
 		 add == ADD_RW ? "expose-rw" : "expose-ro", abs);
 	if (rule) {

@@ -217,6 +217,8 @@ static __thread struct {
 void sb_guard_note(const char *kind, const char *target, const char *rule,
 		   const char *add)
 {
+	if (sb_g.log_fd < 0)
+		return; /* no log: a refusal costs what it did before */
 	note.set = true;
 	snprintf(note.kind, sizeof(note.kind), "%s", kind);
 	snprintf(note.target, sizeof(note.target), "%s", target ? target : "");
@@ -330,7 +332,7 @@ int sb_guard_raise_api(const char *qualname, const char *category)
 	PyObject *args, *exc;
 	char msg[512], add[256];
 
-	if (!note.set) {
+	if (!note.set && sb_g.log_fd >= 0) {
 		snprintf(add, sizeof(add), "python-api=ALLOW:%s", qualname);
 		sb_guard_note("api", qualname, NULL,
 			      strchr(qualname, ' ') ? NULL : add);

@@ -399,8 +399,13 @@ static void note_net(unsigned kind, unsigned dir, const char *name,
 {
 	char ip[INET6_ADDRSTRLEN], target[HOST_MAX + 64], add[HOST_MAX + 64];
 	char rule[PATH_MAX + 512], ref[PATH_MAX + 32];
-	const char *t = addr_text(a, ip);
-	bool v6 = strchr(t, ':') != NULL;
+	const char *t;
+	bool v6;
+
+	if (sb_g.log_fd < 0)
+		return;
+	t = addr_text(a, ip);
+	v6 = strchr(t, ':') != NULL;
 
 	snprintf(target, sizeof(target), "%s%s%s:%u", v6 ? "[" : "", t,
 		 v6 ? "]" : "", port);
