@@ -94,6 +94,7 @@ static int native_grant(const char *name, const char *file,
 			 "access: it needs the rule python-api=ALLOW:native, a "
 			 "python-import= rule is not enough",
 			 name);
+	sb_guard_note("import", name, NULL, "python-api=ALLOW:native");
 	return sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
 
@@ -152,6 +153,8 @@ static int judge(const char *name)
 		snprintf(learn_pending, sizeof(learn_pending), "%s", top);
 		return 0;
 	}
+	snprintf(msg, sizeof(msg), "python-import=%s", top);
+	sb_guard_note("import", top, NULL, msg);
 	snprintf(msg, sizeof(msg), "Module named '%s' is not allowed by a rule",
 		 top);
 	return sb_guard_raise(SB_EXC_MODULE, msg, top);
@@ -206,6 +209,7 @@ static void capsule_refusal(PyObject *importer)
 		 "Module named '%s' is not allowed by a rule (the C module "
 		 "'%s' imports it): add python-import=%s",
 		 name, who, name);
+	sb_guard_no_log(); /* judge() logged it */
 	sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
 

@@ -265,6 +265,10 @@ struct sb_policy {
 	struct sb_ref learn_ref;
 	bool locked; /* learn=false in a rule file */
 	struct sb_ref lock_ref;
+	/* log-file=<file> (--pysandboxes-log): the denial log, absolute
+	 * (its directory canonical), else NULL */
+	const char *log_path;
+	struct sb_ref log_ref;
 	/* The outcome: does this run learn, and why (for --pysandboxes-explain)?
 	 * When learning, learn_path is where the rules go and the provider is
 	 * forced to subprocess (provider_forced says so). */

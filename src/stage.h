@@ -25,6 +25,8 @@ struct sb_stage {
 				     * the launcher outside to forward
 				     * signals to; -1: none */
 	char *const *env;           /* the program's environment */
+	int log_fd, relay_fd;       /* the denial log and the supervisor's
+				     * end of the guard's relay; -1: none */
 };
 
 /* The stage record on a new memfd (inherited by exec, offset 0): the fd,
