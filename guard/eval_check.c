@@ -995,7 +995,11 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		if (r < 0)
 			goto out;
 	}
-	r = c->rewrite && t->rw != EV_RW_NONE ? rewrite(node, t->rw) : 0;
+	r = 0;
+	if (c->rewrite && t->rw != EV_RW_NONE) {
+		r = rewrite(node, t->rw);
+		c->rewritten++;
+	}
 out:
 	return r;
 }

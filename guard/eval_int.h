@@ -136,6 +136,7 @@ struct ev_check {
 	bool reserved;        /* an __sb_ name appears (an AST input) */
 	bool rewrite;         /* insert the budget helpers (not for an AST
 			       * handed back to the program) */
+	size_t rewritten;     /* nodes the rewrite changed */
 	bool learn;           /* learning: record the rule each refusal
 			       * names instead of refusing */
 	/* builtin names used, judged at the end against what is bound */
