@@ -60,7 +60,7 @@ static PyObject *exc_perm, *exc_interrupted;
 PyObject *ast_name, *ast_load, *ast_call, *ast_expr, *ast_boolop, *ast_and;
 PyObject *tick_fn, *enter_fn, *str_tick, *str_enter;
 PyObject *str_fields, *str_name, *str_lineno, *str_col, *str_end_col,
-	*str_end_lineno, *str_level;
+	*str_end_lineno, *str_level, *str_attr, *str_ctx, *str_id;
 
 __thread struct ev_run *cur;
 
@@ -1099,6 +1099,9 @@ static int arm_checker(void)
 	str_end_col = intern("end_col_offset", &ok);
 	str_end_lineno = intern("end_lineno", &ok);
 	str_level = intern("level", &ok);
+	str_attr = intern("attr", &ok);
+	str_ctx = intern("ctx", &ok);
+	str_id = intern("id", &ok);
 	if (!ok)
 		return -1;
 	mod = py.PyImport_ImportModule("_ast");

@@ -294,11 +294,10 @@ static void violation_at(struct ev_check *c, struct ev_pos *p,
 	violation(c, p->line, p->col, p->end_col, what, add);
 }
 
-/* A str attribute of a node as UTF-8 into buf (empty when absent/None). */
-static const char *str_field(PyObject *node, const char *field, char *buf,
-			     size_t size)
+/* v, a new reference or NULL (cleared), as UTF-8 into buf (empty when
+ * absent or not a str). */
+static const char *str_of(PyObject *v, char *buf, size_t size)
 {
-	PyObject *v = py.PyObject_GetAttrString(node, field);
 	const char *s = NULL;
 
 	buf[0] = '\0';
@@ -313,6 +312,13 @@ static const char *str_field(PyObject *node, const char *field, char *buf,
 	py.Py_DecRef(v);
 	py.PyErr_Clear();
 	return buf;
+}
+
+/* A str attribute of a node as UTF-8 into buf (empty when absent/None). */
+static const char *str_field(PyObject *node, const char *field, char *buf,
+			     size_t size)
+{
+	return str_of(py.PyObject_GetAttrString(node, field), buf, size);
 }
 
 static void bind(struct ev_check *c, const char *name)
@@ -456,7 +462,7 @@ out:
 static void check_attribute(struct ev_check *c, PyObject *node,
 			    struct ev_pos *pos)
 {
-	PyObject *o = py.PyObject_GetAttrString(node, "attr");
+	PyObject *o = ev.PyObject_GetAttr(node, str_attr);
 	const char *name = o ? py.PyUnicode_AsUTF8AndSize(o, NULL) : NULL;
 	char what[160], add[200];
 
@@ -938,23 +944,20 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 	} else if (t->kind == EV_K_MATCH_CLASS) {
 		check_match_attrs(c, node, &pos);
 	} else if (t->kind == EV_K_NAME) {
-		PyObject *ctx = py.PyObject_GetAttrString(node, "ctx");
+		PyObject *ctx = ev.PyObject_GetAttr(node, str_ctx);
 		PyObject *ct = ctx ? ev.PyObject_Type(ctx) : NULL;
-		PyObject *ctn = ct ? ev.PyObject_GetAttr(ct, str_name) : NULL;
-		const char *cn = ctn ? py.PyUnicode_AsUTF8AndSize(ctn, NULL)
-				     : NULL;
 
-		str_field(node, "id", buf, 64);
+		/* a context of a class other than the interpreter's own is
+		 * refused when the walk reaches it (type_of) */
+		str_of(ev.PyObject_GetAttr(node, str_id), buf, 64);
 		if (strstr(buf, "__sb_"))
 			c->reserved = true;
-		if (cn && strcmp(cn, "Load"))
+		if (ct && ct != ast_load)
 			bind(c, buf);
 		else if (!is_dunder(buf) &&
 			 py.PyDict_GetItemString(builtins_dict, buf))
 			use_builtin(c, buf, &pos);
 		check_dunder_name(c, buf, &pos);
-		if (ctn)
-			py.Py_DecRef(ctn);
 		if (ct)
 			py.Py_DecRef(ct);
 		if (ctx)

@@ -83,7 +83,7 @@ extern PyObject *ast_name, *ast_load, *ast_call, *ast_expr, *ast_boolop,
 	*ast_and;
 extern PyObject *tick_fn, *enter_fn, *str_tick, *str_enter;
 extern PyObject *str_fields, *str_name, *str_lineno, *str_col, *str_end_col,
-	*str_end_lineno, *str_level;
+	*str_end_lineno, *str_level, *str_attr, *str_ctx, *str_id;
 
 /* One evaluation in progress on this thread (innermost first). */
 struct ev_run {
