@@ -623,6 +623,14 @@ static bool strong_value(PyObject *v, char *what, size_t size)
 	size_t i;
 	bool r = false;
 
+	/* an int, a str or bytes has no __module__: looking it up would
+	 * only raise and clear an AttributeError at each evaluation */
+	m = ev.PyObject_Type(v);
+	if (m)
+		py.Py_DecRef(m); /* a type lives as long as its instance */
+	if (m == py.PyLong_Type || m == py.PyUnicode_Type ||
+	    m == py.PyBytes_Type || v == py._Py_NoneStruct)
+		return false;
 	if (py.PyObject_IsInstance(v, ev.module_type) == 1) {
 		m = py.PyObject_GetAttrString(v, "__name__");
 		s = m ? py.PyUnicode_AsUTF8AndSize(m, NULL) : NULL;
