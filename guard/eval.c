@@ -10,8 +10,9 @@
  *   judged in C (eval_check.c): syntax classes, builtin names, attribute
  *   names, dunders, imports, depth and size. All violations are reported at
  *   once in EvalSyntaxRejected, each with the rule that would allow it.
- *   Checked code is compiled from that same AST and cached by (profile,
- *   mode, source).
+ *   Checked code is compiled from that same AST (from the same source text
+ *   when the rewrite changed nothing: it parses to the same tree) and
+ *   cached by (profile, mode, source).
  * - The namespace's __builtins__ holds exactly the eval-call names; the
  *   builtins that would undo the attribute rules (getattr, setattr, type,
  *   vars, __import__...) or rebind the budget helpers (globals, locals)
@@ -26,7 +27,8 @@
  *   eval-max-alloc made while an evaluation runs on that thread. An
  *   exhausted budget raises EvalInterrupted (a BaseException only) again on
  *   every later event of the evaluated code, so catching it does not help.
- * - Only code objects this file compiled may be run again by eval/exec.
+ * - Only code objects this file compiled may be run again by eval/exec (a
+ *   registry of weak references: it does not keep them alive).
  *
  * The state lives in these files' statics and thread locals (eval_int.h's
  * are hidden inside the guard library): nothing the evaluated code can name
@@ -53,7 +55,7 @@ PyObject *builtins_dict;      /* the builtins module's dict */
 PyObject *ast_class;          /* _ast.AST */
 PyObject *ast_module;         /* _ast */
 static PyObject *cache;       /* (profile, mode, source) -> code */
-static PyObject *compiled;    /* id(code) -> code: what we compiled */
+static PyObject *compiled;    /* id(code) -> weakref: what we compiled */
 PyObject *exc_syntax;
 static PyObject *exc_perm, *exc_interrupted;
 /* the AST classes the rewrite builds, and the helpers it calls */
@@ -202,6 +204,43 @@ static PyObject *unparse(PyObject *tree)
 	return res;
 }
 
+static PyObject *none(void);
+
+/* A weak reference's callback: the code object died, its id may be
+ * reused, its entry goes. 'self' is the id. */
+static PyObject *forget(PyObject *self, PyObject *ref)
+{
+	if (ev.PyDict_GetItem(compiled, self) == ref &&
+	    ev.PyDict_DelItem(compiled, self) < 0)
+		py.PyErr_Clear();
+	return none();
+}
+
+static struct py_method_def forget_def = { "forget", (void *)forget,
+					   0x0008 /* METH_O */, NULL };
+
+/* Record 'code' as compiled by the guard. The registry holds it weakly, so
+ * that the code objects of endless distinct sources do not pile up; an
+ * entry whose code died is dead (and removed by forget), never another
+ * object's. */
+static int register_ours(PyObject *code)
+{
+	PyObject *id = ev.PyLong_FromVoidPtr(code), *fn, *ref = NULL;
+	int r = -1;
+
+	fn = id ? py.PyCFunction_NewEx(&forget_def, id, NULL) : NULL;
+	ref = fn ? ev.PyWeakref_NewRef(code, fn) : NULL;
+	if (ref)
+		r = ev.PyDict_SetItem(compiled, id, ref);
+	if (ref)
+		py.Py_DecRef(ref);
+	if (fn)
+		py.Py_DecRef(fn);
+	if (id)
+		py.Py_DecRef(id);
+	return r;
+}
+
 /* Parse and judge 'input' (a source str or an AST). With only_ast, the
  * checked AST; else the compiled code, registered as ours. 'names' is the
  * namespace the code will see (NULL: only its builtins). */
@@ -210,7 +249,7 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 			       bool only_ast)
 {
 	struct ev_check c = { .p = p, .names = names, .rewrite = !only_ast };
-	PyObject *key = NULL, *tree = NULL, *code = NULL, *src = NULL, *id;
+	PyObject *key = NULL, *tree = NULL, *code = NULL, *src = NULL;
 	int isast = py.PyObject_IsInstance(input, ast_class);
 
 	if (isast < 0)
@@ -275,15 +314,11 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 			   mode, 0);
 	if (!code)
 		goto out;
-	id = ev.PyLong_FromVoidPtr(code);
-	if (!id || ev.PyDict_SetItem(compiled, id, code) < 0) {
-		if (id)
-			py.Py_DecRef(id);
+	if (register_ours(code) < 0) {
 		py.Py_DecRef(code);
 		code = NULL;
 		goto out;
 	}
-	py.Py_DecRef(id);
 	/* a small cache: a program evaluating endless distinct sources
 	 * starts again rather than growing */
 	if (key && !c.excused) {
@@ -307,9 +342,15 @@ out:
 
 static bool ours(PyObject *code)
 {
-	PyObject *id = ev.PyLong_FromVoidPtr(code);
-	bool r = id && ev.PyDict_GetItem(compiled, id) == code;
+	PyObject *id = ev.PyLong_FromVoidPtr(code), *ref, *o = NULL;
+	bool r;
 
+	ref = id ? ev.PyDict_GetItem(compiled, id) : NULL;
+	if (ref && !(o = py.PyObject_CallObject(ref, NULL))) /* referent */
+		py.PyErr_Clear();
+	r = o == code;
+	if (o)
+		py.Py_DecRef(o);
 	if (id)
 		py.Py_DecRef(id);
 	return r;
@@ -1309,15 +1350,7 @@ out:
 
 void sb_eval_learn_compiled(PyObject *code)
 {
-	PyObject *id;
-
-	if (!compiled || py.PyObject_IsInstance(code, ev.code_type) != 1) {
+	if (!compiled || py.PyObject_IsInstance(code, ev.code_type) != 1 ||
+	    register_ours(code) < 0)
 		py.PyErr_Clear();
-		return;
-	}
-	id = ev.PyLong_FromVoidPtr(code);
-	if (!id || ev.PyDict_SetItem(compiled, id, code) < 0)
-		py.PyErr_Clear();
-	if (id)
-		py.Py_DecRef(id);
 }

@@ -44,7 +44,9 @@ struct ev_allocator {
 	X(void, PyMem_GetAllocator, (int, struct ev_allocator *))              \
 	X(void, PyMem_SetAllocator, (int, struct ev_allocator *))              \
 	X(int, PyFrame_GetLineNumber, (PyObject *))                            \
-	X(PyObject *, PyDictProxy_New, (PyObject *))
+	X(PyObject *, PyDictProxy_New, (PyObject *))                           \
+	X(PyObject *, PyWeakref_NewRef, (PyObject *, PyObject *))              \
+	X(int, PyDict_DelItem, (PyObject *, PyObject *))
 
 struct ev_capi {
 #define EV_FIELD(ret, name, args) ret(*name) args;
