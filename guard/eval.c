@@ -10,8 +10,9 @@
  *   judged in C (eval_check.c): syntax classes, builtin names, attribute
  *   names, dunders, imports, depth and size. All violations are reported at
  *   once in EvalSyntaxRejected, each with the rule that would allow it.
- *   Checked code is compiled from that same AST and cached by (profile,
- *   mode, source).
+ *   Checked code is compiled from that same AST (from the same source text
+ *   when the rewrite changed nothing: it parses to the same tree) and
+ *   cached by (profile, mode, source).
  * - The namespace's __builtins__ holds exactly the eval-call names; the
  *   builtins that would undo the attribute rules (getattr, setattr, type,
  *   vars, __import__...) or rebind the budget helpers (globals, locals)
@@ -26,7 +27,8 @@
  *   eval-max-alloc made while an evaluation runs on that thread. An
  *   exhausted budget raises EvalInterrupted (a BaseException only) again on
  *   every later event of the evaluated code, so catching it does not help.
- * - Only code objects this file compiled may be run again by eval/exec.
+ * - Only code objects this file compiled may be run again by eval/exec (a
+ *   registry of weak references: it does not keep them alive).
  *
  * The state lives in these files' statics and thread locals (eval_int.h's
  * are hidden inside the guard library): nothing the evaluated code can name
@@ -53,14 +55,14 @@ PyObject *builtins_dict;      /* the builtins module's dict */
 PyObject *ast_class;          /* _ast.AST */
 PyObject *ast_module;         /* _ast */
 static PyObject *cache;       /* (profile, mode, source) -> code */
-static PyObject *compiled;    /* id(code) -> code: what we compiled */
+static PyObject *compiled;    /* id(code) -> weakref: what we compiled */
 PyObject *exc_syntax;
 static PyObject *exc_perm, *exc_interrupted;
 /* the AST classes the rewrite builds, and the helpers it calls */
 PyObject *ast_name, *ast_load, *ast_call, *ast_expr, *ast_boolop, *ast_and;
 PyObject *tick_fn, *enter_fn, *str_tick, *str_enter;
 PyObject *str_fields, *str_name, *str_lineno, *str_col, *str_end_col,
-	*str_end_lineno, *str_level;
+	*str_end_lineno, *str_level, *str_attr, *str_ctx, *str_id;
 
 __thread struct ev_run *cur;
 
@@ -202,6 +204,43 @@ static PyObject *unparse(PyObject *tree)
 	return res;
 }
 
+static PyObject *none(void);
+
+/* A weak reference's callback: the code object died, its id may be
+ * reused, its entry goes. 'self' is the id. */
+static PyObject *forget(PyObject *self, PyObject *ref)
+{
+	if (ev.PyDict_GetItem(compiled, self) == ref &&
+	    ev.PyDict_DelItem(compiled, self) < 0)
+		py.PyErr_Clear();
+	return none();
+}
+
+static struct py_method_def forget_def = { "forget", (void *)forget,
+					   0x0008 /* METH_O */, NULL };
+
+/* Record 'code' as compiled by the guard. The registry holds it weakly, so
+ * that the code objects of endless distinct sources do not pile up; an
+ * entry whose code died is dead (and removed by forget), never another
+ * object's. */
+static int register_ours(PyObject *code)
+{
+	PyObject *id = ev.PyLong_FromVoidPtr(code), *fn, *ref = NULL;
+	int r = -1;
+
+	fn = id ? py.PyCFunction_NewEx(&forget_def, id, NULL) : NULL;
+	ref = fn ? ev.PyWeakref_NewRef(code, fn) : NULL;
+	if (ref)
+		r = ev.PyDict_SetItem(compiled, id, ref);
+	if (ref)
+		py.Py_DecRef(ref);
+	if (fn)
+		py.Py_DecRef(fn);
+	if (id)
+		py.Py_DecRef(id);
+	return r;
+}
+
 /* Parse and judge 'input' (a source str or an AST). With only_ast, the
  * checked AST; else the compiled code, registered as ours. 'names' is the
  * namespace the code will see (NULL: only its builtins). */
@@ -210,7 +249,7 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 			       bool only_ast)
 {
 	struct ev_check c = { .p = p, .names = names, .rewrite = !only_ast };
-	PyObject *key = NULL, *tree = NULL, *code = NULL, *src = NULL, *id;
+	PyObject *key = NULL, *tree = NULL, *code = NULL, *src = NULL;
 	int isast = py.PyObject_IsInstance(input, ast_class);
 
 	if (isast < 0)
@@ -267,18 +306,19 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 		tree = NULL;
 		goto out;
 	}
-	code = compile_raw(tree, p->filename, mode, 0);
+	/* CPython compiles an AST by converting it, field by field, back
+	 * into its own tree and validating that: dearer than parsing the
+	 * text again. When the rewrite changed nothing, the text (the same
+	 * str, mode, flags and filename) parses to the very tree judged. */
+	code = compile_raw(src && !c.rewritten ? src : tree, p->filename,
+			   mode, 0);
 	if (!code)
 		goto out;
-	id = ev.PyLong_FromVoidPtr(code);
-	if (!id || ev.PyDict_SetItem(compiled, id, code) < 0) {
-		if (id)
-			py.Py_DecRef(id);
+	if (register_ours(code) < 0) {
 		py.Py_DecRef(code);
 		code = NULL;
 		goto out;
 	}
-	py.Py_DecRef(id);
 	/* a small cache: a program evaluating endless distinct sources
 	 * starts again rather than growing */
 	if (key && !c.excused) {
@@ -302,9 +342,15 @@ out:
 
 static bool ours(PyObject *code)
 {
-	PyObject *id = ev.PyLong_FromVoidPtr(code);
-	bool r = id && ev.PyDict_GetItem(compiled, id) == code;
+	PyObject *id = ev.PyLong_FromVoidPtr(code), *ref, *o = NULL;
+	bool r;
 
+	ref = id ? ev.PyDict_GetItem(compiled, id) : NULL;
+	if (ref && !(o = py.PyObject_CallObject(ref, NULL))) /* referent */
+		py.PyErr_Clear();
+	r = o == code;
+	if (o)
+		py.Py_DecRef(o);
 	if (id)
 		py.Py_DecRef(id);
 	return r;
@@ -618,6 +664,14 @@ static bool strong_value(PyObject *v, char *what, size_t size)
 	size_t i;
 	bool r = false;
 
+	/* an int, a str or bytes has no __module__: looking it up would
+	 * only raise and clear an AttributeError at each evaluation */
+	m = ev.PyObject_Type(v);
+	if (m)
+		py.Py_DecRef(m); /* a type lives as long as its instance */
+	if (m == py.PyLong_Type || m == py.PyUnicode_Type ||
+	    m == py.PyBytes_Type || v == py._Py_NoneStruct)
+		return false;
 	if (py.PyObject_IsInstance(v, ev.module_type) == 1) {
 		m = py.PyObject_GetAttrString(v, "__name__");
 		s = m ? py.PyUnicode_AsUTF8AndSize(m, NULL) : NULL;
@@ -1094,6 +1148,9 @@ static int arm_checker(void)
 	str_end_col = intern("end_col_offset", &ok);
 	str_end_lineno = intern("end_lineno", &ok);
 	str_level = intern("level", &ok);
+	str_attr = intern("attr", &ok);
+	str_ctx = intern("ctx", &ok);
+	str_id = intern("id", &ok);
 	if (!ok)
 		return -1;
 	mod = py.PyImport_ImportModule("_ast");
@@ -1293,15 +1350,7 @@ out:
 
 void sb_eval_learn_compiled(PyObject *code)
 {
-	PyObject *id;
-
-	if (!compiled || py.PyObject_IsInstance(code, ev.code_type) != 1) {
+	if (!compiled || py.PyObject_IsInstance(code, ev.code_type) != 1 ||
+	    register_ours(code) < 0)
 		py.PyErr_Clear();
-		return;
-	}
-	id = ev.PyLong_FromVoidPtr(code);
-	if (!id || ev.PyDict_SetItem(compiled, id, code) < 0)
-		py.PyErr_Clear();
-	if (id)
-		py.Py_DecRef(id);
 }

@@ -294,11 +294,10 @@ static void violation_at(struct ev_check *c, struct ev_pos *p,
 	violation(c, p->line, p->col, p->end_col, what, add);
 }
 
-/* A str attribute of a node as UTF-8 into buf (empty when absent/None). */
-static const char *str_field(PyObject *node, const char *field, char *buf,
-			     size_t size)
+/* v, a new reference or NULL (cleared), as UTF-8 into buf (empty when
+ * absent or not a str). */
+static const char *str_of(PyObject *v, char *buf, size_t size)
 {
-	PyObject *v = py.PyObject_GetAttrString(node, field);
 	const char *s = NULL;
 
 	buf[0] = '\0';
@@ -313,6 +312,13 @@ static const char *str_field(PyObject *node, const char *field, char *buf,
 	py.Py_DecRef(v);
 	py.PyErr_Clear();
 	return buf;
+}
+
+/* A str attribute of a node as UTF-8 into buf (empty when absent/None). */
+static const char *str_field(PyObject *node, const char *field, char *buf,
+			     size_t size)
+{
+	return str_of(py.PyObject_GetAttrString(node, field), buf, size);
 }
 
 static void bind(struct ev_check *c, const char *name)
@@ -456,7 +462,7 @@ out:
 static void check_attribute(struct ev_check *c, PyObject *node,
 			    struct ev_pos *pos)
 {
-	PyObject *o = py.PyObject_GetAttrString(node, "attr");
+	PyObject *o = ev.PyObject_GetAttr(node, str_attr);
 	const char *name = o ? py.PyUnicode_AsUTF8AndSize(o, NULL) : NULL;
 	char what[160], add[200];
 
@@ -593,6 +599,58 @@ static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
 	return 0;
 }
 
+/* ---- what the walk does with each AST class ---- */
+
+/* Read once per class from its name (type_of), so that the walk compares
+ * small integers, not names, at every node. */
+enum ev_kind {
+	EV_K_OTHER,      /* judged by eval-syntax only */
+	EV_K_PART,       /* an operator or context: part of its parent */
+	EV_K_CALL,       /* Call, keyword: judged by eval-call at the end */
+	EV_K_ATTRIBUTE,  /* judged by eval-attribute, not eval-syntax */
+	EV_K_MATCH_CLASS,
+	EV_K_NAME,
+	EV_K_IMPORT,
+	EV_K_IMPORT_FROM,
+	EV_K_ARG,        /* binds its .arg */
+	EV_K_NAMED,      /* binds its .name */
+};
+
+/* Where the rewrite inserts a budget helper. */
+enum ev_rewrite {
+	EV_RW_NONE,
+	EV_RW_LOOP,          /* __sb_tick__() first in the body */
+	EV_RW_FUNCTION,      /* __sb_enter__() first in the body */
+	EV_RW_COMPREHENSION, /* __sb_tick__() as a last condition */
+	EV_RW_LAMBDA,        /* __sb_enter__() and body */
+};
+
+static const struct {
+	const char *name;
+	enum ev_kind kind;
+	enum ev_rewrite rw;
+} kinds[] = {
+	{ "Call", EV_K_CALL, EV_RW_NONE },
+	{ "keyword", EV_K_CALL, EV_RW_NONE },
+	{ "Attribute", EV_K_ATTRIBUTE, EV_RW_NONE },
+	{ "MatchClass", EV_K_MATCH_CLASS, EV_RW_NONE },
+	{ "Name", EV_K_NAME, EV_RW_NONE },
+	{ "Import", EV_K_IMPORT, EV_RW_NONE },
+	{ "ImportFrom", EV_K_IMPORT_FROM, EV_RW_NONE },
+	{ "arg", EV_K_ARG, EV_RW_NONE },
+	{ "FunctionDef", EV_K_NAMED, EV_RW_FUNCTION },
+	{ "AsyncFunctionDef", EV_K_NAMED, EV_RW_FUNCTION },
+	{ "ClassDef", EV_K_NAMED, EV_RW_NONE },
+	{ "ExceptHandler", EV_K_NAMED, EV_RW_NONE },
+	{ "MatchAs", EV_K_NAMED, EV_RW_NONE },
+	{ "MatchStar", EV_K_NAMED, EV_RW_NONE },
+	{ "For", EV_K_OTHER, EV_RW_LOOP },
+	{ "AsyncFor", EV_K_OTHER, EV_RW_LOOP },
+	{ "While", EV_K_OTHER, EV_RW_LOOP },
+	{ "comprehension", EV_K_OTHER, EV_RW_COMPREHENSION },
+	{ "Lambda", EV_K_OTHER, EV_RW_LAMBDA },
+};
+
 /* ---- the rewrite: budget helpers inserted into the checked AST ---- */
 
 static int copy_location(PyObject *to, PyObject *from)
@@ -698,17 +756,16 @@ out:
 
 /* Insert the budget helpers where the evaluated code can repeat itself:
  * loop bodies, comprehension conditions, function and lambda bodies. */
-static int rewrite(PyObject *node, const char *name)
+static int rewrite(PyObject *node, enum ev_rewrite rw)
 {
 	PyObject *ifs, *call, *body, *and, *values;
 	int r;
 
-	if (!strcmp(name, "For") || !strcmp(name, "While") ||
-	    !strcmp(name, "AsyncFor"))
+	if (rw == EV_RW_LOOP)
 		return prepend_call(node, "body", str_tick);
-	if (!strcmp(name, "FunctionDef") || !strcmp(name, "AsyncFunctionDef"))
+	if (rw == EV_RW_FUNCTION)
 		return prepend_call(node, "body", str_enter);
-	if (!strcmp(name, "comprehension")) {
+	if (rw == EV_RW_COMPREHENSION) {
 		/* a comprehension has no position: take its iterable's */
 		PyObject *it = py.PyObject_GetAttrString(node, "iter");
 
@@ -723,7 +780,7 @@ static int rewrite(PyObject *node, const char *name)
 			py.Py_DecRef(ifs);
 		return r;
 	}
-	if (strcmp(name, "Lambda"))
+	if (rw != EV_RW_LAMBDA)
 		return 0;
 	/* lambda: body  ->  lambda: __sb_enter__() and body */
 	body = py.PyObject_GetAttrString(node, "body");
@@ -781,7 +838,12 @@ static int walk_value(struct ev_check *c, PyObject *v, long depth)
 struct ev_type {
 	PyObject *type, *fields;
 	char name[40];
-	bool part;
+	enum ev_kind kind;
+	enum ev_rewrite rw;
+	/* syntax_allowed() for the profile it was last asked for: the
+	 * profiles and their rules live as long as the interpreter */
+	const struct ev_profile *syntax_p;
+	bool syntax_ok;
 };
 
 static struct ev_type types[160];
@@ -838,7 +900,14 @@ static struct ev_type *type_of(PyObject *node)
 		return NULL;
 	}
 	t->type = type; /* kept */
-	t->part = part_node(t->name);
+	t->kind = part_node(t->name) ? EV_K_PART : EV_K_OTHER;
+	t->rw = EV_RW_NONE;
+	for (i = 0; i < SB_ARRAY_LEN(kinds); i++)
+		if (strcmp(t->name, kinds[i].name) == 0) {
+			t->kind = kinds[i].kind;
+			t->rw = kinds[i].rw;
+		}
+	t->syntax_p = NULL;
 	ntypes++;
 	return t;
 }
@@ -855,47 +924,49 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 
 	if (!t)
 		return -1;
-	if (t->part)
+	if (t->kind == EV_K_PART)
 		return 0;
 	name = t->name;
 	fields = t->fields;
 	c->nodes++;
 	if (depth > c->max_depth)
 		c->max_depth = depth;
-	if (strcmp(name, "Call") && strcmp(name, "keyword") &&
-	    strcmp(name, "Attribute"))
-		check_syntax(c, name, &pos);
-	if (strcmp(name, "Attribute") == 0) {
+	if (t->kind != EV_K_CALL && t->kind != EV_K_ATTRIBUTE) {
+		if (t->syntax_p != c->p) {
+			t->syntax_ok = syntax_allowed(c->p, name);
+			t->syntax_p = c->p;
+		}
+		if (!t->syntax_ok)
+			check_syntax(c, name, &pos);
+	}
+	if (t->kind == EV_K_ATTRIBUTE) {
 		check_attribute(c, node, &pos);
-	} else if (strcmp(name, "MatchClass") == 0) {
+	} else if (t->kind == EV_K_MATCH_CLASS) {
 		check_match_attrs(c, node, &pos);
-	} else if (strcmp(name, "Name") == 0) {
-		PyObject *ctx = py.PyObject_GetAttrString(node, "ctx");
+	} else if (t->kind == EV_K_NAME) {
+		PyObject *ctx = ev.PyObject_GetAttr(node, str_ctx);
 		PyObject *ct = ctx ? ev.PyObject_Type(ctx) : NULL;
-		PyObject *ctn = ct ? ev.PyObject_GetAttr(ct, str_name) : NULL;
-		const char *cn = ctn ? py.PyUnicode_AsUTF8AndSize(ctn, NULL)
-				     : NULL;
 
-		str_field(node, "id", buf, 64);
+		/* a context of a class other than the interpreter's own is
+		 * refused when the walk reaches it (type_of) */
+		str_of(ev.PyObject_GetAttr(node, str_id), buf, 64);
 		if (strstr(buf, "__sb_"))
 			c->reserved = true;
-		if (cn && strcmp(cn, "Load"))
+		if (ct && ct != ast_load)
 			bind(c, buf);
 		else if (!is_dunder(buf) &&
 			 py.PyDict_GetItemString(builtins_dict, buf))
 			use_builtin(c, buf, &pos);
 		check_dunder_name(c, buf, &pos);
-		if (ctn)
-			py.Py_DecRef(ctn);
 		if (ct)
 			py.Py_DecRef(ct);
 		if (ctx)
 			py.Py_DecRef(ctx);
 		py.PyErr_Clear();
-	} else if (strcmp(name, "Import") == 0) {
+	} else if (t->kind == EV_K_IMPORT) {
 		if (walk_aliases(c, node, NULL, &pos) < 0)
 			goto out;
-	} else if (strcmp(name, "ImportFrom") == 0) {
+	} else if (t->kind == EV_K_IMPORT_FROM) {
 		if (int_attr(node, str_level) > 0)
 			violation_at(c, &pos,
 				  "a relative import is not allowed",
@@ -906,15 +977,10 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 						sizeof(buf)),
 				      &pos) < 0)
 			goto out;
-	} else if (strcmp(name, "arg") == 0) {
+	} else if (t->kind == EV_K_ARG) {
 		bind(c, str_field(node, "arg", buf, sizeof(buf)));
 		check_dunder_name(c, buf, &pos);
-	} else if (strcmp(name, "FunctionDef") == 0 ||
-		   strcmp(name, "AsyncFunctionDef") == 0 ||
-		   strcmp(name, "ClassDef") == 0 ||
-		   strcmp(name, "ExceptHandler") == 0 ||
-		   strcmp(name, "MatchAs") == 0 ||
-		   strcmp(name, "MatchStar") == 0) {
+	} else if (t->kind == EV_K_NAMED) {
 		bind(c, str_field(node, "name", buf, sizeof(buf)));
 		check_dunder_name(c, buf, &pos);
 	}
@@ -932,7 +998,11 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		if (r < 0)
 			goto out;
 	}
-	r = c->rewrite ? rewrite(node, name) : 0;
+	r = 0;
+	if (c->rewrite && t->rw != EV_RW_NONE) {
+		r = rewrite(node, t->rw);
+		c->rewritten++;
+	}
 out:
 	return r;
 }

@@ -44,7 +44,9 @@ struct ev_allocator {
 	X(void, PyMem_GetAllocator, (int, struct ev_allocator *))              \
 	X(void, PyMem_SetAllocator, (int, struct ev_allocator *))              \
 	X(int, PyFrame_GetLineNumber, (PyObject *))                            \
-	X(PyObject *, PyDictProxy_New, (PyObject *))
+	X(PyObject *, PyDictProxy_New, (PyObject *))                           \
+	X(PyObject *, PyWeakref_NewRef, (PyObject *, PyObject *))              \
+	X(int, PyDict_DelItem, (PyObject *, PyObject *))
 
 struct ev_capi {
 #define EV_FIELD(ret, name, args) ret(*name) args;
@@ -83,7 +85,7 @@ extern PyObject *ast_name, *ast_load, *ast_call, *ast_expr, *ast_boolop,
 	*ast_and;
 extern PyObject *tick_fn, *enter_fn, *str_tick, *str_enter;
 extern PyObject *str_fields, *str_name, *str_lineno, *str_col, *str_end_col,
-	*str_end_lineno, *str_level;
+	*str_end_lineno, *str_level, *str_attr, *str_ctx, *str_id;
 
 /* One evaluation in progress on this thread (innermost first). */
 struct ev_run {
@@ -136,6 +138,7 @@ struct ev_check {
 	bool reserved;        /* an __sb_ name appears (an AST input) */
 	bool rewrite;         /* insert the budget helpers (not for an AST
 			       * handed back to the program) */
+	size_t rewritten;     /* nodes the rewrite changed */
 	bool learn;           /* learning: record the rule each refusal
 			       * names instead of refusing */
 	/* builtin names used, judged at the end against what is bound */
