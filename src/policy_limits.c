@@ -2,7 +2,7 @@
  * optional K, M, G or T suffix (powers of 1024), a time in seconds with an
  * optional s, m or h suffix, or a count. Pure: it fills p->limits and adds
  * errors; which mechanism holds a limit is the launcher's business
- * (limits.c), and a key given twice is the single-valued directives'
+ * (run_limits.c), and a key given twice is the single-valued directives'
  * business (policy.c).
  */
 #include <errno.h>

@@ -32,6 +32,7 @@
 #include "netsup.h"
 #include "ns.h"
 #include "policy_blob.h"
+#include "run_limits.h"
 #include "learn_native.h"
 #include "supervise.h"
 
@@ -323,6 +324,30 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	return rc;
 }
 
+/* The run's cgroup around a run that python-sb supervises on the host:
+ * under landlock (kctx) the network supervisor, else the limits' own. */
+static int run_limited(struct sb_arena *a, struct sb_limits *lim,
+		       const struct sb_kernel_ctx *kctx, const char *path,
+		       char **argv, char **env)
+{
+	const char *err = NULL;
+	int rc;
+
+	if (sb_limits_setup(a, lim, &err) < 0) {
+		fprintf(stderr, "python-sb: the run's cgroup: %s; nothing was "
+				"run.\n",
+			err);
+		sb_limits_cleanup(lim);
+		return SB_EXIT_SETUP;
+	}
+	if (kctx)
+		rc = sb_netsup_run(a, lim->p, kctx, path, argv, env);
+	else
+		rc = sb_limits_run(lim, path, argv, env);
+	sb_limits_cleanup(lim);
+	return rc;
+}
+
 static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		    const struct sb_cli *cli, const struct sb_interp *interp,
 		    const char *const *envp)
@@ -340,6 +365,8 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 
 	enum sb_provider provider = p->provider;
 	struct sb_kernel_caps caps;
+	struct sb_limits lim;
+	const char *refused;
 
 	sb_kernel_probe(&caps);
 	if (provider == SB_PROVIDER_AUTO) {
@@ -374,6 +401,19 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 			"version of python-sb; nothing was run. Use "
 			"os-sandbox=subprocess (the Python layer) meanwhile.\n",
 			sb_provider_name(provider));
+		return SB_EXIT_SETUP;
+	}
+	sb_limits_plan(a, p, provider, geteuid(), &lim);
+	if (p->any_limit && p->learning) {
+		fprintf(stderr, "python-sb: warning: a learning run enforces no "
+				"limit-* rule.\n");
+	} else if ((refused = sb_limits_refusal(a, &lim))) {
+		fprintf(stderr, "python-sb: %s; nothing was run.\n", refused);
+		if (provider != SB_PROVIDER_LANDLOCK)
+			fprintf(stderr,
+				"Hint: under os-sandbox=landlock python-sb "
+				"holds limit-processes with a cgroup where "
+				"it can make one.\n");
 		return SB_EXIT_SETUP;
 	}
 	if (with_guard) {
@@ -461,13 +501,18 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	/* under landlock python-sb always stays as the supervisor (Landlock
 	 * does not judge a connect() to a named Unix socket, nor mode and
 	 * time changes) and the child applies the kernel layer (netsup.c) */
-	if (provider == SB_PROVIDER_LANDLOCK)
-		return sb_netsup_run(a, p, &kctx, interp->path, argv, env);
+	if (provider == SB_PROVIDER_LANDLOCK) {
+		kctx.limits = &lim;
+		return run_limited(a, &lim, &kctx, interp->path, argv, env);
+	}
 	if (provider == SB_PROVIDER_UNSHARE)
 		return sb_ns_run(a, p, &kctx, interp->path, argv, env);
 	if (provider == SB_PROVIDER_BWRAP || provider == SB_PROVIDER_FIREJAIL)
 		return sb_extprov_run(a, p, provider, &kctx, argv, env, fd,
 				      with_guard);
+	/* with limits python-sb stays as the parent, to end the run */
+	if (p->any_limit)
+		return run_limited(a, &lim, NULL, interp->path, argv, env);
 	fflush(NULL);
 	execve(interp->path, argv, env);
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,
