@@ -29,6 +29,7 @@
 #include "fdio.h"
 #include "notif.h"
 #include "ns.h"
+#include "run_limits.h"
 #include "stage.h"
 
 #define BWRAP_STAGE "/.python-sb"
@@ -539,6 +540,22 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 	st.debug = getenv("PYSB_DEBUG") != NULL;
 	st.env = env;
 	st.signal_fd = -1;
+	st.cgroup_fd[0] = st.cgroup_fd[1] = -1;
+	for (int k = 0; ctx->limits && k < 2; k++) {
+		int cg = ctx->limits->cg_procs[k];
+
+		/* through the tool to the second stage, like signal_fd */
+		if (cg >= 0 && fcntl(cg, F_SETFD, 0) < 0) {
+			fprintf(stderr,
+				"python-sb: os-sandbox=%s: the run's cgroup: "
+				"%s; nothing was run.\n",
+				name, strerror(errno));
+			return SB_EXIT_SETUP;
+		}
+		st.cgroup_fd[k] = cg;
+	}
+	if (ctx->limits)
+		st.cgroup_mask = sb_limits_cgroup_mask(ctx->limits);
 	if (provider == SB_PROVIDER_BWRAP) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
 			       sig) < 0 ||

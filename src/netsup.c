@@ -1001,7 +1001,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	pid_t pid, parent = getpid();
 
 	if (!lim) {
-		sb_limits_plan_nested(p, &own_limits);
+		sb_limits_plan_nested(p, 0, &own_limits);
 		lim = &own_limits;
 	}
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&

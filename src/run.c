@@ -324,11 +324,16 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	return rc;
 }
 
-/* The run's cgroup around a run that python-sb supervises on the host:
- * under landlock (kctx) the network supervisor, else the limits' own. */
+/* The run's cgroup around the run: made before the program (or the tool
+ * that starts it) and removed after every process of it ended. Under
+ * landlock the network supervisor runs the program and reads the cgroup's
+ * verdict itself; under unshare and bwrap it runs where the cgroup cannot
+ * be seen, so the OOM kill is recognised here; subprocess and none get the
+ * limits' own supervisor. */
 static int run_limited(struct sb_arena *a, struct sb_limits *lim,
-		       const struct sb_kernel_ctx *kctx, const char *path,
-		       char **argv, char **env)
+		       enum sb_provider provider, struct sb_kernel_ctx *kctx,
+		       const char *path, char **argv, char **env, int fd,
+		       bool with_guard)
 {
 	const char *err = NULL;
 	int rc;
@@ -340,10 +345,24 @@ static int run_limited(struct sb_arena *a, struct sb_limits *lim,
 		sb_limits_cleanup(lim);
 		return SB_EXIT_SETUP;
 	}
-	if (kctx)
+	kctx->limits = lim;
+	switch (provider) {
+	case SB_PROVIDER_LANDLOCK:
 		rc = sb_netsup_run(a, lim->p, kctx, path, argv, env);
-	else
+		break;
+	case SB_PROVIDER_UNSHARE:
+		rc = sb_limits_outer_verdict(
+			lim, sb_ns_run(a, lim->p, kctx, path, argv, env));
+		break;
+	case SB_PROVIDER_BWRAP:
+		rc = sb_limits_outer_verdict(
+			lim, sb_extprov_run(a, lim->p, provider, kctx, argv,
+					    env, fd, with_guard));
+		break;
+	default:
 		rc = sb_limits_run(lim, path, argv, env);
+		break;
+	}
 	sb_limits_cleanup(lim);
 	return rc;
 }
@@ -409,11 +428,6 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 				"limit-* rule.\n");
 	} else if ((refused = sb_limits_refusal(a, &lim))) {
 		fprintf(stderr, "python-sb: %s; nothing was run.\n", refused);
-		if (provider != SB_PROVIDER_LANDLOCK)
-			fprintf(stderr,
-				"Hint: under os-sandbox=landlock python-sb "
-				"holds limit-processes with a cgroup where "
-				"it can make one.\n");
 		return SB_EXIT_SETUP;
 	}
 	if (with_guard) {
@@ -501,18 +515,19 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	/* under landlock python-sb always stays as the supervisor (Landlock
 	 * does not judge a connect() to a named Unix socket, nor mode and
 	 * time changes) and the child applies the kernel layer (netsup.c) */
-	if (provider == SB_PROVIDER_LANDLOCK) {
+	/* firejail is exec'd: its second stage holds the limits */
+	if (provider == SB_PROVIDER_FIREJAIL) {
 		kctx.limits = &lim;
-		return run_limited(a, &lim, &kctx, interp->path, argv, env);
-	}
-	if (provider == SB_PROVIDER_UNSHARE)
-		return sb_ns_run(a, p, &kctx, interp->path, argv, env);
-	if (provider == SB_PROVIDER_BWRAP || provider == SB_PROVIDER_FIREJAIL)
 		return sb_extprov_run(a, p, provider, &kctx, argv, env, fd,
 				      with_guard);
-	/* with limits python-sb stays as the parent, to end the run */
-	if (p->any_limit)
-		return run_limited(a, &lim, NULL, interp->path, argv, env);
+	}
+	/* with limits python-sb stays as the parent under subprocess and
+	 * none, to end the run */
+	if ((provider != SB_PROVIDER_SUBPROCESS &&
+	     provider != SB_PROVIDER_NONE) ||
+	    p->any_limit)
+		return run_limited(a, &lim, provider, &kctx, interp->path,
+				   argv, env, fd, with_guard);
 	fflush(NULL);
 	execve(interp->path, argv, env);
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,

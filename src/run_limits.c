@@ -138,15 +138,35 @@ static void plan_init(const struct sb_policy *p, struct sb_limits *l)
 	memset(l, 0, sizeof(*l));
 	l->p = p;
 	l->cg_procs[0] = l->cg_procs[1] = -1;
+	l->cg_fd[0] = l->cg_fd[1] = -1;
+	l->cg_parent[0] = l->cg_parent[1] = -1;
 	for (i = 0; i < SB_LIMIT_COUNT; i++)
 		if (p->limits[i].value)
 			l->mech[i] = i == SB_LIMIT_TIME ? SB_MECH_TIMER
 							: SB_MECH_RLIMIT;
 }
 
-void sb_limits_plan_nested(const struct sb_policy *p, struct sb_limits *l)
+void sb_limits_plan_nested(const struct sb_policy *p, unsigned outside,
+			   struct sb_limits *l)
 {
+	size_t i;
+
 	plan_init(p, l);
+	for (i = 0; i < SB_LIMIT_COUNT; i++)
+		if (outside & (1u << i))
+			l->mech[i] = SB_MECH_NONE;
+}
+
+unsigned sb_limits_cgroup_mask(const struct sb_limits *l)
+{
+	unsigned m = 0;
+	size_t i;
+
+	for (i = 0; i < SB_LIMIT_COUNT; i++)
+		if (l->mech[i] == SB_MECH_CGROUP_V1 ||
+		    l->mech[i] == SB_MECH_CGROUP_V2)
+			m |= 1u << i;
+	return m;
 }
 
 void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
@@ -156,7 +176,9 @@ void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
 	bool pids = p->limits[SB_LIMIT_PROCESSES].value != 0;
 	bool host = provider == SB_PROVIDER_SUBPROCESS ||
 		    provider == SB_PROVIDER_NONE ||
-		    provider == SB_PROVIDER_LANDLOCK;
+		    provider == SB_PROVIDER_LANDLOCK ||
+		    provider == SB_PROVIDER_BWRAP ||
+		    (provider == SB_PROVIDER_UNSHARE && euid == 0);
 	const char *ctrls[2];
 	const char *base;
 	size_t n = 0;
@@ -195,10 +217,10 @@ void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
 			       "the pids controller delegated, or a writable "
 			       "v1 pids hierarchy), and RLIMIT_NPROC does not "
 			       "bind uid 0"
-			     : "this provider runs the program where python-sb "
-			       "makes no cgroup, and RLIMIT_NPROC does not bind "
-			       "uid 0; use os-sandbox=landlock, or run as "
-			       "another user";
+			     : "python-sb makes no cgroup under "
+			       "os-sandbox=firejail, which it execs, and "
+			       "RLIMIT_NPROC does not bind uid 0; use "
+			       "os-sandbox=bwrap or landlock";
 	}
 }
 
@@ -303,17 +325,26 @@ static int write_text(const char *dir, const char *file, const char *text)
 static int make_cg(struct sb_arena *a, struct sb_limits *l, unsigned k,
 		   const char **err)
 {
-	const char *dir = sb_arena_printf(a, "%s/pysb-%ld", l->cg_dir[k],
-					  (long)getpid());
-	const char *procs = sb_arena_printf(a, "%s/cgroup.procs", dir);
+	const char *dir, *procs;
 
+	l->cg_name = sb_arena_printf(a, "pysb-%ld", (long)getpid());
+	dir = sb_arena_printf(a, "%s/%s", l->cg_dir[k], l->cg_name);
+	procs = sb_arena_printf(a, "%s/cgroup.procs", dir);
+	l->cg_parent[k] = open(l->cg_dir[k],
+			       O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (l->cg_parent[k] < 0) {
+		*err = sb_arena_printf(a, "open %s: %s", l->cg_dir[k],
+				       strerror(errno));
+		return -1;
+	}
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		*err = sb_arena_printf(a, "mkdir %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	l->cg_dir[k] = dir;
+	l->cg_fd[k] = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	l->cg_procs[k] = open(procs, O_WRONLY | O_CLOEXEC);
-	if (l->cg_procs[k] < 0) {
+	if (l->cg_fd[k] < 0 || l->cg_procs[k] < 0) {
 		*err = sb_arena_printf(a, "open %s: %s", procs, strerror(errno));
 		return -1;
 	}
@@ -395,12 +426,12 @@ int sb_limits_join(const struct sb_limits *l)
 	return 0;
 }
 
-/* SIGKILL the pids listed in 'path' (a cgroup.procs, a task's children
- * file). The count, or -1 without the file. */
-static int kill_listed(const char *path)
+/* SIGKILL the pids listed in 'path' under 'dirfd' (a cgroup.procs, a
+ * task's children file). The count, or -1 without the file. */
+static int kill_listed(int dirfd, const char *path)
 {
 	char buf[4096], *p, *end;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), n = 0;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC), n = 0;
 	ssize_t k;
 
 	if (fd < 0)
@@ -428,13 +459,12 @@ static void kill_cgroups(const struct sb_limits *l)
 	int round;
 
 	for (k = 0; k < 2; k++) {
-		char path[PATH_MAX];
-
-		if (l->cg_procs[k] < 0)
+		if (l->cg_fd[k] < 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/cgroup.procs", l->cg_dir[k]);
 		/* processes forked meanwhile show on the next read */
-		for (round = 0; round < 1000 && kill_listed(path) > 0; round++)
+		for (round = 0;
+		     round < 1000 && kill_listed(l->cg_fd[k], "cgroup.procs") > 0;
+		     round++)
 			;
 	}
 }
@@ -446,18 +476,24 @@ void sb_limits_cleanup(struct sb_limits *l)
 
 	kill_cgroups(l);
 	for (k = 0; k < 2; k++) {
-		if (l->cg_procs[k] < 0)
-			continue;
-		close(l->cg_procs[k]);
+		if (l->cg_procs[k] >= 0)
+			close(l->cg_procs[k]);
 		l->cg_procs[k] = -1;
 		/* a killed process leaves its cgroup when it is reaped,
 		 * which can lag a little */
-		for (tries = 0; tries < 200 && rmdir(l->cg_dir[k]) < 0 &&
-				errno == EBUSY;
+		for (tries = 0;
+		     tries < 200 && l->cg_fd[k] >= 0 &&
+		     unlinkat(l->cg_parent[k], l->cg_name, AT_REMOVEDIR) < 0 &&
+		     errno == EBUSY;
 		     tries++) {
 			kill_cgroups(l);
 			usleep(10 * 1000);
 		}
+		if (l->cg_fd[k] >= 0)
+			close(l->cg_fd[k]);
+		if (l->cg_parent[k] >= 0)
+			close(l->cg_parent[k]);
+		l->cg_fd[k] = l->cg_parent[k] = -1;
 	}
 }
 
@@ -531,16 +567,17 @@ void sb_limits_expire(struct sb_limits *l, pid_t pid)
 /* The kernel's OOM killer ended a process of the run's memory cgroup. */
 static bool oom_killed(const struct sb_limits *l)
 {
-	char path[PATH_MAX], buf[1024], *at;
+	char buf[1024], *at;
 	int fd;
 	ssize_t n;
 
-	if (l->mech[SB_LIMIT_MEMORY] != SB_MECH_CGROUP_V1 &&
-	    l->mech[SB_LIMIT_MEMORY] != SB_MECH_CGROUP_V2)
+	if ((l->mech[SB_LIMIT_MEMORY] != SB_MECH_CGROUP_V1 &&
+	     l->mech[SB_LIMIT_MEMORY] != SB_MECH_CGROUP_V2) ||
+	    l->cg_fd[0] < 0)
 		return false;
-	snprintf(path, sizeof(path), "%s/%s", l->cg_dir[0],
-		 l->cg_version == 2 ? "memory.events" : "memory.oom_control");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(l->cg_fd[0],
+		    l->cg_version == 2 ? "memory.events" : "memory.oom_control",
+		    O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -550,6 +587,15 @@ static bool oom_killed(const struct sb_limits *l)
 	buf[n] = '\0';
 	at = strstr(buf, "oom_kill ");
 	return at && strtol(at + 9, NULL, 10) > 0;
+}
+
+int sb_limits_outer_verdict(const struct sb_limits *l, int rc)
+{
+	if (rc != 128 + SIGKILL || !oom_killed(l))
+		return rc;
+	fprintf(stderr, "python-sb: %s reached: the run was stopped\n",
+		sb_sanitize(l->p->arena, l->p->limits[SB_LIMIT_MEMORY].rule));
+	return SB_EXIT_LIMIT;
 }
 
 int sb_limits_verdict(const struct sb_limits *l, int wstatus,
@@ -601,7 +647,7 @@ static unsigned kill_children(pid_t self)
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/children",
 			 e->d_name);
-		k = kill_listed(path);
+		k = kill_listed(AT_FDCWD, path);
 		if (k < 0)
 			listed = false;
 		else

@@ -30,6 +30,11 @@ struct sb_limits {
 	 * for writing, for the child to join before it execs */
 	const char *cg_dir[2];
 	int cg_procs[2];
+	/* O_PATH fds of each cgroup and of its parent: the supervisor reads
+	 * and removes it through them, since unshare's pivot_root changes
+	 * the launcher's root too */
+	int cg_fd[2], cg_parent[2];
+	const char *cg_name; /* "pysb-<pid>" */
 	unsigned n_cg;
 	int cg_version; /* 0: no cgroup for this run */
 	bool timed_out; /* the supervisor's timer ended the run */
@@ -39,17 +44,23 @@ struct sb_limits {
  * auto), for a python-sb running on the host with effective uid 'euid':
  * a cgroup when this process can make one (cgroup v2 with the memory and
  * pids controllers delegated to it, or v1 memory and pids hierarchies it
- * may write: root), else rlimits; limit-time is always the timer. Only
- * subprocess, none and landlock run their supervisor on the host, where
- * the cgroup is reachable. A limit nothing holds (limit-processes as root
- * without a cgroup: RLIMIT_NPROC does not bind uid 0) is SB_MECH_REFUSED.
+ * may write: root), else rlimits; limit-time is always the timer. The
+ * cgroup is joined on the host before the program or the tool starts:
+ * under subprocess, none, landlock, bwrap, and unshare as root (as a user
+ * it enters its user namespace first); never under firejail, which
+ * python-sb execs. A limit nothing holds (limit-processes as root without
+ * a cgroup: RLIMIT_NPROC does not bind uid 0) is SB_MECH_REFUSED.
  * Reads the cgroup file system; never creates anything. */
 void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
 		    enum sb_provider provider, uid_t euid, struct sb_limits *l);
-/* The second stage inside unshare, bwrap or firejail: rlimits and the
- * timer, whatever the uid (the launcher outside refused what they cannot
- * hold). */
-void sb_limits_plan_nested(const struct sb_policy *p, struct sb_limits *l);
+/* The second stage inside bwrap or firejail: rlimits and the timer,
+ * whatever the uid (the launcher outside refused what they cannot hold),
+ * but none for the limits of the 'outside' mask (1 << enum sb_limit),
+ * which the run's cgroup holds from outside. */
+void sb_limits_plan_nested(const struct sb_policy *p, unsigned outside,
+			   struct sb_limits *l);
+/* The mask of limits the run's cgroup holds, for the second stage. */
+unsigned sb_limits_cgroup_mask(const struct sb_limits *l);
 /* One line for --pysandboxes-explain: "limit-memory=512M: cgroup v1
  * memory.limit_in_bytes of the run's own cgroup, every process of it". */
 const char *sb_limits_describe(struct sb_arena *a, const struct sb_limits *l,
@@ -80,6 +91,11 @@ void sb_limits_expire(struct sb_limits *l, pid_t pid);
  * else the usual status (the program's, 128+N for signal N). */
 int sb_limits_verdict(const struct sb_limits *l, int wstatus,
 		      const struct rusage *ru);
+/* For a launcher whose supervisor runs where the cgroup cannot be seen
+ * (unshare, bwrap): the status 'rc' it got, or SB_EXIT_LIMIT after the
+ * message when the program died of SIGKILL (128+9) and the OOM killer of
+ * the run's memory cgroup was the cause. */
+int sb_limits_outer_verdict(const struct sb_limits *l, int rc);
 /* Kill what is left in the run's cgroup and remove it. */
 void sb_limits_cleanup(struct sb_limits *l);
 

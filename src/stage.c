@@ -24,6 +24,7 @@
 #include "netsup.h"
 #include "notif.h"
 #include "policy_blob.h"
+#include "run_limits.h"
 
 #define MAGIC "python-sb stage 1"
 
@@ -56,6 +57,12 @@ int sb_stage_write(const struct sb_stage *st)
 	put(&b, "debug", st->debug ? "1" : "0");
 	snprintf(num, sizeof(num), "%d", st->signal_fd);
 	put(&b, "signal-fd", num);
+	snprintf(num, sizeof(num), "%u", st->cgroup_mask);
+	put(&b, "cgroup-mask", num);
+	for (i = 0; i < 2; i++) {
+		snprintf(num, sizeof(num), "%d", st->cgroup_fd[i]);
+		put(&b, "cgroup-fd", num);
+	}
 	for (i = 0; st->env[i]; i++)
 		put(&b, "env", st->env[i]);
 	sb_buf_puts(&b, "end\n");
@@ -76,9 +83,11 @@ static const char *read_record(struct sb_arena *a, const char *data,
 	SB_VEC(char *) env = { 0 };
 	const char *s = data, *end = data + len;
 	bool first = true, seen_end = false;
+	size_t n_cg = 0;
 
 	st->policy_fd = -1;
 	st->signal_fd = -1;
+	st->cgroup_fd[0] = st->cgroup_fd[1] = -1;
 	while (s < end && !seen_end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
@@ -120,6 +129,14 @@ static const char *read_record(struct sb_arena *a, const char *data,
 				st->signal_fd = strcmp(f[1], "-1") == 0
 							? -1
 							: sb_fd_parse(f[1]);
+			else if (strcmp(f[0], "cgroup-mask") == 0)
+				st->cgroup_mask =
+					(unsigned)strtoul(f[1], NULL, 10);
+			else if (strcmp(f[0], "cgroup-fd") == 0 && n_cg < 2)
+				st->cgroup_fd[n_cg++] =
+					strcmp(f[1], "-1") == 0
+						? -1
+						: sb_fd_parse(f[1]);
 			else if (strcmp(f[0], "env") == 0 && strchr(f[1], '='))
 				*SB_VEC_PUSH(a, env) = f[1];
 			else
@@ -218,6 +235,7 @@ int sb_stage_main(int argc, char **argv)
 	struct sb_policy *p = NULL;
 	struct sb_interp interp = { 0 };
 	struct sb_kernel_ctx ctx = { 0 };
+	struct sb_limits lim;
 	struct sb_buf rec = { 0 };
 	const char *err;
 	int fd, rc;
@@ -282,6 +300,11 @@ int sb_stage_main(int argc, char **argv)
 	/* whatever the tool left (bwrap as root keeps root's; a user
 	 * namespace holds them all; bwrap.cap-add=), the program gets none */
 	ctx.own_files_kept = true; /* the tool masked them (ignore=) */
+	/* the rlimits and the timer here; what the cgroup holds, outside */
+	sb_limits_plan_nested(p, st.cgroup_mask, &lim);
+	lim.cg_procs[0] = st.cgroup_fd[0];
+	lim.cg_procs[1] = st.cgroup_fd[1];
+	ctx.limits = &lim;
 	rc = sb_netsup_run(a, p, &ctx, st.path, argv + 3, st.env);
 out:
 	sb_policy_free(p);

@@ -24,6 +24,11 @@ struct sb_stage {
 	int signal_fd;              /* the stage sends its pidfd here, for
 				     * the launcher outside to forward
 				     * signals to; -1: none */
+	/* the run's cgroup, made outside (run_limits.h): the limits it
+	 * holds (1 << enum sb_limit) and its cgroup.procs, open for writing
+	 * (-1: none), which the program joins */
+	unsigned cgroup_mask;
+	int cgroup_fd[2];
 	char *const *env;           /* the program's environment */
 };
 
