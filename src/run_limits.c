@@ -1,7 +1,8 @@
 /* run_limits.c - what bounds a run: the limit-* rules and the run's end.
  * limit-memory and limit-processes go to the run's own cgroup when this
  * process can make one (v2 with memory and pids delegated, or the v1
- * hierarchies as root), which holds the whole process tree; else, and for
+ * hierarchies as root) and the provider lets the program join it before
+ * exec (all but firejail), which holds the whole process tree; else, and for
  * the others, rlimits set in the program's process before exec, which
  * every process it starts inherits but which count per process
  * (RLIMIT_NPROC: per user). limit-time is the supervisor's timer. At the
