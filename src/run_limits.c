@@ -323,6 +323,34 @@ static int write_text(const char *dir, const char *file, const char *text)
 	return r;
 }
 
+/* The cgroups of earlier runs whose python-sb was killed (SIGKILL gives
+ * it no chance to remove them): empty once their processes died with it
+ * (PR_SET_PDEATHSIG), and removed here. A live python-sb's is kept. */
+static void remove_stale(int parent)
+{
+	int fd = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, "pysb-", 5) != 0)
+			continue;
+		pid = strtol(e->d_name + 5, &end, 10);
+		if (pid > 0 && !*end && kill((pid_t)pid, 0) < 0 &&
+		    errno == ESRCH)
+			unlinkat(parent, e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
 static int make_cg(struct sb_arena *a, struct sb_limits *l, unsigned k,
 		   const char **err)
 {
@@ -338,6 +366,7 @@ static int make_cg(struct sb_arena *a, struct sb_limits *l, unsigned k,
 				       strerror(errno));
 		return -1;
 	}
+	remove_stale(l->cg_parent[k]);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		*err = sb_arena_printf(a, "mkdir %s: %s", dir, strerror(errno));
 		return -1;
