@@ -540,9 +540,11 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 	st.debug = getenv("PYSB_DEBUG") != NULL;
 	st.env = env;
 	st.signal_fd = -1;
-	st.cgroup_fd[0] = st.cgroup_fd[1] = -1;
-	for (int k = 0; ctx->limits && k < 2; k++) {
-		int cg = ctx->limits->cg_procs[k];
+	st.cgroup_fd[0] = st.cgroup_fd[1] = st.cgroup_dir_fd = -1;
+	for (int k = 0; ctx->limits && k < 3; k++) {
+		/* the memory cgroup's directory too, for its OOM events */
+		int cg = k < 2 ? ctx->limits->cg_procs[k]
+			       : ctx->limits->cg_fd[0];
 
 		/* through the tool to the second stage, like signal_fd */
 		if (cg >= 0 && fcntl(cg, F_SETFD, 0) < 0) {
@@ -552,10 +554,15 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 				name, strerror(errno));
 			return SB_EXIT_SETUP;
 		}
-		st.cgroup_fd[k] = cg;
+		if (k < 2)
+			st.cgroup_fd[k] = cg;
+		else
+			st.cgroup_dir_fd = cg;
 	}
-	if (ctx->limits)
+	if (ctx->limits) {
 		st.cgroup_mask = sb_limits_cgroup_mask(ctx->limits);
+		st.cgroup_version = ctx->limits->cg_version;
+	}
 	if (provider == SB_PROVIDER_BWRAP) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
 			       sig) < 0 ||

@@ -995,7 +995,8 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	struct sb_limits own_limits, *lim = ctx->limits;
 	struct rusage ru = { 0 };
 	int hand[2], ack[2], status = 0, sfd, lfd, pidfd, num = -1, live;
-	int tfd;
+	int tfd, ofd;
+	short oev = 0;
 	size_t req_size = sizeof(*req);
 	sigset_t old;
 	pid_t pid, parent = getpid();
@@ -1129,14 +1130,19 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		handover_failed(pid, "the limit-time timer");
 		return SB_EXIT_SETUP;
 	}
+	ofd = sb_limits_oom_fd(lim, &oev);
 	for (;;) {
-		struct pollfd pfd[3] = { { live, POLLIN, 0 },
+		struct pollfd pfd[4] = { { live, POLLIN, 0 },
 					 { sfd, POLLIN, 0 },
-					 { tfd, POLLIN, 0 } };
+					 { tfd, POLLIN, 0 },
+					 { ofd, oev, 0 } };
 		struct signalfd_siginfo si;
 
-		if (poll(pfd, tfd >= 0 ? 3 : 2, -1) < 0 && errno != EINTR)
+		/* a negative fd is ignored by poll */
+		if (poll(pfd, 4, -1) < 0 && errno != EINTR)
 			break;
+		if (pfd[3].revents & oev)
+			sb_limits_oom_event(lim, ofd, pid);
 		if (tfd >= 0 && (pfd[2].revents & POLLIN)) {
 			sb_limits_expire(lim, pid);
 			close(tfd);
@@ -1153,6 +1159,8 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	}
 	if (tfd >= 0)
 		close(tfd);
+	if (ofd >= 0)
+		close(ofd);
 	sb_sweep_descendants();
 	/* workers may still hold calls of processes the program left
 	 * behind: they end with python-sb, and those calls fail */

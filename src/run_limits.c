@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -594,6 +595,13 @@ void sb_limits_expire(struct sb_limits *l, pid_t pid)
 	kill_cgroups(l);
 }
 
+static bool p_has_mem_cgroup(const struct sb_limits *l)
+{
+	return (l->mech[SB_LIMIT_MEMORY] == SB_MECH_CGROUP_V1 ||
+		l->mech[SB_LIMIT_MEMORY] == SB_MECH_CGROUP_V2) &&
+	       l->cg_fd[0] >= 0;
+}
+
 /* The kernel's OOM killer ended a process of the run's memory cgroup. */
 static bool oom_killed(const struct sb_limits *l)
 {
@@ -601,9 +609,7 @@ static bool oom_killed(const struct sb_limits *l)
 	int fd;
 	ssize_t n;
 
-	if ((l->mech[SB_LIMIT_MEMORY] != SB_MECH_CGROUP_V1 &&
-	     l->mech[SB_LIMIT_MEMORY] != SB_MECH_CGROUP_V2) ||
-	    l->cg_fd[0] < 0)
+	if (!p_has_mem_cgroup(l))
 		return false;
 	fd = openat(l->cg_fd[0],
 		    l->cg_version == 2 ? "memory.events" : "memory.oom_control",
@@ -617,6 +623,55 @@ static bool oom_killed(const struct sb_limits *l)
 	buf[n] = '\0';
 	at = strstr(buf, "oom_kill ");
 	return at && strtol(at + 9, NULL, 10) > 0;
+}
+
+int sb_limits_oom_fd(const struct sb_limits *l, short *events)
+{
+	char buf[64];
+	int efd, ofd, cfd, n, ok;
+
+	if (!p_has_mem_cgroup(l))
+		return -1;
+	if (l->cg_version == 2) {
+		*events = POLLPRI;
+		return openat(l->cg_fd[0], "memory.events",
+			      O_RDONLY | O_CLOEXEC);
+	}
+	*events = POLLIN;
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ofd = openat(l->cg_fd[0], "memory.oom_control", O_RDONLY | O_CLOEXEC);
+	cfd = openat(l->cg_fd[0], "cgroup.event_control", O_WRONLY | O_CLOEXEC);
+	n = snprintf(buf, sizeof(buf), "%d %d", efd, ofd);
+	ok = efd >= 0 && ofd >= 0 && cfd >= 0 && write(cfd, buf, (size_t)n) == n;
+	if (ofd >= 0)
+		close(ofd);
+	if (cfd >= 0)
+		close(cfd);
+	if (!ok && efd >= 0) {
+		close(efd);
+		efd = -1;
+	}
+	return efd;
+}
+
+void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid)
+{
+	uint64_t v;
+	char buf[512];
+
+	/* drain it: an eventfd counts, memory.events is read again */
+	if (l->cg_version == 2) {
+		if (pread(fd, buf, sizeof(buf), 0) < 0) {
+			/* the check below reads it again anyway */
+		}
+	} else if (read(fd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing pending */
+	}
+	if (l->oom_ended || !oom_killed(l))
+		return;
+	l->oom_ended = true;
+	kill(pid, SIGKILL);
+	kill_cgroups(l);
 }
 
 int sb_limits_outer_verdict(const struct sb_limits *l, int rc)
@@ -640,6 +695,8 @@ int sb_limits_verdict(const struct sb_limits *l, int wstatus,
 		      (uint64_t)ru->ru_stime.tv_sec;
 	if (l->timed_out)
 		which = SB_LIMIT_TIME;
+	else if (l->oom_ended)
+		which = SB_LIMIT_MEMORY;
 	else if (p->limits[SB_LIMIT_CPU].value &&
 		 (sig == SIGXCPU ||
 		  (sig == SIGKILL && cpu >= p->limits[SB_LIMIT_CPU].value)))
@@ -777,7 +834,8 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 {
 	struct child_err ce;
 	struct rusage ru = { 0 };
-	int sfd, tfd, rep[2], status = 0, r, which = 0;
+	int sfd, tfd, ofd, rep[2], status = 0, r, which = 0;
+	short oev = 0;
 	sigset_t old;
 	pid_t pid, parent = getpid();
 	ssize_t n;
@@ -841,15 +899,20 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 		sb_sweep_descendants();
 		return SB_EXIT_SETUP;
 	}
+	ofd = sb_limits_oom_fd(l, &oev);
 	for (;;) {
-		struct pollfd pfd[2] = { { sfd, POLLIN, 0 },
+		struct pollfd pfd[3] = { { sfd, POLLIN, 0 },
+					 { ofd, oev, 0 },
 					 { tfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		pid_t w;
 
-		if (poll(pfd, tfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+		/* a negative fd is ignored by poll */
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
 			break;
-		if (tfd >= 0 && (pfd[1].revents & POLLIN)) {
+		if (pfd[1].revents & oev)
+			sb_limits_oom_event(l, ofd, pid);
+		if (tfd >= 0 && (pfd[2].revents & POLLIN)) {
 			sb_limits_expire(l, pid);
 			close(tfd);
 			tfd = -1;
@@ -865,6 +928,8 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 	}
 	if (tfd >= 0)
 		close(tfd);
+	if (ofd >= 0)
+		close(ofd);
 	/* nothing the program started outlives the run */
 	sb_sweep_descendants();
 	close(sfd);

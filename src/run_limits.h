@@ -38,6 +38,7 @@ struct sb_limits {
 	unsigned n_cg;
 	int cg_version; /* 0: no cgroup for this run */
 	bool timed_out; /* the supervisor's timer ended the run */
+	bool oom_ended; /* an OOM kill in the run's cgroup ended it */
 };
 
 /* Decide which mechanism holds each limit of 'p' under 'provider' (after
@@ -85,6 +86,14 @@ int sb_limits_timer(const struct sb_limits *l);
 /* The timer went off: mark it and SIGKILL the program 'pid' and every
  * process of the run's cgroup; sb_sweep_descendants ends the rest. */
 void sb_limits_expire(struct sb_limits *l, pid_t pid);
+/* A descriptor that polls readable (v1: an eventfd registered on
+ * memory.oom_control) or POLLPRI (v2: memory.events) when the run's
+ * memory cgroup meets its limit; -1 without one. *events: what to poll
+ * for. Close it after the run. */
+int sb_limits_oom_fd(const struct sb_limits *l, short *events);
+/* It fired: when the OOM killer ended a process of the run, end the run
+ * as the timer does (the verdict names limit-memory). */
+void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid);
 /* After the program 'pid' ended with wait status 'wstatus' (its rusage in
  * 'ru'): when a limit ended the run, say which on stderr ("python-sb:
  * limit-time=2s reached: the run was stopped") and return SB_EXIT_LIMIT;

@@ -14,6 +14,7 @@
 #include "stage.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -63,6 +64,10 @@ int sb_stage_write(const struct sb_stage *st)
 		snprintf(num, sizeof(num), "%d", st->cgroup_fd[i]);
 		put(&b, "cgroup-fd", num);
 	}
+	snprintf(num, sizeof(num), "%d", st->cgroup_version);
+	put(&b, "cgroup-version", num);
+	snprintf(num, sizeof(num), "%d", st->cgroup_dir_fd);
+	put(&b, "cgroup-dir-fd", num);
 	for (i = 0; st->env[i]; i++)
 		put(&b, "env", st->env[i]);
 	sb_buf_puts(&b, "end\n");
@@ -87,7 +92,7 @@ static const char *read_record(struct sb_arena *a, const char *data,
 
 	st->policy_fd = -1;
 	st->signal_fd = -1;
-	st->cgroup_fd[0] = st->cgroup_fd[1] = -1;
+	st->cgroup_fd[0] = st->cgroup_fd[1] = st->cgroup_dir_fd = -1;
 	while (s < end && !seen_end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
@@ -137,6 +142,12 @@ static const char *read_record(struct sb_arena *a, const char *data,
 					strcmp(f[1], "-1") == 0
 						? -1
 						: sb_fd_parse(f[1]);
+			else if (strcmp(f[0], "cgroup-version") == 0)
+				st->cgroup_version = atoi(f[1]);
+			else if (strcmp(f[0], "cgroup-dir-fd") == 0)
+				st->cgroup_dir_fd = strcmp(f[1], "-1") == 0
+							    ? -1
+							    : sb_fd_parse(f[1]);
 			else if (strcmp(f[0], "env") == 0 && strchr(f[1], '='))
 				*SB_VEC_PUSH(a, env) = f[1];
 			else
@@ -300,10 +311,23 @@ int sb_stage_main(int argc, char **argv)
 	/* whatever the tool left (bwrap as root keeps root's; a user
 	 * namespace holds them all; bwrap.cap-add=), the program gets none */
 	ctx.own_files_kept = true; /* the tool masked them (ignore=) */
-	/* the rlimits and the timer here; what the cgroup holds, outside */
+	/* the rlimits and the timer here; what the cgroup holds, outside;
+	 * its descriptors are the supervisor's, never the program's */
 	sb_limits_plan_nested(p, st.cgroup_mask, &lim);
 	lim.cg_procs[0] = st.cgroup_fd[0];
 	lim.cg_procs[1] = st.cgroup_fd[1];
+	for (int k = 0; k < 2; k++)
+		if (st.cgroup_fd[k] >= 0)
+			fcntl(st.cgroup_fd[k], F_SETFD, FD_CLOEXEC);
+	if (st.cgroup_dir_fd >= 0 &&
+	    (st.cgroup_mask & (1u << SB_LIMIT_MEMORY))) {
+		fcntl(st.cgroup_dir_fd, F_SETFD, FD_CLOEXEC);
+		lim.cg_fd[0] = st.cgroup_dir_fd;
+		lim.cg_version = st.cgroup_version;
+		lim.mech[SB_LIMIT_MEMORY] = st.cgroup_version == 2
+						    ? SB_MECH_CGROUP_V2
+						    : SB_MECH_CGROUP_V1;
+	}
 	ctx.limits = &lim;
 	rc = sb_netsup_run(a, p, &ctx, st.path, argv + 3, st.env);
 out:

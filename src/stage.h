@@ -29,6 +29,8 @@ struct sb_stage {
 	 * (-1: none), which the program joins */
 	unsigned cgroup_mask;
 	int cgroup_fd[2];
+	int cgroup_version;  /* 1 or 2, with cgroup_dir_fd: the memory */
+	int cgroup_dir_fd;   /* cgroup (O_PATH), for its OOM events; -1 */
 	char *const *env;           /* the program's environment */
 };
 

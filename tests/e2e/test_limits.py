@@ -65,6 +65,19 @@ except MemoryError:
     raise SystemExit(3)
 """
 
+CHILD_BALLOON = """\
+import os, time
+pid = os.fork()
+if pid == 0:
+    with open("child.pid", "w") as f:
+        f.write(str(os.getpid()))
+    chunks = []
+    while True:
+        chunks.append(bytearray(b"\\x01") * (8 << 20))
+os.waitpid(pid, 0)
+time.sleep(3600)
+"""
+
 FILLER = """\
 import errno
 n = 0
@@ -209,6 +222,25 @@ def test_memory_holds_a_balloon(run_sb, tmp_cwd, provider, unprivileged):
         assert r.returncode == 3, r.stderr
         mib = int(r.stdout.split("MemoryError after ")[1].split()[0])
         assert mib <= 128
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_memory_cgroup_oom_of_a_child_ends_the_run(run_sb, tmp_cwd,
+                                                    provider):
+    """With the run's cgroup, an OOM kill of any process of it ends the
+    run, not only of the first one."""
+    _need(provider, False)
+    line = _limit_line(run_sb, [f"--os-sandbox={provider}",
+                                "--limit-memory=128M"], "limit-memory")
+    if "cgroup" not in line:
+        pytest.skip("no cgroup here: " + line)
+    token = f"pysb-limit-{uuid.uuid4().hex}"
+    r = _run(run_sb, tmp_cwd, provider, "limit-memory=128M", CHILD_BALLOON,
+             token)
+    assert r.returncode == LIMIT_STATUS, r.stderr
+    assert "python-sb: limit-memory=128M reached: the run was stopped" in \
+        r.stderr
+    _assert_run_gone(tmp_cwd, token)
 
 
 @pytest.mark.parametrize("unprivileged", WHO)
