@@ -12,6 +12,9 @@ ended, never how fast (scaled() bounds the wait on a loaded machine).
 import os
 import pathlib
 import shutil
+import signal
+import subprocess
+import time
 import uuid
 
 import pytest
@@ -356,3 +359,36 @@ def test_a_limit_twice(run_sb, tmp_cwd):
     r = run_sb(["--limit-cpu=5s", "-c", "print('ran')"])
     assert r.returncode == 0, r.stderr
     assert r.stdout == "ran\n"
+
+
+def test_subprocess_supervisor_passes_signals_on(sb, tmp_cwd):
+    """With a limit, subprocess keeps python-sb as the parent: a SIGTERM
+    sent to it reaches the program, whose status is 128+15."""
+    (tmp_cwd / ".py-sandboxes").write_text(RULES)
+    (tmp_cwd / "script.py").write_text(
+        "import time\nprint('up', flush=True)\ntime.sleep(3600)\n")
+    p = subprocess.Popen([sb, "--limit-time=1h", "script.py"],
+                         cwd=tmp_cwd, stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "up\n"
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=scaled(30)) == 128 + signal.SIGTERM
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_killing_the_subprocess_supervisor_kills_the_program(sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text(RULES)
+    token = f"pysb-limit-{uuid.uuid4().hex}"
+    (tmp_cwd / "script.py").write_text(
+        "import time\nprint('up', flush=True)\ntime.sleep(3600)\n")
+    p = subprocess.Popen([sb, "--limit-time=1h", "script.py", token],
+                         cwd=tmp_cwd, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "up\n"
+    p.kill()
+    p.wait()
+    deadline = time.monotonic() + scaled(10)
+    while _leftovers(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _leftovers(token), "the program outlived its supervisor"
