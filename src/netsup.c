@@ -995,7 +995,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	struct sb_limits own_limits, *lim = ctx->limits;
 	struct rusage ru = { 0 };
 	int hand[2], ack[2], status = 0, sfd, lfd, pidfd, num = -1, live;
-	int tfd, ofd;
+	int tfd, ofd, cfd;
 	short oev = 0;
 	size_t req_size = sizeof(*req);
 	sigset_t old;
@@ -1131,18 +1131,22 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		return SB_EXIT_SETUP;
 	}
 	ofd = sb_limits_oom_fd(lim, &oev);
+	cfd = sb_limits_cpu_fd(lim);
 	for (;;) {
-		struct pollfd pfd[4] = { { live, POLLIN, 0 },
+		struct pollfd pfd[5] = { { live, POLLIN, 0 },
 					 { sfd, POLLIN, 0 },
 					 { tfd, POLLIN, 0 },
-					 { ofd, oev, 0 } };
+					 { ofd, oev, 0 },
+					 { cfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 
 		/* a negative fd is ignored by poll */
-		if (poll(pfd, 4, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 5, -1) < 0 && errno != EINTR)
 			break;
 		if (pfd[3].revents & oev)
 			sb_limits_oom_event(lim, ofd, pid);
+		if (pfd[4].revents & POLLIN)
+			sb_limits_cpu_check(lim, cfd, pid);
 		if (tfd >= 0 && (pfd[2].revents & POLLIN)) {
 			sb_limits_expire(lim, pid);
 			close(tfd);
@@ -1161,6 +1165,8 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		close(tfd);
 	if (ofd >= 0)
 		close(ofd);
+	if (cfd >= 0)
+		close(cfd);
 	sb_sweep_descendants();
 	/* workers may still hold calls of processes the program left
 	 * behind: they end with python-sb, and those calls fail */

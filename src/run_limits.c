@@ -37,9 +37,26 @@
 
 /* ---- the plan ---- */
 
-/* This process's cgroup path in the hierarchy named 'ctrl' ("" for v2's
- * "0::"), from /proc/self/cgroup; NULL when it has none. */
-static const char *own_cgroup(struct sb_arena *a, const char *ctrl)
+/* Does the comma-separated list 'list' ("cpu,cpuacct") hold 'word'? */
+static bool list_has(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (;;) {
+		if (strncmp(list, word, n) == 0 &&
+		    (list[n] == ',' || !list[n]))
+			return true;
+		list = strchr(list, ',');
+		if (!list++)
+			return false;
+	}
+}
+
+/* This process's cgroup path in the v1 hierarchy with controller 'ctrl'
+ * ("" for v2's "0::"), from /proc/self/cgroup, and the hierarchy's name
+ * (its controllers, "cpu,cpuacct") in *name; NULL when it has none. */
+static const char *own_cgroup(struct sb_arena *a, const char *ctrl,
+			      const char **name)
 {
 	char line[4096];
 	const char *found = NULL;
@@ -55,9 +72,12 @@ static const char *own_cgroup(struct sb_arena *a, const char *ctrl)
 		*c2 = '\0';
 		if ((nl = strchr(c2 + 1, '\n')))
 			*nl = '\0';
-		if (*ctrl ? strcmp(c1 + 1, ctrl) == 0
-			  : strncmp(line, "0:", 2) == 0 && !c1[1])
+		if (*ctrl ? list_has(c1 + 1, ctrl)
+			  : strncmp(line, "0:", 2) == 0 && !c1[1]) {
 			found = sb_arena_strdup(a, c2 + 1);
+			if (name)
+				*name = sb_arena_strdup(a, c1 + 1);
+		}
 	}
 	fclose(f);
 	return found;
@@ -94,7 +114,7 @@ static const char *v2_base(struct sb_arena *a, const char *const *ctrls,
 
 	if (access(CG_ROOT "/cgroup.controllers", F_OK) != 0)
 		return NULL; /* no pure v2 mount at /sys/fs/cgroup */
-	own = own_cgroup(a, "");
+	own = own_cgroup(a, "", NULL);
 	if (!own)
 		return NULL;
 	dir = sb_path_normalize(a, sb_arena_printf(a, CG_ROOT "/%s", own));
@@ -117,16 +137,17 @@ static const char *v2_base(struct sb_arena *a, const char *const *ctrls,
 	return dir;
 }
 
-/* The v1 hierarchy 'ctrl' mounted at /sys/fs/cgroup/<ctrl>, this process's
- * cgroup in it, when this process may make a child there. */
+/* The v1 hierarchy with controller 'ctrl' mounted at /sys/fs/cgroup/<its
+ * controllers>, this process's cgroup in it, when this process may make a
+ * child there. */
 static const char *v1_base(struct sb_arena *a, const char *ctrl)
 {
-	const char *own = own_cgroup(a, ctrl), *dir;
+	const char *name = NULL, *own = own_cgroup(a, ctrl, &name), *dir;
 
 	if (!own)
 		return NULL;
 	dir = sb_path_normalize(a,
-				sb_arena_printf(a, CG_ROOT "/%s/%s", ctrl, own));
+				sb_arena_printf(a, CG_ROOT "/%s/%s", name, own));
 	if (access(sb_arena_printf(a, "%s/cgroup.procs", dir), W_OK) != 0 ||
 	    access(dir, W_OK) != 0)
 		return NULL;
@@ -139,9 +160,8 @@ static void plan_init(const struct sb_policy *p, struct sb_limits *l)
 
 	memset(l, 0, sizeof(*l));
 	l->p = p;
-	l->cg_procs[0] = l->cg_procs[1] = -1;
-	l->cg_fd[0] = l->cg_fd[1] = -1;
-	l->cg_parent[0] = l->cg_parent[1] = -1;
+	for (i = 0; i < SB_ARRAY_LEN(l->cg_fd); i++)
+		l->cg_procs[i] = l->cg_fd[i] = l->cg_parent[i] = -1;
 	for (i = 0; i < SB_LIMIT_COUNT; i++)
 		if (p->limits[i].value)
 			l->mech[i] = i == SB_LIMIT_TIME ? SB_MECH_TIMER
@@ -181,6 +201,10 @@ void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
 		    provider == SB_PROVIDER_LANDLOCK ||
 		    provider == SB_PROVIDER_BWRAP ||
 		    (provider == SB_PROVIDER_UNSHARE && euid == 0);
+	/* limit-cpu: the supervisor reads the cgroup's CPU time, which it
+	 * cannot inside bwrap (the second stage's) */
+	bool cpu = p->limits[SB_LIMIT_CPU].value != 0 &&
+		   provider != SB_PROVIDER_BWRAP;
 	const char *ctrls[2];
 	const char *base;
 	size_t n = 0;
@@ -190,7 +214,9 @@ void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
 		ctrls[n++] = "memory";
 	if (pids)
 		ctrls[n++] = "pids";
-	if (host && n && (base = v2_base(a, ctrls, n))) {
+	/* v2 accounts CPU time (cpu.stat) in every cgroup, controller or
+	 * not */
+	if (host && (n || cpu) && (base = v2_base(a, ctrls, n))) {
 		l->cg_version = 2;
 		l->cg_dir[0] = base;
 		l->n_cg = 1;
@@ -198,8 +224,11 @@ void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
 			l->mech[SB_LIMIT_MEMORY] = SB_MECH_CGROUP_V2;
 		if (pids)
 			l->mech[SB_LIMIT_PROCESSES] = SB_MECH_CGROUP_V2;
-	} else if (host && n) {
-		/* index 0 memory, 1 pids; setup makes the children */
+		if (cpu)
+			l->mech[SB_LIMIT_CPU] = SB_MECH_CGROUP_V2;
+	} else if (host && (n || cpu)) {
+		/* index 0 memory, 1 pids, 2 cpuacct; setup makes the
+		 * children */
 		if (mem && (base = v1_base(a, "memory"))) {
 			l->cg_dir[0] = base;
 			l->mech[SB_LIMIT_MEMORY] = SB_MECH_CGROUP_V1;
@@ -210,7 +239,12 @@ void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
 			l->mech[SB_LIMIT_PROCESSES] = SB_MECH_CGROUP_V1;
 			l->cg_version = 1;
 		}
-		l->n_cg = 2;
+		if (cpu && (base = v1_base(a, "cpuacct"))) {
+			l->cg_dir[2] = base;
+			l->mech[SB_LIMIT_CPU] = SB_MECH_CGROUP_V1;
+			l->cg_version = 1;
+		}
+		l->n_cg = 3;
 	}
 	if (l->mech[SB_LIMIT_PROCESSES] == SB_MECH_RLIMIT && euid == 0) {
 		l->mech[SB_LIMIT_PROCESSES] = SB_MECH_REFUSED;
@@ -246,10 +280,18 @@ static const char *mech_text(struct sb_arena *a, const struct sb_limits *l,
 	static const char *const v1[SB_LIMIT_COUNT] = {
 		[SB_LIMIT_MEMORY] = "memory.limit_in_bytes",
 		[SB_LIMIT_PROCESSES] = "pids.max",
+		[SB_LIMIT_CPU] = "cpuacct.usage, read by the supervisor four "
+				 "times a second,",
 	};
 	static const char *const v2[SB_LIMIT_COUNT] = {
 		[SB_LIMIT_MEMORY] = "memory.max",
 		[SB_LIMIT_PROCESSES] = "pids.max",
+		[SB_LIMIT_CPU] = "cpu.stat, read by the supervisor four times "
+				 "a second,",
+	};
+	static const unsigned slot[SB_LIMIT_COUNT] = {
+		[SB_LIMIT_PROCESSES] = 1,
+		[SB_LIMIT_CPU] = 2,
 	};
 
 	switch (l->mech[which]) {
@@ -259,8 +301,7 @@ static const char *mech_text(struct sb_arena *a, const struct sb_limits *l,
 		return sb_arena_printf(a,
 				       "cgroup v1, %s of the run's own cgroup "
 				       "under %s: every process of the run%s",
-				       v1[which], l->cg_dir[which ==
-							    SB_LIMIT_PROCESSES],
+				       v1[which], l->cg_dir[slot[which]],
 				       which == SB_LIMIT_MEMORY
 					       ? "; the kernel's OOM killer "
 						 "ends a process over it"
@@ -444,6 +485,9 @@ int sb_limits_setup(struct sb_arena *a, struct sb_limits *l, const char **err)
 	    (make_cg(a, l, 1, err) < 0 ||
 	     set_cg(a, l->cg_dir[1], "pids.max", pids, err) < 0))
 		return -1;
+	if (l->mech[SB_LIMIT_CPU] == SB_MECH_CGROUP_V1 &&
+	    make_cg(a, l, 2, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -451,7 +495,7 @@ int sb_limits_join(const struct sb_limits *l)
 {
 	unsigned k;
 
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < SB_ARRAY_LEN(l->cg_procs); k++)
 		if (l->cg_procs[k] >= 0 && write(l->cg_procs[k], "0", 1) != 1)
 			return -errno;
 	return 0;
@@ -489,7 +533,7 @@ static void kill_cgroups(const struct sb_limits *l)
 	unsigned k;
 	int round;
 
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < SB_ARRAY_LEN(l->cg_fd); k++) {
 		if (l->cg_fd[k] < 0)
 			continue;
 		/* processes forked meanwhile show on the next read */
@@ -506,7 +550,7 @@ void sb_limits_cleanup(struct sb_limits *l)
 	int tries;
 
 	kill_cgroups(l);
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < SB_ARRAY_LEN(l->cg_fd); k++) {
 		if (l->cg_procs[k] >= 0)
 			close(l->cg_procs[k]);
 		l->cg_procs[k] = -1;
@@ -674,6 +718,63 @@ void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid)
 	kill_cgroups(l);
 }
 
+int sb_limits_cpu_fd(const struct sb_limits *l)
+{
+	struct itimerspec its = { { 0, 250 * 1000 * 1000 },
+				  { 0, 250 * 1000 * 1000 } };
+	int fd;
+
+	if ((l->mech[SB_LIMIT_CPU] != SB_MECH_CGROUP_V1 &&
+	     l->mech[SB_LIMIT_CPU] != SB_MECH_CGROUP_V2) ||
+	    l->cg_fd[l->cg_version == 2 ? 0 : 2] < 0)
+		return -1;
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The CPU time of every process of the run, in nanoseconds; 0 when it
+ * cannot be read. */
+static uint64_t run_cpu_ns(const struct sb_limits *l)
+{
+	char buf[1024], *at;
+	int fd = l->cg_version == 2
+			 ? openat(l->cg_fd[0], "cpu.stat", O_RDONLY | O_CLOEXEC)
+			 : openat(l->cg_fd[2], "cpuacct.usage",
+				  O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (l->cg_version != 2)
+		return strtoull(buf, NULL, 10);
+	at = strstr(buf, "usage_usec ");
+	return at ? strtoull(at + 11, NULL, 10) * 1000 : 0;
+}
+
+void sb_limits_cpu_check(struct sb_limits *l, int fd, pid_t pid)
+{
+	uint64_t ticks;
+
+	if (read(fd, &ticks, sizeof(ticks)) < 0) {
+		/* EAGAIN: a spurious wake-up; the check is cheap anyway */
+	}
+	if (l->cpu_ended || l->timed_out || l->oom_ended ||
+	    run_cpu_ns(l) < l->p->limits[SB_LIMIT_CPU].value * 1000000000ull)
+		return;
+	l->cpu_ended = true;
+	kill(pid, SIGKILL);
+	kill_cgroups(l);
+}
+
 int sb_limits_outer_verdict(const struct sb_limits *l, int rc)
 {
 	if (rc != 128 + SIGKILL || !oom_killed(l))
@@ -697,6 +798,8 @@ int sb_limits_verdict(const struct sb_limits *l, int wstatus,
 		which = SB_LIMIT_TIME;
 	else if (l->oom_ended)
 		which = SB_LIMIT_MEMORY;
+	else if (l->cpu_ended)
+		which = SB_LIMIT_CPU;
 	else if (p->limits[SB_LIMIT_CPU].value &&
 		 (sig == SIGXCPU ||
 		  (sig == SIGKILL && cpu >= p->limits[SB_LIMIT_CPU].value)))
@@ -834,7 +937,7 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 {
 	struct child_err ce;
 	struct rusage ru = { 0 };
-	int sfd, tfd, ofd, rep[2], status = 0, r, which = 0;
+	int sfd, tfd, ofd, cfd, rep[2], status = 0, r, which = 0;
 	short oev = 0;
 	sigset_t old;
 	pid_t pid, parent = getpid();
@@ -900,18 +1003,22 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 		return SB_EXIT_SETUP;
 	}
 	ofd = sb_limits_oom_fd(l, &oev);
+	cfd = sb_limits_cpu_fd(l);
 	for (;;) {
-		struct pollfd pfd[3] = { { sfd, POLLIN, 0 },
+		struct pollfd pfd[4] = { { sfd, POLLIN, 0 },
 					 { ofd, oev, 0 },
-					 { tfd, POLLIN, 0 } };
+					 { tfd, POLLIN, 0 },
+					 { cfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		pid_t w;
 
 		/* a negative fd is ignored by poll */
-		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 4, -1) < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents & oev)
 			sb_limits_oom_event(l, ofd, pid);
+		if (pfd[3].revents & POLLIN)
+			sb_limits_cpu_check(l, cfd, pid);
 		if (tfd >= 0 && (pfd[2].revents & POLLIN)) {
 			sb_limits_expire(l, pid);
 			close(tfd);
@@ -930,6 +1037,8 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 		close(tfd);
 	if (ofd >= 0)
 		close(ofd);
+	if (cfd >= 0)
+		close(cfd);
 	/* nothing the program started outlives the run */
 	sb_sweep_descendants();
 	close(sfd);

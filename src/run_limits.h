@@ -28,17 +28,18 @@ struct sb_limits {
 	/* the run's cgroup directories (v1: memory and pids hierarchies; v2:
 	 * one) once sb_limits_setup made them, and their cgroup.procs opened
 	 * for writing, for the child to join before it execs */
-	const char *cg_dir[2];
-	int cg_procs[2];
+	const char *cg_dir[3]; /* v1: memory, pids, cpuacct; v2: [0] */
+	int cg_procs[3];
 	/* O_PATH fds of each cgroup and of its parent: the supervisor reads
 	 * and removes it through them, since unshare's pivot_root changes
 	 * the launcher's root too */
-	int cg_fd[2], cg_parent[2];
+	int cg_fd[3], cg_parent[3];
 	const char *cg_name; /* "pysb-<pid>" */
 	unsigned n_cg;
 	int cg_version; /* 0: no cgroup for this run */
 	bool timed_out; /* the supervisor's timer ended the run */
 	bool oom_ended; /* an OOM kill in the run's cgroup ended it */
+	bool cpu_ended; /* the run's cgroup used up limit-cpu */
 };
 
 /* Decide which mechanism holds each limit of 'p' under 'provider' (after
@@ -94,6 +95,12 @@ int sb_limits_oom_fd(const struct sb_limits *l, short *events);
 /* It fired: when the OOM killer ended a process of the run, end the run
  * as the timer does (the verdict names limit-memory). */
 void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid);
+/* limit-cpu held by the run's cgroup: a periodic timerfd (CLOEXEC,
+ * NONBLOCK) at which the supervisor reads the CPU time of the whole run
+ * (v1 cpuacct.usage, v2 cpu.stat); -1 when limit-cpu is no cgroup's. */
+int sb_limits_cpu_fd(const struct sb_limits *l);
+/* It fired: past limit-cpu, end the run as the timer does. */
+void sb_limits_cpu_check(struct sb_limits *l, int fd, pid_t pid);
 /* After the program 'pid' ended with wait status 'wstatus' (its rusage in
  * 'ru'): when a limit ended the run, say which on stderr ("python-sb:
  * limit-time=2s reached: the run was stopped") and return SB_EXIT_LIMIT;

@@ -68,6 +68,17 @@ except MemoryError:
     raise SystemExit(3)
 """
 
+BUSY_CHILDREN = """\
+import os, time
+for i in range(2):
+    if os.fork() == 0:
+        with open(f"child{i}.pid", "w") as f:
+            f.write(str(os.getpid()))
+        while True:
+            pass
+time.sleep(3600)
+"""
+
 CHILD_BALLOON = """\
 import os, time
 pid = os.fork()
@@ -225,6 +236,33 @@ def test_memory_holds_a_balloon(run_sb, tmp_cwd, provider, unprivileged):
         assert r.returncode == 3, r.stderr
         mib = int(r.stdout.split("MemoryError after ")[1].split()[0])
         assert mib <= 128
+
+
+@pytest.mark.parametrize("unprivileged", WHO)
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_cpu_of_the_tree(run_sb, tmp_cwd, provider, unprivileged):
+    """The first process sleeps while two children burn CPU. Held by the
+    run's cgroup, limit-cpu counts them together and ends the run; as an
+    rlimit it ends each child on its own, and limit-time ends the run."""
+    _need(provider, unprivileged)
+    line = _limit_line(run_sb, [f"--os-sandbox={provider}",
+                                "--limit-cpu=1s"], "limit-cpu")
+    (tmp_cwd / ".py-sandboxes").write_text(RULES)
+    (tmp_cwd / "script.py").write_text(BUSY_CHILDREN)
+    token = f"pysb-limit-{uuid.uuid4().hex}"
+    # under the cgroup limit-cpu must come first: a wide margin; as an
+    # rlimit limit-time ends the run anyway
+    wall = int(scaled(20)) if "cgroup" in line else 3
+    r = run_sb([f"--os-sandbox={provider}", "--limit-cpu=1s",
+                f"--limit-time={wall}s", "script.py", token],
+               timeout=scaled(120))
+    assert r.returncode == LIMIT_STATUS, r.stderr
+    if "cgroup" in line:
+        assert "python-sb: limit-cpu=1s reached" in r.stderr
+    else:
+        assert "RLIMIT_CPU" in line
+        assert f"python-sb: limit-time={wall}s reached" in r.stderr
+    assert not _leftovers(token)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
