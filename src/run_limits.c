@@ -1,14 +1,16 @@
 /* run_limits.c - what bounds a run: the limit-* rules and the run's end.
- * limit-memory and limit-processes go to the run's own cgroup when this
- * process can make one (v2 with memory and pids delegated, or the v1
- * hierarchies as root) and the provider lets the program join it before
- * exec (all but firejail), which holds the whole process tree; else, and for
- * the others, rlimits set in the program's process before exec, which
- * every process it starts inherits but which count per process
- * (RLIMIT_NPROC: per user). limit-time is the supervisor's timer. At the
- * end of the run every process of it is killed and reaped (the supervisor
- * is a subreaper) and the cgroup removed. It must not decide what a rule
- * means (policy_limits.c does) nor how a provider runs the program.
+ * limit-memory, limit-processes and limit-cpu go to the run's own cgroup
+ * when this process can make one (v2 with memory and pids delegated, or
+ * the v1 hierarchies as root) and the provider lets the program join it
+ * before exec (all but firejail), which holds the whole process tree: the
+ * kernel holds memory and processes, the supervisor reads the CPU time and
+ * the OOM kills. Else, and for the others, rlimits set in the program's
+ * process before exec, which every process it starts inherits but which
+ * count per process (RLIMIT_NPROC: per user). limit-time is the
+ * supervisor's timer. At the end of the run every process of it is killed
+ * and reaped (the supervisor is a subreaper) and the cgroup removed. It
+ * must not decide what a rule means (policy_limits.c does) nor how a
+ * provider runs the program.
  */
 #include "run_limits.h"
 
