@@ -324,7 +324,8 @@ def test_explain_names_each_mechanism(run_sb, tmp_cwd):
     assert out.returncode == 0, out.stderr
     assert "# Limits:\n" in out.stdout
     assert "#   limit-time=30s: the supervisor's timer" in out.stdout
-    assert "#   limit-cpu=10s: rlimit, RLIMIT_CPU" in out.stdout
+    assert ("#   limit-cpu=10s: rlimit, RLIMIT_CPU" in out.stdout or
+            "#   limit-cpu=10s: cgroup v" in out.stdout)
     assert "#   limit-file-size=100M: rlimit, RLIMIT_FSIZE" in out.stdout
     assert "#   limit-open-files=256: rlimit, RLIMIT_NOFILE" in out.stdout
 
