@@ -431,3 +431,14 @@ def test_killing_the_subprocess_supervisor_kills_the_program(sb, tmp_cwd):
     while _leftovers(token) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _leftovers(token), "the program outlived its supervisor"
+
+
+def test_learning_enforces_and_writes_no_limit(run_sb, tmp_cwd):
+    # no rule file: a learning run
+    r = run_sb(["--limit-time=1s", "-c", "print('ran')"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "ran\n"
+    assert "a learning run enforces no limit-* rule" in r.stderr
+    learned = (tmp_cwd / ".py-sandboxes").read_text().splitlines()
+    assert learned, "nothing was written"
+    assert not [ln for ln in learned if ln.startswith("limit-")]
