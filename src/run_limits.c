@@ -107,7 +107,8 @@ static bool file_has_word(const char *path, const char *word)
 
 /* The v2 cgroup this process may make children in with 'ctrls' ("memory",
  * "pids") enabled for them: delegated (enabled already, directory
- * writable), or the namespace's root, where it can enable them. */
+ * writable), or the real root, where it can enable them. Anywhere else
+ * enabling them would fail (no internal processes): rlimits then. */
 static const char *v2_base(struct sb_arena *a, const char *const *ctrls,
 			   size_t n)
 {
@@ -129,8 +130,11 @@ static const char *v2_base(struct sb_arena *a, const char *const *ctrls,
 		if (file_has_word(ctl, ctrls[i]))
 			continue;
 		/* only the root may hold processes and enable controllers
-		 * for children at once */
+		 * for children at once: the real root, which has no
+		 * cgroup.freeze (a cgroup namespace's root is no root) */
 		if (strcmp(own, "/") != 0 || access(ctl, W_OK) != 0 ||
+		    access(sb_arena_printf(a, "%s/cgroup.freeze", dir), F_OK) ==
+			    0 ||
 		    !file_has_word(sb_arena_printf(a, "%s/cgroup.controllers",
 						   dir),
 				   ctrls[i]))
