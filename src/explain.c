@@ -186,9 +186,6 @@ static void explain_modes(const struct sb_policy *p,
 		for (i = 0; i < ctx->n_limits; i++)
 			sb_buf_printf(out, "#   %s\n",
 				      sb_sanitize(p->arena, ctx->limits[i]));
-		if (p->learning)
-			sb_buf_puts(out, "#   A learning run enforces none of "
-					 "them.\n");
 	}
 	sb_buf_printf(out, "# Mode: %s\n", p->learning_why);
 	if (p->learning)

@@ -285,7 +285,7 @@ static bool path_exists(const char *path)
 static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 		     const struct sb_interp *interp, const struct sb_cli *cli,
 		     char **argv, char **env, const int rec[2],
-		     const char *const *host_env)
+		     const char *const *host_env, struct sb_limits *lim)
 {
 	struct sb_learn_session s = { 0 };
 	const char **trees = sb_arena_alloc(a, 2 * sizeof(*trees));
@@ -319,7 +319,7 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	kctx.cwd = s.ctx.cwd;
 	kctx.script = sb_cli_script(cli);
 	rc = sb_supervise_learning(interp->path, argv, env, rec[1], rec[0], &s,
-				   sb_learn_native_new(a, &s, &kctx));
+				   sb_learn_native_new(a, &s, &kctx), lim);
 	sb_buf_free(&s.pending);
 	return rc;
 }
@@ -423,10 +423,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		return SB_EXIT_SETUP;
 	}
 	sb_limits_plan(a, p, provider, geteuid(), &lim);
-	if (p->any_limit && p->learning) {
-		fprintf(stderr, "python-sb: warning: a learning run enforces no "
-				"limit-* rule.\n");
-	} else if ((refused = sb_limits_refusal(a, &lim))) {
+	if ((refused = sb_limits_refusal(a, &lim))) {
 		fprintf(stderr, "python-sb: %s; nothing was run.\n", refused);
 		return SB_EXIT_SETUP;
 	}
@@ -510,8 +507,23 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	for (i = 0; i < cli->command.n; i++)
 		argv[k++] = (char *)cli->command.v[i];
 	argv[k] = NULL;
-	if (p->learning)
-		return learn_run(a, p, interp, cli, argv, env, rec, envp);
+	if (p->learning) {
+		const char *err = NULL;
+		int rc;
+
+		/* the limits hold while learning too */
+		if (sb_limits_setup(a, &lim, &err) < 0) {
+			fprintf(stderr, "python-sb: the run's cgroup: %s; "
+					"nothing was run.\n",
+				err);
+			sb_limits_cleanup(&lim);
+			return SB_EXIT_SETUP;
+		}
+		rc = learn_run(a, p, interp, cli, argv, env, rec, envp,
+			       p->any_limit ? &lim : NULL);
+		sb_limits_cleanup(&lim);
+		return rc;
+	}
 	/* under landlock python-sb always stays as the supervisor (Landlock
 	 * does not judge a connect() to a named Unix socket, nor mode and
 	 * time changes) and the child applies the kernel layer (netsup.c) */

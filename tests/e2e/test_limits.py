@@ -433,12 +433,16 @@ def test_killing_the_subprocess_supervisor_kills_the_program(sb, tmp_cwd):
     assert not _leftovers(token), "the program outlived its supervisor"
 
 
-def test_learning_enforces_and_writes_no_limit(run_sb, tmp_cwd):
-    # no rule file: a learning run
-    r = run_sb(["--limit-time=1s", "-c", "print('ran')"])
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "ran\n"
-    assert "a learning run enforces no limit-* rule" in r.stderr
+def test_learning_holds_limits_and_writes_none(run_sb, tmp_cwd):
+    # no rule file: a learning run, which lets the program do everything
+    # but what the limits hold
+    token = f"pysb-limit-{uuid.uuid4().hex}"
+    (tmp_cwd / "script.py").write_text(BUSY)
+    r = run_sb(["--limit-time=2s", "script.py", token], timeout=scaled(120))
+    assert r.returncode == LIMIT_STATUS, r.stderr
+    assert "python-sb: limit-time=2s reached: the run was stopped" in \
+        r.stderr
+    _assert_run_gone(tmp_cwd, token)
     learned = (tmp_cwd / ".py-sandboxes").read_text().splitlines()
     assert learned, "nothing was written"
     assert not [ln for ln in learned if ln.startswith("limit-")]
