@@ -524,17 +524,17 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		sb_limits_cleanup(&lim);
 		return rc;
 	}
-	/* under landlock python-sb always stays as the supervisor (Landlock
-	 * does not judge a connect() to a named Unix socket, nor mode and
-	 * time changes) and the child applies the kernel layer (netsup.c) */
 	/* firejail is exec'd: its second stage holds the limits */
 	if (provider == SB_PROVIDER_FIREJAIL) {
 		kctx.limits = &lim;
 		return sb_extprov_run(a, p, provider, &kctx, argv, env, fd,
 				      with_guard);
 	}
-	/* with limits python-sb stays as the parent under subprocess and
-	 * none, to end the run */
+	/* under landlock python-sb always stays as the supervisor (Landlock
+	 * does not judge a connect() to a named Unix socket, nor mode and
+	 * time changes) and the child applies the kernel layer (netsup.c);
+	 * unshare and bwrap wait for their sandbox; with limits python-sb
+	 * stays as the parent under subprocess and none too, to end the run */
 	if ((provider != SB_PROVIDER_SUBPROCESS &&
 	     provider != SB_PROVIDER_NONE) ||
 	    p->any_limit)
