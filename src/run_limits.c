@@ -708,6 +708,7 @@ void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid)
 {
 	uint64_t v;
 	char buf[512];
+	int tries;
 
 	/* drain it: an eventfd counts, memory.events is read again */
 	if (l->cg_version == 2) {
@@ -717,8 +718,16 @@ void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid)
 	} else if (read(fd, &v, sizeof(v)) < 0) {
 		/* EAGAIN: nothing pending */
 	}
-	if (l->oom_ended || !oom_killed(l))
+	if (l->oom_ended)
 		return;
+	/* the event comes when the cgroup meets its limit, a moment before
+	 * the OOM killer's count goes up: wait for it a little (a cgroup
+	 * that reclaimed memory instead has no kill to count) */
+	for (tries = 0; !oom_killed(l); tries++) {
+		if (tries == 50)
+			return;
+		usleep(2 * 1000);
+	}
 	l->oom_ended = true;
 	kill(pid, SIGKILL);
 	kill_cgroups(l);
