@@ -264,6 +264,19 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 		dyn_door = prev;
 		return res;
 	}
+	/* learning: a source the application evaluates is learned as the
+	 * eval-* rules it needs, not as a dynamic-code grant (seed 4.3) */
+	if (sb_g.learning && !(sb_api_lookup(door) >= 0 &&
+			       allowed(sb_api_lookup(door))) &&
+	    !sb_guard_caller_is_library() && !sb_guard_caller_is_typed() &&
+	    sb_eval_learn(w->attr, args, kw)) {
+		dyn_door = w->attr;
+		res = sb_wrap_call_original(w, args, kw);
+		dyn_door = prev;
+		if (res && strcmp(w->attr, "compile") == 0)
+			sb_eval_learn_compiled(res);
+		return res;
+	}
 	if (dynamic_code(door) < 0)
 		return NULL;
 	dyn_door = w->attr;

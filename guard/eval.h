@@ -18,6 +18,17 @@ int sb_eval_arm(void);
  * application code are then guarded instead of refused)? */
 bool sb_eval_enabled(void);
 
+/* Learning: check what eval()/exec()/compile() ('which') is handed, from
+ * application code, against the default profile (its defaults when the
+ * rules have none) and record, as learn records, the eval-* rule each
+ * refusal names. true when the call needs no python-api= grant (a source
+ * or an AST, or a code object compiled that way); false for a code object
+ * of unknown provenance. Never raises. */
+bool sb_eval_learn(const char *which, PyObject *args, PyObject *kw);
+/* Learning: 'code', returned by compile() after sb_eval_learn(), is one
+ * the guard would have compiled: exec() of it needs no grant. */
+void sb_eval_learn_compiled(PyObject *code);
+
 /* Is an evaluation running on this thread, and is this eval/exec of a
  * source (or a compile)? Then it is the evaluated code's, whoever calls
  * it: a library function it reached (typing.get_type_hints(f, {})

@@ -321,30 +321,74 @@ static void format_ref(char *buf, size_t n, struct sb_ref ref)
 		snprintf(buf, n, "%s(%u)", ref.file, ref.line);
 }
 
-static int refuse_not_exposed(const char *abs, const char *spelled)
+/* What the denial log says of a refused path: the rule that decided (with
+ * its file and line; NULL: none did) and the exposure that would allow the
+ * access (ADD_NONE: no exposure undoes an ignore=). */
+enum add_rule { ADD_NONE, ADD_RO, ADD_RW };
+
+static bool importlib_look(void);
+
+/* importlib looking into a sys.path entry is not the program's attempt: a
+ * refused one is an empty directory to it (learning records it only as a
+ * lookup), and the denial log leaves it out. */
+static void mute_importlib_look(void)
+{
+	if (sb_g.log_fd >= 0 && importlib_look())
+		sb_guard_no_log();
+}
+
+static void note_file(const char *abs, const char *rule, struct sb_ref ref,
+		      enum add_rule add)
+{
+	char a[PATH_MAX + 16], r[2 * PATH_MAX + 64], where[PATH_MAX + 32];
+
+	if (sb_g.log_fd < 0)
+		return;
+	snprintf(a, sizeof(a), "%s=%s",
+		 add == ADD_RW ? "expose-rw" : "expose-ro", abs);
+	if (rule) {
+		format_ref(where, sizeof(where), ref);
+		snprintf(r, sizeof(r), "%s from %s", rule, where);
+	}
+	sb_guard_note("file", abs, rule ? r : NULL, add == ADD_NONE ? NULL : a);
+}
+
+static int raise_not_exposed(const char *abs, const char *spelled)
 {
 	char msg[PATH_MAX + 64];
 
-	if (sb_g.learning)
-		return 0; /* the judge functions record what they can locate */
 	snprintf(msg, sizeof(msg), "Access to '%s' must be accepted by a rule.",
 		 abs);
 	return sb_guard_raise(SB_EXC_FILE_NOT_FOUND, msg, spelled);
 }
 
+static int refuse_not_exposed(const char *abs, const char *spelled)
+{
+	struct sb_ref none = { 0 };
+
+	if (sb_g.learning)
+		return 0; /* the judge functions record what they can locate */
+	note_file(abs, NULL, none, ADD_RO);
+	mute_importlib_look();
+	return raise_not_exposed(abs, spelled);
+}
+
 static int refuse(const struct sb_fs_decision *d, const char *spelled,
-		  const char *abs)
+		  const char *abs, bool write)
 {
 	char msg[2 * PATH_MAX + 512], ref[PATH_MAX + 32];
+	struct sb_ref none = { 0 };
 
 	switch (d->verdict) {
 	case SB_FS_IGNORED:
+		note_file(abs, d->ignore->rule, d->ignore->ref, ADD_NONE);
 		format_ref(ref, sizeof(ref), d->ignore->ref);
 		snprintf(msg, sizeof(msg),
 			 "Access to '%s' is ignored by rule '%s' from %s",
 			 spelled, d->ignore->rule, ref);
 		return sb_guard_raise(SB_EXC_FILE_NOT_FOUND, msg, spelled);
 	case SB_FS_READ_ONLY:
+		note_file(abs, d->expose->rule, d->expose->ref, ADD_RW);
 		format_ref(ref, sizeof(ref), d->expose->ref);
 		/* a directory prints with its slash, like the spec's example;
 		 * a file exposed alone (beyond the seed) without */
@@ -357,7 +401,12 @@ static int refuse(const struct sb_fs_decision *d, const char *spelled,
 			 d->expose->rule, ref);
 		return sb_guard_raise(SB_EXC_PERMISSION, msg, spelled);
 	default:
-		return refuse_not_exposed(abs, spelled);
+		if (sb_g.learning)
+			return 0;
+		note_file(abs, NULL, none, write ? ADD_RW : ADD_RO);
+		if (!write)
+			mute_importlib_look();
+		return raise_not_exposed(abs, spelled);
 	}
 }
 
@@ -434,7 +483,7 @@ static int judge_located(const char *spelled, const struct fs_paths *fp,
 		return 0;
 	if (sb_g.learning)
 		return learn_access(fp, flags);
-	return refuse(&d, spelled, fp->abs);
+	return refuse(&d, spelled, fp->abs, (flags & J_WRITE) != 0);
 }
 
 /* A symlink met on the way to an exposure (Debian's /lib -> usr/lib):
@@ -471,7 +520,7 @@ static int judge(const char *path, int dir_fd, unsigned flags,
 		return 0;
 	if (sb_g.learning)
 		return learn_access(fp, flags);
-	return refuse(&d, path, fp->abs);
+	return refuse(&d, path, fp->abs, (flags & J_WRITE) != 0);
 }
 
 int sb_files_check(const char *path, int dir_fd, bool write)

@@ -14,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,12 @@
 
 #include "fdio.h"
 #include "api_registry.h"
+#include "denial.h"
 #include "policy_blob.h"
 
 #define GUARD_LIB_NAME "libpysb-guard.so"
 
-struct sb_guard sb_g;
+struct sb_guard sb_g = { .log_fd = -1 };
 __thread int sb_guard_busy;
 
 static PyObject *exc_class[SB_EXC_COUNT];
@@ -201,10 +203,105 @@ static void set_errno(enum sb_exc kind)
 	}
 }
 
+/* ---- the denial log ---- */
+
+#define NOTE_MAX (PATH_MAX + 256)
+
+static __thread struct {
+	bool set, mute;
+	char kind[16];
+	char target[NOTE_MAX], rule[NOTE_MAX], add[NOTE_MAX];
+	bool has_rule, has_add;
+} note;
+
+void sb_guard_note(const char *kind, const char *target, const char *rule,
+		   const char *add)
+{
+	if (sb_g.log_fd < 0)
+		return; /* no log: a refusal costs what it did before */
+	note.set = true;
+	snprintf(note.kind, sizeof(note.kind), "%s", kind);
+	snprintf(note.target, sizeof(note.target), "%s", target ? target : "");
+	note.has_rule = rule != NULL;
+	snprintf(note.rule, sizeof(note.rule), "%s", rule ? rule : "");
+	note.has_add = add != NULL;
+	snprintf(note.add, sizeof(note.add), "%s", add ? add : "");
+}
+
+void sb_guard_no_log(void)
+{
+	note.mute = true;
+}
+
+/* One record for one refusal. Under os-sandbox=subprocess the guard
+ * writes the log itself; under landlock it sends the fields to the
+ * supervisor, which writes the record from outside the sandbox (the
+ * program never holds the log's descriptor there). A failure to log never
+ * turns a refusal into an allowance, nor the reverse. */
+static void log_refusal(const char *kind, const char *target)
+{
+	struct sb_denial d = {
+		.layer = SB_LAYER_PYTHON,
+		.by = "sandbox",
+		.pid = getpid(),
+		.kind = kind,
+		.target = target,
+	};
+	int saved = errno;
+
+	if (sb_g.log_fd < 0 || sb_g.learning || note.mute)
+		goto out;
+	if (note.set) {
+		d.kind = note.kind;
+		d.target = note.target;
+		d.rule = note.has_rule ? note.rule : NULL;
+		d.add = note.has_add ? note.add : NULL;
+	}
+	if (sb_g.log_relay) {
+		struct sb_buf b = { 0 };
+		ssize_t n;
+
+		/* one datagram: kind, target, rule, add ("" and a flag
+		 * byte tell "none" from an empty string) */
+		sb_buf_put_field(&b, d.kind);
+		sb_buf_puts(&b, "\t");
+		sb_buf_put_field(&b, d.target ? d.target : "");
+		sb_buf_puts(&b, d.rule ? "\t+" : "\t-");
+		sb_buf_put_field(&b, d.rule ? d.rule : "");
+		sb_buf_puts(&b, d.add ? "\t+" : "\t-");
+		sb_buf_put_field(&b, d.add ? d.add : "");
+		do
+			n = write(sb_g.log_fd, b.s, b.len);
+		while (n < 0 && errno == EINTR);
+		sb_buf_free(&b);
+	} else {
+		sb_denial_write(sb_g.log_fd, &d);
+	}
+out:
+	note.set = note.mute = false;
+	errno = saved;
+}
+
+static const char *exc_kind(enum sb_exc kind)
+{
+	switch (kind) {
+	case SB_EXC_FILE_NOT_FOUND:
+	case SB_EXC_PERMISSION:
+		return "file";
+	case SB_EXC_SOCKET:
+		return "network";
+	case SB_EXC_MODULE:
+		return "import";
+	default:
+		return "?";
+	}
+}
+
 int sb_guard_raise(enum sb_exc kind, const char *message, const char *name)
 {
 	PyObject *cls, *args, *exc;
 
+	log_refusal(exc_kind(kind), name ? name : message);
 	set_errno(kind);
 
 	if (!pkg_module)
@@ -233,8 +330,14 @@ int sb_guard_raise(enum sb_exc kind, const char *message, const char *name)
 int sb_guard_raise_api(const char *qualname, const char *category)
 {
 	PyObject *args, *exc;
-	char msg[512];
+	char msg[512], add[256];
 
+	if (!note.set && sb_g.log_fd >= 0) {
+		snprintf(add, sizeof(add), "python-api=ALLOW:%s", qualname);
+		sb_guard_note("api", qualname, NULL,
+			      strchr(qualname, ' ') ? NULL : add);
+	}
+	log_refusal("api", qualname);
 	if (!pkg_module)
 		load_package();
 	if (!api_exc_class) {
@@ -914,6 +1017,12 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	sb_buf_free(&data);
 	sb_g.pkgdir = blob.pkgdir;
 	sb_g.learning = blob.learning;
+	sb_g.log_fd = blob.log_fd;
+	sb_g.log_relay = blob.log_relay;
+	/* the programs it starts run without the guard: no log for them */
+	if (sb_g.log_fd >= 0 && fcntl(sb_g.log_fd, F_SETFD, FD_CLOEXEC) < 0)
+		die("the denial log's descriptor %d: %s", sb_g.log_fd,
+		    strerror(errno));
 	banner_wanted = blob.repl_banner;
 	if (blob.learning) {
 		if (blob.learn_fd < 3)

@@ -26,6 +26,8 @@ struct sb_guard {
 	const char *stdlib; /* dirname(os.__file__), for dynamic-code */
 	bool armed;
 	bool learning;
+	int log_fd;     /* the denial log (or the relay to it), -1: none */
+	bool log_relay; /* log_fd is the supervisor's relay socket */
 };
 
 extern struct sb_guard sb_g;
@@ -45,6 +47,16 @@ enum sb_exc {
 /* Set the pysandboxes exception 'kind' with 'message' (and the file name
  * or module name it concerns, may be NULL). Always returns -1. */
 int sb_guard_raise(enum sb_exc kind, const char *message, const char *name);
+/* What the next sb_guard_raise() of this thread tells the denial log: the
+ * kind ("file", "network", "import", "api"), the target, the rule that
+ * decided (NULL: none) and the rule to add (NULL: none is known). Set just
+ * before raising; without a note the record names the exception's file or
+ * module name, or its message. The strings are copied. */
+void sb_guard_note(const char *kind, const char *target, const char *rule,
+		   const char *add);
+/* The next sb_guard_raise() of this thread repeats a refusal the log has
+ * already (an error raised again with a better message): no record. */
+void sb_guard_no_log(void);
 /* RuleApiPermissionError(qualname, category); returns -1. */
 int sb_guard_raise_api(const char *qualname, const char *category);
 /* Deny a registry entry unless the policy allows it: 0 or -1 (raised). */

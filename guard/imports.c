@@ -26,6 +26,7 @@
  */
 #include "guard.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,7 @@ static int native_grant(const char *name, const char *file,
 			 "access: it needs the rule python-api=ALLOW:native, a "
 			 "python-import= rule is not enough",
 			 name);
+	sb_guard_note("import", name, NULL, "python-api=ALLOW:native");
 	return sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
 
@@ -151,6 +153,8 @@ static int judge(const char *name)
 		snprintf(learn_pending, sizeof(learn_pending), "%s", top);
 		return 0;
 	}
+	snprintf(msg, sizeof(msg), "python-import=%s", top);
+	sb_guard_note("import", top, NULL, msg);
 	snprintf(msg, sizeof(msg), "Module named '%s' is not allowed by a rule",
 		 top);
 	return sb_guard_raise(SB_EXC_MODULE, msg, top);
@@ -205,6 +209,7 @@ static void capsule_refusal(PyObject *importer)
 		 "Module named '%s' is not allowed by a rule (the C module "
 		 "'%s' imports it): add python-import=%s",
 		 name, who, name);
+	sb_guard_no_log(); /* judge() logged it */
 	sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
 
@@ -578,6 +583,28 @@ static int judge_extension(const char *name, const struct sb_extmod *m)
 	return 0;
 }
 
+/* A module's definition need not live in its own file: a CFFI module's
+ * is made by _cffi_backend, on the heap. Then the PyInit_ function CPython
+ * called is judged instead: the object loaded under the judged path (the
+ * loader opened the canonical path: judged_spec()) and the symbol in it
+ * must be mapped from the file judged, or, where /proc is out of reach,
+ * export the same PyInit_ names. 'r' when that object is not loaded. */
+static int check_init(const char *name, const struct sb_extmod *m, int r)
+{
+	const char *last = strrchr(name, '.');
+	char sym[160];
+	void *h = dlopen(m->canon, RTLD_LAZY | RTLD_NOLOAD), *init;
+
+	if (!h)
+		return r;
+	snprintf(sym, sizeof(sym), "PyInit_%.140s", last ? last + 1 : name);
+	init = dlsym(h, sym);
+	if (init)
+		r = sb_extmod_check_loaded(init, m);
+	dlclose(h);
+	return r;
+}
+
 /* After the load: the module's code is mapped from the file judged, not
  * from one swapped in under the same path since. */
 static int check_loaded(PyObject *mod, const char *name,
@@ -590,6 +617,8 @@ static int check_loaded(PyObject *mod, const char *name,
 	if (!def)
 		py.PyErr_Clear();
 	r = def ? sb_extmod_check_loaded(def, m) : -ENOENT;
+	if (r == -EXDEV || r == -ENOENT)
+		r = check_init(name, m, r);
 	if (r == 0)
 		return 0;
 	snprintf(msg, sizeof(msg),

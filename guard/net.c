@@ -391,6 +391,35 @@ static const struct sb_net_rule *decide(unsigned kind, unsigned dir,
 	return own_port(kind, dir, a, port) ? self : NULL;
 }
 
+/* The denial log's note of a refused address: the rule that decided and
+ * the net= rule that would allow it (for the name when one was given). */
+static void note_net(unsigned kind, unsigned dir, const char *name,
+		     const struct sb_addr *a, unsigned port,
+		     const struct sb_net_rule *r)
+{
+	char ip[INET6_ADDRSTRLEN], target[HOST_MAX + 64], add[HOST_MAX + 64];
+	char rule[PATH_MAX + 512], ref[PATH_MAX + 32];
+	const char *t;
+	bool v6;
+
+	if (sb_g.log_fd < 0)
+		return;
+	t = addr_text(a, ip);
+	v6 = strchr(t, ':') != NULL;
+
+	snprintf(target, sizeof(target), "%s%s%s:%u", v6 ? "[" : "", t,
+		 v6 ? "]" : "", port);
+	snprintf(add, sizeof(add), "net=ALLOW|%s|%s|%u|%s",
+		 kind == SB_NET_UDP ? "UDP" : "TCP", name ? name : t, port,
+		 dir == SB_NET_IN ? "IN" : "OUT");
+	if (r) {
+		format_ref(r->ref, ref, sizeof(ref));
+		snprintf(rule, sizeof(rule), "%s from %s", r->rule, ref);
+	}
+	/* an explicit DENY is tried before every ALLOW: no rule to add */
+	sb_guard_note("network", target, r ? rule : NULL, r ? NULL : add);
+}
+
 /* Judge every address a host stands for (E13): all must be allowed. 'name'
  * is the host name as written, NULL for a literal. Messages follow the
  * seed (5.3), except that an explicit refusal prints DENIED and drops the
@@ -435,6 +464,7 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 			continue;
 		}
 		dest_note(&addrs[i], dir, note, sizeof(note));
+		note_net(kind, dir, name, &addrs[i], port, r);
 		if (r) {
 			format_ref(r->ref, ref, sizeof(ref));
 			sb_buf_printf(&b,
@@ -468,6 +498,14 @@ static int refuse_unpinned(const char *host, unsigned port)
 
 	if (sb_g.learning)
 		return 0; /* the address it resolves to is judged, and learned */
+	{
+		char t[HOST_MAX + 16], add[HOST_MAX + 40];
+
+		snprintf(t, sizeof(t), "%s:%u", host, port);
+		snprintf(add, sizeof(add), "net=ALLOW|TCP|%s|%u|OUT", host,
+			 port);
+		sb_guard_note("network", t, NULL, add);
+	}
 	sb_buf_printf(&b,
 		      "Guard network connection to '[%s]:%u' DENIED: the name '%s' is not pinned by a net= rule.",
 		      host, port, host);
@@ -480,6 +518,12 @@ static int refuse_resolution(const char *host)
 
 	if (sb_g.learning)
 		return 0; /* learned when the program uses an address */
+	{
+		char add[HOST_MAX + 40];
+
+		snprintf(add, sizeof(add), "net=ALLOW|TCP|%s|<port>|OUT", host);
+		sb_guard_note("network", host, NULL, add);
+	}
 	sb_buf_printf(&b,
 		      "Guard name resolution of '%s' DENIED: no net= rule names this host. Add net=ALLOW|TCP|%s|<port>|OUT to resolve and reach it (an address rule allows addresses, not lookups).",
 		      host, host);

@@ -219,6 +219,16 @@ static int scan_long(struct scan *s, const char *arg)
 		out->config = val;
 		return 0;
 	}
+	if (!strcmp(key, "pysandboxes-log")) {
+		/* the rule log-file=, with an argument's priority */
+		val = eq ? eq + 1 : next_value(s);
+		if (!val || !*val)
+			return usage_error(s, "argument --pysandboxes-log: "
+					      "expected one argument");
+		*SB_VEC_PUSH(s->a, out->rules) =
+			sb_arena_printf(s->a, "log-file=%s", val);
+		return 0;
+	}
 	if (!strcmp(key, "pysandboxes-explain")) {
 		if (eq)
 			return usage_error(s, "argument --pysandboxes-explain: "
@@ -333,6 +343,10 @@ const char sb_cli_help[] =
 	"Sandbox options:\n"
 	"  --pysandboxes-config FILE\n"
 	"                        Where to find the rule file (.py-sandboxes).\n"
+	"  --pysandboxes-log FILE\n"
+	"                        "
+	"Append one JSON line per refusal to FILE (the rule\n"
+	"                        log-file=FILE).\n"
 	"  --pysandboxes-explain\n"
 	"                        "
 	"Print the effective policy and what the run would do,\n"

@@ -191,6 +191,28 @@ static void explain_modes(const struct sb_policy *p,
 	if (p->learning)
 		sb_buf_printf(out, "#   Learned rules will be written to '%s'.\n",
 			      p->learn_path);
+	if (p->log_path)
+		sb_buf_printf(out, "# Denial log: %s, from %s%s\n", p->log_path,
+			      sb_ref_format(p->arena, p->log_ref),
+			      p->learning ? " (a learning run refuses nothing)"
+			      : p->provider == SB_PROVIDER_LANDLOCK
+				      ? "; written by the supervisor, the "
+					"guard's refusals relayed"
+			      : p->provider == SB_PROVIDER_UNSHARE ||
+					p->provider == SB_PROVIDER_BWRAP ||
+					p->provider == SB_PROVIDER_FIREJAIL
+				      ? "; written by the supervisor inside "
+					"the namespaces (pids as the "
+					"sandbox numbers them), the guard's "
+					"refusals relayed"
+			      : p->provider == SB_PROVIDER_SUBPROCESS
+				      ? "; written by the guard in the "
+					"program's process (weaknesses.md 77)"
+			      : p->provider == SB_PROVIDER_AUTO
+				      ? "; written as landlock or subprocess "
+					"does, whichever auto picks"
+				      : "; not written under this provider: "
+					"the run would stop");
 	if (p->locked)
 		sb_buf_printf(out,
 			      "# Locked by learn=false at %s: no learning, no "

@@ -31,6 +31,7 @@
 #include "ns.h"
 #include "run_limits.h"
 #include "stage.h"
+#include "suplog.h"
 
 #define BWRAP_STAGE "/.python-sb"
 
@@ -282,6 +283,7 @@ static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 			  const struct sb_kernel_ctx *ctx, const char *self,
 			  int policy_fd, int stage_fd)
 {
+	int log, relay, peer;
 	size_t i;
 
 	push(a, v, "--noprofile");
@@ -295,7 +297,14 @@ static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 	push(a, v, "--protocol=unix,inet,inet6");
 	if (!firejail_options(a, p, v) && !p->any_net_rule)
 		push(a, v, "--net=none");
-	push(a, v, sb_arena_printf(a, "--keep-fd=%d,%d", policy_fd, stage_fd));
+	sb_suplog_fds(&log, &relay, &peer);
+	if (log >= 0) /* the denial log, both ends of its relay (stage.c) */
+		push(a, v, sb_arena_printf(a, "--keep-fd=%d,%d,%d,%d,%d",
+					   policy_fd, stage_fd, log, relay,
+					   peer));
+	else
+		push(a, v, sb_arena_printf(a, "--keep-fd=%d,%d", policy_fd,
+					   stage_fd));
 	push(a, v, "--whitelist=/etc/hosts");
 	if (whitelistable(self))
 		push(a, v, sb_arena_printf(a, "--whitelist=%s", self));
@@ -494,7 +503,7 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 	char *const no_env[] = { NULL };
 	char self[PATH_MAX];
 	struct sb_stage st = { 0 };
-	int hosts_fd = -1, stage_fd, sig[2] = { -1, -1 };
+	int hosts_fd = -1, stage_fd, sig[2] = { -1, -1 }, log_peer;
 	ssize_t len;
 	char **targv;
 
@@ -563,6 +572,7 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 		st.cgroup_mask = sb_limits_cgroup_mask(ctx->limits);
 		st.cgroup_version = ctx->limits->cg_version;
 	}
+	sb_suplog_fds(&st.log_fd, &st.relay_fd, &log_peer);
 	if (provider == SB_PROVIDER_BWRAP) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
 			       sig) < 0 ||

@@ -50,6 +50,9 @@ struct sb_learned {
 	SB_VEC(struct sb_learned_net) nets;
 	SB_VEC(const char *) imports;
 	SB_VEC(const char *) apis;
+	/* whole rules "eval-KEY=token" an evaluation of the trusted run
+	 * needed, and "eval-on" for each evaluation (seed 4.3) */
+	SB_VEC(const char *) evals;
 };
 
 /* Add the complete lines of data[0..len) to 'l'; returns the number of bytes

@@ -177,8 +177,14 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 
 	if (bad || nf < 2 || nf > 6)
 		return;
-	if (strcmp(f[0], "env") == 0 || strcmp(f[0], "import") == 0 ||
-	    strcmp(f[0], "api") == 0) {
+	if (strcmp(f[0], "eval") == 0) {
+		if (nf == 2 &&
+		    (strcmp(f[1], "eval-on") == 0 ||
+		     (strncmp(f[1], "eval-", 5) == 0 && strchr(f[1], '='))) &&
+		    !str_in(l->evals.v, l->evals.n, f[1]))
+			*SB_VEC_PUSH(a, l->evals) = f[1];
+	} else if (strcmp(f[0], "env") == 0 || strcmp(f[0], "import") == 0 ||
+		   strcmp(f[0], "api") == 0) {
 		bool env = f[0][0] == 'e', imp = f[0][0] == 'i';
 
 		if (nf != 2 || !*f[1])
@@ -1294,6 +1300,125 @@ static void gen_api(struct sb_arena *a, const struct sb_learned *l,
 	}
 }
 
+/* ---- dynamically evaluated code (<learning_guard_eval>) ---- */
+
+/* The tokens of the records "key=token", sorted, once each. */
+static void eval_tokens(struct sb_arena *a, const struct sb_learned *l,
+			const char *key, str_vec *out)
+{
+	size_t i, n = strlen(key);
+
+	for (i = 0; i < l->evals.n; i++) {
+		const char *r = l->evals.v[i];
+
+		if (strncmp(r, key, n) == 0 && r[n] == '=' && r[n + 1] &&
+		    !str_in(out->v, out->n, r + n + 1))
+			*SB_VEC_PUSH(a, *out) = r + n + 1;
+	}
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_str);
+}
+
+/* A syntax group replaces its nodes only if every node of it was seen. */
+static void syntax_groups(struct sb_arena *a, str_vec *t)
+{
+	const char *const *nodes;
+	const char *name;
+	bool *gone = sb_arena_alloc(a, t->n + 1);
+	str_vec out = { 0 };
+	size_t i, k, j;
+
+	for (i = 0; (name = sb_eval_syntax_group_at(i, &nodes)); i++) {
+		bool all = nodes[0] != NULL;
+
+		for (k = 0; all && nodes[k]; k++)
+			all = str_in(t->v, t->n, nodes[k]);
+		if (!all)
+			continue;
+		for (j = 0; j < t->n; j++)
+			for (k = 0; nodes[k]; k++)
+				gone[j] |= strcmp(t->v[j], nodes[k]) == 0;
+		*SB_VEC_PUSH(a, out) = name;
+	}
+	for (j = 0; j < t->n; j++)
+		if (!gone[j])
+			*SB_VEC_PUSH(a, out) = t->v[j];
+	if (out.n)
+		qsort(out.v, out.n, sizeof(*out.v), cmp_str);
+	*t = out;
+}
+
+static bool default_eval_profile(const struct sb_policy *p)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->eval_profiles.n; i++)
+		if (!p->eval_profiles.v[i].name[0])
+			return true;
+	return false;
+}
+
+/* The narrowest eval-* lines for what the trusted run evaluated: the
+ * guard checked each source against the default profile and recorded
+ * the rule each refusal named (never python-api=ALLOW:builtins.eval for
+ * a source string). */
+static void gen_eval(struct sb_arena *a, const struct sb_learned *l,
+		     const struct sb_learn_ctx *ctx, struct family *fam)
+{
+	static const char *const lists[] = {
+		"eval-syntax", "eval-import", "eval-call", "eval-attribute",
+		"eval-magic",
+	};
+	static const char *const maxima[] = { "eval-max-depth",
+					      "eval-max-nodes" };
+	static const char observed[] = "                    # \u26a0 "
+				       "runtime-observed";
+	struct group *g;
+	size_t i, k;
+
+	if (!l->evals.n)
+		return;
+	g = new_group(a, fam, NULL);
+	for (i = 0; i < SB_ARRAY_LEN(lists); i++) {
+		str_vec t = { 0 };
+		struct sb_buf b = { 0 };
+		bool hidden = false;
+
+		eval_tokens(a, l, lists[i], &t);
+		if (i == 0)
+			syntax_groups(a, &t);
+		if (!t.n)
+			continue;
+		sb_buf_printf(&b, "%s=", lists[i]);
+		for (k = 0; k < t.n; k++) {
+			hidden |= sb_learn_hidden_chars(t.v[k]);
+			sb_buf_printf(&b, "%s%s", k ? ", " : "", t.v[k]);
+		}
+		if (hidden)
+			flag_name(a, fam, sb_learn_escape(a, b.s));
+		else
+			*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(
+				a, "%s%s", b.s, i >= 3 ? observed : "");
+		sb_buf_free(&b);
+	}
+	for (i = 0; i < SB_ARRAY_LEN(maxima); i++) {
+		str_vec t = { 0 };
+		long best = 0;
+
+		eval_tokens(a, l, maxima[i], &t);
+		for (k = 0; k < t.n; k++)
+			if (atol(t.v[k]) > best)
+				best = atol(t.v[k]);
+		if (best > 0)
+			*SB_VEC_PUSH(a, g->lines) =
+				sb_arena_printf(a, "%s=%ld", maxima[i], best);
+	}
+	/* an evaluation that needed nothing beyond the defaults still needs
+	 * the default profile on, or eval() stays refused */
+	if (!g->lines.n && !default_eval_profile(ctx->policy))
+		*SB_VEC_PUSH(a, g->lines) = "eval-namespace=adaptive";
+}
+
 /* ---- the merge (4.5) ---- */
 
 static bool family_empty(const struct family *fam)
@@ -1374,6 +1499,28 @@ static const char *rule_path(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 
 /* The expose-rw= that holds 'path', learned or already in force, or
  * NULL: the enforcer refuses an absent include under either. */
+/* The directory a learned value names: its place's spelling
+ * ("${TMPDIR:-/tmp}", "~/.cache"...) read back as collect_places() spelled
+ * it, else a path as the parser reads it. */
+static const char *unspell(struct sb_arena *a, const struct sb_learn_ctx *ctx,
+			   const char *v)
+{
+	place_vec pv = { 0 };
+	size_t i, n;
+
+	collect_places(a, ctx, &pv);
+	for (i = 0; i < pv.n; i++) {
+		n = strlen(pv.v[i].spelling);
+		if (pv.v[i].spelling[0] != '.' && pv.v[i].spelling[0] != '~' &&
+		    strncmp(v, pv.v[i].spelling, n) == 0 &&
+		    (!v[n] || v[n] == '/'))
+			return sb_path_normalize(
+				a, sb_arena_printf(a, "%s%s", pv.v[i].dir,
+						   v + n));
+	}
+	return rule_path(a, ctx, v);
+}
+
 static const char *learned_rw_over(struct sb_arena *a,
 				   const struct sb_learn_ctx *ctx,
 				   const struct family *fam, const char *path)
@@ -1392,7 +1539,7 @@ static const char *learned_rw_over(struct sb_arena *a,
 			const char *line = fam->groups.v[i].lines.v[j];
 
 			if (strncmp(line, "expose-rw=", 10) == 0 &&
-			    sb_path_under(path, rule_path(a, ctx, line + 10)))
+			    sb_path_under(path, unspell(a, ctx, line + 10)))
 				return line;
 		}
 	return NULL;
@@ -1428,14 +1575,14 @@ static const char *disabled_include(struct sb_arena *a,
 			       rw, line);
 }
 
-enum { F_ENVS, F_FILES, F_SOCKET, F_IMPORT, F_API, F_COUNT };
+enum { F_ENVS, F_FILES, F_SOCKET, F_IMPORT, F_API, F_EVAL, F_COUNT };
 
 void sb_learn_merge(struct sb_arena *a, const char *existing,
 		    const struct sb_learned *l, const struct sb_learn_ctx *ctx,
 		    struct sb_buf *out, bool *added)
 {
 	static const char *const markers[F_COUNT] = {
-		"envs", "files", "socket", "import", "api",
+		"envs", "files", "socket", "import", "api", "eval",
 	};
 	struct family fams[F_COUNT];
 	bool done[F_COUNT] = { false };
@@ -1452,6 +1599,7 @@ void sb_learn_merge(struct sb_arena *a, const char *existing,
 	gen_net(a, l, ctx, &fams[F_SOCKET]);
 	gen_imports(a, l, ctx, text, &fams[F_IMPORT]);
 	gen_api(a, l, ctx, &fams[F_API]);
+	gen_eval(a, l, ctx, &fams[F_EVAL]);
 
 	for (s = text; *s;) {
 		size_t n = strcspn(s, "\n");

@@ -17,6 +17,7 @@
 #include "exit_status.h"
 #include "netsup.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,7 @@
 #include "notif.h"
 #include "policy_net.h"
 #include "selfport.h"
+#include "suplog.h"
 
 /* A copy of a payload is bounded: a stream socket gets a short write (which
  * its callers must handle anyway), a datagram larger than this EMSGSIZE. */
@@ -147,6 +149,34 @@ static pid_t self_root;
 /* prepare() returns this when the caller is gone: no answer is due. */
 #define GONE 1
 
+/* The denial log's record of an address refused here. */
+static void log_refused_addr(const struct call *c, unsigned kind,
+			     unsigned dir, const struct sb_addr *a,
+			     uint16_t port, const struct sb_net_rule *r)
+{
+	char ip[INET6_ADDRSTRLEN], target[INET6_ADDRSTRLEN + 16];
+	char add[INET6_ADDRSTRLEN + 40], *rule = NULL;
+	struct sb_arena *ar;
+
+	if (!sb_suplog_on())
+		return;
+	if (!inet_ntop(a->family, a->bytes, ip, sizeof(ip)))
+		snprintf(ip, sizeof(ip), "?");
+	snprintf(target, sizeof(target), "%s%s%s:%u",
+		 a->family == AF_INET6 ? "[" : "", ip,
+		 a->family == AF_INET6 ? "]" : "", port);
+	snprintf(add, sizeof(add), "net=ALLOW|%s|%s|%u|%s",
+		 kind == SB_NET_UDP ? "UDP" : "TCP", ip, port,
+		 dir == SB_NET_IN ? "IN" : "OUT");
+	ar = sb_arena_new();
+	if (r)
+		rule = sb_arena_printf(ar, "%s from %s", r->rule,
+				       sb_ref_format(ar, r->ref));
+	/* an explicit DENY is tried before every ALLOW: no rule to add */
+	sb_suplog_refused(c->pid, "network", target, rule, r ? NULL : add);
+	sb_arena_free(ar);
+}
+
 static bool allowed(const struct sb_policy *p, const struct call *c,
 		    unsigned dir, const struct sb_addr *a, uint16_t port)
 {
@@ -157,12 +187,22 @@ static bool allowed(const struct sb_policy *p, const struct call *c,
 		kind = SB_NET_TCP;
 	else if (c->proto == IPPROTO_UDP || c->proto == IPPROTO_UDPLITE)
 		kind = SB_NET_UDP;
-	else
-		return false; /* ICMP, SCTP...: no net= rule names them */
+	else {
+		/* ICMP, SCTP...: no net= rule names them */
+		if (sb_suplog_on())
+			sb_suplog_refused(c->pid, "network", "a socket of a "
+					  "protocol no net= rule names",
+					  NULL, NULL);
+		return false;
+	}
 	r = sb_net_decide(p, kind, dir, a, port);
-	if (!r && sb_net_self_rule(p, kind, dir, a))
-		return sb_self_port(a, port, self_root);
-	return r && r->allow;
+	if (!r && sb_net_self_rule(p, kind, dir, a) &&
+	    sb_self_port(a, port, self_root))
+		return true;
+	if (r && r->allow)
+		return true;
+	log_refused_addr(c, kind, dir, a, port, r);
+	return false;
 }
 
 /* The address an inet socket will use, read the way the kernel reads 'ss'
@@ -252,8 +292,14 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	*pathfd = -1;
 	if (*len <= off) /* unnamed: autobind, or the kernel says EINVAL */
 		return 0;
-	if (sun->sun_path[0] == '\0')
-		return create ? 0 : -EPERM;
+	if (sun->sun_path[0] == '\0') {
+		if (create)
+			return 0;
+		sb_suplog_refused(pid, "unix-socket",
+				  "an abstract Unix socket (no rule can name "
+				  "one)", NULL, NULL);
+		return -EPERM;
+	}
 	n = strnlen(sun->sun_path, *len - off);
 	memcpy(path, sun->sun_path, n);
 	path[n] = '\0';
@@ -306,6 +352,24 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	}
 	sb_fs_decide(p, path, abs, canon, true, &d);
 	if (d.verdict != SB_FS_ALLOW) {
+		const char *rule = d.verdict == SB_FS_IGNORED ? d.ignore->rule
+				   : d.verdict == SB_FS_READ_ONLY
+					   ? d.expose->rule
+					   : NULL;
+		struct sb_ref ref = d.verdict == SB_FS_IGNORED ? d.ignore->ref
+				    : rule ? d.expose->ref
+					   : (struct sb_ref){ 0 };
+		char add[PATH_MAX + 16], from[2 * PATH_MAX + 64];
+		struct sb_arena *ar = sb_arena_new();
+
+		snprintf(add, sizeof(add), "expose-rw=%s", canon);
+		if (rule)
+			snprintf(from, sizeof(from), "%s from %s", rule,
+				 sb_ref_format(ar, ref));
+		sb_suplog_refused(pid, "unix-socket", canon,
+				  rule ? from : NULL,
+				  d.verdict == SB_FS_IGNORED ? NULL : add);
+		sb_arena_free(ar);
 		close(fd);
 		return -EACCES;
 	}
@@ -321,8 +385,15 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 }
 
 /* Why a DNS query was refused, on stderr: the program sees EACCES. */
-static void dns_refused(const char *name, const char *what)
+static void dns_refused(pid_t pid, const char *name, const char *what)
 {
+	char add[300];
+
+	if (name)
+		snprintf(add, sizeof(add), "net=ALLOW|TCP|%s|<port>|OUT",
+			 name);
+	sb_suplog_refused(pid, "dns", name ? name : what, NULL,
+			  name ? add : "net=ALLOW|UDP|*|53|OUT");
 	if (name)
 		fprintf(stderr,
 			"python-sb: network: DNS query for '%s' refused: no net= rule names this host.\n"
@@ -368,14 +439,14 @@ static int judge_dns(const struct sb_policy *p, const struct call *c,
 	 * a write() or a send() without an address, which never come here,
 	 * would append to it */
 	if ((c->flags & MSG_MORE) || udp_corked(c->sock)) {
-		dns_refused(NULL,
+		dns_refused(c->pid, NULL,
 			    "a corked datagram to port 53 (MSG_MORE, UDP_CORK)");
 		return -EACCES;
 	}
 	rc = sb_dns_query_judge(p, m->data, m->len, name, sizeof(name));
 	if (rc == 1)
 		return 0;
-	dns_refused(rc == 0 ? name : NULL,
+	dns_refused(c->pid, rc == 0 ? name : NULL,
 		    "a datagram to port 53 that is not a plain query");
 	return -EACCES;
 }
@@ -406,7 +477,7 @@ static int judge_addr(const struct sb_policy *p, const struct call *c,
 		if (op != OP_BIND && port == SB_DNS_PORT &&
 		    (op == OP_CONNECT || c->type != SOCK_DGRAM) &&
 		    !sb_net_names_any(p)) {
-			dns_refused(NULL, "a connection to port 53");
+			dns_refused(c->pid, NULL, "a connection to port 53");
 			return -EACCES;
 		}
 		return 0;
@@ -1113,6 +1184,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	}
 	close(ack[1]);
 	close(hand[0]);
+	sb_suplog_started();
 	signal(SIGPIPE, SIG_IGN);
 	s.listener = lfd;
 	pthread_mutex_init(&s.mu, NULL);
@@ -1133,21 +1205,24 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	ofd = sb_limits_oom_fd(lim, &oev);
 	cfd = sb_limits_cpu_fd(lim);
 	for (;;) {
-		struct pollfd pfd[5] = { { live, POLLIN, 0 },
+		struct pollfd pfd[6] = { { live, POLLIN, 0 },
 					 { sfd, POLLIN, 0 },
+					 { sb_suplog_relay_fd(), POLLIN, 0 },
 					 { tfd, POLLIN, 0 },
 					 { ofd, oev, 0 },
 					 { cfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 
 		/* a negative fd is ignored by poll */
-		if (poll(pfd, 5, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 6, -1) < 0 && errno != EINTR)
 			break;
-		if (pfd[3].revents & oev)
+		if (pfd[2].revents & POLLIN)
+			sb_suplog_drain();
+		if (pfd[4].revents & oev)
 			sb_limits_oom_event(lim, ofd, pid);
-		if (pfd[4].revents & POLLIN)
+		if (pfd[5].revents & POLLIN)
 			sb_limits_cpu_check(lim, cfd, pid);
-		if (tfd >= 0 && (pfd[2].revents & POLLIN)) {
+		if (tfd >= 0 && (pfd[3].revents & POLLIN)) {
 			sb_limits_expire(lim, pid);
 			close(tfd);
 			tfd = -1;
@@ -1168,6 +1243,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	if (cfd >= 0)
 		close(cfd);
 	sb_sweep_descendants();
+	sb_suplog_drain(); /* what the program sent before it ended */
 	/* workers may still hold calls of processes the program left
 	 * behind: they end with python-sb, and those calls fail */
 	free(req);

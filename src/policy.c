@@ -706,13 +706,14 @@ enum single {
 	S_RESULT_MODE,
 	S_PORT,
 	S_LEARN,
+	S_LOG_FILE,
 	S_LIMIT, /* S_LIMIT + enum sb_limit: limit-memory... */
 	S_COUNT = S_LIMIT + SB_LIMIT_COUNT
 };
 
 static const char *const single_keys[S_COUNT] = {
 	"os-sandbox", "py-sandbox", "remote-result-guard",
-	"remote-result-mode", "port", "learn",
+	"remote-result-mode", "port", "learn", "log-file",
 	"limit-memory", "limit-cpu", "limit-time", "limit-processes",
 	"limit-file-size", "limit-open-files",
 };
@@ -809,6 +810,7 @@ static void apply_single(struct parser *ps, enum single s,
 		p->port_ref = l->ref;
 		return;
 	case S_LEARN:
+	case S_LOG_FILE:
 		break;
 	default:
 		sb_parse_limit(p, (enum sb_limit)(s - S_LIMIT), l);
@@ -861,6 +863,107 @@ static void apply_learn(struct parser *ps, const struct sb_line *l)
 	}
 	p->learn_path = path;
 	p->learn_ref = l->ref;
+}
+
+/* log-file=<file>: where the denial log goes. The launcher opens it before
+ * the sandbox is applied; here it only has to name a file in a directory
+ * that exists. Whether the program could write to it is checked once the
+ * exposures are known (check_log_file). A relative name is relative to the
+ * rule file that says it, or to the working directory for an argument. */
+static void apply_log(struct parser *ps, const struct sb_line *l)
+{
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	const char *v = sb_strip(a, l->value, strlen(l->value));
+	const char *path, *base = NULL, *last;
+	char *parent, real[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	if (!*v) {
+		sb_error(p, l->ref,
+			 "Invalid value '' for 'log-file'. Use the name of "
+			 "the file the denials are written to.");
+		return;
+	}
+	v = expand_tilde(ps, v);
+	if (v[0] != '/' && ref_is_file(l->ref)) {
+		for (i = 0; i < p->files.n; i++)
+			if (strcmp(p->files.v[i].display, l->ref.file) == 0)
+				base = p->files.v[i].path;
+		parent = sb_arena_strdup(a, base ? base : p->config_path);
+		*strrchr(parent, '/') = '\0';
+		path = sb_path_join(a, *parent ? parent : "/", v);
+	} else {
+		path = sb_path_join(a, ps->o->cwd, v);
+	}
+	if (ps->o->flat) {
+		/* the launcher checked it and holds it open already */
+		p->log_path = path;
+		p->log_ref = l->ref;
+		return;
+	}
+	last = strrchr(path, '/') + 1;
+	if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
+		sb_error(p, l->ref,
+			 "Invalid value '%s' for 'log-file'. It must name a "
+			 "file, not a directory.",
+			 l->value);
+		return;
+	}
+	parent = sb_arena_strndup(a, path, (size_t)(last - path));
+	if (!realpath(parent, real) || stat(real, &st) < 0 ||
+	    !S_ISDIR(st.st_mode)) {
+		sb_error(p, l->ref,
+			 "Invalid value '%s' for 'log-file'. The parent path "
+			 "must exist.",
+			 l->value);
+		return;
+	}
+	path = sb_path_join(a, real, last);
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		sb_error(p, l->ref,
+			 "Invalid value '%s' for 'log-file'. '%s' is %s.",
+			 l->value, path,
+			 S_ISDIR(st.st_mode) ? "a directory"
+			 : S_ISLNK(st.st_mode)
+				 ? "a symbolic link, which is not followed"
+				 : "not a regular file");
+		return;
+	}
+	p->log_path = path;
+	p->log_ref = l->ref;
+}
+
+/* The program must not be able to write the log by its path: no expose-rw=
+ * may cover it (Landlock's rights add up, so an expose-ro= nearer to it
+ * does not take away the write right of an expose-rw= above it). */
+static void check_log_file(struct parser *ps)
+{
+	struct sb_policy *p = ps->p;
+	size_t i, n;
+
+	if (!p->log_path || ps->o->flat)
+		return;
+	for (i = 0; i < p->exposes.n; i++) {
+		const struct sb_expose *e = &p->exposes.v[i];
+
+		if (e->mode != SB_EXPOSE_RW)
+			continue;
+		n = strlen(e->path);
+		if (strcmp(e->path, "/") != 0 &&
+		    (strncmp(p->log_path, e->path, n) != 0 ||
+		     (p->log_path[n] != '/' && p->log_path[n] != '\0')))
+			continue;
+		sb_error(p, p->log_ref,
+			 "The log file '%s' is inside '%s', which rule '%s' "
+			 "from %s lets the program write: it could forge or "
+			 "erase the log. Put the log file outside every "
+			 "expose-rw= tree.",
+			 p->log_path, e->path, e->rule,
+			 sb_ref_format(p->arena, e->ref));
+		return;
+	}
 }
 
 struct idx_vec {
@@ -936,6 +1039,8 @@ static void stage_singles(struct parser *ps)
 		if (use->n == 1) {
 			if (k == S_LEARN)
 				apply_learn(ps, &ps->lines.v[use->v[0]]);
+			else if (k == S_LOG_FILE)
+				apply_log(ps, &ps->lines.v[use->v[0]]);
 			else
 				apply_single(ps, (enum single)k,
 					     &ps->lines.v[use->v[0]]);
@@ -1497,6 +1602,7 @@ int sb_policy_parse(const struct sb_parse_opts *o, struct sb_policy **out)
 	stage_provider_keys(&ps);
 	stage_directives(&ps);
 	check_eval_grant(&ps);
+	check_log_file(&ps);
 	decide_learning(&ps);
 	if (!o->flat && !(o->flags & SB_PARSE_NO_OWN_FILES))
 		sb_protect_own_files(p);

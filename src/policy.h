@@ -176,6 +176,11 @@ struct sb_eval_profile {
 
 /* The eval-syntax group an AST node class belongs to, or NULL. */
 const char *sb_eval_syntax_group(const char *node);
+/* The i-th eval-syntax group's name, its node classes in *nodes
+ * (NULL-terminated); NULL past the last group. */
+const char *sb_eval_syntax_group_at(size_t i, const char *const **nodes);
+/* Set every scalar of 'e' (budgets, namespace) to its default. */
+void sb_eval_profile_defaults(struct sb_eval_profile *e);
 /* Node classes every profile allows (Module, Name, Constant...). */
 bool sb_eval_core_node(const char *node);
 /* Builtins that hand evaluated code a way around the guard (getattr...). */
@@ -285,6 +290,10 @@ struct sb_policy {
 	struct sb_ref learn_ref;
 	bool locked; /* learn=false in a rule file */
 	struct sb_ref lock_ref;
+	/* log-file=<file> (--pysandboxes-log): the denial log, absolute
+	 * (its directory canonical), else NULL */
+	const char *log_path;
+	struct sb_ref log_ref;
 	/* The outcome: does this run learn, and why (for --pysandboxes-explain)?
 	 * When learning, learn_path is where the rules go and the provider is
 	 * forced to subprocess (provider_forced says so). */

@@ -12,6 +12,8 @@
  *   repl-banner 0|1
  *   config <display name of the rule file>
  *   learn-fd <descriptor for learning records, -1 when not learning>
+ *   log-fd <descriptor of the denial log, -1: none>
+ *   log-relay 0|1        (1: log-fd is the supervisor's relay socket)
  *   pin <host> <family>:<hex bytes> ...
  *   rule <file> <line> <text>
  *   end
@@ -46,6 +48,8 @@ void sb_blob_write(const struct sb_policy *p, const struct sb_blob_facts *f,
 		      "repl-banner\t%d\nlearn-fd\t%d\n",
 		      p->config_exists, p->learning, f->debug_malloc,
 		      f->repl_banner, f->learn_fd);
+	sb_buf_printf(out, "log-fd\t%d\nlog-relay\t%d\n",
+		      f->log_fd_set ? f->log_fd : -1, f->log_relay);
 	for (i = 0; i < p->pins.n; i++) {
 		const struct sb_pin *pin = &p->pins.v[i];
 
@@ -110,6 +114,7 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 
 	memset(out, 0, sizeof(*out));
 	out->learn_fd = -1;
+	out->log_fd = -1;
 	while (s < end && !seen_end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
@@ -163,6 +168,17 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 				return -1;
 			}
 			out->learn_fd = (int)v;
+		} else if (nf == 2 && strcmp(f[0], "log-fd") == 0) {
+			char *e;
+			long v = strtol(f[1], &e, 10);
+
+			if (*e || v < -1 || v > 65535) {
+				*err = "corrupt policy: bad log-fd";
+				return -1;
+			}
+			out->log_fd = (int)v;
+		} else if (nf == 2 && strcmp(f[0], "log-relay") == 0) {
+			out->log_relay = strcmp(f[1], "1") == 0;
 		} else if (nf >= 2 && strcmp(f[0], "pin") == 0) {
 			/* re-split without the 4-field cap */
 			char **all = sb_arena_alloc(a, (nf + 1) * sizeof(*all));

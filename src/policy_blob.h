@@ -22,6 +22,8 @@ struct sb_blob {
 	bool repl_banner;
 	const char *config; /* the rule file, as messages name it */
 	int learn_fd;       /* learning: where records go, else -1 */
+	int log_fd;         /* the denial log, or the relay to it; -1 */
+	bool log_relay;     /* log_fd is the supervisor's relay socket */
 };
 
 struct sb_blob_facts {
@@ -31,6 +33,11 @@ struct sb_blob_facts {
 	bool debug_malloc;
 	bool repl_banner;
 	int learn_fd; /* -1 unless learning */
+	/* the denial log's descriptor (log_fd_set: zero-initialised facts
+	 * mean no log), and whether it is the supervisor's relay */
+	bool log_fd_set;
+	int log_fd;
+	bool log_relay;
 };
 
 /* Serialise p (env= rules are left out: they were applied at exec). */

@@ -119,6 +119,14 @@ const char *sb_eval_syntax_group(const char *node)
 	return NULL;
 }
 
+const char *sb_eval_syntax_group_at(size_t i, const char *const **nodes)
+{
+	if (i >= SB_ARRAY_LEN(syntax_groups))
+		return NULL;
+	*nodes = syntax_groups[i].nodes;
+	return syntax_groups[i].name;
+}
+
 bool sb_eval_core_node(const char *node)
 {
 	return sb_str_in(node, core_nodes, SB_ARRAY_LEN(core_nodes));
@@ -875,6 +883,14 @@ void sb_parse_eval(struct sb_policy *p, const struct sb_line *l)
 		parse_scalar(p, l, e,
 			     (enum sb_eval_scalar)(i - SB_EVAL_LIST_COUNT),
 			     value);
+}
+
+void sb_eval_profile_defaults(struct sb_eval_profile *e)
+{
+	int k;
+
+	for (k = 0; k < SB_EVAL_SCALAR_COUNT; k++)
+		e->scalar[k] = scalar_defaults[k];
 }
 
 void sb_eval_finish(struct sb_policy *p)

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,7 @@
 #include "run_limits.h"
 #include "learn_native.h"
 #include "supervise.h"
+#include "suplog.h"
 
 #define GUARD_LIB "libpysb-guard.so"
 
@@ -367,6 +369,85 @@ static int run_limited(struct sb_arena *a, struct sb_limits *lim,
 	return rc;
 }
 
+/* The denial log, opened here, before any part of the sandbox is applied:
+ * append only, never through a symbolic link, not inherited by exec. The
+ * program gets it under os-sandbox=subprocess only (the guard in its
+ * process writes it); under landlock and unshare it stays with the
+ * supervisor (for unshare, the one ns.c forks inside the namespaces, which
+ * inherits it; for bwrap and firejail, the second stage the tool execs)
+ * and the guard gets a datagram socket to it. Returns 0 (facts set), or
+ * the exit status after a message. */
+static int open_log(const struct sb_policy *p, enum sb_provider provider,
+		    struct sb_blob_facts *facts)
+{
+	int fd, sv[2], on = 1;
+
+	if (!p->log_path || p->learning)
+		return 0;
+	if (provider == SB_PROVIDER_NONE) {
+		fprintf(stderr,
+			"python-sb: log-file=%s: os-sandbox=none refuses "
+			"nothing, so it writes no denial log; nothing was "
+			"run.\n",
+			p->log_path);
+		return SB_EXIT_SETUP;
+	}
+	fd = open(p->log_path,
+		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+			  O_NOCTTY | O_NONBLOCK,
+		  0600);
+	if (fd < 0) {
+		fprintf(stderr,
+			"python-sb: log-file=%s: open: %s; nothing was run.\n",
+			p->log_path, strerror(errno));
+		if (errno == ELOOP)
+			fprintf(stderr, "Hint: the log file may not be a "
+					"symbolic link.\n");
+		return SB_EXIT_SETUP;
+	}
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		fprintf(stderr,
+			"python-sb: log-file=%s: not a regular file; nothing "
+			"was run.\n",
+			p->log_path);
+		close(fd);
+		return SB_EXIT_SETUP;
+	}
+	facts->log_fd_set = true;
+	if (provider == SB_PROVIDER_SUBPROCESS) {
+		if (fcntl(fd, F_SETFD, 0) < 0)
+			goto fail;
+		facts->log_fd = fd;
+		return 0;
+	}
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+		goto fail;
+	/* the kernel tells the sender's pid: the program cannot name
+	 * another process in the records it sends */
+	if (setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
+	    fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(sv[1], F_SETFD, 0) < 0)
+		goto fail;
+	shutdown(sv[0], SHUT_WR);
+	shutdown(sv[1], SHUT_RD);
+	/* bwrap and firejail exec python-sb's second stage, which takes
+	 * the log and its end of the relay across (stage.c) */
+	if ((provider == SB_PROVIDER_BWRAP ||
+	     provider == SB_PROVIDER_FIREJAIL) &&
+	    (fcntl(fd, F_SETFD, 0) < 0 || fcntl(sv[0], F_SETFD, 0) < 0))
+		goto fail;
+	facts->log_fd = sv[1];
+	facts->log_relay = true;
+	sb_suplog_set(fd, sv[0], sv[1]);
+	return 0;
+fail:
+	fprintf(stderr, "python-sb: log-file=%s: %s; nothing was run.\n",
+		p->log_path, strerror(errno));
+	return SB_EXIT_SETUP;
+}
+
 static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		    const struct sb_cli *cli, const struct sb_interp *interp,
 		    const char *const *envp)
@@ -380,7 +461,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	bool repl = !cli->command.n && isatty(0) && !has_quiet(cli);
 	char **argv, **env;
 	size_t i, k = 0;
-	int fd = -1;
+	int fd = -1, rc;
 
 	enum sb_provider provider = p->provider;
 	struct sb_kernel_caps caps;
@@ -427,6 +508,12 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		fprintf(stderr, "python-sb: %s; nothing was run.\n", refused);
 		return SB_EXIT_SETUP;
 	}
+	rc = open_log(p, provider, &facts);
+	if (rc)
+		return rc;
+	if (provider == SB_PROVIDER_LANDLOCK && p->log_path && !p->learning &&
+	    !with_guard)
+		facts.log_fd_set = false; /* the supervisor logs alone */
 	if (with_guard) {
 		if (find_support(a, &guard, &pkgdir) < 0) {
 			fprintf(stderr,
@@ -509,7 +596,6 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	argv[k] = NULL;
 	if (p->learning) {
 		const char *err = NULL;
-		int rc;
 
 		/* the limits hold while learning too */
 		if (sb_limits_setup(a, &lim, &err) < 0) {

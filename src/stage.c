@@ -26,6 +26,7 @@
 #include "notif.h"
 #include "policy_blob.h"
 #include "run_limits.h"
+#include "suplog.h"
 
 #define MAGIC "python-sb stage 1"
 
@@ -68,6 +69,10 @@ int sb_stage_write(const struct sb_stage *st)
 	put(&b, "cgroup-version", num);
 	snprintf(num, sizeof(num), "%d", st->cgroup_dir_fd);
 	put(&b, "cgroup-dir-fd", num);
+	snprintf(num, sizeof(num), "%d", st->log_fd);
+	put(&b, "log-fd", num);
+	snprintf(num, sizeof(num), "%d", st->relay_fd);
+	put(&b, "relay-fd", num);
 	for (i = 0; st->env[i]; i++)
 		put(&b, "env", st->env[i]);
 	sb_buf_puts(&b, "end\n");
@@ -93,6 +98,7 @@ static const char *read_record(struct sb_arena *a, const char *data,
 	st->policy_fd = -1;
 	st->signal_fd = -1;
 	st->cgroup_fd[0] = st->cgroup_fd[1] = st->cgroup_dir_fd = -1;
+	st->log_fd = st->relay_fd = -1;
 	while (s < end && !seen_end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
@@ -148,6 +154,14 @@ static const char *read_record(struct sb_arena *a, const char *data,
 				st->cgroup_dir_fd = strcmp(f[1], "-1") == 0
 							    ? -1
 							    : sb_fd_parse(f[1]);
+			else if (strcmp(f[0], "log-fd") == 0)
+				st->log_fd = strcmp(f[1], "-1") == 0
+						     ? -1
+						     : sb_fd_parse(f[1]);
+			else if (strcmp(f[0], "relay-fd") == 0)
+				st->relay_fd = strcmp(f[1], "-1") == 0
+						       ? -1
+						       : sb_fd_parse(f[1]);
 			else if (strcmp(f[0], "env") == 0 && strchr(f[1], '='))
 				*SB_VEC_PUSH(a, env) = f[1];
 			else
@@ -287,6 +301,17 @@ int sb_stage_main(int argc, char **argv)
 		err = read_policy(a, st.policy_fd, &p);
 	if (!err && st.signal_fd >= 0)
 		err = send_pidfd(st.signal_fd);
+	/* the log and the relay stay with this supervisor: not the
+	 * program's (the guard's end of the relay is in the blob) */
+	if (!err && (st.log_fd >= 0) != (st.relay_fd >= 0))
+		err = "the denial log comes without its relay";
+	if (!err && st.log_fd >= 0 &&
+	    (fcntl(st.log_fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	     fcntl(st.relay_fd, F_SETFD, FD_CLOEXEC) < 0))
+		err = sb_arena_printf(a, "the denial log's descriptors: %s",
+				      strerror(errno));
+	if (!err && st.log_fd >= 0)
+		sb_suplog_set(st.log_fd, st.relay_fd, -1);
 	if (err) {
 		rc = fail(err);
 		goto out;

@@ -32,6 +32,8 @@ struct sb_stage {
 	int cgroup_version;  /* 1 or 2, with cgroup_dir_fd: the memory */
 	int cgroup_dir_fd;   /* cgroup (O_PATH), for its OOM events; -1 */
 	char *const *env;           /* the program's environment */
+	int log_fd, relay_fd;       /* the denial log and the supervisor's
+				     * end of the guard's relay; -1: none */
 };
 
 /* The stage record on a new memfd (inherited by exec, offset 0): the fd,

@@ -632,3 +632,39 @@ def test_the_formula_agent_example(run_sb, tmp_cwd):
     assert "add: eval-magic=__import__" in out
     assert "add: eval-magic=__class__" in out
     assert "'an allocation of " in out and "eval-max-alloc=1000000" in out
+
+
+def test_a_class_statement_runs_and_its_hooks_need_eval_magic(run_sb,
+                                                              tmp_cwd):
+    """eval-syntax=class once never worked (the evaluation's builtins had
+    no __build_class__, and the budget helper's name was mangled in a
+    method). A method or name bound with a dunder name is a hook the
+    interpreter calls by itself, after the evaluation too: it needs
+    eval-magic, as reading one does."""
+    r = run(run_sb, tmp_cwd, """\
+        eval-syntax=arith, class, func, assign, Call, Attribute, import
+        eval-attribute=f, x, v
+        eval-magic=__init__
+        eval-call=print
+        """, """\
+        ok = ("class A:\\n    x = 1\\n    def __init__(self, v):\\n"
+              "        self.v = v\\n    def f(self):\\n"
+              "        return self.v + A.x\\nprint('r', A(2).f())\\n")
+        attempt("ok", lambda: guarded_eval(ok, mode="exec"))
+        for label, src in (
+                ("del", "class A:\\n    def __del__(self):\\n"
+                        "        pass\\n"),
+                ("getattr", "class A:\\n    __getattr__ = 1\\n"),
+                ("arg", "def f(__class__):\\n    return 1\\n"),
+                ("alias", "import math as __loader__\\n"),
+                ("build", "__build_class__\\n")):
+            attempt(label, lambda: guarded_eval(src, mode="exec"))
+        """)
+    got = outcomes(r)
+    assert got["ok"].startswith("OK"), got
+    assert got["r"] == "3", got
+    for label, name in (("del", "__del__"), ("getattr", "__getattr__"),
+                        ("arg", "__class__"), ("alias", "__loader__"),
+                        ("build", "__build_class__")):
+        assert got[label].startswith("EvalSyntaxRejected"), (label, got)
+        assert f"add: eval-magic={name}" in got[label], (label, got)

@@ -544,3 +544,67 @@ def test_a_present_include_next_to_a_rule_file_elsewhere_stays_on(
     assert "expose-rw=." in active(rules), rules
     assert 'include "hide.conf"' in active(rules), rules
     assert "REVIEW: the include below is absent" not in rules, rules
+
+
+def test_evaluated_code_is_learned_as_eval_rules(run_sb, tmp_cwd, py):
+    """seed 4.3: a source the program evaluates is learned as the
+    narrowest eval-* lines it needs, never as a dynamic-code grant; the
+    enforcing run evaluates the same sources under the eval guard, and a
+    source the learning run never needed is refused."""
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import math, sys
+        rows = [{"a": 1, "b": 2}, {"a": 3, "b": 4}]
+        print(eval("a * 2 + b", {"math": math}, rows[0]))
+        print(eval("max(a, b) if a > 1 else -a", {}, rows[1]))
+        env = {"math": math}
+        exec("t = 0\\nfor i in range(3):\\n    t += i\\n"
+             "r = math.sqrt(16) + t", env)
+        print(env["r"])
+        code = compile("len('abc') + abs(-1)", "<f>", "eval")
+        print(eval(code), eval("1"), eval("'x'.upper()"))
+        if len(sys.argv) > 1:
+            print(eval(sys.argv[1]))
+        """))
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"])
+    assert first.stdout == second.stdout == "4\n4\n7.0\n4 1 X\n", \
+        (first.stdout, second.stdout, second.stderr)
+    lines = active(rules)
+    assert not any(ln.startswith("python-api=") for ln in lines), rules
+    assert "eval-syntax=Assign, AugAssign, Compare, For, IfExp, arith" \
+        in lines, rules
+    assert "eval-call=abs, len, math, max, range" in lines, rules
+    assert any(ln.startswith("eval-attribute=sqrt, upper")
+               for ln in lines), rules
+    # no warning left: the module the context hands over is acknowledged
+    assert "context provides" not in second.stderr, second.stderr
+    r = run_sb([f"--python={py}", "app.py", "(1).__class__"])
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "EvalSyntaxRejected" in r.stderr, r.stderr
+    assert "add: eval-magic=__class__" in r.stderr, r.stderr
+
+
+def test_an_absent_include_under_a_learned_spelled_tree_is_turned_off(
+        run_sb, tmp_cwd, py, tmp_path):
+    """A home under /tmp and a program that writes a temporary file:
+    learning writes expose-rw=${TMPDIR:-/tmp}, which holds the absent
+    user profile. The check read the learned value as a relative path,
+    kept the include, and the enforcing run refused to start."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import os, tempfile
+        fd, path = tempfile.mkstemp()
+        os.write(fd, b"abc"); os.close(fd)
+        print(open(path).read()); os.remove(path)
+        """))
+    env = {k: v for k, v in os.environ.items() if k != "TMPDIR"}
+    env["HOME"] = str(home)
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"], env=env)
+    if "expose-rw=${TMPDIR:-/tmp}" not in active(rules) or \
+            not str(home).startswith("/tmp/"):
+        pytest.skip("the temporary directory is not where home is here")
+    assert ('#include "~/.config/py-sandboxes/user-py-sandboxes.profile"'
+            in rules), rules
+    assert second.stdout == "abc\n", second.stderr

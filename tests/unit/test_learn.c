@@ -30,7 +30,9 @@ static const char MARKERS[] = "# <learning_guard_envs>\n"
 			      "# <learning_guard_import>\n"
 			      "# </learning_guard_import>\n"
 			      "# <learning_guard_api>\n"
-			      "# </learning_guard_api>\n";
+			      "# </learning_guard_api>\n"
+			      "# <learning_guard_eval>\n"
+			      "# </learning_guard_eval>\n";
 
 static char scratch[256];
 
@@ -917,6 +919,56 @@ static void test_hidden_names(void)
 	sb_arena_free(a);
 }
 
+static void test_eval(void)
+{
+	struct sb_arena *a = sb_arena_new();
+	struct sb_learn_ctx c;
+	struct sb_policy *p;
+	const char *out;
+
+	ctx_init(&c, NULL, no_env);
+	out = learn(a,
+		    "eval\teval-on\n"
+		    "eval\teval-syntax=While\neval\teval-syntax=For\n"
+		    "eval\teval-syntax=Break\neval\teval-syntax=Continue\n"
+		    "eval\teval-syntax=IfExp\neval\teval-call=max\n"
+		    "eval\teval-call=abs\neval\teval-call=max\n"
+		    "eval\teval-attribute=upper\neval\teval-magic=__len__\n"
+		    "eval\teval-import=math\neval\teval-max-depth=25\n"
+		    "eval\teval-max-depth=30\neval\tnot-a-rule\n"
+		    "eval\tpython-api=ALLOW:*\n",
+		    MARKERS, &c, NULL);
+	is_str(block(a, out, "eval"),
+	       "eval-syntax=IfExp, loop\n"
+	       "eval-import=math\n"
+	       "eval-call=abs, max\n"
+	       "eval-attribute=upper                    # \u26a0 "
+	       "runtime-observed\n"
+	       "eval-magic=__len__                    # \u26a0 "
+	       "runtime-observed\n"
+	       "eval-max-depth=30\n\n",
+	       "eval: seed order, sorted tokens, a group only when whole, "
+	       "the largest bound, no other rule");
+	ok(!strstr(out, "python-api"), "eval: never a python-api rule");
+
+	/* a group not whole stays as its nodes */
+	out = learn(a, "eval\teval-syntax=For\neval\teval-syntax=While\n",
+		    MARKERS, &c, NULL);
+	is_str(block(a, out, "eval"), "eval-syntax=For, While\n\n",
+	       "eval: part of a group stays nodes");
+
+	/* an evaluation within the defaults still turns the profile on */
+	out = learn(a, "eval\teval-on\n", MARKERS, &c, NULL);
+	is_str(block(a, out, "eval"), "eval-namespace=adaptive\n\n",
+	       "eval: the default profile is turned on");
+	p = parse_text("eval-call=len\n", no_env, NULL, NULL);
+	ctx_init(&c, p, no_env);
+	out = learn(a, "eval\teval-on\n", MARKERS, &c, NULL);
+	is_str(block(a, out, "eval"), "",
+	       "eval: a default profile in force needs no line");
+	sb_arena_free(a);
+}
+
 int main(void)
 {
 	snprintf(scratch, sizeof(scratch), "/var/tmp/test_learn.XXXXXX");
@@ -934,6 +986,7 @@ int main(void)
 	test_net();
 	test_imports();
 	test_api();
+	test_eval();
 	test_merge();
 	test_round_trip();
 	test_hidden_names();

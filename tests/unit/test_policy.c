@@ -976,6 +976,78 @@ static void test_unset_variable(void)
 	sb_policy_free(p);
 }
 
+/* log-file=: resolved like learn=, checked against the writable trees. */
+static void test_log_file(void)
+{
+	const char *cli[] = { "log-file=logs/cli.jsonl" };
+	char rules[1200], want[1200];
+	struct sb_policy *p;
+
+	make_dir("logs");
+	make_dir("rw");
+	make_dir("rw/deep");
+	p = parse("log-file=logs/d.jsonl\n");
+	snprintf(want, sizeof(want), "%s/logs/d.jsonl", tmp);
+	is_str(p->log_path, want, "log-file= relative to the rule file");
+	is_int(p->log_ref.line, 1, "log-file= ref");
+	is_str(errors(p), "", "log-file= no error");
+	sb_policy_free(p);
+
+	p = parse_cli("log-file=logs/d.jsonl\n", cli, 1);
+	snprintf(want, sizeof(want), "%s/logs/cli.jsonl", tmp);
+	is_str(p->log_path, want, "the command line wins");
+	sb_policy_free(p);
+
+	p = parse("python-import=x\n");
+	ok(p->log_path == NULL, "no log by default");
+	sb_policy_free(p);
+
+	one_error("log-file=\n",
+		  ".py-sandboxes(1): Invalid value '' for 'log-file'. Use the "
+		  "name of the file the denials are written to.",
+		  "log-file= empty");
+	one_error("log-file=nodir/x\n",
+		  ".py-sandboxes(1): Invalid value 'nodir/x' for 'log-file'. "
+		  "The parent path must exist.",
+		  "log-file= parent must exist");
+	snprintf(want, sizeof(want),
+		 ".py-sandboxes(1): Invalid value 'logs' for 'log-file'. "
+		 "'%s/logs' is a directory.", tmp);
+	one_error("log-file=logs\n", want, "log-file= a directory");
+	one_error("log-file=/\n",
+		  ".py-sandboxes(1): Invalid value '/' for 'log-file'. It must "
+		  "name a file, not a directory.",
+		  "log-file=/");
+	one_error("log-file=a.jsonl\nlog-file=b.jsonl\n",
+		  ".py-sandboxes(1) and .py-sandboxes(2): Multiple log-file "
+		  "parameters.",
+		  "log-file= twice");
+
+	snprintf(rules, sizeof(rules),
+		 "expose-rw=%s/rw\nexpose-ro=%s/rw/deep\nlog-file=rw/deep/l\n",
+		 tmp, tmp);
+	snprintf(want, sizeof(want),
+		 ".py-sandboxes(3): The log file '%s/rw/deep/l' is inside "
+		 "'%s/rw', which rule 'expose-rw=%s/rw' from .py-sandboxes(1) "
+		 "lets the program write: it could forge or erase the log. Put "
+		 "the log file outside every expose-rw= tree.",
+		 tmp, tmp, tmp);
+	one_error(rules, want, "log-file= below an expose-rw=, even under an "
+			       "expose-ro=");
+	snprintf(rules, sizeof(rules),
+		 "expose-rw=%s/rw\nexpose-ro=%s/logs\nlog-file=logs/l\n", tmp,
+		 tmp);
+	one_error(rules, "", "log-file= beside an expose-rw= is fine");
+	snprintf(want, sizeof(want),
+		 ".py-sandboxes(2): The log file '%s/logs/l' is inside '/', "
+		 "which rule 'expose-rw=/' from .py-sandboxes(1) lets the "
+		 "program write: it could forge or erase the log. Put the log "
+		 "file outside every expose-rw= tree.",
+		 tmp);
+	one_error("expose-rw=/\nlog-file=logs/l\n", want,
+		  "log-file= under expose-rw=/");
+}
+
 int main(void)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/sb-test-policy-XXXXXX");
@@ -992,6 +1064,7 @@ int main(void)
 	test_singles();
 	test_limits();
 	test_learning_and_lock();
+	test_log_file();
 	test_provider_keys();
 	test_error_order();
 	test_full_example();

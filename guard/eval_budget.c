@@ -1,0 +1,255 @@
+/* eval_budget.c - the eval guard's run-time budgets (seed-spec 2.6.7): the
+ * __sb_tick__ and __sb_enter__ helpers the checker's rewrite calls
+ * (eval-max-iterations, eval-max-call-depth, eval-timeout), the allocator
+ * wrapper behind eval-max-alloc, and run_code, which runs checked code with
+ * the budgets of its profile and turns a spent budget into EvalInterrupted or
+ * RuleEvalPermissionError. The evaluation in progress is the thread local
+ * 'cur' (eval_int.h). It judges no source and builds no namespace
+ * (eval_check.c, eval.c); the allocator hooks run on every PyMem allocation
+ * of the process, so they only compare a size and never call into Python.
+ */
+#include "eval_int.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- budgets ---- */
+
+static void add_ms(struct timespec *t, long long ms)
+{
+	t->tv_sec += (time_t)(ms / 1000);
+	t->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+static bool code_is_ours(PyObject *code)
+{
+	PyObject *file = py.PyObject_GetAttrString(code, "co_filename");
+	const char *s = file ? py.PyUnicode_AsUTF8AndSize(file, NULL) : NULL;
+	bool r = s && sb_str_starts(s, "<eval:");
+
+	if (file)
+		py.Py_DecRef(file);
+	py.PyErr_Clear();
+	return r;
+}
+
+static void timeout_reason(struct ev_run *run)
+{
+	long long ms = run->p->rules->scalar[SB_EVAL_TIMEOUT];
+	char num[48];
+	size_t n;
+
+	snprintf(num, sizeof(num), "%lld.%03lld", ms / 1000, ms % 1000);
+	n = strlen(num);
+	while (num[n - 1] == '0' && num[n - 2] != '.')
+		num[--n] = '\0';
+	snprintf(run->reason, sizeof(run->reason), "eval-timeout=%ss", num);
+}
+
+static bool past_deadline(const struct ev_run *run)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > run->deadline.tv_sec ||
+	       (now.tv_sec == run->deadline.tv_sec &&
+		now.tv_nsec >= run->deadline.tv_nsec);
+}
+
+static PyObject *true_(void)
+{
+	PyObject *t = py.PyLong_FromLong(1);
+
+	return t;
+}
+
+/* __sb_tick__(): inserted by the checker at the top of every loop body and
+ * as a condition of every comprehension. Counts iterations, watches the
+ * clock; once a budget ran out it raises at every later step. */
+static PyObject *g_tick(PyObject *self, PyObject *args)
+{
+	struct ev_run *run = cur;
+	const struct sb_eval_profile *r;
+
+	(void)self;
+	(void)args;
+	if (!run)
+		return true_(); /* code that outlived its evaluation */
+	r = run->p->rules;
+	if (!run->why &&
+	    ++run->lines > r->scalar[SB_EVAL_MAX_ITERATIONS]) {
+		run->why = "iterations";
+		snprintf(run->reason, sizeof(run->reason),
+			 "eval-max-iterations=%lld",
+			 (long long)r->scalar[SB_EVAL_MAX_ITERATIONS]);
+	}
+	if (!run->why && (++run->events & 31) == 0 && past_deadline(run)) {
+		run->why = "timeout";
+		timeout_reason(run);
+	}
+	if (run->why) {
+		raise_interrupted(run->reason);
+		return NULL;
+	}
+	return true_();
+}
+
+/* __sb_enter__(): inserted at the top of every function the source defines.
+ * The call depth is the number of the evaluated code's frames on the
+ * stack, the top-level one aside. */
+static PyObject *g_enter(PyObject *self, PyObject *args)
+{
+	struct ev_run *run = cur;
+	const struct sb_eval_profile *r;
+	PyObject *f, *back, *code;
+	long long depth = -1;
+
+	(void)self;
+	(void)args;
+	if (!run)
+		return true_();
+	r = run->p->rules;
+	f = py.PyEval_GetFrame();
+	if (f)
+		py.Py_IncRef(f);
+	while (f && !run->why) {
+		code = py.PyFrame_GetCode(f);
+		if (code && code_is_ours(code))
+			depth++;
+		if (code)
+			py.Py_DecRef(code);
+		if (depth > r->scalar[SB_EVAL_MAX_CALL_DEPTH]) {
+			run->why = "depth";
+			snprintf(run->reason, sizeof(run->reason),
+				 "eval-max-call-depth=%lld",
+				 (long long)r->scalar[SB_EVAL_MAX_CALL_DEPTH]);
+		}
+		back = py.PyFrame_GetBack(f);
+		py.Py_DecRef(f);
+		f = back;
+	}
+	if (f)
+		py.Py_DecRef(f);
+	if (!run->why && past_deadline(run)) {
+		run->why = "timeout";
+		timeout_reason(run);
+	}
+	if (run->why) {
+		raise_interrupted(run->reason);
+		return NULL;
+	}
+	return true_();
+}
+
+/* One allocation bigger than eval-max-alloc while an evaluation runs on
+ * this thread fails before it happens (the interpreter raises
+ * MemoryError; the evaluation then ends in RuleEvalPermissionError). */
+static bool alloc_refused(size_t size)
+{
+	struct ev_run *run = cur;
+
+	if (!run || size <= (size_t)run->p->rules->scalar[SB_EVAL_MAX_ALLOC])
+		return false;
+	if (!run->refused)
+		run->refused = size;
+	return true;
+}
+
+static void *a_malloc(void *ctx, size_t size)
+{
+	struct ev_allocator *o = ctx;
+
+	return alloc_refused(size) ? NULL : o->malloc(o->ctx, size);
+}
+
+static void *a_calloc(void *ctx, size_t nelem, size_t elsize)
+{
+	struct ev_allocator *o = ctx;
+
+	if (elsize && nelem > SIZE_MAX / elsize)
+		return NULL;
+	return alloc_refused(nelem * elsize) ? NULL
+					     : o->calloc(o->ctx, nelem, elsize);
+}
+
+static void *a_realloc(void *ctx, void *ptr, size_t size)
+{
+	struct ev_allocator *o = ctx;
+
+	return alloc_refused(size) ? NULL : o->realloc(o->ctx, ptr, size);
+}
+
+static void a_free(void *ctx, void *ptr)
+{
+	struct ev_allocator *o = ctx;
+
+	o->free(o->ctx, ptr);
+}
+
+void install_allocator(int domain, struct ev_allocator *orig)
+{
+	struct ev_allocator mine = { orig, a_malloc, a_calloc, a_realloc,
+				     a_free };
+
+	ev.PyMem_GetAllocator(domain, orig);
+	ev.PyMem_SetAllocator(domain, &mine);
+}
+
+static int add_helpers(PyObject *g)
+{
+	if (ev.PyDict_SetItem(g, str_tick, tick_fn) < 0 ||
+	    ev.PyDict_SetItem(g, str_enter, enter_fn) < 0)
+		return -1;
+	return 0;
+}
+
+/* Run 'code' in (g, l) under p's budgets. */
+PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
+		   PyObject *l)
+{
+	struct ev_run run = { .p = p, .outer = cur };
+	PyObject *res;
+	char target[64], hint[200];
+
+	clock_gettime(CLOCK_MONOTONIC, &run.deadline);
+	add_ms(&run.deadline, p->rules->scalar[SB_EVAL_TIMEOUT]);
+	cur = &run;
+	if (add_helpers(g) < 0)
+		res = NULL;
+	else
+		res = ev.PyEval_EvalCode(code, g, l ? l : g);
+	cur = run.outer;
+	if (run.why) {
+		if (res)
+			py.Py_DecRef(res);
+		py.PyErr_Clear();
+		raise_interrupted(run.reason);
+		return NULL;
+	}
+	if (run.refused) {
+		if (res)
+			py.Py_DecRef(res);
+		py.PyErr_Clear();
+		snprintf(target, sizeof(target), "an allocation of %zu bytes",
+			 run.refused);
+		snprintf(hint, sizeof(hint),
+			 "It exceeds eval-max-alloc=%lld bytes; raise "
+			 "`eval-max-alloc` to allow it.",
+			 (long long)p->rules->scalar[SB_EVAL_MAX_ALLOC]);
+		raise_perm(target, "eval-max-alloc", hint);
+		return NULL;
+	}
+	return res;
+}
+
+/* METH_NOARGS: the cheapest call CPython makes to C */
+struct py_method_def tick_def = { "__sb_tick__", (void *)g_tick, 0x0004,
+				  NULL };
+struct py_method_def enter_def = { "__sb_enter__", (void *)g_enter, 0x0004,
+				   NULL };

@@ -1,0 +1,167 @@
+/* eval_int.h - what the eval guard's files share, and only they: eval.c
+ * (the entry points, compiling, namespaces, arming), eval_check.c (the
+ * static checker and its rewrite) and eval_budget.c (the run-time budgets).
+ * Everything else in the guard includes eval.h. The state declared here is
+ * defined in eval.c and set by sb_eval_arm; the library's symbols are hidden,
+ * so none of it is reachable from outside the guard library, nor from the
+ * evaluated code.
+ */
+#ifndef SB_GUARD_EVAL_INT_H
+#define SB_GUARD_EVAL_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "eval.h"
+#include "guard.h"
+
+/* ---- the slice of the C API only the eval guard uses (sb_eval_arm) ---- */
+
+struct ev_allocator {
+	void *ctx;
+	void *(*malloc)(void *ctx, size_t size);
+	void *(*calloc)(void *ctx, size_t nelem, size_t elsize);
+	void *(*realloc)(void *ctx, void *ptr, size_t size);
+	void (*free)(void *ctx, void *ptr);
+};
+
+#define EV_FUNCTIONS(X)                                                        \
+	X(PyObject *, PyEval_EvalCode, (PyObject *, PyObject *, PyObject *))   \
+	X(PyObject *, PyObject_Dir, (PyObject *))                              \
+	X(PyObject *, PyObject_Type, (PyObject *))                             \
+	X(PyObject *, PyObject_GetAttr, (PyObject *, PyObject *))              \
+	X(PyObject *, PyDict_Copy, (PyObject *))                               \
+	X(PyObject *, PyDict_GetItem, (PyObject *, PyObject *))                \
+	X(int, PyDict_SetItem, (PyObject *, PyObject *, PyObject *))           \
+	X(int, PyDict_Next,                                                    \
+	  (PyObject *, Py_ssize_t *, PyObject **, PyObject **))                \
+	X(PyObject *, PySet_New, (PyObject *))                                 \
+	X(PyObject *, PyUnicode_DecodeUTF8,                                    \
+	  (const char *, Py_ssize_t, const char *))                            \
+	X(PyObject *, PyLong_FromVoidPtr, (void *))                            \
+	X(long long, PyLong_AsLongLong, (PyObject *))                          \
+	X(void, PyMem_GetAllocator, (int, struct ev_allocator *))              \
+	X(void, PyMem_SetAllocator, (int, struct ev_allocator *))              \
+	X(int, PyFrame_GetLineNumber, (PyObject *))                            \
+	X(PyObject *, PyDictProxy_New, (PyObject *))
+
+struct ev_capi {
+#define EV_FIELD(ret, name, args) ret(*name) args;
+	EV_FUNCTIONS(EV_FIELD)
+#undef EV_FIELD
+	PyObject *dict_type;
+	PyObject **value_error;
+	PyObject *code_type;
+	PyObject *module_type;
+};
+
+extern struct ev_capi ev;
+
+/* PyMem domains */
+enum { EV_MEM_MEM = 1, EV_MEM_OBJ = 2 };
+#define EV_CF_ONLY_AST 0x0400
+
+/* ---- state (eval.c) ---- */
+
+/* What each eval profile needs at run time, indexed like
+ * sb_g.policy->eval_profiles. */
+struct ev_profile {
+	const struct sb_eval_profile *rules;
+	const char *label;   /* "default" or the profile's name */
+	PyObject *filename;  /* "<eval:label>" */
+	PyObject *group_allow, *group_deny; /* attribute group names (sets) */
+	PyObject *builtins;  /* the eval-call builtins, built on first use */
+};
+
+extern PyObject *builtins_dict; /* the builtins module's dict */
+extern PyObject *ast_class;     /* _ast.AST */
+extern PyObject *ast_module;    /* _ast */
+extern PyObject *exc_syntax;
+/* the AST classes the rewrite builds, and the helpers it calls */
+extern PyObject *ast_name, *ast_load, *ast_call, *ast_expr, *ast_boolop,
+	*ast_and;
+extern PyObject *tick_fn, *enter_fn, *str_tick, *str_enter;
+extern PyObject *str_fields, *str_name, *str_lineno, *str_col, *str_end_col,
+	*str_end_lineno, *str_level;
+
+/* One evaluation in progress on this thread (innermost first). */
+struct ev_run {
+	struct ev_profile *p;
+	struct ev_run *outer;
+	struct timespec deadline;
+	long long lines;
+	unsigned events;
+	const char *why;  /* the budget that ran out, sticky */
+	char reason[96];
+	size_t refused;   /* size of an allocation refused */
+};
+
+extern __thread struct ev_run *cur;
+
+/* ---- exceptions (eval.c) ---- */
+
+int raise_with(PyObject *cls, PyObject *args);
+/* RuleEvalPermissionError(target, rule_key[, hint]); returns -1. */
+int raise_perm(const char *target, const char *key, const char *hint);
+int raise_interrupted(const char *reason);
+
+/* ---- rules (eval_check.c) ---- */
+
+bool is_dunder(const char *s);
+bool list_exact(const struct sb_strlist *l, const char *name);
+/* The frame-capture attributes: never, whatever the rules say. */
+bool frame_attr(const char *name);
+/* Callables that look an attribute up by a name given at run time. */
+bool resolver_attr(const char *name);
+bool call_allowed(const struct ev_profile *p, const char *name);
+/* 'name' as a str object and as UTF-8. */
+bool attr_allowed(const struct ev_profile *p, PyObject *oname,
+		  const char *name);
+bool import_allowed(const struct ev_profile *p, const char *mod);
+
+/* ---- the static checker (eval_check.c) ---- */
+
+struct ev_check {
+	struct ev_profile *p;
+	const char *src;      /* UTF-8 source, NULL for an AST input */
+	PyObject *names;      /* a namespace that binds names, may be NULL */
+	struct sb_buf blocks; /* rendered violations, "\n\n"-separated */
+	PyObject *violations; /* list of str */
+	long nviol;
+	long first_line, first_col;
+	size_t nodes;
+	long max_depth;
+	bool excused;         /* a name was allowed by the namespace only */
+	bool reserved;        /* an __sb_ name appears (an AST input) */
+	bool rewrite;         /* insert the budget helpers (not for an AST
+			       * handed back to the program) */
+	bool learn;           /* learning: record the rule each refusal
+			       * names instead of refusing */
+	/* builtin names used, judged at the end against what is bound */
+	struct ev_use {
+		char name[64];
+		long line, col, end_col;
+	} *uses;
+	size_t nuses, cuses;
+	char **bound;
+	size_t nbound, cbound;
+};
+/* Judge 'tree'. 0 when it may run, -1 with EvalSyntaxRejected (or another
+ * error) set. With c->rewrite, the budget helpers are inserted into it. */
+int check_tree(struct ev_check *c, PyObject *tree);
+void check_free(struct ev_check *c);
+
+/* ---- budgets (eval_budget.c) ---- */
+
+/* The __sb_tick__ and __sb_enter__ helpers (METH_NOARGS). */
+extern struct py_method_def tick_def, enter_def;
+
+/* Wrap the allocator of a PyMem domain; the original goes to *orig. */
+void install_allocator(int domain, struct ev_allocator *orig);
+
+/* Run 'code' in (g, l) under p's budgets. */
+PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
+		   PyObject *l);
+
+#endif

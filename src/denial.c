@@ -1,0 +1,207 @@
+/* denial.c - the denial log's records: JSON text, one object a line, and the
+ * one write(2) that puts a record in the log. It owns the escaping of every
+ * string a refusal names (paths and module names may hold any byte); it
+ * must not buffer (a record is on disk or in the page cache when the write
+ * returns) nor decide anything about what is refused.
+ */
+#include "denial.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char hex[] = "0123456789abcdef";
+
+static void put_u(struct sb_buf *b, unsigned c)
+{
+	char e[6] = { '\\', 'u', hex[(c >> 12) & 15], hex[(c >> 8) & 15],
+		      hex[(c >> 4) & 15], hex[c & 15] };
+
+	sb_buf_add(b, e, sizeof(e));
+}
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * form, no surrogate, nothing above U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	size_t n, i;
+	unsigned cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) /* a NUL ends here too */
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/* Bytes that go out as they are: printable ASCII but the quote and the
+ * backslash, and well-formed UTF-8 but U+2028 and U+2029 (they end a line
+ * in JavaScript). 0 when s[0] needs an escape. */
+static size_t plain_len(const unsigned char *s)
+{
+	size_t n;
+
+	if (*s >= 0x20 && *s < 0x7f)
+		return *s == '"' || *s == '\\' ? 0 : 1;
+	if (*s < 0x80)
+		return 0;
+	n = utf8_len(s);
+	if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 &&
+	    (s[2] == 0xa8 || s[2] == 0xa9))
+		return 0;
+	return n;
+}
+
+void sb_json_string(struct sb_buf *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str, *run;
+	size_t n;
+
+	sb_buf_add(b, "\"", 1);
+	while (*s) {
+		/* runs of plain bytes in one copy: the hot path */
+		for (run = s; (n = plain_len(s)) != 0; s += n)
+			;
+		if (s > run)
+			sb_buf_add(b, (const char *)run, (size_t)(s - run));
+		if (!*s)
+			break;
+		switch (*s) {
+		case '"':
+			sb_buf_add(b, "\\\"", 2);
+			break;
+		case '\\':
+			sb_buf_add(b, "\\\\", 2);
+			break;
+		case '\n':
+			sb_buf_add(b, "\\n", 2);
+			break;
+		case '\t':
+			sb_buf_add(b, "\\t", 2);
+			break;
+		case '\r':
+			sb_buf_add(b, "\\r", 2);
+			break;
+		default:
+			if (*s < 0x80) {
+				put_u(b, *s); /* a control character */
+			} else if (utf8_len(s)) {
+				put_u(b, s[2] == 0xa8 ? 0x2028 : 0x2029);
+				s += 2;
+			} else {
+				/* not UTF-8: the byte as Python's
+				 * surrogateescape decodes it, so
+				 * os.fsencode() gives the path back */
+				put_u(b, 0xdc00u | *s);
+			}
+		}
+		s++;
+	}
+	sb_buf_add(b, "\"", 1);
+}
+
+static void put_key(struct sb_buf *b, const char *key, const char *val)
+{
+	sb_buf_add(b, ", \"", 3);
+	sb_buf_puts(b, key);
+	sb_buf_add(b, "\": ", 3);
+	sb_json_string(b, val);
+}
+
+static void put_num(char *at, int v, int width)
+{
+	while (width-- > 0) {
+		at[width] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
+void sb_denial_format(struct sb_buf *b, const struct sb_denial *d,
+		      int64_t ms)
+{
+	char ts[] = "0000-00-00T00:00:00.000Z", num[24], *p = num + sizeof(num);
+	time_t t = (time_t)(ms / 1000);
+	unsigned long pid;
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm)) {
+		t = 0;
+		gmtime_r(&t, &tm);
+	}
+	/* by hand: printf's cost would be most of a record's */
+	put_num(ts, tm.tm_year + 1900, 4);
+	put_num(ts + 5, tm.tm_mon + 1, 2);
+	put_num(ts + 8, tm.tm_mday, 2);
+	put_num(ts + 11, tm.tm_hour, 2);
+	put_num(ts + 14, tm.tm_min, 2);
+	put_num(ts + 17, tm.tm_sec, 2);
+	put_num(ts + 20, (int)(ms % 1000), 3);
+	sb_buf_add(b, "{\"time\": \"", 10);
+	sb_buf_add(b, ts, sizeof(ts) - 1);
+	sb_buf_add(b, "\", \"pid\": ", 10);
+	pid = d->pid > 0 ? (unsigned long)d->pid : 0;
+	do
+		*--p = (char)('0' + pid % 10);
+	while (pid /= 10);
+	sb_buf_add(b, p, (size_t)(num + sizeof(num) - p));
+	put_key(b, "layer", d->layer ? d->layer : "?");
+	put_key(b, "kind", d->kind ? d->kind : "?");
+	put_key(b, "target", d->target ? d->target : "");
+	put_key(b, "rule", d->rule ? d->rule : "no rule");
+	sb_buf_puts(b, ", \"add\": ");
+	if (d->add)
+		sb_json_string(b, d->add);
+	else
+		sb_buf_puts(b, "null");
+	put_key(b, "by", d->by ? d->by : "?");
+	sb_buf_puts(b, "}\n");
+}
+
+int sb_denial_write(int fd, const struct sb_denial *d)
+{
+	struct sb_buf b = { 0 };
+	struct timespec ts;
+	ssize_t n;
+	int err = 0;
+
+	if (fd < 0)
+		return 0;
+	/* one allocation for the usual record */
+	b.s = malloc(512);
+	if (b.s) {
+		b.cap = 512;
+		b.s[0] = '\0';
+	}
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+		ts.tv_sec = 0, ts.tv_nsec = 0;
+	sb_denial_format(&b, d, (int64_t)ts.tv_sec * 1000 +
+					ts.tv_nsec / 1000000);
+	/* one write: O_APPEND puts the whole record at the end, whoever
+	 * else writes to the file */
+	do
+		n = write(fd, b.s, b.len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != b.len)
+		err = -EIO;
+	sb_buf_free(&b);
+	return err;
+}

@@ -1,0 +1,47 @@
+/* denial.h - the denial log: one JSON object per line for every refusal,
+ * written by C with one write(2) per record on a descriptor the launcher
+ * opened with O_APPEND before the sandbox was applied.
+ *
+ * sb_denial_format is pure (a record into a buffer, strings escaped for
+ * JSON, bytes that are not UTF-8 as \udcXX like Python's surrogateescape);
+ * sb_denial_write adds the time and makes the one write(2): nothing is
+ * buffered, so a record written is never lost when the program crashes.
+ */
+#ifndef SB_DENIAL_H
+#define SB_DENIAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+/* Where a refusal was decided ("layer"): the Python guard in the program's
+ * process, or python-sb's supervisor outside the sandbox. */
+#define SB_LAYER_PYTHON "python"
+#define SB_LAYER_SUPERVISOR "supervisor"
+
+struct sb_denial {
+	const char *layer;  /* SB_LAYER_* */
+	const char *kind;   /* "file", "network", "import", "api"... */
+	const char *target; /* the path, address, module, API */
+	const char *rule;   /* the rule that decided, NULL: "no rule" */
+	const char *add;    /* the rule to add, NULL: none is known */
+	/* who wrote the record: "sandbox" (the program's own process, which
+	 * could have forged it) or "supervisor" (outside the sandbox) */
+	const char *by;
+	pid_t pid;
+};
+
+/* Append JSON string 's' (quotes included) to b. */
+void sb_json_string(struct sb_buf *b, const char *s);
+
+/* Append one record, newline included, to b. 'ms' is the time in
+ * milliseconds since the epoch (UTC). */
+void sb_denial_format(struct sb_buf *b, const struct sb_denial *d,
+		      int64_t ms);
+
+/* Format 'd' with the current time and write it to fd in one write(2).
+ * 0 or -errno; a fd < 0 is no log (0). Never blocks on a lock. */
+int sb_denial_write(int fd, const struct sb_denial *d);
+
+#endif

@@ -1,0 +1,137 @@
+/* suplog.c - the denial log as the supervisor writes it (os-sandbox=
+ * landlock): its own refusals, and the Python guard's, which arrive as
+ * datagrams on a socket whose other end the program holds. The log's
+ * descriptor never enters the sandbox. A datagram is re-written as a
+ * record with the sender's pid as the kernel tells it (SCM_CREDENTIALS)
+ * and "by": "sandbox": the program may forge those, never a supervisor
+ * record, nor a line that is not one record. It must not judge anything.
+ */
+#include "suplog.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "denial.h"
+#include "util.h"
+
+static int log_fd = -1, relay_fd = -1, peer_fd = -1;
+
+void sb_suplog_set(int log, int relay, int relay_peer)
+{
+	log_fd = log;
+	relay_fd = relay;
+	peer_fd = relay_peer;
+}
+
+void sb_suplog_fds(int *log, int *relay, int *relay_peer)
+{
+	*log = log_fd;
+	*relay = relay_fd;
+	*relay_peer = peer_fd;
+}
+
+bool sb_suplog_on(void)
+{
+	return log_fd >= 0;
+}
+
+int sb_suplog_relay_fd(void)
+{
+	return relay_fd;
+}
+
+void sb_suplog_started(void)
+{
+	if (peer_fd >= 0)
+		close(peer_fd);
+	peer_fd = -1;
+}
+
+void sb_suplog_refused(pid_t pid, const char *kind, const char *target,
+		       const char *rule, const char *add)
+{
+	struct sb_denial d = {
+		.layer = SB_LAYER_SUPERVISOR,
+		.by = "supervisor",
+		.pid = pid,
+		.kind = kind,
+		.target = target,
+		.rule = rule,
+		.add = add,
+	};
+
+	sb_denial_write(log_fd, &d);
+}
+
+/* kind \t target \t (+|-)rule \t (+|-)add, escaped as sb_buf_put_field
+ * does: '-' is "none". A datagram of any other form is dropped. */
+static void relay_one(struct sb_arena *a, const char *data, size_t n,
+		      pid_t pid)
+{
+	struct sb_denial d = { .layer = SB_LAYER_PYTHON, .by = "sandbox" };
+	bool bad = false;
+	char *f[5];
+
+	if (sb_split_fields(a, data, n, f, 5, &bad) != 4 || bad ||
+	    (f[2][0] != '+' && f[2][0] != '-') ||
+	    (f[3][0] != '+' && f[3][0] != '-') || strlen(f[0]) > 16)
+		return;
+	d.pid = pid;
+	d.kind = f[0];
+	d.target = f[1];
+	d.rule = f[2][0] == '+' ? f[2] + 1 : NULL;
+	d.add = f[3][0] == '+' ? f[3] + 1 : NULL;
+	sb_denial_write(log_fd, &d);
+}
+
+void sb_suplog_drain(void)
+{
+	static char buf[65536];
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(struct ucred))];
+	} ctl;
+
+	if (relay_fd < 0)
+		return;
+	for (;;) {
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = ctl.b,
+				    .msg_controllen = sizeof(ctl.b) };
+		struct cmsghdr *cm;
+		struct sb_arena *a;
+		pid_t pid = 0;
+		ssize_t n;
+
+		n = recvmsg(relay_fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return;
+		for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+			if (cm->cmsg_level == SOL_SOCKET &&
+			    cm->cmsg_type == SCM_CREDENTIALS) {
+				struct ucred uc;
+
+				memcpy(&uc, CMSG_DATA(cm), sizeof(uc));
+				pid = uc.pid;
+			} else if (cm->cmsg_level == SOL_SOCKET &&
+				   cm->cmsg_type == SCM_RIGHTS) {
+				/* descriptors have no business here */
+				int *fds = (int *)CMSG_DATA(cm);
+				size_t k, nf = (cm->cmsg_len - CMSG_LEN(0)) /
+					       sizeof(int);
+
+				for (k = 0; k < nf; k++)
+					close(fds[k]);
+			}
+		if (m.msg_flags & MSG_TRUNC)
+			continue;
+		a = sb_arena_new();
+		relay_one(a, buf, (size_t)n, pid);
+		sb_arena_free(a);
+	}
+}

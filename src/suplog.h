@@ -1,0 +1,31 @@
+/* suplog.h - the supervisor's side of the denial log (suplog.c): the
+ * records of what the supervisor refuses, and the relay of the Python
+ * guard's refusals under os-sandbox=landlock.
+ */
+#ifndef SB_SUPLOG_H
+#define SB_SUPLOG_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* 'log' is the log the launcher opened; 'relay' the supervisor's end of
+ * the datagram socket (SO_PASSCRED, non-blocking) the guard sends its
+ * refusals to, 'relay_peer' the end the program inherits, which the
+ * supervisor closes once the program is started (sb_suplog_started). */
+void sb_suplog_set(int log, int relay, int relay_peer);
+/* What sb_suplog_set was given (-1: nothing): how the launcher hands the
+ * log and the relay to the second stage of bwrap and firejail. */
+void sb_suplog_fds(int *log, int *relay, int *relay_peer);
+/* Is there a log? */
+bool sb_suplog_on(void);
+/* The relay socket to poll, or -1. */
+int sb_suplog_relay_fd(void);
+/* The program is started: drop our copy of its end of the relay. */
+void sb_suplog_started(void);
+/* A refusal of the supervisor: layer "supervisor", by "supervisor". */
+void sb_suplog_refused(pid_t pid, const char *kind, const char *target,
+		       const char *rule, const char *add);
+/* Write a record for each datagram waiting on the relay. */
+void sb_suplog_drain(void);
+
+#endif

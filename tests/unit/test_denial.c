@@ -1,0 +1,128 @@
+/* test_denial.c - the denial log's JSON: string escaping (quotes, control
+ * characters, bytes that are not UTF-8), the record's exact text, and one
+ * write(2) per record on an O_APPEND descriptor. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "denial.h"
+#include "tap.h"
+
+static void test_strings(void)
+{
+	static const struct {
+		const char *in, *want, *name;
+	} cases[] = {
+		{ "", "\"\"", "empty" },
+		{ "/tmp/a b", "\"/tmp/a b\"", "plain" },
+		{ "a\"b\\c", "\"a\\\"b\\\\c\"", "quote and backslash" },
+		{ "a\nb\tc\rd", "\"a\\nb\\tc\\rd\"", "newline, tab, CR" },
+		{ "\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"", "control" },
+		{ "caf\xc3\xa9", "\"caf\xc3\xa9\"", "UTF-8 kept" },
+		{ "\xe2\x82\xac\xf0\x9f\x98\x80",
+		  "\"\xe2\x82\xac\xf0\x9f\x98\x80\"",
+		  "3 and 4 byte UTF-8 kept" },
+		{ "a\xff" "b", "\"a\\udcffb\"", "invalid byte" },
+		{ "\xc3", "\"\\udcc3\"", "truncated sequence" },
+		{ "\xc0\xaf", "\"\\udcc0\\udcaf\"", "overlong slash" },
+		{ "\xed\xa0\x80", "\"\\udced\\udca0\\udc80\"",
+		  "UTF-8 encoded surrogate" },
+		{ "\xf4\x90\x80\x80", "\"\\udcf4\\udc90\\udc80\\udc80\"",
+		  "above U+10FFFF" },
+		{ "\xe2\x80\xa8", "\"\\u2028\"", "line separator" },
+		{ "}\n{\"layer\": \"supervisor\"",
+		  "\"}\\n{\\\"layer\\\": \\\"supervisor\\\"\"",
+		  "an injected record stays inside the string" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sb_buf b = { 0 };
+
+		sb_json_string(&b, cases[i].in);
+		sb_buf_add(&b, "", 1);
+		is_str(b.s, cases[i].want, "string: %s", cases[i].name);
+		sb_buf_free(&b);
+	}
+}
+
+static void test_record(void)
+{
+	struct sb_denial d = {
+		.layer = SB_LAYER_PYTHON,
+		.kind = "file",
+		.target = "/etc/shadow",
+		.add = "expose-ro=/etc/shadow",
+		.by = "sandbox",
+		.pid = 42,
+	};
+	struct sb_buf b = { 0 };
+
+	/* 2026-12-02T01:02:03.045Z */
+	sb_denial_format(&b, &d, 1796173323045LL);
+	sb_buf_add(&b, "", 1);
+	is_str(b.s,
+	       "{\"time\": \"2026-12-02T01:02:03.045Z\", \"pid\": 42, "
+	       "\"layer\": \"python\", \"kind\": \"file\", \"target\": "
+	       "\"/etc/shadow\", \"rule\": \"no rule\", \"add\": "
+	       "\"expose-ro=/etc/shadow\", \"by\": \"sandbox\"}\n",
+	       "record, no rule");
+	sb_buf_free(&b);
+
+	d.layer = SB_LAYER_SUPERVISOR;
+	d.kind = "network";
+	d.target = "10.1.2.3:80";
+	d.rule = "net=DENY|*|10.0.0.0/8|*|OUT from x(3)";
+	d.add = NULL;
+	d.by = "supervisor";
+	sb_denial_format(&b, &d, 999);
+	sb_buf_add(&b, "", 1);
+	is_str(b.s,
+	       "{\"time\": \"1970-01-01T00:00:00.999Z\", \"pid\": 42, "
+	       "\"layer\": \"supervisor\", \"kind\": \"network\", \"target\": "
+	       "\"10.1.2.3:80\", \"rule\": \"net=DENY|*|10.0.0.0/8|*|OUT from "
+	       "x(3)\", \"add\": null, \"by\": \"supervisor\"}\n",
+	       "record with a rule, nothing to add");
+	sb_buf_free(&b);
+}
+
+static void test_write(void)
+{
+	char path[] = "/tmp/test_denial.XXXXXX", buf[4096];
+	struct sb_denial d = { .layer = SB_LAYER_PYTHON, .kind = "import",
+			       .target = "x\ny", .pid = 7 };
+	int fd = mkstemp(path), afd;
+	ssize_t n;
+	int lines = 0;
+
+	if (!ok(fd >= 0, "mkstemp"))
+		return;
+	afd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	unlink(path);
+	is_int(sb_denial_write(-1, &d), 0, "no log: nothing written");
+	is_int(write(afd, "x", 1), 1, "someone else writes first");
+	is_int(sb_denial_write(afd, &d), 0, "a record written");
+	is_int(sb_denial_write(afd, &d), 0, "another appended");
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	ok(n > 0, "read back");
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *s = buf; (s = strchr(s, '\n')); s++)
+		lines++;
+	is_int(lines, 2, "one line a record (the newline in the target is "
+			 "escaped)");
+	ok(strncmp(buf, "x{\"time\": \"", 11) == 0, "appended at the end");
+	ok(strstr(buf, "\"target\": \"x\\ny\"") != NULL, "target escaped");
+	close(afd);
+	close(fd);
+	is_int(sb_denial_write(afd, &d), -EBADF, "a closed fd: -EBADF");
+}
+
+int main(void)
+{
+	test_strings();
+	test_record();
+	test_write();
+	return tap_done();
+}
