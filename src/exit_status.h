@@ -13,5 +13,10 @@
  * the provider cannot enforce, a setup step that failed. Nothing of the
  * program ran, or what ran was stopped: never a half-sandboxed run. */
 #define SB_EXIT_SETUP 255
+/* A limit-* rule ended the run (run_limits.c): the timer of limit-time, the
+ * SIGXCPU or SIGKILL of limit-cpu, the SIGXFSZ of limit-file-size, the
+ * OOM kill of the run's memory cgroup. 124, as timeout(1) says a time
+ * limit ended its command. */
+#define SB_EXIT_LIMIT 124
 
 #endif

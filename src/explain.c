@@ -181,6 +181,12 @@ static void explain_modes(const struct sb_policy *p,
 		sb_buf_printf(out, "# Interpreter: %s\n", ctx->interpreter);
 	if (ctx && ctx->stdlib)
 		explain_stdlib(p, ctx->stdlib, out);
+	if (ctx && ctx->n_limits) {
+		sb_buf_puts(out, "# Limits:\n");
+		for (i = 0; i < ctx->n_limits; i++)
+			sb_buf_printf(out, "#   %s\n",
+				      sb_sanitize(p->arena, ctx->limits[i]));
+	}
 	sb_buf_printf(out, "# Mode: %s\n", p->learning_why);
 	if (p->learning)
 		sb_buf_printf(out, "#   Learned rules will be written to '%s'.\n",

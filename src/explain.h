@@ -12,6 +12,9 @@ struct sb_explain_ctx {
 	/* its standard library directory (canonical), or NULL: the guard
 	 * exposes it read-only unless a rule names it or a deeper path */
 	const char *stdlib;
+	/* one line per limit-* rule: which mechanism holds it here */
+	const char *const *limits;
+	size_t n_limits;
 };
 
 /* Format the effective policy: one rule per line with its origin, then the

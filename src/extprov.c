@@ -29,6 +29,7 @@
 #include "fdio.h"
 #include "notif.h"
 #include "ns.h"
+#include "run_limits.h"
 #include "stage.h"
 #include "suplog.h"
 
@@ -548,6 +549,29 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 	st.debug = getenv("PYSB_DEBUG") != NULL;
 	st.env = env;
 	st.signal_fd = -1;
+	st.cgroup_fd[0] = st.cgroup_fd[1] = st.cgroup_dir_fd = -1;
+	for (int k = 0; ctx->limits && k < 3; k++) {
+		/* the memory cgroup's directory too, for its OOM events */
+		int cg = k < 2 ? ctx->limits->cg_procs[k]
+			       : ctx->limits->cg_fd[0];
+
+		/* through the tool to the second stage, like signal_fd */
+		if (cg >= 0 && fcntl(cg, F_SETFD, 0) < 0) {
+			fprintf(stderr,
+				"python-sb: os-sandbox=%s: the run's cgroup: "
+				"%s; nothing was run.\n",
+				name, strerror(errno));
+			return SB_EXIT_SETUP;
+		}
+		if (k < 2)
+			st.cgroup_fd[k] = cg;
+		else
+			st.cgroup_dir_fd = cg;
+	}
+	if (ctx->limits) {
+		st.cgroup_mask = sb_limits_cgroup_mask(ctx->limits);
+		st.cgroup_version = ctx->limits->cg_version;
+	}
 	sb_suplog_fds(&st.log_fd, &st.relay_fd, &log_peer);
 	if (provider == SB_PROVIDER_BWRAP) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,

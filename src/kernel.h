@@ -14,6 +14,8 @@
 #include "interp.h"
 #include "policy.h"
 
+struct sb_limits;
+
 struct sb_kernel_ctx {
 	const struct sb_interp *interp; /* the interpreter about to run */
 	const char *guard;              /* the guard library, or NULL */
@@ -26,6 +28,10 @@ struct sb_kernel_ctx {
 	/* python-sb's own files are masked already (unshare, bwrap and
 	 * firejail do it with ignore=): no namespace of selfprotect.c */
 	bool own_files_kept;
+	/* the limits of the run, planned and set up by the launcher on the
+	 * host (run_limits.h); NULL: the supervisor plans rlimits and the timer
+	 * itself (the second stage inside a namespace provider) */
+	struct sb_limits *limits;
 };
 
 /* What this kernel offers, for --pysandboxes-explain and os-sandbox=auto:

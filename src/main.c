@@ -15,6 +15,7 @@
 #include "config.h"
 #include "dns.h"
 #include "explain.h"
+#include "run_limits.h"
 #include "interp.h"
 #include "kernel.h"
 #include "policy.h"
@@ -159,6 +160,33 @@ static const char *provider_verdict(struct sb_arena *a,
 	}
 }
 
+/* Which mechanism holds each limit under the provider that would run. */
+static void limit_lines(struct sb_arena *a, const struct sb_policy *p,
+			struct sb_explain_ctx *ctx)
+{
+	enum sb_provider provider = p->provider;
+	struct sb_kernel_caps caps;
+	struct sb_limits lim;
+	const char **v;
+	size_t i, n = 0;
+
+	if (!p->any_limit)
+		return;
+	if (provider == SB_PROVIDER_AUTO) {
+		sb_kernel_probe(&caps);
+		provider = caps.landlock_abi >= 4 && caps.seccomp
+				   ? SB_PROVIDER_LANDLOCK
+				   : SB_PROVIDER_SUBPROCESS;
+	}
+	sb_limits_plan(a, p, provider, geteuid(), &lim);
+	v = sb_arena_alloc(a, SB_LIMIT_COUNT * sizeof(*v));
+	for (i = 0; i < SB_LIMIT_COUNT; i++)
+		if ((v[n] = sb_limits_describe(a, &lim, (enum sb_limit)i)))
+			n++;
+	ctx->limits = v;
+	ctx->n_limits = n;
+}
+
 static void print_warnings(const struct sb_policy *p)
 {
 	size_t i;
@@ -276,6 +304,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 		};
 		struct sb_buf b = { 0 };
 
+		limit_lines(a, p, &ctx);
 		sb_explain(p, &ctx, &b);
 		fputs(b.s, stdout);
 		sb_buf_free(&b);

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "fsrules.h"
+#include "run_limits.h"
 #include "metasup.h"
 #include "notif.h"
 #include "policy_net.h"
@@ -1016,128 +1017,6 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 
 /* ---- the run ---- */
 
-/* SIGKILL the pids listed in a task's "children" file. -1 without one. */
-static int kill_listed(const char *path)
-{
-	char buf[4096], *p, *end;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), n = 0;
-	ssize_t k;
-
-	if (fd < 0)
-		return -1;
-	k = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (k < 0)
-		return -1;
-	buf[k] = '\0';
-	/* a full page may have been cut: the caller looks again */
-	for (p = buf;; p = end) {
-		long pid = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
-			n++;
-	}
-	return n;
-}
-
-/* SIGKILL every process whose parent is this one (any of its threads):
- * the program's orphans come here (PR_SET_CHILD_SUBREAPER). Through
- * /proc/self/task/T/children where the kernel has it, else a scan of
- * /proc. Returns how many were found. */
-static unsigned kill_children(pid_t self)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	unsigned n = 0;
-	bool listed = d != NULL;
-
-	while (d && (e = readdir(d))) {
-		char path[300];
-		int k;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/children",
-			 e->d_name);
-		k = kill_listed(path);
-		if (k < 0)
-			listed = false;
-		else
-			n += (unsigned)k;
-	}
-	if (d)
-		closedir(d);
-	if (listed)
-		return n;
-	d = opendir("/proc");
-	if (!d)
-		return n;
-	while ((e = readdir(d))) {
-		char path[64], buf[512], *close_paren;
-		int ppid = -1, fd;
-		ssize_t k;
-		long pid = strtol(e->d_name, NULL, 10);
-
-		if (pid <= 0 || pid == self)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		k = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (k <= 0)
-			continue;
-		buf[k] = '\0';
-		/* "pid (comm) S ppid ...": comm may hold anything */
-		close_paren = strrchr(buf, ')');
-		if (close_paren &&
-		    sscanf(close_paren + 1, " %*c %d", &ppid) == 1 &&
-		    ppid == self) {
-			kill((pid_t)pid, SIGKILL);
-			n++;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
-/* Nothing the program started outlives python-sb: kill and reap every
- * descendant, including those that come here while we sweep. */
-static void sweep(void)
-{
-	pid_t self = getpid();
-	unsigned idle = 0;
-
-	for (;;) {
-		unsigned n;
-		pid_t w = waitpid(-1, NULL, WNOHANG);
-
-		/* the common case: the program left nothing behind */
-		if (w < 0 && errno == ECHILD)
-			break;
-		if (w > 0)
-			continue;
-		n = kill_children(self);
-		w = waitpid(-1, NULL, n ? 0 : WNOHANG);
-
-		if (w < 0 && errno == ECHILD)
-			break; /* none left */
-		/* a child /proc did not show (yet): look again, for a while;
-		 * a /proc of another pid namespace never shows them, and the
-		 * provider's pid namespace ends them then */
-		if (w == 0 && !n) {
-			if (++idle > 200)
-				break;
-			usleep(10 * 1000);
-		} else {
-			idle = 0;
-		}
-	}
-}
-
 /* A signal for the program: it runs in a session of its own, so what the
  * terminal sends to python-sb's process group goes to the program's; a
  * stop stops both (a stop signal to an orphaned group would be dropped,
@@ -1184,11 +1063,19 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	struct seccomp_notif_sizes sizes = { 0 };
 	struct seccomp_notif *req;
 	struct sup s = { .p = p, .listener = -1 };
+	struct sb_limits own_limits, *lim = ctx->limits;
+	struct rusage ru = { 0 };
 	int hand[2], ack[2], status = 0, sfd, lfd, pidfd, num = -1, live;
+	int tfd, ofd, cfd;
+	short oev = 0;
 	size_t req_size = sizeof(*req);
 	sigset_t old;
 	pid_t pid, parent = getpid();
 
+	if (!lim) {
+		sb_limits_plan_nested(p, 0, &own_limits);
+		lim = &own_limits;
+	}
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
 	    sizes.seccomp_notif > req_size)
 		req_size = sizes.seccomp_notif;
@@ -1231,6 +1118,15 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 				strerror(errno));
 			_exit(SB_EXIT_SETUP);
 		}
+		/* into the run's cgroup while its files can still be
+		 * reached: Landlock will hide them */
+		if ((num = sb_limits_join(lim)) < 0) {
+			fprintf(stderr, "python-sb: join the run's cgroup: %s; "
+					"nothing was run.\n",
+				strerror(-num));
+			_exit(SB_EXIT_SETUP);
+		}
+		num = -1;
 		/* sb_kernel_apply empties the capability sets too, after
 		 * the mount namespace that keeps our own files read-only */
 		if (sb_kernel_apply(a, p, ctx, &num, &err, &hint) < 0) {
@@ -1249,6 +1145,14 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		    read(ack[0], &ok, 1) != 1)
 			_exit(SB_EXIT_SETUP);
 		close(num);
+		/* last: a low limit-open-files or limit-memory must not
+		 * break the set-up above */
+		if (sb_limits_set_rlimits(lim, &num) < 0) {
+			fprintf(stderr, "python-sb: setrlimit for %s: %s; "
+					"nothing was run.\n",
+				p->limits[num].rule, strerror(errno));
+			_exit(SB_EXIT_SETUP);
+		}
 		execve(path, argv, envp);
 		fprintf(stderr, "python-sb: exec %s: %s\n", path,
 			strerror(errno));
@@ -1291,31 +1195,59 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		return SB_EXIT_SETUP;
 	}
 	live = lfd;
+	tfd = sb_limits_timer(lim);
+	if (tfd < 0 && lim->mech[SB_LIMIT_TIME] == SB_MECH_TIMER) {
+		fprintf(stderr, "python-sb: timerfd for %s: %s\n",
+			p->limits[SB_LIMIT_TIME].rule, strerror(errno));
+		handover_failed(pid, "the limit-time timer");
+		return SB_EXIT_SETUP;
+	}
+	ofd = sb_limits_oom_fd(lim, &oev);
+	cfd = sb_limits_cpu_fd(lim);
 	for (;;) {
-		struct pollfd pfd[3] = { { live, POLLIN, 0 },
+		struct pollfd pfd[6] = { { live, POLLIN, 0 },
 					 { sfd, POLLIN, 0 },
-					 { sb_suplog_relay_fd(), POLLIN, 0 } };
+					 { sb_suplog_relay_fd(), POLLIN, 0 },
+					 { tfd, POLLIN, 0 },
+					 { ofd, oev, 0 },
+					 { cfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 
-		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+		/* a negative fd is ignored by poll */
+		if (poll(pfd, 6, -1) < 0 && errno != EINTR)
 			break;
 		if (pfd[2].revents & POLLIN)
 			sb_suplog_drain();
+		if (pfd[4].revents & oev)
+			sb_limits_oom_event(lim, ofd, pid);
+		if (pfd[5].revents & POLLIN)
+			sb_limits_cpu_check(lim, cfd, pid);
+		if (tfd >= 0 && (pfd[3].revents & POLLIN)) {
+			sb_limits_expire(lim, pid);
+			close(tfd);
+			tfd = -1;
+		}
 		if (pfd[0].revents & POLLIN)
 			serve_one(&s, req, req_size);
 		else if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
 			live = -1; /* no process uses the filter any more */
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			forward(pid, &si);
-		if (waitpid(pid, &status, WNOHANG) == pid)
+		if (wait4(pid, &status, WNOHANG, &ru) == pid)
 			break;
 	}
-	sweep();
+	if (tfd >= 0)
+		close(tfd);
+	if (ofd >= 0)
+		close(ofd);
+	if (cfd >= 0)
+		close(cfd);
+	sb_sweep_descendants();
 	sb_suplog_drain(); /* what the program sent before it ended */
 	/* workers may still hold calls of processes the program left
 	 * behind: they end with python-sb, and those calls fail */
 	free(req);
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return sb_limits_verdict(lim, status, &ru);
 }

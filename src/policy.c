@@ -707,13 +707,21 @@ enum single {
 	S_PORT,
 	S_LEARN,
 	S_LOG_FILE,
-	S_COUNT
+	S_LIMIT, /* S_LIMIT + enum sb_limit: limit-memory... */
+	S_COUNT = S_LIMIT + SB_LIMIT_COUNT
 };
 
 static const char *const single_keys[S_COUNT] = {
 	"os-sandbox", "py-sandbox", "remote-result-guard",
 	"remote-result-mode", "port", "learn", "log-file",
+	"limit-memory", "limit-cpu", "limit-time", "limit-processes",
+	"limit-file-size", "limit-open-files",
 };
+
+const char *sb_limit_key(enum sb_limit l)
+{
+	return (unsigned)l < SB_LIMIT_COUNT ? single_keys[S_LIMIT + l] : "?";
+}
 
 /* "", true, 1 (and on) / false, none, 0 (and off) */
 static int parse_bool(const char *v, bool on_off)
@@ -803,7 +811,9 @@ static void apply_single(struct parser *ps, enum single s,
 		return;
 	case S_LEARN:
 	case S_LOG_FILE:
-	case S_COUNT:
+		break;
+	default:
+		sb_parse_limit(p, (enum sb_limit)(s - S_LIMIT), l);
 		break;
 	}
 }

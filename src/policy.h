@@ -217,6 +217,29 @@ struct sb_provider_opt {
 /* Where an included (or root) rule file stands. */
 enum sb_file_state { SB_FILE_LOADED, SB_FILE_ABSENT, SB_FILE_ERROR };
 
+/* ---- limit-* (policy_limits.c) ---- */
+
+/* Resource limits of the run, in enum order of their keys. Sizes are in
+ * bytes, times in seconds, counts as counts; 0 means no limit. */
+enum sb_limit {
+	SB_LIMIT_MEMORY,     /* limit-memory=512M */
+	SB_LIMIT_CPU,        /* limit-cpu=10s: CPU seconds */
+	SB_LIMIT_TIME,       /* limit-time=30s: wall-clock seconds */
+	SB_LIMIT_PROCESSES,  /* limit-processes=64: processes and threads */
+	SB_LIMIT_FILE_SIZE,  /* limit-file-size=100M */
+	SB_LIMIT_OPEN_FILES, /* limit-open-files=256 */
+	SB_LIMIT_COUNT
+};
+
+struct sb_limit_rule {
+	uint64_t value;   /* 0: no limit */
+	const char *rule; /* "limit-time=30s" as written, for messages */
+	struct sb_ref ref;
+};
+
+/* "limit-memory"... */
+const char *sb_limit_key(enum sb_limit l);
+
 struct sb_file {
 	const char *path;    /* absolute */
 	const char *display; /* as in refs */
@@ -261,6 +284,8 @@ struct sb_policy {
 	struct sb_ref result_mode_ref;
 	int port; /* -1: pick a free one */
 	struct sb_ref port_ref;
+	struct sb_limit_rule limits[SB_LIMIT_COUNT];
+	bool any_limit;
 	const char *learn_path; /* learn=<file> (resolved), else NULL */
 	struct sb_ref learn_ref;
 	bool locked; /* learn=false in a rule file */

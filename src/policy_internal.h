@@ -46,6 +46,11 @@ void sb_api_finish(struct sb_policy *p);
 void sb_parse_eval(struct sb_policy *p, const struct sb_line *l);
 void sb_eval_finish(struct sb_policy *p);
 
+/* limit-* (policy_limits.c): one single-valued key, chosen by the
+ * caller's duplicate handling; fills p->limits[which] or adds an error. */
+void sb_parse_limit(struct sb_policy *p, enum sb_limit which,
+		    const struct sb_line *l);
+
 /* python-sb's own files (policy_own.c): the rule file, its includes and
  * its backups become ignore= rules of origin SB_REF_OWN, unless an
  * exposure names one exactly. Not in a learning run. */

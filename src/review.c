@@ -281,6 +281,9 @@ static struct grade grade_parsed(struct sb_arena *a, const struct sb_policy *p,
 	if (strcmp(key, "os-sandbox") == 0)
 		return (struct grade){ SB_RISK_MEDIUM, "pins the provider",
 				       true };
+	/* a bound on the run: adding one narrows, removing one widens */
+	if (sb_str_starts(key, "limit-"))
+		return R("bounds what the run may consume");
 	if (strcmp(key, "eval-namespace") == 0 && any_caller_namespace(p))
 		return G(SB_RISK_HIGH, "evaluated code sees the caller's "
 				       "namespace");

@@ -33,6 +33,7 @@
 #include "netsup.h"
 #include "ns.h"
 #include "policy_blob.h"
+#include "run_limits.h"
 #include "learn_native.h"
 #include "supervise.h"
 #include "suplog.h"
@@ -286,7 +287,7 @@ static bool path_exists(const char *path)
 static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 		     const struct sb_interp *interp, const struct sb_cli *cli,
 		     char **argv, char **env, const int rec[2],
-		     const char *const *host_env)
+		     const char *const *host_env, struct sb_limits *lim)
 {
 	struct sb_learn_session s = { 0 };
 	const char **trees = sb_arena_alloc(a, 2 * sizeof(*trees));
@@ -320,8 +321,51 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	kctx.cwd = s.ctx.cwd;
 	kctx.script = sb_cli_script(cli);
 	rc = sb_supervise_learning(interp->path, argv, env, rec[1], rec[0], &s,
-				   sb_learn_native_new(a, &s, &kctx));
+				   sb_learn_native_new(a, &s, &kctx), lim);
 	sb_buf_free(&s.pending);
+	return rc;
+}
+
+/* The run's cgroup around the run: made before the program (or the tool
+ * that starts it) and removed after every process of it ended. Under
+ * landlock the network supervisor runs the program and reads the cgroup's
+ * verdict itself; under unshare and bwrap it runs where the cgroup cannot
+ * be seen, so the OOM kill is recognised here; subprocess and none get the
+ * limits' own supervisor. */
+static int run_limited(struct sb_arena *a, struct sb_limits *lim,
+		       enum sb_provider provider, struct sb_kernel_ctx *kctx,
+		       const char *path, char **argv, char **env, int fd,
+		       bool with_guard)
+{
+	const char *err = NULL;
+	int rc;
+
+	if (sb_limits_setup(a, lim, &err) < 0) {
+		fprintf(stderr, "python-sb: the run's cgroup: %s; nothing was "
+				"run.\n",
+			err);
+		sb_limits_cleanup(lim);
+		return SB_EXIT_SETUP;
+	}
+	kctx->limits = lim;
+	switch (provider) {
+	case SB_PROVIDER_LANDLOCK:
+		rc = sb_netsup_run(a, lim->p, kctx, path, argv, env);
+		break;
+	case SB_PROVIDER_UNSHARE:
+		rc = sb_limits_outer_verdict(
+			lim, sb_ns_run(a, lim->p, kctx, path, argv, env));
+		break;
+	case SB_PROVIDER_BWRAP:
+		rc = sb_limits_outer_verdict(
+			lim, sb_extprov_run(a, lim->p, provider, kctx, argv,
+					    env, fd, with_guard));
+		break;
+	default:
+		rc = sb_limits_run(lim, path, argv, env);
+		break;
+	}
+	sb_limits_cleanup(lim);
 	return rc;
 }
 
@@ -421,6 +465,8 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 
 	enum sb_provider provider = p->provider;
 	struct sb_kernel_caps caps;
+	struct sb_limits lim;
+	const char *refused;
 
 	sb_kernel_probe(&caps);
 	if (provider == SB_PROVIDER_AUTO) {
@@ -455,6 +501,11 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 			"version of python-sb; nothing was run. Use "
 			"os-sandbox=subprocess (the Python layer) meanwhile.\n",
 			sb_provider_name(provider));
+		return SB_EXIT_SETUP;
+	}
+	sb_limits_plan(a, p, provider, geteuid(), &lim);
+	if ((refused = sb_limits_refusal(a, &lim))) {
+		fprintf(stderr, "python-sb: %s; nothing was run.\n", refused);
 		return SB_EXIT_SETUP;
 	}
 	rc = open_log(p, provider, &facts);
@@ -543,18 +594,38 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	for (i = 0; i < cli->command.n; i++)
 		argv[k++] = (char *)cli->command.v[i];
 	argv[k] = NULL;
-	if (p->learning)
-		return learn_run(a, p, interp, cli, argv, env, rec, envp);
-	/* under landlock python-sb always stays as the supervisor (Landlock
-	 * does not judge a connect() to a named Unix socket, nor mode and
-	 * time changes) and the child applies the kernel layer (netsup.c) */
-	if (provider == SB_PROVIDER_LANDLOCK)
-		return sb_netsup_run(a, p, &kctx, interp->path, argv, env);
-	if (provider == SB_PROVIDER_UNSHARE)
-		return sb_ns_run(a, p, &kctx, interp->path, argv, env);
-	if (provider == SB_PROVIDER_BWRAP || provider == SB_PROVIDER_FIREJAIL)
+	if (p->learning) {
+		const char *err = NULL;
+
+		/* the limits hold while learning too */
+		if (sb_limits_setup(a, &lim, &err) < 0) {
+			fprintf(stderr, "python-sb: the run's cgroup: %s; "
+					"nothing was run.\n",
+				err);
+			sb_limits_cleanup(&lim);
+			return SB_EXIT_SETUP;
+		}
+		rc = learn_run(a, p, interp, cli, argv, env, rec, envp,
+			       p->any_limit ? &lim : NULL);
+		sb_limits_cleanup(&lim);
+		return rc;
+	}
+	/* firejail is exec'd: its second stage holds the limits */
+	if (provider == SB_PROVIDER_FIREJAIL) {
+		kctx.limits = &lim;
 		return sb_extprov_run(a, p, provider, &kctx, argv, env, fd,
 				      with_guard);
+	}
+	/* under landlock python-sb always stays as the supervisor (Landlock
+	 * does not judge a connect() to a named Unix socket, nor mode and
+	 * time changes) and the child applies the kernel layer (netsup.c);
+	 * unshare and bwrap wait for their sandbox; with limits python-sb
+	 * stays as the parent under subprocess and none too, to end the run */
+	if ((provider != SB_PROVIDER_SUBPROCESS &&
+	     provider != SB_PROVIDER_NONE) ||
+	    p->any_limit)
+		return run_limited(a, &lim, provider, &kctx, interp->path,
+				   argv, env, fd, with_guard);
 	fflush(NULL);
 	execve(interp->path, argv, env);
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,

@@ -25,6 +25,7 @@
 #include "netsup.h"
 #include "notif.h"
 #include "policy_blob.h"
+#include "run_limits.h"
 #include "suplog.h"
 
 #define MAGIC "python-sb stage 1"
@@ -58,6 +59,16 @@ int sb_stage_write(const struct sb_stage *st)
 	put(&b, "debug", st->debug ? "1" : "0");
 	snprintf(num, sizeof(num), "%d", st->signal_fd);
 	put(&b, "signal-fd", num);
+	snprintf(num, sizeof(num), "%u", st->cgroup_mask);
+	put(&b, "cgroup-mask", num);
+	for (i = 0; i < 2; i++) {
+		snprintf(num, sizeof(num), "%d", st->cgroup_fd[i]);
+		put(&b, "cgroup-fd", num);
+	}
+	snprintf(num, sizeof(num), "%d", st->cgroup_version);
+	put(&b, "cgroup-version", num);
+	snprintf(num, sizeof(num), "%d", st->cgroup_dir_fd);
+	put(&b, "cgroup-dir-fd", num);
 	snprintf(num, sizeof(num), "%d", st->log_fd);
 	put(&b, "log-fd", num);
 	snprintf(num, sizeof(num), "%d", st->relay_fd);
@@ -82,9 +93,11 @@ static const char *read_record(struct sb_arena *a, const char *data,
 	SB_VEC(char *) env = { 0 };
 	const char *s = data, *end = data + len;
 	bool first = true, seen_end = false;
+	size_t n_cg = 0;
 
 	st->policy_fd = -1;
 	st->signal_fd = -1;
+	st->cgroup_fd[0] = st->cgroup_fd[1] = st->cgroup_dir_fd = -1;
 	st->log_fd = st->relay_fd = -1;
 	while (s < end && !seen_end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
@@ -127,6 +140,20 @@ static const char *read_record(struct sb_arena *a, const char *data,
 				st->signal_fd = strcmp(f[1], "-1") == 0
 							? -1
 							: sb_fd_parse(f[1]);
+			else if (strcmp(f[0], "cgroup-mask") == 0)
+				st->cgroup_mask =
+					(unsigned)strtoul(f[1], NULL, 10);
+			else if (strcmp(f[0], "cgroup-fd") == 0 && n_cg < 2)
+				st->cgroup_fd[n_cg++] =
+					strcmp(f[1], "-1") == 0
+						? -1
+						: sb_fd_parse(f[1]);
+			else if (strcmp(f[0], "cgroup-version") == 0)
+				st->cgroup_version = atoi(f[1]);
+			else if (strcmp(f[0], "cgroup-dir-fd") == 0)
+				st->cgroup_dir_fd = strcmp(f[1], "-1") == 0
+							    ? -1
+							    : sb_fd_parse(f[1]);
 			else if (strcmp(f[0], "log-fd") == 0)
 				st->log_fd = strcmp(f[1], "-1") == 0
 						     ? -1
@@ -233,6 +260,7 @@ int sb_stage_main(int argc, char **argv)
 	struct sb_policy *p = NULL;
 	struct sb_interp interp = { 0 };
 	struct sb_kernel_ctx ctx = { 0 };
+	struct sb_limits lim;
 	struct sb_buf rec = { 0 };
 	const char *err;
 	int fd, rc;
@@ -308,6 +336,24 @@ int sb_stage_main(int argc, char **argv)
 	/* whatever the tool left (bwrap as root keeps root's; a user
 	 * namespace holds them all; bwrap.cap-add=), the program gets none */
 	ctx.own_files_kept = true; /* the tool masked them (ignore=) */
+	/* the rlimits and the timer here; what the cgroup holds, outside;
+	 * its descriptors are the supervisor's, never the program's */
+	sb_limits_plan_nested(p, st.cgroup_mask, &lim);
+	lim.cg_procs[0] = st.cgroup_fd[0];
+	lim.cg_procs[1] = st.cgroup_fd[1];
+	for (int k = 0; k < 2; k++)
+		if (st.cgroup_fd[k] >= 0)
+			fcntl(st.cgroup_fd[k], F_SETFD, FD_CLOEXEC);
+	if (st.cgroup_dir_fd >= 0 &&
+	    (st.cgroup_mask & (1u << SB_LIMIT_MEMORY))) {
+		fcntl(st.cgroup_dir_fd, F_SETFD, FD_CLOEXEC);
+		lim.cg_fd[0] = st.cgroup_dir_fd;
+		lim.cg_version = st.cgroup_version;
+		lim.mech[SB_LIMIT_MEMORY] = st.cgroup_version == 2
+						    ? SB_MECH_CGROUP_V2
+						    : SB_MECH_CGROUP_V1;
+	}
+	ctx.limits = &lim;
 	rc = sb_netsup_run(a, p, &ctx, st.path, argv + 3, st.env);
 out:
 	sb_policy_free(p);

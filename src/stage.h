@@ -24,6 +24,13 @@ struct sb_stage {
 	int signal_fd;              /* the stage sends its pidfd here, for
 				     * the launcher outside to forward
 				     * signals to; -1: none */
+	/* the run's cgroup, made outside (run_limits.h): the limits it
+	 * holds (1 << enum sb_limit) and its cgroup.procs, open for writing
+	 * (-1: none), which the program joins */
+	unsigned cgroup_mask;
+	int cgroup_fd[2];
+	int cgroup_version;  /* 1 or 2, with cgroup_dir_fd: the memory */
+	int cgroup_dir_fd;   /* cgroup (O_PATH), for its OOM events; -1 */
 	char *const *env;           /* the program's environment */
 	int log_fd, relay_fd;       /* the denial log and the supervisor's
 				     * end of the guard's relay; -1: none */

@@ -18,12 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "notif.h"
+#include "run_limits.h"
 #include "seccomp_filter.h"
 
 static void drain(int fd, struct sb_learn_session *s)
@@ -90,9 +93,12 @@ static int take_listener(pid_t pid, int hand, int ack)
 int sb_supervise_learning(const char *path, char *const argv[],
 			  char *const envp[], int keep_fd, int rec_fd,
 			  struct sb_learn_session *s,
-			  struct sb_learn_native *native)
+			  struct sb_learn_native *native, struct sb_limits *lim)
 {
 	int report[2], hand[2] = { -1, -1 }, ack[2] = { -1, -1 };
+	int tfd = -1, ofd = -1, cfd = -1, which = 0;
+	short oev = 0;
+	struct rusage ru = { 0 };
 	int status = 0, err = 0, rc, sfd, lfd = -1, live;
 	bool saved_on_signal = false;
 	sigset_t old;
@@ -101,6 +107,9 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	/* the signals arrive through a signalfd; the child gets its own
 	 * dispositions back before exec */
 	if ((sfd = sb_signals_block(&old, SFD_NONBLOCK)) < 0 ||
+	    /* with limits, the program's orphans come here, to be ended
+	     * with a run that a limit stops */
+	    (lim && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) ||
 	    pipe2(report, O_CLOEXEC) < 0 ||
 	    (native && (pipe2(hand, O_CLOEXEC) < 0 ||
 			pipe2(ack, O_CLOEXEC) < 0))) {
@@ -118,8 +127,12 @@ int sb_supervise_learning(const char *path, char *const argv[],
 		/* between fork and exec: async-signal-safe calls only */
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(rec_fd);
+		if (lim && sb_limits_join(lim) < 0)
+			_exit(SB_EXIT_SETUP);
 		if (native)
 			child_filter(hand[1], ack[0]);
+		if (lim && sb_limits_set_rlimits(lim, &which) < 0)
+			_exit(SB_EXIT_SETUP);
 		execve(path, argv, envp);
 		err = errno;
 		if (write(report[1], &err, sizeof(err)) < 0)
@@ -164,15 +177,33 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	fcntl(rec_fd, F_SETFL, O_NONBLOCK);
 
 	live = lfd;
+	if (lim) {
+		tfd = sb_limits_timer(lim);
+		ofd = sb_limits_oom_fd(lim, &oev);
+		cfd = sb_limits_cpu_fd(lim);
+	}
 	for (;;) {
-		struct pollfd pfd[3] = { { rec_fd, POLLIN, 0 },
+		struct pollfd pfd[6] = { { rec_fd, POLLIN, 0 },
 					 { sfd, POLLIN, 0 },
-					 { live, POLLIN, 0 } };
+					 { live, POLLIN, 0 },
+					 { tfd, POLLIN, 0 },
+					 { ofd, oev, 0 },
+					 { cfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		pid_t done;
 
-		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+		/* a negative fd is ignored by poll */
+		if (poll(pfd, 6, -1) < 0 && errno != EINTR)
 			break;
+		if (tfd >= 0 && (pfd[3].revents & POLLIN)) {
+			sb_limits_expire(lim, pid);
+			close(tfd);
+			tfd = -1;
+		}
+		if (pfd[4].revents & oev)
+			sb_limits_oom_event(lim, ofd, pid);
+		if (pfd[5].revents & POLLIN)
+			sb_limits_cpu_check(lim, cfd, pid);
 		/* the guard's record of a call comes before the call (its
 		 * audit hook runs first), and says more: read it first */
 		if (pfd[0].revents || pfd[2].revents)
@@ -199,9 +230,20 @@ int sb_supervise_learning(const char *path, char *const argv[],
 				sb_learn_save(s);
 			}
 		}
-		done = waitpid(pid, &status, WNOHANG);
+		done = wait4(pid, &status, WNOHANG, &ru);
 		if (done == pid)
 			break;
+	}
+	if (lim) {
+		if (tfd >= 0)
+			close(tfd);
+		if (ofd >= 0)
+			close(ofd);
+		if (cfd >= 0)
+			close(cfd);
+		/* a limit ended the run: nothing of it goes on */
+		if (lim->timed_out || lim->oom_ended || lim->cpu_ended)
+			sb_sweep_descendants();
 	}
 	/* what the program wrote before it ended; a grandchild that kept the
 	 * pipe open does not hold the run. Nor does one that still runs under
@@ -216,8 +258,9 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	s->quiet_when_unchanged = saved_on_signal;
-	rc = WIFEXITED(status) ? WEXITSTATUS(status)
-			       : 128 + WTERMSIG(status);
+	rc = lim ? sb_limits_verdict(lim, status, &ru)
+		 : WIFEXITED(status) ? WEXITSTATUS(status)
+				     : 128 + WTERMSIG(status);
 	if (sb_learn_save(s) < 0)
 		return SB_EXIT_SETUP;
 	return rc;

@@ -41,8 +41,13 @@ int main(void)
 	const char *cli[] = { "os-sandbox=none" };
 	const struct sb_rule_src implicit[] = { { "env=TERM=${TERM}", NULL } };
 	struct sb_parse_opts o = { 0 };
-	struct sb_explain_ctx ctx = { "none: no guard at all.", "/usr/bin/python3",
-				      NULL };
+	const char *limits[] = { "limit-time=2s: the supervisor's timer" };
+	struct sb_explain_ctx ctx = {
+		.provider_verdict = "none: no guard at all.",
+		.interpreter = "/usr/bin/python3",
+		.limits = limits,
+		.n_limits = 1,
+	};
 	struct sb_policy *p;
 	struct sb_buf b = { 0 };
 	FILE *f;
@@ -85,6 +90,9 @@ int main(void)
 	ok(has_line(b.s, "#   none: no guard at all."), "the launcher's verdict");
 	ok(has_line(b.s, "# Mode: enforcing: the rule file '.py-sandboxes' exists and no learn= rule asks for learning"),
 	   "mode and why");
+	ok(has_line(b.s, "# Limits:") &&
+		   has_line(b.s, "#   limit-time=2s: the supervisor's timer"),
+	   "the launcher's line for each limit");
 	if (!ok(b.s != NULL, "output produced"))
 		return tap_done();
 	sb_buf_free(&b);

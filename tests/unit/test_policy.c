@@ -618,6 +618,94 @@ static void test_singles(void)
 		  "learn= parent must exist");
 }
 
+/* limit-*: sizes, times and counts; bad values and duplicates. */
+static void test_limits(void)
+{
+	struct sb_policy *p;
+	const char *cli[] = { "limit-time=5s" };
+
+	p = parse("limit-memory=512M\nlimit-cpu=10s\nlimit-time=2m\n"
+		  "limit-processes=64\nlimit-file-size=100k\n"
+		  "limit-open-files=256\n");
+	is_str(errors(p), "", "limits: no errors");
+	ok(p->any_limit, "limits: any_limit");
+	ok(p->limits[SB_LIMIT_MEMORY].value == 512ull << 20, "512M");
+	ok(p->limits[SB_LIMIT_CPU].value == 10, "10s");
+	ok(p->limits[SB_LIMIT_TIME].value == 120, "2m is 120 s");
+	ok(p->limits[SB_LIMIT_PROCESSES].value == 64, "64 processes");
+	ok(p->limits[SB_LIMIT_FILE_SIZE].value == 100ull << 10,
+	   "100k, lower case");
+	ok(p->limits[SB_LIMIT_OPEN_FILES].value == 256, "256 files");
+	is_str(p->limits[SB_LIMIT_TIME].rule, "limit-time=2m",
+	       "the rule as written");
+	is_int((int)p->limits[SB_LIMIT_TIME].ref.line, 3, "its line");
+	is_str(sb_limit_key(SB_LIMIT_OPEN_FILES), "limit-open-files",
+	       "key name");
+	sb_policy_free(p);
+
+	p = parse("limit-time=3\nlimit-memory=4096\nlimit-cpu=1h\n"
+		  "limit-file-size=2G\n");
+	is_str(errors(p), "", "plain seconds and bytes");
+	ok(p->limits[SB_LIMIT_TIME].value == 3, "3 is seconds");
+	ok(p->limits[SB_LIMIT_MEMORY].value == 4096, "4096 is bytes");
+	ok(p->limits[SB_LIMIT_CPU].value == 3600, "1h");
+	ok(p->limits[SB_LIMIT_FILE_SIZE].value == 2ull << 30, "2G");
+	ok(p->limits[SB_LIMIT_PROCESSES].value == 0, "unset is 0");
+	sb_policy_free(p);
+
+	p = parse("python-import=x\n");
+	ok(!p->any_limit, "no limit rule: no limits");
+	sb_policy_free(p);
+
+	one_error("limit-memory=12X\n",
+		  ".py-sandboxes(1): limit-memory: invalid value '12X', "
+		  "expected a whole number of bytes with an optional K, M, G "
+		  "or T suffix, such as 512M.",
+		  "bad size suffix");
+	one_error("limit-memory=1.5G\n",
+		  ".py-sandboxes(1): limit-memory: invalid value '1.5G', "
+		  "expected a whole number of bytes with an optional K, M, G "
+		  "or T suffix, such as 512M.",
+		  "no fractions");
+	one_error("limit-time=10ms\n",
+		  ".py-sandboxes(1): limit-time: invalid value '10ms', "
+		  "expected a whole number of seconds with an optional s, m "
+		  "or h suffix, such as 30s or 2m.",
+		  "bad time suffix");
+	one_error("limit-cpu=\n",
+		  ".py-sandboxes(1): limit-cpu: invalid value '', expected a "
+		  "whole number of seconds with an optional s, m or h suffix, "
+		  "such as 30s or 2m.",
+		  "empty value");
+	one_error("limit-processes=-1\n",
+		  ".py-sandboxes(1): limit-processes: invalid value '-1', "
+		  "expected a whole number such as 64.",
+		  "negative count");
+	one_error("limit-open-files=64k\n",
+		  ".py-sandboxes(1): limit-open-files: invalid value '64k', "
+		  "expected a whole number such as 64.",
+		  "a count takes no suffix");
+	one_error("limit-time=0\n",
+		  ".py-sandboxes(1): limit-time: invalid value '0', a limit "
+		  "must be at least 1; leave the rule out for no limit.",
+		  "zero");
+	one_error("limit-file-size=99999999999T\n",
+		  ".py-sandboxes(1): limit-file-size: invalid value "
+		  "'99999999999T', the number is too large.",
+		  "too large");
+	one_error("limit-time=1s\nlimit-time=2s\n",
+		  ".py-sandboxes(1) and .py-sandboxes(2): Multiple limit-time "
+		  "parameters.",
+		  "a limit twice in files");
+	one_error("limit-memory =1M\n",
+		  ".py-sandboxes(1): Invalid rule 'limit-memory =1M'",
+		  "a blank in the key is no limit rule");
+	p = parse_cli("limit-time=1s\nlimit-time=2s\n", cli, 1);
+	is_str(errors(p), "", "the command line wins over file limits");
+	ok(p->limits[SB_LIMIT_TIME].value == 5, "limit-time from <arg>");
+	sb_policy_free(p);
+}
+
 static void test_learning_and_lock(void)
 {
 	struct sb_policy *p;
@@ -974,6 +1062,7 @@ int main(void)
 	test_files();
 	test_imports();
 	test_singles();
+	test_limits();
 	test_learning_and_lock();
 	test_log_file();
 	test_provider_keys();

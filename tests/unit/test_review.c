@@ -71,6 +71,8 @@ static void test_grades(void)
 		{ "expose-ro=~/.cache/x", SB_RISK_LOW },
 		{ "unenv=AWS_*", SB_RISK_LOW },
 		{ "learn=false", SB_RISK_LOW },
+		{ "limit-memory=512M", SB_RISK_LOW },
+		{ "limit-time=30s", SB_RISK_LOW },
 		{ "python-import=json", SB_RISK_LOW },
 		{ "python-import=requests  # the client", SB_RISK_LOW },
 		/* what the enforcer refuses */
@@ -80,6 +82,7 @@ static void test_grades(void)
 		{ "os-sandbox=nonesuch", SB_RISK_INVALID },
 		{ "expose-ro=a,b", SB_RISK_INVALID },
 		{ "net=ALLOW|TCP", SB_RISK_INVALID },
+		{ "limit-memory=lots", SB_RISK_INVALID },
 	};
 	struct sb_arena *a = sb_arena_new();
 	size_t i;
@@ -108,6 +111,8 @@ static void test_grades(void)
 		ok(sb_review_grade(a, "net=ALLOW|TCP|*|*|OUT", &it) &&
 			   !it.restricts,
 		   "a grant does not restrict");
+		ok(sb_review_grade(a, "limit-cpu=10s", &it) && it.restricts,
+		   "a limit restricts: removing it widens");
 	}
 	sb_arena_free(a);
 }

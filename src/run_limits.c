@@ -1,0 +1,1062 @@
+/* run_limits.c - what bounds a run: the limit-* rules and the run's end.
+ * limit-memory, limit-processes and limit-cpu go to the run's own cgroup
+ * when this process can make one (v2 with memory and pids delegated, or
+ * the v1 hierarchies as root) and the provider lets the program join it
+ * before exec (all but firejail), which holds the whole process tree: the
+ * kernel holds memory and processes, the supervisor reads the CPU time and
+ * the OOM kills. Else, and for the others, rlimits set in the program's
+ * process before exec, which every process it starts inherits but which
+ * count per process (RLIMIT_NPROC: per user). limit-time is the
+ * supervisor's timer. At the end of the run every process of it is killed
+ * and reaped (the supervisor is a subreaper) and the cgroup removed. It
+ * must not decide what a rule means (policy_limits.c does) nor how a
+ * provider runs the program.
+ */
+#include "run_limits.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "exit_status.h"
+#include "notif.h"
+
+#define CG_ROOT "/sys/fs/cgroup"
+
+/* ---- the plan ---- */
+
+/* Does the comma-separated list 'list' ("cpu,cpuacct") hold 'word'? */
+static bool list_has(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (;;) {
+		if (strncmp(list, word, n) == 0 &&
+		    (list[n] == ',' || !list[n]))
+			return true;
+		list = strchr(list, ',');
+		if (!list++)
+			return false;
+	}
+}
+
+/* This process's cgroup path in the v1 hierarchy with controller 'ctrl'
+ * ("" for v2's "0::"), from /proc/self/cgroup, and the hierarchy's name
+ * (its controllers, "cpu,cpuacct") in *name; NULL when it has none. */
+static const char *own_cgroup(struct sb_arena *a, const char *ctrl,
+			      const char **name)
+{
+	char line[4096];
+	const char *found = NULL;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2, *nl;
+
+		if (!c1 || !(c2 = strchr(c1 + 1, ':')))
+			continue;
+		*c2 = '\0';
+		if ((nl = strchr(c2 + 1, '\n')))
+			*nl = '\0';
+		if (*ctrl ? list_has(c1 + 1, ctrl)
+			  : strncmp(line, "0:", 2) == 0 && !c1[1]) {
+			found = sb_arena_strdup(a, c2 + 1);
+			if (name)
+				*name = sb_arena_strdup(a, c1 + 1);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static bool file_has_word(const char *path, const char *word)
+{
+	char buf[1024], *tok, *save = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save))
+		if (strcmp(tok, word) == 0)
+			return true;
+	return false;
+}
+
+/* The v2 cgroup this process may make children in with 'ctrls' ("memory",
+ * "pids") enabled for them: delegated (enabled already, directory
+ * writable), or the real root, where it can enable them. Anywhere else
+ * enabling them would fail (no internal processes): rlimits then. */
+static const char *v2_base(struct sb_arena *a, const char *const *ctrls,
+			   size_t n)
+{
+	const char *own, *dir;
+	size_t i;
+
+	if (access(CG_ROOT "/cgroup.controllers", F_OK) != 0)
+		return NULL; /* no pure v2 mount at /sys/fs/cgroup */
+	own = own_cgroup(a, "", NULL);
+	if (!own)
+		return NULL;
+	dir = sb_path_normalize(a, sb_arena_printf(a, CG_ROOT "/%s", own));
+	if (access(dir, W_OK) != 0)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		const char *ctl = sb_arena_printf(a, "%s/cgroup.subtree_control",
+						  dir);
+
+		if (file_has_word(ctl, ctrls[i]))
+			continue;
+		/* only the root may hold processes and enable controllers
+		 * for children at once: the real root, which has no
+		 * cgroup.freeze (a cgroup namespace's root is no root) */
+		if (strcmp(own, "/") != 0 || access(ctl, W_OK) != 0 ||
+		    access(sb_arena_printf(a, "%s/cgroup.freeze", dir), F_OK) ==
+			    0 ||
+		    !file_has_word(sb_arena_printf(a, "%s/cgroup.controllers",
+						   dir),
+				   ctrls[i]))
+			return NULL;
+	}
+	return dir;
+}
+
+/* The v1 hierarchy with controller 'ctrl' mounted at /sys/fs/cgroup/<its
+ * controllers>, this process's cgroup in it, when this process may make a
+ * child there. */
+static const char *v1_base(struct sb_arena *a, const char *ctrl)
+{
+	const char *name = NULL, *own = own_cgroup(a, ctrl, &name), *dir;
+
+	if (!own)
+		return NULL;
+	dir = sb_path_normalize(a,
+				sb_arena_printf(a, CG_ROOT "/%s/%s", name, own));
+	if (access(sb_arena_printf(a, "%s/cgroup.procs", dir), W_OK) != 0 ||
+	    access(dir, W_OK) != 0)
+		return NULL;
+	return dir;
+}
+
+static void plan_init(const struct sb_policy *p, struct sb_limits *l)
+{
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	l->p = p;
+	for (i = 0; i < SB_ARRAY_LEN(l->cg_fd); i++)
+		l->cg_procs[i] = l->cg_fd[i] = l->cg_parent[i] = -1;
+	for (i = 0; i < SB_LIMIT_COUNT; i++)
+		if (p->limits[i].value)
+			l->mech[i] = i == SB_LIMIT_TIME ? SB_MECH_TIMER
+							: SB_MECH_RLIMIT;
+}
+
+void sb_limits_plan_nested(const struct sb_policy *p, unsigned outside,
+			   struct sb_limits *l)
+{
+	size_t i;
+
+	plan_init(p, l);
+	for (i = 0; i < SB_LIMIT_COUNT; i++)
+		if (outside & (1u << i))
+			l->mech[i] = SB_MECH_NONE;
+}
+
+unsigned sb_limits_cgroup_mask(const struct sb_limits *l)
+{
+	unsigned m = 0;
+	size_t i;
+
+	for (i = 0; i < SB_LIMIT_COUNT; i++)
+		if (l->mech[i] == SB_MECH_CGROUP_V1 ||
+		    l->mech[i] == SB_MECH_CGROUP_V2)
+			m |= 1u << i;
+	return m;
+}
+
+void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
+		    enum sb_provider provider, uid_t euid, struct sb_limits *l)
+{
+	bool mem = p->limits[SB_LIMIT_MEMORY].value != 0;
+	bool pids = p->limits[SB_LIMIT_PROCESSES].value != 0;
+	bool host = provider == SB_PROVIDER_SUBPROCESS ||
+		    provider == SB_PROVIDER_NONE ||
+		    provider == SB_PROVIDER_LANDLOCK ||
+		    provider == SB_PROVIDER_BWRAP ||
+		    (provider == SB_PROVIDER_UNSHARE && euid == 0);
+	/* limit-cpu: the supervisor reads the cgroup's CPU time, which it
+	 * cannot inside bwrap (the second stage's) */
+	bool cpu = p->limits[SB_LIMIT_CPU].value != 0 &&
+		   provider != SB_PROVIDER_BWRAP;
+	const char *ctrls[2];
+	const char *base;
+	size_t n = 0;
+
+	plan_init(p, l);
+	if (mem)
+		ctrls[n++] = "memory";
+	if (pids)
+		ctrls[n++] = "pids";
+	/* v2 accounts CPU time (cpu.stat) in every cgroup, controller or
+	 * not */
+	if (host && (n || cpu) && (base = v2_base(a, ctrls, n))) {
+		l->cg_version = 2;
+		l->cg_dir[0] = base;
+		l->n_cg = 1;
+		if (mem)
+			l->mech[SB_LIMIT_MEMORY] = SB_MECH_CGROUP_V2;
+		if (pids)
+			l->mech[SB_LIMIT_PROCESSES] = SB_MECH_CGROUP_V2;
+		if (cpu)
+			l->mech[SB_LIMIT_CPU] = SB_MECH_CGROUP_V2;
+	} else if (host && (n || cpu)) {
+		/* index 0 memory, 1 pids, 2 cpuacct; setup makes the
+		 * children */
+		if (mem && (base = v1_base(a, "memory"))) {
+			l->cg_dir[0] = base;
+			l->mech[SB_LIMIT_MEMORY] = SB_MECH_CGROUP_V1;
+			l->cg_version = 1;
+		}
+		if (pids && (base = v1_base(a, "pids"))) {
+			l->cg_dir[1] = base;
+			l->mech[SB_LIMIT_PROCESSES] = SB_MECH_CGROUP_V1;
+			l->cg_version = 1;
+		}
+		if (cpu && (base = v1_base(a, "cpuacct"))) {
+			l->cg_dir[2] = base;
+			l->mech[SB_LIMIT_CPU] = SB_MECH_CGROUP_V1;
+			l->cg_version = 1;
+		}
+		l->n_cg = 3;
+	}
+	if (l->mech[SB_LIMIT_PROCESSES] == SB_MECH_RLIMIT && euid == 0) {
+		l->mech[SB_LIMIT_PROCESSES] = SB_MECH_REFUSED;
+		l->why[SB_LIMIT_PROCESSES] =
+			host ? "no cgroup can be made here (cgroup v2 with "
+			       "the pids controller delegated, or a writable "
+			       "v1 pids hierarchy), and RLIMIT_NPROC does not "
+			       "bind uid 0"
+			     : "python-sb makes no cgroup under "
+			       "os-sandbox=firejail, which it execs, and "
+			       "RLIMIT_NPROC does not bind uid 0; use "
+			       "os-sandbox=bwrap or landlock";
+	}
+}
+
+static const char *mech_text(struct sb_arena *a, const struct sb_limits *l,
+			     enum sb_limit which)
+{
+	static const char *const rl[SB_LIMIT_COUNT] = {
+		[SB_LIMIT_MEMORY] = "RLIMIT_DATA (heap, anonymous mappings "
+				    "and stacks) of each process",
+		[SB_LIMIT_CPU] = "RLIMIT_CPU of each process: SIGXCPU, then "
+				 "SIGKILL a second later",
+		[SB_LIMIT_PROCESSES] = "RLIMIT_NPROC: the processes and "
+				       "threads of the user, counted for "
+				       "all of that user's processes, not "
+				       "only the run's",
+		[SB_LIMIT_FILE_SIZE] = "RLIMIT_FSIZE of each process: a "
+				       "longer write fails with EFBIG",
+		[SB_LIMIT_OPEN_FILES] = "RLIMIT_NOFILE of each process: "
+					"more fails with EMFILE",
+	};
+	static const char *const v1[SB_LIMIT_COUNT] = {
+		[SB_LIMIT_MEMORY] = "memory.limit_in_bytes",
+		[SB_LIMIT_PROCESSES] = "pids.max",
+		[SB_LIMIT_CPU] = "cpuacct.usage, read by the supervisor four "
+				 "times a second,",
+	};
+	static const char *const v2[SB_LIMIT_COUNT] = {
+		[SB_LIMIT_MEMORY] = "memory.max",
+		[SB_LIMIT_PROCESSES] = "pids.max",
+		[SB_LIMIT_CPU] = "cpu.stat, read by the supervisor four times "
+				 "a second,",
+	};
+	static const unsigned slot[SB_LIMIT_COUNT] = {
+		[SB_LIMIT_PROCESSES] = 1,
+		[SB_LIMIT_CPU] = 2,
+	};
+
+	switch (l->mech[which]) {
+	case SB_MECH_RLIMIT:
+		return sb_arena_printf(a, "rlimit, %s", rl[which]);
+	case SB_MECH_CGROUP_V1:
+		return sb_arena_printf(a,
+				       "cgroup v1, %s of the run's own cgroup "
+				       "under %s: every process of the run%s",
+				       v1[which], l->cg_dir[slot[which]],
+				       which == SB_LIMIT_MEMORY
+					       ? "; the kernel's OOM killer "
+						 "ends a process over it"
+					       : "");
+	case SB_MECH_CGROUP_V2:
+		return sb_arena_printf(a,
+				       "cgroup v2, %s of the run's own cgroup "
+				       "under %s: every process of the run",
+				       v2[which], l->cg_dir[0]);
+	case SB_MECH_TIMER:
+		return "the supervisor's timer: at expiry every process of "
+		       "the run is killed";
+	case SB_MECH_REFUSED:
+		return sb_arena_printf(a, "cannot be held: %s; nothing would "
+					  "run",
+				       l->why[which]);
+	case SB_MECH_NONE:
+		break;
+	}
+	return "no limit";
+}
+
+const char *sb_limits_describe(struct sb_arena *a, const struct sb_limits *l,
+			       enum sb_limit which)
+{
+	if (l->mech[which] == SB_MECH_NONE)
+		return NULL;
+	return sb_arena_printf(a, "%s: %s", l->p->limits[which].rule,
+			       mech_text(a, l, which));
+}
+
+const char *sb_limits_refusal(struct sb_arena *a, const struct sb_limits *l)
+{
+	size_t i;
+
+	for (i = 0; i < SB_LIMIT_COUNT; i++)
+		if (l->mech[i] == SB_MECH_REFUSED)
+			return sb_arena_printf(a, "%s (%s) cannot be held: %s",
+					       l->p->limits[i].rule,
+					       sb_ref_format(a,
+							     l->p->limits[i].ref),
+					       l->why[i]);
+	return NULL;
+}
+
+/* ---- the cgroup ---- */
+
+static int write_text(const char *dir, const char *file, const char *text)
+{
+	char path[PATH_MAX];
+	int fd, r = 0;
+	size_t n = strlen(text);
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, n) != (ssize_t)n)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/* The cgroups of earlier runs whose python-sb was killed (SIGKILL gives
+ * it no chance to remove them): empty once their processes died with it
+ * (PR_SET_PDEATHSIG), and removed here. A live python-sb's is kept. */
+static void remove_stale(int parent)
+{
+	int fd = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, "pysb-", 5) != 0)
+			continue;
+		pid = strtol(e->d_name + 5, &end, 10);
+		if (pid > 0 && !*end && kill((pid_t)pid, 0) < 0 &&
+		    errno == ESRCH)
+			unlinkat(parent, e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+static int make_cg(struct sb_arena *a, struct sb_limits *l, unsigned k,
+		   const char **err)
+{
+	const char *dir, *procs;
+
+	l->cg_name = sb_arena_printf(a, "pysb-%ld", (long)getpid());
+	dir = sb_arena_printf(a, "%s/%s", l->cg_dir[k], l->cg_name);
+	procs = sb_arena_printf(a, "%s/cgroup.procs", dir);
+	l->cg_parent[k] = open(l->cg_dir[k],
+			       O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (l->cg_parent[k] < 0) {
+		*err = sb_arena_printf(a, "open %s: %s", l->cg_dir[k],
+				       strerror(errno));
+		return -1;
+	}
+	remove_stale(l->cg_parent[k]);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		*err = sb_arena_printf(a, "mkdir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	l->cg_dir[k] = dir;
+	l->cg_fd[k] = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	l->cg_procs[k] = open(procs, O_WRONLY | O_CLOEXEC);
+	if (l->cg_fd[k] < 0 || l->cg_procs[k] < 0) {
+		*err = sb_arena_printf(a, "open %s: %s", procs, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int set_cg(struct sb_arena *a, const char *dir, const char *file,
+		  uint64_t v, const char **err)
+{
+	int r = write_text(dir, file,
+			   sb_arena_printf(a, "%llu", (unsigned long long)v));
+
+	if (r < 0)
+		*err = sb_arena_printf(a, "write %s/%s: %s", dir, file,
+				       strerror(-r));
+	return r;
+}
+
+int sb_limits_setup(struct sb_arena *a, struct sb_limits *l, const char **err)
+{
+	const struct sb_policy *p = l->p;
+	uint64_t mem = p->limits[SB_LIMIT_MEMORY].value;
+	uint64_t pids = p->limits[SB_LIMIT_PROCESSES].value;
+	int r;
+
+	if (l->cg_version == 2) {
+		const char *ctl = sb_arena_printf(a, "%s/cgroup.subtree_control",
+						  l->cg_dir[0]);
+		const char *want = sb_arena_printf(
+			a, "%s%s", mem ? "+memory " : "", pids ? "+pids" : "");
+
+		if ((mem && !file_has_word(ctl, "memory")) ||
+		    (pids && !file_has_word(ctl, "pids"))) {
+			r = write_text(l->cg_dir[0], "cgroup.subtree_control",
+				       want);
+			if (r < 0) {
+				*err = sb_arena_printf(a, "write %s: %s", ctl,
+						       strerror(-r));
+				return -1;
+			}
+		}
+		if (make_cg(a, l, 0, err) < 0)
+			return -1;
+		if (mem) {
+			if (set_cg(a, l->cg_dir[0], "memory.max", mem, err) < 0)
+				return -1;
+			/* no way around it through swap, where there is one */
+			write_text(l->cg_dir[0], "memory.swap.max", "0");
+		}
+		if (pids && set_cg(a, l->cg_dir[0], "pids.max", pids, err) < 0)
+			return -1;
+		return 0;
+	}
+	if (l->mech[SB_LIMIT_MEMORY] == SB_MECH_CGROUP_V1) {
+		if (make_cg(a, l, 0, err) < 0 ||
+		    set_cg(a, l->cg_dir[0], "memory.limit_in_bytes", mem,
+			   err) < 0)
+			return -1;
+		/* memory+swap too where the kernel accounts swap; not an
+		 * error where it does not */
+		set_cg(a, l->cg_dir[0], "memory.memsw.limit_in_bytes", mem,
+		       err);
+		*err = NULL;
+	}
+	if (l->mech[SB_LIMIT_PROCESSES] == SB_MECH_CGROUP_V1 &&
+	    (make_cg(a, l, 1, err) < 0 ||
+	     set_cg(a, l->cg_dir[1], "pids.max", pids, err) < 0))
+		return -1;
+	if (l->mech[SB_LIMIT_CPU] == SB_MECH_CGROUP_V1 &&
+	    make_cg(a, l, 2, err) < 0)
+		return -1;
+	return 0;
+}
+
+int sb_limits_join(const struct sb_limits *l)
+{
+	unsigned k;
+
+	for (k = 0; k < SB_ARRAY_LEN(l->cg_procs); k++)
+		if (l->cg_procs[k] >= 0 && write(l->cg_procs[k], "0", 1) != 1)
+			return -errno;
+	return 0;
+}
+
+/* SIGKILL the pids listed in 'path' under 'dirfd' (a cgroup.procs, a
+ * task's children file). The count, or -1 without the file. */
+static int kill_listed(int dirfd, const char *path)
+{
+	char buf[4096], *p, *end;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC), n = 0;
+	ssize_t k;
+
+	if (fd < 0)
+		return -1;
+	k = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (k < 0)
+		return -1;
+	buf[k] = '\0';
+	/* a full page may have been cut: the caller looks again */
+	for (p = buf;; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+	}
+	return n;
+}
+
+static void kill_cgroups(const struct sb_limits *l)
+{
+	unsigned k;
+	int round;
+
+	for (k = 0; k < SB_ARRAY_LEN(l->cg_fd); k++) {
+		if (l->cg_fd[k] < 0)
+			continue;
+		/* processes forked meanwhile show on the next read */
+		for (round = 0;
+		     round < 1000 && kill_listed(l->cg_fd[k], "cgroup.procs") > 0;
+		     round++)
+			;
+	}
+}
+
+void sb_limits_cleanup(struct sb_limits *l)
+{
+	unsigned k;
+	int tries;
+
+	kill_cgroups(l);
+	for (k = 0; k < SB_ARRAY_LEN(l->cg_fd); k++) {
+		if (l->cg_procs[k] >= 0)
+			close(l->cg_procs[k]);
+		l->cg_procs[k] = -1;
+		/* a killed process leaves its cgroup when it is reaped,
+		 * which can lag a little */
+		for (tries = 0;
+		     tries < 200 && l->cg_fd[k] >= 0 &&
+		     unlinkat(l->cg_parent[k], l->cg_name, AT_REMOVEDIR) < 0 &&
+		     errno == EBUSY;
+		     tries++) {
+			kill_cgroups(l);
+			usleep(10 * 1000);
+		}
+		if (l->cg_fd[k] >= 0)
+			close(l->cg_fd[k]);
+		if (l->cg_parent[k] >= 0)
+			close(l->cg_parent[k]);
+		l->cg_fd[k] = l->cg_parent[k] = -1;
+	}
+}
+
+/* ---- rlimits, the timer and the verdict ---- */
+
+int sb_limits_set_rlimits(const struct sb_limits *l, int *which)
+{
+	static const int res[SB_LIMIT_COUNT] = {
+		[SB_LIMIT_MEMORY] = RLIMIT_DATA,
+		[SB_LIMIT_CPU] = RLIMIT_CPU,
+		[SB_LIMIT_TIME] = -1,
+		[SB_LIMIT_PROCESSES] = RLIMIT_NPROC,
+		[SB_LIMIT_FILE_SIZE] = RLIMIT_FSIZE,
+		[SB_LIMIT_OPEN_FILES] = RLIMIT_NOFILE,
+	};
+	int i;
+
+	for (i = 0; i < SB_LIMIT_COUNT; i++) {
+		struct rlimit cur, want;
+		rlim_t v = (rlim_t)l->p->limits[i].value;
+
+		if (l->mech[i] != SB_MECH_RLIMIT || res[i] < 0)
+			continue;
+		if (getrlimit(res[i], &cur) < 0)
+			goto fail;
+		want.rlim_cur = v;
+		/* SIGXCPU at the soft limit, which Python could catch; the
+		 * hard limit's SIGKILL a second later */
+		want.rlim_max = i == SB_LIMIT_CPU ? v + 1 : v;
+		/* never above what python-sb was given */
+		if (cur.rlim_max != RLIM_INFINITY) {
+			if (want.rlim_max > cur.rlim_max)
+				want.rlim_max = cur.rlim_max;
+			if (want.rlim_cur > cur.rlim_max)
+				want.rlim_cur = cur.rlim_max;
+		}
+		if (setrlimit(res[i], &want) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	*which = i;
+	return -errno;
+}
+
+int sb_limits_timer(const struct sb_limits *l)
+{
+	struct itimerspec its = { 0 };
+	int fd;
+
+	if (l->mech[SB_LIMIT_TIME] != SB_MECH_TIMER)
+		return -1;
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	its.it_value.tv_sec = (time_t)l->p->limits[SB_LIMIT_TIME].value;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void sb_limits_expire(struct sb_limits *l, pid_t pid)
+{
+	l->timed_out = true;
+	kill(pid, SIGKILL);
+	kill_cgroups(l);
+}
+
+static bool p_has_mem_cgroup(const struct sb_limits *l)
+{
+	return (l->mech[SB_LIMIT_MEMORY] == SB_MECH_CGROUP_V1 ||
+		l->mech[SB_LIMIT_MEMORY] == SB_MECH_CGROUP_V2) &&
+	       l->cg_fd[0] >= 0;
+}
+
+/* The kernel's OOM killer ended a process of the run's memory cgroup. */
+static bool oom_killed(const struct sb_limits *l)
+{
+	char buf[1024], *at;
+	int fd;
+	ssize_t n;
+
+	if (!p_has_mem_cgroup(l))
+		return false;
+	fd = openat(l->cg_fd[0],
+		    l->cg_version == 2 ? "memory.events" : "memory.oom_control",
+		    O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	at = strstr(buf, "oom_kill ");
+	return at && strtol(at + 9, NULL, 10) > 0;
+}
+
+int sb_limits_oom_fd(const struct sb_limits *l, short *events)
+{
+	char buf[64];
+	int efd, ofd, cfd, n, ok;
+
+	if (!p_has_mem_cgroup(l))
+		return -1;
+	if (l->cg_version == 2) {
+		*events = POLLPRI;
+		return openat(l->cg_fd[0], "memory.events",
+			      O_RDONLY | O_CLOEXEC);
+	}
+	*events = POLLIN;
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ofd = openat(l->cg_fd[0], "memory.oom_control", O_RDONLY | O_CLOEXEC);
+	cfd = openat(l->cg_fd[0], "cgroup.event_control", O_WRONLY | O_CLOEXEC);
+	n = snprintf(buf, sizeof(buf), "%d %d", efd, ofd);
+	ok = efd >= 0 && ofd >= 0 && cfd >= 0 && write(cfd, buf, (size_t)n) == n;
+	if (ofd >= 0)
+		close(ofd);
+	if (cfd >= 0)
+		close(cfd);
+	if (!ok && efd >= 0) {
+		close(efd);
+		efd = -1;
+	}
+	return efd;
+}
+
+void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid)
+{
+	uint64_t v;
+	char buf[512];
+	int tries;
+
+	/* drain it: an eventfd counts, memory.events is read again */
+	if (l->cg_version == 2) {
+		if (pread(fd, buf, sizeof(buf), 0) < 0) {
+			/* the check below reads it again anyway */
+		}
+	} else if (read(fd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing pending */
+	}
+	if (l->oom_ended)
+		return;
+	/* the event comes when the cgroup meets its limit, a moment before
+	 * the OOM killer's count goes up: wait for it a little (a cgroup
+	 * that reclaimed memory instead has no kill to count) */
+	for (tries = 0; !oom_killed(l); tries++) {
+		if (tries == 50)
+			return;
+		usleep(2 * 1000);
+	}
+	l->oom_ended = true;
+	kill(pid, SIGKILL);
+	kill_cgroups(l);
+}
+
+int sb_limits_cpu_fd(const struct sb_limits *l)
+{
+	struct itimerspec its = { { 0, 250 * 1000 * 1000 },
+				  { 0, 250 * 1000 * 1000 } };
+	int fd;
+
+	if ((l->mech[SB_LIMIT_CPU] != SB_MECH_CGROUP_V1 &&
+	     l->mech[SB_LIMIT_CPU] != SB_MECH_CGROUP_V2) ||
+	    l->cg_fd[l->cg_version == 2 ? 0 : 2] < 0)
+		return -1;
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The CPU time of every process of the run, in nanoseconds; 0 when it
+ * cannot be read. */
+static uint64_t run_cpu_ns(const struct sb_limits *l)
+{
+	char buf[1024], *at;
+	int fd = l->cg_version == 2
+			 ? openat(l->cg_fd[0], "cpu.stat", O_RDONLY | O_CLOEXEC)
+			 : openat(l->cg_fd[2], "cpuacct.usage",
+				  O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (l->cg_version != 2)
+		return strtoull(buf, NULL, 10);
+	at = strstr(buf, "usage_usec ");
+	return at ? strtoull(at + 11, NULL, 10) * 1000 : 0;
+}
+
+void sb_limits_cpu_check(struct sb_limits *l, int fd, pid_t pid)
+{
+	uint64_t ticks;
+
+	if (read(fd, &ticks, sizeof(ticks)) < 0) {
+		/* EAGAIN: a spurious wake-up; the check is cheap anyway */
+	}
+	if (l->cpu_ended || l->timed_out || l->oom_ended ||
+	    run_cpu_ns(l) < l->p->limits[SB_LIMIT_CPU].value * 1000000000ull)
+		return;
+	l->cpu_ended = true;
+	kill(pid, SIGKILL);
+	kill_cgroups(l);
+}
+
+int sb_limits_outer_verdict(const struct sb_limits *l, int rc)
+{
+	if (rc != 128 + SIGKILL || !oom_killed(l))
+		return rc;
+	fprintf(stderr, "python-sb: %s reached: the run was stopped\n",
+		sb_sanitize(l->p->arena, l->p->limits[SB_LIMIT_MEMORY].rule));
+	return SB_EXIT_LIMIT;
+}
+
+int sb_limits_verdict(const struct sb_limits *l, int wstatus,
+		      const struct rusage *ru)
+{
+	const struct sb_policy *p = l->p;
+	int which = -1, sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+	uint64_t cpu = 0;
+
+	if (ru)
+		cpu = (uint64_t)ru->ru_utime.tv_sec +
+		      (uint64_t)ru->ru_stime.tv_sec;
+	if (l->timed_out)
+		which = SB_LIMIT_TIME;
+	else if (l->oom_ended)
+		which = SB_LIMIT_MEMORY;
+	else if (l->cpu_ended)
+		which = SB_LIMIT_CPU;
+	else if (p->limits[SB_LIMIT_CPU].value &&
+		 (sig == SIGXCPU ||
+		  (sig == SIGKILL && cpu >= p->limits[SB_LIMIT_CPU].value)))
+		which = SB_LIMIT_CPU;
+	else if (p->limits[SB_LIMIT_FILE_SIZE].value && sig == SIGXFSZ)
+		which = SB_LIMIT_FILE_SIZE;
+	else if (sig == SIGKILL && oom_killed(l))
+		which = SB_LIMIT_MEMORY;
+	if (which >= 0) {
+		fprintf(stderr, "python-sb: %s reached: the run was stopped\n",
+			sb_sanitize(p->arena, p->limits[which].rule));
+		return SB_EXIT_LIMIT;
+	}
+	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + sig;
+}
+
+/* ---- the end of the run ---- */
+
+/* SIGKILL every process whose parent is this one (any of its threads):
+ * the program's orphans come here (PR_SET_CHILD_SUBREAPER). Through
+ * /proc/self/task/T/children where the kernel has it, else a scan of
+ * /proc. Returns how many were found. */
+static unsigned kill_children(pid_t self)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	unsigned n = 0;
+	bool listed = d != NULL;
+
+	while (d && (e = readdir(d))) {
+		char path[300];
+		int k;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children",
+			 e->d_name);
+		k = kill_listed(AT_FDCWD, path);
+		if (k < 0)
+			listed = false;
+		else
+			n += (unsigned)k;
+	}
+	if (d)
+		closedir(d);
+	if (listed)
+		return n;
+	d = opendir("/proc");
+	if (!d)
+		return n;
+	while ((e = readdir(d))) {
+		char path[64], buf[512], *close_paren;
+		int ppid = -1, fd;
+		ssize_t k;
+		long pid = strtol(e->d_name, NULL, 10);
+
+		if (pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		buf[k] = '\0';
+		/* "pid (comm) S ppid ...": comm may hold anything */
+		close_paren = strrchr(buf, ')');
+		if (close_paren &&
+		    sscanf(close_paren + 1, " %*c %d", &ppid) == 1 &&
+		    ppid == self) {
+			kill((pid_t)pid, SIGKILL);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* Nothing the program started outlives python-sb: kill and reap every
+ * descendant, including those that come here while we sweep. */
+void sb_sweep_descendants(void)
+{
+	pid_t self = getpid();
+	unsigned idle = 0;
+
+	for (;;) {
+		unsigned n;
+		pid_t w = waitpid(-1, NULL, WNOHANG);
+
+		/* the common case: the program left nothing behind */
+		if (w < 0 && errno == ECHILD)
+			break;
+		if (w > 0)
+			continue;
+		n = kill_children(self);
+		w = waitpid(-1, NULL, n ? 0 : WNOHANG);
+
+		if (w < 0 && errno == ECHILD)
+			break; /* none left */
+		/* a child /proc did not show (yet): look again, for a while;
+		 * a /proc of another pid namespace never shows them, and the
+		 * provider's pid namespace ends them then */
+		if (w == 0 && !n) {
+			if (++idle > 200)
+				break;
+			usleep(10 * 1000);
+		} else {
+			idle = 0;
+		}
+	}
+}
+
+
+/* What the child reports before exec: the step that failed and errno. */
+struct child_err {
+	int step; /* 0 join the cgroup, 1 an rlimit, 2 exec */
+	int which;
+	int err;
+};
+
+static void child_fail(int fd, int step, int which, int err)
+{
+	struct child_err ce = { step, which, err };
+
+	if (write(fd, &ce, sizeof(ce)) < 0) {
+		/* nothing more to say: the parent reports a silent child */
+	}
+	_exit(SB_EXIT_SETUP);
+}
+
+int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
+		  char *const envp[])
+{
+	struct child_err ce;
+	struct rusage ru = { 0 };
+	int sfd, tfd, ofd, cfd, rep[2], status = 0, r, which = 0;
+	short oev = 0;
+	sigset_t old;
+	pid_t pid, parent = getpid();
+	ssize_t n;
+
+	if ((sfd = sb_signals_block(&old, SFD_NONBLOCK)) < 0 ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 ||
+	    pipe2(rep, O_CLOEXEC) < 0) {
+		fprintf(stderr, "python-sb: limits supervisor set-up: %s; "
+				"nothing was run.\n",
+			strerror(errno));
+		return SB_EXIT_SETUP;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "python-sb: fork: %s; nothing was run.\n",
+			strerror(errno));
+		return SB_EXIT_SETUP;
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(rep[0]);
+		/* the program dies with its supervisor */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent)
+			_exit(SB_EXIT_SETUP);
+		if ((r = sb_limits_join(l)) < 0)
+			child_fail(rep[1], 0, 0, -r);
+		if ((r = sb_limits_set_rlimits(l, &which)) < 0)
+			child_fail(rep[1], 1, which, -r);
+		execve(path, argv, envp);
+		child_fail(rep[1], 2, 0, errno);
+	}
+	close(rep[1]);
+	n = read(rep[0], &ce, sizeof(ce));
+	close(rep[0]);
+	if (n == (ssize_t)sizeof(ce)) {
+		waitpid(pid, NULL, 0);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (ce.step == 0)
+			fprintf(stderr, "python-sb: join the run's cgroup %s: "
+					"%s; nothing was run.\n",
+				l->cg_dir[0] ? l->cg_dir[0] : l->cg_dir[1],
+				strerror(ce.err));
+		else if (ce.step == 1)
+			fprintf(stderr, "python-sb: setrlimit for %s: %s; "
+					"nothing was run.\n",
+				l->p->limits[ce.which].rule, strerror(ce.err));
+		else
+			fprintf(stderr, "python-sb: exec %s: %s\n", path,
+				strerror(ce.err));
+		return SB_EXIT_SETUP;
+	}
+	tfd = sb_limits_timer(l);
+	if (tfd < 0 && l->mech[SB_LIMIT_TIME] == SB_MECH_TIMER) {
+		fprintf(stderr, "python-sb: timerfd for %s: %s; the run was "
+				"stopped.\n",
+			l->p->limits[SB_LIMIT_TIME].rule, strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		sb_sweep_descendants();
+		return SB_EXIT_SETUP;
+	}
+	ofd = sb_limits_oom_fd(l, &oev);
+	cfd = sb_limits_cpu_fd(l);
+	for (;;) {
+		struct pollfd pfd[4] = { { sfd, POLLIN, 0 },
+					 { ofd, oev, 0 },
+					 { tfd, POLLIN, 0 },
+					 { cfd, POLLIN, 0 } };
+		struct signalfd_siginfo si;
+		pid_t w;
+
+		/* a negative fd is ignored by poll */
+		if (poll(pfd, 4, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents & oev)
+			sb_limits_oom_event(l, ofd, pid);
+		if (pfd[3].revents & POLLIN)
+			sb_limits_cpu_check(l, cfd, pid);
+		if (tfd >= 0 && (pfd[2].revents & POLLIN)) {
+			sb_limits_expire(l, pid);
+			close(tfd);
+			tfd = -1;
+		}
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			/* the terminal's signals reach the program, which
+			 * shares our process group; pass on those sent */
+			if (si.ssi_signo != SIGCHLD && sb_signal_sent(&si))
+				kill(pid, (int)si.ssi_signo);
+		w = wait4(pid, &status, WNOHANG, &ru);
+		if (w == pid || (w < 0 && errno == ECHILD))
+			break;
+	}
+	if (tfd >= 0)
+		close(tfd);
+	if (ofd >= 0)
+		close(ofd);
+	if (cfd >= 0)
+		close(cfd);
+	/* nothing the program started outlives the run */
+	sb_sweep_descendants();
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return sb_limits_verdict(l, status, &ru);
+}
