@@ -18,6 +18,7 @@
 
 #include "api_registry.h"
 #include "fsrules.h"
+#include "modtab.h"
 #include "policy_net.h"
 
 /* ---- the template of a new rule file (2.10) ---- */
@@ -1053,13 +1054,6 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 
 /* ---- imports ---- */
 
-/* 4.3's list of modules that can undo the guard or run code around it. */
-static const char *const dangerous_modules[] = {
-	"atexit",  "bdb",	   "cProfile",	"code",	      "codeop",
-	"ctypes",  "faulthandler", "importlib", "inspect",    "mmap",
-	"pdb",	   "pkgutil",	   "posix",	"subprocess", "webbrowser",
-};
-
 /* PEP 594 and its companions: deprecated or removed, still importable on
  * some supported CPython. */
 static const char *const deprecated_modules[] = {
@@ -1114,12 +1108,6 @@ static const char *const stdlib_modules[] = {
 	"zipimport", "zlib", "zoneinfo",
 };
 
-bool sb_learn_module_is_dangerous(const char *name)
-{
-	return sb_str_in(name, dangerous_modules,
-			 SB_ARRAY_LEN(dangerous_modules));
-}
-
 static bool in_sorted(const char *const *v, size_t n, const char *s)
 {
 	return bsearch(&s, v, n, sizeof(*v), cmp_str) != NULL;
@@ -1136,7 +1124,7 @@ static const char *const import_headers[G_COUNT] = {
 
 static int import_group(const char *name)
 {
-	if (sb_str_in(name, dangerous_modules, SB_ARRAY_LEN(dangerous_modules)))
+	if (sb_modtab_is_dangerous(name))
 		return G_DANGEROUS;
 	if (sb_str_in(name, deprecated_modules,
 		      SB_ARRAY_LEN(deprecated_modules)))
