@@ -16,9 +16,9 @@
  * hand), reads the file (extmod.c): the PyInit_ symbols it exports and the
  * file it really is. python-sb's own modules are recognised by that file,
  * never by the "pysandboxes." prefix; a module that hands out raw memory by
- * itself (_ctypes, _cffi_backend, CPython's _test* helpers...) needs the
- * native grant whatever it is called, and no extension is loaded from a
- * tree the program may write.
+ * itself (modtab.c: _ctypes, _cffi_backend, CPython's _test* helpers...)
+ * needs the native grant whatever it is called, and no extension is loaded
+ * from a tree the program may write.
  *
  * Learning records the imports the enforcing run will judge: through a
  * wrapper once it succeeded, and a load only the backstop sees (C code
@@ -34,6 +34,7 @@
 #include "api_registry.h"
 #include "extmod.h"
 #include "fsrules.h"
+#include "modtab.h"
 
 /* Always importable: the interpreter's own, and python-sb's package. A
  * submodule of a kept module is still judged (C7), except ours. */
@@ -41,30 +42,6 @@ static bool kept(const char *name)
 {
 	return strcmp(name, "builtins") == 0 || strcmp(name, "sys") == 0 ||
 	       strcmp(name, "__main__") == 0;
-}
-
-/* Modules that by themselves hand out raw memory: importing one is the
- * native grant (python-api=ALLOW:native, or any entry of that category),
- * not a python-import= rule. CPython's _test* helpers (_testcapi,
- * _testinternalcapi...) read and write memory by address too;
- * _remote_debugging reads other processes'. Matched against a module's
- * own name: the top-level name of an import, the last component of an
- * extension's name and every PyInit_ symbol its file exports. (The
- * subinterpreter modules are the process-exec entries' to judge.) */
-static const char *const native_modules[] = {
-	"_cffi_backend", "_ctypes", "_remote_debugging", "cffi", "ctypes",
-};
-
-static bool native_module(const char *name)
-{
-	size_t i;
-
-	if (strncmp(name, "_test", 5) == 0)
-		return true;
-	for (i = 0; i < SB_ARRAY_LEN(native_modules); i++)
-		if (strcmp(name, native_modules[i]) == 0)
-			return true;
-	return false;
 }
 
 /* The native grant for module 'name' ('file' and 'symbol' say how it was
@@ -125,6 +102,7 @@ static int judge(const char *name)
 	const struct sb_policy *p = sb_g.policy;
 	char top[256], msg[400];
 	size_t n = strcspn(name, "."), i;
+	bool native;
 
 	if (n == 0 || n >= sizeof(top))
 		return 0; /* not a name the import system accepts anyway */
@@ -139,14 +117,14 @@ static int judge(const char *name)
 		return 0;
 	/* a raw-memory module needs the import rule and the native grant:
 	 * the first missing one is named */
+	native = sb_modtab_is_native(top);
 	if (p->import_all || (kept(name)))
-		return native_module(top) ? native_grant(top, NULL, NULL) : 0;
+		return native ? native_grant(top, NULL, NULL) : 0;
 	for (i = 0; i < p->imports.n; i++)
 		if (strcmp(p->imports.v[i].name, top) == 0)
-			return native_module(top) ? native_grant(top, NULL, NULL)
-						  : 0;
+			return native ? native_grant(top, NULL, NULL) : 0;
 	if (sb_g.learning) {
-		if (native_module(top))
+		if (native)
 			native_grant(top, NULL, NULL); /* records it */
 		/* recorded by the wrapper once the import succeeded: a module a
 		 * library only tries (try: import brotli) is not learned */
@@ -200,7 +178,7 @@ static void capsule_refusal(PyObject *importer)
 	if (tb)
 		py.Py_DecRef(tb);
 	name[strcspn(name, ".")] = '\0';
-	if (native_module(name) || !importer ||
+	if (sb_modtab_is_native(name) || !importer ||
 	    sb_arg_path(importer, who) != 1 ||
 	    strlen(who) >= 256)
 		return;
@@ -559,10 +537,10 @@ static int judge_extension(const char *name, const struct sb_extmod *m)
 			 name, m->canon, own_dir());
 		return sb_guard_raise(SB_EXC_MODULE, msg, name);
 	}
-	if (native_module(last) && native_grant(name, m->canon, last) < 0)
+	if (sb_modtab_is_native(last) && native_grant(name, m->canon, last) < 0)
 		return -1;
 	for (i = 0; i < m->n_inits; i++)
-		if (native_module(m->inits[i]) &&
+		if (sb_modtab_is_native(m->inits[i]) &&
 		    native_grant(name, m->canon, m->inits[i]) < 0)
 			return -1;
 	if (runtime_import())
@@ -809,7 +787,7 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 		py.Py_DecRef(name);
 		return NULL;
 	}
-	if ((native_module(buf) && native_grant(buf, NULL, NULL) < 0) ||
+	if ((sb_modtab_is_native(buf) && native_grant(buf, NULL, NULL) < 0) ||
 	    (mods && py.PyDict_GetItemString(mods, buf) &&
 	     !sb_guard_caller_is_library() &&
 	     sb_guard_check_api("importlib.reload") < 0)) {

@@ -92,10 +92,6 @@ void sb_learn_merge(struct sb_arena *a, const char *existing,
 		    const struct sb_learned *l, const struct sb_learn_ctx *ctx,
 		    struct sb_buf *out, bool *added);
 
-/* Is 'name' (a top-level module) on 4.3's list of modules that can undo
- * the guard or run code around it? Learning and the rule review share it. */
-bool sb_learn_module_is_dangerous(const char *name);
-
 /* The template of a new rule file (2.10). */
 extern const char sb_learn_template[];
 

@@ -18,6 +18,7 @@
 
 #include "api_registry.h"
 #include "fsrules.h"
+#include "modtab.h"
 #include "policy_net.h"
 
 /* ---- the template of a new rule file (2.10) ---- */
@@ -126,16 +127,6 @@ const char sb_learn_template[] =
 
 /* ---- parsing the records ---- */
 
-static bool str_in(const char *const *v, size_t n, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(v[i], s) == 0)
-			return true;
-	return false;
-}
-
 static bool parse_port(const char *s, uint16_t *port)
 {
 	unsigned long v = 0;
@@ -181,7 +172,7 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 		if (nf == 2 &&
 		    (strcmp(f[1], "eval-on") == 0 ||
 		     (strncmp(f[1], "eval-", 5) == 0 && strchr(f[1], '='))) &&
-		    !str_in(l->evals.v, l->evals.n, f[1]))
+		    !sb_str_in(f[1], l->evals.v, l->evals.n))
 			*SB_VEC_PUSH(a, l->evals) = f[1];
 	} else if (strcmp(f[0], "env") == 0 || strcmp(f[0], "import") == 0 ||
 		   strcmp(f[0], "api") == 0) {
@@ -190,12 +181,12 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 		if (nf != 2 || !*f[1])
 			return;
 		if (env) {
-			if (!str_in(l->env.v, l->env.n, f[1]))
+			if (!sb_str_in(f[1], l->env.v, l->env.n))
 				*SB_VEC_PUSH(a, l->env) = f[1];
 		} else if (imp) {
-			if (!str_in(l->imports.v, l->imports.n, f[1]))
+			if (!sb_str_in(f[1], l->imports.v, l->imports.n))
 				*SB_VEC_PUSH(a, l->imports) = f[1];
-		} else if (!str_in(l->apis.v, l->apis.n, f[1])) {
+		} else if (!sb_str_in(f[1], l->apis.v, l->apis.n)) {
 			*SB_VEC_PUSH(a, l->apis) = f[1];
 		}
 	} else if (strcmp(f[0], "file") == 0) {
@@ -1063,13 +1054,6 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 
 /* ---- imports ---- */
 
-/* 4.3's list of modules that can undo the guard or run code around it. */
-static const char *const dangerous_modules[] = {
-	"atexit",  "bdb",	   "cProfile",	"code",	      "codeop",
-	"ctypes",  "faulthandler", "importlib", "inspect",    "mmap",
-	"pdb",	   "pkgutil",	   "posix",	"subprocess", "webbrowser",
-};
-
 /* PEP 594 and its companions: deprecated or removed, still importable on
  * some supported CPython. */
 static const char *const deprecated_modules[] = {
@@ -1124,12 +1108,6 @@ static const char *const stdlib_modules[] = {
 	"zipimport", "zlib", "zoneinfo",
 };
 
-bool sb_learn_module_is_dangerous(const char *name)
-{
-	return str_in(dangerous_modules, SB_ARRAY_LEN(dangerous_modules),
-		      name);
-}
-
 static bool in_sorted(const char *const *v, size_t n, const char *s)
 {
 	return bsearch(&s, v, n, sizeof(*v), cmp_str) != NULL;
@@ -1146,10 +1124,10 @@ static const char *const import_headers[G_COUNT] = {
 
 static int import_group(const char *name)
 {
-	if (str_in(dangerous_modules, SB_ARRAY_LEN(dangerous_modules), name))
+	if (sb_modtab_is_dangerous(name))
 		return G_DANGEROUS;
-	if (str_in(deprecated_modules, SB_ARRAY_LEN(deprecated_modules),
-		   name))
+	if (sb_str_in(name, deprecated_modules,
+		      SB_ARRAY_LEN(deprecated_modules)))
 		return G_DEPRECATED;
 	if (name[0] == '_' ||
 	    in_sorted(stdlib_modules, SB_ARRAY_LEN(stdlib_modules), name))
@@ -1205,7 +1183,7 @@ static void gen_imports(struct sb_arena *a, const struct sb_learned *l,
 		}
 		skip = !safe_module(name) ||
 			    strcmp(name, "pysandboxes") == 0 ||
-			    str_in(have.v, have.n, name);
+			    sb_str_in(name, have.v, have.n);
 
 		for (j = 0; p && !skip && j < p->imports.n; j++)
 			skip = strcmp(p->imports.v[j].name, name) == 0;
@@ -1312,7 +1290,7 @@ static void eval_tokens(struct sb_arena *a, const struct sb_learned *l,
 		const char *r = l->evals.v[i];
 
 		if (strncmp(r, key, n) == 0 && r[n] == '=' && r[n + 1] &&
-		    !str_in(out->v, out->n, r + n + 1))
+		    !sb_str_in(r + n + 1, out->v, out->n))
 			*SB_VEC_PUSH(a, *out) = r + n + 1;
 	}
 	if (out->n)
@@ -1332,7 +1310,7 @@ static void syntax_groups(struct sb_arena *a, str_vec *t)
 		bool all = nodes[0] != NULL;
 
 		for (k = 0; all && nodes[k]; k++)
-			all = str_in(t->v, t->n, nodes[k]);
+			all = sb_str_in(nodes[k], t->v, t->n);
 		if (!all)
 			continue;
 		for (j = 0; j < t->n; j++)
@@ -1448,7 +1426,7 @@ static void drop_present(struct sb_arena *a, struct family *fam,
 			    bsearch(&t, present->v, present->n,
 				    sizeof(*present->v), cmp_str))
 				continue;
-			if (str_in(g->lines.v, o, t))
+			if (sb_str_in(t, g->lines.v, o))
 				continue;
 			g->lines.v[o++] = t;
 		}

@@ -17,7 +17,7 @@
 #include <strings.h>
 
 #include "api_registry.h"
-#include "learn.h"
+#include "modtab.h"
 #include "policy.h"
 #include "review.h"
 
@@ -224,13 +224,19 @@ static struct grade grade_import(struct sb_arena *a, const struct sb_policy *p)
 
 	if (p->import_all)
 		return G(SB_RISK_HIGH, "allows every module");
-	for (i = 0; i < p->imports.n; i++)
-		if (sb_learn_module_is_dangerous(p->imports.v[i].name))
-			return G(SB_RISK_HIGH,
-				 sb_arena_printf(a,
-						 "'%s' can undo the guard or "
-						 "run code around it",
-						 p->imports.v[i].name));
+	for (i = 0; i < p->imports.n; i++) {
+		const char *m = p->imports.v[i].name;
+
+		if (!sb_modtab_is_dangerous(m))
+			continue;
+		return G(SB_RISK_HIGH,
+			 sb_arena_printf(a, "'%s' %s", m,
+					 sb_modtab_is_native(m)
+						 ? "is native code with raw "
+						   "memory access"
+						 : "can undo the guard or run "
+						   "code around it"));
+	}
 	return G(SB_RISK_LOW, "an ordinary module");
 }
 

@@ -4,7 +4,8 @@
  * Pure code, like the parser it uses: every rule line goes through the
  * parser's lexer and the parser itself (flat mode, no file read, no name
  * resolved), so what is graded is what the enforcer reads; the dangerous
- * modules are learning's list and the warning categories the API registry's.
+ * modules are the guard's table (modtab.c) and the warning categories the
+ * API registry's.
  */
 #ifndef SB_REVIEW_H
 #define SB_REVIEW_H

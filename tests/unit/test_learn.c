@@ -572,11 +572,12 @@ static void test_imports(void)
 		    "import\tos\nimport\tjson\nimport\tctypes\n"
 		    "import\tsubprocess\nimport\tnumpy\nimport\trequests\n"
 		    "import\t_socket\nimport\tasyncore\nimport\tpysandboxes\n"
-		    "import\tre\nimport\tos.path\nimport\tcProfile\n",
+		    "import\tre\nimport\tos.path\nimport\tcProfile\n"
+		    "import\t_ctypes\n",
 		    MARKERS, &c, NULL);
 	is_str(block(a, out, "import"),
 	       "# \u26a0 Dangerous!\n"
-	       "python-import=cProfile, ctypes, subprocess\n"
+	       "python-import=_ctypes, cProfile, ctypes, subprocess\n"
 	       "\n"
 	       "# Standard Python\n"
 	       "python-import=_socket, json, os\n"

@@ -15,6 +15,12 @@ static void test_grades(void)
 		/* high */
 		{ "python-import=*", SB_RISK_HIGH },
 		{ "python-import=ctypes", SB_RISK_HIGH },
+		{ "python-import=_ctypes", SB_RISK_HIGH }, /* the guard's native */
+		{ "python-import=cffi", SB_RISK_HIGH },
+		{ "python-import=_cffi_backend", SB_RISK_HIGH },
+		{ "python-import=_remote_debugging", SB_RISK_HIGH },
+		{ "python-import=_testcapi", SB_RISK_HIGH },
+		{ "python-import=json, _ctypes", SB_RISK_HIGH },
 		{ "python-import=json, subprocess", SB_RISK_HIGH },
 		{ "python-import=importlib", SB_RISK_HIGH },
 		{ "python-api=ALLOW:*", SB_RISK_HIGH },
@@ -105,6 +111,10 @@ static void test_grades(void)
 		ok(sb_review_grade(a, "python-import=json # why", &it) &&
 			   strcmp(it.rule, "python-import=json") == 0,
 		   "a trailing comment is cut as the parser cuts it");
+		ok(sb_review_grade(a, "python-import=_ctypes", &it) &&
+			   strcmp(it.why, "'_ctypes' is native code with raw "
+					  "memory access") == 0,
+		   "a native module is named as the guard names it");
 		ok(sb_review_grade(a, "net=DENY|TCP|*|*|OUT", &it) &&
 			   it.restricts,
 		   "a denial restricts: removing it widens");
