@@ -967,6 +967,7 @@ static void test_eval(void)
 	out = learn(a, "eval\teval-on\n", MARKERS, &c, NULL);
 	is_str(block(a, out, "eval"), "",
 	       "eval: a default profile in force needs no line");
+	sb_policy_free(p);
 	sb_arena_free(a);
 }
 
