@@ -29,6 +29,8 @@ const struct sb_api_entry sb_api_registry[] = {
 	E("_pickle.loads", DESERIALIZATION, SB_API_C_ACCEL),
 	E("_posixsubprocess.fork_exec", PROCESS_EXEC, SB_API_POSIX),
 	E("_signal.alarm", PROCESS_CONTROL, SB_API_POSIX),
+	/* beyond the seed's 151: a signal to any process, by pidfd */
+	E("_signal.pidfd_send_signal", PROCESS_CONTROL, SB_API_LINUX),
 	E("_signal.pthread_kill", PROCESS_CONTROL, SB_API_POSIX),
 	E("_signal.raise_signal", PROCESS_CONTROL, 0),
 	E("_signal.setitimer", PROCESS_CONTROL, SB_API_POSIX),
@@ -98,6 +100,10 @@ const struct sb_api_entry sb_api_registry[] = {
 	E("os.popen", PROCESS_EXEC, 0),
 	E("os.posix_spawn", PROCESS_EXEC, SB_API_POSIX),
 	E("os.posix_spawnp", PROCESS_EXEC, SB_API_POSIX),
+	/* beyond the seed's 151: act on another process by pid */
+	E("os.sched_setaffinity", PROCESS_CONTROL, SB_API_LINUX),
+	E("os.sched_setparam", PROCESS_CONTROL, SB_API_LINUX),
+	E("os.sched_setscheduler", PROCESS_CONTROL, SB_API_LINUX),
 	E("os.setegid", PRIVILEGES, SB_API_POSIX),
 	E("os.seteuid", PRIVILEGES, SB_API_POSIX),
 	E("os.setgid", PRIVILEGES, SB_API_POSIX),
@@ -142,6 +148,10 @@ const struct sb_api_entry sb_api_registry[] = {
 	E("posix.nice", PROCESS_CONTROL, 0),
 	E("posix.posix_spawn", PROCESS_EXEC, 0),
 	E("posix.posix_spawnp", PROCESS_EXEC, 0),
+	/* beyond the seed's 151 */
+	E("posix.sched_setaffinity", PROCESS_CONTROL, 0),
+	E("posix.sched_setparam", PROCESS_CONTROL, 0),
+	E("posix.sched_setscheduler", PROCESS_CONTROL, 0),
 	E("posix.setegid", PRIVILEGES, 0),
 	E("posix.seteuid", PRIVILEGES, 0),
 	E("posix.setgid", PRIVILEGES, 0),
@@ -164,6 +174,8 @@ const struct sb_api_entry sb_api_registry[] = {
 	E("resource.prlimit", PROCESS_CONTROL, SB_API_LINUX),
 	E("resource.setrlimit", PROCESS_CONTROL, SB_API_POSIX),
 	E("signal.alarm", PROCESS_CONTROL, SB_API_POSIX),
+	/* beyond the seed's 151 */
+	E("signal.pidfd_send_signal", PROCESS_CONTROL, SB_API_LINUX),
 	E("signal.pthread_kill", PROCESS_CONTROL, SB_API_POSIX),
 	E("signal.raise_signal", PROCESS_CONTROL, 0),
 	E("signal.setitimer", PROCESS_CONTROL, SB_API_POSIX),

@@ -126,10 +126,15 @@ def test_A10(case, judge):
     judge.python(out["memmove"], MOD_ERR, NATIVE_IMPORT)
 
 
-@attack("A12", "Process control (kill, setsid, alarm, setrlimit)")
+@attack("A12", "Process control (kill, pidfd, affinity, setsid, alarm, setrlimit)")
 def test_A12(case, judge):
     out = case.run(ALL, {
         "kill": "import os\nos.kill(os.getppid(), 0)",
+        "pidfd": "import os, signal\n"
+                 "signal.pidfd_send_signal(os.pidfd_open(os.getppid()), 0)",
+        "affinity": "import os\n"
+                    "os.sched_setaffinity(os.getppid(),"
+                    " os.sched_getaffinity(0))",
         "setsid": "import os\nos.setsid()",
         "alarm": "import signal\nsignal.alarm(100)",
         "rlimit": """
@@ -140,6 +145,10 @@ def test_A12(case, judge):
     })
     judge.python(out["kill"], API_ERR,
                  api_denied("os.kill", "process-control"))
+    judge.python(out["pidfd"], API_ERR,
+                 api_denied("signal.pidfd_send_signal", "process-control"))
+    judge.python(out["affinity"], API_ERR,
+                 api_denied("os.sched_setaffinity", "process-control"))
     judge.python(out["setsid"], API_ERR,
                  api_denied("os.setsid", "process-control"))
     judge.python(out["alarm"], API_ERR,

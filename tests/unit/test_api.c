@@ -19,6 +19,14 @@ static const struct {
 	enum sb_api_category category;
 } extras[] = {
 	{ "_interpreters.create", SB_API_PROCESS_EXEC },
+	{ "_signal.pidfd_send_signal", SB_API_PROCESS_CONTROL },
+	{ "os.sched_setaffinity", SB_API_PROCESS_CONTROL },
+	{ "os.sched_setparam", SB_API_PROCESS_CONTROL },
+	{ "os.sched_setscheduler", SB_API_PROCESS_CONTROL },
+	{ "posix.sched_setaffinity", SB_API_PROCESS_CONTROL },
+	{ "posix.sched_setparam", SB_API_PROCESS_CONTROL },
+	{ "posix.sched_setscheduler", SB_API_PROCESS_CONTROL },
+	{ "signal.pidfd_send_signal", SB_API_PROCESS_CONTROL },
 	{ "_testcapi.run_in_subinterp", SB_API_PROCESS_EXEC },
 	{ "_testinternalcapi.create_interpreter", SB_API_PROCESS_EXEC },
 	{ "_testinternalcapi.run_in_subinterp_with_config",
