@@ -40,6 +40,23 @@ int sb_memfd_text(const char *name, const char *s, size_t n)
 	return fd;
 }
 
+ssize_t sb_read_small(int dirfd, const char *path, char *buf, size_t size)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0 || size == 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
 int sb_fd_read_all(int fd, struct sb_buf *out)
 {
 	char chunk[65536];

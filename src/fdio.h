@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include <sys/types.h>
+
 #include "util.h"
 
 /* The most sb_fd_read_all reads: far above any policy or stage record. */
@@ -21,6 +23,11 @@ int sb_memfd_text(const char *name, const char *s, size_t n);
  * SB_FD_READ_MAX bytes. Returns 0, or -errno (-EFBIG over the bound; what
  * was read stays in 'out'). */
 int sb_fd_read_all(int fd, struct sb_buf *out);
+
+/* The start of a small file (a /proc or cgroup file, a version file):
+ * 'path' under 'dirfd' (AT_FDCWD: as open() does) read once into 'buf',
+ * NUL-terminated. The bytes read (0 for an empty file), or -1. */
+ssize_t sb_read_small(int dirfd, const char *path, char *buf, size_t size);
 
 /* A descriptor number handed over in text ("7"): 3 to 65535, or -1. */
 int sb_fd_parse(const char *s);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "policy.h"
 
 static bool is_executable_file(const char *path)
@@ -62,17 +63,10 @@ static const char *search_path(struct sb_arena *a, const char *name,
 static const char *read_version_file(struct sb_arena *a, const char *path)
 {
 	char buf[512];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	char *s;
 
-	if (fd < 0)
+	if (sb_read_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
 		return NULL;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
 	for (s = strtok(buf, " \t\r\n"); s; s = strtok(NULL, " \t\r\n"))
 		if (s[0] != '#')
 			return sb_arena_strdup(a, s);
@@ -139,16 +133,9 @@ static const char *resolve_pyenv(struct sb_arena *a, const char *shim,
 static bool is_pyenv_shim(const char *path)
 {
 	char buf[4096];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (sb_read_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	return strstr(buf, "pyenv") && strstr(path, "/shims/");
 }
 

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "exit_status.h"
+#include "fdio.h"
 #include "notif.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
@@ -88,16 +89,9 @@ static const char *own_cgroup(struct sb_arena *a, const char *ctrl,
 static bool file_has_word(const char *path, const char *word)
 {
 	char buf[1024], *tok, *save = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
+	if (sb_read_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	for (tok = strtok_r(buf, " \n", &save); tok;
 	     tok = strtok_r(NULL, " \n", &save))
 		if (strcmp(tok, word) == 0)
@@ -512,16 +506,10 @@ int sb_limits_join(const struct sb_limits *l)
 static int kill_listed(int dirfd, const char *path)
 {
 	char buf[4096], *p, *end;
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC), n = 0;
-	ssize_t k;
+	int n = 0;
 
-	if (fd < 0)
+	if (sb_read_small(dirfd, path, buf, sizeof(buf)) < 0)
 		return -1;
-	k = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (k < 0)
-		return -1;
-	buf[k] = '\0';
 	/* a full page may have been cut: the caller looks again */
 	for (p = buf;; p = end) {
 		long pid = strtol(p, &end, 10);
@@ -656,21 +644,14 @@ static bool p_has_mem_cgroup(const struct sb_limits *l)
 static bool oom_killed(const struct sb_limits *l)
 {
 	char buf[1024], *at;
-	int fd;
-	ssize_t n;
 
 	if (!p_has_mem_cgroup(l))
 		return false;
-	fd = openat(l->cg_fd[0],
-		    l->cg_version == 2 ? "memory.events" : "memory.oom_control",
-		    O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sb_read_small(l->cg_fd[0],
+			  l->cg_version == 2 ? "memory.events"
+					     : "memory.oom_control",
+			  buf, sizeof(buf)) <= 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	at = strstr(buf, "oom_kill ");
 	return at && strtol(at + 9, NULL, 10) > 0;
 }
@@ -756,19 +737,12 @@ int sb_limits_cpu_fd(const struct sb_limits *l)
 static uint64_t run_cpu_ns(const struct sb_limits *l)
 {
 	char buf[1024], *at;
-	int fd = l->cg_version == 2
-			 ? openat(l->cg_fd[0], "cpu.stat", O_RDONLY | O_CLOEXEC)
-			 : openat(l->cg_fd[2], "cpuacct.usage",
-				  O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
+	if ((l->cg_version == 2
+		     ? sb_read_small(l->cg_fd[0], "cpu.stat", buf, sizeof(buf))
+		     : sb_read_small(l->cg_fd[2], "cpuacct.usage", buf,
+				     sizeof(buf))) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	if (l->cg_version != 2)
 		return strtoull(buf, NULL, 10);
 	at = strstr(buf, "usage_usec ");
@@ -867,21 +841,14 @@ static unsigned kill_children(pid_t self)
 		return n;
 	while ((e = readdir(d))) {
 		char path[64], buf[512], *close_paren;
-		int ppid = -1, fd;
-		ssize_t k;
+		int ppid = -1;
 		long pid = strtol(e->d_name, NULL, 10);
 
 		if (pid <= 0 || pid == self)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (sb_read_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
 			continue;
-		k = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (k <= 0)
-			continue;
-		buf[k] = '\0';
 		/* "pid (comm) S ppid ...": comm may hold anything */
 		close_paren = strrchr(buf, ')');
 		if (close_paren &&
