@@ -1066,8 +1066,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	struct sb_limits own_limits, *lim = ctx->limits;
 	struct rusage ru = { 0 };
 	int hand[2], ack[2], status = 0, sfd, lfd, pidfd, num = -1, live;
-	int tfd, ofd, cfd;
-	short oev = 0;
+	struct sb_limit_watch lw;
 	size_t req_size = sizeof(*req);
 	sigset_t old;
 	pid_t pid, parent = getpid();
@@ -1195,38 +1194,27 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		return SB_EXIT_SETUP;
 	}
 	live = lfd;
-	tfd = sb_limits_timer(lim);
-	if (tfd < 0 && lim->mech[SB_LIMIT_TIME] == SB_MECH_TIMER) {
-		fprintf(stderr, "python-sb: timerfd for %s: %s\n",
-			p->limits[SB_LIMIT_TIME].rule, strerror(errno));
-		handover_failed(pid, "the limit-time timer");
+	if (sb_limits_watch_open(lim, &lw) < 0) {
+		fprintf(stderr, "python-sb: timerfd for %s: %s\n", lw.failed,
+			strerror(errno));
+		handover_failed(pid, "the limits' timer");
 		return SB_EXIT_SETUP;
 	}
-	ofd = sb_limits_oom_fd(lim, &oev);
-	cfd = sb_limits_cpu_fd(lim);
 	for (;;) {
-		struct pollfd pfd[6] = { { live, POLLIN, 0 },
-					 { sfd, POLLIN, 0 },
-					 { sb_suplog_relay_fd(), POLLIN, 0 },
-					 { tfd, POLLIN, 0 },
-					 { ofd, oev, 0 },
-					 { cfd, POLLIN, 0 } };
+		struct pollfd pfd[3 + SB_LIMIT_WATCH_N] = {
+			{ live, POLLIN, 0 },
+			{ sfd, POLLIN, 0 },
+			{ sb_suplog_relay_fd(), POLLIN, 0 }
+		};
 		struct signalfd_siginfo si;
 
+		sb_limits_watch_poll(&lw, pfd + 3);
 		/* a negative fd is ignored by poll */
-		if (poll(pfd, 6, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 3 + SB_LIMIT_WATCH_N, -1) < 0 && errno != EINTR)
 			break;
 		if (pfd[2].revents & POLLIN)
 			sb_suplog_drain();
-		if (pfd[4].revents & oev)
-			sb_limits_oom_event(lim, ofd, pid);
-		if (pfd[5].revents & POLLIN)
-			sb_limits_cpu_check(lim, cfd, pid);
-		if (tfd >= 0 && (pfd[3].revents & POLLIN)) {
-			sb_limits_expire(lim, pid);
-			close(tfd);
-			tfd = -1;
-		}
+		sb_limits_watch_handle(lim, &lw, pfd + 3, pid);
 		if (pfd[0].revents & POLLIN)
 			serve_one(&s, req, req_size);
 		else if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
@@ -1236,12 +1224,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		if (wait4(pid, &status, WNOHANG, &ru) == pid)
 			break;
 	}
-	if (tfd >= 0)
-		close(tfd);
-	if (ofd >= 0)
-		close(ofd);
-	if (cfd >= 0)
-		close(cfd);
+	sb_limits_watch_close(&lw);
 	sb_sweep_descendants();
 	sb_suplog_drain(); /* what the program sent before it ended */
 	/* workers may still hold calls of processes the program left

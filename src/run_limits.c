@@ -714,15 +714,21 @@ void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid)
 	kill_cgroups(l);
 }
 
+/* limit-cpu is the run's cgroup's, checked by the supervisor */
+static bool cpu_by_cgroup(const struct sb_limits *l)
+{
+	return (l->mech[SB_LIMIT_CPU] == SB_MECH_CGROUP_V1 ||
+		l->mech[SB_LIMIT_CPU] == SB_MECH_CGROUP_V2) &&
+	       l->cg_fd[l->cg_version == 2 ? 0 : 2] >= 0;
+}
+
 int sb_limits_cpu_fd(const struct sb_limits *l)
 {
 	struct itimerspec its = { { 0, 250 * 1000 * 1000 },
 				  { 0, 250 * 1000 * 1000 } };
 	int fd;
 
-	if ((l->mech[SB_LIMIT_CPU] != SB_MECH_CGROUP_V1 &&
-	     l->mech[SB_LIMIT_CPU] != SB_MECH_CGROUP_V2) ||
-	    l->cg_fd[l->cg_version == 2 ? 0 : 2] < 0)
+	if (!cpu_by_cgroup(l))
 		return -1;
 	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL) < 0) {
@@ -730,6 +736,67 @@ int sb_limits_cpu_fd(const struct sb_limits *l)
 		fd = -1;
 	}
 	return fd;
+}
+
+int sb_limits_watch_open(const struct sb_limits *l, struct sb_limit_watch *w)
+{
+	w->tfd = w->ofd = w->cfd = -1;
+	w->oev = 0;
+	w->failed = NULL;
+	if (!l)
+		return 0;
+	w->tfd = sb_limits_timer(l);
+	if (w->tfd < 0 && l->mech[SB_LIMIT_TIME] == SB_MECH_TIMER) {
+		w->failed = l->p->limits[SB_LIMIT_TIME].rule;
+		return -1;
+	}
+	w->cfd = sb_limits_cpu_fd(l);
+	if (w->cfd < 0 && cpu_by_cgroup(l)) {
+		int e = errno;
+
+		sb_limits_watch_close(w);
+		w->failed = l->p->limits[SB_LIMIT_CPU].rule;
+		errno = e;
+		return -1;
+	}
+	/* without it the kernel's OOM killer still holds limit-memory; the
+	 * run just does not end with the process it killed */
+	w->ofd = sb_limits_oom_fd(l, &w->oev);
+	return 0;
+}
+
+void sb_limits_watch_poll(const struct sb_limit_watch *w, struct pollfd *p)
+{
+	p[0] = (struct pollfd){ w->tfd, POLLIN, 0 };
+	p[1] = (struct pollfd){ w->ofd, w->oev, 0 };
+	p[2] = (struct pollfd){ w->cfd, POLLIN, 0 };
+}
+
+void sb_limits_watch_handle(struct sb_limits *l, struct sb_limit_watch *w,
+			    const struct pollfd *p, pid_t pid)
+{
+	if (!l)
+		return;
+	if (w->ofd >= 0 && (p[1].revents & w->oev))
+		sb_limits_oom_event(l, w->ofd, pid);
+	if (w->cfd >= 0 && (p[2].revents & POLLIN))
+		sb_limits_cpu_check(l, w->cfd, pid);
+	if (w->tfd >= 0 && (p[0].revents & POLLIN)) {
+		sb_limits_expire(l, pid);
+		close(w->tfd);
+		w->tfd = -1;
+	}
+}
+
+void sb_limits_watch_close(struct sb_limit_watch *w)
+{
+	if (w->tfd >= 0)
+		close(w->tfd);
+	if (w->ofd >= 0)
+		close(w->ofd);
+	if (w->cfd >= 0)
+		close(w->cfd);
+	w->tfd = w->ofd = w->cfd = -1;
 }
 
 /* The CPU time of every process of the run, in nanoseconds; 0 when it
@@ -919,8 +986,8 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 {
 	struct child_err ce;
 	struct rusage ru = { 0 };
-	int sfd, tfd, ofd, cfd, rep[2], status = 0, r, which = 0;
-	short oev = 0;
+	int sfd, rep[2], status = 0, r, which = 0;
+	struct sb_limit_watch lw;
 	sigset_t old;
 	pid_t pid, parent = getpid();
 	ssize_t n;
@@ -974,38 +1041,24 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 				strerror(ce.err));
 		return SB_EXIT_SETUP;
 	}
-	tfd = sb_limits_timer(l);
-	if (tfd < 0 && l->mech[SB_LIMIT_TIME] == SB_MECH_TIMER) {
+	if (sb_limits_watch_open(l, &lw) < 0) {
 		fprintf(stderr, "python-sb: timerfd for %s: %s; the run was "
 				"stopped.\n",
-			l->p->limits[SB_LIMIT_TIME].rule, strerror(errno));
+			lw.failed, strerror(errno));
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		sb_sweep_descendants();
 		return SB_EXIT_SETUP;
 	}
-	ofd = sb_limits_oom_fd(l, &oev);
-	cfd = sb_limits_cpu_fd(l);
 	for (;;) {
-		struct pollfd pfd[4] = { { sfd, POLLIN, 0 },
-					 { ofd, oev, 0 },
-					 { tfd, POLLIN, 0 },
-					 { cfd, POLLIN, 0 } };
+		struct pollfd pfd[1 + SB_LIMIT_WATCH_N] = { { sfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		pid_t w;
 
-		/* a negative fd is ignored by poll */
-		if (poll(pfd, 4, -1) < 0 && errno != EINTR)
+		sb_limits_watch_poll(&lw, pfd + 1);
+		if (poll(pfd, 1 + SB_LIMIT_WATCH_N, -1) < 0 && errno != EINTR)
 			break;
-		if (pfd[1].revents & oev)
-			sb_limits_oom_event(l, ofd, pid);
-		if (pfd[3].revents & POLLIN)
-			sb_limits_cpu_check(l, cfd, pid);
-		if (tfd >= 0 && (pfd[2].revents & POLLIN)) {
-			sb_limits_expire(l, pid);
-			close(tfd);
-			tfd = -1;
-		}
+		sb_limits_watch_handle(l, &lw, pfd + 1, pid);
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			/* the terminal's signals reach the program, which
 			 * shares our process group; pass on those sent */
@@ -1015,12 +1068,7 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 		if (w == pid || (w < 0 && errno == ECHILD))
 			break;
 	}
-	if (tfd >= 0)
-		close(tfd);
-	if (ofd >= 0)
-		close(ofd);
-	if (cfd >= 0)
-		close(cfd);
+	sb_limits_watch_close(&lw);
 	/* nothing the program started outlives the run */
 	sb_sweep_descendants();
 	close(sfd);

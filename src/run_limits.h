@@ -6,6 +6,7 @@
 #ifndef SB_RUN_LIMITS_H
 #define SB_RUN_LIMITS_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -101,6 +102,31 @@ void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid);
 int sb_limits_cpu_fd(const struct sb_limits *l);
 /* It fired: past limit-cpu, end the run as the timer does. */
 void sb_limits_cpu_check(struct sb_limits *l, int fd, pid_t pid);
+/* What a supervisor polls for the limits, beside its own descriptors: the
+ * limit-time timer, the memory cgroup's OOM events, the limit-cpu check
+ * (each -1 when its limit is not set or has another mechanism). */
+struct sb_limit_watch {
+	int tfd, ofd, cfd;
+	short oev;
+	const char *failed; /* the rule that could not be armed */
+};
+
+#define SB_LIMIT_WATCH_N 3
+
+/* Open the watch for 'l' (NULL: no limits, nothing to watch). 0, or -1
+ * with errno when a limit only the supervisor holds (limit-time, a cgroup's
+ * limit-cpu) could not be armed, named in w->failed: the run must not
+ * start without it. */
+int sb_limits_watch_open(const struct sb_limits *l, struct sb_limit_watch *w);
+/* The SB_LIMIT_WATCH_N pollfd entries at 'p' (a negative fd is ignored by
+ * poll). */
+void sb_limits_watch_poll(const struct sb_limit_watch *w, struct pollfd *p);
+/* Act on what poll() reported in those entries: end the run of 'pid' when
+ * a limit is reached. */
+void sb_limits_watch_handle(struct sb_limits *l, struct sb_limit_watch *w,
+			    const struct pollfd *p, pid_t pid);
+void sb_limits_watch_close(struct sb_limit_watch *w);
+
 /* After the program 'pid' ended with wait status 'wstatus' (its rusage in
  * 'ru'): when a limit ended the run, say which on stderr ("python-sb:
  * limit-time=2s reached: the run was stopped") and return SB_EXIT_LIMIT;

@@ -96,8 +96,8 @@ int sb_supervise_learning(const char *path, char *const argv[],
 			  struct sb_learn_native *native, struct sb_limits *lim)
 {
 	int report[2], hand[2] = { -1, -1 }, ack[2] = { -1, -1 };
-	int tfd = -1, ofd = -1, cfd = -1, which = 0;
-	short oev = 0;
+	struct sb_limit_watch lw;
+	int which = 0;
 	struct rusage ru = { 0 };
 	int status = 0, err = 0, rc, sfd, lfd = -1, live;
 	bool saved_on_signal = false;
@@ -177,33 +177,35 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	fcntl(rec_fd, F_SETFL, O_NONBLOCK);
 
 	live = lfd;
-	if (lim) {
-		tfd = sb_limits_timer(lim);
-		ofd = sb_limits_oom_fd(lim, &oev);
-		cfd = sb_limits_cpu_fd(lim);
+	/* a limit the supervisor holds and cannot arm: the run stops */
+	if (sb_limits_watch_open(lim, &lw) < 0) {
+		fprintf(stderr, "python-sb: timerfd for %s: %s; the run was "
+				"stopped.\n",
+			lw.failed, strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		sb_sweep_descendants();
+		close(rec_fd);
+		if (lfd >= 0)
+			close(lfd);
+		close(sfd);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return SB_EXIT_SETUP;
 	}
 	for (;;) {
-		struct pollfd pfd[6] = { { rec_fd, POLLIN, 0 },
-					 { sfd, POLLIN, 0 },
-					 { live, POLLIN, 0 },
-					 { tfd, POLLIN, 0 },
-					 { ofd, oev, 0 },
-					 { cfd, POLLIN, 0 } };
+		struct pollfd pfd[3 + SB_LIMIT_WATCH_N] = {
+			{ rec_fd, POLLIN, 0 },
+			{ sfd, POLLIN, 0 },
+			{ live, POLLIN, 0 }
+		};
 		struct signalfd_siginfo si;
 		pid_t done;
 
+		sb_limits_watch_poll(&lw, pfd + 3);
 		/* a negative fd is ignored by poll */
-		if (poll(pfd, 6, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 3 + SB_LIMIT_WATCH_N, -1) < 0 && errno != EINTR)
 			break;
-		if (tfd >= 0 && (pfd[3].revents & POLLIN)) {
-			sb_limits_expire(lim, pid);
-			close(tfd);
-			tfd = -1;
-		}
-		if (pfd[4].revents & oev)
-			sb_limits_oom_event(lim, ofd, pid);
-		if (pfd[5].revents & POLLIN)
-			sb_limits_cpu_check(lim, cfd, pid);
+		sb_limits_watch_handle(lim, &lw, pfd + 3, pid);
 		/* the guard's record of a call comes before the call (its
 		 * audit hook runs first), and says more: read it first */
 		if (pfd[0].revents || pfd[2].revents)
@@ -234,17 +236,10 @@ int sb_supervise_learning(const char *path, char *const argv[],
 		if (done == pid)
 			break;
 	}
-	if (lim) {
-		if (tfd >= 0)
-			close(tfd);
-		if (ofd >= 0)
-			close(ofd);
-		if (cfd >= 0)
-			close(cfd);
-		/* a limit ended the run: nothing of it goes on */
-		if (lim->timed_out || lim->oom_ended || lim->cpu_ended)
-			sb_sweep_descendants();
-	}
+	sb_limits_watch_close(&lw);
+	/* a limit ended the run: nothing of it goes on */
+	if (lim && (lim->timed_out || lim->oom_ended || lim->cpu_ended))
+		sb_sweep_descendants();
 	/* what the program wrote before it ended; a grandchild that kept the
 	 * pipe open does not hold the run. Nor does one that still runs under
 	 * the filter: once the listener is closed its notified calls fail
