@@ -168,6 +168,8 @@ class _Worker:
     def __init__(self, proc, sock):
         self.proc = proc
         self.sock = sock
+        # large payloads land here, call after call (see _pysbframe.recv)
+        self.spare = bytearray()
 
     @property
     def pid(self):
@@ -183,10 +185,14 @@ class _Worker:
                 from None
 
     def recv(self, deadline, limit):
-        """The next frame's payload (bytes). Raises _Died, _Garbled for a
-        header over limit, or _Timeout when the deadline passes."""
+        """The next frame as (call id + kind byte, payload length), the
+        payload in self.spare[:length], or as (call id + kind, payload
+        bytes). Raises _Died, _Garbled for a header over limit or a frame
+        too short for an id and a kind, or _Timeout when the deadline
+        passes."""
         try:
-            return _frame.recv(self.sock.fileno(), deadline, limit)
+            return _frame.recv(self.sock.fileno(), deadline, limit, _ID + 1,
+                               self.spare)
         except _frame.Closed:
             raise _Died("the sandbox process closed the connection") \
                 from None
@@ -519,13 +525,13 @@ class Daemon:
         that is no garbled stream) is noted, then decoded in objects mode,
         the result guard still on."""
         try:
-            value = _unpickle.loads(frame, _unpickle.DATA_ONLY, self.guard,
-                                    self.limits, _ID + 1)
+            value = _loads(frame, _unpickle.DATA_ONLY, self.guard,
+                           self.limits)
         except pickle.UnpicklingError as exc:
             if getattr(exc, "garbled", False):
                 raise
-            value = _unpickle.loads(frame, _unpickle.OBJECTS, self.guard,
-                                    self.limits, _ID + 1)
+            value = _loads(frame, _unpickle.OBJECTS, self.guard,
+                           self.limits)
             self.seen_objects = True
             return value
         self.seen_data = True
@@ -545,19 +551,23 @@ class Daemon:
         (and dropped once the caller's task was cancelled). A frame of no
         call in flight is _Garbled: the worker is replaced."""
         while True:
-            frame = worker.recv(deadline, self.frame_max)
-            if len(frame) <= _ID or frame[:_ID] != call_id:
+            head, body = worker.recv(deadline, self.frame_max)
+            if head[:_ID] != call_id:
                 raise _Garbled("the sandbox sent a frame that belongs to "
                                "no call in flight")
-            kind = frame[_ID]
+            if isinstance(body, int):  # in worker.spare[:body]
+                body = (worker.spare, body)
+            kind = head[_ID]
             where = _OUTPUT.get(kind)
             if where is None:
-                return self._decode_reply(kind, frame, qualname)
+                return self._decode_reply(kind, body, qualname)
             if cancel is not None and cancel.is_set():
                 continue
             stream = sys.stderr if where == "stderr" else sys.stdout
             if stream is not None:
-                stream.write(frame[_ID + 1:].decode("utf-8", "replace"))
+                if isinstance(body, tuple):
+                    body = body[0][:body[1]]
+                stream.write(body.decode("utf-8", "replace"))
 
     def _decode_reply(self, kind, frame, qualname):
         """The final frame of a call as a reply tuple for _outcome()."""
@@ -565,11 +575,11 @@ class Daemon:
             if kind == _wk.KIND_OK:
                 if self.learning:
                     return ("ok", self._note_result(frame))
-                return ("ok", _unpickle.loads(frame, self.mode, self.guard,
-                                              self.limits, _ID + 1))
+                return ("ok", _loads(frame, self.mode, self.guard,
+                                     self.limits))
             # the rest is plain data whatever the mode
-            data = _unpickle.loads(frame, _unpickle.DATA_ONLY, True,
-                                   self.other_limits, _ID + 1)
+            data = _loads(frame, _unpickle.DATA_ONLY, True,
+                          self.other_limits)
         except pickle.UnpicklingError as exc:
             if getattr(exc, "garbled", False):
                 raise _Garbled(str(exc)) from None
@@ -651,6 +661,14 @@ class Daemon:
                 raise
             self.release(worker, True)
             return self._outcome(reply, qualname)
+
+
+def _loads(frame, mode, guard, limits):
+    """Decode a reply's payload: bytes, or (a worker's spare, length)."""
+    if isinstance(frame, tuple):
+        buf, end = frame
+        return _unpickle.loads(buf, mode, guard, limits, 0, end)
+    return _unpickle.loads(frame, mode, guard, limits)
 
 
 def _stop_all(workers, timeout):

@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -263,31 +264,58 @@ static int parse_deadline(struct io *io, PyObject *deadline)
 }
 
 PyDoc_STRVAR(recv_doc,
-"recv(fd, deadline, limit) -> bytes\n\n"
+"recv(fd, deadline, limit, head=0, spare=None) -> bytes | (bytes, rest)\n\n"
 "Read one frame from the socket fd and return its payload. deadline is a\n"
 "time.monotonic() value or None; limit is the largest payload accepted,\n"
-"or None. Raises Closed at end of file, Timeout when the deadline passes,\n"
-"Garbled for a header over limit (nothing of the payload is read).");
+"or None. With head > 0, the payload's first head bytes come apart from\n"
+"the rest, (head, rest), each read in place (no copy of a large rest).\n"
+"rest is bytes, or, when a bytearray spare is given and the rest is from\n"
+"64 KiB to 8 MiB, its length: it was read into spare[:length] (spare\n"
+"grows to fit, never shrinks).\n"
+"Raises Closed at end of file, Timeout when the deadline passes, Garbled\n"
+"for a header over limit (nothing of the payload is read) or a payload\n"
+"shorter than head.");
 
-/* One frame's payload from io->fd, at most limit bytes. */
-static PyObject *read_frame(struct io *io, long long limit)
+/* A frame's header, then its first headlen bytes into head; *rest is the
+ * size of the payload that follows (nothing of it is read). A frame over
+ * limit, or shorter than headlen, is Garbled. */
+static int read_frame_head(struct io *io, long long limit,
+			   unsigned char *head, size_t headlen, size_t *rest)
 {
 	unsigned char hdr[FRAME_HEADER];
-	PyObject *payload;
 	uint32_t size;
 
 	if (read_frame_part(io, (char *)hdr, sizeof(hdr)) < 0)
-		return NULL;
+		return -1;
 	size = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
 	       (uint32_t)hdr[2] << 8 | hdr[3];
 	if (size > limit) {
 		PyErr_Format(garbled_error,
 			     "the sandbox sent a frame of %lld bytes, over the "
 			     "limit of %lld bytes", (long long)size, limit);
-		return NULL;
+		return -1;
 	}
+	if (size < headlen) {
+		PyErr_Format(garbled_error,
+			     "a frame of %lld bytes, too short for its "
+			     "%lld-byte call id", (long long)size,
+			     (long long)headlen);
+		return -1;
+	}
+	if (headlen && read_frame_part(io, (char *)head, headlen) < 0)
+		return -1;
+	*rest = size - headlen;
+	return 0;
+}
+
+/* The size bytes of a payload whose head was read, into a new bytes
+ * object: each byte is written once, where it stays (a 1 MB argument is not
+ * copied again to drop the id). */
+static PyObject *read_payload(struct io *io, size_t size)
+{
 	/* filled in place before anyone else can see it */
-	payload = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+	PyObject *payload = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+
 	if (!payload)
 		return NULL;
 	if (size && read_frame_part(io, PyBytes_AsString(payload), size) < 0) {
@@ -297,14 +325,36 @@ static PyObject *read_frame(struct io *io, long long limit)
 	return payload;
 }
 
+/* Payloads from SPARE_MIN to SPARE_MAX bytes go into the caller's spare
+ * bytearray, kept from call to call: fresh pages for each large frame
+ * cost a page fault each (10 to 35 us in the bench machine's VM: 240 of
+ * them were most of a 1 MB round trip). Smaller ones stay bytes; larger
+ * ones are not worth keeping the memory for. */
+#define SPARE_MIN (64 << 10)
+#define SPARE_MAX (8 << 20)
+
 static PyObject *frame_recv(PyObject *self, PyObject *args)
 {
-	PyObject *deadline, *limit_obj;
+	PyObject *deadline, *limit_obj, *spare = Py_None, *rest;
 	struct io io = { 0 };
 	long long limit = FRAME_MAX;
+	unsigned char head[CALL_ID + 1];
+	int headlen = 0;
+	size_t size;
 
-	if (!PyArg_ParseTuple(args, "iOO:recv", &io.fd, &deadline, &limit_obj))
+	if (!PyArg_ParseTuple(args, "iOO|iO:recv", &io.fd, &deadline,
+			      &limit_obj, &headlen, &spare))
 		return NULL;
+	if (headlen < 0 || (size_t)headlen > sizeof(head)) {
+		PyErr_Format(PyExc_ValueError, "head must be 0 to %d",
+			     (int)sizeof(head));
+		return NULL;
+	}
+	if (spare != Py_None && (!headlen || !PyByteArray_Check(spare))) {
+		PyErr_SetString(PyExc_TypeError,
+				"spare must be a bytearray, with a head");
+		return NULL;
+	}
 	if (parse_deadline(&io, deadline) < 0)
 		return NULL;
 	if (limit_obj != Py_None) {
@@ -317,7 +367,23 @@ static PyObject *frame_recv(PyObject *self, PyObject *args)
 			return NULL;
 		}
 	}
-	return read_frame(&io, limit);
+	if (read_frame_head(&io, limit, head, (size_t)headlen, &size) < 0)
+		return NULL;
+	if (spare == Py_None || size < SPARE_MIN || size > SPARE_MAX) {
+		rest = read_payload(&io, size);
+	} else {
+		/* only the thread that holds the worker uses its spare */
+		if ((size_t)PyByteArray_Size(spare) < size &&
+		    PyByteArray_Resize(spare, (Py_ssize_t)size) < 0)
+			return NULL;
+		if (read_frame_part(&io, PyByteArray_AsString(spare), size) < 0)
+			return NULL;
+		rest = PyLong_FromSize_t(size);
+	}
+	if (!rest || !headlen)
+		return rest;
+	return Py_BuildValue("(y#N)", (const char *)head, (Py_ssize_t)headlen,
+			     rest);
 }
 
 PyDoc_STRVAR(send_doc,
@@ -437,6 +503,15 @@ static PyObject *frame_bind(PyObject *self, PyObject *args)
 		return NULL;
 	}
 	bound_fd = fd;
+#if defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
+	/* The worker is ours: keep freed memory for the next call instead of
+	 * giving it back at each free. A 1 MB argument and result otherwise
+	 * cost fresh pages each call, and a page fault costs 10 to 25 us on
+	 * the bench machine (a VM): 240 faults were most of a 1 MB round
+	 * trip. The parent, the user's process, keeps its own settings. */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
 	Py_RETURN_NONE;
 }
 
@@ -449,29 +524,20 @@ PyDoc_STRVAR(next_request_doc,
 static PyObject *frame_next_request(PyObject *self, PyObject *unused)
 {
 	struct io io = { .fd = bound_fd };
-	PyObject *payload, *rest;
-	char *data;
-	Py_ssize_t len;
+	PyObject *payload;
+	size_t size;
 
 	call_open = false;
-	payload = read_frame(&io, FRAME_MAX);
+	/* the id goes straight where reply() takes it from; a frame shorter
+	 * than an id is Garbled and the call stays closed */
+	if (read_frame_head(&io, FRAME_MAX, call_id, CALL_ID, &size) < 0)
+		return NULL;
+	payload = read_payload(&io, size);
 	if (!payload)
 		return NULL;
-	if (PyBytes_AsStringAndSize(payload, &data, &len) < 0)
-		goto fail;
-	if (len < CALL_ID) {
-		PyErr_SetString(garbled_error, "a request without a call id");
-		goto fail;
-	}
-	memcpy(call_id, data, CALL_ID);
 	call_thread = PyThread_get_thread_ident();
 	call_open = true;
-	rest = PyBytes_FromStringAndSize(data + CALL_ID, len - CALL_ID);
-	Py_DECREF(payload);
-	return rest;
-fail:
-	Py_DECREF(payload);
-	return NULL;
+	return payload;
 }
 
 PyDoc_STRVAR(reply_doc,
@@ -594,9 +660,9 @@ static PyObject *frame_reap(PyObject *self, PyObject *args)
 /* ---- the result channel's pre-scan ---- */
 
 PyDoc_STRVAR(prescan_doc,
-"prescan(data, offset, data_only, limits) -> None or (garbled, message)\n\n"
-"Scan the result stream data[offset:] (bytes) without executing it\n"
-"(src/prescan.c).\n"
+"prescan(data, offset, data_only, limits, end=-1) -> None or (garbled, message)\n\n"
+"Scan the result stream data[offset:end] (bytes or bytearray; end -1 is\n"
+"the end of data) without executing it (src/prescan.c).\n"
 "limits: (max_bytes, max_opcodes, max_memo, max_depth, max_work).\n"
 "None when it passes, else whether it is no pickle at all and why.");
 
@@ -609,23 +675,37 @@ static PyObject *frame_prescan(PyObject *self, PyObject *args)
 	Py_ssize_t len, offset;
 	int data_only, r;
 
-	if (!PyArg_ParseTuple(args, "Snp(LLLLL):prescan", &data, &offset,
+	Py_ssize_t end = -1;
+	PyThreadState *ts;
+	bool shared;
+
+	if (!PyArg_ParseTuple(args, "Onp(LLLLL)|n:prescan", &data, &offset,
 			      &data_only, &lim.max_bytes, &lim.max_opcodes,
-			      &lim.max_memo, &lim.max_depth, &lim.max_work))
+			      &lim.max_memo, &lim.max_depth, &lim.max_work,
+			      &end))
 		return NULL;
-	if (PyBytes_AsStringAndSize(data, &buf, &len) < 0)
+	shared = PyByteArray_Check(data);
+	if (shared) {
+		buf = PyByteArray_AsString(data);
+		len = PyByteArray_Size(data);
+	} else if (PyBytes_AsStringAndSize(data, &buf, &len) < 0) {
 		return NULL;
+	}
+	if (end >= 0 && end < len)
+		len = end;
 	if (offset < 0 || offset > len) {
 		PyErr_SetString(PyExc_ValueError, "offset out of the data");
 		return NULL;
 	}
 	buf += offset;
 	len -= offset;
-	/* bytes are immutable: the scan runs without the GIL */
-	Py_BEGIN_ALLOW_THREADS
+	/* bytes are immutable: their scan runs without the GIL; a bytearray
+	 * (the pool's spare) could change under it, so it keeps the GIL */
+	ts = shared ? NULL : PyEval_SaveThread();
 	r = sb_prescan((const unsigned char *)buf, (size_t)len, &lim,
 		       data_only ? SB_PRESCAN_DATA : SB_PRESCAN_SHAPE, &err);
-	Py_END_ALLOW_THREADS
+	if (ts)
+		PyEval_RestoreThread(ts);
 	if (r == 0)
 		Py_RETURN_NONE;
 	return Py_BuildValue("(Ns)", PyBool_FromLong(err.garbled),

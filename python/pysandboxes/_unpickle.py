@@ -72,13 +72,13 @@ except ImportError:  # partial mode refuses to start without it (_worker)
     _frame = None
 
 
-def prescan(data, limits, mode=OBJECTS, offset=0):
-    """Walk the opcodes of data[offset:] (bytes) without executing any;
-    raise RestrictedUnpicklingError on a refused opcode or shape or a
-    budget overrun (with .garbled set when the stream is no pickle at
-    all)."""
+def prescan(data, limits, mode=OBJECTS, offset=0, end=-1):
+    """Walk the opcodes of data[offset:end] (bytes, or a bytearray) without
+    executing any; raise RestrictedUnpicklingError on a refused opcode or
+    shape or a budget overrun (with .garbled set when the stream is no
+    pickle at all)."""
     verdict = _frame.prescan(data, offset, mode == DATA_ONLY,
-                             limits.as_tuple())
+                             limits.as_tuple(), end)
     if verdict is not None:
         garbled, message = verdict
         raise (_garbled if garbled else _error)(message)
@@ -141,10 +141,44 @@ def _denied(module, name):
             or module.startswith("_pysb"))
 
 
+class _Spare:
+    """A read-only file over buf[pos:end] (a bytearray the pool keeps from
+    call to call) for the C unpickler: read() copies the small pieces it
+    asks for, readinto() fills a large bytes object straight from buf. No
+    view of buf outlives a call, so the next frame can resize it."""
+
+    __slots__ = ("_buf", "_pos", "_end")
+
+    def __init__(self, buf, pos, end):
+        self._buf, self._pos, self._end = buf, pos, end
+
+    def read(self, n=-1):
+        pos = self._pos
+        stop = self._end if n is None or n < 0 else min(self._end, pos + n)
+        self._pos = stop
+        with memoryview(self._buf) as view:
+            return bytes(view[pos:stop])
+
+    def readinto(self, into):
+        pos = self._pos
+        n = min(len(into), self._end - pos)
+        with memoryview(self._buf) as view:
+            into[:n] = view[pos:pos + n]
+        self._pos = pos + n
+        return n
+
+    def readline(self):
+        at = self._buf.find(b"\n", self._pos, self._end)
+        return self.read((self._end if at < 0 else at + 1) - self._pos)
+
+
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, data, mode, guard, offset):
-        stream = io.BytesIO(data)  # shares the bytes, no copy
-        stream.seek(offset)
+    def __init__(self, data, mode, guard, offset, end=-1):
+        if isinstance(data, bytearray):
+            stream = _Spare(data, offset, len(data) if end < 0 else end)
+        else:
+            stream = io.BytesIO(data)  # shares the bytes, no copy
+            stream.seek(offset)
         super().__init__(stream)
         self._mode = mode
         self._guard = guard
@@ -220,13 +254,13 @@ def _check_acyclic(root, max_size):
                 push((child, False))
 
 
-def loads(data, mode=DATA_ONLY, guard=True, limits=None, offset=0):
-    """Decode the result stream data[offset:] (bytes) from a worker under
-    the rules of 7.6."""
+def loads(data, mode=DATA_ONLY, guard=True, limits=None, offset=0, end=-1):
+    """Decode the result stream data[offset:end] (bytes, or the pool's
+    spare bytearray) from a worker under the rules of 7.6."""
     limits = limits or Limits()
-    prescan(data, limits, mode, offset)
+    prescan(data, limits, mode, offset, end)
     try:
-        value = _Unpickler(data, mode, guard, offset).load()
+        value = _Unpickler(data, mode, guard, offset, end).load()
     except pickle.UnpicklingError:
         raise
     except RecursionError:

@@ -193,6 +193,14 @@ with sandboxes(workers=1, max_result=4096):
     for label, frame in frames.items():
         out[label] = outcome(sbmod.forge, frame)
     out["after"] = sbmod.echo(1)
+# the same over 64 KiB: the parent reads such a frame into the buffer it
+# keeps from call to call (_pysbframe.recv's spare), not into fresh bytes
+pad = b"X" + (100000).to_bytes(4, "little") + b"a" * 100000 + b"0"
+with sandboxes(workers=1, max_result=1 << 20):
+    for label in ("build class", "build class in a result"):
+        out[label + ", large"] = outcome(sbmod.forge, G + pad +
+                                         frames[label][2:])
+    out["large after"] = sbmod.echo("b" * 200000) == ("echo", "b" * 200000)
 after = snapshot()
 out["changed"] = sorted(k for k in set(before) | set(after)
                         if before.get(k) != after.get(k))
@@ -368,8 +376,10 @@ def test_P1_results_change_no_existing_object(column):
     for label in ("build class", "build class in a result",
                   "build memoized class", "setitem on a class",
                   "append to a class", "build a fresh path",
-                  "build a shared zone"):
+                  "build a shared zone", "build class, large",
+                  "build class in a result, large"):
         assert out[label][0] == "RestrictedUnpicklingError", (label, out)
+    assert out["large after"] is True
     assert out["changed"] == []
     assert out["after"] == ["echo", 1]
     # the parent's Path wrote where it asked; its addresses are its own

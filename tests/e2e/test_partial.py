@@ -21,7 +21,7 @@ import textwrap
 
 import pytest
 
-from conftest import REPO, pyenv_versions, pyenv_python, sb_path
+from conftest import REPO, pyenv_versions, pyenv_python, sb_path, scaled
 
 
 def _partial_interpreters():
@@ -527,6 +527,34 @@ def test_oversized_result_names_size_and_limit(python, tmp_cwd):
     assert lines[1].startswith("the result of big() is 2000")
     assert lines[1].endswith(" bytes pickled, over the limit of 100000 "
                              "bytes (max_result=)")
+
+
+def test_large_results_and_output_come_back_whole(python, tmp_cwd):
+    # frames of 64 KiB to 8 MiB land in a buffer the parent keeps from call
+    # to call; sizes on each side of both bounds, a large one then smaller
+    # ones (the buffer's stale tail must not be read), text, lists, bytes
+    out = ok(run_app(python, tmp_cwd, """
+        import sys
+        from pysandboxes import sandboxes
+        import sbmod
+        sizes = [3 << 20, (64 << 10) - 40, (64 << 10) + 40, 100, 9 << 20,
+                 1 << 20, 70000]
+        with sandboxes(workers=1, max_result=16 << 20):
+            for n in sizes:
+                blob = bytes(range(256)) * (n // 256) + b"z" * (n % 256)
+                got = sbmod.add(blob, b"")
+                text = sbmod.add("\u00e9" * (n // 2), "")
+                items = sbmod.add([blob[:1000]] * (n // 1000), [])
+                print(n, got == blob, text == "\u00e9" * (n // 2),
+                      items == [blob[:1000]] * (n // 1000))
+            sys.stdout.flush()
+            sbmod.flood(0, 200000)
+    """, timeout=scaled(240)))
+    lines = out.splitlines()
+    assert lines[:7] == [f"{n} True True True" for n in
+                         [3 << 20, (64 << 10) - 40, (64 << 10) + 40, 100,
+                          9 << 20, 1 << 20, 70000]]
+    assert lines[7] == "y" * 200000
 
 
 def test_garbled_frame_replaces_the_worker(python, tmp_cwd):
