@@ -1,6 +1,6 @@
 /* api.c - the sensitive-API guard (seed-spec 5.6 to 5.8, section 6).
  *
- * Two mechanisms over the one registry table (src/api_registry.c):
+ * Two mechanisms over the one registry table (src/policy/api_registry.c):
  * - every registered function the policy denies is replaced, in the module
  *   that holds it, by a C "denier" that raises RuleApiPermissionError before
  *   anything runs. Deniers are installed when the guard arms and again after

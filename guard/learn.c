@@ -1,6 +1,6 @@
 /* learn.c (guard) - learning mode inside the interpreter: each family
  * records what it would have refused and lets it happen. A record is one
- * line (format in src/learn.h) written with one write() the moment it is
+ * line (format in src/learn/learn.h) written with one write() the moment it is
  * seen, so what was seen survives os._exit, a crash or SIGKILL. If python-sb
  * is gone, the program stops: a learning run nobody records is an
  * unguarded run.

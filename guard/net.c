@@ -1,5 +1,5 @@
 /* net.c - the network guard: judges every socket bind, connect, sendto and
- * sendmsg against the net= rules (src/policy_net.h decides, nothing here
+ * sendmsg against the net= rules (src/policy/policy_net.h decides, nothing here
  * matches rules by itself), refuses the socket kinds no rule can name (raw,
  * packet, netlink), answers name resolutions from the addresses pinned at
  * parse time, and refuses a name no rule could allow before any query

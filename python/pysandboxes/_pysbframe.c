@@ -10,7 +10,7 @@
  * the final reply of a call forgets it, so bytes written on the socket by
  * any other means, or after the call, carry no valid id and the parent ends
  * the worker (_partial.py). It also exports the result channel's pre-scan
- * (src/prescan.c, compiled in) to the parent's _unpickle.py.
+ * (src/partial/prescan.c, compiled in) to the parent's _unpickle.py.
  *
  * It moves frames with the GIL released, through partial transfers, EINTR
  * (the caller's signal handlers run, and may end the call) and EAGAIN (poll
@@ -662,7 +662,7 @@ static PyObject *frame_reap(PyObject *self, PyObject *args)
 PyDoc_STRVAR(prescan_doc,
 "prescan(data, offset, data_only, limits, end=-1) -> None or (garbled, message)\n\n"
 "Scan the result stream data[offset:end] (bytes or bytearray; end -1 is\n"
-"the end of data) without executing it (src/prescan.c).\n"
+"the end of data) without executing it (src/partial/prescan.c).\n"
 "limits: (max_bytes, max_opcodes, max_memo, max_depth, max_work).\n"
 "None when it passes, else whether it is no pickle at all and why.");
 
@@ -714,7 +714,7 @@ static PyObject *frame_prescan(PyObject *self, PyObject *args)
 
 PyDoc_STRVAR(value_classes_doc,
 "value_classes() -> tuple of (module, name)\n\n"
-"The classes data-only mode admits (the table of src/prescan.c).");
+"The classes data-only mode admits (the table of src/partial/prescan.c).");
 
 static PyObject *frame_value_classes(PyObject *self, PyObject *unused)
 {

@@ -1,7 +1,7 @@
 """The parent's result channel (seed-spec 7.6): every result that comes back
 from a partial-mode worker is decoded here, never by pickle.loads.
 
-A stream is first scanned without being executed, in C (src/prescan.c,
+A stream is first scanned without being executed, in C (src/partial/prescan.c,
 through the _pysbframe extension: one implementation, no Python twin): an
 opcode allowlist (no EXT*, no protocol-0 text opcodes such as GLOBAL/INST/
 OBJ, no persistent ids, no out-of-band buffers), dense memo indices and
@@ -85,7 +85,7 @@ def prescan(data, limits, mode=OBJECTS, offset=0, end=-1):
 
 
 # data-only: the value classes of 7.6, by (module, name) as pickle names
-# them: the table of src/prescan.c. Resolved only from modules the parent
+# them: the table of src/partial/prescan.c. Resolved only from modules the parent
 # has loaded already.
 _VALUE_CLASSES = frozenset(_frame.value_classes()) if _frame else frozenset()
 

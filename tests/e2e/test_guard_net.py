@@ -530,7 +530,7 @@ def test_ipv6_loopback_is_not_judged_as_ipv4(run_sb, tmp_cwd, python,
 # ---- resolution: pinning (E13, E14), unlisted names (E15), E23 ----
 
 def _hosts_addresses(name, path="/etc/hosts"):
-    """What the launcher pins for 'name' (src/dns.c): every address the
+    """What the launcher pins for 'name' (src/kernel/dns.c): every address the
     hosts file gives it, in file order, else the loopback fallback."""
     found = []
     try:

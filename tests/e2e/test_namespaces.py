@@ -6,7 +6,7 @@ status and SIGTERM forwarding hold. As root and as uid 65534 (with Debian's
 python3, since pyenv lives under /root).
 
 bwrap and firejail run python-sb's second stage inside their namespaces
-(src/stage.c): the same Landlock, seccomp and network supervisor as
+(src/launch/stage.c): the same Landlock, seccomp and network supervisor as
 os-sandbox=landlock, and the guard. Documented differences: firejail keeps
 the host's paths outside its whitelist trees visible (Landlock refuses
 them) and its /etc/hosts, and does not forward SIGTERM to a handler."""

@@ -1,7 +1,7 @@
 """End-to-end: one destination, one verdict, whatever its spelling (issue
 13, item 7), and a DNS query only for a host a rule names (issue 14, item
 2; weakness 15). Both layers: the Python guard (guard/net.c, under
-os-sandbox=subprocess) and the kernel layer's supervisor (src/netsup.c,
+os-sandbox=subprocess) and the kernel layer's supervisor (src/kernel/netsup.c,
 os-sandbox=landlock with py-sandbox=false, so that every socket call
 reaches it as native code would), and the two together; as root and as
 uid 65534.

@@ -1,4 +1,4 @@
-"""The result channel's pre-scan (src/prescan.c, issues 7, 18 and 21),
+"""The result channel's pre-scan (src/partial/prescan.c, issues 7, 18 and 21),
 through the one way the parent reaches it: the _pysbframe extension (no
 ctypes, no Python twin).
 

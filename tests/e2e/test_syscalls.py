@@ -1,4 +1,4 @@
-"""The seccomp allowlist's one table (src/seccomp.c) against what the
+"""The seccomp allowlist's one table (src/kernel/seccomp.c) against what the
 kernel does: docs/syscalls.md is the table as build/syscall-table prints
 it, and the helper (tests/helpers/try-syscall.c, "raw NR,ARG...") makes
 calls of each verdict inside the sandbox: every refused call fails with

@@ -1,4 +1,4 @@
-/* test_cli.c - the python-sb command line splitter (src/cli.c): every case
+/* test_cli.c - the python-sb command line splitter (src/launch/cli.c): every case
  * of seed-spec 3.2 and the brief, table-driven, checking the three groups
  * element by element, every flag, the status and the exact error text; then
  * the usage and help texts. It must not depend on any other module than

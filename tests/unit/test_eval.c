@@ -1,4 +1,4 @@
-/* test_eval.c - unit tests of the eval-* rule parser (src/policy_eval.c):
+/* test_eval.c - unit tests of the eval-* rule parser (src/policy/policy_eval.c):
  * every key, profiles, DENY lines, syntax groups, scalar values, every error
  * and warning text, defaults, and the sb_closest() matcher. No parser, no
  * file system: each case feeds rule lines straight to sb_parse_eval().

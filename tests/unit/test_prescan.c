@@ -1,4 +1,4 @@
-/* test_prescan.c - the result channel's opcode pre-scan (src/prescan.c):
+/* test_prescan.c - the result channel's opcode pre-scan (src/partial/prescan.c):
  * real pickles of protocols 2 to 5 (from CPython's pickle.dumps), each
  * refused opcode, each budget at and over its limit, and the garbled
  * streams, in objects mode (shapes only); then, in data-only mode, real
