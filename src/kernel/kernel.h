@@ -11,10 +11,17 @@
 
 #include <stdbool.h>
 
-#include "interp.h"
 #include "policy.h"
 
 struct sb_limits;
+
+/* The interpreter about to run, as the launcher chose it (interp.c): the
+ * kernel layer lets it, its chain of links and its loader be executed. */
+struct sb_interp {
+	const char *path;   /* what to exec: symlinks kept (a venv's bin/) */
+	const char *real;   /* the real binary, symlinks resolved */
+	const char *source; /* how it was chosen, for explain and errors */
+};
 
 struct sb_kernel_ctx {
 	const struct sb_interp *interp; /* the interpreter about to run */

@@ -2,13 +2,8 @@
 #ifndef SB_INTERP_H
 #define SB_INTERP_H
 
+#include "kernel.h" /* struct sb_interp: what the kernel layer is given */
 #include "util.h"
-
-struct sb_interp {
-	const char *path;   /* what to exec: symlinks kept (a venv's bin/) */
-	const char *real;   /* the real binary, symlinks resolved */
-	const char *source; /* how it was chosen, for explain and errors */
-};
 
 /* Choose: --python=PATH, else $PYSB_PYTHON, else a python3 next to the
  * python-sb binary, else $VIRTUAL_ENV/bin/python, else python3 on PATH. A
