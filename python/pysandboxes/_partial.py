@@ -22,6 +22,7 @@ import os
 import pickle
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -759,62 +760,148 @@ def _result_mode_edit(text, objects, mode, origin, date):
     return text + tail + "\n".join([_OPEN] + block + [_CLOSE]) + "\n"
 
 
-def _backup_name(path):
-    name = f"{path}.old"
-    i = 0
-    while os.path.lexists(name):
-        i += 1
-        name = f"{path}.old_{i}"
-    return name
+class _Unsaved(OSError):
+    """The rule file cannot be rewritten safely; the old file is intact."""
 
 
-def _write_result_mode(path, before, objects, mode, origin):
-    """Add the result-mode block to the rule file python-sb wrote when the
-    learning worker ended: under a lock of its directory (as learn_file.c
-    does, so two runs merge one after the other), atomically, keeping the
-    permission bits; backed up first if python-sb did not just do it."""
-    import fcntl
-    dirfd = os.open(os.path.dirname(os.path.abspath(path)) or "/",
-                    os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+def _checked_stat(dirfd, base):
+    """The rule file's lstat, or None when there is none. As learn_file.c
+    (the launcher's writer, the same rules): only a regular file with one
+    link, owned by whoever runs this, is rewritten. A link planted by a
+    sandboxed program, a device or another user's file stops the save."""
     try:
-        fcntl.flock(dirfd, fcntl.LOCK_EX)
-        text = _read_text(path)
-        if text is None:
-            text = ""
-        date = time.strftime("%Y/%m/%d at %H:%M")
-        new = _result_mode_edit(text, objects, mode, origin, date)
-        if new is None:
-            return
-        st_mode = 0o644
+        st = os.stat(base, dir_fd=dirfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise _Unsaved("it is a symbolic link, which python-sb never writes "
+                       "through; replace it with the file itself")
+    if not stat.S_ISREG(st.st_mode):
+        raise _Unsaved("it is not a regular file")
+    if st.st_nlink != 1:
+        raise _Unsaved(f"it has {st.st_nlink} hard links; python-sb "
+                       f"rewrites only a file with one name")
+    if st.st_uid != os.geteuid():
+        raise _Unsaved(f"it belongs to uid {st.st_uid}, not to uid "
+                       f"{os.geteuid()} who runs python-sb; run the "
+                       f"learning as its owner")
+    return st
+
+
+def _same_file(a, b):
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _read_checked(dirfd, base, st):
+    """The text of the checked file, through no link and only if the name
+    still holds it."""
+    fd = os.open(base, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK |
+                 os.O_NOCTTY | os.O_CLOEXEC, dir_fd=dirfd)
+    try:
+        if not _same_file(os.fstat(fd), st):
+            raise _Unsaved("it was replaced while python-sb was saving")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8")
+
+
+def _create_new(dirfd, names, data, mode):
+    """Write data to the first of names that is free, created in the
+    locked directory with O_EXCL|O_NOFOLLOW (whatever holds a name, a
+    planted link included, is skipped, never followed); its name."""
+    for name in names:
         try:
-            st_mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            pass
-        backup = None
-        if before is not None and text == before:
-            backup = _backup_name(path)
-            shutil.copy2(path, backup)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC |
-                     os.O_CLOEXEC, st_mode)
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL |
+                         os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dirfd)
+        except FileExistsError:
+            continue
         try:
-            os.fchmod(fd, st_mode)
-            data = new.encode("utf-8")
+            os.fchmod(fd, mode)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
             os.fsync(fd)
         except BaseException:
             os.close(fd)
-            os.unlink(tmp)
+            os.unlink(name, dir_fd=dirfd)
             raise
         os.close(fd)
-        os.replace(tmp, path)
+        return name
+    raise _Unsaved("no free name to write beside it")
+
+
+def _backup_names(base):
+    yield f"{base}.old"
+    for i in range(1, 100000):
+        yield f"{base}.old_{i}"
+
+
+def _tmp_names():
+    for _ in range(100):
+        yield f".py-sandboxes.{os.urandom(8).hex()}.tmp"
+
+
+def _write_result_mode(path, before, objects, mode, origin):
+    """Add the result-mode block to the rule file python-sb wrote when the
+    learning worker ended: under a lock of its directory (as learn_file.c
+    does, so two runs merge one after the other), atomically, keeping the
+    permission bits (never set-id); backed up first if python-sb did not
+    just do it. The directory may be writable by a program that ran
+    sandboxed in it: every name is opened relative to the locked
+    directory, nothing is followed, and a swap of the file or of the
+    directory while saving stops the save (_Unsaved), the old file
+    intact."""
+    import fcntl
+    path = os.path.abspath(path)
+    dirname, base = os.path.split(path)
+    dirfd = os.open(dirname or "/", os.O_RDONLY | os.O_DIRECTORY |
+                    os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(dirfd, fcntl.LOCK_EX)
+        if not _same_file(os.fstat(dirfd), os.stat(dirname or "/")):
+            raise _Unsaved(f"its directory '{dirname}' was replaced while "
+                           f"python-sb was opening it")
+        st = _checked_stat(dirfd, base)
+        text = _read_checked(dirfd, base, st) if st else ""
+        date = time.strftime("%Y/%m/%d at %H:%M")
+        new = _result_mode_edit(text, objects, mode, origin, date)
+        if new is None:
+            return
+        st_mode = st.st_mode & 0o777 if st else 0o644
+        backup = None
+        if before is not None and text == before and st:
+            backup = _create_new(dirfd, _backup_names(base),
+                                 text.encode("utf-8"), st_mode)
+        tmp = _create_new(dirfd, _tmp_names(), new.encode("utf-8"), st_mode)
+        try:
+            now = _checked_stat(dirfd, base)
+            if (now is None) != (st is None) or \
+                    (st and not _same_file(now, st)):
+                raise _Unsaved("it was replaced while python-sb was saving")
+            if st:
+                os.replace(tmp, base, src_dir_fd=dirfd, dst_dir_fd=dirfd)
+            else:  # never over a name that appeared meanwhile
+                os.link(tmp, base, src_dir_fd=dirfd, dst_dir_fd=dirfd,
+                        follow_symlinks=False)
+                os.unlink(tmp, dir_fd=dirfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dirfd)
+            except FileNotFoundError:
+                pass
+            raise
+        os.fsync(dirfd)
     finally:
         os.close(dirfd)
     if text == before:
         # python-sb had nothing to add and said so; say what changed
-        shown = os.path.relpath(path) if os.path.abspath(path).startswith(
+        shown = os.path.relpath(path) if path.startswith(
             os.getcwd() + os.sep) else path
         hint = any(ln.startswith("learn") for ln in new.split("\n"))
         msg = [f"\nWrite all learning rules in '{shown}'." +
@@ -822,7 +909,7 @@ def _write_result_mode(path, before, objects, mode, origin):
                 if hint else "")]
         if backup:
             msg.append(f"The old version is here "
-                       f"'{os.path.relpath(backup)}'.")
+                       f"'{os.path.relpath(os.path.join(dirname, backup))}'.")
         msg.append("Check and update this file to validate the rules.")
         sys.stderr.write("\n".join(msg) + "\n")
 

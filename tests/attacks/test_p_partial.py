@@ -26,6 +26,7 @@ import json
 import os
 import pathlib
 import shutil
+import stat
 import subprocess
 import tempfile
 import textwrap
@@ -103,6 +104,24 @@ def plant():
 @sandbox
 def probe():
     return os.environ.get("PLANTED")
+
+
+@sandbox
+def plant_links(victim, rule_file):
+    """Links for every name a writer of rule_file ever used: the temporary
+    '<file>.<pid>.tmp' for the pids around this worker's parent, and the
+    backups '<file>.old[_N]'."""
+    names = [f"{rule_file}.old"] + [f"{rule_file}.old_{i}"
+                                    for i in range(1, 10)]
+    ppid = os.getppid()
+    names += [f"{rule_file}.{pid}.tmp"
+              for pid in range(max(2, ppid - 3000), ppid + 3000)]
+    # libc's symlink(): Landlock does not judge a link's target, and the
+    # policy grants native code
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    return sum(libc.symlink(victim.encode(), name.encode()) == 0
+               for name in names)
 
 
 # exception classes whose code a remote name must not make the parent run
@@ -325,6 +344,20 @@ print(json.dumps(out))
 '''
 
 
+MAIN_P6 = MAIN_COMMON + '''
+victim = sys.argv[1]
+# an enforced run whose function may write its working directory
+with sandboxes(workers=1):
+    out["planted"] = sbmod.plant_links(victim, "learned.rules")
+# then the user learns again in that directory (as root in the root
+# columns): python-sb writes learned.rules, the parent adds the result mode
+with sandboxes(workers=1, learn="learned.rules"):
+    out["echo"] = sbmod.echo(1)
+out["rules"] = open("learned.rules").read()
+print(json.dumps(out))
+'''
+
+
 def run_parent(column, main, *args, rules=RULES, timeout=None):
     provider, _, who = column.partition("/")
     if provider == "landlock" and not ABI:
@@ -452,3 +485,30 @@ def test_P5_shared_worker_state_is_as_documented(column):
     out = run_parent(column, MAIN_P5, "shared")
     assert out["later"] == [["echo", "PLANTED"]] * 3
     assert out["env"] == "1"
+
+
+@pytest.fixture
+def victim(tmp_path_factory):
+    d = tmp_path_factory.mktemp("victim")
+    os.chmod(d, 0o700)
+    path = d / "secret"
+    path.write_text("root secret\n")
+    os.chmod(path, 0o600)
+    return path
+
+
+def test_P6_the_result_mode_writer_follows_no_planted_link(column, victim):
+    """A function confined with expose-rw=. (and native code) plants links
+    for the names the result-mode writer uses (its temporary files and backups); a later
+    learning run of the same directory must write its rule file, not
+    through them: the victim keeps its bytes and mode."""
+    out = run_parent(column, MAIN_P6, str(victim),
+                     rules="python-import=*\npython-api=ALLOW:native\n"
+                           "expose-rw=.\n",
+                     timeout=scaled(300))
+    assert out["planted"] > 1000, out
+    assert out["echo"] == ["echo", 1]
+    st = os.lstat(victim)
+    assert stat.S_IMODE(st.st_mode) == 0o600, oct(st.st_mode)
+    assert victim.read_text() == "root secret\n"
+    assert "remote-result-mode=data-only" in out["rules"].split("\n"), out

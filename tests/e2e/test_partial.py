@@ -1326,6 +1326,23 @@ def test_learning_writes_objects_with_warning(python, tmp_cwd):
     assert ok(res) == "7\n"
 
 
+def test_learning_never_writes_through_a_linked_rule_file(python, tmp_cwd,
+                                                         tmp_path_factory):
+    victim = tmp_path_factory.mktemp("victim") / "secret"
+    victim.write_text("secret\n")
+    os.chmod(victim, 0o600)
+    os.symlink(victim, tmp_cwd / "learned.rules")
+    res = run_app(python, tmp_cwd, LEARN_MAIN, rules=None)
+    assert res.stdout == "3\n"
+    # both writers (the launcher's rules, the parent's result mode) refuse
+    assert res.stderr.count("it is a symbolic link, which python-sb never "
+                            "writes through") == 2, res.stderr
+    assert "the result mode was NOT saved in" in res.stderr
+    assert victim.read_text() == "secret\n"
+    assert os.stat(victim).st_mode & 0o7777 == 0o600
+    assert os.path.islink(tmp_cwd / "learned.rules")
+
+
 def test_learning_mode_set_by_an_included_file(python, tmp_cwd):
     (tmp_cwd / "inc.profile").write_text("remote-result-mode=data-only\n")
     rules = (f'include "{tmp_cwd}/inc.profile"\n'
