@@ -26,7 +26,7 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
 .PHONY: all deps-if-needed check check-asan fuzz fuzz-smoke fuzz-build \
-	install uninstall demo bench attacks roundtrip compat clean
+	install uninstall demo bench attacks roundtrip compat profile clean
 
 all: deps-if-needed
 	@if [ ! -f $(BUILD)/build.ninja ]; then \
@@ -138,6 +138,11 @@ roundtrip: all
 # oldest and newest CPython of pyenv; every difference is reported
 compat: all
 	@scripts/compat --build $(BUILD) $(COMPAT_ARGS)
+
+# Where one start spends its time, phase by phase (scripts/profile):
+# $PYSB_PROFILE marks in the launcher and the guard, medians printed.
+profile: all
+	@/usr/bin/python3 scripts/profile --build $(BUILD) $(PROFILE_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -25,6 +25,7 @@
 #include "api_registry.h"
 #include "denial.h"
 #include "policy_blob.h"
+#include "prof.h"
 
 #define GUARD_LIB_NAME "libpysb-guard.so"
 
@@ -982,6 +983,19 @@ static void clean_preload(void)
 	sb_buf_free(&b);
 }
 
+/* make profile: the launcher's start time comes in $PYSB_PROFILE_T0, which
+ * the program never sees; the first mark is the guard's own start. */
+static void prof_start(void)
+{
+	const char *t0 = getenv(SB_PROF_T0_ENV);
+
+	if (!t0)
+		return;
+	sb_prof_start_at(strtoull(t0, NULL, 10));
+	unsetenv(SB_PROF_T0_ENV);
+	sb_prof_mark("guard-start");
+}
+
 __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 							 char **envp)
 {
@@ -998,6 +1012,7 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	clean_preload();
 	if (!fdstr)
 		return; /* not started by python-sb: stay inert */
+	prof_start();
 	fd = sb_fd_parse(fdstr);
 	if (fd < 0)
 		die("bad PYSB_POLICY_FD '%s'", fdstr);
@@ -1006,10 +1021,12 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	close((int)fd);
 	if (r < 0)
 		die("cannot read the policy: %s", strerror(-r));
+	sb_prof_mark("guard-read");
 	if (sb_capi_load(&missing) < 0)
 		die("this interpreter does not export %s: it is not a CPython "
 		    "python-sb can guard (3.9 or later, with its C API)",
 		    missing);
+	sb_prof_mark("guard-capi");
 	sb_g.arena = sb_arena_new();
 	if (sb_blob_read(sb_g.arena, data.s ? data.s : "", data.len, &blob,
 			 &err) < 0)
@@ -1039,6 +1056,7 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 			sb_policy_format_errors(sb_g.policy, &b);
 		die("the policy does not parse here:\n%s", b.s ? b.s : "");
 	}
+	sb_prof_mark("guard-policy");
 	if (blob.debug_malloc) {
 		/* the hook entry must carry the debug header CPython's
 		 * debug free will check when it clears the hooks at exit */
@@ -1051,4 +1069,6 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	}
 	if (py.PySys_AddAuditHook(hook, NULL) != 0)
 		die("cannot install the audit hook");
+	sb_prof_mark("guard-armed");
+	sb_prof_dump("guard");
 }

@@ -19,6 +19,7 @@
 #include "landlock.h"
 #include "selfprotect.h"
 #include <linux/securebits.h>
+#include "prof.h"
 #include "seccomp_filter.h"
 
 #define SB_SECUREBITS                                                          \
@@ -208,6 +209,7 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 	/* before Landlock, which forbids mounts from then on */
 	if (!ctx->own_files_kept && sb_selfprotect_apply(a, p, err, hint) < 0)
 		return -1;
+	sb_prof_mark("selfprotect");
 	/* after the mount namespace (root's CAP_SYS_ADMIN makes it), before
 	 * the filter (which refuses capset): under every provider, root
 	 * included, empty capability sets and locked securebits
@@ -218,11 +220,14 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 				       strerror(-rc));
 		return -1;
 	}
+	sb_prof_mark("caps");
 	if (sb_landlock_apply(a, p, ctx, caps.landlock_abi, err) < 0)
 		return -1;
+	sb_prof_mark("landlock");
 	/* after Landlock: a failure here still runs nothing (exit 255) */
 	if (sb_seccomp_apply(a, p, listener, err) < 0)
 		return -1;
+	sb_prof_mark("seccomp");
 	return 0;
 }
 

@@ -48,6 +48,7 @@
 #include "metasup.h"
 #include "notif.h"
 #include "policy_net.h"
+#include "prof.h"
 #include "selfport.h"
 #include "suplog.h"
 
@@ -1102,6 +1103,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		 * the kernel layer can be built here as in the exec-in-place
 		 * path; the program dies with its supervisor */
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		sb_prof_mark("fork");
 		close(sfd);
 		close(hand[0]);
 		close(ack[1]);
@@ -1152,6 +1154,8 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 				p->limits[num].rule, strerror(errno));
 			_exit(SB_EXIT_SETUP);
 		}
+		sb_prof_mark("handover");
+		sb_prof_dump("launcher");
 		execve(path, argv, envp);
 		fprintf(stderr, "python-sb: exec %s: %s\n", path,
 			strerror(errno));

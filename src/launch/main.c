@@ -19,6 +19,7 @@
 #include "interp.h"
 #include "kernel.h"
 #include "policy.h"
+#include "prof.h"
 #include "review.h"
 #include "run.h"
 #include "stage.h"
@@ -238,6 +239,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 
 	if (sb_cli_parse(a, argc, argv, &cli, &err) != 0)
 		return usage_error(err);
+	sb_prof_mark("cli");
 	if (cli.help) {
 		fputs(sb_cli_help, stdout);
 		return 0;
@@ -250,6 +252,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 		fprintf(stderr, "python-sb: %s\n", err);
 		return SB_EXIT_SETUP;
 	}
+	sb_prof_mark("interp");
 	if (!cli.command.n && cli.interp.n &&
 	    sb_str_starts(cli.interp.v[cli.interp.n - 1], "--help-")) {
 		/* --help-env, --help-xoptions, --help-all: CPython prints and
@@ -277,6 +280,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 	opts.cwd = cwd;
 	opts.resolve = sb_dns_resolve;
 	rc = sb_policy_parse(&opts, &p);
+	sb_prof_mark("policy");
 	*pp = p; /* freed by main, whatever the path */
 	if (rc != 0) {
 		fprintf(stderr, "python-sb: cannot parse the policy: %s\n",
@@ -326,6 +330,7 @@ int main(int argc, char **argv)
 	/* a command of its own: reads diffs, runs nothing (review.h) */
 	if (argc > 1 && strcmp(argv[1], "--pysandboxes-review") == 0)
 		return sb_review_main(argc - 1, argv + 1);
+	sb_prof_start();
 	a = sb_arena_new();
 	rc = run_main(a, &p, argc, argv);
 

@@ -33,6 +33,7 @@
 #include "netsup.h"
 #include "ns.h"
 #include "policy_blob.h"
+#include "prof.h"
 #include "run_limits.h"
 #include "learn_native.h"
 #include "supervise.h"
@@ -178,7 +179,7 @@ static char **build_env(struct sb_arena *a, const struct sb_policy *p,
 
 	while (host_env && host_env[n_host])
 		n_host++;
-	env = sb_arena_alloc(a, (n_host + p->env.n + 3) * sizeof(*env));
+	env = sb_arena_alloc(a, (n_host + p->env.n + 4) * sizeof(*env));
 	/* learning: the whole host environment, so that every read can be
 	 * seen (2.6.2); the rules' values win */
 	for (i = 0; i < n_host; i++) {
@@ -210,6 +211,11 @@ static char **build_env(struct sb_arena *a, const struct sb_policy *p,
 						     user_preload)
 				   : sb_arena_printf(a, "LD_PRELOAD=%s", guard);
 		env[k++] = sb_arena_printf(a, "PYSB_POLICY_FD=%d", policy_fd);
+		/* make profile: the guard's marks count from our start */
+		if (sb_prof_on())
+			env[k++] = sb_arena_printf(a, SB_PROF_T0_ENV "=%llu",
+						   (unsigned long long)
+							   sb_prof_t0());
 	}
 	env[k] = NULL;
 	return env;
@@ -583,6 +589,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 
 	kctx.cwd = getcwd(kcwd, sizeof(kcwd)) ? kcwd : "/";
 	env = build_env(a, p, guard, fd, p->learning ? envp : NULL);
+	sb_prof_mark("blob-env");
 	repl = repl && with_guard;
 	argv = sb_arena_alloc(a, (cli->interp.n + cli->command.n + 3) *
 					 sizeof(*argv));
@@ -626,6 +633,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	    p->any_limit)
 		return run_limited(a, &lim, provider, &kctx, interp->path,
 				   argv, env, fd, with_guard);
+	sb_prof_dump("launcher");
 	fflush(NULL);
 	execve(interp->path, argv, env);
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,
