@@ -22,7 +22,6 @@ import os
 import pickle
 import shutil
 import socket
-import stat
 import subprocess
 import sys
 import threading
@@ -228,32 +227,6 @@ class _Worker:
 
 # ---- the pool of one sandboxes() context ----
 
-def _parse_explain(text):
-    """rules {key: value}, origins {key: origin}, provider, learning, the
-    learning target (None when not learning)."""
-    rules, origins, provider, learning, target = {}, {}, "subprocess", \
-        False, None
-    for line in text.splitlines():
-        if line.startswith("# Provider: "):
-            # "# Provider: none, from <arg>"
-            provider = line[len("# Provider: "):].split()[0].rstrip(",")
-        elif line.startswith("# Mode: "):
-            learning = line[len("# Mode: "):].startswith("learn")
-        elif line.startswith(_LEARN_TARGET) and line.endswith("'."):
-            target = line[len(_LEARN_TARGET):-2]
-        elif line and not line.startswith("#") and "=" in line:
-            key, _, rest = line.partition("=")
-            value, _, origin = rest.partition("#")
-            # a command-line value wins over the file's (2.7)
-            if key not in rules or origin.strip() == "<arg>":
-                rules[key] = value.strip()
-                origins[key] = origin.strip()
-    return rules, origins, provider, learning, target if learning else None
-
-
-_LEARN_TARGET = "#   Learned rules will be written to '"
-
-
 def _graceful_seconds(value):
     """graceful_shutdown=: True waits GRACEFUL_TIMEOUT, False does not
     wait, a number is the seconds to wait for calls in flight."""
@@ -300,12 +273,12 @@ class Daemon:
             mods.add(self.init_ref[0])
         self.grants = _grants.rule_args(mods)
         try:
-            self._explain()
+            self._settings()
         except ConfigSyntaxError as exc:
             if not self.grants or "locks the rules" not in str(exc):
                 raise
             self.grants = []
-            self._explain()
+            self._settings()
         if self.learning:
             self.grants = []
         size = conf["workers"] or os.cpu_count() or 1
@@ -319,7 +292,7 @@ class Daemon:
         self.streak = 0         # deaths since the last healthy call
         # learning: the shapes of the results seen (4.3, result mode)
         self.seen_data = self.seen_objects = False
-        self.learn_before = _read_text(self.learn_target) \
+        self.learn_before = _read_bytes(self.learn_target) \
             if self.learn_target else None
 
     def _base_argv(self):
@@ -327,8 +300,10 @@ class Daemon:
                 [f"--pysandboxes-config={self.config}",
                  f"--python={sys.executable}"] + self.rules + self.grants)
 
-    def _explain(self):
-        argv = self._base_argv() + ["--pysandboxes-explain", "-c", "pass"]
+    def _settings(self):
+        """What the policy says for partial mode, from python-sb's machine
+        interface (--pysandboxes-settings), never from the explain text."""
+        argv = self._base_argv() + ["--pysandboxes-settings", "-c", "pass"]
         try:
             res = subprocess.run(argv, env=self.envs, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE,
@@ -343,15 +318,20 @@ class Daemon:
             if not lines:
                 lines = [f"python-sb exited with status {res.returncode}"]
             raise ConfigSyntaxError(lines[0], lines[1:])
-        rules, origins, self.provider, self.learning, self.learn_target = \
-            _parse_explain(out)
-        mode = rules.get("remote-result-mode", "data-only").lower()
-        self.mode = (_unpickle.OBJECTS if mode in ("objects", "default")
+        lines = out.splitlines()
+        if not lines or lines[0] != "pysb-settings 1":
+            raise SandBoxError(f"{self.python_sb} does not speak this "
+                               f"package's settings format (got "
+                               f"{lines[:1]!r}): install matching versions")
+        settings = dict(ln.partition(" ")[::2] for ln in lines[1:])
+        self.provider = settings.get("provider", "subprocess")
+        self.learning = settings.get("learning") == "1"
+        self.learn_target = settings.get("learn-target") \
+            if self.learning else None
+        self.mode = (_unpickle.OBJECTS
+                     if settings.get("result-mode") == "objects"
                      else _unpickle.DATA_ONLY)
-        origin = origins.get("remote-result-mode", "<implicit>")
-        self.mode_origin = None if origin == "<implicit>" else origin
-        guard = rules.get("remote-result-guard", "true").lower()
-        self.guard = guard not in ("false", "none", "0", "off")
+        self.guard = settings.get("result-guard") != "false"
         self.direct = self.provider == "none"
 
     # -- workers --
@@ -515,7 +495,7 @@ class Daemon:
         if self.learning:
             try:
                 self._learn_result_mode()
-            except OSError as exc:
+            except (OSError, subprocess.SubprocessError) as exc:
                 sys.stderr.write(f"python-sb: the result mode was NOT "
                                  f"saved in '{self.learn_target}': {exc}\n")
 
@@ -539,10 +519,19 @@ class Daemon:
         return value
 
     def _learn_result_mode(self):
+        """The result mode seen goes into the rule file through python-sb's
+        own writer (its lock, checks and atomic rename): 'fresh' when the
+        learning run saved nothing this time (no backup was made)."""
         if not (self.seen_data or self.seen_objects):
             return
-        _write_result_mode(self.learn_target, self.learn_before,
-                           self.seen_objects, self.mode, self.mode_origin)
+        mode = "objects" if self.seen_objects else "data-only"
+        if _read_bytes(self.learn_target) == self.learn_before:
+            mode += ",fresh"
+        argv = self._base_argv() + [f"--pysandboxes-learn-result={mode}",
+                                    "-c", "pass"]
+        # python-sb says on stderr what it wrote, or why it did not
+        subprocess.run(argv, env=self.envs, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, timeout=START_TIMEOUT)
 
     # -- calls --
 
@@ -702,216 +691,14 @@ def _stop_all(workers, timeout):
 
 # ---- learning: the result-mode block of the rule file (4.3, 4.5) ----
 
-_WARNING = ("# WARNING: observed return pickles reconstruct application "
-            "objects. Deserialization may execute class-defined code in the "
-            "parent process.")
-_INCLUDED = ("# remote-result-mode=objects is needed: set it in the "
-             "included profile that sets the mode.")
-_OPEN, _CLOSE = "# <learning_remote_result>", "# </learning_remote_result>"
-
-
-def _read_text(path):
+def _read_bytes(path):
+    """The file's bytes, or None when it cannot be read (absent, a link
+    python-sb will refuse anyway, ...): only compared, never parsed."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, "rb") as f:
             return f.read()
-    except FileNotFoundError:
+    except OSError:
         return None
-
-
-def _is_mode_rule(line):
-    key = line.strip().partition("=")[0].strip().lower()
-    return key == "remote-result-mode"
-
-
-def _result_mode_edit(text, objects, mode, origin, date):
-    """The new text of the rule file, or None when nothing is to add. Lines
-    already present anywhere in the file (stripped) are not written again."""
-    lines = text.split("\n")
-    present = {ln.strip() for ln in lines}
-    active = [i for i, ln in enumerate(lines)
-              if _is_mode_rule(ln) and not ln.lstrip().startswith("#")]
-    values = [lines[i].partition("=")[2].strip().lower() for i in active]
-    included = bool(origin) and origin != "<arg>" and not active
-    if objects:
-        if any(v in ("objects", "default") for v in values) or \
-                (included and mode == _unpickle.OBJECTS):
-            return None             # objects is set already
-        if included:
-            block = [_WARNING, _INCLUDED]
-            if _INCLUDED in present:
-                return None
-        else:
-            if "remote-result-mode=objects" in present and not active:
-                return None
-            block = [_WARNING, "remote-result-mode=objects"]
-            for i in reversed(active):
-                lines[i:i + 1] = [f"# Previous mode superseded by learning "
-                                  f"on {date}:", f"# {lines[i].strip()}"]
-    else:
-        if active or origin or "remote-result-mode=data-only" in present:
-            return None
-        block = ["remote-result-mode=data-only"]
-    block = [f"# Add rules ({date})"] + block + [""]
-    for i, ln in enumerate(lines):
-        if ln.strip() == _CLOSE:
-            lines[i:i] = block
-            return "\n".join(lines)
-    tail = "" if not text or text.endswith("\n") else "\n"
-    return text + tail + "\n".join([_OPEN] + block + [_CLOSE]) + "\n"
-
-
-class _Unsaved(OSError):
-    """The rule file cannot be rewritten safely; the old file is intact."""
-
-
-def _checked_stat(dirfd, base):
-    """The rule file's lstat, or None when there is none. As learn_file.c
-    (the launcher's writer, the same rules): only a regular file with one
-    link, owned by whoever runs this, is rewritten. A link planted by a
-    sandboxed program, a device or another user's file stops the save."""
-    try:
-        st = os.stat(base, dir_fd=dirfd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        raise _Unsaved("it is a symbolic link, which python-sb never writes "
-                       "through; replace it with the file itself")
-    if not stat.S_ISREG(st.st_mode):
-        raise _Unsaved("it is not a regular file")
-    if st.st_nlink != 1:
-        raise _Unsaved(f"it has {st.st_nlink} hard links; python-sb "
-                       f"rewrites only a file with one name")
-    if st.st_uid != os.geteuid():
-        raise _Unsaved(f"it belongs to uid {st.st_uid}, not to uid "
-                       f"{os.geteuid()} who runs python-sb; run the "
-                       f"learning as its owner")
-    return st
-
-
-def _same_file(a, b):
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
-
-def _read_checked(dirfd, base, st):
-    """The text of the checked file, through no link and only if the name
-    still holds it."""
-    fd = os.open(base, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK |
-                 os.O_NOCTTY | os.O_CLOEXEC, dir_fd=dirfd)
-    try:
-        if not _same_file(os.fstat(fd), st):
-            raise _Unsaved("it was replaced while python-sb was saving")
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("utf-8")
-
-
-def _create_new(dirfd, names, data, mode):
-    """Write data to the first of names that is free, created in the
-    locked directory with O_EXCL|O_NOFOLLOW (whatever holds a name, a
-    planted link included, is skipped, never followed); its name."""
-    for name in names:
-        try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL |
-                         os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dirfd)
-        except FileExistsError:
-            continue
-        try:
-            os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            os.unlink(name, dir_fd=dirfd)
-            raise
-        os.close(fd)
-        return name
-    raise _Unsaved("no free name to write beside it")
-
-
-def _backup_names(base):
-    yield f"{base}.old"
-    for i in range(1, 100000):
-        yield f"{base}.old_{i}"
-
-
-def _tmp_names():
-    for _ in range(100):
-        yield f".py-sandboxes.{os.urandom(8).hex()}.tmp"
-
-
-def _write_result_mode(path, before, objects, mode, origin):
-    """Add the result-mode block to the rule file python-sb wrote when the
-    learning worker ended: under a lock of its directory (as learn_file.c
-    does, so two runs merge one after the other), atomically, keeping the
-    permission bits (never set-id); backed up first if python-sb did not
-    just do it. The directory may be writable by a program that ran
-    sandboxed in it: every name is opened relative to the locked
-    directory, nothing is followed, and a swap of the file or of the
-    directory while saving stops the save (_Unsaved), the old file
-    intact."""
-    import fcntl
-    path = os.path.abspath(path)
-    dirname, base = os.path.split(path)
-    dirfd = os.open(dirname or "/", os.O_RDONLY | os.O_DIRECTORY |
-                    os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        fcntl.flock(dirfd, fcntl.LOCK_EX)
-        if not _same_file(os.fstat(dirfd), os.stat(dirname or "/")):
-            raise _Unsaved(f"its directory '{dirname}' was replaced while "
-                           f"python-sb was opening it")
-        st = _checked_stat(dirfd, base)
-        text = _read_checked(dirfd, base, st) if st else ""
-        date = time.strftime("%Y/%m/%d at %H:%M")
-        new = _result_mode_edit(text, objects, mode, origin, date)
-        if new is None:
-            return
-        st_mode = st.st_mode & 0o777 if st else 0o644
-        backup = None
-        if before is not None and text == before and st:
-            backup = _create_new(dirfd, _backup_names(base),
-                                 text.encode("utf-8"), st_mode)
-        tmp = _create_new(dirfd, _tmp_names(), new.encode("utf-8"), st_mode)
-        try:
-            now = _checked_stat(dirfd, base)
-            if (now is None) != (st is None) or \
-                    (st and not _same_file(now, st)):
-                raise _Unsaved("it was replaced while python-sb was saving")
-            if st:
-                os.replace(tmp, base, src_dir_fd=dirfd, dst_dir_fd=dirfd)
-            else:  # never over a name that appeared meanwhile
-                os.link(tmp, base, src_dir_fd=dirfd, dst_dir_fd=dirfd,
-                        follow_symlinks=False)
-                os.unlink(tmp, dir_fd=dirfd)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=dirfd)
-            except FileNotFoundError:
-                pass
-            raise
-        os.fsync(dirfd)
-    finally:
-        os.close(dirfd)
-    if text == before:
-        # python-sb had nothing to add and said so; say what changed
-        shown = os.path.relpath(path) if path.startswith(
-            os.getcwd() + os.sep) else path
-        hint = any(ln.startswith("learn") for ln in new.split("\n"))
-        msg = [f"\nWrite all learning rules in '{shown}'." +
-               (" [ Remove the 'learn' parameter to use the sandboxes. ]"
-                if hint else "")]
-        if backup:
-            msg.append(f"The old version is here "
-                       f"'{os.path.relpath(os.path.join(dirname, backup))}'.")
-        msg.append("Check and update this file to validate the rules.")
-        sys.stderr.write("\n".join(msg) + "\n")
 
 
 def _remote_exception(data):

@@ -464,3 +464,10 @@ size_t sb_split_fields(struct sb_arena *a, const char *line, size_t n,
 	}
 	return count;
 }
+
+const char *sb_path_shown(const char *path, const char *cwd)
+{
+	if (!sb_path_under(path, cwd) || strcmp(path, cwd) == 0)
+		return path;
+	return path + strlen(cwd) + (strcmp(cwd, "/") != 0);
+}

@@ -85,5 +85,8 @@ char *sb_path_normalize(struct sb_arena *a, const char *path);
 char *sb_path_join(struct sb_arena *a, const char *base, const char *rel);
 /* Is 'path' equal to 'dir' or below it (both normalised, absolute)? */
 bool sb_path_under(const char *path, const char *dir);
+/* An absolute path as messages name it: relative to 'cwd' when below it
+ * (a pointer into 'path'), else 'path'. */
+const char *sb_path_shown(const char *path, const char *cwd);
 
 #endif

@@ -229,6 +229,27 @@ static int scan_long(struct scan *s, const char *arg)
 			sb_arena_printf(s->a, "log-file=%s", val);
 		return 0;
 	}
+	if (!strcmp(key, "pysandboxes-settings")) {
+		if (eq)
+			return usage_error(s, "argument --pysandboxes-settings: "
+					      "ignored explicit argument '%s'",
+					   eq + 1);
+		out->settings = true;
+		return 0;
+	}
+	if (!strcmp(key, "pysandboxes-learn-result")) {
+		val = eq ? eq + 1 : NULL;
+		if (!val || (strcmp(val, "objects") &&
+			     strcmp(val, "data-only") &&
+			     strcmp(val, "objects,fresh") &&
+			     strcmp(val, "data-only,fresh")))
+			return usage_error(s, "argument "
+					      "--pysandboxes-learn-result: "
+					      "expected =objects or =data-only, "
+					      "then ',fresh' or nothing");
+		out->learn_result = val;
+		return 0;
+	}
 	if (!strcmp(key, "pysandboxes-explain")) {
 		if (eq)
 			return usage_error(s, "argument --pysandboxes-explain: "

@@ -27,6 +27,12 @@ struct sb_cli {
 	const char *config; /* --pysandboxes-config FILE, else NULL */
 	const char *python; /* --python=PATH, else NULL */
 	bool explain;       /* --pysandboxes-explain */
+	/* partial mode's machine interface (the pysandboxes package):
+	 * --pysandboxes-settings prints what it needs of the policy;
+	 * --pysandboxes-learn-result=MODE[,fresh] writes the result mode it
+	 * learned into the learning run's rule file */
+	bool settings;
+	const char *learn_result;
 	bool help;          /* -h, -?, --help (python-sb's own help) */
 	bool version;       /* -V, --version */
 	bool interactive;   /* -i was given (REPL after the command) */

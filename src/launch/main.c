@@ -18,6 +18,7 @@
 #include "run_limits.h"
 #include "interp.h"
 #include "kernel.h"
+#include "learn_file.h"
 #include "policy.h"
 #include "prof.h"
 #include "review.h"
@@ -220,6 +221,51 @@ static int check_lock(const struct sb_policy *p, const struct sb_cli *cli)
 	return -1;
 }
 
+/* --pysandboxes-settings: what partial mode's parent needs of the policy,
+ * one "key value" a line after a versioned first line (the pysandboxes
+ * package reads it; people read --pysandboxes-explain). */
+static int print_settings(const struct sb_policy *p)
+{
+	printf("pysb-settings 1\n"
+	       "provider %s\n"
+	       "learning %d\n",
+	       sb_provider_name(p->provider), p->learning ? 1 : 0);
+	if (p->learning)
+		printf("learn-target %s\n", p->learn_path);
+	printf("result-mode %s\n"
+	       "result-guard %s\n",
+	       p->result_mode == SB_RESULT_OBJECTS ? "objects" : "data-only",
+	       p->result_guard ? "true" : "false");
+	return fflush(stdout) == 0 ? 0 : SB_EXIT_SETUP;
+}
+
+/* --pysandboxes-learn-result=MODE[,fresh]: partial mode's parent saw the
+ * results of a learning run; the result mode goes into its rule file
+ * through the launcher's writer (learn_file.c), never the package's. */
+static int learn_result(struct sb_arena *a, const struct sb_policy *p,
+			const char *value, const char *cwd)
+{
+	const char *file = p->result_mode_ref.file;
+	enum sb_mode_origin origin =
+		!file || !strcmp(file, SB_REF_IMPLICIT) ? SB_MODE_IMPLICIT
+		: !strcmp(file, SB_REF_ARG)		 ? SB_MODE_ARG
+							 : SB_MODE_FILE;
+
+	if (!p->learning) {
+		fprintf(stderr, "python-sb: --pysandboxes-learn-result: the "
+				"rules do not learn (no 'learn' rule); nothing "
+				"was written.\n");
+		return SB_EXIT_SETUP;
+	}
+	return sb_learn_save_result_mode(
+		       a, p->learn_path, sb_path_shown(p->learn_path, cwd),
+		       cwd, sb_str_starts(value, "objects"),
+		       p->result_mode == SB_RESULT_OBJECTS, origin,
+		       strstr(value, ",fresh") != NULL) < 0
+		       ? SB_EXIT_SETUP
+		       : 0;
+}
+
 static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 		    char **argv)
 {
@@ -299,6 +345,10 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 	}
 	if (check_lock(p, &cli) != 0)
 		return SB_EXIT_SETUP;
+	if (cli.settings)
+		return print_settings(p);
+	if (cli.learn_result)
+		return learn_result(a, p, cli.learn_result, cwd);
 	if (cli.explain) {
 		struct sb_explain_ctx ctx = {
 			.provider_verdict = provider_verdict(a, p),

@@ -316,11 +316,7 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	s.ctx.exists = path_exists;
 	s.path = p->learn_path;
 	s.ctx.rule_file = p->learn_path;
-	s.display = p->learn_path;
-	if (sb_path_under(p->learn_path, s.ctx.cwd) &&
-	    strcmp(p->learn_path, s.ctx.cwd) != 0)
-		s.display = p->learn_path + strlen(s.ctx.cwd) +
-			    (strcmp(s.ctx.cwd, "/") != 0);
+	s.display = sb_path_shown(p->learn_path, s.ctx.cwd);
 	/* the guard and its package are implicit paths under landlock */
 	if (find_support(a, &kctx.guard, &kctx.pkgdir) < 0)
 		kctx.guard = kctx.pkgdir = NULL;

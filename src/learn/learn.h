@@ -92,6 +92,27 @@ void sb_learn_merge(struct sb_arena *a, const char *existing,
 		    const struct sb_learned *l, const struct sb_learn_ctx *ctx,
 		    struct sb_buf *out, bool *added);
 
+/* Where the result mode in force came from, for
+ * sb_learn_result_mode(). */
+enum sb_mode_origin {
+	SB_MODE_IMPLICIT, /* no rule: data-only */
+	SB_MODE_ARG,      /* a command-line rule */
+	SB_MODE_FILE,     /* a line of the rule file or of an include */
+};
+
+/* Partial mode's learned result mode (the parent saw a result that
+ * data-only refuses: 'objects'; else only data), added to 'text', the
+ * learn target's content, in its '# <learning_remote_result>' block:
+ * 'remote-result-mode=objects' with its warning (an active data-only line
+ * of the file is superseded, commented out), or data-only when no mode is
+ * set anywhere; when an include sets the mode, a note to set objects
+ * there. 'in_force' is the mode the run had. Lines already in the file
+ * are not written again. Returns whether 'out' got a new text (false:
+ * leave the file as it is). Pure. */
+bool sb_learn_result_mode(const char *text, bool objects, bool in_force,
+			  enum sb_mode_origin origin, const char *date,
+			  struct sb_buf *out);
+
 /* The template of a new rule file (2.10). */
 extern const char sb_learn_template[];
 

@@ -450,6 +450,30 @@ static const char *write_error(int err)
 			      : strerror(-err);
 }
 
+/* What a save says: where the rules went, where the old version is
+ * (named as the rule file is: relative to the cwd when below). */
+static void announce(struct sb_arena *a, const struct rule_dir *d,
+		     const char *display, const char *cwd, const char *text,
+		     const char *backup)
+{
+	fprintf(stderr, "\nWrite all learning rules in '%s'.%s\n", display,
+		strstr(text, "\nlearn") || sb_str_starts(text, "learn")
+			? " [ Remove the 'learn' parameter to use the "
+			  "sandboxes. ]"
+			: "");
+	if (backup) {
+		const char *full = sb_arena_printf(
+			a, "%s/%s", strcmp(d->dir, "/") ? d->dir : "", backup);
+		size_t n = strlen(cwd);
+		const char *shown = full;
+
+		if (strncmp(full, cwd, n) == 0 && full[n] == '/')
+			shown = full + n + 1;
+		fprintf(stderr, "The old version is here '%s'.\n", shown);
+	}
+	fprintf(stderr, "Check and update this file to validate the rules.\n");
+}
+
 int sb_learn_save(struct sb_learn_session *s)
 {
 	struct sb_policy *check = NULL;
@@ -520,24 +544,7 @@ int sb_learn_save(struct sb_learn_session *s)
 			unlinkat(d.fd, backup, 0);
 		goto unsaved;
 	}
-	fprintf(stderr, "\nWrite all learning rules in '%s'.%s\n", s->display,
-		strstr(out.s, "\nlearn") || sb_str_starts(out.s, "learn")
-			? " [ Remove the 'learn' parameter to use the "
-			  "sandboxes. ]"
-			: "");
-	if (backup) {
-		/* named as the rule file is: relative to the cwd when below */
-		const char *full = sb_arena_printf(
-			s->arena, "%s/%s", strcmp(d.dir, "/") ? d.dir : "",
-			backup);
-		size_t n = strlen(s->ctx.cwd);
-		const char *shown = full;
-
-		if (strncmp(full, s->ctx.cwd, n) == 0 && full[n] == '/')
-			shown = full + n + 1;
-		fprintf(stderr, "The old version is here '%s'.\n", shown);
-	}
-	fprintf(stderr, "Check and update this file to validate the rules.\n");
+	announce(s->arena, &d, s->display, s->ctx.cwd, out.s, backup);
 	s->saved_once = true;
 	r = 0;
 	goto out;
@@ -551,5 +558,68 @@ out:
 	free(backup);
 	sb_buf_free(&out);
 	sb_policy_free(check);
+	return r;
+}
+
+int sb_learn_save_result_mode(struct sb_arena *a, const char *path,
+			      const char *display, const char *cwd,
+			      bool objects, bool in_force,
+			      enum sb_mode_origin origin, bool fresh)
+{
+	struct sb_buf out = { 0 };
+	struct rule_dir d;
+	char *old = NULL, *backup = NULL, date[64], why[PATH_MAX + 256];
+	size_t len = 0;
+	int r = -1;
+
+	if (open_dir(a, path, &d, why, sizeof(why)) < 0 ||
+	    check_rule_file(&d, why, sizeof(why)) < 0)
+		goto unsaved;
+	if (d.st.st_mode) {
+		old = read_text(&d, &len);
+		if (!old) {
+			snprintf(why, sizeof(why), "cannot read it: %s",
+				 write_error(-errno));
+			goto unsaved;
+		}
+	}
+	date_now(date, sizeof(date));
+	if (!sb_learn_result_mode(old ? old : "", objects, in_force, origin,
+				  date, &out)) {
+		r = 0;
+		goto out;
+	}
+	/* the learning run saved nothing (it backs up when it does) */
+	if (fresh && old) {
+		backup = write_backup(&d, old, len, &r);
+		if (!backup) {
+			snprintf(why, sizeof(why), "cannot back it up: %s",
+				 strerror(-r));
+			goto unsaved;
+		}
+	}
+	r = write_atomic(&d, out.s, out.len);
+	if (r < 0) {
+		snprintf(why, sizeof(why), "cannot write it: %s",
+			 write_error(r));
+		if (backup)
+			unlinkat(d.fd, backup, 0);
+		goto unsaved;
+	}
+	if (fresh)
+		announce(a, &d, display, cwd, out.s, backup);
+	r = 0;
+	goto out;
+unsaved:
+	fprintf(stderr, "python-sb: the result mode was NOT saved in '%s': "
+			"%s.\n",
+		display, why);
+	r = -1;
+out:
+	if (d.fd >= 0)
+		close(d.fd);
+	free(old);
+	free(backup);
+	sb_buf_free(&out);
 	return r;
 }

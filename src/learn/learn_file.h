@@ -21,4 +21,14 @@ void sb_learn_feed(struct sb_learn_session *s, const char *data, size_t len);
  * are then printed on stderr). Safe to call more than once. */
 int sb_learn_save(struct sb_learn_session *s);
 
+/* Partial mode's learned result mode (sb_learn_result_mode) written into
+ * the rule file 'path' as sb_learn_save writes (the same lock, checks and
+ * atomic rename). 'fresh': the learning run saved nothing this time, so
+ * back the file up first and say what changed. 0 (written, or nothing to
+ * add), or -1 with a message, the file untouched. */
+int sb_learn_save_result_mode(struct sb_arena *a, const char *path,
+			      const char *display, const char *cwd,
+			      bool objects, bool in_force,
+			      enum sb_mode_origin origin, bool fresh);
+
 #endif

@@ -12,8 +12,10 @@
  */
 #include "learn.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "api_registry.h"
@@ -1633,4 +1635,150 @@ void sb_learn_merge(struct sb_arena *a, const char *existing,
 	}
 	if (!out->s)
 		sb_buf_puts(out, "");
+}
+
+/* ---- partial mode's result mode (sb_learn_result_mode) ---- */
+
+#define RESULT_OPEN "# <learning_remote_result>"
+#define RESULT_CLOSE "# </learning_remote_result>"
+#define RESULT_WARNING                                                       \
+	"# WARNING: observed return pickles reconstruct application objects. " \
+	"Deserialization may execute class-defined code in the parent "        \
+	"process."
+#define RESULT_INCLUDED                                                       \
+	"# remote-result-mode=objects is needed: set it in the included "     \
+	"profile that sets the mode."
+#define MODE_OBJECTS "remote-result-mode=objects"
+#define MODE_DATA "remote-result-mode=data-only"
+
+struct span {
+	const char *s;
+	size_t n;
+};
+
+static struct span strip_span(const char *s, size_t n)
+{
+	while (n && isspace((unsigned char)*s)) {
+		s++;
+		n--;
+	}
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	return (struct span){ s, n };
+}
+
+static bool span_is(struct span sp, const char *word)
+{
+	return sp.n == strlen(word) && !memcmp(sp.s, word, sp.n);
+}
+
+/* The value of an active 'remote-result-mode=' line, or NULL. */
+static bool mode_line(struct span line, struct span *value)
+{
+	struct span t = strip_span(line.s, line.n), key;
+	const char *eq = memchr(t.s, '=', t.n);
+
+	if (!t.n || t.s[0] == '#')
+		return false;
+	key = strip_span(t.s, eq ? (size_t)(eq - t.s) : t.n);
+	if (key.n != strlen("remote-result-mode") ||
+	    strncasecmp(key.s, "remote-result-mode", key.n))
+		return false;
+	*value = eq ? strip_span(eq + 1, t.n - (size_t)(eq + 1 - t.s))
+		    : (struct span){ "", 0 };
+	return true;
+}
+
+static bool value_is(struct span v, const char *word)
+{
+	return v.n == strlen(word) && !strncasecmp(v.s, word, v.n);
+}
+
+bool sb_learn_result_mode(const char *text, bool objects, bool in_force,
+			  enum sb_mode_origin origin, const char *date,
+			  struct sb_buf *out)
+{
+	bool has_objects = false, has_data = false, has_note = false;
+	bool any_active = false, objects_set = false, included, supersede;
+	const char *block[3], *p, *end = text + strlen(text), *close = NULL;
+	size_t n_block = 0, i;
+	struct span value;
+
+	for (p = text; p <= end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		struct span line = { p, nl ? (size_t)(nl - p) : (size_t)(end - p) };
+		struct span t = strip_span(line.s, line.n);
+
+		has_objects |= span_is(t, MODE_OBJECTS);
+		has_data |= span_is(t, MODE_DATA);
+		has_note |= span_is(t, RESULT_INCLUDED);
+		if (!close && span_is(t, RESULT_CLOSE))
+			close = p;
+		if (mode_line(line, &value)) {
+			any_active = true;
+			objects_set |= value_is(value, "objects") ||
+				       value_is(value, "default");
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	included = origin == SB_MODE_FILE && !any_active;
+	supersede = false;
+	if (objects) {
+		if (objects_set || (included && in_force))
+			return false; /* objects is set already */
+		block[n_block++] = RESULT_WARNING;
+		if (included) {
+			if (has_note)
+				return false;
+			block[n_block++] = RESULT_INCLUDED;
+		} else {
+			if (has_objects && !any_active)
+				return false;
+			block[n_block++] = MODE_OBJECTS;
+			supersede = true;
+		}
+	} else {
+		if (any_active || origin != SB_MODE_IMPLICIT || has_data)
+			return false;
+		block[n_block++] = MODE_DATA;
+	}
+
+	/* the text, active mode lines superseded, the block before the
+	 * block's closing marker (or a new block at the end) */
+	for (p = text; p <= end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		struct span line = { p, nl ? (size_t)(nl - p) : (size_t)(end - p) };
+
+		if (p == close) {
+			sb_buf_printf(out, "# Add rules (%s)\n", date);
+			for (i = 0; i < n_block; i++)
+				sb_buf_printf(out, "%s\n", block[i]);
+			sb_buf_puts(out, "\n");
+		}
+		if (supersede && mode_line(line, &value)) {
+			struct span t = strip_span(line.s, line.n);
+
+			sb_buf_printf(out,
+				      "# Previous mode superseded by learning "
+				      "on %s:\n# %.*s",
+				      date, (int)t.n, t.s);
+		} else {
+			sb_buf_add(out, line.s, line.n);
+		}
+		if (!nl)
+			break;
+		sb_buf_puts(out, "\n");
+		p = nl + 1;
+	}
+	if (!close) {
+		if (*text && end[-1] != '\n')
+			sb_buf_puts(out, "\n");
+		sb_buf_printf(out, RESULT_OPEN "\n# Add rules (%s)\n", date);
+		for (i = 0; i < n_block; i++)
+			sb_buf_printf(out, "%s\n", block[i]);
+		sb_buf_puts(out, "\n" RESULT_CLOSE "\n");
+	}
+	return true;
 }

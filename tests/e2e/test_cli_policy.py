@@ -389,3 +389,24 @@ def test_a_missing_script_says_no_such_file(run_sb, tmp_cwd):
     assert r.stderr.endswith(
         f"can't open file '{tmp_cwd}/nothere.py': [Errno 2] No such file "
         "or directory\n"), r.stderr
+
+
+# partial mode's machine interface (python-sb(1)): the package reads
+# settings, never the explain text, and hands the result mode to the
+# launcher's writer
+def test_settings_are_versioned_key_value_lines(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text(
+        "remote-result-mode=objects\nos-sandbox=subprocess\n")
+    r = run_sb(["--pysandboxes-settings", "-c", "raise SystemExit(3)"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "pysb-settings 1", "provider subprocess", "learning 0",
+        "result-mode objects", "result-guard true"]
+
+
+def test_learn_result_needs_a_learning_run(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text("# enforced\n")
+    r = run_sb(["--pysandboxes-learn-result=objects", "-c", "pass"])
+    assert r.returncode == 255, r.stderr
+    assert "the rules do not learn" in r.stderr
+    assert (tmp_cwd / ".py-sandboxes").read_text() == "# enforced\n"

@@ -49,3 +49,4 @@ def test_no_profile_without_the_variable(run_sb, tmp_cwd):
     assert r.returncode == 0, r.stderr
     assert "pysb-profile" not in r.stderr
     assert r.stdout == "[]\n"
+

@@ -146,6 +146,21 @@ static const struct cli_case cases[] = {
 	{ V("--pysandboxes-explain=x"), 2,
 	  "argument --pysandboxes-explain: ignored explicit argument 'x'",
 	  NONE, NONE, NONE, "" },
+	{ V("--pysandboxes-settings", "-c", "pass"), 0, NULL, NONE, NONE,
+	  V("-c", "pass"), "settings" },
+	{ V("--pysandboxes-settings=1"), 2,
+	  "argument --pysandboxes-settings: ignored explicit argument '1'",
+	  NONE, NONE, NONE, "" },
+	{ V("--pysandboxes-learn-result=objects,fresh", "-c", "pass"), 0,
+	  NULL, NONE, NONE, V("-c", "pass"), "learn-result=objects,fresh" },
+	{ V("--pysandboxes-learn-result=data-only"), 0, NULL, NONE, NONE, NONE,
+	  "learn-result=data-only" },
+	{ V("--pysandboxes-learn-result=all"), 2,
+	  "argument --pysandboxes-learn-result: expected =objects or "
+	  "=data-only, then ',fresh' or nothing", NONE, NONE, NONE, "" },
+	{ V("--pysandboxes-learn-result", "objects"), 2,
+	  "argument --pysandboxes-learn-result: expected =objects or "
+	  "=data-only, then ',fresh' or nothing", NONE, NONE, NONE, "" },
 	{ V("--python=/usr/bin/python3", "-c", "1"), 0, NULL, NONE, NONE,
 	  V("-c", "1"), "python=/usr/bin/python3" },
 	{ V("--python"), 2, "argument --python: expected =PATH", NONE, NONE,
@@ -216,6 +231,11 @@ static const char *flags(struct sb_arena *a, const struct sb_cli *c)
 				    *s ? " interactive" : "interactive");
 	if (c->explain)
 		s = sb_arena_printf(a, "%s%s", s, *s ? " explain" : "explain");
+	if (c->settings)
+		s = sb_arena_printf(a, "%s%s", s, *s ? " settings" : "settings");
+	if (c->learn_result)
+		s = sb_arena_printf(a, "%s%slearn-result=%s", s, *s ? " " : "",
+				    c->learn_result);
 	if (c->config)
 		s = sb_arena_printf(a, "%s%sconfig=%s", s, *s ? " " : "",
 				    c->config);

@@ -971,6 +971,76 @@ static void test_eval(void)
 	sb_arena_free(a);
 }
 
+/* Partial mode's result mode, as the parent saw its results: the cases
+ * of the rule file's result block (the seed's learning output). */
+static const char *result_edit(const char *text, bool objects, bool in_force,
+			       enum sb_mode_origin origin)
+{
+	static struct sb_buf out;
+
+	sb_buf_free(&out);
+	out = (struct sb_buf){ 0 };
+	if (!sb_learn_result_mode(text, objects, in_force, origin, "D", &out))
+		return NULL;
+	return out.s;
+}
+
+#define BLOCK_OPEN "# <learning_remote_result>\n"
+#define BLOCK_CLOSE "# </learning_remote_result>\n"
+#define WARN                                                                  \
+	"# WARNING: observed return pickles reconstruct application objects. " \
+	"Deserialization may execute class-defined code in the parent "        \
+	"process.\n"
+
+static void test_result_mode(void)
+{
+	const char *empty = "learn\n" BLOCK_OPEN BLOCK_CLOSE;
+
+	is_str(result_edit(empty, false, false, SB_MODE_IMPLICIT),
+	       "learn\n" BLOCK_OPEN "# Add rules (D)\n"
+	       "remote-result-mode=data-only\n\n" BLOCK_CLOSE,
+	       "result mode: data only, nothing set: data-only learned");
+	is_str(result_edit("x=1", false, false, SB_MODE_IMPLICIT),
+	       "x=1\n" BLOCK_OPEN "# Add rules (D)\n"
+	       "remote-result-mode=data-only\n\n" BLOCK_CLOSE,
+	       "result mode: no block: one is added at the end");
+	ok(!result_edit(empty, false, false, SB_MODE_ARG),
+	   "result mode: data only, a mode given on the command line: "
+	   "nothing");
+	ok(!result_edit("remote-result-mode=data-only\n", false, false,
+			SB_MODE_FILE),
+	   "result mode: data only, set already: nothing");
+	is_str(result_edit("remote-result-mode = Data-Only\n" BLOCK_OPEN
+			   BLOCK_CLOSE, true, false, SB_MODE_FILE),
+	       "# Previous mode superseded by learning on D:\n"
+	       "# remote-result-mode = Data-Only\n" BLOCK_OPEN
+	       "# Add rules (D)\n" WARN "remote-result-mode=objects\n\n"
+	       BLOCK_CLOSE,
+	       "result mode: objects seen: the file's data-only superseded");
+	ok(!result_edit("REMOTE-RESULT-MODE=default\n", true, true,
+			SB_MODE_FILE),
+	   "result mode: objects seen, objects (default) set: nothing");
+	is_str(result_edit(empty, true, false, SB_MODE_FILE),
+	       "learn\n" BLOCK_OPEN "# Add rules (D)\n" WARN
+	       "# remote-result-mode=objects is needed: set it in the "
+	       "included profile that sets the mode.\n\n" BLOCK_CLOSE,
+	       "result mode: objects seen, an include sets data-only: a note");
+	ok(!result_edit(empty, true, true, SB_MODE_FILE),
+	   "result mode: objects seen, an include sets objects: nothing");
+	ok(!result_edit("# remote-result-mode=objects is needed: set it in "
+			"the included profile that sets the mode.\n",
+			true, false, SB_MODE_FILE),
+	   "result mode: the include's note is there already: nothing");
+	ok(!result_edit("remote-result-mode=objects\n# x\n", true, true,
+			SB_MODE_FILE),
+	   "result mode: objects set in the file: nothing");
+	is_str(result_edit("", true, false, SB_MODE_IMPLICIT),
+	       BLOCK_OPEN "# Add rules (D)\n" WARN
+	       "remote-result-mode=objects\n\n" BLOCK_CLOSE,
+	       "result mode: an empty file gets the block");
+	result_edit("", false, false, SB_MODE_ARG); /* frees the last */
+}
+
 int main(void)
 {
 	snprintf(scratch, sizeof(scratch), "/var/tmp/test_learn.XXXXXX");
@@ -992,6 +1062,7 @@ int main(void)
 	test_merge();
 	test_round_trip();
 	test_hidden_names();
+	test_result_mode();
 	rm_rf(scratch);
 	return tap_done();
 }
