@@ -450,6 +450,37 @@ static const char *write_error(int err)
 			      : strerror(-err);
 }
 
+/* Back 'old' up first (when given), then put 'out' in the file's place.
+ * 0 with *backup the backup's name (or NULL), or -1 with 'why' and
+ * nothing changed. */
+static int replace_text(const struct rule_dir *d, const char *old,
+			size_t len, const struct sb_buf *out, char **backup,
+			char *why, size_t n)
+{
+	int r = 0;
+
+	*backup = NULL;
+	if (old) {
+		*backup = write_backup(d, old, len, &r);
+		if (!*backup) {
+			snprintf(why, n, "cannot back it up: %s",
+				 strerror(-r));
+			return -1;
+		}
+	}
+	r = write_atomic(d, out->s, out->len);
+	if (r < 0) {
+		snprintf(why, n, "cannot write it: %s", write_error(r));
+		if (*backup) {
+			unlinkat(d->fd, *backup, 0);
+			free(*backup);
+			*backup = NULL;
+		}
+		return -1;
+	}
+	return 0;
+}
+
 /* What a save says: where the rules went, where the old version is
  * (named as the rule file is: relative to the cwd when below). */
 static void announce(struct sb_arena *a, const struct rule_dir *d,
@@ -528,22 +559,9 @@ int sb_learn_save(struct sb_learn_session *s)
 		r = 0;
 		goto out;
 	}
-	if (existed) {
-		backup = write_backup(&d, old, len, &r);
-		if (!backup) {
-			snprintf(why, sizeof(why), "cannot back it up: %s",
-				 strerror(-r));
-			goto unsaved;
-		}
-	}
-	r = write_atomic(&d, out.s, out.len);
-	if (r < 0) {
-		snprintf(why, sizeof(why), "cannot write it: %s",
-			 write_error(r));
-		if (backup)
-			unlinkat(d.fd, backup, 0);
+	if (replace_text(&d, existed ? old : NULL, len, &out, &backup, why,
+			 sizeof(why)) < 0)
 		goto unsaved;
-	}
 	announce(s->arena, &d, s->display, s->ctx.cwd, out.s, backup);
 	s->saved_once = true;
 	r = 0;
@@ -590,22 +608,9 @@ int sb_learn_save_result_mode(struct sb_arena *a, const char *path,
 		goto out;
 	}
 	/* the learning run saved nothing (it backs up when it does) */
-	if (fresh && old) {
-		backup = write_backup(&d, old, len, &r);
-		if (!backup) {
-			snprintf(why, sizeof(why), "cannot back it up: %s",
-				 strerror(-r));
-			goto unsaved;
-		}
-	}
-	r = write_atomic(&d, out.s, out.len);
-	if (r < 0) {
-		snprintf(why, sizeof(why), "cannot write it: %s",
-			 write_error(r));
-		if (backup)
-			unlinkat(d.fd, backup, 0);
+	if (replace_text(&d, fresh ? old : NULL, len, &out, &backup, why,
+			 sizeof(why)) < 0)
 		goto unsaved;
-	}
 	if (fresh)
 		announce(a, &d, display, cwd, out.s, backup);
 	r = 0;
