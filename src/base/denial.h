@@ -16,9 +16,12 @@
 #include "util.h"
 
 /* Where a refusal was decided ("layer"): the Python guard in the program's
- * process, or python-sb's supervisor outside the sandbox. */
+ * process, python-sb's supervisor outside the sandbox, or the kernel's
+ * seccomp filter (a call outside the allowlist, reported by the
+ * supervisor). */
 #define SB_LAYER_PYTHON "python"
 #define SB_LAYER_SUPERVISOR "supervisor"
+#define SB_LAYER_SECCOMP "seccomp"
 
 struct sb_denial {
 	const char *layer;  /* SB_LAYER_* */

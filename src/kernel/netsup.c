@@ -949,15 +949,22 @@ static bool performed(int nr)
 	       nr == __NR_sendto || nr == __NR_sendmsg || nr == __NR_sendmmsg;
 }
 
-/* PYSB_DEBUG: the deny list comes here instead of failing in the kernel
- * (seccomp.c), to be reported as it happens; the answer is the same. */
-static void report_denied(const struct seccomp_notif *req)
+/* PYSB_DEBUG or a denial log: the deny list comes here instead of
+ * failing in the kernel (seccomp.c), to be reported as it happens (on
+ * stderr with PYSB_DEBUG, in the log when there is one); the answer is the
+ * same. */
+static void report_denied(const struct seccomp_notif *req, bool log)
 {
 	char *name = seccomp_syscall_resolve_num_arch(req->data.arch,
 						      req->data.nr);
+	const char *shown = name ? name : "an unknown system call";
 
-	fprintf(stderr, "python-sb: seccomp: refused %s (pid %d): EPERM\n",
-		name ? name : "an unknown system call", (int)req->pid);
+	if (getenv("PYSB_DEBUG"))
+		fprintf(stderr,
+			"python-sb: seccomp: refused %s (pid %d): EPERM\n",
+			shown, (int)req->pid);
+	if (log && sb_suplog_on())
+		sb_suplog_syscall(req->pid, shown);
 	free(name);
 }
 
@@ -980,15 +987,16 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 			rc = sb_metasup_serve(s->p, s->listener, req);
 			caps_restore(&sv);
 		}
-		/* named like the filter's refusals */
-		if (rc == -EPERM && getenv("PYSB_DEBUG"))
-			report_denied(req);
+		/* named like the filter's refusals (not logged as one:
+		 * the supervisor judged it) */
+		if (rc == -EPERM)
+			report_denied(req, false);
 		if (rc != GONE)
 			reply(s->listener, req->id, rc);
 		return;
 	}
 	if (!performed(req->data.nr)) {
-		report_denied(req);
+		report_denied(req, true);
 		reply(s->listener, req->id, -EPERM);
 		return;
 	}

@@ -10,9 +10,9 @@
  * expose-rw trees: netsup.c too). Everything else, and every call a newer
  * kernel adds, fails with EPERM (ENOSYS for the few a libc falls back
  * from). docs/syscalls.md is this table, printed by build/syscall-table and
- * checked by tests/e2e/test_syscalls.py. With PYSB_DEBUG set the refusals
- * go to the supervisor too, which names each one. It must not print or
- * exit; kernel.c and netsup.c report. It also builds learning mode's
+ * checked by tests/e2e/test_syscalls.py. With PYSB_DEBUG or a denial log
+ * the refusals go to the supervisor too, which names or logs each one. It
+ * must not print or exit; kernel.c and netsup.c report. It also builds learning mode's
  * filter, which refuses nothing and only shows the learning supervisor
  * what native code opens, execs, connects to, and which directories it
  * makes, removes or moves entries in (learn_native.c).
@@ -818,10 +818,10 @@ int sb_seccomp_export(bool inet, bool debug, int fd)
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 		     int *listener, const char **err)
 {
-	/* PYSB_DEBUG: the supervisor reports each refusal and answers EPERM
-	 * itself; should it die, a notified call fails (ENOSYS), never
-	 * passes */
-	bool debug = listener && getenv("PYSB_DEBUG");
+	/* PYSB_DEBUG or a denial log: the supervisor reports each refusal
+	 * and answers EPERM itself; should it die, a notified call fails
+	 * (ENOSYS), never passes */
+	bool debug = listener && (getenv("PYSB_DEBUG") || p->log_path);
 	const struct sb_seccomp_prebuilt *pb =
 		listener ? prebuilt(p->any_net_rule, debug) : NULL;
 	scmp_filter_ctx f;

@@ -49,11 +49,11 @@ void sb_suplog_started(void)
 	peer_fd = -1;
 }
 
-void sb_suplog_refused(pid_t pid, const char *kind, const char *target,
-		       const char *rule, const char *add)
+static void refused(const char *layer, pid_t pid, const char *kind,
+		    const char *target, const char *rule, const char *add)
 {
 	struct sb_denial d = {
-		.layer = SB_LAYER_SUPERVISOR,
+		.layer = layer,
 		.by = "supervisor",
 		.pid = pid,
 		.kind = kind,
@@ -63,6 +63,18 @@ void sb_suplog_refused(pid_t pid, const char *kind, const char *target,
 	};
 
 	sb_denial_write(log_fd, &d);
+}
+
+void sb_suplog_refused(pid_t pid, const char *kind, const char *target,
+		       const char *rule, const char *add)
+{
+	refused(SB_LAYER_SUPERVISOR, pid, kind, target, rule, add);
+}
+
+void sb_suplog_syscall(pid_t pid, const char *name)
+{
+	refused(SB_LAYER_SECCOMP, pid, "syscall", name,
+		"the system-call allowlist (docs/syscalls.md)", NULL);
 }
 
 /* kind \t target \t (+|-)rule \t (+|-)add, escaped as sb_buf_put_field

@@ -25,6 +25,9 @@ void sb_suplog_started(void);
 /* A refusal of the supervisor: layer "supervisor", by "supervisor". */
 void sb_suplog_refused(pid_t pid, const char *kind, const char *target,
 		       const char *rule, const char *add);
+/* A system call outside the allowlist, refused with EPERM: layer
+ * "seccomp", no rule to add (none allows it). */
+void sb_suplog_syscall(pid_t pid, const char *name);
 /* Write a record for each datagram waiting on the relay. */
 void sb_suplog_drain(void);
 

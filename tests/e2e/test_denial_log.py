@@ -211,6 +211,35 @@ def test_a_native_connect_refused_by_the_supervisor(run, logdir, provider,
         "net=ALLOW|TCP|127.0.0.1|9|OUT")
 
 
+NATIVE_UNSHARE = """
+import ctypes, os
+print(os.getpid())
+libc = ctypes.CDLL(None, use_errno=True)
+# unshare(CLONE_NEWUSER): outside the system-call allowlist
+print(libc.unshare(0x10000000), ctypes.get_errno())
+"""
+
+
+@pytest.mark.parametrize("provider", KERNEL_PROVIDERS)
+def test_a_system_call_refused_by_seccomp(run, logdir, provider, user):
+    """With a log, a call outside the allowlist is reported by the
+    supervisor (layer seccomp, no rule to add), still EPERM, and nothing
+    is printed without PYSB_DEBUG."""
+    skip_firejail_as_nobody(provider, user)
+    log = logdir / "l"
+    r, recs = run([f"os-sandbox={provider}", "python-import=*",
+                   "python-api=ALLOW:native"], NATIVE_UNSHARE, log)
+    assert r.returncode == 0, r.stderr
+    pid, rc, err = r.stdout.split()
+    assert (rc, err) == ("-1", "1"), r.stdout
+    assert "seccomp: refused" not in r.stderr
+    rec = only(recs, kind="syscall")
+    assert (rec["layer"], rec["by"], rec["pid"], rec["target"],
+            rec["add"]) == ("seccomp", "supervisor", int(pid), "unshare",
+                            None), rec
+    assert "allowlist" in rec["rule"]
+
+
 def make_log(path, user):
     """The log, made beforehand so that the program can be told its inode
     (it cannot stat it by its path)."""
