@@ -1,4 +1,4 @@
-/* api.c - the sensitive-API guard (seed-spec 5.6 to 5.8, section 6).
+/* api.c - the sensitive-API guard (py-sandboxes(5), python-api=).
  *
  * Two mechanisms over the one registry table (src/policy/api_registry.c):
  * - every registered function the policy denies is replaced, in the module

@@ -1,4 +1,4 @@
-/* eval.c - the eval guard (seed-spec 2.6.7, 5.7): eval(), exec() and
+/* eval.c - the eval guard (py-sandboxes(5), eval-*): eval(), exec() and
  * compile() called from application code, and pysandboxes.guarded_eval(),
  * under the eval-* rules. This file owns the entry points, compiling (the
  * cache and the registry of code objects the guard compiled), the namespaces

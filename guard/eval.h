@@ -1,4 +1,4 @@
-/* eval.h - the eval guard (seed-spec 2.6.7, 5.7): what api.c's eval, exec
+/* eval.h - the eval guard (py-sandboxes(5), eval-*): what api.c's eval, exec
  * and compile wrappers hand over when an eval-* default profile exists, and
  * the arming of pysandboxes.guarded_eval. Everything runs with the GIL held.
  */

@@ -1,12 +1,12 @@
-/* eval_budget.c - the eval guard's run-time budgets (seed-spec 2.6.7): the
- * __sb_tick__ and __sb_enter__ helpers the checker's rewrite calls
+/* eval_budget.c - the eval guard's run-time budgets (py-sandboxes(5), eval-*):
+ * the __sb_tick__ and __sb_enter__ helpers the checker's rewrite calls
  * (eval-max-iterations, eval-max-call-depth, eval-timeout), the allocator
- * wrapper behind eval-max-alloc, and run_code, which runs checked code with
- * the budgets of its profile and turns a spent budget into EvalInterrupted or
- * RuleEvalPermissionError. The evaluation in progress is the thread local
- * 'cur' (eval_int.h). It judges no source and builds no namespace
- * (eval_check.c, eval.c); the allocator hooks run on every PyMem allocation
- * of the process, so they only compare a size and never call into Python.
+ * wrapper behind eval-max-alloc, and run_code, which runs checked code with the
+ * budgets of its profile and turns a spent budget into EvalInterrupted or
+ * RuleEvalPermissionError. The evaluation in progress is the thread local 'cur'
+ * (eval_int.h). It judges no source and builds no namespace (eval_check.c,
+ * eval.c); the allocator hooks run on every PyMem allocation of the process, so
+ * they only compare a size and never call into Python.
  */
 #include "eval_int.h"
 

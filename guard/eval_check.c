@@ -1,4 +1,4 @@
-/* eval_check.c - the eval guard's static checker (seed-spec 2.6.7): the
+/* eval_check.c - the eval guard's static checker (py-sandboxes(5), eval-*): the
  * eval-* rules on names (call, attribute, magic, import, syntax), the walk
  * over a parsed AST that judges every node against them, the violations with
  * their source line, caret and the rule that would allow each, and the

@@ -1,9 +1,9 @@
-/* files.c - the file guard (seed-spec 5.2): every path a Python-level call
- * names is located (absolute form, canonical form with symlinks resolved
- * the way the kernel will) and judged by sb_fs_decide(). It owns the audit
- * events that name paths, the C wrappers for the os functions that raise no
- * event or one without the facts (stat, access, readlink, os.open with
- * dir_fd, the filtering listdir/scandir...), and the implicit read-only
+/* files.c - the file guard (py-sandboxes(5), expose-* and ignore=): every path
+ * a Python-level call names is located (absolute form, canonical form with
+ * symlinks resolved the way the kernel will) and judged by sb_fs_decide(). It
+ * owns the audit events that name paths, the C wrappers for the os functions
+ * that raise no event or one without the facts (stat, access, readlink, os.open
+ * with dir_fd, the filtering listdir/scandir...), and the implicit read-only
  * exposures of the interpreter and the CA stores.
  *
  * It must not allocate per event (the hot path is every open()): all
@@ -652,10 +652,10 @@ struct event_spec {
 #define NO { -1, -1, 0 }
 #define EV(name, ...) { name, { __VA_ARGS__ }, SP_NONE }
 
-/* Intents from seed-spec 5.2. Calls that act on a final symlink itself
- * (remove, rename, rmdir, the new name of a link) do not follow it; the
- * others do. The source of a hard link needs write: a link to a read-only
- * file, made in a writable tree, would make the file writable. */
+/* Intents (py-sandboxes(5), expose-ro= and expose-rw=). Calls that act on a
+ * final symlink itself (remove, rename, rmdir, the new name of a link) do not
+ * follow it; the others do. The source of a hard link needs write: a link to a
+ * read-only file, made in a writable tree, would make the file writable. */
 static const struct event_spec events[] = {
 	EV("os.listdir", { 0, -1, RD | J_NONE_IS_CWD | J_LISTING }, NO),
 	EV("os.scandir", { 0, -1, RD | J_NONE_IS_CWD | J_LISTING }, NO),

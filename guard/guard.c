@@ -802,7 +802,7 @@ static const char *learn_display(void)
 	return path;
 }
 
-/* seed-spec 3.6: on stderr, where CPython prints its own (asked to be
+/* python-sb(1), the REPL: on stderr, where CPython prints its own (asked to be
  * quiet by the launcher). Colours only on a terminal that has them. */
 static void print_banner(void)
 {
@@ -842,8 +842,8 @@ static void print_banner(void)
 		return;
 }
 
-/* os-sandbox=none (seed-spec 8.3): no guard, no recorder; the process is
- * only marked as in the sandbox (is_in_sandbox(), @sandbox calls made in
+/* os-sandbox=none (python-sb(1), PROVIDERS): no guard, no recorder; the process
+ * is only marked as in the sandbox (is_in_sandbox(), @sandbox calls made in
  * place) and pysandboxes is importable from python-sb's own copy. */
 static bool provider_none;
 
@@ -936,11 +936,6 @@ static int hook(const char *event, PyObject *args, void *ud)
 	if (event[0] != 'o' && sb_files_event(event, args) < 0)
 		return -1;
 	return sb_api_event(event, args);
-}
-
-/* Until the network family defines it. */
-__attribute__((weak)) void sb_net_module_loaded(void)
-{
 }
 
 /* ---- start-up ---- */

@@ -66,8 +66,8 @@ int sb_guard_check_api(const char *qualname);
  * standard library, site-packages, frozen modules, or no frame at all)?
  * Application code, scripts and -c commands are not (2.6.7). */
 bool sb_guard_caller_is_library(void);
-/* Is it code the user typed at the interactive prompt (seed-spec 3.6)? Its
- * eval/exec/compile run unguarded; the other rules still hold. */
+/* Is it code the user typed at the interactive prompt (python-sb(1), the REPL)?
+ * Its eval/exec/compile run unguarded; the other rules still hold. */
 bool sb_guard_caller_is_typed(void);
 
 /* ---- wrappers ---- */

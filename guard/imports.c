@@ -1,6 +1,6 @@
-/* imports.c - the import guard (seed-spec 5.5): every import whose top-level
- * name no python-import= rule grants is refused, whether or not the module
- * is loaded already.
+/* imports.c - the import guard (py-sandboxes(5), python-import=): every import
+ * whose top-level name no python-import= rule grants is refused, whether or not
+ * the module is loaded already.
  *
  * Three doors: builtins.__import__ (every import statement, and C code that
  * imports through PyImport_Import) and _frozen_importlib._gcd_import

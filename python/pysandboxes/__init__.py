@@ -9,7 +9,7 @@ to workers started by sandboxes() (_partial.py, _worker.py).
 The guard loads this file at start-up in every python-sb run, busy (nothing
 it imports is judged): keep it light. In a partial-mode worker only, it also
 loads the worker's transport modules then, so that they are not charged to
-the rules (seed-spec 7.7).
+the rules (python-sb(1), partial mode).
 """
 from . import e as _e
 from .e import (ConfigSyntaxError, EvalInterrupted, EvalSyntaxRejected,
@@ -133,7 +133,7 @@ def _wraps(wrapper, func):
 
 
 def sandbox(fn=None):
-    """Mark a function to run in the sandbox (seed-spec 7.1). Under
+    """Mark a function to run in the sandbox (python-sb(1), partial mode). Under
     python-sb, or inside a worker, it runs in place; otherwise the call goes
     to a worker of the current sandboxes() context, by reference (module and
     qualified name). Generator functions are refused."""
@@ -168,8 +168,8 @@ class _FakeDaemon:
 
 
 class sandboxes:
-    """Start the sandbox workers around a block (partial mode, seed-spec
-    7.2); reference-counted: nested and repeated blocks share them. Under
+    """Start the sandbox workers around a block (partial mode,
+    python-sb(1)); reference-counted: nested and repeated blocks share them. Under
     python-sb it does nothing: the program is sandboxed already.
 
     Beyond the seed: workers= (pool size, default the number of cores),

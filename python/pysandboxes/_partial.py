@@ -1,4 +1,4 @@
-"""Partial mode, the parent's side (seed-spec 7.2 to 7.6): sandboxes() finds
+"""Partial mode, the parent's side (python-sb(1), partial mode): sandboxes() finds
 the rule file, asks python-sb to check it, and keeps a pool of workers,
 each a `python-sb ... -m pysandboxes._worker FD` child connected by a
 socketpair; @sandbox calls are sent to them by reference, in frames that

@@ -660,7 +660,8 @@ static PyObject *frame_reap(PyObject *self, PyObject *args)
 /* ---- the result channel's pre-scan ---- */
 
 PyDoc_STRVAR(prescan_doc,
-"prescan(data, offset, data_only, limits, end=-1) -> None or (garbled, message)\n\n"
+"prescan(data, offset, data_only, limits, end=-1)\n"
+"    -> None or (garbled, message)\n\n"
 "Scan the result stream data[offset:end] (bytes or bytearray; end -1 is\n"
 "the end of data) without executing it (src/partial/prescan.c).\n"
 "limits: (max_bytes, max_opcodes, max_memo, max_depth, max_work).\n"

@@ -1,4 +1,4 @@
-"""The parent's result channel (seed-spec 7.6): every result that comes back
+"""The parent's result channel (docs/security-model.md, partial mode): every result that comes back
 from a partial-mode worker is decoded here, never by pickle.loads.
 
 A stream is first scanned without being executed, in C (src/partial/prescan.c,

@@ -1,4 +1,4 @@
-"""The exceptions of python-sb (seed-spec 5.0).
+"""The exceptions of python-sb (python-sb(1), the Python layer).
 
 Each refusal derives from the builtin exception the same failure would raise
 without a sandbox, so unmodified code handles it: a refused file looks

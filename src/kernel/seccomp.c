@@ -1,21 +1,20 @@
 /* seccomp.c - the system-call allowlist of the kernel layer (every kernel
  * provider applies it: landlock directly, unshare, bwrap and firejail in
- * python-sb's second stage), built with libseccomp. It owns the one table
- * of system calls (sb_sys_table): each call a CPython program and its usual
- * native extensions need is allowed, allowed only with the arguments that
- * keep it to the program itself (ioctl requests, the scheduling calls on
- * pid 0, socket families, clone flags, setsockopt options, file modes),
- * or sent to python-sb as the supervisor (the socket calls that name an
- * address: netsup.c; the mode and time changes, judged against the
- * expose-rw trees: netsup.c too). Everything else, and every call a newer
- * kernel adds, fails with EPERM (ENOSYS for the few a libc falls back
- * from). docs/syscalls.md is this table, printed by build/syscall-table and
- * checked by tests/e2e/test_syscalls.py. With PYSB_DEBUG or a denial log
- * the refusals go to the supervisor too, which names or logs each one. It
- * must not print or exit; kernel.c and netsup.c report. It also builds learning mode's
- * filter, which refuses nothing and only shows the learning supervisor
- * what native code opens, execs, connects to, and which directories it
- * makes, removes or moves entries in (learn_native.c).
+ * python-sb's second stage), built with libseccomp. It owns the one table of
+ * system calls (sb_sys_table): each call a CPython program and its usual native
+ * extensions need is allowed, allowed only with the arguments that keep it to
+ * the program itself (ioctl requests, the scheduling calls on pid 0, socket
+ * families, clone flags, setsockopt options, file modes), or sent to python-sb
+ * as the supervisor (the socket calls that name an address: netsup.c; the mode
+ * and time changes, judged against the expose-rw trees: netsup.c too).
+ * Everything else, and every call a newer kernel adds, fails with EPERM (ENOSYS
+ * for the few a libc falls back from). docs/syscalls.md is this table, printed
+ * by build/syscall-table and checked by tests/e2e/test_syscalls.py. With
+ * PYSB_DEBUG or a denial log the refusals go to the supervisor too, which names
+ * or logs each one. It must not print or exit; kernel.c and netsup.c report. It
+ * also builds learning mode's filter, which refuses nothing and only shows the
+ * learning supervisor what native code opens, execs, connects to, and which
+ * directories it makes, removes or moves entries in (learn_native.c).
  */
 #include "seccomp_filter.h"
 

@@ -231,8 +231,9 @@ static int scan_long(struct scan *s, const char *arg)
 	}
 	if (!strcmp(key, "pysandboxes-settings")) {
 		if (eq)
-			return usage_error(s, "argument --pysandboxes-settings: "
-					      "ignored explicit argument '%s'",
+			return usage_error(s, "argument "
+					      "--pysandboxes-settings: ignored "
+					      "explicit argument '%s'",
 					   eq + 1);
 		out->settings = true;
 		return 0;
@@ -245,8 +246,9 @@ static int scan_long(struct scan *s, const char *arg)
 			     strcmp(val, "data-only,fresh")))
 			return usage_error(s, "argument "
 					      "--pysandboxes-learn-result: "
-					      "expected =objects or =data-only, "
-					      "then ',fresh' or nothing");
+					      "expected =objects or "
+					      "=data-only, then ',fresh' or "
+					      "nothing");
 		out->learn_result = val;
 		return 0;
 	}

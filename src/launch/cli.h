@@ -1,6 +1,6 @@
 /* cli.h - split python-sb's argv the way CPython splits its own.
  *
- * Three groups (seed-spec 3.2): interpreter switches, sandbox options
+ * Three groups (python-sb(1), SYNOPSIS): interpreter switches, sandbox options
  * (--key=value, turned into rules) and the command with its arguments. Pure
  * code: no I/O; usage errors come back as a message and status 2.
  */

@@ -1,12 +1,12 @@
-/* extprov.c - os-sandbox=bwrap and os-sandbox=firejail: the same mount plan
- * as the native unshare provider (ns.c), written as the tools' options, and
- * the provider keys of seed-spec 2.6.14. It owns the translation and the
- * exec of the tool; it must not judge any access itself. Neither tool can
- * take python-sb's Landlock ruleset or seccomp notifications (the tool has
- * to mount after python-sb would have restricted itself), so under them
- * the kernel layer is the tool's: namespaces, and firejail's own seccomp
- * and capability drop. Under bwrap the Python layer still judges net= and
- * files; firejail cannot carry the guard, so run.c takes it only with
+/* extprov.c - os-sandbox=bwrap and os-sandbox=firejail: the same mount plan as
+ * the native unshare provider (ns.c), written as the tools' options, and the
+ * provider keys of py-sandboxes(5) (provider.key=value). It owns the
+ * translation and the exec of the tool; it must not judge any access itself.
+ * Neither tool can take python-sb's Landlock ruleset or seccomp notifications
+ * (the tool has to mount after python-sb would have restricted itself), so
+ * under them the kernel layer is the tool's: namespaces, and firejail's own
+ * seccomp and capability drop. Under bwrap the Python layer still judges net=
+ * and files; firejail cannot carry the guard, so run.c takes it only with
  * py-sandbox=false.
  */
 #include "exit_status.h"

@@ -1,7 +1,8 @@
 /* main.c - python-sb's entry point. It only orchestrates: split the command
  * line, find the interpreter and the rule file, parse the policy, apply the
  * lock, then explain or run. Every refusal exits before anything runs: 2 for
- * usage errors, 255 for policy errors and lock violations (seed-spec 3.8).
+ * usage errors, 255 for policy errors and lock violations (python-sb(1), EXIT
+ * STATUS).
  */
 #include <errno.h>
 #include <limits.h>
@@ -270,7 +271,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 		    char **argv)
 {
 	const struct sb_rule_src implicit[] = {
-		/* the REPL can use colours (seed-spec 2.6.2) */
+		/* the REPL can use colours (py-sandboxes(5), IMPLICIT RULES) */
 		{ "env=TERM=${TERM}", SB_REF_IMPLICIT },
 	};
 	const char *const *envp = (const char *const *)environ;

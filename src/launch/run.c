@@ -488,7 +488,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	case SB_PROVIDER_NONE:
 		/* no guard: the library only marks the process as in the
 		 * sandbox and loads pysandboxes, so that @sandbox calls run
-		 * in place (seed-spec 8.3); it installs nothing */
+		 * in place (python-sb(1), PROVIDERS); it installs nothing */
 		repl = false;
 		break;
 	case SB_PROVIDER_SUBPROCESS:

@@ -1,5 +1,5 @@
-/* learn.h - learning mode (seed-spec 4): what a trusted run did, and the
- * rule file text made from it.
+/* learn.h - learning mode (py-sandboxes(5), LEARNING): what a trusted run did,
+ * and the rule file text made from it.
  *
  * The guard streams one record per line as things happen (guard/learn.c);
  * the supervising launcher parses them (sb_learn_parse) and, when the run

@@ -1,7 +1,7 @@
 /* learn_file.c - learning mode's side effects in the launcher: collect the
- * guard's records, and write the learned rules into the rule file (seed-spec
- * 4.4, 4.5): under a lock on its directory (two learning runs on one file
- * merge one after the other, neither loses rules), with a backup
+ * guard's records, and write the learned rules into the rule file
+ * (py-sandboxes(5), LEARNING): under a lock on its directory (two learning runs
+ * on one file merge one after the other, neither loses rules), with a backup
  * '<name>.old[_N]', an atomic rename that keeps the permission bits (never
  * wider, never set-id), and never over a file that has errors.
  *

@@ -1,14 +1,14 @@
-/* learn_rules.c - learning mode's pure half (seed-spec 4.3, 4.5): parse the
- * records the guard streams, turn them into the narrowest rules that cover
- * them, and merge those into the rule file's text at the learning markers.
- * It owns the template of a new file (2.10) and the module tables the import
- * groups need. It does no I/O, never prints and never exits: the launcher
- * reads and writes the file (learn_file.c). Records come from code that was
- * running unguarded, so every field is treated as data: anything that could
- * not be written back as one plain rule line is dropped, and a name that
- * holds what a reviewer could not see (control characters, bidirectional
- * marks, bytes that are not UTF-8) is shown escaped in a comment under a
- * REVIEW header, never raw and never as a rule.
+/* learn_rules.c - learning mode's pure half (py-sandboxes(5), LEARNING): parse
+ * the records the guard streams, turn them into the narrowest rules that cover
+ * them, and merge those into the rule file's text at the learning markers. It
+ * owns the template of a new file (2.10) and the module tables the import
+ * groups need. It does no I/O, never prints and never exits: the launcher reads
+ * and writes the file (learn_file.c). Records come from code that was running
+ * unguarded, so every field is treated as data: anything that could not be
+ * written back as one plain rule line is dropped, and a name that holds what a
+ * reviewer could not see (control characters, bidirectional marks, bytes that
+ * are not UTF-8) is shown escaped in a comment under a REVIEW header, never raw
+ * and never as a rule.
  */
 #include "learn.h"
 
@@ -1667,6 +1667,14 @@ static struct span strip_span(const char *s, size_t n)
 	return (struct span){ s, n };
 }
 
+/* The line that starts at p, without its newline; *nl: the newline, or NULL
+ * for the last line. */
+static struct span line_at(const char *p, const char *end, const char **nl)
+{
+	*nl = memchr(p, '\n', (size_t)(end - p));
+	return (struct span){ p, *nl ? (size_t)(*nl - p) : (size_t)(end - p) };
+}
+
 static bool span_is(struct span sp, const char *word)
 {
 	return sp.n == strlen(word) && !memcmp(sp.s, word, sp.n);
@@ -1705,8 +1713,8 @@ bool sb_learn_result_mode(const char *text, bool objects, bool in_force,
 	struct span value;
 
 	for (p = text; p <= end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		struct span line = { p, nl ? (size_t)(nl - p) : (size_t)(end - p) };
+		const char *nl;
+		struct span line = line_at(p, end, &nl);
 		struct span t = strip_span(line.s, line.n);
 
 		has_objects |= span_is(t, MODE_OBJECTS);
@@ -1748,8 +1756,8 @@ bool sb_learn_result_mode(const char *text, bool objects, bool in_force,
 	/* the text, active mode lines superseded, the block before the
 	 * block's closing marker (or a new block at the end) */
 	for (p = text; p <= end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		struct span line = { p, nl ? (size_t)(nl - p) : (size_t)(end - p) };
+		const char *nl;
+		struct span line = line_at(p, end, &nl);
 
 		if (p == close) {
 			sb_buf_printf(out, "# Add rules (%s)\n", date);

@@ -1,6 +1,7 @@
-/* review.c - the rule review (seed-spec 10.4): reads a unified diff of rule
- * files, or two versions of one, and grades every added and removed rule as
- * high, medium or low risk, with the reason and the test that learned it.
+/* review.c - the rule review (python-sb(1), RULE REVIEW): reads a unified diff
+ * of rule files, or two versions of one, and grades every added and removed
+ * rule as high, medium or low risk, with the reason and the test that learned
+ * it.
  *
  * Each line goes through the parser's lexer (sb_policy_lex_line) and then
  * through sb_policy_parse in flat mode, alone: the grade is read off the

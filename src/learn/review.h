@@ -1,5 +1,6 @@
-/* review.h - grading a change to rule files by risk (seed-spec 10.4): what
- * `python-sb --pysandboxes-review` prints for a reviewer of a pull request.
+/* review.h - grading a change to rule files by risk (python-sb(1), RULE
+ * REVIEW): what `python-sb --pysandboxes-review` prints for a reviewer of a
+ * pull request.
  *
  * Pure code, like the parser it uses: every rule line goes through the
  * parser's lexer and the parser itself (flat mode, no file read, no name

@@ -1,10 +1,11 @@
-/* api_registry.c - the sensitive Python API registry (seed-spec 6) and the
- * python-api= rules (2.6.6). It owns the one table of guarded names and turns
- * the rules into a yes/no per table entry; the guard, learning and the docs
- * read both from here. Pure code: it never prints, never exits, keeps no
- * global state (pending rules live in the policy's arena), and it does not
- * know which names exist on the running interpreter: every entry stays a
- * valid rule target everywhere so that one profile serves every platform.
+/* api_registry.c - the sensitive Python API registry (py-sandboxes(5),
+ * python-api=) and the python-api= rules (2.6.6). It owns the one table of
+ * guarded names and turns the rules into a yes/no per table entry; the guard,
+ * learning and the docs read both from here. Pure code: it never prints, never
+ * exits, keeps no global state (pending rules live in the policy's arena), and
+ * it does not know which names exist on the running interpreter: every entry
+ * stays a valid rule target everywhere so that one profile serves every
+ * platform.
  */
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -17,7 +18,7 @@
 #define E(name, cat, tags) { name, SB_API_##cat, tags, 0, 0 }
 #define V(name, cat, tags, lo, hi) { name, SB_API_##cat, tags, lo, hi }
 
-/* The union of seed-spec 6.1-6.9 (151 names) plus the subinterpreter
+/* The union of the seed's nine families (151 names) plus the subinterpreter
  * creators, which the spec puts under process-exec without naming them.
  * Bounds beyond the spec's own marks are CPython facts (os.unshare/os.setns
  * and the *_all_threads hooks arrived in 3.12). Kept in strcmp order: the

@@ -1,7 +1,7 @@
-/* api_registry.h - the sensitive Python API registry (seed-spec 6) as one
- * data table: every qualified name, its category, and platform/version tags.
- * The python-api= rules, the guard, learning and the docs all read this one
- * table; nothing else lists these names.
+/* api_registry.h - the sensitive Python API registry (py-sandboxes(5),
+ * python-api=) as one data table: every qualified name, its category, and
+ * platform/version tags. The python-api= rules, the guard, learning and the
+ * docs all read this one table; nothing else lists these names.
  */
 #ifndef SB_API_REGISTRY_H
 #define SB_API_REGISTRY_H

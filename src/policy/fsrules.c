@@ -1,5 +1,6 @@
-/* fsrules.c - decide a file access (seed-spec 5.2): ignore= first, then the
- * longest expose-* rule that contains the canonical path. Pure code. */
+/* fsrules.c - decide a file access (py-sandboxes(5), expose-* and ignore=):
+ * ignore= first, then the longest expose-* rule that contains the canonical
+ * path. Pure code. */
 #include "fsrules.h"
 
 #include <stdlib.h>

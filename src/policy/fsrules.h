@@ -1,6 +1,7 @@
-/* fsrules.h - the file decision of seed-spec 5.2, as pure code: given the
- * spellings of an accessed path and the intent, which rule decides. The
- * caller (the guard) canonicalises; nothing here touches the file system. */
+/* fsrules.h - the file decision of py-sandboxes(5) (expose-*, ignore=), as pure
+ * code: given the spellings of an accessed path and the intent, which rule
+ * decides. The caller (the guard) canonicalises; nothing here touches the file
+ * system. */
 #ifndef SB_FSRULES_H
 #define SB_FSRULES_H
 

@@ -1,10 +1,10 @@
-/* modtab.c - the one table of modules python-sb judges by name (seed-spec
- * 4.3, 5.5): those that by themselves hand out raw memory or native code,
- * which the guard imports only with the native grant (guard/imports.c),
- * and the others that can undo the guard or run code around it. Every
- * native module is a dangerous one, so the rule review and learning, which
- * read the same rows, grade and group each of them as the guard treats it.
- * Pure: no I/O, no Python, never prints.
+/* modtab.c - the one table of modules python-sb judges by name
+ * (py-sandboxes(5), python-import= and LEARNING): those that by themselves hand
+ * out raw memory or native code, which the guard imports only with the native
+ * grant (guard/imports.c), and the others that can undo the guard or run code
+ * around it. Every native module is a dangerous one, so the rule review and
+ * learning, which read the same rows, grade and group each of them as the guard
+ * treats it. Pure: no I/O, no Python, never prints.
  */
 #include "modtab.h"
 

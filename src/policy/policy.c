@@ -1,4 +1,4 @@
-/* policy.c - the .py-sandboxes parser (seed-spec section 2).
+/* policy.c - the .py-sandboxes parser (the language of py-sandboxes(5)).
  *
  * It owns the pipeline of 2.5: lexing, include, env=/unenv=, ${} expansion,
  * the single-valued directives, provider keys, files and imports, and it
