@@ -245,3 +245,15 @@ def test_a_tilde_rule_means_the_launchers_home(run_sb, tmp_cwd, tmp_path):
                env=dict(os.environ, HOME=str(home)))
     assert r.returncode == 0, r.stderr
     assert r.stdout == "machine x\n\n"
+
+
+def test_the_preloaded_guard_exports_no_symbol():
+    """The guard is preloaded into every guarded interpreter, so each name
+    it exports would take the place of the same name in any extension the
+    program loads (the core library's sb_* helpers included). It exports
+    none."""
+    nm = shutil.which("nm")
+    assert nm, "binutils' nm is needed (it comes with the toolchain)"
+    out = subprocess.run([nm, "-D", "--defined-only", str(GUARD)],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.split() == [], out[:2000]
