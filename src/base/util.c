@@ -135,7 +135,7 @@ void *sb_arena_grow(struct sb_arena *a, void *v, size_t *cap, size_t want,
 	return nv;
 }
 
-static void buf_reserve(struct sb_buf *b, size_t extra)
+void sb_buf_reserve(struct sb_buf *b, size_t extra)
 {
 	size_t ncap = b->cap ? b->cap : 256;
 	char *ns;
@@ -153,7 +153,7 @@ static void buf_reserve(struct sb_buf *b, size_t extra)
 
 void sb_buf_add(struct sb_buf *b, const char *s, size_t n)
 {
-	buf_reserve(b, n);
+	sb_buf_reserve(b, n);
 	memcpy(b->s + b->len, s, n);
 	b->len += n;
 	b->s[b->len] = '\0';
@@ -174,7 +174,7 @@ void sb_buf_printf(struct sb_buf *b, const char *fmt, ...)
 	va_end(ap);
 	if (n <= 0)
 		return;
-	buf_reserve(b, (size_t)n);
+	sb_buf_reserve(b, (size_t)n);
 	va_start(ap, fmt);
 	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);

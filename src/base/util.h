@@ -51,6 +51,8 @@ struct sb_buf {
 	size_t len, cap;
 };
 void sb_buf_add(struct sb_buf *b, const char *s, size_t n);
+/* Room for 'extra' more bytes and a NUL after b->len. */
+void sb_buf_reserve(struct sb_buf *b, size_t extra);
 void sb_buf_puts(struct sb_buf *b, const char *s);
 void sb_buf_printf(struct sb_buf *b, const char *fmt, ...) SB_PRINTF(2, 3);
 void sb_buf_free(struct sb_buf *b);

@@ -3,8 +3,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "fdio.h"
 #include "tap.h"
 #include "util.h"
+
+#include <unistd.h>
 
 static void test_star_glob(void)
 {
@@ -141,6 +144,36 @@ static void test_arena_and_vec(void)
 	sb_arena_free(a);
 }
 
+/* sb_fd_read_all: whole descriptors of every size, read in growing
+ * pieces straight into the buffer, what was there kept. */
+static void test_fd_read_all(void)
+{
+	static const size_t sizes[] = { 0, 1, 306, 4095, 4096, 4097, 70000,
+					300000 };
+	size_t i, k;
+
+	for (i = 0; i < SB_ARRAY_LEN(sizes); i++) {
+		char *text = malloc(sizes[i] + 1);
+		struct sb_buf b = { 0 };
+		int fd, r;
+
+		for (k = 0; k < sizes[i]; k++)
+			text[k] = (char)('a' + k % 26);
+		fd = sb_memfd_text("t", text, sizes[i]);
+		sb_buf_puts(&b, "kept:");
+		r = fd >= 0 ? sb_fd_read_all(fd, &b) : fd;
+		ok(r == 0 && b.len == 5 + sizes[i] && !memcmp(b.s, "kept:", 5) &&
+			   !memcmp(b.s + 5, text, sizes[i]) &&
+			   b.s[b.len] == '\0',
+		   "sb_fd_read_all: %zu bytes after what the buffer held",
+		   sizes[i]);
+		if (fd >= 0)
+			close(fd);
+		sb_buf_free(&b);
+		free(text);
+	}
+}
+
 int main(void)
 {
 	struct sb_arena *a = sb_arena_new();
@@ -151,6 +184,7 @@ int main(void)
 	test_paths(a);
 	test_strings(a);
 	test_arena_and_vec();
+	test_fd_read_all();
 	sb_arena_free(a);
 	return tap_done();
 }
