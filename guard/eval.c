@@ -51,26 +51,28 @@ static size_t nprofiles;
 static long default_profile = -1;
 
 static PyObject *raw_compile; /* builtins.compile before our wrapper */
-PyObject *builtins_dict;      /* the builtins module's dict */
-PyObject *ast_class;          /* _ast.AST */
-PyObject *ast_module;         /* _ast */
+PyObject *ev_builtins_dict;      /* the builtins module's dict */
+PyObject *ev_ast_class;          /* _ast.AST */
+PyObject *ev_ast_module;         /* _ast */
 static PyObject *cache;       /* (profile, mode, source) -> code */
 static PyObject *compiled;    /* id(code) -> weakref: what we compiled */
-PyObject *exc_syntax;
+PyObject *ev_exc_syntax;
 static PyObject *exc_perm, *exc_interrupted;
 /* the AST classes the rewrite builds, and the helpers it calls */
-PyObject *ast_name, *ast_load, *ast_call, *ast_expr, *ast_boolop, *ast_and;
-PyObject *tick_fn, *enter_fn, *str_tick, *str_enter;
-PyObject *str_fields, *str_name, *str_lineno, *str_col, *str_end_col,
-	*str_end_lineno, *str_level, *str_attr, *str_ctx, *str_id;
+PyObject *ev_ast_name, *ev_ast_load, *ev_ast_call, *ev_ast_expr,
+	*ev_ast_boolop, *ev_ast_and;
+PyObject *ev_tick_fn, *ev_enter_fn, *ev_str_tick, *ev_str_enter;
+PyObject *ev_str_fields, *ev_str_name, *ev_str_lineno, *ev_str_col,
+	*ev_str_end_col, *ev_str_end_lineno, *ev_str_level, *ev_str_attr,
+	*ev_str_ctx, *ev_str_id;
 
-__thread struct ev_run *cur;
+__thread struct ev_run *ev_cur;
 
 static struct ev_allocator mem_orig, obj_orig;
 
 /* ---- exceptions ---- */
 
-int raise_with(PyObject *cls, PyObject *args)
+int ev_raise_with(PyObject *cls, PyObject *args)
 {
 	PyObject *exc;
 
@@ -109,14 +111,14 @@ static PyObject *tuple_of_strings(const char *a, const char *b,
 }
 
 /* RuleEvalPermissionError(target, rule_key[, hint]); returns -1. */
-int raise_perm(const char *target, const char *key, const char *hint)
+int ev_raise_perm(const char *target, const char *key, const char *hint)
 {
-	return raise_with(exc_perm, tuple_of_strings(target, key, hint));
+	return ev_raise_with(exc_perm, tuple_of_strings(target, key, hint));
 }
 
-int raise_interrupted(const char *reason)
+int ev_raise_interrupted(const char *reason)
 {
-	return raise_with(exc_interrupted, tuple_of_strings(reason, NULL,
+	return ev_raise_with(exc_interrupted, tuple_of_strings(reason, NULL,
 							    NULL));
 }
 
@@ -250,7 +252,7 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 {
 	struct ev_check c = { .p = p, .names = names, .rewrite = !only_ast };
 	PyObject *key = NULL, *tree = NULL, *code = NULL, *src = NULL;
-	int isast = py.PyObject_IsInstance(input, ast_class);
+	int isast = py.PyObject_IsInstance(input, ev_ast_class);
 
 	if (isast < 0)
 		return NULL;
@@ -260,9 +262,9 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 		/* its classes and rules first, then the source it unparses
 		 * to (a foreign node class could unparse to anything) */
 		struct ev_check pre = { .p = p, .names = names };
-		int r = check_tree(&pre, input);
+		int r = ev_check_tree(&pre, input);
 
-		check_free(&pre);
+		ev_check_free(&pre);
 		if (r < 0)
 			return NULL;
 		src = unparse(input);
@@ -299,7 +301,7 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 		if (!tree)
 			goto out;
 	}
-	if (check_tree(&c, tree) < 0)
+	if (ev_check_tree(&c, tree) < 0)
 		goto out;
 	if (only_ast) {
 		code = tree;
@@ -330,7 +332,7 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 			py.PyErr_Clear();
 	}
 out:
-	check_free(&c);
+	ev_check_free(&c);
 	if (tree)
 		py.Py_DecRef(tree);
 	if (key)
@@ -373,25 +375,26 @@ static int judge_attr(struct ev_profile *p, PyObject *name)
 	s = py.PyUnicode_AsUTF8AndSize(name, NULL);
 	if (!s)
 		return -1;
-	if (attr_allowed(p, name, s))
+	if (ev_attr_allowed(p, name, s))
 		return 0;
-	if (frame_attr(s))
-		return raise_perm(s, "eval-attribute",
+	if (ev_frame_attr(s))
+		return ev_raise_perm(s, "eval-attribute",
 				  "Frame attributes are refused whatever "
 				  "eval-attribute says.");
-	if (resolver_attr(s))
-		return raise_perm(s, "eval-attribute",
+	if (ev_resolver_attr(s))
+		return ev_raise_perm(s, "eval-attribute",
 				  "It looks attributes up by a name the eval "
 				  "guard does not see: refused whatever "
 				  "eval-attribute says.");
-	return raise_perm(s, is_dunder(s) ? "eval-magic" : "eval-attribute",
-			  NULL);
+	return ev_raise_perm(s,
+			     ev_is_dunder(s) ? "eval-magic" : "eval-attribute",
+			     NULL);
 }
 
 static PyObject *call_builtin(const char *name, PyObject *args,
 			      PyObject *kw)
 {
-	PyObject *fn = py.PyDict_GetItemString(builtins_dict, name);
+	PyObject *fn = py.PyDict_GetItemString(ev_builtins_dict, name);
 
 	if (!fn) {
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError), name);
@@ -426,7 +429,7 @@ static PyObject *g_getattr(PyObject *self, PyObject *args, PyObject *kw)
 
 	py.PyErr_Clear();
 	if (s && (!strcmp(s, "format") || !strcmp(s, "format_map"))) {
-		raise_perm(s, "eval-attribute",
+		ev_raise_perm(s, "eval-attribute",
 			   "getattr() of a template's format method is "
 			   "refused: the guard judges the fields of a literal "
 			   "template only; use an f-string.");
@@ -454,7 +457,7 @@ static PyObject *g_type(PyObject *self, PyObject *args, PyObject *kw)
 {
 	(void)self;
 	if (py.PyTuple_Size(args) != 1 || (kw && py.PyDict_Size(kw))) {
-		raise_perm("type() with three arguments", "eval-call",
+		ev_raise_perm("type() with three arguments", "eval-call",
 			   "Building a class at run time is refused by the "
 			   "eval guard; a class statement needs "
 			   "eval-syntax=class.");
@@ -494,7 +497,7 @@ static PyObject *g_locals(PyObject *self, PyObject *args, PyObject *kw)
  * builtin names itself. */
 static PyObject *refuse(const char *name)
 {
-	raise_perm(name, "eval-call",
+	ev_raise_perm(name, "eval-call",
 		   "The eval guard never hands this builtin to evaluated "
 		   "code: it reaches objects the rules cannot see.");
 	return NULL;
@@ -528,13 +531,13 @@ static PyObject *g_import(PyObject *self, PyObject *args, PyObject *kw)
 
 	if (!p || !s) {
 		py.PyErr_Clear();
-		raise_perm("__import__", "eval-import", NULL);
+		ev_raise_perm("__import__", "eval-import", NULL);
 		return NULL;
 	}
 	if ((level && py.PyLong_AsLong(level) != 0) ||
-	    !import_allowed(p, s)) {
+	    !ev_import_allowed(p, s)) {
 		py.PyErr_Clear();
-		raise_perm(s, "eval-import", NULL);
+		ev_raise_perm(s, "eval-import", NULL);
 		return NULL;
 	}
 	return call_builtin("__import__", args, kw);
@@ -588,19 +591,19 @@ static PyObject *profile_builtins(struct ev_profile *p)
 	PyObject *k, *v, *fn;
 	Py_ssize_t pos = 0;
 	const char *name;
-	bool import = list_exact(&p->rules->allow[SB_EVAL_SYNTAX], "Import") ||
-		      list_exact(&p->rules->allow[SB_EVAL_SYNTAX],
-				 "ImportFrom");
+	const struct sb_strlist *syntax = &p->rules->allow[SB_EVAL_SYNTAX];
+	bool import = ev_list_exact(syntax, "Import") ||
+		      ev_list_exact(syntax, "ImportFrom");
 	/* a class statement calls __build_class__, and its body stores
 	 * __module__ = __name__: both are there only when ClassDef is */
-	bool classes = list_exact(&p->rules->allow[SB_EVAL_SYNTAX],
+	bool classes = ev_list_exact(&p->rules->allow[SB_EVAL_SYNTAX],
 				  "ClassDef");
 
 	if (!p->builtins) {
 		p->builtins = py.PyDict_New();
 		if (!p->builtins)
 			return NULL;
-		while (ev.PyDict_Next(builtins_dict, &pos, &k, &v)) {
+		while (ev.PyDict_Next(ev_builtins_dict, &pos, &k, &v)) {
 			name = py.PyUnicode_AsUTF8AndSize(k, NULL);
 			if (!name || strstr(name, "__sb_")) {
 				py.PyErr_Clear();
@@ -608,7 +611,7 @@ static PyObject *profile_builtins(struct ev_profile *p)
 			}
 			if (strcmp(name, "__import__") == 0 ? !import
 			    : strcmp(name, "__build_class__") == 0 ? !classes
-			    : !call_allowed(p, name))
+			    : !ev_call_allowed(p, name))
 				continue;
 			fn = guarded_builtin(p, name);
 			if (!fn && py.PyErr_Occurred())
@@ -725,19 +728,19 @@ static int merge_names(struct ev_profile *p, PyObject *g, PyObject *names)
 			return -1;
 		}
 		if (sb_str_starts(key, "__")) {
-			return raise_perm(key, "eval-magic",
+			return ev_raise_perm(key, "eval-magic",
 					  "guarded_eval() names cannot bind "
 					  "dunder names: the namespace's "
 					  "__builtins__ comes from eval-call.");
 		}
 		if (strong_value(v, what, sizeof(what)) &&
-		    !call_allowed(p, key)) {
+		    !ev_call_allowed(p, key)) {
 			snprintf(hint, sizeof(hint),
 				 "names['%s'] is %s: the evaluated code could "
 				 "reach everything it exposes.\nAcknowledge "
 				 "with `eval-call=%s` to allow it.",
 				 key, what, key);
-			return raise_perm(key, "eval-call", hint);
+			return ev_raise_perm(key, "eval-call", hint);
 		}
 		if (ev.PyDict_SetItem(g, k, v) < 0)
 			return -1;
@@ -760,7 +763,7 @@ static const char *next_strong(struct ev_profile *p, PyObject *g,
 			py.PyErr_Clear();
 			continue;
 		}
-		if (!sb_str_starts(key, "__") && !call_allowed(p, key) &&
+		if (!sb_str_starts(key, "__") && !ev_call_allowed(p, key) &&
 		    strong_value(v, what, size))
 			return key;
 	}
@@ -864,7 +867,7 @@ bool sb_eval_running(const char *which, PyObject *args, PyObject *kw)
 {
 	PyObject *src;
 
-	if (!cur)
+	if (!ev_cur)
 		return false;
 	if (strcmp(which, "compile") == 0)
 		return true;
@@ -877,7 +880,7 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 {
 	/* inside an evaluation, the evaluation's profile: a named profile is
 	 * complete and independent of the default one */
-	struct ev_profile *p = cur ? cur->p : &profiles[default_profile];
+	struct ev_profile *p = ev_cur ? ev_cur->p : &profiles[default_profile];
 	bool is_eval = strcmp(which, "eval") == 0;
 	PyObject *src, *g, *l, *code, *ns = NULL, *res = NULL, *b;
 	enum sb_eval_namespace mode =
@@ -1141,38 +1144,39 @@ static int arm_checker(void)
 				   "eval guard needs");
 		return -1;
 	}
-	str_fields = intern("_fields", &ok);
-	str_name = intern("__name__", &ok);
-	str_lineno = intern("lineno", &ok);
-	str_col = intern("col_offset", &ok);
-	str_end_col = intern("end_col_offset", &ok);
-	str_end_lineno = intern("end_lineno", &ok);
-	str_level = intern("level", &ok);
-	str_attr = intern("attr", &ok);
-	str_ctx = intern("ctx", &ok);
-	str_id = intern("id", &ok);
+	ev_str_fields = intern("_fields", &ok);
+	ev_str_name = intern("__name__", &ok);
+	ev_str_lineno = intern("lineno", &ok);
+	ev_str_col = intern("col_offset", &ok);
+	ev_str_end_col = intern("end_col_offset", &ok);
+	ev_str_end_lineno = intern("end_lineno", &ok);
+	ev_str_level = intern("level", &ok);
+	ev_str_attr = intern("attr", &ok);
+	ev_str_ctx = intern("ctx", &ok);
+	ev_str_id = intern("id", &ok);
 	if (!ok)
 		return -1;
 	mod = py.PyImport_ImportModule("_ast");
 	if (!mod)
 		return -1;
-	ast_class = py.PyObject_GetAttrString(mod, "AST");
-	ast_name = py.PyObject_GetAttrString(mod, "Name");
-	ast_load = py.PyObject_GetAttrString(mod, "Load");
-	ast_call = py.PyObject_GetAttrString(mod, "Call");
-	ast_expr = py.PyObject_GetAttrString(mod, "Expr");
-	ast_boolop = py.PyObject_GetAttrString(mod, "BoolOp");
-	ast_and = py.PyObject_GetAttrString(mod, "And");
-	ast_module = mod; /* kept */
-	if (!ast_class || !ast_name || !ast_load || !ast_call || !ast_expr ||
-	    !ast_boolop || !ast_and)
+	ev_ast_class = py.PyObject_GetAttrString(mod, "AST");
+	ev_ast_name = py.PyObject_GetAttrString(mod, "Name");
+	ev_ast_load = py.PyObject_GetAttrString(mod, "Load");
+	ev_ast_call = py.PyObject_GetAttrString(mod, "Call");
+	ev_ast_expr = py.PyObject_GetAttrString(mod, "Expr");
+	ev_ast_boolop = py.PyObject_GetAttrString(mod, "BoolOp");
+	ev_ast_and = py.PyObject_GetAttrString(mod, "And");
+	ev_ast_module = mod; /* kept */
+	if (!ev_ast_class || !ev_ast_name || !ev_ast_load || !ev_ast_call ||
+	    !ev_ast_expr || !ev_ast_boolop || !ev_ast_and)
 		return -1;
-	str_tick = intern("__sb_tick__", &ok);
-	str_enter = intern("__sb_enter__", &ok);
-	tick_fn = ok ? py.PyCFunction_NewEx(&tick_def, NULL, NULL) : NULL;
-	enter_fn = tick_fn ? py.PyCFunction_NewEx(&enter_def, NULL, NULL)
-			   : NULL;
-	if (!enter_fn)
+	ev_str_tick = intern("__sb_tick__", &ok);
+	ev_str_enter = intern("__sb_enter__", &ok);
+	ev_tick_fn = ok ? py.PyCFunction_NewEx(&ev_tick_def, NULL, NULL) : NULL;
+	ev_enter_fn = ev_tick_fn
+			      ? py.PyCFunction_NewEx(&ev_enter_def, NULL, NULL)
+			      : NULL;
+	if (!ev_enter_fn)
 		return -1;
 	sys = py.PyImport_ImportModule("sys");
 	if (!sys)
@@ -1194,7 +1198,7 @@ static int take_builtins(void)
 
 	if (!bmod)
 		return -1;
-	builtins_dict = py.PyModule_GetDict(bmod);
+	ev_builtins_dict = py.PyModule_GetDict(bmod);
 	raw_compile = py.PyObject_GetAttrString(bmod, "compile");
 	return raw_compile ? 0 : -1;
 }
@@ -1219,10 +1223,10 @@ int sb_eval_arm(void)
 		return -1;
 	mods = py.PyImport_GetModuleDict();
 	mod = py.PyDict_GetItemString(mods, "pysandboxes.e");
-	exc_syntax = exc_attr(mod, "EvalSyntaxRejected");
+	ev_exc_syntax = exc_attr(mod, "EvalSyntaxRejected");
 	exc_perm = exc_attr(mod, "RuleEvalPermissionError");
 	exc_interrupted = exc_attr(mod, "EvalInterrupted");
-	if (!exc_syntax || !exc_perm || !exc_interrupted)
+	if (!ev_exc_syntax || !exc_perm || !exc_interrupted)
 		return -1;
 	nprofiles = pol->eval_profiles.n;
 	profiles = sb_arena_alloc(sb_g.arena, nprofiles * sizeof(*profiles));
@@ -1252,8 +1256,8 @@ int sb_eval_arm(void)
 			return -1;
 		py.Py_DecRef(fn);
 	}
-	install_allocator(EV_MEM_MEM, &mem_orig);
-	install_allocator(EV_MEM_OBJ, &obj_orig);
+	ev_install_allocator(EV_MEM_MEM, &mem_orig);
+	ev_install_allocator(EV_MEM_OBJ, &obj_orig);
 	return 0;
 }
 
@@ -1322,7 +1326,7 @@ bool sb_eval_learn(const char *which, PyObject *args, PyObject *kw)
 	/* the names the enforcing run will take from the caller's globals */
 	if (p->rules->scalar[SB_EVAL_NAMESPACE] != SB_EVAL_NS_CLOSED)
 		c.names = g;
-	if (py.PyObject_IsInstance(src, ast_class) == 1) {
+	if (py.PyObject_IsInstance(src, ev_ast_class) == 1) {
 		py.Py_IncRef(src);
 		tree = src;
 	} else {
@@ -1334,12 +1338,12 @@ bool sb_eval_learn(const char *which, PyObject *args, PyObject *kw)
 	}
 	/* a source that does not parse fails the same way when enforced */
 	handled = true;
-	if (tree && check_tree(&c, tree) == 0)
+	if (tree && ev_check_tree(&c, tree) == 0)
 		sb_learn_record("eval", "eval-on", NULL);
 	if (c.names)
 		learn_context(p, c.names);
 out:
-	check_free(&c);
+	ev_check_free(&c);
 	if (tree)
 		py.Py_DecRef(tree);
 	if (text)

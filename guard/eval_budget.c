@@ -3,10 +3,10 @@
  * (eval-max-iterations, eval-max-call-depth, eval-timeout), the allocator
  * wrapper behind eval-max-alloc, and run_code, which runs checked code with the
  * budgets of its profile and turns a spent budget into EvalInterrupted or
- * RuleEvalPermissionError. The evaluation in progress is the thread local 'cur'
- * (eval_int.h). It judges no source and builds no namespace (eval_check.c,
- * eval.c); the allocator hooks run on every PyMem allocation of the process, so
- * they only compare a size and never call into Python.
+ * RuleEvalPermissionError. The evaluation in progress is the thread local
+ * 'ev_cur' (eval_int.h). It judges no source and builds no namespace
+ * (eval_check.c, eval.c); the allocator hooks run on every PyMem allocation of
+ * the process, so they only compare a size and never call into Python.
  */
 #include "eval_int.h"
 
@@ -74,7 +74,7 @@ static PyObject *true_(void)
  * clock; once a budget ran out it raises at every later step. */
 static PyObject *g_tick(PyObject *self, PyObject *args)
 {
-	struct ev_run *run = cur;
+	struct ev_run *run = ev_cur;
 	const struct sb_eval_profile *r;
 
 	(void)self;
@@ -94,7 +94,7 @@ static PyObject *g_tick(PyObject *self, PyObject *args)
 		timeout_reason(run);
 	}
 	if (run->why) {
-		raise_interrupted(run->reason);
+		ev_raise_interrupted(run->reason);
 		return NULL;
 	}
 	return true_();
@@ -105,7 +105,7 @@ static PyObject *g_tick(PyObject *self, PyObject *args)
  * stack, the top-level one aside. */
 static PyObject *g_enter(PyObject *self, PyObject *args)
 {
-	struct ev_run *run = cur;
+	struct ev_run *run = ev_cur;
 	const struct sb_eval_profile *r;
 	PyObject *f, *back, *code;
 	long long depth = -1;
@@ -141,7 +141,7 @@ static PyObject *g_enter(PyObject *self, PyObject *args)
 		timeout_reason(run);
 	}
 	if (run->why) {
-		raise_interrupted(run->reason);
+		ev_raise_interrupted(run->reason);
 		return NULL;
 	}
 	return true_();
@@ -152,7 +152,7 @@ static PyObject *g_enter(PyObject *self, PyObject *args)
  * MemoryError; the evaluation then ends in RuleEvalPermissionError). */
 static bool alloc_refused(size_t size)
 {
-	struct ev_run *run = cur;
+	struct ev_run *run = ev_cur;
 
 	if (!run || size <= (size_t)run->p->rules->scalar[SB_EVAL_MAX_ALLOC])
 		return false;
@@ -192,7 +192,7 @@ static void a_free(void *ctx, void *ptr)
 	o->free(o->ctx, ptr);
 }
 
-void install_allocator(int domain, struct ev_allocator *orig)
+void ev_install_allocator(int domain, struct ev_allocator *orig)
 {
 	struct ev_allocator mine = { orig, a_malloc, a_calloc, a_realloc,
 				     a_free };
@@ -203,8 +203,8 @@ void install_allocator(int domain, struct ev_allocator *orig)
 
 static int add_helpers(PyObject *g)
 {
-	if (ev.PyDict_SetItem(g, str_tick, tick_fn) < 0 ||
-	    ev.PyDict_SetItem(g, str_enter, enter_fn) < 0)
+	if (ev.PyDict_SetItem(g, ev_str_tick, ev_tick_fn) < 0 ||
+	    ev.PyDict_SetItem(g, ev_str_enter, ev_enter_fn) < 0)
 		return -1;
 	return 0;
 }
@@ -213,23 +213,23 @@ static int add_helpers(PyObject *g)
 PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
 		   PyObject *l)
 {
-	struct ev_run run = { .p = p, .outer = cur };
+	struct ev_run run = { .p = p, .outer = ev_cur };
 	PyObject *res;
 	char target[64], hint[200];
 
 	clock_gettime(CLOCK_MONOTONIC, &run.deadline);
 	add_ms(&run.deadline, p->rules->scalar[SB_EVAL_TIMEOUT]);
-	cur = &run;
+	ev_cur = &run;
 	if (add_helpers(g) < 0)
 		res = NULL;
 	else
 		res = ev.PyEval_EvalCode(code, g, l ? l : g);
-	cur = run.outer;
+	ev_cur = run.outer;
 	if (run.why) {
 		if (res)
 			py.Py_DecRef(res);
 		py.PyErr_Clear();
-		raise_interrupted(run.reason);
+		ev_raise_interrupted(run.reason);
 		return NULL;
 	}
 	if (run.refused) {
@@ -242,14 +242,14 @@ PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
 			 "It exceeds eval-max-alloc=%lld bytes; raise "
 			 "`eval-max-alloc` to allow it.",
 			 (long long)p->rules->scalar[SB_EVAL_MAX_ALLOC]);
-		raise_perm(target, "eval-max-alloc", hint);
+		ev_raise_perm(target, "eval-max-alloc", hint);
 		return NULL;
 	}
 	return res;
 }
 
 /* METH_NOARGS: the cheapest call CPython makes to C */
-struct py_method_def tick_def = { "__sb_tick__", (void *)g_tick, 0x0004,
+struct py_method_def ev_tick_def = { "__sb_tick__", (void *)g_tick, 0x0004,
 				  NULL };
-struct py_method_def enter_def = { "__sb_enter__", (void *)g_enter, 0x0004,
+struct py_method_def ev_enter_def = { "__sb_enter__", (void *)g_enter, 0x0004,
 				   NULL };

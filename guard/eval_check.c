@@ -15,7 +15,7 @@
 
 /* ---- rules ---- */
 
-bool is_dunder(const char *s)
+bool ev_is_dunder(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -33,7 +33,7 @@ static bool list_has(const struct sb_strlist *l, const char *name)
 	return false;
 }
 
-bool list_exact(const struct sb_strlist *l, const char *name)
+bool ev_list_exact(const struct sb_strlist *l, const char *name)
 {
 	return sb_str_in(name, l->v, l->n);
 }
@@ -46,7 +46,7 @@ static const char *const frame_attrs[] = {
 	"tb_next",
 };
 
-bool frame_attr(const char *name)
+bool ev_frame_attr(const char *name)
 {
 	return sb_str_in(name, frame_attrs, SB_ARRAY_LEN(frame_attrs));
 }
@@ -59,12 +59,12 @@ static const char *const resolver_attrs[] = {
 	"methodcaller",
 };
 
-bool resolver_attr(const char *name)
+bool ev_resolver_attr(const char *name)
 {
 	return sb_str_in(name, resolver_attrs, SB_ARRAY_LEN(resolver_attrs));
 }
 
-bool call_allowed(const struct ev_profile *p, const char *name)
+bool ev_call_allowed(const struct ev_profile *p, const char *name)
 {
 	return list_has(&p->rules->allow[SB_EVAL_CALL], name) &&
 	       !list_has(&p->rules->deny[SB_EVAL_CALL], name);
@@ -83,9 +83,10 @@ static int attr_fixed(const struct ev_profile *p, const char *name)
 {
 	const struct sb_eval_profile *r = p->rules;
 
-	if (frame_attr(name) || resolver_attr(name) || strstr(name, "__sb_"))
+	if (ev_frame_attr(name) || ev_resolver_attr(name) ||
+	    strstr(name, "__sb_"))
 		return 0;
-	if (is_dunder(name))
+	if (ev_is_dunder(name))
 		return list_has(&r->allow[SB_EVAL_MAGIC], name) &&
 		       !list_has(&r->deny[SB_EVAL_MAGIC], name);
 	return -1;
@@ -94,13 +95,13 @@ static int attr_fixed(const struct ev_profile *p, const char *name)
 /* The rule that would allow attribute 'name', or why none does. */
 static void attr_hint(const char *name, char *add, size_t size)
 {
-	if (frame_attr(name))
+	if (ev_frame_attr(name))
 		snprintf(add, size, "no rule allows it: frame attributes are "
 			 "refused whatever eval-attribute says");
-	else if (resolver_attr(name))
+	else if (ev_resolver_attr(name))
 		snprintf(add, size, "no rule allows it: it looks attributes "
 			 "up by a name the eval guard does not see");
-	else if (is_dunder(name))
+	else if (ev_is_dunder(name))
 		snprintf(add, size,
 			 "add: eval-magic=%.100s        \xe2\x9a\xa0 a "
 			 "dunder reaches the interpreter's internals", name);
@@ -109,7 +110,7 @@ static void attr_hint(const char *name, char *add, size_t size)
 }
 
 /* 'name' as a str object and as UTF-8. */
-bool attr_allowed(const struct ev_profile *p, PyObject *oname,
+bool ev_attr_allowed(const struct ev_profile *p, PyObject *oname,
 		  const char *name)
 {
 	const struct sb_eval_profile *r = p->rules;
@@ -140,7 +141,7 @@ static bool module_match(const struct sb_strlist *l, const char *mod)
 	return false;
 }
 
-bool import_allowed(const struct ev_profile *p, const char *mod)
+bool ev_import_allowed(const struct ev_profile *p, const char *mod)
 {
 	return module_match(&p->rules->allow[SB_EVAL_IMPORT], mod) &&
 	       !module_match(&p->rules->deny[SB_EVAL_IMPORT], mod);
@@ -150,8 +151,8 @@ static bool syntax_allowed(const struct ev_profile *p, const char *node)
 {
 	if (sb_eval_core_node(node))
 		return true;
-	return list_exact(&p->rules->allow[SB_EVAL_SYNTAX], node) &&
-	       !list_exact(&p->rules->deny[SB_EVAL_SYNTAX], node);
+	return ev_list_exact(&p->rules->allow[SB_EVAL_SYNTAX], node) &&
+	       !ev_list_exact(&p->rules->deny[SB_EVAL_SYNTAX], node);
 }
 
 /* Operators and expression contexts are part of their parent node. */
@@ -279,10 +280,10 @@ static struct ev_pos *pos_get(struct ev_pos *p)
 	if (p->known)
 		return p;
 	p->known = true;
-	p->line = int_attr(p->node, str_lineno);
-	p->col = int_attr(p->node, str_col);
-	p->end_col = int_attr(p->node, str_end_lineno) == p->line
-			     ? int_attr(p->node, str_end_col)
+	p->line = int_attr(p->node, ev_str_lineno);
+	p->col = int_attr(p->node, ev_str_col);
+	p->end_col = int_attr(p->node, ev_str_end_lineno) == p->line
+			     ? int_attr(p->node, ev_str_end_col)
 			     : -1;
 	return p;
 }
@@ -375,12 +376,12 @@ static void check_syntax(struct ev_check *c, const char *node,
 		return;
 	if (c->learn) { /* the node: the writer makes groups of them */
 		snprintf(add, sizeof(add), "add: eval-syntax=%s", node);
-		if (!list_exact(&c->p->rules->deny[SB_EVAL_SYNTAX], node))
+		if (!ev_list_exact(&c->p->rules->deny[SB_EVAL_SYNTAX], node))
 			learn_rule(add);
 		return;
 	}
 	snprintf(what, sizeof(what), "'%s' is not allowed", node);
-	if (list_exact(&c->p->rules->deny[SB_EVAL_SYNTAX], node))
+	if (ev_list_exact(&c->p->rules->deny[SB_EVAL_SYNTAX], node))
 		snprintf(add, sizeof(add),
 			 "remove it from the eval-syntax=DENY: line that "
 			 "names it");
@@ -432,13 +433,14 @@ static void check_format(struct ev_check *c, PyObject *node, struct ev_pos *pos)
 			memcpy(name, f + 1, n);
 			name[n] = '\0';
 			o = py.PyUnicode_FromString(name);
-			if (o && !attr_allowed(c->p, o, name)) {
+			if (o && !ev_attr_allowed(c->p, o, name)) {
 				snprintf(what, sizeof(what),
 					 "attribute '%s' in a format template "
 					 "is not allowed",
 					 name);
 				snprintf(add, sizeof(add),
-					 is_dunder(name) || frame_attr(name)
+					 ev_is_dunder(name) ||
+							 ev_frame_attr(name)
 						 ? "no rule allows it in a "
 						   "template%.0s"
 						 : "add: eval-attribute=%s",
@@ -462,7 +464,7 @@ out:
 static void check_attribute(struct ev_check *c, PyObject *node,
 			    struct ev_pos *pos)
 {
-	PyObject *o = ev.PyObject_GetAttr(node, str_attr);
+	PyObject *o = ev.PyObject_GetAttr(node, ev_str_attr);
 	const char *name = o ? py.PyUnicode_AsUTF8AndSize(o, NULL) : NULL;
 	char what[160], add[200];
 
@@ -474,10 +476,10 @@ static void check_attribute(struct ev_check *c, PyObject *node,
 			  "an attribute the guard cannot read", "no rule");
 		return;
 	}
-	if (attr_allowed(c->p, o, name) &&
+	if (ev_attr_allowed(c->p, o, name) &&
 	    (!strcmp(name, "format") || !strcmp(name, "format_map")))
 		check_format(c, node, pos);
-	if (!attr_allowed(c->p, o, name)) {
+	if (!ev_attr_allowed(c->p, o, name)) {
 		snprintf(what, sizeof(what), "attribute '%.100s' is not allowed",
 			 name);
 		attr_hint(name, add, sizeof(add));
@@ -511,7 +513,7 @@ static void check_match_attrs(struct ev_check *c, PyObject *node,
 				     "read", "no rule");
 			continue;
 		}
-		if (attr_allowed(c->p, o, name))
+		if (ev_attr_allowed(c->p, o, name))
 			continue;
 		snprintf(what, sizeof(what), "attribute '%.100s' in a class "
 			 "pattern is not allowed", name);
@@ -527,7 +529,7 @@ static void check_import(struct ev_check *c, const char *mod,
 {
 	char what[160], add[160];
 
-	if (import_allowed(c->p, mod))
+	if (ev_import_allowed(c->p, mod))
 		return;
 	snprintf(what, sizeof(what), "import of '%.100s' is not allowed", mod);
 	snprintf(add, sizeof(add), "add: eval-import=%.100s", mod);
@@ -542,7 +544,7 @@ static void check_dunder_name(struct ev_check *c, const char *name,
 {
 	char what[300], add[300];
 
-	if (!is_dunder(name) ||
+	if (!ev_is_dunder(name) ||
 	    (list_has(&c->p->rules->allow[SB_EVAL_MAGIC], name) &&
 	     !list_has(&c->p->rules->deny[SB_EVAL_MAGIC], name)))
 		return;
@@ -581,8 +583,8 @@ static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
 		} else {
 			/* from json import decoder may be a submodule */
 			snprintf(full, sizeof(full), "%s.%s", from, name);
-			if (!import_allowed(c->p, from) &&
-			    !import_allowed(c->p, full))
+			if (!ev_import_allowed(c->p, from) &&
+			    !ev_import_allowed(c->p, full))
 				check_import(c, from, pos);
 			/* reads an attribute of the module: its dunders
 			 * (__builtins__...) are no freer than m.__x__ */
@@ -702,13 +704,13 @@ static PyObject *node_new(PyObject *cls, PyObject *at, PyObject *a,
 /* __sb_tick__() or __sb_enter__(), as an expression located at 'at'. */
 static PyObject *helper_call(PyObject *helper, PyObject *at)
 {
-	PyObject *load = node_new(ast_load, NULL, NULL, NULL, NULL);
+	PyObject *load = node_new(ev_ast_load, NULL, NULL, NULL, NULL);
 	PyObject *name, *empty1, *empty2;
 
 	if (!load)
 		return NULL;
 	py.Py_IncRef(helper);
-	name = node_new(ast_name, at, helper, load, NULL);
+	name = node_new(ev_ast_name, at, helper, load, NULL);
 	empty1 = py.PyList_New(0);
 	empty2 = py.PyList_New(0);
 	if (!name || !empty1 || !empty2) {
@@ -720,7 +722,7 @@ static PyObject *helper_call(PyObject *helper, PyObject *at)
 			py.Py_DecRef(empty2);
 		return NULL;
 	}
-	return node_new(ast_call, at, name, empty1, empty2);
+	return node_new(ev_ast_call, at, name, empty1, empty2);
 }
 
 /* node.<field> = [Expr(helper())] + node.<field> */
@@ -734,7 +736,7 @@ static int prepend_call(PyObject *node, const char *field, PyObject *helper)
 	if (!old || !list)
 		goto out;
 	call = helper_call(helper, node);
-	stmt = call ? node_new(ast_expr, node, call, NULL, NULL) : NULL;
+	stmt = call ? node_new(ev_ast_expr, node, call, NULL, NULL) : NULL;
 	if (!stmt || py.PyList_Append(list, stmt) < 0) {
 		if (stmt)
 			py.Py_DecRef(stmt);
@@ -762,15 +764,15 @@ static int rewrite(PyObject *node, enum ev_rewrite rw)
 	int r;
 
 	if (rw == EV_RW_LOOP)
-		return prepend_call(node, "body", str_tick);
+		return prepend_call(node, "body", ev_str_tick);
 	if (rw == EV_RW_FUNCTION)
-		return prepend_call(node, "body", str_enter);
+		return prepend_call(node, "body", ev_str_enter);
 	if (rw == EV_RW_COMPREHENSION) {
 		/* a comprehension has no position: take its iterable's */
 		PyObject *it = py.PyObject_GetAttrString(node, "iter");
 
 		ifs = it ? py.PyObject_GetAttrString(node, "ifs") : NULL;
-		call = ifs ? helper_call(str_tick, it) : NULL;
+		call = ifs ? helper_call(ev_str_tick, it) : NULL;
 		if (it)
 			py.Py_DecRef(it);
 		r = call ? py.PyList_Append(ifs, call) : -1;
@@ -784,16 +786,16 @@ static int rewrite(PyObject *node, enum ev_rewrite rw)
 		return 0;
 	/* lambda: body  ->  lambda: __sb_enter__() and body */
 	body = py.PyObject_GetAttrString(node, "body");
-	call = body ? helper_call(str_enter, body) : NULL;
+	call = body ? helper_call(ev_str_enter, body) : NULL;
 	values = call ? py.PyList_New(0) : NULL;
-	and = values ? node_new(ast_and, NULL, NULL, NULL, NULL) : NULL;
+	and = values ? node_new(ev_ast_and, NULL, NULL, NULL, NULL) : NULL;
 	r = -1;
 	if (and && py.PyList_Append(values, call) == 0 &&
 	    py.PyList_Append(values, body) == 0) {
 		PyObject *op;
 
 		py.Py_IncRef(values);
-		op = node_new(ast_boolop, body, and, values, NULL);
+		op = node_new(ev_ast_boolop, body, and, values, NULL);
 		and = NULL;
 		if (op) {
 			r = py.PyObject_SetAttrString(node, "body", op);
@@ -827,7 +829,7 @@ static int walk_value(struct ev_check *c, PyObject *v, long depth)
 		}
 		return 0;
 	}
-	r = py.PyObject_IsInstance(v, ast_class);
+	r = py.PyObject_IsInstance(v, ev_ast_class);
 	if (r < 0)
 		return -1;
 	return r ? walk(c, v, depth) : 0;
@@ -870,9 +872,9 @@ static struct ev_type *type_of(PyObject *node)
 		return NULL;
 	}
 	t = &types[ntypes];
-	tn = ev.PyObject_GetAttr(type, str_name);
+	tn = ev.PyObject_GetAttr(type, ev_str_name);
 	s = tn ? py.PyUnicode_AsUTF8AndSize(tn, NULL) : NULL;
-	t->fields = s ? ev.PyObject_GetAttr(type, str_fields) : NULL;
+	t->fields = s ? ev.PyObject_GetAttr(type, ev_str_fields) : NULL;
 	if (!t->fields ||
 	    py.PyObject_IsInstance(t->fields, py.PyTuple_Type) != 1) {
 		if (tn)
@@ -887,14 +889,14 @@ static struct ev_type *type_of(PyObject *node)
 	py.Py_DecRef(tn);
 	/* only the interpreter's own classes: a subclass named Constant
 	 * that derives from Attribute would compile as an Attribute */
-	real = py.PyObject_GetAttrString(ast_module, t->name);
+	real = py.PyObject_GetAttrString(ev_ast_module, t->name);
 	py.PyErr_Clear();
 	if (real)
 		py.Py_DecRef(real);
 	if (real != type) {
 		py.Py_DecRef(t->fields);
 		py.Py_DecRef(type);
-		raise_perm(t->name, "eval-syntax",
+		ev_raise_perm(t->name, "eval-syntax",
 			   "An AST node of a class other than the "
 			   "interpreter's own is refused by the eval guard.");
 		return NULL;
@@ -944,18 +946,18 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 	} else if (t->kind == EV_K_MATCH_CLASS) {
 		check_match_attrs(c, node, &pos);
 	} else if (t->kind == EV_K_NAME) {
-		PyObject *ctx = ev.PyObject_GetAttr(node, str_ctx);
+		PyObject *ctx = ev.PyObject_GetAttr(node, ev_str_ctx);
 		PyObject *ct = ctx ? ev.PyObject_Type(ctx) : NULL;
 
 		/* a context of a class other than the interpreter's own is
 		 * refused when the walk reaches it (type_of) */
-		str_of(ev.PyObject_GetAttr(node, str_id), buf, 64);
+		str_of(ev.PyObject_GetAttr(node, ev_str_id), buf, 64);
 		if (strstr(buf, "__sb_"))
 			c->reserved = true;
-		if (ct && ct != ast_load)
+		if (ct && ct != ev_ast_load)
 			bind(c, buf);
-		else if (!is_dunder(buf) &&
-			 py.PyDict_GetItemString(builtins_dict, buf))
+		else if (!ev_is_dunder(buf) &&
+			 py.PyDict_GetItemString(ev_builtins_dict, buf))
 			use_builtin(c, buf, &pos);
 		check_dunder_name(c, buf, &pos);
 		if (ct)
@@ -967,7 +969,7 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		if (walk_aliases(c, node, NULL, &pos) < 0)
 			goto out;
 	} else if (t->kind == EV_K_IMPORT_FROM) {
-		if (int_attr(node, str_level) > 0)
+		if (int_attr(node, ev_str_level) > 0)
 			violation_at(c, &pos,
 				  "a relative import is not allowed",
 				  "no rule allows it: evaluated code has no "
@@ -1021,7 +1023,7 @@ static void check_uses(struct ev_check *c)
 	for (i = 0; i < c->nuses; i++) {
 		const struct ev_use *u = &c->uses[i];
 
-		if (call_allowed(c->p, u->name) || is_bound(c, u->name))
+		if (ev_call_allowed(c->p, u->name) || is_bound(c, u->name))
 			continue;
 		if (c->names &&
 		    py.PyDict_GetItemString(c->names, u->name)) {
@@ -1041,7 +1043,7 @@ static void check_uses(struct ev_check *c)
 	}
 }
 
-void check_free(struct ev_check *c)
+void ev_check_free(struct ev_check *c)
 {
 	size_t i;
 
@@ -1056,7 +1058,7 @@ void check_free(struct ev_check *c)
 
 /* Judge 'tree'. 0 when it may run, -1 with EvalSyntaxRejected (or another
  * error) set. */
-int check_tree(struct ev_check *c, PyObject *tree)
+int ev_check_tree(struct ev_check *c, PyObject *tree)
 {
 	const struct sb_eval_profile *r = c->p->rules;
 	char what[160], add[160];
@@ -1116,5 +1118,5 @@ int check_tree(struct ev_check *c, PyObject *tree)
 		py.PyTuple_SetItem(args, 4, text);
 	}
 	sb_buf_free(&msg);
-	return raise_with(exc_syntax, args);
+	return ev_raise_with(ev_exc_syntax, args);
 }

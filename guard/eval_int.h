@@ -76,16 +76,17 @@ struct ev_profile {
 	PyObject *builtins;  /* the eval-call builtins, built on first use */
 };
 
-extern PyObject *builtins_dict; /* the builtins module's dict */
-extern PyObject *ast_class;     /* _ast.AST */
-extern PyObject *ast_module;    /* _ast */
-extern PyObject *exc_syntax;
+extern PyObject *ev_builtins_dict; /* the builtins module's dict */
+extern PyObject *ev_ast_class;     /* _ast.AST */
+extern PyObject *ev_ast_module;    /* _ast */
+extern PyObject *ev_exc_syntax;
 /* the AST classes the rewrite builds, and the helpers it calls */
-extern PyObject *ast_name, *ast_load, *ast_call, *ast_expr, *ast_boolop,
-	*ast_and;
-extern PyObject *tick_fn, *enter_fn, *str_tick, *str_enter;
-extern PyObject *str_fields, *str_name, *str_lineno, *str_col, *str_end_col,
-	*str_end_lineno, *str_level, *str_attr, *str_ctx, *str_id;
+extern PyObject *ev_ast_name, *ev_ast_load, *ev_ast_call, *ev_ast_expr,
+	*ev_ast_boolop, *ev_ast_and;
+extern PyObject *ev_tick_fn, *ev_enter_fn, *ev_str_tick, *ev_str_enter;
+extern PyObject *ev_str_fields, *ev_str_name, *ev_str_lineno, *ev_str_col,
+	*ev_str_end_col, *ev_str_end_lineno, *ev_str_level, *ev_str_attr,
+	*ev_str_ctx, *ev_str_id;
 
 /* One evaluation in progress on this thread (innermost first). */
 struct ev_run {
@@ -99,28 +100,28 @@ struct ev_run {
 	size_t refused;   /* size of an allocation refused */
 };
 
-extern __thread struct ev_run *cur;
+extern __thread struct ev_run *ev_cur;
 
 /* ---- exceptions (eval.c) ---- */
 
-int raise_with(PyObject *cls, PyObject *args);
+int ev_raise_with(PyObject *cls, PyObject *args);
 /* RuleEvalPermissionError(target, rule_key[, hint]); returns -1. */
-int raise_perm(const char *target, const char *key, const char *hint);
-int raise_interrupted(const char *reason);
+int ev_raise_perm(const char *target, const char *key, const char *hint);
+int ev_raise_interrupted(const char *reason);
 
 /* ---- rules (eval_check.c) ---- */
 
-bool is_dunder(const char *s);
-bool list_exact(const struct sb_strlist *l, const char *name);
+bool ev_is_dunder(const char *s);
+bool ev_list_exact(const struct sb_strlist *l, const char *name);
 /* The frame-capture attributes: never, whatever the rules say. */
-bool frame_attr(const char *name);
+bool ev_frame_attr(const char *name);
 /* Callables that look an attribute up by a name given at run time. */
-bool resolver_attr(const char *name);
-bool call_allowed(const struct ev_profile *p, const char *name);
+bool ev_resolver_attr(const char *name);
+bool ev_call_allowed(const struct ev_profile *p, const char *name);
 /* 'name' as a str object and as UTF-8. */
-bool attr_allowed(const struct ev_profile *p, PyObject *oname,
+bool ev_attr_allowed(const struct ev_profile *p, PyObject *oname,
 		  const char *name);
-bool import_allowed(const struct ev_profile *p, const char *mod);
+bool ev_import_allowed(const struct ev_profile *p, const char *mod);
 
 /* ---- the static checker (eval_check.c) ---- */
 
@@ -152,16 +153,16 @@ struct ev_check {
 };
 /* Judge 'tree'. 0 when it may run, -1 with EvalSyntaxRejected (or another
  * error) set. With c->rewrite, the budget helpers are inserted into it. */
-int check_tree(struct ev_check *c, PyObject *tree);
-void check_free(struct ev_check *c);
+int ev_check_tree(struct ev_check *c, PyObject *tree);
+void ev_check_free(struct ev_check *c);
 
 /* ---- budgets (eval_budget.c) ---- */
 
 /* The __sb_tick__ and __sb_enter__ helpers (METH_NOARGS). */
-extern struct py_method_def tick_def, enter_def;
+extern struct py_method_def ev_tick_def, ev_enter_def;
 
 /* Wrap the allocator of a PyMem domain; the original goes to *orig. */
-void install_allocator(int domain, struct ev_allocator *orig);
+void ev_install_allocator(int domain, struct ev_allocator *orig);
 
 /* Run 'code' in (g, l) under p's budgets. */
 PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
