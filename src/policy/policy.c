@@ -903,6 +903,7 @@ static void apply_log(struct parser *ps, const struct sb_line *l)
 		p->log_ref = l->ref;
 		return;
 	}
+	p->log_lexical = path;
 	last = strrchr(path, '/') + 1;
 	if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
 		sb_error(p, l->ref,
@@ -937,32 +938,37 @@ static void apply_log(struct parser *ps, const struct sb_line *l)
 
 /* The program must not be able to write the log by its path: no expose-rw=
  * may cover it (Landlock's rights add up, so an expose-ro= nearer to it
- * does not take away the write right of an expose-rw= above it). */
+ * does not take away the write right of an expose-rw= above it), neither
+ * where it resolves to nor where it is written: a directory on the way
+ * that lies in such a tree can be re-pointed by the program (a link to
+ * anywhere, which python-sb, perhaps as root, would then write through). */
 static void check_log_file(struct parser *ps)
 {
 	struct sb_policy *p = ps->p;
-	size_t i, n;
+	const char *paths[2];
+	size_t i, k;
 
 	if (!p->log_path || ps->o->flat)
 		return;
+	paths[0] = p->log_path;
+	paths[1] = p->log_lexical ? p->log_lexical : p->log_path;
 	for (i = 0; i < p->exposes.n; i++) {
 		const struct sb_expose *e = &p->exposes.v[i];
 
 		if (e->mode != SB_EXPOSE_RW)
 			continue;
-		n = strlen(e->path);
-		if (strcmp(e->path, "/") != 0 &&
-		    (strncmp(p->log_path, e->path, n) != 0 ||
-		     (p->log_path[n] != '/' && p->log_path[n] != '\0')))
-			continue;
-		sb_error(p, p->log_ref,
-			 "The log file '%s' is inside '%s', which rule '%s' "
-			 "from %s lets the program write: it could forge or "
-			 "erase the log. Put the log file outside every "
-			 "expose-rw= tree.",
-			 p->log_path, e->path, e->rule,
-			 sb_ref_format(p->arena, e->ref));
-		return;
+		for (k = 0; k < 2; k++) {
+			if (!sb_path_under(paths[k], e->path))
+				continue;
+			sb_error(p, p->log_ref,
+				 "The log file '%s' is inside '%s', which "
+				 "rule '%s' from %s lets the program write: "
+				 "it could forge or erase the log. Put the "
+				 "log file outside every expose-rw= tree.",
+				 paths[k], e->path, e->rule,
+				 sb_ref_format(p->arena, e->ref));
+			return;
+		}
 	}
 }
 

@@ -293,6 +293,9 @@ struct sb_policy {
 	/* log-file=<file> (--pysandboxes-log): the denial log, absolute
 	 * (its directory canonical), else NULL */
 	const char *log_path;
+	/* the same, as written (joined, not resolved): a directory on the
+	 * way that a program could re-point is judged where it stands */
+	const char *log_lexical;
 	struct sb_ref log_ref;
 	/* The outcome: does this run learn, and why (for --pysandboxes-explain)?
 	 * When learning, learn_path is where the rules go and the provider is

@@ -351,11 +351,16 @@ def test_log_file_rule_relative_to_the_rule_file(run_sb, tmp_cwd, user,
 
 
 @pytest.mark.parametrize("case", ["in-rw", "below-rw", "no-parent",
-                                  "directory", "symlink", "none"])
+                                  "directory", "symlink", "none",
+                                  "through-rw"])
 def test_a_bad_log_path_stops_the_run(run_sb, tmp_cwd, user, case):
     (tmp_cwd / "rw" / "deep").mkdir(parents=True)
     (tmp_cwd / "ro").mkdir()
     os.symlink("/tmp/elsewhere", tmp_cwd / "link")
+    # a directory in the writable tree that the program re-pointed
+    # elsewhere: it could point it anywhere before the next run
+    (tmp_cwd / "out").mkdir()
+    os.symlink(tmp_cwd / "out", tmp_cwd / "rw" / "logs")
     rules = ["os-sandbox=subprocess", f"expose-rw={tmp_cwd}/rw",
              f"expose-ro={tmp_cwd}/rw/deep"]
     log, want = {
@@ -365,6 +370,7 @@ def test_a_bad_log_path_stops_the_run(run_sb, tmp_cwd, user, case):
         "directory": (f"{tmp_cwd}/ro", "is a directory"),
         "symlink": (f"{tmp_cwd}/link", "symbolic link"),
         "none": (f"{tmp_cwd}/ro/log", "os-sandbox=none refuses nothing"),
+        "through-rw": (f"{tmp_cwd}/rw/logs/log", "inside"),
     }[case]
     extra = ["--os-sandbox=none"] if case == "none" else []
     (tmp_cwd / ".py-sandboxes").write_text("\n".join(rules) + "\n")
@@ -375,6 +381,7 @@ def test_a_bad_log_path_stops_the_run(run_sb, tmp_cwd, user, case):
     assert r.stdout == ""
     assert want in r.stderr, r.stderr
     assert not os.path.exists("/tmp/elsewhere")
+    assert not os.path.exists(tmp_cwd / "out" / "log")
     if case == "in-rw":
         assert "Put the log file outside every expose-rw= tree" in r.stderr
 
