@@ -95,6 +95,8 @@ static const char loader_src[] =
 	"    return pm\n";
 
 static PyObject *pkg_module;
+/* pysandboxes.e._report_denial, taken when the package loads */
+static PyObject *report_fn;
 
 /* The interpreter's own command line, as the kernel gave it (glibc passes
  * it to constructors): on 3.9, which has no sys.orig_argv, the package
@@ -123,6 +125,7 @@ static PyObject *argv_tuple(void)
  * module's attributes cannot change what the guard raises. */
 static int cache_classes(PyObject *mod)
 {
+	PyObject *em;
 	int k;
 
 	for (k = 0; k < SB_EXC_COUNT; k++) {
@@ -132,7 +135,12 @@ static int cache_classes(PyObject *mod)
 	}
 	api_exc_class = py.PyObject_GetAttrString(mod,
 						  "RuleApiPermissionError");
-	return api_exc_class ? 0 : -1;
+	em = py.PyObject_GetAttrString(mod, "e");
+	if (em) {
+		report_fn = py.PyObject_GetAttrString(em, "_report_denial");
+		py.Py_DecRef(em);
+	}
+	return api_exc_class && report_fn ? 0 : -1;
 }
 
 /* The pysandboxes module, loaded once; NULL with an exception on failure. */
@@ -276,10 +284,45 @@ static void log_refusal(const char *kind, const char *target)
 		while (n < 0 && errno == EINTR);
 		sb_buf_free(&b);
 	} else {
-		sb_denial_write(sb_g.log_fd, &d);
+		sb_denial_write(sb_g.log_fd, &d, sb_g.policy->log_max);
 	}
 out:
 	note.set = note.mute = false;
+	errno = saved;
+}
+
+/* The seed's line per refusal: the exception's first line (a network
+ * refusal as "Connection to ... DENIED ..."), at ERROR on the
+ * `Pysandboxes` logger when the program has imported logging (so that its
+ * configuration decides where it goes, or silences it), else on
+ * sys.stderr as logging's last-resort handler would print it. The program's
+ * handlers run as the program's own code: judged, not exempt. A refusal
+ * while the line is being written (a handler that opens a file it may not)
+ * is refused without a line of its own. `log-stderr=off` silences it;
+ * nothing is printed while learning, which refuses nothing. Whatever the
+ * line's fate, the refusal stands and its exception is the one raised. */
+static void report_denial(PyObject *exc)
+{
+	static __thread bool inside;
+	PyObject *t, *v, *tb, *args, *res;
+	int saved = errno;
+
+	if (!report_fn || inside || sb_g.learning || !sb_g.policy->log_stderr)
+		return;
+	inside = true;
+	py.PyErr_Fetch(&t, &v, &tb);
+	args = py.PyTuple_New(1);
+	if (args) {
+		py.Py_IncRef(exc);
+		py.PyTuple_SetItem(args, 0, exc);
+		res = py.PyObject_CallObject(report_fn, args);
+		if (res)
+			py.Py_DecRef(res);
+		py.Py_DecRef(args);
+	}
+	py.PyErr_Clear();
+	py.PyErr_Restore(t, v, tb);
+	inside = false;
 	errno = saved;
 }
 
@@ -322,6 +365,7 @@ int sb_guard_raise(enum sb_exc kind, const char *message, const char *name)
 	py.Py_DecRef(args);
 	if (!exc)
 		return raise_fallback(PY_EXC(PyExc_PermissionError), message);
+	report_denial(exc);
 	py.PyErr_SetObject(cls, exc);
 	py.Py_DecRef(exc);
 	set_errno(kind); /* the exception's construction may have changed it */
@@ -358,6 +402,7 @@ int sb_guard_raise_api(const char *qualname, const char *category)
 	py.Py_DecRef(args);
 	if (!exc)
 		return -1;
+	report_denial(exc);
 	py.PyErr_SetObject(api_exc_class, exc);
 	py.Py_DecRef(exc);
 	return -1;

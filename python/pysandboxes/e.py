@@ -5,6 +5,8 @@ without a sandbox, so unmodified code handles it: a refused file looks
 missing, a refused connection looks refused. Every class pickles with its own
 constructor arguments so that it crosses a process boundary intact.
 """
+import sys as _sys
+
 try:
     import errno as _errno
 except Exception:  # the program may have broken the import system first
@@ -113,6 +115,26 @@ class RuleApiPermissionError(PermissionError, SandBoxError):
 
     def __reduce__(self):
         return (type(self), (self.qualname, self.category))
+
+
+def _report_denial(exc):
+    """The line a refusal prints, as the seed's `Pysandboxes` logger does
+    (ERROR): through logging when the program has imported it, so that its
+    configuration decides; else the bare line on sys.stderr, what logging's
+    last-resort handler would write. Called by the guard, which ignores
+    what this raises; `log-stderr=off` in the rule file silences it."""
+    text = str(exc).split("\n", 1)[0]
+    if text.startswith("Guard network connection to "):
+        text = "Connection to " + text[len("Guard network connection to "):]
+    logging = _sys.modules.get("logging")
+    get_logger = getattr(logging, "getLogger", None)
+    if get_logger is not None:
+        get_logger("Pysandboxes").error("%s", text)
+        return
+    stream = _sys.stderr
+    if stream is not None:
+        stream.write(text + "\n")
+        stream.flush()
 
 
 def _api_message(qualname, category):

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,10 +175,41 @@ void sb_denial_format(struct sb_buf *b, const struct sb_denial *d,
 	sb_buf_puts(b, "}\n");
 }
 
-int sb_denial_write(int fd, const struct sb_denial *d)
+/* The record that closes a log at its cap, padded with blanks (JSON
+ * allows them before the newline) so that the file reaches the cap: every
+ * later writer then finds it full, whichever process it is. */
+static void format_full(struct sb_buf *b, const struct sb_denial *d,
+			int64_t ms, uint64_t size, uint64_t cap)
+{
+	struct sb_denial full = {
+		.layer = d->layer,
+		.kind = "log-full",
+		.target = "the denial log reached its cap (log-max-size=); "
+			  "later refusals are not recorded",
+		.by = d->by,
+		.pid = d->pid,
+	};
+
+	b->len = 0;
+	if (b->s)
+		b->s[0] = '\0';
+	sb_denial_format(b, &full, ms);
+	if (b->len > 0 && size + b->len < cap) {
+		size_t pad = (size_t)(cap - size - b->len);
+
+		b->len--; /* the newline */
+		while (pad--)
+			sb_buf_puts(b, " ");
+		sb_buf_puts(b, "\n");
+	}
+}
+
+int sb_denial_write(int fd, const struct sb_denial *d, uint64_t cap)
 {
 	struct sb_buf b = { 0 };
 	struct timespec ts;
+	struct stat st;
+	int64_t ms;
 	ssize_t n;
 	int err = 0;
 
@@ -191,8 +223,19 @@ int sb_denial_write(int fd, const struct sb_denial *d)
 	}
 	if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
 		ts.tv_sec = 0, ts.tv_nsec = 0;
-	sb_denial_format(&b, d, (int64_t)ts.tv_sec * 1000 +
-					ts.tv_nsec / 1000000);
+	ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	sb_denial_format(&b, d, ms);
+	/* the cap: a full log takes nothing more; the record that would
+	 * cross the cap is replaced by the one that says so (two writers at
+	 * the edge may each write it: the cap is approximate by that much) */
+	if (cap && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if ((uint64_t)st.st_size >= cap) {
+			sb_buf_free(&b);
+			return -EFBIG;
+		}
+		if ((uint64_t)st.st_size + b.len > cap)
+			format_full(&b, d, ms, (uint64_t)st.st_size, cap);
+	}
 	/* one write: O_APPEND puts the whole record at the end, whoever
 	 * else writes to the file */
 	do

@@ -44,7 +44,10 @@ void sb_denial_format(struct sb_buf *b, const struct sb_denial *d,
 		      int64_t ms);
 
 /* Format 'd' with the current time and write it to fd in one write(2).
- * 0 or -errno; a fd < 0 is no log (0). Never blocks on a lock. */
-int sb_denial_write(int fd, const struct sb_denial *d);
+ * 0 or -errno; a fd < 0 is no log (0). Never blocks on a lock. 'cap' (0:
+ * none) is the log-max-size=: a record that would take a regular file
+ * past it is replaced by one of kind "log-full", padded to the cap, and
+ * nothing is written to a file at the cap (-EFBIG). */
+int sb_denial_write(int fd, const struct sb_denial *d, uint64_t cap);
 
 #endif

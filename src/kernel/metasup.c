@@ -8,7 +8,8 @@
  * expose-rw tree and belongs to the program's user; the program's later
  * changes to its memory or to the file system cannot move the call. A
  * setuid or setgid bit is refused here too (the filter refuses it first).
- * It judges with the one file decision (fsrules.c) and prints nothing.
+ * It judges with the one file decision (fsrules.c), prints nothing, and
+ * records each refusal in the denial log when there is one (suplog.c).
  */
 #include "metasup.h"
 
@@ -27,6 +28,7 @@
 
 #include "fsrules.h"
 #include "notif.h"
+#include "suplog.h"
 
 #define GONE 1
 
@@ -245,12 +247,17 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 	canon[n] = '\0';
 	sb_fs_decide(p, canon, canon, canon, true, &d);
 	if (d.verdict != SB_FS_ALLOW) {
+		sb_suplog_fs_refused((pid_t)req->pid, "file", canon, &d);
 		close(fd);
 		return -EPERM;
 	}
 	/* the supervisor may hold capabilities the program has not: the
-	 * kernel's owner check, made for the program */
+	 * kernel's owner check, made for the program (no rule changes it) */
 	if (st.st_uid != geteuid()) {
+		sb_suplog_refused((pid_t)req->pid, "file", canon,
+				  "the owner check: the file is not the "
+				  "program's user's",
+				  NULL);
 		close(fd);
 		return -EPERM;
 	}

@@ -353,24 +353,7 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	}
 	sb_fs_decide(p, path, abs, canon, true, &d);
 	if (d.verdict != SB_FS_ALLOW) {
-		const char *rule = d.verdict == SB_FS_IGNORED ? d.ignore->rule
-				   : d.verdict == SB_FS_READ_ONLY
-					   ? d.expose->rule
-					   : NULL;
-		struct sb_ref ref = d.verdict == SB_FS_IGNORED ? d.ignore->ref
-				    : rule ? d.expose->ref
-					   : (struct sb_ref){ 0 };
-		char add[PATH_MAX + 16], from[2 * PATH_MAX + 64];
-		struct sb_arena *ar = sb_arena_new();
-
-		snprintf(add, sizeof(add), "expose-rw=%s", canon);
-		if (rule)
-			snprintf(from, sizeof(from), "%s from %s", rule,
-				 sb_ref_format(ar, ref));
-		sb_suplog_refused(pid, "unix-socket", canon,
-				  rule ? from : NULL,
-				  d.verdict == SB_FS_IGNORED ? NULL : add);
-		sb_arena_free(ar);
+		sb_suplog_fs_refused(pid, "unix-socket", canon, &d);
 		close(fd);
 		return -EACCES;
 	}

@@ -9,18 +9,23 @@
 #include "suplog.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "denial.h"
+#include "fsrules.h"
 #include "util.h"
 
 static int log_fd = -1, relay_fd = -1, peer_fd = -1;
+static uint64_t log_cap;
 
-void sb_suplog_set(int log, int relay, int relay_peer)
+void sb_suplog_set(int log, int relay, int relay_peer, uint64_t cap)
 {
 	log_fd = log;
+	log_cap = cap;
 	relay_fd = relay;
 	peer_fd = relay_peer;
 }
@@ -62,13 +67,41 @@ static void refused(const char *layer, pid_t pid, const char *kind,
 		.add = add,
 	};
 
-	sb_denial_write(log_fd, &d);
+	sb_denial_write(log_fd, &d, log_cap);
 }
 
 void sb_suplog_refused(pid_t pid, const char *kind, const char *target,
 		       const char *rule, const char *add)
 {
 	refused(SB_LAYER_SUPERVISOR, pid, kind, target, rule, add);
+}
+
+void sb_suplog_fs_refused(pid_t pid, const char *kind, const char *canon,
+			  const struct sb_fs_decision *d)
+{
+	const struct sb_ref *ref = NULL;
+	const char *rule = NULL;
+	char add[PATH_MAX + 16], from[2 * PATH_MAX + 64];
+	struct sb_arena *ar;
+
+	if (log_fd < 0)
+		return;
+	if (d->verdict == SB_FS_IGNORED) {
+		rule = d->ignore->rule;
+		ref = &d->ignore->ref;
+	} else if (d->verdict == SB_FS_READ_ONLY && d->expose) {
+		rule = d->expose->rule;
+		ref = &d->expose->ref;
+	}
+	snprintf(add, sizeof(add), "expose-rw=%s", canon);
+	ar = sb_arena_new();
+	if (rule)
+		snprintf(from, sizeof(from), "%s from %s", rule,
+			 sb_ref_format(ar, *ref));
+	/* an ignore= rule hides the path whatever is added */
+	sb_suplog_refused(pid, kind, canon, rule ? from : NULL,
+			  d->verdict == SB_FS_IGNORED ? NULL : add);
+	sb_arena_free(ar);
 }
 
 void sb_suplog_syscall(pid_t pid, const char *name)
@@ -95,7 +128,7 @@ static void relay_one(struct sb_arena *a, const char *data, size_t n,
 	d.target = f[1];
 	d.rule = f[2][0] == '+' ? f[2] + 1 : NULL;
 	d.add = f[3][0] == '+' ? f[3] + 1 : NULL;
-	sb_denial_write(log_fd, &d);
+	sb_denial_write(log_fd, &d, log_cap);
 }
 
 void sb_suplog_drain(void)

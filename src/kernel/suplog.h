@@ -6,13 +6,15 @@
 #define SB_SUPLOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* 'log' is the log the launcher opened; 'relay' the supervisor's end of
  * the datagram socket (SO_PASSCRED, non-blocking) the guard sends its
  * refusals to, 'relay_peer' the end the program inherits, which the
- * supervisor closes once the program is started (sb_suplog_started). */
-void sb_suplog_set(int log, int relay, int relay_peer);
+ * supervisor closes once the program is started (sb_suplog_started);
+ * 'cap' the log-max-size= (sb_denial_write). */
+void sb_suplog_set(int log, int relay, int relay_peer, uint64_t cap);
 /* What sb_suplog_set was given (-1: nothing): how the launcher hands the
  * log and the relay to the second stage of bwrap and firejail. */
 void sb_suplog_fds(int *log, int *relay, int *relay_peer);
@@ -25,6 +27,13 @@ void sb_suplog_started(void);
 /* A refusal of the supervisor: layer "supervisor", by "supervisor". */
 void sb_suplog_refused(pid_t pid, const char *kind, const char *target,
 		       const char *rule, const char *add);
+struct sb_fs_decision;
+/* A write the supervisor refused on the file rules' decision 'd' about the
+ * canonical path 'canon' (a Unix socket's bind or connect, a mode or time
+ * change): the rule that decided (ignore=, expose-ro=) or none, and
+ * expose-rw=<canon> to add unless an ignore= rule hides it. */
+void sb_suplog_fs_refused(pid_t pid, const char *kind, const char *canon,
+			  const struct sb_fs_decision *d);
 /* A system call outside the allowlist, refused with EPERM: layer
  * "seccomp", no rule to add (none allows it). */
 void sb_suplog_syscall(pid_t pid, const char *name);

@@ -213,6 +213,16 @@ static void explain_modes(const struct sb_policy *p,
 					"does, whichever auto picks"
 				      : "; not written under this provider: "
 					"the run would stop");
+	if (p->py_sandbox && !p->learning)
+		sb_buf_printf(out,
+			      "# Denial lines: %s (the Pysandboxes logger, "
+			      "stderr unless logging is configured)%s%s\n",
+			      p->log_stderr ? "on" : "off",
+			      p->log_stderr_ref.file ? ", from " : "",
+			      p->log_stderr_ref.file
+				      ? sb_ref_format(p->arena,
+						      p->log_stderr_ref)
+				      : "");
 	if (p->locked)
 		sb_buf_printf(out,
 			      "# Locked by learn=false at %s: no learning, no "

@@ -442,7 +442,7 @@ static int open_log(const struct sb_policy *p, enum sb_provider provider,
 		goto fail;
 	facts->log_fd = sv[1];
 	facts->log_relay = true;
-	sb_suplog_set(fd, sv[0], sv[1]);
+	sb_suplog_set(fd, sv[0], sv[1], p->log_max);
 	return 0;
 fail:
 	fprintf(stderr, "python-sb: log-file=%s: %s; nothing was run.\n",

@@ -311,7 +311,7 @@ int sb_stage_main(int argc, char **argv)
 		err = sb_arena_printf(a, "the denial log's descriptors: %s",
 				      strerror(errno));
 	if (!err && st.log_fd >= 0)
-		sb_suplog_set(st.log_fd, st.relay_fd, -1);
+		sb_suplog_set(st.log_fd, st.relay_fd, -1, p->log_max);
 	if (err) {
 		rc = fail(err);
 		goto out;

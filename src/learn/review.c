@@ -266,8 +266,10 @@ static struct grade grade_parsed(struct sb_arena *a, const struct sb_policy *p,
 		return p->locked ? R("locks the rule file")
 				 : G(SB_RISK_HIGH, "the program's behaviour "
 						   "becomes rules");
-	if (strcmp(key, "log-file") == 0)
-		return G(SB_RISK_LOW, "records refusals, grants nothing");
+	if (strcmp(key, "log-file") == 0 || strcmp(key, "log-stderr") == 0 ||
+	    strcmp(key, "log-max-size") == 0)
+		return G(SB_RISK_LOW, "how refusals are reported, grants "
+				      "nothing");
 	if (strcmp(key, "py-sandbox") == 0 && !p->py_sandbox)
 		return G(SB_RISK_HIGH, "turns the Python guard off");
 	if (strcmp(key, "remote-result-guard") == 0 && !p->result_guard)

@@ -707,14 +707,16 @@ enum single {
 	S_PORT,
 	S_LEARN,
 	S_LOG_FILE,
+	S_LOG_STDERR,
+	S_LOG_MAX_SIZE,
 	S_LIMIT, /* S_LIMIT + enum sb_limit: limit-memory... */
 	S_COUNT = S_LIMIT + SB_LIMIT_COUNT
 };
 
 static const char *const single_keys[S_COUNT] = {
 	"os-sandbox", "py-sandbox", "remote-result-guard",
-	"remote-result-mode", "port", "learn", "log-file",
-	"limit-memory", "limit-cpu", "limit-time", "limit-processes",
+	"remote-result-mode", "port", "learn", "log-file", "log-stderr",
+	"log-max-size", "limit-memory", "limit-cpu", "limit-time", "limit-processes",
 	"limit-file-size", "limit-open-files",
 };
 
@@ -783,6 +785,22 @@ static void apply_single(struct parser *ps, enum single s,
 		}
 		p->result_guard = b;
 		p->result_guard_ref = l->ref;
+		return;
+	case S_LOG_STDERR:
+		b = parse_bool(v, true);
+		if (b < 0) {
+			sb_error(p, l->ref,
+				 "Invalid value '%s' for log-stderr. Use on "
+				 "or off.",
+				 v);
+			return;
+		}
+		p->log_stderr = b;
+		p->log_stderr_ref = l->ref;
+		return;
+	case S_LOG_MAX_SIZE:
+		if (sb_parse_size(p, l, "log-max-size", &p->log_max) == 0)
+			p->log_max_ref = l->ref;
 		return;
 	case S_RESULT_MODE:
 		if (sb_str_ieq(v, "objects") || sb_str_ieq(v, "default")) {
@@ -1568,6 +1586,8 @@ int sb_policy_parse(const struct sb_parse_opts *o, struct sb_policy **out)
 	p->provider = SB_PROVIDER_SUBPROCESS;
 	p->py_sandbox = true;
 	p->result_guard = true;
+	p->log_stderr = true;
+	p->log_max = SB_LOG_MAX_DEFAULT;
 	p->result_mode = SB_RESULT_DATA_ONLY;
 	p->port = -1;
 	ps.p = p;

@@ -28,6 +28,9 @@ struct sb_ref {
 /* python-sb's own files, hidden from the program (policy_own.c) */
 #define SB_REF_OWN "<own-file>"
 
+/* The denial log's size cap without a log-max-size= rule: 100 MiB. */
+#define SB_LOG_MAX_DEFAULT (UINT64_C(100) << 20)
+
 /* One diagnostic. 'text' is the whole line as printed, prefix included
  * ("<ref>: message"); 'ref' is its sort key. */
 struct sb_diag {
@@ -297,6 +300,14 @@ struct sb_policy {
 	 * way that a program could re-point is judged where it stands */
 	const char *log_lexical;
 	struct sb_ref log_ref;
+	/* log-stderr=on|off: each refusal of the Python layer is also one
+	 * line on the `Pysandboxes` logger (on by default) */
+	bool log_stderr;
+	struct sb_ref log_stderr_ref;
+	/* log-max-size=: the denial log stops growing at about this size
+	 * (SB_LOG_MAX_DEFAULT without the rule) */
+	uint64_t log_max;
+	struct sb_ref log_max_ref;
 	/* The outcome: does this run learn, and why (for --pysandboxes-explain)?
 	 * When learning, learn_path is where the rules go and the provider is
 	 * forced to subprocess (provider_forced says so). */

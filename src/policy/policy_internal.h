@@ -48,6 +48,10 @@ void sb_eval_finish(struct sb_policy *p);
 
 /* limit-* (policy_limits.c): one single-valued key, chosen by the
  * caller's duplicate handling; fills p->limits[which] or adds an error. */
+/* A size rule (digits, an optional K, M, G or T suffix, at least 1) into
+ * *out: 0, or -1 with the error added, worded as the limits' are. */
+int sb_parse_size(struct sb_policy *p, const struct sb_line *l,
+		  const char *key, uint64_t *out);
 void sb_parse_limit(struct sb_policy *p, enum sb_limit which,
 		    const struct sb_line *l);
 

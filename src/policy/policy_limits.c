@@ -61,8 +61,12 @@ static int parse_value(const char *v, const struct unit *units,
 	return 0;
 }
 
-void sb_parse_limit(struct sb_policy *p, enum sb_limit which,
-		    const struct sb_line *l)
+/* The value of rule 'l' (key 'key') of 'kind' into *out: 0, or -1 with
+ * the error added ('is_limit': a limit-* rule, whose absence is no
+ * limit). */
+static int parse_rule_value(struct sb_policy *p, const struct sb_line *l,
+			    const char *key, enum limit_kind kind,
+			    bool is_limit, uint64_t *out)
 {
 	static const struct unit sizes[] = {
 		{ 'k', UINT64_C(1) << 10 },
@@ -76,8 +80,6 @@ void sb_parse_limit(struct sb_policy *p, enum sb_limit which,
 		{ 'h', 3600 },
 	};
 	const char *v = sb_strip(p->arena, l->value, strlen(l->value));
-	const char *key = sb_limit_key(which);
-	enum limit_kind kind = limit_kinds[which];
 	uint64_t n = 0;
 	int r;
 
@@ -94,13 +96,14 @@ void sb_parse_limit(struct sb_policy *p, enum sb_limit which,
 		sb_error(p, l->ref, "%s: invalid value '%s', the number is too "
 				    "large.",
 			 key, v);
-		return;
+		return -1;
 	}
 	if (r == -EDOM) {
-		sb_error(p, l->ref, "%s: invalid value '%s', a limit must be at "
-				    "least 1; leave the rule out for no limit.",
-			 key, v);
-		return;
+		sb_error(p, l->ref, "%s: invalid value '%s', %s", key, v,
+			 is_limit ? "a limit must be at least 1; leave the rule "
+				    "out for no limit."
+				  : "it must be at least 1.");
+		return -1;
 	}
 	if (r < 0) {
 		if (kind == LK_SIZE)
@@ -120,10 +123,30 @@ void sb_parse_limit(struct sb_policy *p, enum sb_limit which,
 				 "%s: invalid value '%s', expected a whole "
 				 "number such as 64.",
 				 key, v);
-		return;
+		return -1;
 	}
+	*out = n;
+	return 0;
+}
+
+int sb_parse_size(struct sb_policy *p, const struct sb_line *l,
+		  const char *key, uint64_t *out)
+{
+	return parse_rule_value(p, l, key, LK_SIZE, false, out);
+}
+
+void sb_parse_limit(struct sb_policy *p, enum sb_limit which,
+		    const struct sb_line *l)
+{
+	const char *key = sb_limit_key(which);
+	uint64_t n;
+
+	if (parse_rule_value(p, l, key, limit_kinds[which], true, &n) < 0)
+		return;
 	p->limits[which].value = n;
-	p->limits[which].rule = sb_arena_printf(p->arena, "%s=%s", key, v);
+	p->limits[which].rule = sb_arena_printf(
+		p->arena, "%s=%s", key,
+		sb_strip(p->arena, l->value, strlen(l->value)));
 	p->limits[which].ref = l->ref;
 	p->any_limit = true;
 }

@@ -430,3 +430,94 @@ print(libc.connect(s.fileno(), sa, len(sa)), ctypes.get_errno())
     assert rec["rule"] == f"expose-ro={ro} from .py-sandboxes(4)"
     assert rec["add"] == f"expose-rw={ro}/s"
     assert len(recs) == 1, recs
+
+
+NATIVE_META = """
+import ctypes, os
+print(os.getpid())
+libc = ctypes.CDLL(None, use_errno=True)
+ro, mine = {ro!r}, {mine!r}
+# chmod and utime through libc: no audit event, the supervisor judges them
+print(libc.chmod(ro.encode(), 0o600), ctypes.get_errno())
+print(libc.utime(ro.encode(), None), ctypes.get_errno())
+print(libc.chmod(mine.encode(), 0o600), ctypes.get_errno())
+"""
+
+
+@pytest.mark.parametrize("provider", KERNEL_PROVIDERS)
+def test_mode_and_time_changes_refused_by_the_supervisor(run, logdir,
+                                                         tmp_cwd, provider,
+                                                         user):
+    """chmod and utime that the supervisor refuses (the object lies under
+    expose-ro=) each leave one record naming the rule that decided and the
+    rule to add; an allowed one leaves none; the file is unchanged."""
+    skip_firejail_as_nobody(provider, user)
+    ro, rw = tmp_cwd / "ro", tmp_cwd / "rw"
+    ro.mkdir()
+    rw.mkdir()
+    (ro / "f").write_text("x")
+    (rw / "g").write_text("x")
+    os.chmod(ro / "f", 0o644)
+    if user == "nobody":
+        for p in (ro, rw, ro / "f", rw / "g"):
+            os.chown(p, NOBODY, NOBODY)
+    before = os.stat(ro / "f")
+    r, recs = run([f"os-sandbox={provider}", "python-import=*",
+                   "python-api=ALLOW:native", f"expose-ro={ro}",
+                   f"expose-rw={rw}"],
+                  NATIVE_META.format(ro=str(ro / "f"), mine=str(rw / "g")),
+                  logdir / "l")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.split()
+    pid, results = int(out[0]), out[1:]
+    # (errno after a success is whatever it was)
+    assert results[:5] == ["-1", "1", "-1", "1", "0"], r.stdout
+    after = os.stat(ro / "f")
+    assert (after.st_mode, after.st_mtime_ns) == (before.st_mode,
+                                                  before.st_mtime_ns)
+    assert os.stat(rw / "g").st_mode & 0o777 == 0o600
+    files = [rec for rec in recs if rec["kind"] == "file"]
+    assert len(files) == 2, recs
+    for rec in files:
+        assert (rec["layer"], rec["by"], rec["pid"], rec["target"],
+                rec["rule"], rec["add"]) == (
+            "supervisor", "supervisor", pid, str(ro / "f"),
+            f"expose-ro={ro} from .py-sandboxes(4)",
+            f"expose-rw={ro / 'f'}"), rec
+
+
+FLOOD = """
+for i in range(200):
+    try:
+        open(f"/etc/nothing-{i}")
+    except OSError:
+        pass
+print("done")
+"""
+
+
+@pytest.mark.parametrize("provider", ["subprocess", *KERNEL_PROVIDERS])
+def test_the_log_stops_at_its_cap(run, logdir, provider, user):
+    """A program that provokes refusals without end cannot fill the disk
+    through the log: at log-max-size= the log gets one log-full record and
+    nothing more; the run goes on, every refusal still refused."""
+    skip_firejail_as_nobody(provider, user)
+    log = logdir / "l"
+    r, recs = run([f"os-sandbox={provider}", "log-max-size=4K",
+                   "log-stderr=off"], FLOOD, log)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["done"]
+    size = os.path.getsize(log)
+    assert 4096 <= size < 4096 + 1024, size
+    assert recs[-1]["kind"] == "log-full", recs[-1]
+    assert [x["kind"] for x in recs[:-1]] == ["file"] * (len(recs) - 1)
+    assert 5 < len(recs) < 200, len(recs)
+
+
+def test_a_bad_log_max_size_stops_the_run(run_sb, tmp_cwd):
+    (tmp_cwd / "script.py").write_text("print('ran')\n")
+    r = run_sb(["--log-max-size=lots", "--pysandboxes-log=l", "script.py"])
+    assert r.returncode == 255
+    assert "ran" not in r.stdout
+    assert ("log-max-size: invalid value 'lots', expected a whole number "
+            "of bytes") in r.stderr, r.stderr

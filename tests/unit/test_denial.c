@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "denial.h"
@@ -101,10 +102,10 @@ static void test_write(void)
 		return;
 	afd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	unlink(path);
-	is_int(sb_denial_write(-1, &d), 0, "no log: nothing written");
+	is_int(sb_denial_write(-1, &d, 0), 0, "no log: nothing written");
 	is_int(write(afd, "x", 1), 1, "someone else writes first");
-	is_int(sb_denial_write(afd, &d), 0, "a record written");
-	is_int(sb_denial_write(afd, &d), 0, "another appended");
+	is_int(sb_denial_write(afd, &d, 0), 0, "a record written");
+	is_int(sb_denial_write(afd, &d, 0), 0, "another appended");
 	n = pread(fd, buf, sizeof(buf) - 1, 0);
 	ok(n > 0, "read back");
 	buf[n > 0 ? n : 0] = '\0';
@@ -116,7 +117,47 @@ static void test_write(void)
 	ok(strstr(buf, "\"target\": \"x\\ny\"") != NULL, "target escaped");
 	close(afd);
 	close(fd);
-	is_int(sb_denial_write(afd, &d), -EBADF, "a closed fd: -EBADF");
+	is_int(sb_denial_write(afd, &d, 0), -EBADF, "a closed fd: -EBADF");
+}
+
+/* The cap: records while they fit, then one "log-full" record padded to
+ * the cap, then nothing (from any writer: the file's size decides). */
+static void test_cap(void)
+{
+	char path[] = "/tmp/test_denial.XXXXXX", buf[8192];
+	struct sb_denial d = { .layer = SB_LAYER_SUPERVISOR, .kind = "file",
+			       .target = "/etc/shadow", .pid = 9 };
+	int fd = mkstemp(path), afd, b;
+	const uint64_t cap = 1000;
+	struct stat st;
+	int lines = 0, full = 0, records = 0;
+	ssize_t n;
+
+	if (!ok(fd >= 0, "mkstemp"))
+		return;
+	afd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	b = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	unlink(path);
+	for (int i = 0; i < 20; i++)
+		sb_denial_write(i % 2 ? afd : b, &d, cap);
+	is_int(sb_denial_write(afd, &d, cap), -EFBIG, "a full log: -EFBIG");
+	ok(fstat(fd, &st) == 0 && (uint64_t)st.st_size >= cap &&
+		   (uint64_t)st.st_size < cap + 400,
+	   "the file stops at about the cap");
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *s = buf; (s = strchr(s, '\n')); s++)
+		lines++;
+	for (char *s = buf; (s = strstr(s, "\"kind\": \"file\"")); s++)
+		records++;
+	for (char *s = buf; (s = strstr(s, "\"kind\": \"log-full\"")); s++)
+		full++;
+	is_int(full, 1, "one log-full record");
+	is_int(lines, records + 1, "the records that fit, then log-full");
+	ok(records > 0 && buf[n - 1] == '\n', "whole lines");
+	close(afd);
+	close(b);
+	close(fd);
 }
 
 int main(void)
@@ -124,5 +165,6 @@ int main(void)
 	test_strings();
 	test_record();
 	test_write();
+	test_cap();
 	return tap_done();
 }

@@ -1048,6 +1048,40 @@ static void test_log_file(void)
 		  "log-file= under expose-rw=/");
 }
 
+/* log-stderr= and log-max-size=: how refusals are reported. */
+static void test_log_reporting(void)
+{
+	struct sb_policy *p;
+
+	p = parse("python-import=x\n");
+	ok(p->log_stderr, "log-stderr on by default");
+	ok(p->log_max == SB_LOG_MAX_DEFAULT, "log-max-size 100M by default");
+	sb_policy_free(p);
+	p = parse("log-stderr=off\nlog-max-size=64K\n");
+	ok(!p->log_stderr, "log-stderr=off");
+	ok(p->log_max == 65536, "log-max-size=64K");
+	is_int(p->log_max_ref.line, 2, "log-max-size= ref");
+	is_str(errors(p), "", "no error");
+	sb_policy_free(p);
+	one_error("log-stderr=maybe\n",
+		  ".py-sandboxes(1): Invalid value 'maybe' for log-stderr. Use "
+		  "on or off.",
+		  "log-stderr= junk");
+	one_error("log-max-size=0\n",
+		  ".py-sandboxes(1): log-max-size: invalid value '0', it must "
+		  "be at least 1.",
+		  "log-max-size=0");
+	one_error("log-max-size=1X\n",
+		  ".py-sandboxes(1): log-max-size: invalid value '1X', expected "
+		  "a whole number of bytes with an optional K, M, G or T "
+		  "suffix, such as 512M.",
+		  "log-max-size= junk");
+	one_error("log-stderr=on\nlog-stderr=off\n",
+		  ".py-sandboxes(1) and .py-sandboxes(2): Multiple log-stderr "
+		  "parameters.",
+		  "log-stderr= twice");
+}
+
 int main(void)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/sb-test-policy-XXXXXX");
@@ -1065,6 +1099,7 @@ int main(void)
 	test_limits();
 	test_learning_and_lock();
 	test_log_file();
+	test_log_reporting();
 	test_provider_keys();
 	test_error_order();
 	test_full_example();
