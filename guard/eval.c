@@ -111,15 +111,30 @@ static PyObject *tuple_of_strings(const char *a, const char *b,
 }
 
 /* RuleEvalPermissionError(target, rule_key[, hint]); returns -1. */
+/* Each refusal of the eval guard is a record of kind "eval": what was
+ * refused and the rule to add (a budget's hint names none that can be
+ * written for it: null). */
 int ev_raise_perm(const char *target, const char *key, const char *hint)
 {
+	char add[512];
+
+	if (sb_g.log_fd >= 0) {
+		snprintf(add, sizeof(add), "%s=%s", key, target);
+		sb_guard_log("eval", target, NULL, hint ? NULL : add);
+	}
 	return ev_raise_with(exc_perm, tuple_of_strings(target, key, hint));
 }
 
-int ev_raise_interrupted(const char *reason)
+/* A budget ran out: the budget's rule decided ("eval-max-iterations=N"),
+ * nothing to add but a larger budget. The interruption is raised again at
+ * each tick until the evaluation ends: one record. */
+int ev_raise_interrupted(struct ev_run *run)
 {
-	return ev_raise_with(exc_interrupted, tuple_of_strings(reason, NULL,
-							    NULL));
+	if (sb_g.log_fd >= 0 && !run->logged)
+		sb_guard_log("eval", "an evaluation", run->reason, NULL);
+	run->logged = true;
+	return ev_raise_with(exc_interrupted,
+			     tuple_of_strings(run->reason, NULL, NULL));
 }
 
 /* ---- compiling ---- */

@@ -94,7 +94,7 @@ static PyObject *g_tick(PyObject *self, PyObject *args)
 		timeout_reason(run);
 	}
 	if (run->why) {
-		ev_raise_interrupted(run->reason);
+		ev_raise_interrupted(run);
 		return NULL;
 	}
 	return true_();
@@ -141,7 +141,7 @@ static PyObject *g_enter(PyObject *self, PyObject *args)
 		timeout_reason(run);
 	}
 	if (run->why) {
-		ev_raise_interrupted(run->reason);
+		ev_raise_interrupted(run);
 		return NULL;
 	}
 	return true_();
@@ -229,7 +229,7 @@ PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
 		if (res)
 			py.Py_DecRef(res);
 		py.PyErr_Clear();
-		ev_raise_interrupted(run.reason);
+		ev_raise_interrupted(&run);
 		return NULL;
 	}
 	if (run.refused) {

@@ -186,36 +186,40 @@ static const char *source_line(const char *src, long lineno, size_t *len)
 	return s;
 }
 
-/* Learning: the rule an "add: eval-KEY=token ..." hint names, recorded
- * for the writer; a refusal no rule lifts records nothing. */
-static void learn_rule(const char *add)
+/* The rule an "add: eval-KEY=token ..." hint names, into rule[size]; NULL
+ * for a refusal no rule lifts. */
+static const char *hint_rule(const char *add, char *rule, size_t size)
 {
-	char rule[300];
 	size_t n;
 
 	if (strncmp(add, "add: eval-", 10) != 0)
-		return;
+		return NULL;
 	n = strcspn(add + 5, " ");
-	if (n >= sizeof(rule))
-		return;
+	if (n >= size)
+		return NULL;
 	memcpy(rule, add + 5, n);
 	rule[n] = '\0';
-	sb_learn_record("eval", rule, NULL);
+	return rule;
 }
 
 static void violation(struct ev_check *c, long line, long col, long end_col,
 		      const char *what, const char *add)
 {
 	struct sb_buf b = { 0 };
+	char rule[300];
 	const char *text;
 	size_t len = 0, strip = 0, i, from, to;
 	PyObject *s;
 
 	if (c->learn) {
-		learn_rule(add);
+		/* recorded for the writer */
+		if (hint_rule(add, rule, sizeof(rule)))
+			sb_learn_record("eval", rule, NULL);
 		return;
 	}
-
+	if (sb_g.log_fd >= 0)
+		sb_guard_log("eval", what, NULL,
+			     hint_rule(add, rule, sizeof(rule)));
 	sb_buf_printf(&b, "  line %ld, col %ld: %s", line, col, what);
 	text = c->src && line > 0 ? source_line(c->src, line, &len) : NULL;
 	if (text) {
@@ -375,9 +379,9 @@ static void check_syntax(struct ev_check *c, const char *node,
 	if (syntax_allowed(c->p, node))
 		return;
 	if (c->learn) { /* the node: the writer makes groups of them */
-		snprintf(add, sizeof(add), "add: eval-syntax=%s", node);
+		snprintf(what, sizeof(what), "eval-syntax=%s", node);
 		if (!ev_list_exact(&c->p->rules->deny[SB_EVAL_SYNTAX], node))
-			learn_rule(add);
+			sb_learn_record("eval", what, NULL);
 		return;
 	}
 	snprintf(what, sizeof(what), "'%s' is not allowed", node);

@@ -98,6 +98,7 @@ struct ev_run {
 	const char *why;  /* the budget that ran out, sticky */
 	char reason[96];
 	size_t refused;   /* size of an allocation refused */
+	bool logged;      /* its interruption is in the denial log */
 };
 
 extern __thread struct ev_run *ev_cur;
@@ -107,7 +108,8 @@ extern __thread struct ev_run *ev_cur;
 int ev_raise_with(PyObject *cls, PyObject *args);
 /* RuleEvalPermissionError(target, rule_key[, hint]); returns -1. */
 int ev_raise_perm(const char *target, const char *key, const char *hint);
-int ev_raise_interrupted(const char *reason);
+/* EvalInterrupted(run->reason), the record written once per run. */
+int ev_raise_interrupted(struct ev_run *run);
 
 /* ---- rules (eval_check.c) ---- */
 

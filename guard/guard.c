@@ -247,7 +247,8 @@ void sb_guard_no_log(void)
  * supervisor, which writes the record from outside the sandbox (the
  * program never holds the log's descriptor there). A failure to log never
  * turns a refusal into an allowance, nor the reverse. */
-static void log_refusal(const char *kind, const char *target)
+void sb_guard_log(const char *kind, const char *target, const char *rule,
+		  const char *add)
 {
 	struct sb_denial d = {
 		.layer = SB_LAYER_PYTHON,
@@ -255,17 +256,13 @@ static void log_refusal(const char *kind, const char *target)
 		.pid = getpid(),
 		.kind = kind,
 		.target = target,
+		.rule = rule,
+		.add = add,
 	};
 	int saved = errno;
 
-	if (sb_g.log_fd < 0 || sb_g.learning || note.mute)
-		goto out;
-	if (note.set) {
-		d.kind = note.kind;
-		d.target = note.target;
-		d.rule = note.has_rule ? note.rule : NULL;
-		d.add = note.has_add ? note.add : NULL;
-	}
+	if (sb_g.log_fd < 0 || sb_g.learning)
+		return;
 	if (sb_g.log_relay) {
 		struct sb_buf b = { 0 };
 		ssize_t n;
@@ -286,9 +283,19 @@ static void log_refusal(const char *kind, const char *target)
 	} else {
 		sb_denial_write(sb_g.log_fd, &d, sb_g.policy->log_max);
 	}
-out:
-	note.set = note.mute = false;
 	errno = saved;
+}
+
+/* The record of the refusal being raised: the note if one was set. */
+static void log_refusal(const char *kind, const char *target)
+{
+	if (note.set && !note.mute)
+		sb_guard_log(note.kind, note.target,
+			     note.has_rule ? note.rule : NULL,
+			     note.has_add ? note.add : NULL);
+	else if (!note.mute)
+		sb_guard_log(kind, target, NULL, NULL);
+	note.set = note.mute = false;
 }
 
 /* The seed's line per refusal: the exception's first line (a network

@@ -54,6 +54,11 @@ int sb_guard_raise(enum sb_exc kind, const char *message, const char *name);
  * module name, or its message. The strings are copied. */
 void sb_guard_note(const char *kind, const char *target, const char *rule,
 		   const char *add);
+/* Write one record to the denial log now (nothing without a log or while
+ * learning): for refusals raised by other means than sb_guard_raise (the
+ * eval guard's). NULL rule: "no rule"; NULL add: none is known. */
+void sb_guard_log(const char *kind, const char *target, const char *rule,
+		  const char *add);
 /* The next sb_guard_raise() of this thread repeats a refusal the log has
  * already (an error raised again with a better message): no record. */
 void sb_guard_no_log(void);

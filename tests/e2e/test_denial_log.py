@@ -521,3 +521,41 @@ def test_a_bad_log_max_size_stops_the_run(run_sb, tmp_cwd):
     assert "ran" not in r.stdout
     assert ("log-max-size: invalid value 'lots', expected a whole number "
             "of bytes") in r.stderr, r.stderr
+
+
+EVAL_REFUSALS = """
+from pysandboxes import guarded_eval
+def attempt(src, mode="eval"):
+    try:
+        guarded_eval(src, mode=mode)
+    except BaseException as e:
+        print(type(e).__name__)
+attempt("abs(-1)")
+attempt("'a'.upper()")
+attempt("while True: pass", mode="exec")
+"""
+
+
+@pytest.mark.parametrize("provider", ["subprocess",
+                                      pytest.param("landlock",
+                                                   marks=needs_landlock)])
+def test_eval_guard_refusals_each_appear_once(run, logdir, provider, user):
+    """The eval guard's refusals (a call, an attribute, a budget) are
+    records of kind eval: the static ones with the rule to add, the budget
+    with the budget that decided and nothing to add."""
+    log = logdir / "l"
+    r, recs = run([f"os-sandbox={provider}", "eval-syntax=arith",
+                   "eval-syntax=loop", "eval-max-iterations=100"],
+                  EVAL_REFUSALS, log)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["EvalSyntaxRejected", "EvalSyntaxRejected",
+                                "EvalInterrupted"], r.stdout
+    evals = [(x["target"], x["rule"], x["add"]) for x in recs
+             if x["kind"] == "eval"]
+    assert evals == [
+        ("'abs' is not allowed", "no rule", "eval-call=abs"),
+        ("attribute 'upper' is not allowed", "no rule",
+         "eval-attribute=upper"),
+        ("an evaluation", "eval-max-iterations=100", None),
+    ], recs
+    assert all(x["layer"] == "python" for x in recs), recs
