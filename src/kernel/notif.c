@@ -55,6 +55,11 @@ int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len)
 	return 0;
 }
 
+int sb_pidfd_send_signal(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
 int sb_signals_block(sigset_t *old, int flags)
 {
 	static const int forwarded[] = { SIGINT, SIGTERM, SIGQUIT,

@@ -21,6 +21,8 @@ int sb_pidfd_of_caller(pid_t pid);
 int sb_pidfd_getfd(int pidfd, int fd);
 /* Copy 'len' bytes at 'remote' in process 'pid'; 0 or -EFAULT. */
 int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len);
+/* Send 'sig' to the process behind 'pidfd'; 0, or -1 with errno. */
+int sb_pidfd_send_signal(int pidfd, int sig);
 
 /* The signals a supervising python-sb passes on to the program (SIGINT,
  * SIGTERM, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2) and SIGCHLD, blocked; the
