@@ -10,9 +10,10 @@
  * "continue", so nothing the program changes after the check is used.
  * Port 53 is DNS: a datagram there is read as a query and sent only for a
  * host a rule names (sb_dns_query_judge), a connection there needs a '*'
- * rule. Calls that may block run on worker threads. It owns the fork, the
- * listener hand-over, signal forwarding and the exit status of such a run;
- * it must not judge anything by itself that the policy code decides.
+ * rule. Calls that may block run on worker threads. It owns the child's
+ * set-up and the listener hand-over of such a run; the signals, the wait
+ * and the exit status are the supervisor skeleton's (supervisor.h). It
+ * must not judge anything by itself that the policy code decides.
  */
 #include "exit_status.h"
 #include "netsup.h"
@@ -51,6 +52,7 @@
 #include "prof.h"
 #include "selfport.h"
 #include "suplog.h"
+#include "supervisor.h"
 
 /* A copy of a payload is bounded: a stream socket gets a short write (which
  * its callers must handle anyway), a datagram larger than this EMSGSIZE. */
@@ -1009,34 +1011,34 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 
 /* ---- the run ---- */
 
-/* A signal for the program: it runs in a session of its own, so what the
- * terminal sends to python-sb's process group goes to the program's; a
- * stop stops both (a stop signal to an orphaned group would be dropped,
- * so SIGSTOP), and a SIGCONT continues both. */
-static void forward(pid_t pid, const struct signalfd_siginfo *si)
-{
-	int sig = (int)si->ssi_signo;
+/* What the loop serves beside the signals: the program's notified calls
+ * and the log lines its processes send. */
+struct serving {
+	struct sup *s;
+	struct seccomp_notif *req;
+	size_t req_size;
+	int live; /* the listener while a process uses the filter, or -1 */
+};
 
-	switch (sig) {
-	case SIGCHLD:
-		return;
-	case SIGTSTP:
-	case SIGTTIN:
-	case SIGTTOU:
-		kill(-pid, SIGSTOP);
-		kill(pid, SIGSTOP);
-		raise(SIGSTOP);
-		return;
-	case SIGCONT:
-		kill(-pid, SIGCONT);
-		kill(pid, SIGCONT);
-		return;
-	default:
-		if (sb_signal_sent(si))
-			kill(pid, sig);
-		else if (kill(-pid, sig) < 0)
-			kill(pid, sig);
-	}
+static void serving_fds(struct sb_sup *sup, void *ctx, struct pollfd *p)
+{
+	const struct serving *v = ctx;
+
+	p[0] = (struct pollfd){ v->live, POLLIN, 0 };
+	p[1] = (struct pollfd){ sb_suplog_relay_fd(), POLLIN, 0 };
+}
+
+static void serving_ready(struct sb_sup *sup, void *ctx,
+			  const struct pollfd *p)
+{
+	struct serving *v = ctx;
+
+	if (p[1].revents & POLLIN)
+		sb_suplog_drain();
+	if (p[0].revents & POLLIN)
+		serve_one(v->s, v->req, v->req_size);
+	else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+		v->live = -1; /* no process uses the filter any more */
 }
 
 static void handover_failed(pid_t pid, const char *what)
@@ -1055,12 +1057,12 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	struct seccomp_notif_sizes sizes = { 0 };
 	struct seccomp_notif *req;
 	struct sup s = { .p = p, .listener = -1 };
+	static const struct sb_sup_ops ops = { serving_fds, serving_ready,
+					       NULL };
 	struct sb_limits own_limits, *lim = ctx->limits;
-	struct rusage ru = { 0 };
-	int hand[2], ack[2], status = 0, sfd, lfd, pidfd, num = -1, live;
-	struct sb_limit_watch lw;
-	size_t req_size = sizeof(*req);
-	sigset_t old;
+	struct serving v = { &s, NULL, sizeof(*req), -1 };
+	int hand[2], ack[2], status = 0, lfd, pidfd, num = -1, rc;
+	struct sb_sup run;
 	pid_t pid, parent = getpid();
 
 	if (!lim) {
@@ -1068,20 +1070,19 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		lim = &own_limits;
 	}
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
-	    sizes.seccomp_notif > req_size)
-		req_size = sizes.seccomp_notif;
+	    sizes.seccomp_notif > v.req_size)
+		v.req_size = sizes.seccomp_notif;
 	/* every process of the program that loses its parent comes to us,
-	 * to be ended with the run (sweep) */
-	if ((sfd = sb_signals_block(&old, SFD_NONBLOCK)) < 0 ||
-	    sb_signals_add_job(sfd, SFD_NONBLOCK) < 0 ||
+	 * to be ended with the run (sweep); the program runs in a session
+	 * of its own (below), so the terminal's signals come from us */
+	if (sb_sup_init(&run, SB_SUP_OWN_SESSION) < 0 ||
 	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 ||
 	    pipe2(hand, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
 		fprintf(stderr, "python-sb: network supervisor set-up: %s\n",
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
-	fflush(NULL);
-	pid = fork();
+	pid = sb_sup_fork(&run);
 	if (pid < 0) {
 		fprintf(stderr, "python-sb: fork: %s\n", strerror(errno));
 		return SB_EXIT_SETUP;
@@ -1093,9 +1094,8 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		/* python-sb is single-threaded until after this fork, so
 		 * the kernel layer can be built here as in the exec-in-place
 		 * path; the program dies with its supervisor */
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sb_sup_child(&run);
 		sb_prof_mark("fork");
-		close(sfd);
 		close(hand[0]);
 		close(ack[1]);
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
@@ -1158,7 +1158,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	if (read(hand[0], &num, sizeof(num)) != sizeof(num)) {
 		/* the child said why on stderr */
 		waitpid(pid, &status, 0);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sigprocmask(SIG_SETMASK, &run.old, NULL);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : SB_EXIT_SETUP;
 	}
 	pidfd = sb_pidfd_open(pid, 0);
@@ -1183,49 +1183,25 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	s.listener = lfd;
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
-	req = calloc(1, req_size);
+	req = v.req = calloc(1, v.req_size);
 	if (!req) {
 		handover_failed(pid, "memory");
 		return SB_EXIT_SETUP;
 	}
-	live = lfd;
-	if (sb_limits_watch_open(lim, &lw) < 0) {
-		fprintf(stderr, "python-sb: timerfd for %s: %s\n", lw.failed,
-			strerror(errno));
+	v.live = lfd;
+	if (sb_sup_watch(&run, lim) < 0) {
+		fprintf(stderr, "python-sb: timerfd for %s: %s\n",
+			run.lw.failed, strerror(errno));
 		handover_failed(pid, "the limits' timer");
 		return SB_EXIT_SETUP;
 	}
-	for (;;) {
-		struct pollfd pfd[3 + SB_LIMIT_WATCH_N] = {
-			{ live, POLLIN, 0 },
-			{ sfd, POLLIN, 0 },
-			{ sb_suplog_relay_fd(), POLLIN, 0 }
-		};
-		struct signalfd_siginfo si;
-
-		sb_limits_watch_poll(&lw, pfd + 3);
-		/* a negative fd is ignored by poll */
-		if (poll(pfd, 3 + SB_LIMIT_WATCH_N, -1) < 0 && errno != EINTR)
-			break;
-		if (pfd[2].revents & POLLIN)
-			sb_suplog_drain();
-		sb_limits_watch_handle(lim, &lw, pfd + 3, pid);
-		if (pfd[0].revents & POLLIN)
-			serve_one(&s, req, req_size);
-		else if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
-			live = -1; /* no process uses the filter any more */
-		while (read(sfd, &si, sizeof(si)) == sizeof(si))
-			forward(pid, &si);
-		if (wait4(pid, &status, WNOHANG, &ru) == pid)
-			break;
-	}
-	sb_limits_watch_close(&lw);
-	sb_sweep_descendants();
+	rc = sb_sup_loop(&run, &ops, &v);
+	sb_sup_stop(&run, true);
 	sb_suplog_drain(); /* what the program sent before it ended */
 	/* workers may still hold calls of processes the program left
 	 * behind: they end with python-sb, and those calls fail */
 	free(req);
-	close(sfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return sb_limits_verdict(lim, status, &ru);
+	sb_sup_end(&run);
+	return rc < 0 ? SB_EXIT_SETUP
+		      : sb_limits_verdict(lim, run.wstatus, &run.ru);
 }

@@ -55,40 +55,7 @@ int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len)
 	return 0;
 }
 
-int sb_signals_block(sigset_t *old, int flags)
+int sb_pidfd_send_signal(int pidfd, int sig)
 {
-	static const int forwarded[] = { SIGINT, SIGTERM, SIGQUIT,
-					 SIGHUP, SIGUSR1, SIGUSR2 };
-	sigset_t mask;
-	size_t i;
-
-	sigemptyset(&mask);
-	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(&mask, forwarded[i]);
-	sigaddset(&mask, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &mask, old) < 0)
-		return -1;
-	return signalfd(-1, &mask, SFD_CLOEXEC | flags);
-}
-
-int sb_signals_add_job(int sfd, int flags)
-{
-	static const int job[] = { SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT,
-				   SIGWINCH };
-	sigset_t mask;
-	size_t i;
-
-	if (sigprocmask(SIG_BLOCK, NULL, &mask) < 0)
-		return -1;
-	for (i = 0; i < sizeof(job) / sizeof(job[0]); i++)
-		sigaddset(&mask, job[i]);
-	if (sigprocmask(SIG_SETMASK, &mask, NULL) < 0)
-		return -1;
-	return signalfd(sfd, &mask, SFD_CLOEXEC | flags) < 0 ? -1 : 0;
-}
-
-bool sb_signal_sent(const struct signalfd_siginfo *si)
-{
-	return si->ssi_code == SI_USER || si->ssi_code == SI_QUEUE ||
-	       si->ssi_code == SI_TKILL;
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }

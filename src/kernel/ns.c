@@ -27,7 +27,6 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -37,7 +36,7 @@
 #include "fsrules.h"
 #include "landlock.h"
 #include "netsup.h"
-#include "notif.h"
+#include "supervisor.h"
 
 #define DEFAULT_HOSTNAME "sandbox"
 
@@ -792,39 +791,21 @@ static void build_root(struct sb_arena *a, const struct ns_run *r)
 
 /* ---- the signals and the init ---- */
 
-/* Wait for 'child', reaping every other process that ends meanwhile (the
- * init inherits orphans) and passing on the signals a process sent (a
- * terminal's Ctrl-C reaches the whole process group by itself: si_code
- * is then not SI_USER). Returns the child's status as an exit code. */
-static int wait_forwarding(int sfd, pid_t child)
+/* Wait for the child, reaping every other process that ends meanwhile
+ * (the init inherits orphans) and passing on the signals a process sent
+ * (SB_SUP_SAME_GROUP: a terminal's Ctrl-C reaches the whole process group
+ * by itself). Returns the child's status as an exit code. */
+static int wait_forwarding(struct sb_sup *s)
 {
-	struct signalfd_siginfo si;
-	int status;
-	pid_t w;
-
-	for (;;) {
-		if (read(sfd, &si, sizeof(si)) != sizeof(si)) {
-			if (errno == EINTR)
-				continue;
-			return SB_EXIT_SETUP;
-		}
-		if (si.ssi_signo != SIGCHLD) {
-			if (sb_signal_sent(&si))
-				kill(child, (int)si.ssi_signo);
-			continue;
-		}
-		while ((w = waitpid(-1, &status, WNOHANG)) > 0)
-			if (w == child)
-				return WIFEXITED(status)
-					       ? WEXITSTATUS(status)
-					       : 128 + WTERMSIG(status);
-	}
+	s->reap_all = true;
+	return sb_sup_loop(s, NULL, NULL) < 0
+		       ? SB_EXIT_SETUP
+		       : sb_sup_exit_status(s->wstatus);
 }
 
 static void run_init(struct sb_arena *a, const struct ns_run *r,
 		     const char *path, char *const argv[],
-		     char *const envp[], const sigset_t *old, int sfd,
-		     int alive)
+		     char *const envp[], struct sb_sup *s, int alive)
 {
 	struct sb_policy q = *r->p;
 	struct pollfd pfd = { alive, POLLIN, 0 };
@@ -847,21 +828,19 @@ static void run_init(struct sb_arena *a, const struct ns_run *r,
 		memcpy(q.exposes.v, r->p->exposes.v,
 		       q.exposes.n * sizeof(*q.exposes.v));
 	sb_fs_add_implicit(&q, "/etc/hosts", false, "<unshare>");
-	fflush(NULL);
-	child = fork();
+	child = sb_sup_fork(s);
 	if (child < 0)
 		die("fork", NULL);
 	if (child == 0) {
 		struct sb_kernel_ctx ctx = *r->ctx;
 
-		close(sfd);
-		sigprocmask(SIG_SETMASK, old, NULL);
+		sb_sup_child(s);
 		/* root's (no user namespace as root), or the new user
 		 * namespace's: the program gets none (weaknesses.md 34) */
 		ctx.own_files_kept = true; /* masked by build_root */
 		_exit(sb_netsup_run(a, &q, &ctx, path, argv, envp));
 	}
-	_exit(wait_forwarding(sfd, child));
+	_exit(wait_forwarding(s));
 }
 
 /* Where the new root is built: a directory that every system has. Its
@@ -952,8 +931,8 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 	struct plan pl = { .a = a };
 	struct ns_run r = { .p = p, .ctx = ctx, .pl = &pl };
 	const char *err;
-	sigset_t old;
-	int sfd, alive[2], status;
+	struct sb_sup sup;
+	int alive[2], status;
 	pid_t init;
 	size_t i;
 
@@ -990,15 +969,16 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 		status = SB_EXIT_SETUP;
 		goto out;
 	}
-	sfd = sb_signals_block(&old, 0);
-	if (sfd < 0 || pipe2(alive, O_CLOEXEC) < 0) {
+	/* the init shares our process group, the program the init's; the
+	 * init keeps the mask and the signalfd to pass them on in turn */
+	if (sb_sup_init(&sup, SB_SUP_SAME_GROUP) < 0 ||
+	    pipe2(alive, O_CLOEXEC) < 0) {
 		fprintf(stderr, "python-sb: os-sandbox=unshare: signals: %s\n",
 			strerror(errno));
 		status = SB_EXIT_SETUP;
 		goto out;
 	}
-	fflush(NULL);
-	init = fork();
+	init = sb_sup_fork(&sup);
 	if (init < 0) {
 		fprintf(stderr, "python-sb: os-sandbox=unshare: fork: %s\n",
 			strerror(errno));
@@ -1007,13 +987,12 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 	}
 	if (init == 0) {
 		close(alive[1]);
-		run_init(a, &r, path, argv, envp, &old, sfd, alive[0]);
+		run_init(a, &r, path, argv, envp, &sup, alive[0]);
 	}
 	close(alive[0]);
-	status = wait_forwarding(sfd, init);
+	status = wait_forwarding(&sup);
 	close(alive[1]);
-	close(sfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	sb_sup_end(&sup);
 out:
 	for (i = 0; i < pl.ops.n; i++)
 		if (pl.ops.v[i].fd >= 0)

@@ -25,7 +25,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -34,7 +33,7 @@
 
 #include "exit_status.h"
 #include "fdio.h"
-#include "notif.h"
+#include "supervisor.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
 
@@ -869,7 +868,7 @@ int sb_limits_verdict(const struct sb_limits *l, int wstatus,
 			sb_sanitize(p->arena, p->limits[which].rule));
 		return SB_EXIT_LIMIT;
 	}
-	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + sig;
+	return sb_sup_exit_status(wstatus);
 }
 
 /* ---- the end of the run ---- */
@@ -985,14 +984,14 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 		  char *const envp[])
 {
 	struct child_err ce;
-	struct rusage ru = { 0 };
-	int sfd, rep[2], status = 0, r, which = 0;
-	struct sb_limit_watch lw;
-	sigset_t old;
+	struct sb_sup s;
+	int rep[2], r, which = 0, rc;
 	pid_t pid, parent = getpid();
 	ssize_t n;
 
-	if ((sfd = sb_signals_block(&old, SFD_NONBLOCK)) < 0 ||
+	/* the terminal's signals reach the program, which shares our
+	 * process group; those another process sent are passed on */
+	if (sb_sup_init(&s, SB_SUP_SAME_GROUP) < 0 ||
 	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 ||
 	    pipe2(rep, O_CLOEXEC) < 0) {
 		fprintf(stderr, "python-sb: limits supervisor set-up: %s; "
@@ -1000,15 +999,14 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
-	fflush(NULL);
-	pid = fork();
+	pid = sb_sup_fork(&s);
 	if (pid < 0) {
 		fprintf(stderr, "python-sb: fork: %s; nothing was run.\n",
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
 	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sb_sup_child(&s);
 		close(rep[0]);
 		/* the program dies with its supervisor */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
@@ -1026,7 +1024,7 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 	close(rep[0]);
 	if (n == (ssize_t)sizeof(ce)) {
 		waitpid(pid, NULL, 0);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sigprocmask(SIG_SETMASK, &s.old, NULL);
 		if (ce.step == 0)
 			fprintf(stderr, "python-sb: join the run's cgroup %s: "
 					"%s; nothing was run.\n",
@@ -1041,37 +1039,17 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 				strerror(ce.err));
 		return SB_EXIT_SETUP;
 	}
-	if (sb_limits_watch_open(l, &lw) < 0) {
+	if (sb_sup_watch(&s, l) < 0) {
 		fprintf(stderr, "python-sb: timerfd for %s: %s; the run was "
 				"stopped.\n",
-			lw.failed, strerror(errno));
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+			s.lw.failed, strerror(errno));
+		sb_sup_abort(&s);
 		sb_sweep_descendants();
 		return SB_EXIT_SETUP;
 	}
-	for (;;) {
-		struct pollfd pfd[1 + SB_LIMIT_WATCH_N] = { { sfd, POLLIN, 0 } };
-		struct signalfd_siginfo si;
-		pid_t w;
-
-		sb_limits_watch_poll(&lw, pfd + 1);
-		if (poll(pfd, 1 + SB_LIMIT_WATCH_N, -1) < 0 && errno != EINTR)
-			break;
-		sb_limits_watch_handle(l, &lw, pfd + 1, pid);
-		while (read(sfd, &si, sizeof(si)) == sizeof(si))
-			/* the terminal's signals reach the program, which
-			 * shares our process group; pass on those sent */
-			if (si.ssi_signo != SIGCHLD && sb_signal_sent(&si))
-				kill(pid, (int)si.ssi_signo);
-		w = wait4(pid, &status, WNOHANG, &ru);
-		if (w == pid || (w < 0 && errno == ECHILD))
-			break;
-	}
-	sb_limits_watch_close(&lw);
+	rc = sb_sup_loop(&s, NULL, NULL);
 	/* nothing the program started outlives the run */
-	sb_sweep_descendants();
-	close(sfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return sb_limits_verdict(l, status, &ru);
+	sb_sup_stop(&s, true);
+	sb_sup_end(&s);
+	return rc < 0 ? SB_EXIT_SETUP : sb_limits_verdict(l, s.wstatus, &s.ru);
 }

@@ -19,19 +19,17 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fdio.h"
-#include "notif.h"
 #include "ns.h"
 #include "run_limits.h"
 #include "stage.h"
 #include "suplog.h"
+#include "supervisor.h"
 
 #define BWRAP_STAGE "/.python-sb"
 
@@ -401,39 +399,65 @@ static const char *find_tool(struct sb_arena *a, const char *name)
 	return NULL;
 }
 
+/* The stage's socket: it sends its pidfd once it is up. */
+struct stage_wait {
+	int sock;     /* -1 once read (or without one: firejail) */
+	int stage;    /* the stage's pidfd, or -1 */
+	bool started; /* the stage is up: an exit is no longer the tool's */
+};
+
+static void stage_fds(struct sb_sup *s, void *ctx, struct pollfd *p)
+{
+	const struct stage_wait *w = ctx;
+
+	p[0] = (struct pollfd){ w->sock, POLLIN, 0 };
+}
+
+static void stage_ready(struct sb_sup *s, void *ctx, const struct pollfd *p)
+{
+	struct stage_wait *w = ctx;
+
+	if (w->sock < 0 || !p[0].revents)
+		return;
+	w->stage = sb_recv_fd(w->sock);
+	w->started = w->stage >= 0;
+	close(w->sock);
+	w->sock = -1;
+	/* from now on the signals go to the stage, which passes them to the
+	 * program (netsup.h); before, bwrap itself ends the run */
+	s->to_pidfd = w->stage;
+}
+
 /* bwrap passes no signal on to its child, and its --new-session keeps the
  * terminal's from the program: python-sb stays as bwrap's parent, in a
  * process group of its own, and sends every signal it gets to the second
- * stage, which passes it to the program (netsup.h). bwrap dies with
- * python-sb (--die-with-parent). Returns bwrap's exit status, which is
- * the program's. */
+ * stage (SB_SUP_OWN_GROUP). bwrap dies with python-sb (--die-with-parent).
+ * Returns bwrap's exit status, which is the program's. */
 static int run_forwarding(const char *tool, char **targv, int sock,
 			  int stage_end)
 {
+	static const struct sb_sup_ops ops = { stage_fds, stage_ready, NULL };
 	char *const no_env[] = { NULL };
-	sigset_t old;
-	int sfd, stage = -1, status;
 	/* bwrap: the stage says it is up before anything runs; until then an
 	 * exit is the tool's own failure (firejail cannot tell us) */
-	bool started = sock < 0;
+	struct stage_wait w = { sock, -1, sock < 0 };
+	struct sb_sup sup;
 	pid_t child;
 
-	sfd = sb_signals_block(&old, 0);
-	if (sfd < 0) {
+	if (sb_sup_init(&sup, SB_SUP_OWN_GROUP) < 0) {
 		fprintf(stderr, "python-sb: signal set-up: %s; nothing was "
 				"run.\n",
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
-	fflush(NULL);
-	child = fork();
+	child = sb_sup_fork(&sup);
 	if (child < 0) {
 		fprintf(stderr, "python-sb: fork: %s; nothing was run.\n",
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
 	if (child == 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sb_sup_child(&sup);
 		setpgid(0, 0);
 		execve(tool, targv, no_env);
 		fprintf(stderr, "python-sb: exec %s: %s; nothing was run.\n",
@@ -444,51 +468,18 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 	 * reach bwrap through the terminal */
 	setpgid(child, child);
 	close(stage_end);
-	for (;;) {
-		struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { sock, POLLIN, 0 } };
-		struct signalfd_siginfo si;
-
-		if (poll(pfd, sock >= 0 ? 2 : 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			fprintf(stderr, "python-sb: poll: %s; the sandbox is "
-					"stopped.\n",
-				strerror(errno));
-			kill(child, SIGKILL);
-			waitpid(child, &status, 0);
-			return SB_EXIT_SETUP;
-		}
-		if (sock >= 0 && pfd[1].revents) {
-			stage = sb_recv_fd(sock);
-			started = stage >= 0;
-			close(sock);
-			sock = -1;
-		}
-		if (!(pfd[0].revents & POLLIN) ||
-		    read(sfd, &si, sizeof(si)) != sizeof(si))
-			continue;
-		if (si.ssi_signo != SIGCHLD) {
-			/* before the stage is up, bwrap itself ends the run */
-			if (stage < 0 ||
-			    syscall(SYS_pidfd_send_signal, stage,
-				    (int)si.ssi_signo, NULL, 0) < 0)
-				kill(child, (int)si.ssi_signo);
-			continue;
-		}
-		if (waitpid(child, &status, WNOHANG) != child)
-			continue;
-		/* nothing ran: a setup failure is 255, not the tool's 1 */
-		if (!started && WIFEXITED(status) &&
-		    WEXITSTATUS(status) != SB_EXIT_SETUP) {
-			fprintf(stderr,
-				"python-sb: %s failed before the sandbox "
-				"started (exit status %d); nothing was run.\n",
-				tool, WEXITSTATUS(status));
-			return SB_EXIT_SETUP;
-		}
-		return WIFEXITED(status) ? WEXITSTATUS(status)
-					 : 128 + WTERMSIG(status);
+	if (sb_sup_loop(&sup, &ops, &w) < 0)
+		return SB_EXIT_SETUP;
+	/* nothing ran: a setup failure is 255, not the tool's 1 */
+	if (!w.started && WIFEXITED(sup.wstatus) &&
+	    WEXITSTATUS(sup.wstatus) != SB_EXIT_SETUP) {
+		fprintf(stderr,
+			"python-sb: %s failed before the sandbox "
+			"started (exit status %d); nothing was run.\n",
+			tool, WEXITSTATUS(sup.wstatus));
+		return SB_EXIT_SETUP;
 	}
+	return sb_sup_exit_status(sup.wstatus);
 }
 
 int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,

@@ -19,15 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "notif.h"
 #include "run_limits.h"
 #include "seccomp_filter.h"
+#include "supervisor.h"
 
 static void drain(int fd, struct sb_learn_session *s)
 {
@@ -74,8 +72,8 @@ static int take_listener(pid_t pid, int hand, int ack)
 			strerror(-num));
 		return -1;
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	lfd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, num, 0);
+	pidfd = sb_pidfd_open(pid, 0);
+	lfd = pidfd < 0 ? -1 : sb_pidfd_getfd(pidfd, num);
 	if (pidfd >= 0)
 		close(pidfd);
 	if (lfd < 0 || write(ack, "k", 1) != 1) {
@@ -90,23 +88,72 @@ static int take_listener(pid_t pid, int hand, int ack)
 	return lfd;
 }
 
+/* What the loop serves beside the signals. */
+struct learning {
+	struct sb_learn_session *s;
+	struct sb_learn_native *native;
+	int rec_fd;
+	int live; /* the listener while a process uses the filter, or -1 */
+	bool saved_on_signal;
+};
+
+static void learning_fds(struct sb_sup *sup, void *ctx, struct pollfd *p)
+{
+	const struct learning *l = ctx;
+
+	p[0] = (struct pollfd){ l->rec_fd, POLLIN, 0 };
+	p[1] = (struct pollfd){ l->live, POLLIN, 0 };
+}
+
+static void learning_ready(struct sb_sup *sup, void *ctx,
+			   const struct pollfd *p)
+{
+	struct learning *l = ctx;
+
+	/* the guard's record of a call comes before the call (its audit
+	 * hook runs first), and says more: read it first */
+	if (p[0].revents || p[1].revents)
+		drain(l->rec_fd, l->s);
+	if (p[1].revents & POLLIN)
+		sb_learn_native_serve(l->native, l->live);
+	else if (p[1].revents & (POLLHUP | POLLERR | POLLNVAL))
+		l->live = -1; /* no process uses the filter any more */
+}
+
+/* The rules are saved once at the first SIGINT, SIGTERM or SIGQUIT, from
+ * the terminal or sent: the program may not get to its end. */
+static void learning_signal(struct sb_sup *sup, void *ctx,
+			    const struct signalfd_siginfo *si)
+{
+	struct learning *l = ctx;
+
+	if ((si->ssi_signo == SIGINT || si->ssi_signo == SIGTERM ||
+	     si->ssi_signo == SIGQUIT) &&
+	    !l->saved_on_signal) {
+		l->saved_on_signal = true;
+		drain(l->rec_fd, l->s);
+		sb_learn_save(l->s);
+	}
+}
+
 int sb_supervise_learning(const char *path, char *const argv[],
 			  char *const envp[], int keep_fd, int rec_fd,
 			  struct sb_learn_session *s,
 			  struct sb_learn_native *native, struct sb_limits *lim)
 {
+	static const struct sb_sup_ops ops = { learning_fds, learning_ready,
+					       learning_signal };
+	struct learning l = { s, native, rec_fd, -1, false };
 	int report[2], hand[2] = { -1, -1 }, ack[2] = { -1, -1 };
-	struct sb_limit_watch lw;
 	int which = 0;
-	struct rusage ru = { 0 };
-	int status = 0, err = 0, rc, sfd, lfd = -1, live;
-	bool saved_on_signal = false;
-	sigset_t old;
+	int err = 0, rc, lfd = -1;
+	struct sb_sup sup;
 	pid_t pid;
 
 	/* the signals arrive through a signalfd; the child gets its own
-	 * dispositions back before exec */
-	if ((sfd = sb_signals_block(&old, SFD_NONBLOCK)) < 0 ||
+	 * dispositions back before exec. The program shares our process
+	 * group: Ctrl-C on the terminal reaches it by itself */
+	if (sb_sup_init(&sup, SB_SUP_SAME_GROUP) < 0 ||
 	    /* with limits, the program's orphans come here, to be ended
 	     * with a run that a limit stops */
 	    (lim && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) ||
@@ -117,15 +164,14 @@ int sb_supervise_learning(const char *path, char *const argv[],
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
-	fflush(NULL);
-	pid = fork();
+	pid = sb_sup_fork(&sup);
 	if (pid < 0) {
 		fprintf(stderr, "python-sb: fork: %s\n", strerror(errno));
 		return SB_EXIT_SETUP;
 	}
 	if (pid == 0) {
 		/* between fork and exec: async-signal-safe calls only */
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sb_sup_child(&sup);
 		close(rec_fd);
 		if (lim && sb_limits_join(lim) < 0)
 			_exit(SB_EXIT_SETUP);
@@ -176,70 +222,24 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	close(report[0]);
 	fcntl(rec_fd, F_SETFL, O_NONBLOCK);
 
-	live = lfd;
+	l.live = lfd;
 	/* a limit the supervisor holds and cannot arm: the run stops */
-	if (sb_limits_watch_open(lim, &lw) < 0) {
+	if (sb_sup_watch(&sup, lim) < 0) {
 		fprintf(stderr, "python-sb: timerfd for %s: %s; the run was "
 				"stopped.\n",
-			lw.failed, strerror(errno));
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+			sup.lw.failed, strerror(errno));
+		sb_sup_abort(&sup);
 		sb_sweep_descendants();
 		close(rec_fd);
 		if (lfd >= 0)
 			close(lfd);
-		close(sfd);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sb_sup_end(&sup);
 		return SB_EXIT_SETUP;
 	}
-	for (;;) {
-		struct pollfd pfd[3 + SB_LIMIT_WATCH_N] = {
-			{ rec_fd, POLLIN, 0 },
-			{ sfd, POLLIN, 0 },
-			{ live, POLLIN, 0 }
-		};
-		struct signalfd_siginfo si;
-		pid_t done;
-
-		sb_limits_watch_poll(&lw, pfd + 3);
-		/* a negative fd is ignored by poll */
-		if (poll(pfd, 3 + SB_LIMIT_WATCH_N, -1) < 0 && errno != EINTR)
-			break;
-		sb_limits_watch_handle(lim, &lw, pfd + 3, pid);
-		/* the guard's record of a call comes before the call (its
-		 * audit hook runs first), and says more: read it first */
-		if (pfd[0].revents || pfd[2].revents)
-			drain(rec_fd, s);
-		if (pfd[2].revents & POLLIN)
-			sb_learn_native_serve(native, live);
-		else if (pfd[2].revents & (POLLHUP | POLLERR | POLLNVAL))
-			live = -1; /* no process uses the filter any more */
-		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-			if (si.ssi_signo == SIGCHLD)
-				continue;
-			/* Ctrl-C on the terminal reaches the whole process
-			 * group, the program too: forward only what another
-			 * process sent to python-sb */
-			if (sb_signal_sent(&si))
-				kill(pid, (int)si.ssi_signo);
-			if ((si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
-			     si.ssi_signo == SIGQUIT) &&
-			    !saved_on_signal) {
-				/* saved once now: the program may not get
-				 * to its end */
-				saved_on_signal = true;
-				drain(rec_fd, s);
-				sb_learn_save(s);
-			}
-		}
-		done = wait4(pid, &status, WNOHANG, &ru);
-		if (done == pid)
-			break;
-	}
-	sb_limits_watch_close(&lw);
+	rc = sb_sup_loop(&sup, &ops, &l);
 	/* a limit ended the run: nothing of it goes on */
-	if (lim && (lim->timed_out || lim->oom_ended || lim->cpu_ended))
-		sb_sweep_descendants();
+	sb_sup_stop(&sup, lim && (lim->timed_out || lim->oom_ended ||
+				  lim->cpu_ended));
 	/* what the program wrote before it ended; a grandchild that kept the
 	 * pipe open does not hold the run. Nor does one that still runs under
 	 * the filter: once the listener is closed its notified calls fail
@@ -250,12 +250,14 @@ int sb_supervise_learning(const char *path, char *const argv[],
 		close(lfd);
 	if (native)
 		sb_learn_native_done(native);
-	close(sfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	s->quiet_when_unchanged = saved_on_signal;
-	rc = lim ? sb_limits_verdict(lim, status, &ru)
-		 : WIFEXITED(status) ? WEXITSTATUS(status)
-				     : 128 + WTERMSIG(status);
+	sb_sup_end(&sup);
+	s->quiet_when_unchanged = l.saved_on_signal;
+	if (rc < 0)
+		rc = SB_EXIT_SETUP;
+	else if (lim)
+		rc = sb_limits_verdict(lim, sup.wstatus, &sup.ru);
+	else
+		rc = sb_sup_exit_status(sup.wstatus);
 	if (sb_learn_save(s) < 0)
 		return SB_EXIT_SETUP;
 	return rc;

@@ -11,7 +11,7 @@ struct sb_limits;
 
 /* Run argv with envp in a child, 'keep_fd' inherited (the write end of
  * the record pipe), 'rec_fd' the read end. Until the child ends: feed the
- * records to 's', forward the signals another process sends (notif.h),
+ * records to 's', forward the signals another process sends (supervisor.h),
  * and save the rules on the first SIGINT/SIGTERM/SIGQUIT; save them again
  * at the end.
  * With 'native', the child loads the learning seccomp filter before it

@@ -1,0 +1,204 @@
+/* supervisor.c - a python-sb that stays as the parent of what it runs
+ * (supervisor.h): the signals it blocks and reads from a signalfd, the rule
+ * by which it passes them on, the loop that polls them beside the mode's
+ * descriptors and the limits' watch, the wait for the child and the one
+ * mapping of its wait status to python-sb's exit status. It judges no
+ * access and prints only the loop's own failure; each mode keeps its
+ * set-up, its child side and its messages.
+ */
+#include "supervisor.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "exit_status.h"
+#include "notif.h"
+#include "util.h"
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGQUIT,
+				 SIGHUP, SIGUSR1, SIGUSR2 };
+static const int job[] = { SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT, SIGWINCH };
+
+int sb_sup_init(struct sb_sup *s, enum sb_sup_forward fwd)
+{
+	sigset_t mask;
+	size_t i;
+
+	s->fwd = fwd;
+	s->sfd = s->to_pidfd = -1;
+	s->pid = -1;
+	s->reap_all = false;
+	s->wstatus = 0;
+	memset(&s->ru, 0, sizeof(s->ru));
+	sb_sup_watch(s, NULL); /* nothing to watch: cannot fail */
+	sigemptyset(&mask);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&mask, forwarded[i]);
+	sigaddset(&mask, SIGCHLD);
+	for (i = 0; fwd == SB_SUP_OWN_SESSION && i < sizeof(job) / sizeof(job[0]);
+	     i++)
+		sigaddset(&mask, job[i]);
+	if (sigprocmask(SIG_BLOCK, &mask, &s->old) < 0)
+		return -1;
+	s->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return s->sfd < 0 ? -1 : 0;
+}
+
+pid_t sb_sup_fork(struct sb_sup *s)
+{
+	fflush(NULL);
+	s->pid = fork();
+	return s->pid;
+}
+
+void sb_sup_child(const struct sb_sup *s)
+{
+	sigprocmask(SIG_SETMASK, &s->old, NULL);
+	close(s->sfd);
+}
+
+int sb_sup_watch(struct sb_sup *s, struct sb_limits *lim)
+{
+	s->lim = lim;
+	return sb_limits_watch_open(lim, &s->lw);
+}
+
+/* Was it sent by a process (kill, sigqueue, tgkill, pidfd_send_signal),
+ * from this pid namespace or outside it? A terminal's Ctrl-C is not: it
+ * reaches the program's process group by itself. */
+static bool sent(const struct signalfd_siginfo *si)
+{
+	return si->ssi_code == SI_USER || si->ssi_code == SI_QUEUE ||
+	       si->ssi_code == SI_TKILL;
+}
+
+static void forward(const struct sb_sup *s, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+	pid_t pid = s->pid;
+
+	if (sig == SIGCHLD)
+		return;
+	switch (s->fwd) {
+	case SB_SUP_SAME_GROUP:
+		if (sent(si))
+			kill(pid, sig);
+		return;
+	case SB_SUP_OWN_GROUP:
+		/* before the mode's target is up, the child itself ends the
+		 * run */
+		if (s->to_pidfd < 0 ||
+		    sb_pidfd_send_signal(s->to_pidfd, sig) < 0)
+			kill(pid, sig);
+		return;
+	case SB_SUP_OWN_SESSION:
+		break;
+	}
+	/* a session of its own: what the terminal sends to python-sb's
+	 * process group goes to the child's; a stop stops both (a stop
+	 * signal to an orphaned group would be dropped, so SIGSTOP), and a
+	 * SIGCONT continues both */
+	switch (sig) {
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		kill(-pid, SIGSTOP);
+		kill(pid, SIGSTOP);
+		raise(SIGSTOP);
+		return;
+	case SIGCONT:
+		kill(-pid, SIGCONT);
+		kill(pid, SIGCONT);
+		return;
+	default:
+		if (sent(si))
+			kill(pid, sig);
+		else if (kill(-pid, sig) < 0)
+			kill(pid, sig);
+	}
+}
+
+/* Has the child ended? Its status and rusage in 's'. */
+static bool reaped(struct sb_sup *s)
+{
+	int status;
+	pid_t w;
+
+	if (!s->reap_all) {
+		w = wait4(s->pid, &s->wstatus, WNOHANG, &s->ru);
+		return w == s->pid || (w < 0 && errno == ECHILD);
+	}
+	while ((w = waitpid(-1, &status, WNOHANG)) > 0)
+		if (w == s->pid) {
+			s->wstatus = status;
+			return true;
+		}
+	return w < 0 && errno == ECHILD;
+}
+
+int sb_sup_loop(struct sb_sup *s, const struct sb_sup_ops *ops, void *ctx)
+{
+	enum { SIG, MODE, LIMITS = MODE + SB_SUP_MODE_FDS };
+
+	for (;;) {
+		struct pollfd pfd[LIMITS + SB_LIMIT_WATCH_N];
+		struct signalfd_siginfo si;
+		size_t i;
+
+		pfd[SIG] = (struct pollfd){ s->sfd, POLLIN, 0 };
+		for (i = MODE; i < LIMITS; i++)
+			pfd[i] = (struct pollfd){ -1, 0, 0 };
+		if (ops && ops->fds)
+			ops->fds(s, ctx, pfd + MODE);
+		sb_limits_watch_poll(&s->lw, pfd + LIMITS);
+		/* a negative fd is ignored by poll */
+		if (poll(pfd, SB_ARRAY_LEN(pfd), -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "python-sb: poll: %s; the sandbox is "
+					"stopped.\n",
+				strerror(errno));
+			sb_sup_abort(s);
+			return -1;
+		}
+		sb_limits_watch_handle(s->lim, &s->lw, pfd + LIMITS, s->pid);
+		if (ops && ops->ready)
+			ops->ready(s, ctx, pfd + MODE);
+		while (read(s->sfd, &si, sizeof(si)) == sizeof(si)) {
+			forward(s, &si);
+			if (ops && ops->signal)
+				ops->signal(s, ctx, &si);
+		}
+		if (reaped(s))
+			return 0;
+	}
+}
+
+void sb_sup_abort(struct sb_sup *s)
+{
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, &s->wstatus, 0);
+}
+
+void sb_sup_stop(struct sb_sup *s, bool sweep)
+{
+	sb_limits_watch_close(&s->lw);
+	if (sweep)
+		sb_sweep_descendants();
+}
+
+void sb_sup_end(struct sb_sup *s)
+{
+	close(s->sfd);
+	s->sfd = -1;
+	sigprocmask(SIG_SETMASK, &s->old, NULL);
+}
+
+int sb_sup_exit_status(int wstatus)
+{
+	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus)
+				  : 128 + WTERMSIG(wstatus);
+}
