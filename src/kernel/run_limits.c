@@ -33,6 +33,7 @@
 
 #include "exit_status.h"
 #include "fdio.h"
+#include "suplog.h"
 #include "supervisor.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
@@ -830,13 +831,33 @@ void sb_limits_cpu_check(struct sb_limits *l, int fd, pid_t pid)
 	kill_cgroups(l);
 }
 
+/* A limit ended the run: said on stderr, and a record in the denial log
+ * (kind "limit", the rule as target and as what decided, nothing to add
+ * but a larger limit), for the process the run started. */
+static int limit_reached(const struct sb_limits *l, enum sb_limit which)
+{
+	const struct sb_limit_rule *r = &l->p->limits[which];
+	struct sb_arena *a;
+
+	fprintf(stderr, "python-sb: %s reached: the run was stopped\n",
+		sb_sanitize(l->p->arena, r->rule));
+	if (sb_suplog_on()) {
+		a = sb_arena_new();
+		sb_suplog_refused(l->pid > 0 ? l->pid : getpid(), "limit",
+				  r->rule,
+				  sb_arena_printf(a, "%s from %s", r->rule,
+						  sb_ref_format(a, r->ref)),
+				  NULL);
+		sb_arena_free(a);
+	}
+	return SB_EXIT_LIMIT;
+}
+
 int sb_limits_outer_verdict(const struct sb_limits *l, int rc)
 {
 	if (rc != 128 + SIGKILL || !oom_killed(l))
 		return rc;
-	fprintf(stderr, "python-sb: %s reached: the run was stopped\n",
-		sb_sanitize(l->p->arena, l->p->limits[SB_LIMIT_MEMORY].rule));
-	return SB_EXIT_LIMIT;
+	return limit_reached(l, SB_LIMIT_MEMORY);
 }
 
 int sb_limits_verdict(const struct sb_limits *l, int wstatus,
@@ -863,11 +884,8 @@ int sb_limits_verdict(const struct sb_limits *l, int wstatus,
 		which = SB_LIMIT_FILE_SIZE;
 	else if (sig == SIGKILL && oom_killed(l))
 		which = SB_LIMIT_MEMORY;
-	if (which >= 0) {
-		fprintf(stderr, "python-sb: %s reached: the run was stopped\n",
-			sb_sanitize(p->arena, p->limits[which].rule));
-		return SB_EXIT_LIMIT;
-	}
+	if (which >= 0)
+		return limit_reached(l, (enum sb_limit)which);
 	return sb_sup_exit_status(wstatus);
 }
 

@@ -41,6 +41,7 @@ struct sb_limits {
 	bool timed_out; /* the supervisor's timer ended the run */
 	bool oom_ended; /* an OOM kill in the run's cgroup ended it */
 	bool cpu_ended; /* the run's cgroup used up limit-cpu */
+	pid_t pid;      /* the process the run started (sb_sup_loop), 0 */
 };
 
 /* Decide which mechanism holds each limit of 'p' under 'provider' (after

@@ -143,6 +143,8 @@ int sb_sup_loop(struct sb_sup *s, const struct sb_sup_ops *ops, void *ctx)
 {
 	enum { SIG, MODE, LIMITS = MODE + SB_SUP_MODE_FDS };
 
+	if (s->lim)
+		s->lim->pid = s->pid; /* for the denial log's record */
 	for (;;) {
 		struct pollfd pfd[LIMITS + SB_LIMIT_WATCH_N];
 		struct signalfd_siginfo si;

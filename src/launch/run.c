@@ -422,6 +422,9 @@ static int open_log(const struct sb_policy *p, enum sb_provider provider,
 		if (fcntl(fd, F_SETFD, 0) < 0)
 			goto fail;
 		facts->log_fd = fd;
+		/* the limits' supervisor records a limit's end (no relay:
+		 * the guard writes its own records here) */
+		sb_suplog_set(fd, -1, -1, p->log_max);
 		return 0;
 	}
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)

@@ -446,3 +446,37 @@ def test_learning_holds_limits_and_writes_none(run_sb, tmp_cwd):
     learned = (tmp_cwd / ".py-sandboxes").read_text().splitlines()
     assert learned, "nothing was written"
     assert not [ln for ln in learned if ln.startswith("limit-")]
+
+
+@pytest.mark.parametrize("unprivileged", WHO)
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_limits_end_is_in_the_denial_log(run_sb, tmp_cwd, provider,
+                                           unprivileged):
+    """The limit that ended a run is one record of the denial log, written
+    by python-sb (not the program), naming the rule and where it is."""
+    import json
+    import tempfile
+    _need(provider, unprivileged)
+    logdir = pathlib.Path(tempfile.mkdtemp(prefix="pysb-limlog-"))
+    try:
+        if unprivileged and os.geteuid() == 0:
+            os.chown(logdir, 65534, 65534)
+        log = logdir / "d.jsonl"
+        token = f"pysb-limit-{uuid.uuid4().hex}"
+        (tmp_cwd / ".py-sandboxes").write_text(RULES + "limit-time=2s\n")
+        (tmp_cwd / "script.py").write_text(BUSY)
+        r = run_sb([f"--os-sandbox={provider}", f"--pysandboxes-log={log}",
+                    "script.py", token], timeout=scaled(120))
+        assert r.returncode == LIMIT_STATUS, r.stderr
+        recs = [json.loads(x) for x in log.read_text().splitlines()]
+        limits = [x for x in recs if x["kind"] == "limit"]
+        assert len(limits) == 1, recs
+        rec = limits[0]
+        assert (rec["layer"], rec["by"], rec["target"], rec["rule"],
+                rec["add"]) == ("supervisor", "supervisor", "limit-time=2s",
+                                "limit-time=2s from .py-sandboxes(4)",
+                                None), rec
+        assert rec["pid"] > 0
+        _assert_run_gone(tmp_cwd, token)
+    finally:
+        shutil.rmtree(logdir, ignore_errors=True)
