@@ -308,13 +308,20 @@ static void log_refusal(const char *kind, const char *target)
  * is refused without a line of its own. `log-stderr=off` silences it;
  * nothing is printed while learning, which refuses nothing. Whatever the
  * line's fate, the refusal stands and its exception is the one raised. */
-static void report_denial(PyObject *exc)
+static void report_denial(PyObject *exc, bool network)
 {
 	static __thread bool inside;
 	PyObject *t, *v, *tb, *args, *res;
 	int saved = errno;
 
 	if (!report_fn || inside || sb_g.learning || !sb_g.policy->log_stderr)
+		return;
+	/* a connection is reported whoever made it (an HTTP library's
+	 * refusal is the application's); another refusal only when the
+	 * application's own code met it: the standard library's optional
+	 * imports, importlib's bytecode writes and probes are routine, and
+	 * their exceptions are handled where they arise */
+	if (!network && sb_guard_caller_is_library())
 		return;
 	inside = true;
 	py.PyErr_Fetch(&t, &v, &tb);
@@ -372,7 +379,7 @@ int sb_guard_raise(enum sb_exc kind, const char *message, const char *name)
 	py.Py_DecRef(args);
 	if (!exc)
 		return raise_fallback(PY_EXC(PyExc_PermissionError), message);
-	report_denial(exc);
+	report_denial(exc, kind == SB_EXC_SOCKET);
 	py.PyErr_SetObject(cls, exc);
 	py.Py_DecRef(exc);
 	set_errno(kind); /* the exception's construction may have changed it */
@@ -409,7 +416,7 @@ int sb_guard_raise_api(const char *qualname, const char *category)
 	py.Py_DecRef(args);
 	if (!exc)
 		return -1;
-	report_denial(exc);
+	report_denial(exc, false);
 	py.PyErr_SetObject(api_exc_class, exc);
 	py.Py_DecRef(exc);
 	return -1;

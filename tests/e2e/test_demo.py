@@ -17,7 +17,9 @@ DEMO = REPO / "examples" / "quick-demo"
 DRIVER = DEMO / "run-demo.py"
 
 # The quick demo's transcript. A line starting with "re:" is a regular
-# expression; the others are compared literally, after normalize().
+# expression; the others are compared literally, after normalize(). The
+# bare lines before a refusal are the seed's `Pysandboxes` logger on
+# stderr (python-sb(1), DENIAL LOG), which the driver interleaves.
 QUICK = r"""
 python-sb quick demo: an ordinary script, its policy learned, then the same script misbehaving.
 Web server standing in for example.com: http://127.0.0.1:PORT/ (loopback, started by this demo)
@@ -53,12 +55,16 @@ re:\$ python-sb app/demo\.py --url=http://127\.0\.0\.1:PORT/ --dir=data --evil '
 [ OK ]    GET http://127.0.0.1:PORT/: HTTP 200, title=Example Domain
 [ OK ]    read data/: hello.txt='Hello from the sandbox demo'
 [ OK ]    read $DEMO_API_KEY: sk-...
+Access to 'HOME/.ssh/id_rsa' must be accepted by a rule.
 [REFUSED] read an SSH key: RuleFileNotFoundError: Access to 'HOME/.ssh/id_rsa' must be accepted by a rule.
+Access to '/etc/passwd' must be accepted by a rule.
 [REFUSED] read /etc/passwd: RuleFileNotFoundError: Access to '/etc/passwd' must be accepted by a rule.
+os.system() is denied by the API guard (category: process-exec).
 [REFUSED] run a shell command: RuleApiPermissionError: os.system() is denied by the API guard (category: process-exec).
 Add `python-api=ALLOW:os.system` for this function only, or `python-api=ALLOW:process-exec` for the whole category.
 [ OK ]    list secrets in the environment: DEMO_API_KEY
 [REFUSED] read $AWS_SECRET_ACCESS_KEY: KeyError: 'AWS_SECRET_ACCESS_KEY'
+re:Connection to '\[127\.0\.0\.[12]\]:PORT2' DENIED by implicit default policy\.
 re:\[REFUSED\] exfiltrate: URLError: <urlopen error Guard network connection to '\[127\.0\.0\.[12]\]:PORT2' DENIED by implicit default policy\.>
 The exfiltration server received nothing.
 
