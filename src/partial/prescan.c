@@ -954,12 +954,12 @@ static int walk(const unsigned char *data, size_t len,
 {
 	/* ops <= len + 1 and memo, depth <= ops: no counter can overflow */
 	long long ops = 0, memo = 0, depth = 0;
-	size_t pos = 0, objs = 0;
+	size_t pos = 0, objs = 0, frame_end = 0;
 
 	for (;;) {
 		const struct op *op;
 		unsigned char code;
-		size_t arg;
+		size_t arg, start = pos;
 		uint64_t n = 0;
 		unsigned width = 0;
 
@@ -999,6 +999,28 @@ static int walk(const unsigned char *data, size_t len,
 				return fail(err, true,
 					    "truncated pickle stream");
 			pos += (size_t)n;
+		}
+		/* Frames as CPython's pickler writes them: no opcode crosses the
+		 * end of its frame, and a frame begins only after the end of the
+		 * one before. The parent's Unpickler reads from a file, and an
+		 * argument that crosses a frame's end is read from past it, the
+		 * rest of the frame dropped: it would decode other opcodes than
+		 * this walk sees (pickle.loads and pickle.py read on). */
+		if (start < frame_end && pos > frame_end)
+			return fail(err, true,
+				    "an opcode crosses the end of its frame");
+		if (code == 0x95) {
+			uint64_t flen = read_le(data + arg, 8);
+
+			if (start < frame_end)
+				return fail(err, true,
+					    "a frame begins before the end of "
+					    "the one before");
+			if (flen > (uint64_t)(len - pos))
+				return fail(err, true,
+					    "truncated pickle stream: a frame "
+					    "goes past its end");
+			frame_end = pos + (size_t)flen;
 		}
 		switch (op->kind) {
 		case OP_MARK:

@@ -2,8 +2,10 @@
  *
  * sb_prescan() walks a pickle stream from a sandboxed worker without
  * executing anything. In every mode: an opcode allowlist and budgets on
- * bytes, opcodes, memo entries and MARK depth, and memo indices that stay
- * dense (a 5-byte LONG_BINPUT cannot make the unpickler allocate gigabytes).
+ * bytes, opcodes, memo entries and MARK depth, memo indices that stay
+ * dense (a 5-byte LONG_BINPUT cannot make the unpickler allocate gigabytes)
+ * and frames that hold whole opcodes (an unpickler that reads a file reads
+ * an argument across a frame's end from past it: other opcodes than these).
  * In data-only mode it also runs the stream symbolically, on a stack of
  * shapes, and admits only the data opcodes and argument shapes of its table:
  * a global is one of the value classes and may only be called; a call takes

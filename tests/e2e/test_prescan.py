@@ -208,6 +208,26 @@ print(json.dumps(out))
 '''
 
 
+CHILD_FRAMES = CHILD_COMMON + '''
+# An argument across the end of a frame: the Unpickler, which reads a
+# file, took it from past the frame, dropped the rest of the frame and ran
+# the bytes the scan saw as a SHORT_BINBYTES: a BUILD that set an
+# attribute of pathlib.PurePath in the parent, in data-only mode.
+desync = (b"\\x80\\x05\\x95\\x05" + bytes(7) + b"K\\x01" + b"0M\\x07\\x07C(" +
+          b"\\x8c\\x07pathlib\\x8c\\x08PurePath\\x93N}\\x8c\\x05pwned" +
+          b"K\\x01s\\x86" + b"b0N0N0N0N" + b"0N.")
+out = {}
+for mode in (U.DATA_ONLY, U.OBJECTS):
+    out[mode] = outcome(U.loads, desync, mode)
+out["changed"] = hasattr(pathlib.PurePath, "pwned")
+# frames as the pickler writes them still pass: large bytes go between
+# frames, back to back frames
+value = [b"x" * 70000, "y" * 70000, list(range(9000)), {"k": b"z" * 10}]
+out["framed"] = U.loads(pickle.dumps(value, 5), U.DATA_ONLY) == value
+print(json.dumps(out))
+'''
+
+
 def run_child(script, *args, timeout=600):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO / "python")
@@ -244,3 +264,14 @@ def test_tuple_hashing_is_bounded(sb):
     for label, verdict in out.items():
         assert verdict[0] == "RestrictedUnpicklingError", (label, verdict)
         assert not verdict[1], (label, verdict)
+
+
+def test_frames_hold_whole_opcodes(sb):
+    """The scan's walk and the Unpickler read the same opcodes: an opcode
+    across the end of its frame is garbled, in both modes."""
+    out = run_child(CHILD_FRAMES, timeout=scaled(120))
+    for mode in ("data-only", "objects"):
+        assert out[mode] == ["RestrictedUnpicklingError", True,
+                             "an opcode crosses the end of its frame"], out
+    assert not out["changed"]
+    assert out["framed"]

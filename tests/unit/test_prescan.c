@@ -275,7 +275,34 @@ static void test_garbled(void)
 	       "garbled: truncated pickle stream",
 	       "a length that would wrap pos");
 	is_str(verdict(S("\x95\xff\xff\xff\xff\xff\xff\xff\xff."), &defaults),
-	       "ok", "FRAME's length is not checked (as in Python)");
+	       "garbled: truncated pickle stream: a frame goes past its end",
+	       "a FRAME longer than the stream");
+	/* The parent's Unpickler reads a file: an argument that crosses the
+	 * end of a frame was read from past it, the rest of the frame
+	 * dropped, and it decoded other opcodes than the scan saw (here the
+	 * SHORT_BINBYTES hides a BUILD that set an attribute of a class) */
+	is_str(verdict(S("\x80\x05\x95\x05\0\0\0\0\0\0\0K\x01" "0M\x07\x07C("
+			 "\x8c\x07pathlib\x8c\x08PurePath\x93N}\x8c\x05pwned"
+			 "K\x01s\x86" "b0N0N0N0N" "0N."), &defaults),
+	       "garbled: an opcode crosses the end of its frame",
+	       "an argument across the end of a frame");
+	is_str(verdict(S("\x95\x03\0\0\0\0\0\0\0K\x01\x95\x01\0\0\0\0\0\0\0N."),
+		       &defaults),
+	       "garbled: an opcode crosses the end of its frame",
+	       "a FRAME across the end of a frame");
+	is_str(verdict(S("\x95\x02\0\0\0\0\0\0\0K\x01\x95\x01\0\0\0\0\0\0\0N."),
+		       &defaults),
+	       "ok", "a FRAME right at the end of a frame");
+	is_str(verdict(S("\x95\x0a\0\0\0\0\0\0\0\x95\x01\0\0\0\0\0\0\0N."),
+		       &defaults),
+	       "garbled: a frame begins before the end of the one before",
+	       "a FRAME within a frame");
+	is_str(verdict(S("\x80\x05\x95\x02\0\0\0\0\0\0\0]\x94"
+			 "\x95\x02\0\0\0\0\0\0\0K\x01" "aC\x01x\x86."),
+		       &defaults),
+	       "ok", "frames back to back, then opcodes outside any");
+	is_str(verdict(S("\x95\0\0\0\0\0\0\0\0N."), &defaults), "ok",
+	       "an empty frame");
 	is_str(verdict(S("\x80\x05K\x01.."), &defaults),
 	       "garbled: data after the STOP opcode", "two STOPs");
 	is_str(verdict(S("\x80\x05K\x01.\x00"), &defaults),
