@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SB_PRESCAN_ABI 2
+#define SB_PRESCAN_ABI 3
 #define SB_PRESCAN_MSG_MAX 160
 
 enum sb_prescan_mode {
@@ -58,6 +58,25 @@ struct sb_prescan_error {
 int sb_prescan(const unsigned char *data, size_t len,
 	       const struct sb_prescan_limits *lim, enum sb_prescan_mode mode,
 	       struct sb_prescan_error *err);
+
+/* What sb_prescan_flags() says of a stream that passes, in either mode:
+ * NO_CLASS: no opcode names a class or calls or builds one (no
+ * STACK_GLOBAL, REDUCE, NEWOBJ, NEWOBJ_EX, BUILD), so an unpickler never
+ * calls find_class or persistent_load on it. TREE: NO_CLASS, and no memo
+ * GET or DUP either: every object it makes is referenced once in the
+ * result, which is a tree of at most as many values as the stream has
+ * opcodes (CPython's own shared constants, such as the empty tuple,
+ * aside), never a cycle. Each bit is set only when every opcode of the
+ * stream is on its list (an allowlist in prescan.c). */
+#define SB_PRESCAN_NO_CLASS 1u
+#define SB_PRESCAN_TREE 2u
+
+/* sb_prescan(), and on success *flags (when not NULL) the bits above;
+ * 0 on refusal. */
+int sb_prescan_flags(const unsigned char *data, size_t len,
+		     const struct sb_prescan_limits *lim,
+		     enum sb_prescan_mode mode, struct sb_prescan_error *err,
+		     unsigned *flags);
 
 /* The value classes of data-only mode, as pickle names them: the i-th
  * module and name, or false past the end. The parent's find_class admits

@@ -650,6 +650,92 @@ static void test_value_classes(void)
 	ok(!sb_prescan_class(i, &module, &name), "and ends");
 }
 
+/* The bits of sb_prescan_flags(), in both modes, on streams from
+ * CPython's pickle.dumps (protocol 5): only an allowlisted stream gets
+ * them, a refused one gets none. */
+static void test_flags(void)
+{
+	static const struct {
+		const char *name;
+		const char *data;
+		size_t len;
+		unsigned flags;
+	} cases[] = {
+		{ "int", S("\x80\x05K\x01."),
+		  SB_PRESCAN_NO_CLASS | SB_PRESCAN_TREE },
+		{ "[1, 'a', (2.0,)]",
+		  S("\x80\x05\x95\x16\x00\x00\x00\x00\x00\x00\x00]\x94"
+		    "(K\x01\x8c\x01" "a\x94G@\x00\x00\x00\x00\x00\x00\x00"
+		    "\x85\x94" "e."),
+		  SB_PRESCAN_NO_CLASS | SB_PRESCAN_TREE },
+		{ "{'k': {b'x'}}",
+		  S("\x80\x05\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94"
+		    "\x8c\x01k\x94\x8f\x94(C\x01x\x94\x90s."),
+		  SB_PRESCAN_NO_CLASS | SB_PRESCAN_TREE },
+		/* s = 'a'; [s, s]: a memo GET */
+		{ "a shared str",
+		  S("\x80\x05\x95\x0b\x00\x00\x00\x00\x00\x00\x00]\x94"
+		    "(\x8c\x01" "a\x94h\x01" "e."),
+		  SB_PRESCAN_NO_CLASS },
+		{ "DUP", S("]2\x86."), SB_PRESCAN_NO_CLASS },
+		/* l = []; [l, l] */
+		{ "a shared list",
+		  S("\x80\x05\x95\x09\x00\x00\x00\x00\x00\x00\x00]\x94"
+		    "(]\x94h\x01" "e."),
+		  SB_PRESCAN_NO_CLASS },
+		/* set([1]), by pickle.dumps(protocol=2): GLOBAL is refused */
+		{ "a call",
+		  S("\x80\x02c__builtin__\nset\nq\x00]q\x01K\x01" "a\x85q\x02Rq"
+		    "\x03."), 0 },
+		/* frozenset() by protocol 5: STACK_GLOBAL then REDUCE */
+		{ "STACK_GLOBAL",
+		  S("\x80\x05\x8c\x08" "builtins\x94\x8c\x09" "frozenset\x94"
+		    "\x93\x94)R\x94."), 0 },
+	};
+	unsigned flags;
+	size_t i;
+	int mode;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (mode = SB_PRESCAN_SHAPE; mode <= SB_PRESCAN_DATA;
+		     mode++) {
+			int r;
+
+			flags = 0xdead;
+			r = sb_prescan_flags((const unsigned char *)
+					     cases[i].data, cases[i].len,
+					     &defaults,
+					     (enum sb_prescan_mode)mode, NULL,
+					     &flags);
+			if (r != 0) { /* protocol 2's GLOBAL: shape only */
+				is_int(flags, 0, "%s: no flags on refusal",
+				       cases[i].name);
+				continue;
+			}
+			is_int(flags, cases[i].flags, "%s: flags (mode %d)",
+			       cases[i].name, mode);
+		}
+	flags = 0xdead;
+	is_int(sb_prescan_flags((const unsigned char *)"\x80\x05K\x01.", 5,
+				&defaults, SB_PRESCAN_DATA, NULL, &flags),
+	       0, "an int passes");
+	is_int(flags, SB_PRESCAN_NO_CLASS | SB_PRESCAN_TREE, "as a tree");
+	flags = 0xdead;
+	/* a tree in its opcodes, but refused (the work budget) */
+	{
+		struct sb_prescan_limits lim = defaults;
+
+		lim.max_work = 1;
+		is_int(sb_prescan_flags((const unsigned char *)"]K\x01" "a.", 5,
+					&lim, SB_PRESCAN_DATA, NULL, &flags),
+		       -1, "over the work budget");
+		is_int(flags, 0, "no flags when refused in pass two");
+	}
+	is_int(sb_prescan_flags((const unsigned char *)"\x80\x05K\x01.", 5,
+				&defaults, SB_PRESCAN_DATA, NULL, NULL),
+	       0, "flags may be NULL");
+}
+
 int main(void)
 {
 	test_pickles();
@@ -661,5 +747,6 @@ int main(void)
 	test_data_only();
 	test_work_budget();
 	test_value_classes();
+	test_flags();
 	return tap_done();
 }
