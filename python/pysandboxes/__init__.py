@@ -132,6 +132,20 @@ def _wraps(wrapper, func):
     return wrapper
 
 
+_partial_module = None
+
+
+def _load_partial():
+    """The parent's side (_partial), imported at the first call outside a
+    sandbox, then kept: a `from . import` in each call costs a call of
+    importlib's _handle_fromlist."""
+    global _partial_module
+    if _partial_module is None:
+        from . import _partial as module
+        _partial_module = module
+    return _partial_module
+
+
 def sandbox(fn=None):
     """Mark a function to run in the sandbox (python-sb(1), partial mode). Under
     python-sb, or inside a worker, it runs in place; otherwise the call goes
@@ -156,8 +170,8 @@ def sandbox(fn=None):
         def call(*args, **kwargs):
             if _in_sandbox:
                 return func(*args, **kwargs)
-            from . import _partial
-            return _partial.call_sync(func, args, kwargs)
+            return (_partial_module or _load_partial()).call_sync(
+                func, args, kwargs)
         return _wraps(call, func)
 
     return mark(fn) if fn is not None else mark

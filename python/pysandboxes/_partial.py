@@ -134,20 +134,21 @@ _IDS_AT_ONCE = 256
 
 class _CallIds:
     """Random call ids, drawn from os.urandom 256 at a time (one
-    getrandom costs more than a trivial call's own work here)."""
+    getrandom costs more than a trivial call's own work here), handed out
+    by a deque's popleft(), which is atomic: no two calls get the same
+    one, and threads that refill it at once each add fresh ones."""
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self._buf = b""
-        self._pos = 0
+        self._ids = collections.deque()
 
     def next(self):
-        with self._lock:
-            pos = self._pos
-            if pos >= len(self._buf):
-                self._buf, pos = os.urandom(_ID * _IDS_AT_ONCE), 0
-            self._pos = pos + _ID
-            return self._buf[pos:pos + _ID]
+        while True:
+            try:
+                return self._ids.popleft()
+            except IndexError:
+                buf = os.urandom(_ID * _IDS_AT_ONCE)
+                self._ids.extend([buf[i:i + _ID]
+                                  for i in range(0, len(buf), _ID)])
 
 
 _new_id = _CallIds().next
@@ -283,7 +284,13 @@ class Daemon:
             self.grants = []
         size = conf["workers"] or os.cpu_count() or 1
         self.size = 1 if self.learning else max(1, int(size))
-        self.cond = threading.Condition()
+        # the pool's lock, held directly on the hot paths (a Condition's
+        # own __enter__ and notify_all are Python code); 'waiting' counts
+        # the threads in cond.wait(), so release() notifies only when one
+        # waits
+        self.lock = threading.RLock()
+        self.cond = threading.Condition(self.lock)
+        self.waiting = 0
         self.idle = []
         self.busy = set()
         self.count = 0          # workers started or starting
@@ -406,11 +413,12 @@ class Daemon:
                 f"{RESTART_WINDOW:g} s; calls are refused")
 
     def acquire(self):
-        with self.cond:
+        with self.lock:
             while True:
                 if self.closing:
                     raise SandBoxError("sandboxes() is shutting down")
-                self._check_budget()
+                if self.deaths:
+                    self._check_budget()
                 if self.idle:
                     worker = self.idle.pop()
                     self.busy.add(worker)
@@ -418,7 +426,7 @@ class Daemon:
                 if self.count < self.size:
                     self.count += 1
                     break
-                self.cond.wait()
+                self._wait()
         try:
             worker = self._start_worker()
         except BaseException:
@@ -430,10 +438,18 @@ class Daemon:
             self.busy.add(worker)
         return worker
 
+    def _wait(self, timeout=None):
+        """cond.wait(), counted in 'waiting' (the lock is held)."""
+        self.waiting += 1
+        try:
+            self.cond.wait(timeout)
+        finally:
+            self.waiting -= 1
+
     def release(self, worker, alive, died=False):
         if not alive:
             worker.kill()
-        with self.cond:
+        with self.lock:
             self.busy.discard(worker)
             if died:
                 self.deaths.append(time.monotonic())
@@ -446,7 +462,8 @@ class Daemon:
             else:
                 stop = alive
                 self.count -= 1
-            self.cond.notify_all()
+            if self.waiting:
+                self.cond.notify_all()
         if stop:
             _stop_all([worker], self._stop_timeout())
 
@@ -479,7 +496,7 @@ class Daemon:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
-                self.cond.wait(left)
+                self._wait(left)
             idle, self.idle = self.idle, []
             self.count -= len(idle)
             busy = list(self.busy)

@@ -661,11 +661,14 @@ static PyObject *frame_reap(PyObject *self, PyObject *args)
 
 PyDoc_STRVAR(prescan_doc,
 "prescan(data, offset, data_only, limits, end=-1)\n"
-"    -> None or (garbled, message)\n\n"
+"    -> flags or (garbled, message)\n\n"
 "Scan the result stream data[offset:end] (bytes or bytearray; end -1 is\n"
 "the end of data) without executing it (src/partial/prescan.c).\n"
 "limits: (max_bytes, max_opcodes, max_memo, max_depth, max_work).\n"
-"None when it passes, else whether it is no pickle at all and why.");
+"An int when it passes, the bits PRESCAN_NO_CLASS and PRESCAN_TREE\n"
+"(prescan.h), else a tuple: whether it is no pickle at all and why.");
+
+#define PRESCAN_KEEP_GIL 4096
 
 static PyObject *frame_prescan(PyObject *self, PyObject *args)
 {
@@ -678,6 +681,7 @@ static PyObject *frame_prescan(PyObject *self, PyObject *args)
 
 	Py_ssize_t end = -1;
 	PyThreadState *ts;
+	unsigned flags;
 	bool shared;
 
 	if (!PyArg_ParseTuple(args, "Onp(LLLLL)|n:prescan", &data, &offset,
@@ -700,15 +704,18 @@ static PyObject *frame_prescan(PyObject *self, PyObject *args)
 	}
 	buf += offset;
 	len -= offset;
-	/* bytes are immutable: their scan runs without the GIL; a bytearray
-	 * (the pool's spare) could change under it, so it keeps the GIL */
-	ts = shared ? NULL : PyEval_SaveThread();
-	r = sb_prescan((const unsigned char *)buf, (size_t)len, &lim,
-		       data_only ? SB_PRESCAN_DATA : SB_PRESCAN_SHAPE, &err);
+	/* bytes are immutable: the scan of a large one runs without the
+	 * GIL; a bytearray (the pool's spare) could change under it, so it
+	 * keeps the GIL, and so does a small one (the scan takes less than
+	 * handing the GIL over) */
+	ts = shared || len < PRESCAN_KEEP_GIL ? NULL : PyEval_SaveThread();
+	r = sb_prescan_flags((const unsigned char *)buf, (size_t)len, &lim,
+			     data_only ? SB_PRESCAN_DATA : SB_PRESCAN_SHAPE,
+			     &err, &flags);
 	if (ts)
 		PyEval_RestoreThread(ts);
 	if (r == 0)
-		Py_RETURN_NONE;
+		return PyLong_FromUnsignedLong(flags);
 	return Py_BuildValue("(Ns)", PyBool_FromLong(err.garbled),
 			     err.message);
 }
@@ -793,7 +800,10 @@ PyMODINIT_FUNC PyInit__pysbframe(void)
 	    add_error(mod, &garbled_error, "Garbled", PyExc_ValueError) < 0 ||
 	    PyModule_AddIntConstant(mod, "LIMITED_API", Py_LIMITED_API) < 0 ||
 	    PyModule_AddIntConstant(mod, "CALL_ID", CALL_ID) < 0 ||
-	    PyModule_AddIntConstant(mod, "PRESCAN_ABI", SB_PRESCAN_ABI) < 0) {
+	    PyModule_AddIntConstant(mod, "PRESCAN_ABI", SB_PRESCAN_ABI) < 0 ||
+	    PyModule_AddIntConstant(mod, "PRESCAN_NO_CLASS",
+				    SB_PRESCAN_NO_CLASS) < 0 ||
+	    PyModule_AddIntConstant(mod, "PRESCAN_TREE", SB_PRESCAN_TREE) < 0) {
 		Py_DECREF(mod);
 		return NULL;
 	}

@@ -15,12 +15,18 @@ calls is charged to a budget proportional to max_result, all before
 anything is decoded. The stream is then loaded by an Unpickler whose
 find_class never imports a module and admits, in data-only mode, exactly
 the classes of that table; in objects mode anything but a denylist
-(fail-open, as the seed's).
+(fail-open, as the seed's). The short way, decided by the scan's verdict
+alone (its flags, from an allowlist of opcodes): a stream in which no
+opcode names or calls a class is loaded by pickle.loads (find_class and
+persistent_load, the only hooks of the Unpickler, would never run), and
+one that moreover has no memo GET or DUP is a tree no larger than its
+opcodes, so the acyclic walk is skipped.
 
 Remote exceptions do not come through here as objects: they cross as plain
 data (type name, message, denials, traceback text, each capped) and
 from_descriptor() rebuilds a local exception of the named class.
 """
+import collections
 import io
 import pickle
 import sys
@@ -76,12 +82,19 @@ def prescan(data, limits, mode=OBJECTS, offset=0, end=-1):
     """Walk the opcodes of data[offset:end] (bytes, or a bytearray) without
     executing any; raise RestrictedUnpicklingError on a refused opcode or
     shape or a budget overrun (with .garbled set when the stream is no
-    pickle at all)."""
+    pickle at all). Return the scan's flags (NO_CLASS, TREE) of a stream
+    that passes."""
     verdict = _frame.prescan(data, offset, mode == DATA_ONLY,
                              limits.as_tuple(), end)
-    if verdict is not None:
+    if type(verdict) is tuple:
         garbled, message = verdict
         raise (_garbled if garbled else _error)(message)
+    return verdict if type(verdict) is int else 0
+
+
+# the scan's verdict on a stream that passed (src/partial/prescan.h)
+NO_CLASS = getattr(_frame, "PRESCAN_NO_CLASS", 0)
+TREE = getattr(_frame, "PRESCAN_TREE", 0)
 
 
 # data-only: the value classes of 7.6, by (module, name) as pickle names
@@ -205,6 +218,7 @@ class _Unpickler(pickle.Unpickler):
 
 
 _CONTAINERS = (list, tuple, dict, set, frozenset)
+_WALKED = _CONTAINERS + (collections.deque,)
 
 
 def _check_acyclic(root, max_size):
@@ -212,13 +226,12 @@ def _check_acyclic(root, max_size):
     that expands, walked as a tree (as repr(), ==, json.dumps() and
     copy.deepcopy() walk it in the parent), to more than max_size values:
     l(k+1) = [l(k), l(k)] is 2^k. Iterative, each object visited once."""
-    import collections
     done, on_path = set(), set()
     size = {}
     get = size.get
     stack = [(root, False)]
     push = stack.append
-    kinds = _CONTAINERS + (collections.deque,)
+    kinds = _WALKED
     while stack:
         obj, leaving = stack.pop()
         oid = id(obj)
@@ -258,9 +271,12 @@ def loads(data, mode=DATA_ONLY, guard=True, limits=None, offset=0, end=-1):
     """Decode the result stream data[offset:end] (bytes, or the pool's
     spare bytearray) from a worker under the rules of 7.6."""
     limits = limits or Limits()
-    prescan(data, limits, mode, offset, end)
+    flags = prescan(data, limits, mode, offset, end)
     try:
-        value = _Unpickler(data, mode, guard, offset, end).load()
+        if flags & NO_CLASS:
+            value = _load_plain(data, offset, end)
+        else:
+            value = _Unpickler(data, mode, guard, offset, end).load()
     except pickle.UnpicklingError:
         raise
     except RecursionError:
@@ -268,9 +284,23 @@ def loads(data, mode=DATA_ONLY, guard=True, limits=None, offset=0, end=-1):
     except Exception as exc:
         raise _garbled(f"the payload could not be decoded: "
                        f"{type(exc).__name__}: {exc}") from None
-    if mode == DATA_ONLY:
+    # a TREE stream (no memo GET, no DUP, no class) makes each object once
+    # and puts it in one place: no cycle, no shared container, at most as
+    # many values as opcodes, each charged to max_work by the scan
+    if mode == DATA_ONLY and not flags & TREE:
         _check_acyclic(value, limits.max_work)
     return value
+
+
+def _load_plain(data, offset, end):
+    """pickle.loads of data[offset:end], a stream the scan found free of
+    any opcode that names or calls a class: the restricted Unpickler's
+    hooks would never run, so this decodes exactly as it does."""
+    if offset == 0 and end < 0 and type(data) is bytes:
+        return pickle.loads(data)
+    with memoryview(data) as view:
+        with view[offset:len(data) if end < 0 else end] as part:
+            return pickle.loads(part)
 
 
 _MESSAGE_CLASSES = {}

@@ -100,17 +100,42 @@ class _Chunks(list):
     write = list.append
 
 
+# Picklers with their _Chunks, kept from call to call: making one costs
+# more than pickling a small value. Each dump takes one out of the list
+# (pop and append are atomic: threads and a nested dump get their own).
+# Only one whose dump succeeded and was small goes back, its memo and
+# chunks cleared so that it keeps no object alive: clear_memo() zeroes the
+# whole memo table, which never shrinks, and a small pickle memoized few
+# objects. dump() itself starts from an empty buffer.
+_picklers = []
+_PICKLERS_KEPT = 8
+_PICKLER_SMALL = 256  # bytes of output
+
+
 def dumps_chunks(obj):
-    chunks = _Chunks()
-    pickle.Pickler(chunks, _PROTOCOL).dump(obj)
-    return chunks
+    try:
+        chunks, pickler = _picklers.pop()
+    except IndexError:
+        chunks = _Chunks()
+        pickler = pickle.Pickler(chunks, _PROTOCOL)
+    pickler.dump(obj)  # on an error both are dropped
+    out = list(chunks)
+    chunks.clear()
+    if (len(out) == 1 and type(out[0]) is bytes and
+            len(out[0]) <= _PICKLER_SMALL and
+            len(_picklers) < _PICKLERS_KEPT):
+        pickler.clear_memo()
+        _picklers.append((chunks, pickler))
+    return out
 
 
 def payload_size(chunks):
     """The bytes a frame of these chunks carries (a PickleBuffer chunk
     has no len())."""
-    return sum(len(c) if isinstance(c, (bytes, bytearray))
-               else memoryview(c).nbytes for c in chunks)
+    size = 0
+    for c in chunks:
+        size += len(c) if type(c) is bytes else memoryview(c).nbytes
+    return size
 
 
 class _Channel:
@@ -120,6 +145,18 @@ class _Channel:
 
     def __init__(self, fd):
         _frame.bind(fd)
+        self._outputs = None
+
+    def outputs(self):
+        """sys.stdout and sys.stderr for a call: made once (a pair costs
+        more to make and to finalize than a trivial call), again when a
+        call closed one. They hold no state of the call: the transport
+        stamps each frame with the id of the call in flight."""
+        outs = self._outputs
+        if outs is None or outs[0].closed or outs[1].closed:
+            outs = self._outputs = (_Output(self, "stdout", KIND_STDOUT),
+                                    _Output(self, "stderr", KIND_STDERR))
+        return outs
 
     def read_request(self):
         """The next request's pickle, or None when the parent has gone."""
@@ -287,8 +324,7 @@ def _base_reply(exc):
 def _serve_one(chan, max_result, fn, args):
     """Run fn(*args) with its output streamed; send the outcome."""
     saved = sys.stdout, sys.stderr
-    sys.stdout = _Output(chan, "stdout", KIND_STDOUT)
-    sys.stderr = _Output(chan, "stderr", KIND_STDERR)
+    sys.stdout, sys.stderr = chan.outputs()
     try:
         value = fn(*args)
     except Exception as exc:

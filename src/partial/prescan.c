@@ -6,7 +6,9 @@
  * with, and the walk that enforces both and the budgets of one stream. It
  * runs in the trusted parent on bytes a hostile worker chose, before the
  * restricted unpickler (_unpickle.py) decodes them, so it must not execute,
- * print or exit; libFuzzer feeds it (tests/fuzz/fuzz_prescan.c). The
+ * print or exit; libFuzzer feeds it (tests/fuzz/fuzz_prescan.c). It also
+ * says which streams are plain data (the flags of sb_prescan_flags()), for
+ * the parent's shorter way to decode them. The
  * contract it enforces is stated in docs/security-model.md ("Partial mode:
  * the result channel").
  */
@@ -100,6 +102,35 @@ static const struct op op_table[256] = {
 	['Q'] = REFUSED("BINPERSID"),
 	[0x97] = REFUSED("NEXT_BUFFER"),
 	[0x98] = REFUSED("READONLY_BUFFER"),
+};
+
+/* The opcodes of a stream that the parent may decode the short way
+ * (SB_PRESCAN_NO_CLASS, SB_PRESCAN_TREE in prescan.h), listed one by one:
+ * an opcode missing here only loses the short way. NC: it names no class
+ * and calls nothing (no STACK_GLOBAL, REDUCE, NEWOBJ, NEWOBJ_EX, BUILD),
+ * so find_class and persistent_load never run. NR: it brings back no
+ * second reference to an object (no memo GET, no DUP): each value the
+ * stream makes is pushed once and consumed once. */
+#define NC 1
+#define NR 2
+
+static const unsigned char op_short[256] = {
+	['('] = NC | NR, ['.'] = NC | NR, ['0'] = NC | NR, ['1'] = NC | NR,
+	['N'] = NC | NR, ['a'] = NC | NR, ['e'] = NC | NR, ['}'] = NC | NR,
+	[']'] = NC | NR, [')'] = NC | NR, ['l'] = NC | NR, ['s'] = NC | NR,
+	['u'] = NC | NR, ['t'] = NC | NR, ['d'] = NC | NR,
+	[0x85] = NC | NR, [0x86] = NC | NR, [0x87] = NC | NR, /* TUPLE1-3 */
+	[0x88] = NC | NR, [0x89] = NC | NR, /* NEWTRUE, NEWFALSE */
+	[0x8f] = NC | NR, [0x90] = NC | NR, /* EMPTY_SET, ADDITEMS */
+	[0x91] = NC | NR, /* FROZENSET */
+	[0x94] = NC | NR, ['q'] = NC | NR, ['r'] = NC | NR, /* memo PUTs */
+	[0x80] = NC | NR, [0x95] = NC | NR, /* PROTO, FRAME */
+	['K'] = NC | NR, ['M'] = NC | NR, ['J'] = NC | NR, ['G'] = NC | NR,
+	[0x8a] = NC | NR, [0x8b] = NC | NR, /* LONG1, LONG4 */
+	['X'] = NC | NR, [0x8c] = NC | NR, [0x8d] = NC | NR, /* str */
+	['C'] = NC | NR, ['B'] = NC | NR, [0x8e] = NC | NR, /* bytes */
+	[0x96] = NC | NR, /* BYTEARRAY8 */
+	['h'] = NC, ['j'] = NC, ['2'] = NC, /* memo GETs, DUP */
 };
 
 /* ---- the data-only table ---- */
@@ -950,16 +981,17 @@ static int step(struct sim *s, unsigned char code, size_t arg, uint64_t n,
 static int walk(const unsigned char *data, size_t len,
 		const struct sb_prescan_limits *lim,
 		struct sb_prescan_error *err, struct sim *sim,
-		size_t *nmemo, size_t *nobjs)
+		size_t *nmemo, size_t *nobjs, unsigned *flags)
 {
 	/* ops <= len + 1 and memo, depth <= ops: no counter can overflow */
 	long long ops = 0, memo = 0, depth = 0;
-	size_t pos = 0, objs = 0;
+	size_t pos = 0, objs = 0, frame_end = 0;
+	unsigned short_way = NC | NR;
 
 	for (;;) {
 		const struct op *op;
 		unsigned char code;
-		size_t arg;
+		size_t arg, start = pos;
 		uint64_t n = 0;
 		unsigned width = 0;
 
@@ -972,6 +1004,7 @@ static int walk(const unsigned char *data, size_t len,
 				    "the payload holds more than %lld opcodes",
 				    lim->max_opcodes);
 		op = &op_table[code];
+		short_way &= op_short[code];
 		if (op->kind == OP_REFUSED)
 			return fail(err, false,
 				    "opcode %s is refused on the result "
@@ -999,6 +1032,28 @@ static int walk(const unsigned char *data, size_t len,
 				return fail(err, true,
 					    "truncated pickle stream");
 			pos += (size_t)n;
+		}
+		/* Frames as CPython's pickler writes them: no opcode crosses the
+		 * end of its frame, and a frame begins only after the end of the
+		 * one before. The parent's Unpickler reads from a file, and an
+		 * argument that crosses a frame's end is read from past it, the
+		 * rest of the frame dropped: it would decode other opcodes than
+		 * this walk sees (pickle.loads and pickle.py read on). */
+		if (start < frame_end && pos > frame_end)
+			return fail(err, true,
+				    "an opcode crosses the end of its frame");
+		if (code == 0x95) {
+			uint64_t flen = read_le(data + arg, 8);
+
+			if (start < frame_end)
+				return fail(err, true,
+					    "a frame begins before the end of "
+					    "the one before");
+			if (flen > (uint64_t)(len - pos))
+				return fail(err, true,
+					    "truncated pickle stream: a frame "
+					    "goes past its end");
+			frame_end = pos + (size_t)flen;
 		}
 		switch (op->kind) {
 		case OP_MARK:
@@ -1056,6 +1111,11 @@ static int walk(const unsigned char *data, size_t len,
 				*nmemo = (size_t)memo;
 			if (nobjs)
 				*nobjs = objs;
+			if (flags)
+				*flags = (short_way & NC ?
+					  SB_PRESCAN_NO_CLASS : 0u) |
+					 ((short_way & (NC | NR)) == (NC | NR) ?
+					  SB_PRESCAN_TREE : 0u);
 			return 0;
 		}
 	}
@@ -1065,21 +1125,35 @@ int sb_prescan(const unsigned char *data, size_t len,
 	       const struct sb_prescan_limits *lim, enum sb_prescan_mode mode,
 	       struct sb_prescan_error *err)
 {
+	return sb_prescan_flags(data, len, lim, mode, err, NULL);
+}
+
+int sb_prescan_flags(const unsigned char *data, size_t len,
+		     const struct sb_prescan_limits *lim,
+		     enum sb_prescan_mode mode, struct sb_prescan_error *err,
+		     unsigned *flags)
+{
 	struct sim sim = { .data = data, .lim = lim, .err = err,
 			   .top_mark = NO_OBJ };
 	size_t nmemo = 0, nobjs = 0;
+	unsigned found = 0;
 	int r;
 
+	if (flags)
+		*flags = 0;
 	if (lim->max_bytes < 0 ||
 	    (unsigned long long)len > (unsigned long long)lim->max_bytes)
 		return fail(err, false,
 			    "the payload is %zu bytes, over the limit of "
 			    "%lld bytes",
 			    len, lim->max_bytes);
-	if (walk(data, len, lim, err, NULL, &nmemo, &nobjs) < 0)
+	if (walk(data, len, lim, err, NULL, &nmemo, &nobjs, &found) < 0)
 		return -1;
-	if (mode != SB_PRESCAN_DATA)
+	if (mode != SB_PRESCAN_DATA) {
+		if (flags)
+			*flags = found;
 		return 0;
+	}
 	if (nobjs > UINT32_MAX - 1 || len > UINT32_MAX - 1)
 		return fail(err, false, "the payload holds too many objects");
 	sim.maxmemo = nmemo;
@@ -1089,9 +1163,11 @@ int sb_prescan(const unsigned char *data, size_t len,
 	if (!sim.memo || !sim.objs)
 		r = fail(err, false, "out of memory");
 	else
-		r = walk(data, len, lim, err, &sim, NULL, NULL);
+		r = walk(data, len, lim, err, &sim, NULL, NULL, NULL);
 	free(sim.memo);
 	free(sim.objs);
 	free(sim.stack);
+	if (r == 0 && flags)
+		*flags = found;
 	return r;
 }

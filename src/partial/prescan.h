@@ -2,8 +2,10 @@
  *
  * sb_prescan() walks a pickle stream from a sandboxed worker without
  * executing anything. In every mode: an opcode allowlist and budgets on
- * bytes, opcodes, memo entries and MARK depth, and memo indices that stay
- * dense (a 5-byte LONG_BINPUT cannot make the unpickler allocate gigabytes).
+ * bytes, opcodes, memo entries and MARK depth, memo indices that stay
+ * dense (a 5-byte LONG_BINPUT cannot make the unpickler allocate gigabytes)
+ * and frames that hold whole opcodes (an unpickler that reads a file reads
+ * an argument across a frame's end from past it: other opcodes than these).
  * In data-only mode it also runs the stream symbolically, on a stack of
  * shapes, and admits only the data opcodes and argument shapes of its table:
  * a global is one of the value classes and may only be called; a call takes
@@ -22,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SB_PRESCAN_ABI 2
+#define SB_PRESCAN_ABI 3
 #define SB_PRESCAN_MSG_MAX 160
 
 enum sb_prescan_mode {
@@ -56,6 +58,25 @@ struct sb_prescan_error {
 int sb_prescan(const unsigned char *data, size_t len,
 	       const struct sb_prescan_limits *lim, enum sb_prescan_mode mode,
 	       struct sb_prescan_error *err);
+
+/* What sb_prescan_flags() says of a stream that passes, in either mode:
+ * NO_CLASS: no opcode names a class or calls or builds one (no
+ * STACK_GLOBAL, REDUCE, NEWOBJ, NEWOBJ_EX, BUILD), so an unpickler never
+ * calls find_class or persistent_load on it. TREE: NO_CLASS, and no memo
+ * GET or DUP either: every object it makes is referenced once in the
+ * result, which is a tree of at most as many values as the stream has
+ * opcodes (CPython's own shared constants, such as the empty tuple,
+ * aside), never a cycle. Each bit is set only when every opcode of the
+ * stream is on its list (an allowlist in prescan.c). */
+#define SB_PRESCAN_NO_CLASS 1u
+#define SB_PRESCAN_TREE 2u
+
+/* sb_prescan(), and on success *flags (when not NULL) the bits above;
+ * 0 on refusal. */
+int sb_prescan_flags(const unsigned char *data, size_t len,
+		     const struct sb_prescan_limits *lim,
+		     enum sb_prescan_mode mode, struct sb_prescan_error *err,
+		     unsigned *flags);
 
 /* The value classes of data-only mode, as pickle names them: the i-th
  * module and name, or false past the end. The parent's find_class admits

@@ -112,7 +112,7 @@ def test_pip_install_into_a_venv_offline(tmp_path):
          "print(u._frame.PRESCAN_ABI, u._frame.__file__.startswith(" +
          repr(str(venv)) + "))\n"],
         cwd=work, capture_output=True, text=True, env=env)
-    assert (r.returncode, r.stdout) == (0, "2 True\n"), r.stderr
+    assert (r.returncode, r.stdout) == (0, "3 True\n"), r.stderr
     # and partial mode with the wheel's transport, python-sb found on PATH
     r = _partial_call(work, dict(PATH=f"{venv}/bin:/usr/bin:/bin"),
                       python=str(venv / "bin" / "python"))

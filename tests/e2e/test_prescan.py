@@ -208,6 +208,146 @@ print(json.dumps(out))
 '''
 
 
+CHILD_SHORT_WAY = CHILD_COMMON + '''
+# The short way (the scan's flags): a stream with no class opcode is
+# decoded by pickle.loads, one that is moreover a tree skips the acyclic
+# walk. Each decision is the scan's, and each short way decodes exactly as
+# the long one: U.NO_CLASS and U.TREE set to 0 force the long way.
+seed, count = int(sys.argv[1]), int(sys.argv[2])
+calls = collections.Counter()
+real_walk, real_unpickler = U._check_acyclic, U._Unpickler
+
+
+def spy_walk(value, max_size):
+    calls["walk"] += 1
+    return real_walk(value, max_size)
+
+
+class SpyUnpickler(real_unpickler):
+    def load(self):
+        calls["unpickler"] += 1
+        return super().load()
+
+
+U._check_acyclic, U._Unpickler = spy_walk, SpyUnpickler
+
+
+def long_way(fn, *args):
+    saved = U.NO_CLASS, U.TREE
+    U.NO_CLASS = U.TREE = 0
+    try:
+        return fn(*args)
+    finally:
+        U.NO_CLASS, U.TREE = saved
+
+
+def decoded(fn, *args):
+    try:
+        got = fn(*args)
+    except pickle.UnpicklingError as exc:
+        return ["refused", bool(getattr(exc, "garbled", False)), str(exc)]
+    except Exception as exc:
+        return ["unexpected", type(exc).__name__, str(exc)]
+    return ["ok", type(got).__name__, repr(got)]
+
+
+def ways(data, mode=U.DATA_ONLY):
+    calls.clear()
+    short = decoded(U.loads, data, mode)
+    took = dict(calls)
+    calls.clear()
+    return short, decoded(long_way, U.loads, data, mode), took
+
+
+out = {"bad": [], "paths": {}}
+lim = U.Limits()
+shared = [1, 2]
+cases = {
+    "int": 1, "str": "x", "none": None, "bytes": b"ab",
+    "bytearray": bytearray(b"ab"), "tuple": (1, (2.5, "a")),
+    "dict": {"a": [1, {"b": (None, True)}]}, "set": {1, 2},
+    "frozenset": frozenset({"a"}), "big int": 2 ** 300,
+    "shared str": ["ab" * 3, "ab" * 3],
+    "shared list": [shared, shared], "date": datetime.date(2024, 1, 2),
+    "deque": collections.deque([1, 2], 5),
+}
+for label, value in cases.items():
+    data = pickle.dumps(value, 5)
+    flags = U.prescan(data, lim, U.DATA_ONLY)
+    short, slow, took = ways(data)
+    out["paths"][label] = [flags, took.get("unpickler", 0),
+                           took.get("walk", 0)]
+    if short != slow or short[:2] != ["ok", type(value).__name__] or \
+            short[2] != repr(value):
+        out["bad"].append([label, short, slow])
+# cycles and a DAG that expands, made without any class: only the walk
+# refuses them, so the short way must not skip it (memo GET, DUP)
+dag = b"\\x80\\x05]\\x94" + b"".join(
+    b"(h" + bytes([k]) + b"h" + bytes([k]) + b"l\\x94" for k in range(30)) \\
+    + b"."
+for label, data in (("cycle by DUP", b"\\x80\\x05]2a."),
+                    ("cycle by memo", b"\\x80\\x05]\\x94h\\x00a."),
+                    ("dag", dag)):
+    flags = U.prescan(data, lim, U.DATA_ONLY)
+    short, slow, took = ways(data)
+    out["paths"][label] = [flags, took.get("unpickler", 0),
+                           took.get("walk", 0)]
+    if short != slow or short[0] != "refused" or short[1]:
+        out["bad"].append([label, short, slow])
+    # objects mode has no walk: the cycle decodes, as before
+    if label.startswith("cycle"):
+        o_short, o_slow, _ = ways(data, U.OBJECTS)
+        out["paths"][label + " objects"] = [o_short[0], o_short == o_slow]
+# the pool's spare: a bytearray, with the stream in its first bytes
+spare = bytearray(pickle.dumps({"k": [1, 2]}, 5)) + b"junk"
+end = len(spare) - 4
+calls.clear()
+got = U.loads(spare, U.DATA_ONLY, True, lim, 0, end)
+spare.extend(b"more")  # no view of it is left
+out["spare"] = [got == {"k": [1, 2]}, dict(calls)]
+# mutations: whatever the scan accepts decodes the same both ways
+rng = random.Random(seed)
+base = [pickle.dumps(v, 5) for v in data_values()]
+base = [d for d in base if len(d) < 5000]
+out["short"] = 0
+for i in range(count):
+    d = bytearray(rng.choice(base))
+    for _ in range(rng.choice((1, 2, 4))):
+        pos = rng.randrange(len(d))
+        if rng.randrange(2):
+            d[pos] = rng.choice(b"(.012Nae}])lsut2hq\\x94\\x85\\x86\\x87")
+        else:
+            d[pos:pos] = d[rng.randrange(len(d)):][:rng.randrange(1, 6)]
+    data = bytes(d)
+    short, slow, took = ways(data)
+    if short != slow:
+        out["bad"].append([data.hex()[:160], short, slow])
+    if short[0] == "ok" and not took.get("unpickler"):
+        out["short"] += 1
+print(json.dumps(out))
+'''
+
+
+CHILD_FRAMES = CHILD_COMMON + '''
+# An argument across the end of a frame: the Unpickler, which reads a
+# file, took it from past the frame, dropped the rest of the frame and ran
+# the bytes the scan saw as a SHORT_BINBYTES: a BUILD that set an
+# attribute of pathlib.PurePath in the parent, in data-only mode.
+desync = (b"\\x80\\x05\\x95\\x05" + bytes(7) + b"K\\x01" + b"0M\\x07\\x07C(" +
+          b"\\x8c\\x07pathlib\\x8c\\x08PurePath\\x93N}\\x8c\\x05pwned" +
+          b"K\\x01s\\x86" + b"b0N0N0N0N" + b"0N.")
+out = {}
+for mode in (U.DATA_ONLY, U.OBJECTS):
+    out[mode] = outcome(U.loads, desync, mode)
+out["changed"] = hasattr(pathlib.PurePath, "pwned")
+# frames as the pickler writes them still pass: large bytes go between
+# frames, back to back frames
+value = [b"x" * 70000, "y" * 70000, list(range(9000)), {"k": b"z" * 10}]
+out["framed"] = U.loads(pickle.dumps(value, 5), U.DATA_ONLY) == value
+print(json.dumps(out))
+'''
+
+
 def run_child(script, *args, timeout=600):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO / "python")
@@ -244,3 +384,40 @@ def test_tuple_hashing_is_bounded(sb):
     for label, verdict in out.items():
         assert verdict[0] == "RestrictedUnpicklingError", (label, verdict)
         assert not verdict[1], (label, verdict)
+
+
+def test_frames_hold_whole_opcodes(sb):
+    """The scan's walk and the Unpickler read the same opcodes: an opcode
+    across the end of its frame is garbled, in both modes."""
+    out = run_child(CHILD_FRAMES, timeout=scaled(120))
+    for mode in ("data-only", "objects"):
+        assert out[mode] == ["RestrictedUnpicklingError", True,
+                             "an opcode crosses the end of its frame"], out
+    assert not out["changed"]
+    assert out["framed"]
+
+
+def test_the_short_way_is_the_scans_and_decodes_the_same(sb):
+    """The flags of the scan pick the short way (pickle.loads for a stream
+    with no class opcode, no acyclic walk for a tree): it decodes as the
+    restricted Unpickler does, and a stream with a memo GET or a DUP
+    still gets the walk (a cycle or an expanding DAG made of plain lists
+    is refused)."""
+    out = run_child(CHILD_SHORT_WAY, SEED, 3000, timeout=scaled(300))
+    assert out["bad"] == [], json.dumps(out["bad"][:5], indent=1)
+    paths = out["paths"]
+    both = 3  # NO_CLASS | TREE
+    for label in ("int", "str", "none", "bytes", "bytearray", "tuple",
+                  "dict", "set", "frozenset", "big int"):
+        assert paths[label] == [both, 0, 0], (label, paths[label])
+    # a memo GET: pickle.loads, and the walk
+    for label in ("shared str", "shared list", "cycle by memo", "dag",
+                  "cycle by DUP"):
+        assert paths[label] == [1, 0, 1], (label, paths[label])
+    # a class: the restricted Unpickler, and the walk
+    for label in ("date", "deque"):
+        assert paths[label] == [0, 1, 1], (label, paths[label])
+    assert paths["cycle by DUP objects"] == ["ok", True]
+    assert paths["cycle by memo objects"] == ["ok", True]
+    assert out["spare"] == [True, {}]
+    assert out["short"] > 50, out["short"]

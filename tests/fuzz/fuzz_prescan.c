@@ -8,7 +8,9 @@
  * verdict with and without the struct, a terminated non-empty message on
  * refusal, an accepted stream ending in STOP, nothing the tight budgets
  * accept may the default ones refuse, and nothing data-only accepts may the
- * shape-only scan refuse (data-only is the stricter of the two).
+ * shape-only scan refuse (data-only is the stricter of the two). The bits
+ * of sb_prescan_flags() agree with sb_prescan()'s verdict, are none on a
+ * refusal, TREE only with NO_CLASS, and the same in both modes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@ static int scan(const uint8_t *data, size_t size,
 		const struct sb_prescan_limits *lim, enum sb_prescan_mode mode)
 {
 	struct sb_prescan_error err;
+	unsigned flags = 0xdead, other = 0xdead;
 	size_t n;
 	int r;
 
@@ -38,6 +41,17 @@ static int scan(const uint8_t *data, size_t size,
 	if (r != 0 && r != -1)
 		abort();
 	if (r != sb_prescan(data, size, lim, mode, NULL))
+		abort();
+	if (r != sb_prescan_flags(data, size, lim, mode, NULL, &flags))
+		abort();
+	if (flags & ~(SB_PRESCAN_NO_CLASS | SB_PRESCAN_TREE) ||
+	    (r != 0 && flags) ||
+	    ((flags & SB_PRESCAN_TREE) && !(flags & SB_PRESCAN_NO_CLASS)))
+		abort();
+	/* the bits are the opcodes', whatever the mode */
+	if (r == 0 && mode == SB_PRESCAN_DATA &&
+	    (sb_prescan_flags(data, size, lim, SB_PRESCAN_SHAPE, NULL,
+			      &other) != 0 || other != flags))
 		abort();
 	if (r == 0 && (!size || data[size - 1] != '.'))
 		abort();

@@ -275,7 +275,34 @@ static void test_garbled(void)
 	       "garbled: truncated pickle stream",
 	       "a length that would wrap pos");
 	is_str(verdict(S("\x95\xff\xff\xff\xff\xff\xff\xff\xff."), &defaults),
-	       "ok", "FRAME's length is not checked (as in Python)");
+	       "garbled: truncated pickle stream: a frame goes past its end",
+	       "a FRAME longer than the stream");
+	/* The parent's Unpickler reads a file: an argument that crosses the
+	 * end of a frame was read from past it, the rest of the frame
+	 * dropped, and it decoded other opcodes than the scan saw (here the
+	 * SHORT_BINBYTES hides a BUILD that set an attribute of a class) */
+	is_str(verdict(S("\x80\x05\x95\x05\0\0\0\0\0\0\0K\x01" "0M\x07\x07C("
+			 "\x8c\x07pathlib\x8c\x08PurePath\x93N}\x8c\x05pwned"
+			 "K\x01s\x86" "b0N0N0N0N" "0N."), &defaults),
+	       "garbled: an opcode crosses the end of its frame",
+	       "an argument across the end of a frame");
+	is_str(verdict(S("\x95\x03\0\0\0\0\0\0\0K\x01\x95\x01\0\0\0\0\0\0\0N."),
+		       &defaults),
+	       "garbled: an opcode crosses the end of its frame",
+	       "a FRAME across the end of a frame");
+	is_str(verdict(S("\x95\x02\0\0\0\0\0\0\0K\x01\x95\x01\0\0\0\0\0\0\0N."),
+		       &defaults),
+	       "ok", "a FRAME right at the end of a frame");
+	is_str(verdict(S("\x95\x0a\0\0\0\0\0\0\0\x95\x01\0\0\0\0\0\0\0N."),
+		       &defaults),
+	       "garbled: a frame begins before the end of the one before",
+	       "a FRAME within a frame");
+	is_str(verdict(S("\x80\x05\x95\x02\0\0\0\0\0\0\0]\x94"
+			 "\x95\x02\0\0\0\0\0\0\0K\x01" "aC\x01x\x86."),
+		       &defaults),
+	       "ok", "frames back to back, then opcodes outside any");
+	is_str(verdict(S("\x95\0\0\0\0\0\0\0\0N."), &defaults), "ok",
+	       "an empty frame");
 	is_str(verdict(S("\x80\x05K\x01.."), &defaults),
 	       "garbled: data after the STOP opcode", "two STOPs");
 	is_str(verdict(S("\x80\x05K\x01.\x00"), &defaults),
@@ -623,6 +650,92 @@ static void test_value_classes(void)
 	ok(!sb_prescan_class(i, &module, &name), "and ends");
 }
 
+/* The bits of sb_prescan_flags(), in both modes, on streams from
+ * CPython's pickle.dumps (protocol 5): only an allowlisted stream gets
+ * them, a refused one gets none. */
+static void test_flags(void)
+{
+	static const struct {
+		const char *name;
+		const char *data;
+		size_t len;
+		unsigned flags;
+	} cases[] = {
+		{ "int", S("\x80\x05K\x01."),
+		  SB_PRESCAN_NO_CLASS | SB_PRESCAN_TREE },
+		{ "[1, 'a', (2.0,)]",
+		  S("\x80\x05\x95\x16\x00\x00\x00\x00\x00\x00\x00]\x94"
+		    "(K\x01\x8c\x01" "a\x94G@\x00\x00\x00\x00\x00\x00\x00"
+		    "\x85\x94" "e."),
+		  SB_PRESCAN_NO_CLASS | SB_PRESCAN_TREE },
+		{ "{'k': {b'x'}}",
+		  S("\x80\x05\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94"
+		    "\x8c\x01k\x94\x8f\x94(C\x01x\x94\x90s."),
+		  SB_PRESCAN_NO_CLASS | SB_PRESCAN_TREE },
+		/* s = 'a'; [s, s]: a memo GET */
+		{ "a shared str",
+		  S("\x80\x05\x95\x0b\x00\x00\x00\x00\x00\x00\x00]\x94"
+		    "(\x8c\x01" "a\x94h\x01" "e."),
+		  SB_PRESCAN_NO_CLASS },
+		{ "DUP", S("]2\x86."), SB_PRESCAN_NO_CLASS },
+		/* l = []; [l, l] */
+		{ "a shared list",
+		  S("\x80\x05\x95\x09\x00\x00\x00\x00\x00\x00\x00]\x94"
+		    "(]\x94h\x01" "e."),
+		  SB_PRESCAN_NO_CLASS },
+		/* set([1]), by pickle.dumps(protocol=2): GLOBAL is refused */
+		{ "a call",
+		  S("\x80\x02c__builtin__\nset\nq\x00]q\x01K\x01" "a\x85q\x02Rq"
+		    "\x03."), 0 },
+		/* frozenset() by protocol 5: STACK_GLOBAL then REDUCE */
+		{ "STACK_GLOBAL",
+		  S("\x80\x05\x8c\x08" "builtins\x94\x8c\x09" "frozenset\x94"
+		    "\x93\x94)R\x94."), 0 },
+	};
+	unsigned flags;
+	size_t i;
+	int mode;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (mode = SB_PRESCAN_SHAPE; mode <= SB_PRESCAN_DATA;
+		     mode++) {
+			int r;
+
+			flags = 0xdead;
+			r = sb_prescan_flags((const unsigned char *)
+					     cases[i].data, cases[i].len,
+					     &defaults,
+					     (enum sb_prescan_mode)mode, NULL,
+					     &flags);
+			if (r != 0) { /* protocol 2's GLOBAL: shape only */
+				is_int(flags, 0, "%s: no flags on refusal",
+				       cases[i].name);
+				continue;
+			}
+			is_int(flags, cases[i].flags, "%s: flags (mode %d)",
+			       cases[i].name, mode);
+		}
+	flags = 0xdead;
+	is_int(sb_prescan_flags((const unsigned char *)"\x80\x05K\x01.", 5,
+				&defaults, SB_PRESCAN_DATA, NULL, &flags),
+	       0, "an int passes");
+	is_int(flags, SB_PRESCAN_NO_CLASS | SB_PRESCAN_TREE, "as a tree");
+	flags = 0xdead;
+	/* a tree in its opcodes, but refused (the work budget) */
+	{
+		struct sb_prescan_limits lim = defaults;
+
+		lim.max_work = 1;
+		is_int(sb_prescan_flags((const unsigned char *)"]K\x01" "a.", 5,
+					&lim, SB_PRESCAN_DATA, NULL, &flags),
+		       -1, "over the work budget");
+		is_int(flags, 0, "no flags when refused in pass two");
+	}
+	is_int(sb_prescan_flags((const unsigned char *)"\x80\x05K\x01.", 5,
+				&defaults, SB_PRESCAN_DATA, NULL, NULL),
+	       0, "flags may be NULL");
+}
+
 int main(void)
 {
 	test_pickles();
@@ -634,5 +747,6 @@ int main(void)
 	test_data_only();
 	test_work_budget();
 	test_value_classes();
+	test_flags();
 	return tap_done();
 }
