@@ -158,3 +158,18 @@ def test_a_bad_log_stderr_value_is_an_error(run, value):
     assert "ran" not in r.stdout
     assert f"Invalid value '{value}' for log-stderr. Use on or off." \
         in r.stderr, r.stderr
+
+
+def test_routine_refusals_in_the_standard_library_print_nothing(run,
+                                                                tmp_cwd):
+    """An optional module the standard library tries (bisect's _bisect,
+    with python-import=bisect only) and a bytecode cache importlib cannot
+    write are routine: no line; the JSON log still has them."""
+    (tmp_cwd / "mod.py").write_text("X = 1\n")
+    code = "import bisect, mod\nprint(bisect.bisect([1, 2], 1), mod.X)\n"
+    r = run(["os-sandbox=subprocess", "python-import=bisect,mod",
+             f"expose-ro={tmp_cwd}"], code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1", "1"]
+    assert r.stderr == "", r.stderr
+    assert not (tmp_cwd / "__pycache__").exists()
