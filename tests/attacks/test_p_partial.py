@@ -13,7 +13,8 @@ calls: its classes, a file it writes through a Path, its time and peak
 memory during a decode, which result each call got.
 
 P1 data-only results change no existing object (BUILD, SETITEM on classes
-   and globals, in a result or riding inside an ordinary reply);
+   and globals, in a result or riding inside an ordinary reply, or hidden
+   from the scan by a frame the decoder would read otherwise);
 P2 a decode is bounded by max_result (a range consumed by a constructor, a
    size argument, a memo-amplified copy);
 P3 remote exceptions cross as capped plain data: printing them ends;
@@ -206,6 +207,20 @@ frames = {
         b"\\x85R}" + s("_raw_paths") + b"](" + s("/etc") +
         b"eb.",
     "build a shared zone": G + name("datetime", "timezone") + b"N\\x85R}b.",
+    # the decoder must run the opcodes the scan saw: an argument across
+    # the end of its frame made the file-reading Unpickler take it from
+    # past the frame and run bytes the scan read as a SHORT_BINBYTES (a
+    # BUILD on pathlib.PurePath); a frame inside a frame, a frame longer
+    # than the stream are the same family
+    "opcode across its frame": b"\\x80\\x05\\x95\\x05" + bytes(7) +
+        b"K\\x01" + b"0M\\x07\\x07C(" + name("pathlib", "PurePath") +
+        b"N}" + s("pwned") + b"K\\x01s\\x86" + b"b0N0N0N0N" + b"0N.",
+    "frame inside a frame": b"\\x80\\x05\\x95\\x40" + bytes(7) +
+        b"\\x95\\x20" + bytes(7) + name("pathlib", "PurePath") + b"N}" +
+        s("pwned") + b"K\\x01s\\x86b.",
+    "frame past the stream": b"\\x80\\x05\\x95\\xff\\xff" + bytes(6) +
+        name("pathlib", "PurePath") + b"N}" + s("pwned") +
+        b"K\\x01s\\x86b.",
 }
 before = snapshot()
 with sandboxes(workers=1, max_result=4096):
@@ -411,7 +426,13 @@ def test_P1_results_change_no_existing_object(column):
                   "append to a class", "build a fresh path",
                   "build a shared zone", "build class, large",
                   "build class in a result, large"):
-        assert out[label][0] == "RestrictedUnpicklingError", (label, out)
+        assert out[label][0] == "RestrictedUnpicklingError", (label,
+                                                              out[label])
+    # a garbled stream: the call fails and the worker is replaced
+    for label in ("opcode across its frame", "frame inside a frame",
+                  "frame past the stream"):
+        assert out[label][0] == "SandBoxProtocolError", (label, out[label])
+        assert "frame" in out[label][1], (label, out[label])
     assert out["large after"] is True
     assert out["changed"] == []
     assert out["after"] == ["echo", 1]
@@ -426,7 +447,8 @@ def test_P2_decoding_is_bounded_by_max_result(column):
                   "bytearray of a size", "set of a range",
                   "memo amplification", "shared tuples as a key",
                   "shared tuples", "shared lists", "decimal exponent"):
-        assert out[label][0] == "RestrictedUnpicklingError", (label, out)
+        assert out[label][0] == "RestrictedUnpicklingError", (label,
+                                                              out[label])
     assert "units of work" in out["memo amplification"][1]
     assert out["after"] == ["echo", 2]
     # nothing was decoded: no gigabytes, no minutes
