@@ -173,3 +173,14 @@ def test_routine_refusals_in_the_standard_library_print_nothing(run,
     assert r.stdout.split() == ["1", "1"]
     assert r.stderr == "", r.stderr
     assert not (tmp_cwd / "__pycache__").exists()
+
+
+def test_explain_says_whether_lines_are_printed(run_sb, tmp_cwd):
+    r = run_sb(["--pysandboxes-explain", "-c", "pass"])
+    assert r.returncode == 0, r.stderr
+    assert "# Denial lines: on (the Pysandboxes logger" in r.stdout
+    (tmp_cwd / ".py-sandboxes").write_text("log-stderr=off\n")
+    r = run_sb(["--pysandboxes-explain", "-c", "pass"])
+    assert r.returncode == 0, r.stderr
+    assert "# Denial lines: off" in r.stdout
+    assert "from .py-sandboxes(1)" in r.stdout
