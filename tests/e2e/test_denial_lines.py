@@ -176,6 +176,7 @@ def test_routine_refusals_in_the_standard_library_print_nothing(run,
 
 
 def test_explain_says_whether_lines_are_printed(run_sb, tmp_cwd):
+    (tmp_cwd / ".py-sandboxes").write_text("python-import=json\n")
     r = run_sb(["--pysandboxes-explain", "-c", "pass"])
     assert r.returncode == 0, r.stderr
     assert "# Denial lines: on (the Pysandboxes logger" in r.stdout
