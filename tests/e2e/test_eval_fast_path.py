@@ -153,21 +153,20 @@ def sources(seed):
     return out
 
 
-def run_set(run_sb, tmp_cwd, rules, srcs, slow):
+def run_set(run_sb, tmp_cwd, rules, srcs, slow, python=None):
     extra = "env=PYSB_EVAL_NO_FAST_PATH=1\n" if slow else ""
     (tmp_cwd / ".py-sandboxes").write_text(
         "python-import=*\n" + rules + extra)
     (tmp_cwd / "prog.py").write_text(PROGRAM)
-    r = run_sb(["prog.py"], input=json.dumps(srcs), timeout=600)
+    r = run_sb(([f"--python={python}"] if python else []) + ["prog.py"],
+               input=json.dumps(srcs), timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     return json.loads(r.stdout)
 
 
-@pytest.mark.parametrize("name", sorted(RULE_SETS))
-def test_the_fast_path_changes_no_outcome(run_sb, tmp_cwd, name):
-    srcs = sources(zlib.crc32(name.encode()))
-    fast = run_set(run_sb, tmp_cwd, RULE_SETS[name], srcs, slow=False)
-    slow = run_set(run_sb, tmp_cwd, RULE_SETS[name], srcs, slow=True)
+def compare(run_sb, tmp_cwd, rules, srcs, python=None):
+    fast = run_set(run_sb, tmp_cwd, rules, srcs, False, python)
+    slow = run_set(run_sb, tmp_cwd, rules, srcs, True, python)
     differ = [(s, f[:2], w[:2]) for s, f, w in zip(srcs, fast, slow)
               if f[:2] != w[:2]]
     assert not differ, "\n".join(repr(d) for d in differ[:20])
@@ -180,3 +179,17 @@ def test_the_fast_path_changes_no_outcome(run_sb, tmp_cwd, name):
     for s, f in served:
         assert not f[0].startswith(("raise EvalSyntaxRejected",
                                     "raise SyntaxError")), (s, f)
+
+
+@pytest.mark.parametrize("name", sorted(RULE_SETS))
+def test_the_fast_path_changes_no_outcome(run_sb, tmp_cwd, name):
+    compare(run_sb, tmp_cwd, RULE_SETS[name],
+            sources(zlib.crc32(name.encode())))
+
+
+def test_every_interpreter_agrees(run_sb, tmp_cwd, python_exe):
+    """Each CPython's tokenizer and parser read the admitted subset
+    alike."""
+    compare(run_sb, tmp_cwd, "eval-syntax=arith, compare\n"
+            "eval-syntax=DENY:UnaryOp\neval-max-depth=5\n"
+            "eval-magic=__x__\n", sources(1))
