@@ -12,7 +12,10 @@
  *   once in EvalSyntaxRejected, each with the rule that would allow it.
  *   Checked code is compiled from that same AST (from the same source text
  *   when the rewrite changed nothing: it parses to the same tree) and
- *   cached by (profile, mode, source).
+ *   cached by (profile, mode, source). A plain arithmetic or comparison
+ *   expression that eval_scan.c proves from its tokens would pass, and
+ *   would be left unchanged by the rewrite, is compiled from its text
+ *   without the AST and the walk.
  * - The namespace's __builtins__ holds exactly the eval-call names; the
  *   builtins that would undo the attribute rules (getattr, setattr, type,
  *   vars, __import__...) or rebind the budget helpers (globals, locals)
