@@ -3,8 +3,9 @@
  * under the eval-* rules. This file owns the entry points, compiling (the
  * cache and the registry of code objects the guard compiled), the namespaces
  * with their checking builtins, and the arming; eval_check.c the static
- * checker and its rewrite, eval_budget.c the run-time budgets, eval_int.h
- * what the three share. The whole guard, in short:
+ * checker and its rewrite, eval_scan.c the fast path's scanner,
+ * eval_budget.c the run-time budgets, eval_int.h what the four share. The
+ * whole guard, in short:
  *
  * - The source is parsed to an AST with the raw compile() and every node is
  *   judged in C (eval_check.c): syntax classes, builtin names, attribute

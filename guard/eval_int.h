@@ -1,6 +1,7 @@
 /* eval_int.h - what the eval guard's files share, and only they: eval.c
  * (the entry points, compiling, namespaces, arming), eval_check.c (the
- * static checker and its rewrite) and eval_budget.c (the run-time budgets).
+ * static checker and its rewrite), eval_scan.c (the fast path's scanner)
+ * and eval_budget.c (the run-time budgets).
  * Everything else in the guard includes eval.h. The state declared here is
  * defined in eval.c and set by sb_eval_arm; the library's symbols are hidden,
  * so none of it is reachable from outside the guard library, nor from the
