@@ -3,8 +3,9 @@
  * under the eval-* rules. This file owns the entry points, compiling (the
  * cache and the registry of code objects the guard compiled), the namespaces
  * with their checking builtins, and the arming; eval_check.c the static
- * checker and its rewrite, eval_budget.c the run-time budgets, eval_int.h
- * what the three share. The whole guard, in short:
+ * checker and its rewrite, eval_scan.c the fast path's scanner,
+ * eval_budget.c the run-time budgets, eval_int.h what the four share. The
+ * whole guard, in short:
  *
  * - The source is parsed to an AST with the raw compile() and every node is
  *   judged in C (eval_check.c): syntax classes, builtin names, attribute
@@ -12,7 +13,10 @@
  *   once in EvalSyntaxRejected, each with the rule that would allow it.
  *   Checked code is compiled from that same AST (from the same source text
  *   when the rewrite changed nothing: it parses to the same tree) and
- *   cached by (profile, mode, source).
+ *   cached by (profile, mode, source). A plain arithmetic or comparison
+ *   expression that eval_scan.c proves from its tokens would pass, and
+ *   would be left unchanged by the rewrite, is compiled from its text
+ *   without the AST and the walk.
  * - The namespace's __builtins__ holds exactly the eval-call names; the
  *   builtins that would undo the attribute rules (getattr, setattr, type,
  *   vars, __import__...) or rebind the budget helpers (globals, locals)
@@ -55,6 +59,10 @@ PyObject *ev_builtins_dict;      /* the builtins module's dict */
 PyObject *ev_ast_class;          /* _ast.AST */
 PyObject *ev_ast_module;         /* _ast */
 static PyObject *cache;       /* (profile, mode, source) -> code */
+/* $PYSB_EVAL_NO_FAST_PATH at arming: every source takes the parse and the
+ * walk (the differential tests compare both paths). It can only add
+ * checking. */
+static bool no_fast_path;
 static PyObject *compiled;    /* id(code) -> weakref: what we compiled */
 PyObject *ev_exc_syntax;
 static PyObject *exc_perm, *exc_interrupted;
@@ -268,6 +276,7 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 	struct ev_check c = { .p = p, .names = names, .rewrite = !only_ast };
 	PyObject *key = NULL, *tree = NULL, *code = NULL, *src = NULL;
 	int isast = py.PyObject_IsInstance(input, ev_ast_class);
+	Py_ssize_t len = 0;
 
 	if (isast < 0)
 		return NULL;
@@ -302,7 +311,7 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 		src = source_str(input);
 		if (!src)
 			return NULL;
-		c.src = py.PyUnicode_AsUTF8AndSize(src, NULL);
+		c.src = py.PyUnicode_AsUTF8AndSize(src, &len);
 		if (!c.src)
 			goto out;
 		key = tuple_of_strings(p->label, mode, c.src);
@@ -312,6 +321,13 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 			py.Py_IncRef(code);
 			goto out;
 		}
+		/* the fast path (eval_scan.c): an expression its tokens
+		 * prove the walk would pass, and the rewrite leave as it
+		 * is, is compiled from its text as below, with no tree */
+		if (!only_ast && !no_fast_path && !sb_g.learning &&
+		    strcmp(mode, "eval") == 0 &&
+		    ev_scan_admits(p, c.src, (size_t)len))
+			goto compile;
 		tree = compile_raw(src, p->filename, mode, EV_CF_ONLY_AST);
 		if (!tree)
 			goto out;
@@ -327,6 +343,7 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 	 * into its own tree and validating that: dearer than parsing the
 	 * text again. When the rewrite changed nothing, the text (the same
 	 * str, mode, flags and filename) parses to the very tree judged. */
+compile:
 	code = compile_raw(src && !c.rewritten ? src : tree, p->filename,
 			   mode, 0);
 	if (!code)
@@ -1234,6 +1251,7 @@ int sb_eval_arm(void)
 		return -1;
 	if (!pol->eval_profiles.n)
 		return 0;
+	no_fast_path = getenv("PYSB_EVAL_NO_FAST_PATH") != NULL;
 	if (arm_checker() < 0 || sb_guard_load_package() < 0)
 		return -1;
 	mods = py.PyImport_GetModuleDict();

@@ -155,6 +155,18 @@ static bool syntax_allowed(const struct ev_profile *p, const char *node)
 	       !ev_list_exact(&p->rules->deny[SB_EVAL_SYNTAX], node);
 }
 
+bool ev_syntax_allowed(const struct ev_profile *p, const char *node)
+{
+	return syntax_allowed(p, node);
+}
+
+/* A dunder name, read or bound, per eval-magic. */
+static bool magic_allowed(const struct ev_profile *p, const char *name)
+{
+	return list_has(&p->rules->allow[SB_EVAL_MAGIC], name) &&
+	       !list_has(&p->rules->deny[SB_EVAL_MAGIC], name);
+}
+
 /* Operators and expression contexts are part of their parent node. */
 static const char *const part_nodes[] = {
 	"Add",   "And",    "BitAnd", "BitOr", "BitXor", "Del",   "Div",
@@ -548,9 +560,7 @@ static void check_dunder_name(struct ev_check *c, const char *name,
 {
 	char what[300], add[300];
 
-	if (!ev_is_dunder(name) ||
-	    (list_has(&c->p->rules->allow[SB_EVAL_MAGIC], name) &&
-	     !list_has(&c->p->rules->deny[SB_EVAL_MAGIC], name)))
+	if (!ev_is_dunder(name) || magic_allowed(c->p, name))
 		return;
 	snprintf(what, sizeof(what), "name '%.100s' is not allowed", name);
 	snprintf(add, sizeof(add),
@@ -918,6 +928,9 @@ static struct ev_type *type_of(PyObject *node)
 	return t;
 }
 
+/* A Name's id is judged on its first EV_NAME_BUF - 1 bytes. */
+#define EV_NAME_BUF 64
+
 static int walk(struct ev_check *c, PyObject *node, long depth)
 {
 	struct ev_type *t = type_of(node);
@@ -955,7 +968,8 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 
 		/* a context of a class other than the interpreter's own is
 		 * refused when the walk reaches it (type_of) */
-		str_of(ev.PyObject_GetAttr(node, ev_str_id), buf, 64);
+		str_of(ev.PyObject_GetAttr(node, ev_str_id), buf,
+		       EV_NAME_BUF);
 		if (strstr(buf, "__sb_"))
 			c->reserved = true;
 		if (ct && ct != ev_ast_load)
@@ -1045,6 +1059,21 @@ static void check_uses(struct ev_check *c)
 				 u->name);
 		violation(c, u->line, u->col, u->end_col, what, add);
 	}
+}
+
+/* Would the walk and check_uses let a Name that reads 'name' (ASCII, not a
+ * keyword) pass with no violation and without the namespace excusing it?
+ * The walk's Name branch above, for a load, with nothing bound: a name of
+ * the guard's, a dunder without eval-magic or a builtin without eval-call
+ * is not clean; nor is a name the walk would read only a prefix of. */
+bool ev_name_read_clean(const struct ev_profile *p, const char *name)
+{
+	if (strlen(name) >= EV_NAME_BUF || strstr(name, "__sb_"))
+		return false;
+	if (ev_is_dunder(name))
+		return magic_allowed(p, name);
+	return !py.PyDict_GetItemString(ev_builtins_dict, name) ||
+	       ev_call_allowed(p, name);
 }
 
 void ev_check_free(struct ev_check *c)

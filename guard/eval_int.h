@@ -1,6 +1,7 @@
 /* eval_int.h - what the eval guard's files share, and only they: eval.c
  * (the entry points, compiling, namespaces, arming), eval_check.c (the
- * static checker and its rewrite) and eval_budget.c (the run-time budgets).
+ * static checker and its rewrite), eval_scan.c (the fast path's scanner)
+ * and eval_budget.c (the run-time budgets).
  * Everything else in the guard includes eval.h. The state declared here is
  * defined in eval.c and set by sb_eval_arm; the library's symbols are hidden,
  * so none of it is reachable from outside the guard library, nor from the
@@ -127,6 +128,12 @@ bool ev_import_allowed(const struct ev_profile *p, const char *mod);
 
 /* ---- the static checker (eval_check.c) ---- */
 
+/* syntax_allowed(): may a node of class 'node' appear? */
+bool ev_syntax_allowed(const struct ev_profile *p, const char *node);
+/* Would the checker pass a Name that reads 'name', with nothing bound and
+ * nothing excused by the namespace? */
+bool ev_name_read_clean(const struct ev_profile *p, const char *name);
+
 struct ev_check {
 	struct ev_profile *p;
 	const char *src;      /* UTF-8 source, NULL for an AST input */
@@ -157,6 +164,14 @@ struct ev_check {
  * error) set. With c->rewrite, the budget helpers are inserted into it. */
 int ev_check_tree(struct ev_check *c, PyObject *tree);
 void ev_check_free(struct ev_check *c);
+
+/* ---- the fast path (eval_scan.c) ---- */
+
+/* Is 'src' ('len' bytes of UTF-8), compiled in eval mode, proved by its
+ * tokens alone to be an expression ev_check_tree would pass under p with
+ * no violation and that the rewrite would leave unchanged? false sends it
+ * to the parse and the walk, which decide. */
+bool ev_scan_admits(const struct ev_profile *p, const char *src, size_t len);
 
 /* ---- budgets (eval_budget.c) ---- */
 
