@@ -928,7 +928,8 @@ static struct ev_type *type_of(PyObject *node)
 	return t;
 }
 
-/* A Name's id is judged on its first EV_NAME_BUF - 1 bytes. */
+/* The fast path's longest name (eval_scan.c): longer ones go the walk,
+ * which judges a name whole. */
 #define EV_NAME_BUF 64
 
 static int walk(struct ev_check *c, PyObject *node, long depth)
@@ -969,7 +970,13 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		/* a context of a class other than the interpreter's own is
 		 * refused when the walk reaches it (type_of) */
 		str_of(ev.PyObject_GetAttr(node, ev_str_id), buf,
-		       EV_NAME_BUF);
+		       sizeof(buf));
+		/* a name is judged whole: one that does not fit is given a
+		 * dunder's form, so that eval-magic (never a prefix) decides */
+		if (strlen(buf) >= sizeof(buf) - 1) {
+			memcpy(buf, "__", 2);
+			memcpy(buf + sizeof(buf) - 3, "__", 3);
+		}
 		if (strstr(buf, "__sb_"))
 			c->reserved = true;
 		if (ct && ct != ev_ast_load)

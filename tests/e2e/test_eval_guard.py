@@ -668,3 +668,26 @@ def test_a_class_statement_runs_and_its_hooks_need_eval_magic(run_sb,
                         ("build", "__build_class__")):
         assert got[label].startswith("EvalSyntaxRejected"), (label, got)
         assert f"add: eval-magic={name}" in got[label], (label, got)
+
+
+def test_a_long_dunder_name_is_judged_whole(run_sb, tmp_cwd):
+    """A name is judged whole, never on a prefix: a dunder name longer than
+    the checker's buffer still needs eval-magic (the walk once judged the
+    first 63 bytes, which for a long dunder name are no dunder), and one
+    granted by eval-magic passes."""
+    long_dunder = "__" + "a" * 300 + "__"
+    short_dunder = "__" + "b" * 70 + "__"
+    r = run(run_sb, tmp_cwd, f"eval-syntax=arith\neval-magic={short_dunder}\n",
+            f"""\
+        attempt("long", lambda: guarded_eval({long_dunder!r}))
+        attempt("short", lambda: guarded_eval({short_dunder!r} + " + 1"))
+        attempt("plain", lambda: guarded_eval("a" * 80 + " * 2",
+                                              names={{"a" * 80: 4}}))
+        """)
+    out = outcomes(r)
+    # refused before it runs (it was a NameError at run time: it passed)
+    assert out["long"].startswith("EvalSyntaxRejected"), out
+    assert "eval-magic" in out["long"], out
+    # granted: it passes the check and is simply not defined
+    assert out["short"].startswith("NameError"), out
+    assert out["plain"] == "OK 8", out
