@@ -737,6 +737,23 @@ static int parse_bool(const char *v, bool on_off)
 	return -1;
 }
 
+/* A boolean single-valued directive: the value into *out and its ref, or
+ * "Invalid value 'v' for key. Use <use>." */
+static void apply_bool(struct sb_policy *p, const struct sb_line *l,
+		       const char *v, const char *key, bool on_off,
+		       const char *use, bool *out, struct sb_ref *ref)
+{
+	int b = parse_bool(v, on_off);
+
+	if (b < 0) {
+		sb_error(p, l->ref, "Invalid value '%s' for %s. Use %s.", v,
+			 key, use);
+		return;
+	}
+	*out = b;
+	*ref = l->ref;
+}
+
 static void apply_single(struct parser *ps, enum single s,
 			 const struct sb_line *l)
 {
@@ -744,7 +761,7 @@ static void apply_single(struct parser *ps, enum single s,
 	struct sb_arena *a = p->arena;
 	const char *v = sb_strip(a, l->value, strlen(l->value));
 	char *lower, *end;
-	int b, prov;
+	int prov;
 	long port;
 	size_t i;
 
@@ -763,40 +780,17 @@ static void apply_single(struct parser *ps, enum single s,
 		p->provider_ref = l->ref;
 		return;
 	case S_PY_SANDBOX:
-		b = parse_bool(v, false);
-		if (b < 0) {
-			sb_error(p, l->ref,
-				 "Invalid value '%s' for py-sandbox. Use true "
-				 "or false.",
-				 v);
-			return;
-		}
-		p->py_sandbox = b;
-		p->py_sandbox_ref = l->ref;
+		apply_bool(p, l, v, "py-sandbox", false, "true or false",
+			   &p->py_sandbox, &p->py_sandbox_ref);
 		return;
 	case S_RESULT_GUARD:
-		b = parse_bool(v, true);
-		if (b < 0) {
-			sb_error(p, l->ref,
-				 "Invalid value '%s' for remote-result-guard. "
-				 "Use true or false.",
-				 v);
-			return;
-		}
-		p->result_guard = b;
-		p->result_guard_ref = l->ref;
+		apply_bool(p, l, v, "remote-result-guard", true,
+			   "true or false", &p->result_guard,
+			   &p->result_guard_ref);
 		return;
 	case S_LOG_STDERR:
-		b = parse_bool(v, true);
-		if (b < 0) {
-			sb_error(p, l->ref,
-				 "Invalid value '%s' for log-stderr. Use on "
-				 "or off.",
-				 v);
-			return;
-		}
-		p->log_stderr = b;
-		p->log_stderr_ref = l->ref;
+		apply_bool(p, l, v, "log-stderr", true, "on or off",
+			   &p->log_stderr, &p->log_stderr_ref);
 		return;
 	case S_LOG_MAX_SIZE:
 		if (sb_parse_size(p, l, "log-max-size", &p->log_max) == 0)
