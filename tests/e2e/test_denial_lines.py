@@ -20,7 +20,9 @@ PROVIDERS = ["subprocess",
              pytest.param("landlock", marks=pytest.mark.skipif(
                  ABI < 1, reason="this kernel has no Landlock [core]"))]
 SOCKET_IMPORTS = ("os,socket,_socket,selectors,collections,math,select,enum,"
-                  "array,errno")
+                  "array,errno,types,functools,_functools,_collections,"
+                  "itertools,keyword,operator,_operator,reprlib,heapq,"
+                  "_heapq")
 
 ATTEMPTS = """
 import os, socket
