@@ -242,6 +242,11 @@ void sb_guard_no_log(void)
 	note.mute = true;
 }
 
+void sb_guard_note_clear(void)
+{
+	note.set = note.mute = false;
+}
+
 /* One record for one refusal. Under os-sandbox=subprocess the guard
  * writes the log itself; under landlock it sends the fields to the
  * supervisor, which writes the record from outside the sandbox (the
@@ -294,7 +299,7 @@ static void log_refusal(const char *kind, const char *target)
 			     note.has_rule ? note.rule : NULL,
 			     note.has_add ? note.add : NULL);
 	else if (!note.mute)
-		sb_guard_log(kind, target, NULL, NULL);
+		sb_guard_log(kind, target, SB_RULE_BUILTIN, NULL);
 	note.set = note.mute = false;
 }
 

@@ -47,11 +47,18 @@ enum sb_exc {
 /* Set the pysandboxes exception 'kind' with 'message' (and the file name
  * or module name it concerns, may be NULL). Always returns -1. */
 int sb_guard_raise(enum sb_exc kind, const char *message, const char *name);
+/* The "rule" of a record for a refusal that no rule decides and none could
+ * lift (an abstract Unix socket, a module that claims python-sb's package,
+ * a socket that cannot be inspected): python-sb refuses it whatever the
+ * rules say, and the record's "add" is null. */
+#define SB_RULE_BUILTIN "built in: no rule can allow it"
+
 /* What the next sb_guard_raise() of this thread tells the denial log: the
  * kind ("file", "network", "import", "api"), the target, the rule that
  * decided (NULL: none) and the rule to add (NULL: none is known). Set just
  * before raising; without a note the record names the exception's file or
- * module name, or its message. The strings are copied. */
+ * module name (else its message) and SB_RULE_BUILTIN: a refusal a rule
+ * can lift always sets its note. The strings are copied. */
 void sb_guard_note(const char *kind, const char *target, const char *rule,
 		   const char *add);
 /* Write one record to the denial log now (nothing without a log or while
@@ -62,6 +69,9 @@ void sb_guard_log(const char *kind, const char *target, const char *rule,
 /* The next sb_guard_raise() of this thread repeats a refusal the log has
  * already (an error raised again with a better message): no record. */
 void sb_guard_no_log(void);
+/* Forget a note or a sb_guard_no_log() that no refusal used (a check that
+ * was muted and then allowed). */
+void sb_guard_note_clear(void);
 /* RuleApiPermissionError(qualname, category); returns -1. */
 int sb_guard_raise_api(const char *qualname, const char *category);
 /* Deny a registry entry unless the policy allows it: 0 or -1 (raised). */

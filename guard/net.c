@@ -284,19 +284,41 @@ static int raise_msg(const char *msg)
 	return sb_guard_raise(SB_EXC_SOCKET, msg, NULL);
 }
 
-/* "Guard <op> to <repr(addr)> DENIED: <why>" */
-static int refuse_addr(enum net_op op, PyObject *addr, const char *why)
+/* A refusal the denial log records with its target and the rule to add
+ * (add NULL: none can lift it, SB_RULE_BUILTIN). The refusals that judge
+ * by the rules (judge(), refuse_unpinned(), refuse_resolution()) note
+ * their own record, with the rule that decided. */
+static int refuse_buf(const char *target, const char *add, struct sb_buf *b)
+{
+	sb_guard_note("network", target, add ? NULL : SB_RULE_BUILTIN, add);
+	return raise_buf(b);
+}
+
+static int refuse_msg(const char *target, const char *add, const char *msg)
+{
+	sb_guard_note("network", target, add ? NULL : SB_RULE_BUILTIN, add);
+	return raise_msg(msg);
+}
+
+/* The one rule that lets every DNS query out (weakness 15). */
+static const char every_query[] = "net=ALLOW|UDP|*|53|OUT";
+
+/* "Guard <op> to <repr(addr)> DENIED: <why>"; add as refuse_buf(). */
+static int refuse_addr(enum net_op op, PyObject *addr, const char *why,
+		       const char *add)
 {
 	struct sb_buf b = { 0 };
 	PyObject *r = addr ? py.PyObject_Repr(addr) : NULL;
 	const char *s = r ? py.PyUnicode_AsUTF8AndSize(r, NULL) : NULL;
+	int ret;
 
 	py.PyErr_Clear();
 	sb_buf_printf(&b, "Guard %s to %s DENIED: %s", op_names[op],
 		      s ? s : "?", why);
+	ret = refuse_buf(s ? s : "?", add, &b);
 	if (r)
 		py.Py_DecRef(r);
-	return raise_buf(&b);
+	return ret;
 }
 
 /* socket.gaierror(EAI_AGAIN): what a pinned name without an address of the
@@ -561,7 +583,8 @@ static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 	int err;
 
 	if (!c_fileno && (capture_socket_class() < 0 || !c_fileno))
-		return refuse_addr(op, NULL, "the socket cannot be inspected.");
+		return refuse_addr(op, NULL, "the socket cannot be inspected.",
+				   NULL);
 	args = py.PyTuple_New(1);
 	if (!args)
 		return -1;
@@ -595,7 +618,7 @@ static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 		sb_buf_printf(&b,
 			      "Guard %s DENIED: the socket cannot be inspected (%s).",
 			      op_names[op], strerror(errno));
-		return raise_buf(&b);
+		return refuse_buf("?", NULL, &b);
 	}
 	return 0;
 }
@@ -638,9 +661,9 @@ static unsigned sock_kind(enum net_op op, PyObject *addr,
 		sb_buf_printf(&b,
 			      "Guard %s to %s DENIED: socket type %d cannot be evaluated by a net= rule.",
 			      op_names[op], s ? s : "?", t);
+	refuse_buf(s ? s : "?", NULL, &b);
 	if (r)
 		py.Py_DecRef(r);
-	raise_buf(&b);
 	return 0;
 }
 
@@ -651,7 +674,7 @@ static unsigned sock_kind(enum net_op op, PyObject *addr,
  * name) is refused, since no rule can name it. */
 static int check_unix(enum net_op op, PyObject *addr)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], add[PATH_MAX + 16];
 	struct sb_buf b = { 0 };
 	PyObject *bytes;
 	char *s;
@@ -667,27 +690,35 @@ static int check_unix(enum net_op op, PyObject *addr)
 		if (bytes)
 			py.Py_DecRef(bytes);
 		return refuse_addr(op, addr,
-				   "unsupported address format, no rule can be evaluated.");
+				   "unsupported address format, no rule can be evaluated.",
+				   NULL);
 	}
 	if (n == 0 || s[0] == '\0') {
 		py.Py_DecRef(bytes);
 		return refuse_addr(op, addr,
-				   "abstract AF_UNIX addresses cannot be evaluated by a rule.");
+				   "abstract AF_UNIX addresses cannot be evaluated by a rule.",
+				   NULL);
 	}
 	len = strnlen(s, (size_t)n); /* the kernel stops at the first NUL */
 	if (len >= sizeof(path)) {
 		py.Py_DecRef(bytes);
 		return refuse_addr(op, addr,
-				   "unsupported address format, no rule can be evaluated.");
+				   "unsupported address format, no rule can be evaluated.",
+				   NULL);
 	}
 	memcpy(path, s, len);
 	path[len] = '\0';
 	py.Py_DecRef(bytes);
-	if (sb_files_check(path, -1, true) == 0)
+	/* the file guard's refusal is not logged: this one is, as a socket */
+	sb_guard_no_log();
+	if (sb_files_check(path, -1, true) == 0) {
+		sb_guard_note_clear();
 		return 0;
+	}
 	/* the file guard said why in its own terms; say it as a socket */
 	ro = py.PyErr_ExceptionMatches(PY_EXC(PyExc_PermissionError)) == 1;
 	py.PyErr_Clear();
+	snprintf(add, sizeof(add), "expose-rw=%s", path);
 	if (ro)
 		sb_buf_printf(&b,
 			      "Guard %s to AF_UNIX socket '%s' DENIED: it is exposed read-only; a socket needs expose-rw=.",
@@ -696,7 +727,7 @@ static int check_unix(enum net_op op, PyObject *addr)
 		sb_buf_printf(&b,
 			      "Guard %s to AF_UNIX socket '%s' DENIED: no expose-ro=/expose-rw= rule covers this path.",
 			      op_names[op], path);
-	return raise_buf(&b);
+	return refuse_buf(path, add, &b);
 }
 
 /* ---- AF_INET / AF_INET6 ---- */
@@ -745,7 +776,8 @@ static int check_dns_port(enum net_op op, PyObject *addr, unsigned kind,
 	    permit_take(PERMIT_DNS_QUERY))
 		return 0;
 	return refuse_addr(op, addr,
-			   "port 53 carries DNS queries; one is sent only with sendto() on a UDP socket, for a host a net= rule names (net=ALLOW|TCP|<host>|<port>|OUT). net=ALLOW|UDP|*|53|OUT lets every name through.");
+			   "port 53 carries DNS queries; one is sent only with sendto() on a UDP socket, for a host a net= rule names (net=ALLOW|TCP|<host>|<port>|OUT). net=ALLOW|UDP|*|53|OUT lets every name through.",
+			   every_query);
 }
 
 /* Judge an inet address as the event sees it: after CPython parsed it
@@ -763,7 +795,8 @@ static int check_inet(enum net_op op, PyObject *addr,
 
 	if (!inet_tuple(addr, si->family, host, &hk, &port) || port < 0)
 		return refuse_addr(op, addr,
-				   "unsupported address format, no rule can be evaluated.");
+				   "unsupported address format, no rule can be evaluated.",
+				   NULL);
 	kind = sock_kind(op, addr, si);
 	if (!kind)
 		return -1;
@@ -797,7 +830,8 @@ static int check_address(enum net_op op, PyObject *sock, PyObject *addr)
 	struct sock_info si;
 
 	if (!sock)
-		return raise_msg("Guard network operation DENIED: its arguments cannot be read.");
+		return refuse_msg("?", NULL,
+				  "Guard network operation DENIED: its arguments cannot be read.");
 	if (!addr || addr == PY_NONE) /* sendmsg on a connected socket */
 		return 0;
 	if (sock_info(op, sock, &si) < 0)
@@ -812,7 +846,8 @@ static int check_address(enum net_op op, PyObject *sock, PyObject *addr)
 		return check_inet(op, addr, &si);
 	default:
 		return refuse_addr(op, addr,
-				   "unsupported address format, no rule can be evaluated.");
+				   "unsupported address format, no rule can be evaluated.",
+				   NULL);
 	}
 }
 
@@ -821,18 +856,21 @@ static int check_address(enum net_op op, PyObject *sock, PyObject *addr)
 static int check_new(PyObject *args)
 {
 	long family = -1, type = -1, proto = -1;
-	char msg[160];
+	char msg[160], target[96];
 
 	if (py.PyTuple_Size(args) < 4 ||
 	    sb_arg_int(py.PyTuple_GetItem(args, 1), &family) < 0 ||
 	    sb_arg_int(py.PyTuple_GetItem(args, 2), &type) < 0 ||
 	    sb_arg_int(py.PyTuple_GetItem(args, 3), &proto) < 0)
-		return raise_msg("Guard socket creation DENIED: its arguments cannot be read.");
+		return refuse_msg("socket()", NULL,
+				  "Guard socket creation DENIED: its arguments cannot be read.");
+	snprintf(target, sizeof(target), "socket(%ld, %ld, %ld)", family, type,
+		 proto);
 	if (family == AF_PACKET || family == AF_NETLINK) {
 		snprintf(msg, sizeof(msg),
 			 "Guard socket creation DENIED: address family %s cannot be evaluated by a net= rule.",
 			 family == AF_PACKET ? "AF_PACKET" : "AF_NETLINK");
-		return raise_msg(msg);
+		return refuse_msg(target, NULL, msg);
 	}
 	if (type != -1 && ((type & SOCK_TYPE_MASK) == SOCK_RAW ||
 			   (type & SOCK_TYPE_MASK) == SOCK_PACKET)) {
@@ -840,7 +878,7 @@ static int check_new(PyObject *args)
 			 "Guard socket creation DENIED: raw sockets (%s) cannot be evaluated by a net= rule.",
 			 (type & SOCK_TYPE_MASK) == SOCK_RAW ? "SOCK_RAW"
 							     : "SOCK_PACKET");
-		return raise_msg(msg);
+		return refuse_msg(target, NULL, msg);
 	}
 	/* ICMP "ping" sockets, SCTP...: not what TCP and UDP rules mean */
 	if ((family == -1 || family == AF_INET || family == AF_INET6) &&
@@ -850,7 +888,7 @@ static int check_new(PyObject *args)
 		snprintf(msg, sizeof(msg),
 			 "Guard socket creation DENIED: protocol %ld cannot be evaluated by a net= rule.",
 			 proto);
-		return raise_msg(msg);
+		return refuse_msg(target, NULL, msg);
 	}
 	return 0;
 }
@@ -902,7 +940,7 @@ static bool reverse_allowed(const struct sb_addr *a)
  * resolved by CPython: it must be pinned. */
 static int check_reverse(PyObject *host_obj)
 {
-	char host[HOST_MAX];
+	char host[HOST_MAX], add[HOST_MAX + 40];
 	struct sb_buf b = { 0 };
 	const struct sb_pin *pin = NULL;
 	struct sb_addr a;
@@ -924,7 +962,8 @@ static int check_reverse(PyObject *host_obj)
 	sb_buf_printf(&b,
 		      "Guard reverse lookup of '%s' DENIED: no net= rule names this address. Name its host in a net= rule (net=ALLOW|TCP|<host>|<port>|OUT), or ask with NI_NUMERICHOST.",
 		      host);
-	return raise_buf(&b);
+	snprintf(add, sizeof(add), "net=ALLOW|TCP|%s|<port>|OUT", host);
+	return refuse_buf(host, add, &b);
 }
 
 int sb_net_event(const char *event, PyObject *args)
@@ -1099,7 +1138,7 @@ static PyObject *dns_sendto_call(struct meth_wrap *m, PyObject *args,
 		sb_buf_printf(&b,
 			      "Guard sendto to port %ld DENIED: a corked datagram (MSG_MORE, UDP_CORK) is not a plain DNS query; unless net=ALLOW|UDP|*|53|OUT lets every name through, a query goes out alone.",
 			      port);
-		raise_buf(&b);
+		refuse_buf(host, every_query, &b);
 		return NULL;
 	}
 	data = py.PyBytes_FromObject(py.PyTuple_GetItem(args, 1));
@@ -1113,15 +1152,21 @@ static PyObject *dns_sendto_call(struct meth_wrap *m, PyObject *args,
 			       sizeof(name));
 	if (r != 1) {
 		py.Py_DecRef(data);
-		if (r == 0)
+		if (r == 0) {
+			char add[sizeof(name) + 40];
+
 			sb_buf_printf(&b,
 				      "Guard DNS query for '%s' DENIED: no net= rule names this host. Add net=ALLOW|TCP|%s|<port>|OUT to resolve and reach it (an address rule allows addresses, not lookups).",
 				      name, name);
-		else
+			snprintf(add, sizeof(add),
+				 "net=ALLOW|TCP|%s|<port>|OUT", name);
+			refuse_buf(name, add, &b);
+		} else {
 			sb_buf_printf(&b,
 				      "Guard sendto to port %ld DENIED: not a plain DNS query of one name, which is all a program may send to a resolver unless net=ALLOW|UDP|*|53|OUT lets every name through.",
 				      port);
-		raise_buf(&b);
+			refuse_buf(host, every_query, &b);
+		}
 		return NULL;
 	}
 	naddr = py.PyTuple_New(2);
@@ -1236,7 +1281,7 @@ static PyObject *listen_call(struct meth_wrap *m, PyObject *args)
 		snprintf(msg, sizeof(msg),
 			 "Guard listen DENIED: socket protocol %d cannot be evaluated by a net= rule.",
 			 si.proto);
-		raise_msg(msg);
+		refuse_msg("listen()", NULL, msg);
 		return NULL;
 	}
 	if (judge(kind, SB_NET_IN, NULL, &a, 1, 0) < 0)

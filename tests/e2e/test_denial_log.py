@@ -42,7 +42,9 @@ def skip_firejail_as_nobody(provider, user):
         pytest.skip("firejail refuses uid 65534 (weaknesses.md 33)")
 # what `import socket` needs, on Debian's 3.11 and pyenv's
 SOCKET_IMPORTS = ("os,socket,_socket,selectors,collections,math,select,enum,"
-                  "array,errno")
+                  "array,errno,types,functools,_functools,_collections,"
+                  "itertools,keyword,operator,_operator,reprlib,heapq,"
+                  "_heapq")
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
@@ -180,6 +182,50 @@ for f in (lambda: open("{tmp_cwd}/ro/x", "w"),
     assert rec["add"] is None  # a DENY is tried before any ALLOW
 
 
+NET_REFUSALS = """
+import socket
+def attempt(f):
+    try:
+        f()
+    except OSError:
+        pass
+def connect(family, addr):
+    s = socket.socket(family)
+    try:
+        s.connect(addr)
+    finally:
+        s.close()
+attempt(lambda: socket.gethostbyaddr("192.0.2.7"))
+attempt(lambda: socket.getaddrinfo("secret.attacker.invalid", 80))
+attempt(lambda: connect(socket.AF_UNIX, "/run/nowhere.sock"))
+attempt(lambda: connect(socket.AF_UNIX, b"\\0abstract"))
+attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, 1))
+"""
+
+
+def test_each_network_refusal_names_its_target_and_the_rule_to_add(
+        run, logdir):
+    """Every refusal of the network guard is a record of what was refused
+    (never the exception's text) and the rule that would allow it, or
+    "built in" where no rule can."""
+    log = logdir / "l"
+    r, recs = run(["os-sandbox=subprocess", "python-import=*",
+                   "net=ALLOW|TCP|127.0.0.2|80|OUT"], NET_REFUSALS, log)
+    assert r.returncode == 0, r.stderr
+    assert all(rec["kind"] == "network" for rec in recs), recs
+    builtin = "built in: no rule can allow it"
+    want = {
+        "192.0.2.7": ("no rule", "net=ALLOW|TCP|192.0.2.7|<port>|OUT"),
+        "secret.attacker.invalid":
+            ("no rule", "net=ALLOW|TCP|secret.attacker.invalid|<port>|OUT"),
+        "/run/nowhere.sock": ("no rule", "expose-rw=/run/nowhere.sock"),
+        repr(b"\0abstract"): (builtin, None),
+        "socket(2, 3, 1)": (builtin, None),
+    }
+    got = {rec["target"]: (rec["rule"], rec["add"]) for rec in recs}
+    assert got == want, recs
+
+
 NATIVE_CONNECT = """
 import ctypes, os, socket, struct
 print(os.getpid())
@@ -286,7 +332,7 @@ def test_the_program_cannot_write_the_log(run, logdir, user, provider):
     log = logdir / "l"
     ino = make_log(log, user)
     r, recs = run([f"os-sandbox={provider}",
-                   "python-import=os,ctypes,_ctypes,struct,_struct",
+                   "python-import=os,ctypes,_ctypes,struct,_struct,types",
                    "python-api=ALLOW:native"],
                   FORGE.format(log=str(log), ino=ino), log)
     assert r.returncode != 0  # the json import at the end is refused
