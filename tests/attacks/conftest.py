@@ -26,10 +26,16 @@ import shutil
 import pytest
 
 from harness import (ABI, DEBIAN_PYTHON, NOBODY, PROVIDERS, Judge, as_nobody,
-                     chown_tree, helper_path, parse, root_python, sb_path,
-                     script)
+                     chown_tree, helper_path, is_guard, parse, root_python,
+                     sb_path, script)
 
 JSON_ENV = "PYSB_ATTACKS_JSON"
+# Every run of the suite writes python-sb's denial log (log-file=, kept
+# outside the case's tree, which may be exposed read-write) and checks it
+# against what the probes saw (Case.check_log). PYSB_ATTACKS_LOG=0 runs
+# the attacks without a log.
+WITH_LOG = os.environ.get("PYSB_ATTACKS_LOG", "1") != "0"
+LOG_KEYS = ("time", "pid", "layer", "kind", "target", "rule", "add", "by")
 
 
 def pytest_configure(config):
@@ -86,13 +92,15 @@ class Case:
     """One attack in one provider column: a fresh directory (``root``,
     canonical) made the cwd, and the means to run python-sb there."""
 
-    def __init__(self, sb, provider, root):
+    def __init__(self, sb, provider, root, logdir=None):
         self.sb = sb
         self.provider = provider
         self.os_sandbox, _, who = provider.partition("/")
         self.nobody = who == "nobody"
         self.python = DEBIAN_PYTHON if self.nobody else root_python()
         self.root = root
+        self.logdir = logdir
+        self.records = []
 
     def path(self, rel):
         return os.path.join(self.root, rel)
@@ -112,15 +120,64 @@ class Case:
         # the provider goes last, so that the test's rules keep their line
         # numbers (the guard's messages cite .py-sandboxes(N))
         body = rules.strip("\n")
+        log = self._log_path()
+        if log and os.path.exists(log):
+            os.unlink(log)
         self.write(".py-sandboxes", (body + "\n" if body else "") +
-                   f"os-sandbox={self.os_sandbox}\n")
+                   self.tail())
         argv = [self.sb] + [str(a) for a in argv]
         if self.nobody and os.geteuid() == 0:
             chown_tree(self.root)
             argv = as_nobody(argv)
-        return subprocess.run(argv, cwd=self.root, capture_output=True,
-                              text=True, timeout=timeout, env=env,
-                              stdin=subprocess.DEVNULL)
+        r = subprocess.run(argv, cwd=self.root, capture_output=True,
+                           text=True, timeout=timeout, env=env,
+                           stdin=subprocess.DEVNULL)
+        self.records = self._read_log(log) if log else []
+        return r
+
+    def _log_path(self):
+        if self.logdir is None or self.os_sandbox == "none":
+            return ""
+        return os.path.join(self.logdir, "denials.jsonl")
+
+    def tail(self):
+        """What every rule file of the case ends with: the column's
+        provider, then the denial log."""
+        log = self._log_path()
+        return (f"os-sandbox={self.os_sandbox}\n" +
+                (f"log-file={log}\n" if log else ""))
+
+    @staticmethod
+    def _read_log(log):
+        """The run's denial log: every line one JSON record with the
+        documented keys (a torn or malformed line fails the attack)."""
+        if not os.path.exists(log):
+            return []
+        records = []
+        with open(log, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                assert line.endswith("\n"), f"{log}:{n}: torn record {line!r}"
+                rec = json.loads(line)
+                missing = [k for k in LOG_KEYS if k not in rec]
+                assert not missing, f"{log}:{n}: no {missing}: {rec}"
+                records.append(rec)
+        return records
+
+    def check_log(self, out):
+        """Every refusal of the Python layer that a probe met is in the
+        denial log, with the rule to add when no rule decided."""
+        if self.logdir is None or self.os_sandbox == "none":
+            return
+        guard = [o for o in out.values() if is_guard(o)]
+        logged = [r for r in self.records if r["layer"] == "python"]
+        assert len(logged) >= len(guard), (
+            f"{len(guard)} refusals of the Python layer, {len(logged)} in "
+            f"the denial log\nrefused: {guard}\nlog: {self.records}")
+        for rec in self.records:
+            # the target is what was refused, not the exception's text
+            assert not rec["target"].startswith("Guard "), rec
+            if rec["rule"] == "no rule" and rec["kind"] != "log-full":
+                assert rec["add"], f"no rule to add: {rec}"
 
     def run(self, rules, probes, args=(), env=None):
         """Run the probes (label -> function body) under rules; returns
@@ -133,6 +190,7 @@ class Case:
         assert not missing and r.returncode == 0, (
             f"the attack script did not report {missing} (status "
             f"{r.returncode})\nstdout: {r.stdout}\nstderr: {r.stderr}")
+        self.check_log(out)
         return out
 
     def native(self, rules, args):
@@ -174,13 +232,20 @@ def case(sb, provider):
         if probe.returncode != 0:
             pytest.skip(f"uid {NOBODY} cannot execute {sb}")
     root = os.path.realpath(tempfile.mkdtemp(prefix="pysb-attack-"))
+    logdir = None
+    if WITH_LOG:
+        logdir = os.path.realpath(tempfile.mkdtemp(prefix="pysb-attack-log-"))
+        if who == "nobody" and os.geteuid() == 0:
+            os.chown(logdir, NOBODY, NOBODY)
     old = os.getcwd()
     os.chdir(root)
     try:
-        yield Case(sb, provider, root)
+        yield Case(sb, provider, root, logdir)
     finally:
         os.chdir(old)
         shutil.rmtree(root, ignore_errors=True)
+        if logdir:
+            shutil.rmtree(logdir, ignore_errors=True)
 
 
 # ---- the report plugin ----

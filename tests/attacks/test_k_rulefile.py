@@ -152,7 +152,7 @@ def check_files(case, judge, victim, move):
         judge._record("escaped", f"the include's directory is now {moved}")
     assert not moved, "the directory that holds the include was renamed"
     expected = {
-        ".py-sandboxes": RULES + f"os-sandbox={case.os_sandbox}\n",
+        ".py-sandboxes": RULES + case.tail(),
         INC: INC_TEXT,
         BACKUP: BACKUP_TEXT,
     }
