@@ -48,9 +48,6 @@ static __thread PyObject *open_judged;
  * only then may the listing of a directory leading to an exposure pass. */
 static __thread int listing_filtered;
 
-static PyObject *scandir_class; /* iterator over a filtered entry list */
-static PyObject *collect_fn;    /* list(it), then it.close() */
-static PyObject *py_false;
 
 /* ---- locating a path ---- */
 
@@ -941,8 +938,8 @@ static PyObject *access_call(struct sb_wrap *w, PyObject *args,
 	if (judge_arg(arg_at(args, kwargs, 0, "path"), fd, flags, NULL,
 		      NULL) < 0) {
 		py.PyErr_Clear();
-		py.Py_IncRef(py_false);
-		return py_false;
+		py.Py_IncRef(sb_g.files.py_false);
+		return sb_g.files.py_false;
 	}
 	return sb_wrap_call_original(w, args, kwargs);
 }
@@ -1278,11 +1275,11 @@ static int make_helpers(void)
 		py.Py_DecRef(name);
 	if (res) {
 		py.Py_DecRef(res);
-		collect_fn = take(globals, "collect");
-		scandir_class = take(globals, "ScandirIterator");
+		sb_g.files.collect_fn = take(globals, "collect");
+		sb_g.files.scandir_class = take(globals, "ScandirIterator");
 	}
 	py.Py_DecRef(globals);
-	if (!scandir_class || !collect_fn) {
+	if (!sb_g.files.scandir_class || !sb_g.files.collect_fn) {
 		if (!py.PyErr_Occurred())
 			py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
 					   "the file guard's scandir iterator");
@@ -1299,12 +1296,12 @@ static PyObject *scandir_call(struct sb_wrap *w, PyObject *args,
 	struct fs_paths dir;
 	PyObject *it, *all, *kept, *res;
 
-	if (!scandir_class && make_helpers() < 0)
+	if (!sb_g.files.scandir_class && make_helpers() < 0)
 		return NULL;
 	it = listing_call(w, args, kwargs, &dir);
 	if (!it)
 		return NULL;
-	all = call1(collect_fn, it);
+	all = call1(sb_g.files.collect_fn, it);
 	py.Py_DecRef(it);
 	if (!all)
 		return NULL;
@@ -1312,7 +1309,7 @@ static PyObject *scandir_call(struct sb_wrap *w, PyObject *args,
 	py.Py_DecRef(all);
 	if (!kept)
 		return NULL;
-	res = call1(scandir_class, kept);
+	res = call1(sb_g.files.scandir_class, kept);
 	py.Py_DecRef(kept);
 	return res;
 }
@@ -1410,10 +1407,11 @@ static int make_false(void)
 	PyObject *bool_type = py.PyDict_GetItemString(py.PyEval_GetBuiltins(),
 						      "bool");
 
-	py_false = bool_type ? py.PyObject_CallObject(bool_type, NULL) : NULL;
-	if (!py_false && !py.PyErr_Occurred())
+	sb_g.files.py_false =
+		bool_type ? py.PyObject_CallObject(bool_type, NULL) : NULL;
+	if (!sb_g.files.py_false && !py.PyErr_Occurred())
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError), "no bool()");
-	return py_false ? 0 : -1;
+	return sb_g.files.py_false ? 0 : -1;
 }
 
 static void expose_implicit(const char *path, const char *origin)

@@ -29,7 +29,11 @@
 
 #define GUARD_LIB_NAME "libpysb-guard.so"
 
-struct sb_guard sb_g = { .log_fd = -1 };
+struct sb_guard sb_g = {
+	.log_fd = -1,
+	.learn = { .fd = -1 },
+	.api = { .modules_seen = -1 },
+};
 __thread int sb_guard_busy;
 
 __attribute__((noreturn, format(printf, 1, 2))) static void
@@ -94,19 +98,16 @@ static void find_stdlib(void)
 	(void)sys_str;
 }
 
-static const char *banner_config;
-static bool banner_wanted;
-static const char *blob_cwd;
 
 /* The learning target as python-sb's closing message names it: relative
  * to the working directory when under it. */
 static const char *learn_display(void)
 {
-	const char *path = sb_g.policy->learn_path, *cwd = blob_cwd;
+	const char *path = sb_g.policy->learn_path, *cwd = sb_g.banner.cwd;
 	size_t n = cwd ? strlen(cwd) : 0;
 
 	if (!path)
-		return banner_config;
+		return sb_g.banner.config;
 	if (n && strncmp(path, cwd, n) == 0 && path[n] == '/' && n > 1)
 		return path + n + 1;
 	if (n == 1 && path[0] == '/')
@@ -140,7 +141,7 @@ static void print_banner(void)
 	else
 		snprintf(line, sizeof(line),
 			 "APIs are LIMITED according to the rules in '%s'",
-			 banner_config);
+			 sb_g.banner.config);
 	n = snprintf(buf, sizeof(buf),
 		     "SANDBOXES Python %s on %s\n"
 		     "%s%s%s\n"
@@ -157,11 +158,10 @@ static void print_banner(void)
 /* os-sandbox=none (python-sb(1), PROVIDERS): no guard, no recorder; the process
  * is only marked as in the sandbox (is_in_sandbox(), @sandbox calls made in
  * place) and pysandboxes is importable from python-sb's own copy. */
-static bool provider_none;
 
 static int arm_none(void)
 {
-	provider_none = true;
+	sb_g.provider_none = true;
 	sb_g.armed = true;
 	if (sb_guard_load_package() < 0)
 		die_with_python_error("cannot load the pysandboxes package");
@@ -186,7 +186,7 @@ static int arm(const char *event)
 		die_with_python_error("cannot install the learning recorders");
 	sb_guard_busy--;
 	sb_g.armed = true;
-	if (banner_wanted && strcmp(event, "cpython.run_stdin") == 0) {
+	if (sb_g.banner.wanted && strcmp(event, "cpython.run_stdin") == 0) {
 		sb_g.interactive = true;
 		print_banner();
 	}
@@ -208,7 +208,7 @@ static int hook(const char *event, PyObject *args, void *ud)
 			return arm(event);
 		return 0;
 	}
-	if (sb_guard_busy || provider_none)
+	if (sb_guard_busy || sb_g.provider_none)
 		return 0;
 	/* cheapest first: open is the hottest event */
 	if (event[0] == 'o' && (r = sb_files_event(event, args)) != 0)
@@ -323,14 +323,14 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	if (sb_g.log_fd >= 0 && fcntl(sb_g.log_fd, F_SETFD, FD_CLOEXEC) < 0)
 		die("the denial log's descriptor %d: %s", sb_g.log_fd,
 		    strerror(errno));
-	banner_wanted = blob.repl_banner;
+	sb_g.banner.wanted = blob.repl_banner;
 	if (blob.learning) {
 		if (blob.learn_fd < 3)
 			die("learning without a record descriptor");
 		sb_learn_init(blob.learn_fd);
 	}
-	banner_config = blob.config ? blob.config : ".py-sandboxes";
-	blob_cwd = blob.cwd;
+	sb_g.banner.config = blob.config ? blob.config : ".py-sandboxes";
+	sb_g.banner.cwd = blob.cwd;
 	if (sb_blob_parse_policy(&blob, &sb_g.policy) != 0 ||
 	    sb_g.policy->errors.n) {
 		struct sb_buf b = { 0 };

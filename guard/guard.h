@@ -14,11 +14,22 @@
 #include <stdbool.h>
 
 #include "capi.h"
+#include "helpers.h"
 #include "policy.h"
 
 /* Read a PyExc_* variable (its address is what capi.c resolved). */
 #define PY_EXC(name) (*(PyObject **)py.name)
 
+/* the wrapper trampolines (wrap.c): indexes 0..77, eight of each ten */
+#define SB_WRAP_SLOTS 78
+/* the longest host name the network guard keeps (net.c) */
+#define SB_HOST_MAX 512
+
+/* The guard's whole process-wide state: what the constructor read, what
+ * arming took from the interpreter, and each family's own. Per-thread
+ * state (the busy count, the note of the refusal being raised, what a
+ * wrapper has judged for the event that follows) stays in __thread
+ * variables beside the code that uses it. */
 struct sb_guard {
 	struct sb_arena *arena;
 	struct sb_policy *policy;
@@ -37,6 +48,69 @@ struct sb_guard {
 	/* an interactive session on a terminal: what the user types is
 	 * theirs */
 	bool interactive;
+	/* os-sandbox=none: armed only to mark the process; nothing judged */
+	bool provider_none;
+	/* the REPL's banner (python-sb(1)) */
+	struct {
+		bool wanted;
+		const char *config; /* the rule file it names */
+		const char *cwd;    /* the launcher's, to shorten that name */
+	} banner;
+	/* refuse.c: taken once, when the package loads, so that what the
+	 * program later does to its attributes changes nothing we raise */
+	struct {
+		PyObject *pkg;
+		PyObject *exc_class[SB_EXC_COUNT];
+		PyObject *api_exc_class;
+		PyObject *report_fn; /* pysandboxes.e._report_denial */
+	} refuse;
+	/* wrap.c: which wrapper each trampoline serves */
+	struct {
+		struct sb_wrap *slots[SB_WRAP_SLOTS];
+		size_t used;
+	} wrap;
+	/* files.c */
+	struct {
+		PyObject *scandir_class; /* iterator over a filtered list */
+		PyObject *collect_fn;    /* list(it), then it.close() */
+		PyObject *py_false;
+	} files;
+	/* api.c: registry entries whose denier is installed (or that do not
+	 * apply), the originals the deniers replaced (held here only) and
+	 * their method definitions, all indexed like the registry */
+	struct {
+		unsigned char *done;
+		PyObject **originals;
+		struct py_method_def *defs;
+		/* a module was caught mid-import: scan again even if
+		 * sys.modules did not grow since */
+		bool pending_init;
+		Py_ssize_t modules_seen;
+	} api;
+	/* imports.c: types.SimpleNamespace, taken from sys.implementation
+	 * when the guard arms, before program code runs */
+	struct {
+		PyObject *ns_type;
+	} imports;
+	/* learn.c: the record descriptor, -1 when not learning */
+	struct {
+		int fd;
+	} learn;
+	/* net.c */
+	struct {
+		/* _socket.socket.fileno and the class, taken when _socket
+		 * is first seen, before user code could replace the class */
+		PyObject *c_fileno;
+		PyObject *c_socket_class;
+		bool all_installed;
+		bool socket_synced;
+		/* learning: which name an address came from */
+		struct {
+			struct sb_addr addr;
+			char host[SB_HOST_MAX];
+		} resolved[256];
+		size_t n_resolved;
+	} net;
 };
 
 extern struct sb_guard sb_g;
@@ -44,8 +118,6 @@ extern struct sb_guard sb_g;
 /* Non-zero while the guard runs Python code of its own (loading its
  * exception classes, installing wrappers): events of that thread pass. */
 extern __thread int sb_guard_busy;
-
-#include "helpers.h"
 
 /* ---- file helpers (files.c) ---- */
 

@@ -14,11 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int learn_fd = -1;
-
 void sb_learn_init(int fd)
 {
-	learn_fd = fd;
+	sb_g.learn.fd = fd;
 	/* programs the sandboxed one starts do not inherit it */
 	if (fd >= 0)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -32,7 +30,7 @@ void sb_learn_record(const char *family, ...)
 	size_t off = 0;
 	va_list ap;
 
-	if (learn_fd < 0)
+	if (sb_g.learn.fd < 0)
 		return;
 	sb_buf_puts(&b, family);
 	va_start(ap, family);
@@ -43,7 +41,7 @@ void sb_learn_record(const char *family, ...)
 	va_end(ap);
 	sb_buf_puts(&b, "\n");
 	while (off < b.len) {
-		ssize_t w = write(learn_fd, b.s + off, b.len - off);
+		ssize_t w = write(sb_g.learn.fd, b.s + off, b.len - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;

@@ -19,8 +19,6 @@
 #include "api_registry.h"
 #include "denial.h"
 
-static PyObject *exc_class[SB_EXC_COUNT];
-static PyObject *api_exc_class;
 
 static const char *const exc_names[SB_EXC_COUNT] = {
 	[SB_EXC_FILE_NOT_FOUND] = "RuleFileNotFoundError",
@@ -61,9 +59,6 @@ static const char loader_src[] =
 	"    pm._in_sandbox = True\n"
 	"    return pm\n";
 
-static PyObject *pkg_module;
-/* pysandboxes.e._report_denial, taken when the package loads */
-static PyObject *report_fn;
 
 static PyObject *argv_tuple(void)
 {
@@ -89,18 +84,20 @@ static int cache_classes(PyObject *mod)
 	int k;
 
 	for (k = 0; k < SB_EXC_COUNT; k++) {
-		exc_class[k] = py.PyObject_GetAttrString(mod, exc_names[k]);
-		if (!exc_class[k])
+		sb_g.refuse.exc_class[k] =
+			py.PyObject_GetAttrString(mod, exc_names[k]);
+		if (!sb_g.refuse.exc_class[k])
 			return -1;
 	}
-	api_exc_class = py.PyObject_GetAttrString(mod,
+	sb_g.refuse.api_exc_class = py.PyObject_GetAttrString(mod,
 						  "RuleApiPermissionError");
 	em = py.PyObject_GetAttrString(mod, "e");
 	if (em) {
-		report_fn = py.PyObject_GetAttrString(em, "_report_denial");
+		sb_g.refuse.report_fn =
+			py.PyObject_GetAttrString(em, "_report_denial");
 		py.Py_DecRef(em);
 	}
-	return api_exc_class && report_fn ? 0 : -1;
+	return sb_g.refuse.api_exc_class && sb_g.refuse.report_fn ? 0 : -1;
 }
 
 /* The pysandboxes module, loaded once; NULL with an exception on failure. */
@@ -108,8 +105,8 @@ static PyObject *load_package(void)
 {
 	PyObject *globals, *res, *fn, *args, *mod = NULL;
 
-	if (pkg_module)
-		return pkg_module;
+	if (sb_g.refuse.pkg)
+		return sb_g.refuse.pkg;
 	sb_guard_busy++;
 	globals = py.PyDict_New();
 	if (!globals)
@@ -129,9 +126,10 @@ static PyObject *load_package(void)
 	py.PyTuple_SetItem(args, 1, argv_tuple());
 	mod = py.PyObject_CallObject(fn, args);
 	py.Py_DecRef(args);
-	pkg_module = mod;
+	sb_g.refuse.pkg = mod;
 	if (mod && cache_classes(mod) < 0) {
-		pkg_module = NULL; /* stays referenced; the error propagates */
+		/* stays referenced; the error propagates */
+		sb_g.refuse.pkg = NULL;
 		mod = NULL;
 	}
 out_globals:
@@ -274,7 +272,8 @@ static void report_denial(PyObject *exc, bool network)
 	PyObject *t, *v, *tb, *args, *res;
 	int saved = errno;
 
-	if (!report_fn || inside || sb_g.learning || !sb_g.policy->log_stderr)
+	if (!sb_g.refuse.report_fn || inside || sb_g.learning ||
+	    !sb_g.policy->log_stderr)
 		return;
 	/* a connection is reported whoever made it (an HTTP library's
 	 * refusal is the application's); another refusal only when the
@@ -289,7 +288,7 @@ static void report_denial(PyObject *exc, bool network)
 	if (args) {
 		py.Py_IncRef(exc);
 		py.PyTuple_SetItem(args, 0, exc);
-		res = py.PyObject_CallObject(report_fn, args);
+		res = py.PyObject_CallObject(sb_g.refuse.report_fn, args);
 		if (res)
 			py.Py_DecRef(res);
 		py.Py_DecRef(args);
@@ -322,9 +321,9 @@ int sb_guard_raise(enum sb_exc kind, const char *message, const char *name)
 	log_refusal(exc_kind(kind), name ? name : message);
 	set_errno(kind);
 
-	if (!pkg_module)
+	if (!sb_g.refuse.pkg)
 		load_package();
-	cls = exc_class[kind];
+	cls = sb_g.refuse.exc_class[kind];
 	if (!cls)
 		return raise_fallback(PY_EXC(PyExc_PermissionError), message);
 	args = py.PyTuple_New(name ? 2 : 1);
@@ -357,9 +356,9 @@ int sb_guard_raise_api(const char *qualname, const char *category)
 			      strchr(qualname, ' ') ? NULL : add);
 	}
 	log_refusal("api", qualname);
-	if (!pkg_module)
+	if (!sb_g.refuse.pkg)
 		load_package();
-	if (!api_exc_class) {
+	if (!sb_g.refuse.api_exc_class) {
 		snprintf(msg, sizeof(msg),
 			 "%s() is denied by the API guard (category: %s).",
 			 qualname, category);
@@ -371,13 +370,13 @@ int sb_guard_raise_api(const char *qualname, const char *category)
 	py.PyTuple_SetItem(args, 0, py.PyUnicode_FromString(qualname));
 	py.PyTuple_SetItem(args, 1, py.PyUnicode_FromString(category));
 	sb_guard_busy++;
-	exc = py.PyObject_CallObject(api_exc_class, args);
+	exc = py.PyObject_CallObject(sb_g.refuse.api_exc_class, args);
 	sb_guard_busy--;
 	py.Py_DecRef(args);
 	if (!exc)
 		return -1;
 	report_denial(exc, false);
-	py.PyErr_SetObject(api_exc_class, exc);
+	py.PyErr_SetObject(sb_g.refuse.api_exc_class, exc);
 	py.Py_DecRef(exc);
 	return -1;
 }

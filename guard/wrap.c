@@ -30,15 +30,14 @@ static PyObject *wrap_trampoline(PyObject *self, PyObject *args,
  * (pickle.dumps(os.stat)) and inspect.signature() reads the original's
  * text signature. The C function then cannot find its wrap from 'self':
  * each wrapper gets a trampoline of its own, from this fixed set (64, more
- * than the guard installs; past them, the capsule-bound form). */
-static struct sb_wrap *slots[78];
-
+ * than the guard installs; past them, the capsule-bound form), each serving
+ * the wrap in sb_g.wrap.slots[] at its index. */
 #define SB_SLOT(n)                                                             \
 	static PyObject *slot_##n(PyObject *self, PyObject *args,              \
 				  PyObject *kwargs)                            \
 	{                                                                      \
 		(void)self;                                                    \
-		return run_wrap(slots[n], args, kwargs);                       \
+		return run_wrap(sb_g.wrap.slots[n], args, kwargs);             \
 	}
 #define SB_SLOT8(a)                                                            \
 	SB_SLOT(a##0) SB_SLOT(a##1) SB_SLOT(a##2) SB_SLOT(a##3)                \
@@ -57,7 +56,6 @@ static const struct {
 } slot_table[] = { SB_SLOT_ENTRY8(0) SB_SLOT_ENTRY8(1) SB_SLOT_ENTRY8(2)
 		   SB_SLOT_ENTRY8(3) SB_SLOT_ENTRY8(4) SB_SLOT_ENTRY8(5)
 		   SB_SLOT_ENTRY8(6) SB_SLOT_ENTRY8(7) };
-static size_t slots_used;
 
 /* The original's docstring with its text signature in front, the form
  * CPython keeps in ml_doc ("stat($module, /, path, ...)\n--\n\n..."), so
@@ -134,14 +132,14 @@ int sb_wrap_install(struct sb_wrap *w)
 	w->def.ml_name = w->attr;
 	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
 	w->def.ml_doc = doc_of(w);
-	if (slots_used < SB_ARRAY_LEN(slot_table)) {
+	if (sb_g.wrap.used < SB_ARRAY_LEN(slot_table)) {
 		PyObject *modname = py.PyUnicode_FromString(w->module);
 
 		if (!modname)
 			return -1;
-		slots[slot_table[slots_used].index] = w;
-		w->def.ml_meth = (void *)slot_table[slots_used].fn;
-		slots_used++;
+		sb_g.wrap.slots[slot_table[sb_g.wrap.used].index] = w;
+		w->def.ml_meth = (void *)slot_table[sb_g.wrap.used].fn;
+		sb_g.wrap.used++;
 		w->fn = py.PyCFunction_NewEx(&w->def, mod, modname);
 		py.Py_DecRef(modname);
 	} else {
