@@ -194,9 +194,49 @@ static int arm(const char *event)
 }
 
 
+/* ---- the dispatch table ---- */
+
+typedef int (*sb_event_fn)(const char *event, PyObject *args);
+
+/* Which families judge an event, in order; the first refusal stands. A
+ * family that does not know the event lets it pass, so a route names
+ * every family that may. */
+struct route {
+	const char *name; /* the event, or a prefix ("socket.") */
+	bool prefix;
+	sb_event_fn judge[2];
+};
+
+/* Tried in order, so the hottest first: open is every open(). What no
+ * route names goes to the files (os.* and the other path events) and then
+ * the API guard (the registry's doors). The network guard owns socket.*
+ * alone. */
+static const struct route routes[] = {
+	{ "open", false, { sb_files_event, sb_api_event } },
+	{ "import", false, { sb_imports_event, sb_api_event } },
+	{ "compile", false, { sb_imports_event, sb_api_event } },
+	{ "exec", false, { sb_imports_event, sb_api_event } },
+	{ "socket.", true, { sb_net_event, NULL } },
+};
+static const struct route other_events = { "", true,
+					   { sb_files_event, sb_api_event } };
+
+static const struct route *route_of(const char *event)
+{
+	const struct route *r;
+
+	for (r = routes; r < routes + SB_ARRAY_LEN(routes); r++)
+		if (event[0] == r->name[0] &&
+		    (r->prefix ? sb_str_starts(event, r->name)
+			       : strcmp(event, r->name) == 0))
+			return r;
+	return &other_events;
+}
+
 static int hook(const char *event, PyObject *args, void *ud)
 {
-	int r;
+	const struct route *r;
+	size_t i;
 
 	if (!sb_g.armed) {
 		/* The interactive hook comes before cpython.run_stdin: it is
@@ -210,20 +250,11 @@ static int hook(const char *event, PyObject *args, void *ud)
 	}
 	if (sb_guard_busy || sb_g.provider_none)
 		return 0;
-	/* cheapest first: open is the hottest event */
-	if (event[0] == 'o' && (r = sb_files_event(event, args)) != 0)
-		return r;
-	if (strcmp(event, "import") == 0 ||
-	    strcmp(event, "compile") == 0 || strcmp(event, "exec") == 0)
-		return sb_imports_event(event, args) < 0 ||
-				       sb_api_event(event, args) < 0
-			       ? -1
-			       : 0;
-	if (sb_str_starts(event, "socket."))
-		return sb_net_event(event, args);
-	if (event[0] != 'o' && sb_files_event(event, args) < 0)
-		return -1;
-	return sb_api_event(event, args);
+	r = route_of(event);
+	for (i = 0; i < SB_ARRAY_LEN(r->judge) && r->judge[i]; i++)
+		if (r->judge[i](event, args) < 0)
+			return -1;
+	return 0;
 }
 
 /* ---- start-up ---- */
