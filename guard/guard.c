@@ -8,8 +8,12 @@
  * net.c, imports.c, api.c, learn.c) with the helpers of helpers.h; this
  * file only starts, arms and routes.
  *
- * Any failure before the program runs exits with status 255 and a message:
- * never run unguarded. After that, a failure inside a check refuses.
+ * A failure in the constructor (before Py_Initialize) exits with status 255
+ * and a message. A failure to arm, inside the hook, does not exit there: it
+ * prints the message, refuses the cpython.run_* event with SystemExit(255),
+ * so that the interpreter ends before the program's first line and with
+ * that status, and refuses every event after it. Never run unguarded.
+ * After arming, a failure inside a check refuses.
  */
 #include "exit_status.h"
 #include "guard.h"
@@ -58,17 +62,40 @@ die(const char *fmt, ...)
 
 /* ---- arming and the hook ---- */
 
-static void die_with_python_error(const char *step)
+/* Arming failed at 'step' (a Python exception set, or none): name the step
+ * on stderr and refuse the cpython.run_* event with SystemExit(255). The
+ * interpreter then ends as after any exception there (no program code
+ * runs, the status is the launcher's set-up failure), and the hook refuses
+ * whatever comes after (sb_g.arm_failed). */
+static int arm_failed(const char *step)
 {
 	PyObject *t = NULL, *v = NULL, *tb = NULL, *s;
-	const char *msg = "unknown error";
+	const char *msg = NULL;
+	char buf[2048];
+	int n;
 
 	py.PyErr_Fetch(&t, &v, &tb);
 	s = v ? py.PyObject_Str(v) : NULL;
 	if (s)
 		msg = py.PyUnicode_AsUTF8AndSize(s, NULL);
-	die("%s: %s", step, msg ? msg : "unknown error");
+	n = snprintf(buf, sizeof(buf), "python-sb: guard: %s: %s\n", step,
+		     msg ? msg : "unknown error");
+	if (n > 0 && write(2, buf, (size_t)n < sizeof(buf) ? (size_t)n
+						     : sizeof(buf) - 1) < 0)
+		n = 0; /* nowhere to say it: the refusal stands */
+	if (s)
+		py.Py_DecRef(s);
+	if (t)
+		py.Py_DecRef(t);
+	if (v)
+		py.Py_DecRef(v);
+	if (tb)
+		py.Py_DecRef(tb);
+	py.PyErr_Clear();
+	sb_g.arm_failed = true;
+	return sb_guard_refuse_unarmed();
 }
+
 
 static PyObject *sys_str(const char *name)
 {
@@ -161,29 +188,41 @@ static void print_banner(void)
 
 static int arm_none(void)
 {
+	if (sb_guard_load_package() < 0)
+		return arm_failed("cannot load the pysandboxes package");
 	sb_g.provider_none = true;
 	sb_g.armed = true;
-	if (sb_guard_load_package() < 0)
-		die_with_python_error("cannot load the pysandboxes package");
 	return 0;
 }
 
+/* Each family installs its wrappers (GIL held, busy set); the step names
+ * what failed. In this order: the files' exposures first, since the
+ * others' wrappers open files. */
+static const struct {
+	int (*arm)(void);
+	const char *step;
+} arm_steps[] = {
+	{ sb_files_arm, "cannot install the file guard" },
+	{ sb_imports_arm, "cannot install the import guard" },
+	{ sb_api_arm, "cannot install the API guard" },
+	{ sb_api_dyn_arm, "cannot install the API guard" },
+	{ sb_net_arm, "cannot install the network guard" },
+	{ sb_learn_arm, "cannot install the learning recorders" },
+};
+
 static int arm(const char *event)
 {
+	size_t i;
+
 	if (sb_g.policy->provider == SB_PROVIDER_NONE)
 		return arm_none();
 	sb_guard_busy++;
 	find_stdlib();
-	if (sb_files_arm() < 0)
-		die_with_python_error("cannot install the file guard");
-	if (sb_imports_arm() < 0)
-		die_with_python_error("cannot install the import guard");
-	if (sb_api_arm() < 0 || sb_api_dyn_arm() < 0)
-		die_with_python_error("cannot install the API guard");
-	if (sb_net_arm() < 0)
-		die_with_python_error("cannot install the network guard");
-	if (sb_learn_arm() < 0)
-		die_with_python_error("cannot install the learning recorders");
+	for (i = 0; i < SB_ARRAY_LEN(arm_steps); i++)
+		if (arm_steps[i].arm() < 0) {
+			sb_guard_busy--;
+			return arm_failed(arm_steps[i].step);
+		}
 	sb_guard_busy--;
 	sb_g.armed = true;
 	if (sb_g.banner.wanted && strcmp(event, "cpython.run_stdin") == 0) {
@@ -239,6 +278,8 @@ static int hook(const char *event, PyObject *args, void *ud)
 	size_t i;
 
 	if (!sb_g.armed) {
+		if (sb_g.arm_failed)
+			return sb_guard_refuse_unarmed();
 		/* The interactive hook comes before cpython.run_stdin: it is
 		 * site's readline set-up, installed by start-up code that ran
 		 * disarmed anyway. Armed, it would lose readline. A hook set

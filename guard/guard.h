@@ -36,6 +36,9 @@ struct sb_guard {
 	const char *pkgdir; /* where the pysandboxes package lives */
 	const char *stdlib; /* dirname(os.__file__), for dynamic-code */
 	bool armed;
+	/* Arming failed (the program never started): every later event
+	 * and wrapped call is refused. Never cleared. */
+	bool arm_failed;
 	bool learning;
 	int log_fd;     /* the denial log (or the relay to it), -1: none */
 	bool log_relay; /* log_fd is the supervisor's relay socket */

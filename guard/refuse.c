@@ -9,6 +9,7 @@
  * class, to log or to print falls back to a builtin exception and still
  * returns -1.
  */
+#include "exit_status.h"
 #include "guard.h"
 
 #include <errno.h>
@@ -378,6 +379,21 @@ int sb_guard_raise_api(const char *qualname, const char *category)
 	report_denial(exc, false);
 	py.PyErr_SetObject(sb_g.refuse.api_exc_class, exc);
 	py.Py_DecRef(exc);
+	return -1;
+}
+
+/* SystemExit(255), the interpreter's own way out, taken after the hook
+ * returns: no program code has run (its start was the event refused
+ * first), and -i's REPL or an interpreter step after it ends the same way
+ * rather than loop on refusals. */
+int sb_guard_refuse_unarmed(void)
+{
+	PyObject *code = py.PyLong_FromLong(SB_EXIT_SETUP);
+
+	if (code) {
+		py.PyErr_SetObject(PY_EXC(PyExc_SystemExit), code);
+		py.Py_DecRef(code);
+	}
 	return -1;
 }
 
