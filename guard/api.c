@@ -53,7 +53,10 @@ static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
 	if (sb_guard_busy || library_may_call(e->qualname))
 		return py.PyObject_Call(sb_g.api.originals[idx], args, kw);
 	if (sb_g.learning) {
-		sb_learn_record("api", e->qualname, NULL);
+		if (sb_learn_record("api", e->qualname, NULL) < 0) {
+			sb_guard_refuse_halted();
+			return NULL;
+		}
 		return py.PyObject_Call(sb_g.api.originals[idx], args, kw);
 	}
 	sb_guard_raise_api(e->qualname, sb_api_category_name(e->category));

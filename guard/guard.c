@@ -66,7 +66,7 @@ die(const char *fmt, ...)
  * on stderr and refuse the cpython.run_* event with SystemExit(255). The
  * interpreter then ends as after any exception there (no program code
  * runs, the status is the launcher's set-up failure), and the hook refuses
- * whatever comes after (sb_g.arm_failed). */
+ * whatever comes after (sb_g.halted). */
 static int arm_failed(const char *step)
 {
 	PyObject *t = NULL, *v = NULL, *tb = NULL, *s;
@@ -92,8 +92,8 @@ static int arm_failed(const char *step)
 	if (tb)
 		py.Py_DecRef(tb);
 	py.PyErr_Clear();
-	sb_g.arm_failed = true;
-	return sb_guard_refuse_unarmed();
+	sb_guard_halt();
+	return sb_guard_refuse_halted();
 }
 
 
@@ -278,8 +278,8 @@ static int hook(const char *event, PyObject *args, void *ud)
 	size_t i;
 
 	if (!sb_g.armed) {
-		if (sb_g.arm_failed)
-			return sb_guard_refuse_unarmed();
+		if (sb_g.halted)
+			return sb_guard_refuse_halted();
 		/* The interactive hook comes before cpython.run_stdin: it is
 		 * site's readline set-up, installed by start-up code that ran
 		 * disarmed anyway. Armed, it would lose readline. A hook set

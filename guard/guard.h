@@ -36,9 +36,11 @@ struct sb_guard {
 	const char *pkgdir; /* where the pysandboxes package lives */
 	const char *stdlib; /* dirname(os.__file__), for dynamic-code */
 	bool armed;
-	/* Arming failed (the program never started): every later event
-	 * and wrapped call is refused. Never cleared. */
-	bool arm_failed;
+	/* The guard stopped judging: arming failed (the program never
+	 * started), or learning lost its recorder. 'armed' is false, and
+	 * every later event and wrapped call is refused (refuse.c's
+	 * sb_guard_refuse_halted). Never cleared. */
+	bool halted;
 	bool learning;
 	int log_fd;     /* the denial log (or the relay to it), -1: none */
 	bool log_relay; /* log_fd is the supervisor's relay socket */
@@ -133,7 +135,10 @@ int sb_files_check(const char *path, int dir_fd, bool write);
 /* Learning mode is sb_g.learning: every family records what it would have
  * refused (a line on the descriptor python-sb reads) and lets it happen. */
 void sb_learn_init(int fd);
-void sb_learn_record(const char *family, ...) __attribute__((sentinel));
+/* One record: 0, or -1 when the recorder is gone: the guard has halted
+ * (sb_guard_halt), no exception is set; refuse with
+ * sb_guard_refuse_halted() where the caller can. */
+int sb_learn_record(const char *family, ...) __attribute__((sentinel));
 /* Record a file access that the rules do not allow; returns 0 (allow). */
 int sb_learn_file(const char *canon, bool write);
 /* importlib looked into a directory (a sys.path entry): recorded as a

@@ -48,9 +48,12 @@ void sb_guard_no_log(void);
 int sb_guard_raise_api(const char *qualname, const char *category);
 /* Deny a registry entry unless the policy allows it: 0 or -1 (raised). */
 int sb_guard_check_api(const char *qualname);
-/* After a failed arming (sb_g.arm_failed), for every event and wrapped
- * call: SystemExit(255) (refuse.c says why); returns -1. */
-int sb_guard_refuse_unarmed(void);
+/* Stop judging for good (sb_g.halted): the hook and the wrappers refuse
+ * everything from now on. Raises nothing. */
+void sb_guard_halt(void);
+/* Once halted, for every event and wrapped call: SystemExit(255)
+ * (refuse.c says why); returns -1. */
+int sb_guard_refuse_halted(void);
 /* Load python-sb's own package (always importable): 0 or -1. */
 int sb_guard_load_package(void);
 

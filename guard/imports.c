@@ -53,10 +53,10 @@ static int native_grant(const char *name, const char *file,
 
 	if (sb_api_category_opened(SB_API_NATIVE))
 		return 0;
-	if (sb_g.learning) {
-		sb_learn_record("api", "ctypes.CDLL", NULL);
-		return 0;
-	}
+	if (sb_g.learning)
+		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
+			       ? sb_guard_refuse_halted()
+			       : 0;
 	if (file)
 		snprintf(msg, sizeof(msg),
 			 "Module named '%.512s' is native code with raw "
@@ -864,8 +864,9 @@ int sb_imports_event(const char *event, PyObject *args)
 	 * PyImport_ImportModuleLevelObject, a module another path loaded)
 	 * is recorded here, as the enforcing run will judge it here */
 	if (r == 0 && learn_pending[0] &&
-	    strcmp(learn_pending, wrapping) != 0)
-		sb_learn_record("import", learn_pending, NULL);
+	    strcmp(learn_pending, wrapping) != 0 &&
+	    sb_learn_record("import", learn_pending, NULL) < 0)
+		r = sb_guard_refuse_halted();
 	learn_pending[0] = '\0';
 	return r;
 }

@@ -449,14 +449,17 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 			else
 				snprintf(pbuf, sizeof(pbuf), "%u", port);
 			for (k = 0; k < nd; k++)
-				sb_learn_record("net",
+				if (sb_learn_record("net",
 						kind == SB_NET_UDP ? "udp"
 								   : "tcp",
 						dir == SB_NET_IN ? "in" : "out",
 						addr_text(&d[k], ip), pbuf,
 						name ? name
 						     : learned_host(&addrs[i]),
-						NULL);
+						NULL) < 0) {
+					sb_buf_free(&b);
+					return sb_guard_refuse_halted();
+				}
 			continue;
 		}
 		dest_note(&addrs[i], dir, note, sizeof(note));
@@ -775,10 +778,11 @@ static int check_inet(enum net_op op, PyObject *addr,
 		char pbuf[24];
 
 		snprintf(pbuf, sizeof(pbuf), "%ld", port);
-		sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
-				dir == SB_NET_IN ? "in" : "out",
-				si->family == AF_INET6 ? "::" : "0.0.0.0", pbuf,
-				host, NULL);
+		if (sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
+				    dir == SB_NET_IN ? "in" : "out",
+				    si->family == AF_INET6 ? "::" : "0.0.0.0",
+				    pbuf, host, NULL) < 0)
+			return sb_guard_refuse_halted();
 		return 0;
 	}
 	if (!pin)
@@ -1260,6 +1264,10 @@ static PyObject *meth_trampoline(PyObject *self, PyObject *args,
 
 	if (!m)
 		return NULL;
+	if (sb_g.halted) {
+		sb_guard_refuse_halted();
+		return NULL;
+	}
 	if (!sb_g.armed || sb_guard_busy ||
 	    (kwargs && py.PyDict_Size(kwargs) > 0))
 		return py.PyObject_Call(m->original, args, kwargs);

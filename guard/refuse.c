@@ -382,11 +382,19 @@ int sb_guard_raise_api(const char *qualname, const char *category)
 	return -1;
 }
 
+void sb_guard_halt(void)
+{
+	sb_g.halted = true;
+	sb_g.armed = false; /* the hook's and wrappers' cold branch */
+}
+
 /* SystemExit(255), the interpreter's own way out, taken after the hook
- * returns: no program code has run (its start was the event refused
- * first), and -i's REPL or an interpreter step after it ends the same way
- * rather than loop on refusals. */
-int sb_guard_refuse_unarmed(void)
+ * returns. After a failed arming no program code has run (its start was
+ * the event refused first), and -i's REPL or an interpreter step after it
+ * ends the same way rather than loop on refusals; after learning lost its
+ * recorder, the program's next event ends it, where the guard used to
+ * _exit inside the hook. */
+int sb_guard_refuse_halted(void)
 {
 	PyObject *code = py.PyLong_FromLong(SB_EXIT_SETUP);
 
@@ -414,10 +422,10 @@ int sb_guard_check_api(const char *qualname)
 		twin = sb_api_lookup(alt);
 	if (twin >= 0 && sb_g.policy->api_allow && sb_g.policy->api_allow[twin])
 		return 0;
-	if (sb_g.learning) {
-		sb_learn_record("api", qualname, NULL);
-		return 0;
-	}
+	if (sb_g.learning)
+		return sb_learn_record("api", qualname, NULL) < 0
+			       ? sb_guard_refuse_halted()
+			       : 0;
 	return sb_guard_raise_api(
 		qualname, sb_api_category_name(sb_api_registry[i].category));
 }

@@ -13,8 +13,8 @@
 static PyObject *run_wrap(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
 {
 	if (!sb_g.armed || sb_guard_busy) {
-		if (sb_g.arm_failed) { /* never armed: nothing passes */
-			sb_guard_refuse_unarmed();
+		if (sb_g.halted) { /* stopped judging: nothing passes */
+			sb_guard_refuse_halted();
 			return NULL;
 		}
 		return sb_wrap_call_original(w, args, kwargs);

@@ -22,7 +22,8 @@ def python_for_direct_runs():
     return str(PY311) if PY311.exists() else "/usr/bin/python3"
 
 
-def run_with_blob(blob: bytes, code="print('ran')", args=None, cwd=None):
+def run_with_blob(blob: bytes, code="print('ran')", args=None, cwd=None,
+                  pass_fds=()):
     """Run an interpreter with the guard preloaded and 'blob' as its policy
     descriptor, as python-sb would (but with a hand-made policy); 'args'
     (the interpreter's arguments) instead of -c 'code'."""
@@ -34,7 +35,8 @@ def run_with_blob(blob: bytes, code="print('ran')", args=None, cwd=None):
             [python_for_direct_runs()] + (args or ["-c", code]), cwd=cwd,
             env={"LD_PRELOAD": str(GUARD), "PYSB_POLICY_FD": str(fd),
                  "PATH": "/usr/bin:/bin"},
-            pass_fds=(fd,), capture_output=True, text=True, timeout=60)
+            pass_fds=(fd,) + tuple(pass_fds), capture_output=True, text=True,
+            timeout=60)
     finally:
         os.close(fd)
 
@@ -99,6 +101,38 @@ def test_a_failed_arming_runs_nothing_and_exits_255(tmp_path, how):
     assert r.stderr.startswith("python-sb: guard: cannot load the "
                                "pysandboxes package: "), r.stderr
     assert "Traceback" not in r.stderr
+
+
+# Learning whose recorder is gone (python-sb died): the guard used to _exit
+# inside the hook; it now halts: the access it could not record is refused
+# with SystemExit(255), and so is every later event and wrapped call, even
+# for a program that catches it.
+def test_learning_without_its_recorder_stops_the_program():
+    rd, wr = os.pipe()
+    os.close(rd)  # writes now fail with EPIPE (CPython ignores SIGPIPE)
+    blob = GOOD_HEAD.replace(b"learning\t0\n",
+                             b"learning\t1\nlearn-fd\t%d\n" % wr)
+    code = textwrap.dedent("""\
+        print('start')
+        import os
+        for what in (lambda: open('/etc/hostname').read(),
+                     lambda: os.stat('/etc/hostname'),
+                     lambda: os.listdir('/')):
+            try:
+                what()
+                print('ran')
+            except BaseException as e:
+                print(type(e).__name__, e)
+        """)
+    try:
+        r = run_with_blob(blob + b"end\n", code, pass_fds=(wr,))
+    finally:
+        os.close(wr)
+    assert r.stdout == "start\n" + "SystemExit 255\n" * 3, r
+    assert r.stderr == ("python-sb: guard: the learning supervisor is gone; "
+                        "stopping the program (every event from now on is "
+                        "refused).\n")
+    assert r.returncode == 0
 
 
 def test_without_python_sb_the_library_is_inert():
