@@ -15,6 +15,7 @@
 
 #include "capi.h"
 #include "helpers.h"
+#include "pathwalk.h"
 #include "policy.h"
 
 /* Read a PyExc_* variable (its address is what capi.c resolved). */
@@ -79,6 +80,7 @@ struct sb_guard {
 		PyObject *scandir_class; /* iterator over a filtered list */
 		PyObject *collect_fn;    /* list(it), then it.close() */
 		PyObject *py_false;
+		struct sb_dir_cache dirs; /* canonical directories */
 	} files;
 	/* api.c: registry entries whose denier is installed (or that do not
 	 * apply), the originals the deniers replaced (held here only) and
