@@ -72,6 +72,7 @@ static int arm_failed(const char *step)
 	PyObject *t = NULL, *v = NULL, *tb = NULL, *s;
 	const char *msg = NULL;
 	char buf[2048];
+	size_t i;
 	int n;
 
 	py.PyErr_Fetch(&t, &v, &tb);
@@ -83,19 +84,17 @@ static int arm_failed(const char *step)
 	if (n > 0 && write(2, buf, (size_t)n < sizeof(buf) ? (size_t)n
 						     : sizeof(buf) - 1) < 0)
 		n = 0; /* nowhere to say it: the refusal stands */
-	if (s)
-		py.Py_DecRef(s);
-	if (t)
-		py.Py_DecRef(t);
-	if (v)
-		py.Py_DecRef(v);
-	if (tb)
-		py.Py_DecRef(tb);
+	{
+		PyObject *held[] = { s, t, v, tb };
+
+		for (i = 0; i < SB_ARRAY_LEN(held); i++)
+			if (held[i])
+				py.Py_DecRef(held[i]);
+	}
 	py.PyErr_Clear();
 	sb_guard_halt();
 	return sb_guard_refuse_halted();
 }
-
 
 static PyObject *sys_str(const char *name)
 {
