@@ -12,6 +12,7 @@
 #include "exit_status.h"
 #include "guard.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,7 +36,7 @@ static const char *const exc_names[SB_EXC_COUNT] = {
  * at start-up, so a program that emptied sys.meta_path still gets its
  * refusals as the right classes. */
 static const char loader_src[] =
-	"def _pysb_load(pkgdir, argv):\n"
+	"def _pysb_load(pkgdir, argv, guard_dir):\n"
 	"    import sys\n"
 	"    import _frozen_importlib as b\n"
 	"    import _frozen_importlib_external as x\n"
@@ -52,6 +53,7 @@ static const char loader_src[] =
 	"        es.loader.exec_module(em)\n"
 	"        pm.e = em\n"
 	"        pm._orig_argv = list(argv)\n"
+	"        pm._guard_dir = guard_dir\n"
 	"        ps.loader.exec_module(pm)\n"
 	"    except BaseException:\n"
 	"        sys.modules.pop('pysandboxes', None)\n"
@@ -75,6 +77,32 @@ static PyObject *argv_tuple(void)
 		}
 	}
 	return t;
+}
+
+/* The directory this library was loaded from: in a build directory the
+ * partial-mode transport is there too (the build writes nothing into the
+ * package), and a worker's package loads it from there (_worker.py).
+ * None when it cannot tell. */
+static PyObject *guard_dir(void)
+{
+	char dir[PATH_MAX];
+	PyObject *s = NULL;
+	Dl_info info;
+	const char *slash;
+
+	if (dladdr((void *)guard_dir, &info) && info.dli_fname &&
+	    info.dli_fname[0] == '/' &&
+	    (slash = strrchr(info.dli_fname, '/')) != info.dli_fname &&
+	    (size_t)(slash - info.dli_fname) < sizeof(dir)) {
+		memcpy(dir, info.dli_fname, (size_t)(slash - info.dli_fname));
+		dir[slash - info.dli_fname] = '\0';
+		s = py.PyUnicode_DecodeFSDefault(dir);
+	}
+	if (s)
+		return s;
+	py.PyErr_Clear();
+	py.Py_IncRef(py._Py_NoneStruct);
+	return py._Py_NoneStruct;
 }
 
 /* Taken once, when the package loads: what the program later does to the
@@ -120,11 +148,12 @@ static PyObject *load_package(void)
 		goto out_globals;
 	py.Py_DecRef(res);
 	fn = py.PyDict_GetItemString(globals, "_pysb_load");
-	args = py.PyTuple_New(2);
+	args = py.PyTuple_New(3);
 	if (!fn || !args)
 		goto out_globals;
 	py.PyTuple_SetItem(args, 0, py.PyUnicode_DecodeFSDefault(sb_g.pkgdir));
 	py.PyTuple_SetItem(args, 1, argv_tuple());
+	py.PyTuple_SetItem(args, 2, guard_dir());
 	mod = py.PyObject_CallObject(fn, args);
 	py.Py_DecRef(args);
 	sb_g.refuse.pkg = mod;
