@@ -1,7 +1,8 @@
-/* guard.c - the guard library's core, the dispatcher: loaded into the user's interpreter by
- * LD_PRELOAD, before Py_Initialize. Its constructor reads the policy from
- * the descriptor python-sb passed, parses it with the shared parser, cleans
- * its traces from the environment and installs one C audit hook. The hook
+/* guard.c - the guard library's core, the dispatcher: loaded into the
+ * user's interpreter by LD_PRELOAD, before Py_Initialize. Its constructor
+ * reads the policy from the descriptor python-sb passed, parses it with the
+ * shared parser, cleans its traces from the environment and installs one C
+ * audit hook. The hook
  * arms on the first cpython.run_* event, so CPython's own start-up runs
  * disarmed and user code never does. There is no Python-visible state: no
  * flag to reset, no original to recover. The families judge (files.c,
@@ -184,7 +185,6 @@ static void print_banner(void)
 /* os-sandbox=none (python-sb(1), PROVIDERS): no guard, no recorder; the process
  * is only marked as in the sandbox (is_in_sandbox(), @sandbox calls made in
  * place) and pysandboxes is importable from python-sb's own copy. */
-
 static int arm_none(void)
 {
 	if (sb_guard_load_package() < 0)
@@ -194,9 +194,8 @@ static int arm_none(void)
 	return 0;
 }
 
-/* Each family installs its wrappers (GIL held, busy set); the step names
- * what failed. In this order: the files' exposures first, since the
- * others' wrappers open files. */
+/* Each family installs its wrappers and exposures (GIL held, busy set), in
+ * this order; the step names what failed. */
 static const struct {
 	int (*arm)(void);
 	const char *step;
@@ -230,7 +229,6 @@ static int arm(const char *event)
 	}
 	return 0;
 }
-
 
 /* ---- the dispatch table ---- */
 
