@@ -26,14 +26,6 @@
 #include "api_registry.h"
 #include "eval.h"
 
-/* Registry entries whose denier is installed (or that do not apply), and
- * the originals the deniers replaced (held here only). */
-static unsigned char *done;
-static PyObject **originals;
-/* a module was caught mid-import: scan again even if sys.modules did not
- * grow since */
-static bool pending_init;
-static Py_ssize_t modules_seen = -1;
 
 static bool allowed(long idx)
 {
@@ -59,16 +51,17 @@ static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
 		return NULL;
 	e = &sb_api_registry[--idx];
 	if (sb_guard_busy || library_may_call(e->qualname))
-		return py.PyObject_Call(originals[idx], args, kw);
+		return py.PyObject_Call(sb_g.api.originals[idx], args, kw);
 	if (sb_g.learning) {
-		sb_learn_record("api", e->qualname, NULL);
-		return py.PyObject_Call(originals[idx], args, kw);
+		if (sb_learn_record("api", e->qualname, NULL) < 0) {
+			sb_guard_refuse_halted();
+			return NULL;
+		}
+		return py.PyObject_Call(sb_g.api.originals[idx], args, kw);
 	}
 	sb_guard_raise_api(e->qualname, sb_api_category_name(e->category));
 	return NULL;
 }
-
-static struct py_method_def *defs;
 
 /* Is the module still running its own code (an import in progress)? Its
  * attributes may not exist yet: ask again after the import. */
@@ -111,7 +104,7 @@ static int install_denier(long idx)
 	if (!parent)
 		return 0; /* not loaded yet: a later import will tell us */
 	if (initializing(parent)) {
-		pending_init = true;
+		sb_g.api.pending_init = true;
 		return 0;
 	}
 	py.Py_IncRef(parent);
@@ -124,7 +117,7 @@ static int install_denier(long idx)
 		py.Py_DecRef(parent);
 		if (!cur) {
 			py.PyErr_Clear();
-			done[idx] = 1; /* absent on this version */
+			sb_g.api.done[idx] = 1; /* absent on this version */
 			return 0;
 		}
 		parent = cur;
@@ -134,16 +127,18 @@ static int install_denier(long idx)
 	if (!cur) {
 		py.PyErr_Clear();
 		py.Py_DecRef(parent);
-		done[idx] = 1;
+		sb_g.api.done[idx] = 1;
 		return 0;
 	}
-	originals[idx] = cur; /* kept for the library exemption */
-	defs[idx].ml_name = e->qualname;
-	defs[idx].ml_meth = (void *)denier_call;
-	defs[idx].ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	sb_g.api.originals[idx] = cur; /* kept for the library exemption */
+	sb_g.api.defs[idx].ml_name = e->qualname;
+	sb_g.api.defs[idx].ml_meth = (void *)denier_call;
+	sb_g.api.defs[idx].ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
 	capsule = py.PyCapsule_New((void *)(intptr_t)(idx + 1), "pysb.deny",
 				   NULL);
-	fn = capsule ? py.PyCFunction_NewEx(&defs[idx], capsule, NULL) : NULL;
+	fn = capsule ? py.PyCFunction_NewEx(&sb_g.api.defs[idx], capsule,
+					    NULL)
+		     : NULL;
 	if (capsule)
 		py.Py_DecRef(capsule);
 	if (!fn) {
@@ -173,7 +168,7 @@ static int install_denier(long idx)
 		/* an immutable type (a C class's method): events judge it */
 		py.PyErr_Clear();
 	}
-	done[idx] = 1;
+	sb_g.api.done[idx] = 1;
 	return 0;
 }
 
@@ -182,7 +177,7 @@ static int install_deniers(void)
 	size_t i;
 
 	for (i = 0; i < sb_api_registry_len; i++) {
-		if (done[i])
+		if (sb_g.api.done[i])
 			continue;
 		/* classes keep their identity; eval/exec/compile have their
 		 * own wrappers (dyn_call) */
@@ -190,7 +185,7 @@ static int install_deniers(void)
 		    (sb_api_registry[i].tags & (SB_API_CLASS |
 						SB_API_BY_ARGS)) ||
 		    sb_api_registry[i].category == SB_API_DYNAMIC_CODE) {
-			done[i] = 1;
+			sb_g.api.done[i] = 1;
 			continue;
 		}
 		if (install_denier((long)i) < 0)
@@ -205,10 +200,10 @@ void sb_api_module_loaded(void)
 	Py_ssize_t n = mods ? py.PyDict_Size(mods) : -1;
 
 	/* nothing new since the last scan: the common case, kept cheap */
-	if (n == modules_seen && !pending_init)
+	if (n == sb_g.api.modules_seen && !sb_g.api.pending_init)
 		return;
-	modules_seen = n;
-	pending_init = false;
+	sb_g.api.modules_seen = n;
+	sb_g.api.pending_init = false;
 	sb_guard_busy++;
 	if (install_deniers() < 0)
 		py.PyErr_Clear(); /* the events still judge the originals */
@@ -217,12 +212,13 @@ void sb_api_module_loaded(void)
 
 int sb_api_arm(void)
 {
-	done = sb_arena_alloc(sb_g.arena, sb_api_registry_len + 1);
-	originals = sb_arena_alloc(sb_g.arena,
-				   (sb_api_registry_len + 1) * sizeof(*originals));
-	defs = sb_arena_alloc(sb_g.arena,
-			      (sb_api_registry_len + 1) * sizeof(*defs));
-	modules_seen = -1;
+	sb_g.api.done = sb_arena_alloc(sb_g.arena, sb_api_registry_len + 1);
+	sb_g.api.originals = sb_arena_alloc(
+		sb_g.arena,
+		(sb_api_registry_len + 1) * sizeof(*sb_g.api.originals));
+	sb_g.api.defs = sb_arena_alloc(
+		sb_g.arena, (sb_api_registry_len + 1) * sizeof(*sb_g.api.defs));
+	sb_g.api.modules_seen = -1;
 	sb_api_module_loaded();
 	return py.PyErr_Occurred() ? -1 : 0;
 }

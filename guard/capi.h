@@ -115,7 +115,8 @@ struct py_method_def {
 	X(PyExc_TypeError)                                                     \
 	X(PyExc_RuntimeError)                                                  \
 	X(PyExc_PermissionError)                                               \
-	X(PyExc_AttributeError)
+	X(PyExc_AttributeError)                                                \
+	X(PyExc_SystemExit)
 
 struct sb_capi {
 #define SB_CAPI_FIELD(ret, name, args) ret(*name) args;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "fsrules.h"
+#include "pathwalk.h"
 
 /* what a judgement asks */
 #define J_WRITE 0x01
@@ -33,14 +34,6 @@
 #define J_LISTING 0x10     /* J_ANCESTOR when a filtering wrapper called */
 #define J_FORGET 0x20 /* the call may change what a directory path reaches */
 
-/* the kernel's own limit on symlinks followed in one lookup */
-#define MAX_LINKS 40
-
-struct fs_paths {
-	char abs[PATH_MAX];   /* absolute, lexically normalised: messages */
-	char canon[PATH_MAX]; /* what the kernel will reach: the decision */
-};
-
 /* The os.open wrapper judged this path argument (with its dir_fd): the
  * "open" event of the same call, which lacks the dir_fd, lets it pass. */
 static __thread PyObject *open_judged;
@@ -48,265 +41,14 @@ static __thread PyObject *open_judged;
  * only then may the listing of a directory leading to an exposure pass. */
 static __thread int listing_filtered;
 
-static PyObject *scandir_class; /* iterator over a filtered entry list */
-static PyObject *collect_fn;    /* list(it), then it.close() */
-static PyObject *py_false;
 
-/* ---- locating a path ---- */
+/* ---- locating a path (pathwalk.c) ---- */
 
-/* Append the components of 's' to out[0..*olen), lexically. */
-static int push_lexical(char out[PATH_MAX], size_t *olen, const char *s)
-{
-	while (*s) {
-		size_t n;
-
-		while (*s == '/')
-			s++;
-		n = strcspn(s, "/");
-		if (!n)
-			break;
-		if (n == 1 && s[0] == '.') {
-			s += n;
-			continue;
-		}
-		if (n == 2 && s[0] == '.' && s[1] == '.') {
-			while (*olen > 0 && out[*olen - 1] != '/')
-				(*olen)--;
-			if (*olen > 0)
-				(*olen)--;
-		} else {
-			if (*olen + 1 + n >= PATH_MAX)
-				return -1;
-			out[*olen] = '/';
-			memcpy(out + *olen + 1, s, n);
-			*olen += 1 + n;
-		}
-		out[*olen] = '\0';
-		s += n;
-	}
-	return 0;
-}
-
-/* 'base' ("" for the root) joined with 'path', normalised like
- * os.path.abspath(): what the messages show. */
-static int lexical(char out[PATH_MAX], const char *base, const char *path)
-{
-	size_t olen = 0;
-
-	out[0] = '\0';
-	if (path[0] != '/' && push_lexical(out, &olen, base) < 0)
-		return -1;
-	if (push_lexical(out, &olen, path) < 0)
-		return -1;
-	if (olen == 0)
-		strcpy(out, "/");
-	return 0;
-}
-
-/* Resolve 'rest' on top of 'out' (a canonical directory, "" for the root)
- * the way the kernel walks it: symlinks followed (the last component only
- * when 'follow' or when a slash trails it), '..' pops the real parent.
- * From the first component that does not exist on, the rest is taken as
- * written: it names what the call would create. A dangling link is thus
- * judged by where it points, not by where it sits. -1 when the path is too
- * long or loops (the call itself would fail: refusing is safe). */
-static int resolve(char out[PATH_MAX], const char *rest_in, bool follow,
-		   bool *complete)
-{
-	char rest[PATH_MAX], link[PATH_MAX];
-	size_t olen = strlen(out);
-	const char *p;
-	int links = 0;
-	bool missing = false;
-
-	if (strlen(rest_in) >= sizeof(rest))
-		return -1;
-	strcpy(rest, rest_in);
-	p = rest;
-	for (;;) {
-		const char *comp;
-		size_t n, tail;
-		ssize_t r;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		comp = p;
-		n = strcspn(p, "/");
-		p += n;
-		if (n == 1 && comp[0] == '.')
-			continue;
-		if (n == 2 && comp[0] == '.' && comp[1] == '.') {
-			while (olen > 0 && out[olen - 1] != '/')
-				olen--;
-			if (olen > 0)
-				olen--;
-			out[olen] = '\0';
-			continue;
-		}
-		if (olen + 1 + n >= PATH_MAX)
-			return -1;
-		out[olen] = '/';
-		memcpy(out + olen + 1, comp, n);
-		olen += 1 + n;
-		out[olen] = '\0';
-		if (missing || (!*p && !follow))
-			continue;
-		r = readlink(out, link, sizeof(link) - 1);
-		if (r < 0) {
-			if (errno != EINVAL) /* ENOENT, ENOTDIR, EACCES... */
-				missing = true;
-			continue;
-		}
-		if (++links > MAX_LINKS)
-			return -1;
-		/* the target replaces the component; what followed stays */
-		tail = strlen(p);
-		if ((size_t)r + tail >= sizeof(link))
-			return -1;
-		memcpy(link + r, p, tail + 1);
-		memcpy(rest, link, (size_t)r + tail + 1);
-		p = rest;
-		if (link[0] == '/')
-			olen = 0;
-		else
-			olen -= 1 + n;
-		out[olen] = '\0';
-	}
-	if (olen == 0)
-		strcpy(out, "/");
-	if (complete)
-		*complete = !missing;
-	return 0;
-}
-
-/* The directory a descriptor is open on, as the kernel names it. */
-static int fd_dir(int fd, char out[PATH_MAX])
-{
-	char proc[64];
-	ssize_t r;
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	r = readlink(proc, out, PATH_MAX - 1);
-	if (r <= 0 || out[0] != '/')
-		return -1; /* closed, or a socket, pipe, anon inode */
-	out[r] = '\0';
-	if (r > 10 && strcmp(out + r - 10, " (deleted)") == 0)
-		return -1;
-	return 0;
-}
-
-/* Canonical directories met lately. An open() costs CPython five
- * syscalls; walking every component again would double that. A directory
- * is remembered only when it resolved completely, and everything is
- * forgotten when the program renames, removes or links anything: what it
- * cannot see (C code, other processes) it could exploit without the cache
- * as well, since the check always precedes the call. The last component is
- * never remembered: it is checked on every call. GIL held: no lock.
- * Another thread may rename while this one resolves (the GIL is released
- * during the syscall): the wrappers of the calls that change what a path
- * reaches forget before and after, and nothing is remembered meanwhile;
- * their events forget too, for a caller holding the original function. */
-#define DIR_CACHE_SLOTS 64
-#define DIR_CACHE_LEN 512
-
-struct dir_cache_slot {
-	unsigned gen;
-	char key[DIR_CACHE_LEN];   /* the directory as reached, unresolved */
-	char canon[DIR_CACHE_LEN]; /* "" for the root */
-};
-
-static struct dir_cache_slot dir_cache[DIR_CACHE_SLOTS];
-static unsigned dir_cache_gen = 1;
-static int dir_cache_changing; /* such calls in flight */
-
-static void dir_cache_forget(void)
-{
-	dir_cache_gen++;
-}
-
-static struct dir_cache_slot *dir_cache_slot(const char *key)
-{
-	unsigned h = 2166136261u; /* FNV-1a */
-
-	for (; *key; key++)
-		h = (h ^ (unsigned char)*key) * 16777619u;
-	return &dir_cache[h % DIR_CACHE_SLOTS];
-}
-
-/* Resolve the directory part 'dir' (n bytes of a path) on top of 'c' (a
- * canonical directory, "" for the root), through the cache. */
-static int resolve_dir(char c[PATH_MAX], const char *dir, size_t n)
-{
-	char key[DIR_CACHE_LEN], part[PATH_MAX];
-	struct dir_cache_slot *slot = NULL;
-	bool complete;
-	int k;
-
-	if (n >= sizeof(part))
-		return -1;
-	memcpy(part, dir, n);
-	part[n] = '\0';
-	k = snprintf(key, sizeof(key), "%s/%s", dir[0] == '/' ? "" : c, part);
-	if (k > 0 && (size_t)k < sizeof(key)) {
-		slot = dir_cache_slot(key);
-		if (slot->gen == dir_cache_gen && strcmp(slot->key, key) == 0) {
-			strcpy(c, slot->canon);
-			return 0;
-		}
-	}
-	if (dir[0] == '/')
-		c[0] = '\0';
-	if (resolve(c, part, true, &complete) < 0)
-		return -1;
-	if (strcmp(c, "/") == 0)
-		c[0] = '\0';
-	if (slot && complete && !dir_cache_changing &&
-	    strlen(c) < DIR_CACHE_LEN) {
-		strcpy(slot->key, key);
-		strcpy(slot->canon, c);
-		slot->gen = dir_cache_gen;
-	}
-	return 0;
-}
-
-static bool is_dot_name(const char *name)
-{
-	return !*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
-}
-
-/* Fill fp for 'path', relative to 'base' (a canonical directory) when
- * given, else to dir_fd when >= 0, else to the cwd. -1 when it cannot be
- * located (unresolvable descriptor, no cwd, too long, a loop). */
 static int locate(const char *path, int dir_fd, const char *base,
-		  bool follow, struct fs_paths *fp)
+		  bool follow, struct sb_fs_paths *fp)
 {
-	char *c = fp->canon;
-	const char *slash;
-
-	if (path[0] == '/') {
-		c[0] = '\0';
-	} else if (base) {
-		if (strlen(base) >= PATH_MAX)
-			return -1;
-		strcpy(c, base);
-	} else if (dir_fd >= 0) {
-		if (fd_dir(dir_fd, c) < 0)
-			return -1;
-	} else if (!getcwd(c, PATH_MAX) || c[0] != '/') {
-		return -1; /* removed, or outside our root */
-	}
-	if (strcmp(c, "/") == 0)
-		c[0] = '\0';
-	if (lexical(fp->abs, c, path) < 0)
-		return -1;
-	slash = strrchr(path, '/');
-	if (!slash || slash == path || is_dot_name(slash + 1))
-		return resolve(c, path, follow, NULL);
-	if (resolve_dir(c, path, (size_t)(slash - path)) < 0)
-		return -1;
-	return resolve(c, slash + 1, follow, NULL);
+	return sb_path_locate(&sb_g.files.dirs, path, dir_fd, base, follow,
+			      fp);
 }
 
 /* ---- deciding and refusing ---- */
@@ -428,7 +170,7 @@ static bool leads_to_exposure(const char *canon)
 }
 
 static enum sb_fs_verdict verdict(const char *spelled,
-				  const struct fs_paths *fp, unsigned flags,
+				  const struct sb_fs_paths *fp, unsigned flags,
 				  struct sb_fs_decision *d)
 {
 	sb_fs_decide(sb_g.policy, spelled, fp->abs, fp->canon,
@@ -467,14 +209,14 @@ static bool importlib_look(void)
 }
 
 /* Learning: record what would have been refused, and let it happen. */
-static int learn_access(const struct fs_paths *fp, unsigned flags)
+static int learn_access(const struct sb_fs_paths *fp, unsigned flags)
 {
 	if (!(flags & J_WRITE) && importlib_look())
 		return sb_learn_lookup(fp->canon);
 	return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
 }
 
-static int judge_located(const char *spelled, const struct fs_paths *fp,
+static int judge_located(const char *spelled, const struct sb_fs_paths *fp,
 			 unsigned flags)
 {
 	struct sb_fs_decision d;
@@ -494,7 +236,7 @@ static __attribute__((noinline)) bool link_on_the_way(const char *path,
 						       int dir_fd,
 						       unsigned flags)
 {
-	struct fs_paths target;
+	struct sb_fs_paths target;
 	struct sb_fs_decision d;
 
 	return locate(path, dir_fd, NULL, true, &target) == 0 &&
@@ -503,9 +245,9 @@ static __attribute__((noinline)) bool link_on_the_way(const char *path,
 
 /* 0 allowed, -1 refused (exception set). 'fp' may be NULL. */
 static int judge(const char *path, int dir_fd, unsigned flags,
-		 struct fs_paths *fp)
+		 struct sb_fs_paths *fp)
 {
-	struct fs_paths local;
+	struct sb_fs_paths local;
 	struct sb_fs_decision d;
 
 	if (!fp)
@@ -563,7 +305,7 @@ static bool names_cwd(PyObject *o)
 /* Judge the path argument 'o' (skipped when it is a descriptor or not a
  * path: the call deals with those). */
 static int judge_arg(PyObject *o, int dir_fd, unsigned flags,
-		     struct fs_paths *fp, bool *judged)
+		     struct sb_fs_paths *fp, bool *judged)
 {
 	char buf[PATH_MAX];
 	int r;
@@ -702,10 +444,10 @@ static PyObject *tuple_at(PyObject *args, int i)
 
 /* os.symlink: the target, relative to the link's real directory, must be
  * exposed; the link's own location was judged (write) into 'link'. */
-static int judge_symlink_target(PyObject *args, const struct fs_paths *link)
+static int judge_symlink_target(PyObject *args, const struct sb_fs_paths *link)
 {
 	char target[PATH_MAX], dir[PATH_MAX];
-	struct fs_paths fp;
+	struct sb_fs_paths fp;
 	char *slash;
 	int r = sb_arg_path(tuple_at(args, 0), target);
 
@@ -848,7 +590,7 @@ static bool maybe_ours(const char *event)
 int sb_files_event(const char *event, PyObject *args)
 {
 	const struct event_spec *e;
-	struct fs_paths fp;
+	struct sb_fs_paths fp;
 	bool judged;
 	int i, fd;
 
@@ -863,7 +605,7 @@ int sb_files_event(const char *event, PyObject *args)
 		break;
 	}
 	if (e->p[0].flags & J_FORGET)
-		dir_cache_forget();
+		sb_dir_cache_forget(&sb_g.files.dirs);
 	for (i = 0; i < 2 && e->p[i].path >= 0; i++) {
 		PyObject *o = tuple_at(args, e->p[i].path);
 
@@ -941,8 +683,8 @@ static PyObject *access_call(struct sb_wrap *w, PyObject *args,
 	if (judge_arg(arg_at(args, kwargs, 0, "path"), fd, flags, NULL,
 		      NULL) < 0) {
 		py.PyErr_Clear();
-		py.Py_IncRef(py_false);
-		return py_false;
+		py.Py_IncRef(sb_g.files.py_false);
+		return sb_g.files.py_false;
 	}
 	return sb_wrap_call_original(w, args, kwargs);
 }
@@ -953,7 +695,7 @@ static PyObject *readlink_call(struct sb_wrap *w, PyObject *args,
 			       PyObject *kwargs)
 {
 	char target[PATH_MAX], dir[PATH_MAX];
-	struct fs_paths link, fp;
+	struct sb_fs_paths link, fp;
 	PyObject *res;
 	char *slash;
 	bool judged;
@@ -1009,11 +751,11 @@ static PyObject *changing_call(struct sb_wrap *w, PyObject *args,
 {
 	PyObject *res;
 
-	dir_cache_forget();
-	dir_cache_changing++;
+	sb_dir_cache_forget(&sb_g.files.dirs);
+	sb_g.files.dirs.changing++;
 	res = sb_wrap_call_original(w, args, kwargs);
-	dir_cache_changing--;
-	dir_cache_forget();
+	sb_g.files.dirs.changing--;
+	sb_dir_cache_forget(&sb_g.files.dirs);
 	return res;
 }
 
@@ -1077,7 +819,7 @@ static PyObject *open_call(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
 
 /* The directory a listing names: None is the cwd, an int a descriptor.
  * 0 with fp set, -1 refused. */
-static int listing_dir(PyObject *path, struct fs_paths *fp)
+static int listing_dir(PyObject *path, struct sb_fs_paths *fp)
 {
 	char buf[PATH_MAX];
 	long fd;
@@ -1086,7 +828,8 @@ static int listing_dir(PyObject *path, struct fs_paths *fp)
 	if (r < 0)
 		return -1;
 	if (r == 1) {
-		if (fd < 0 || fd > INT_MAX || fd_dir((int)fd, fp->canon) < 0) {
+		if (fd < 0 || fd > INT_MAX ||
+		    sb_path_fd_dir((int)fd, fp->canon) < 0) {
 			snprintf(buf, sizeof(buf), "<fd %ld>", fd);
 			return refuse_not_exposed(buf, NULL);
 		}
@@ -1106,16 +849,16 @@ static int listing_dir(PyObject *path, struct fs_paths *fp)
 /* Is an entry of a listed directory shown? When it is readable itself, or
  * when it is a directory on the way to an exposure. Ignored entries and
  * symlinks leading outside are dropped. */
-static bool entry_shown(const struct fs_paths *dir, const char *name)
+static bool entry_shown(const struct sb_fs_paths *dir, const char *name)
 {
 	const struct sb_expose *ex;
-	struct fs_paths e;
+	struct sb_fs_paths e;
 	struct sb_fs_decision d;
 	const char *base = strcmp(dir->canon, "/") == 0 ? "" : dir->canon;
 
 	if (sb_g.learning)
 		return true; /* learning lets everything happen */
-	if (strchr(name, '/') || lexical(e.abs, dir->abs, name) < 0)
+	if (strchr(name, '/') || sb_path_lexical(e.abs, dir->abs, name) < 0)
 		return false;
 	/* expose-list= grants the names in it (ignore= still hides) */
 	ex = sb_fs_find_expose(sb_g.policy, dir->canon);
@@ -1124,12 +867,12 @@ static bool entry_shown(const struct fs_paths *dir, const char *name)
 		return d.verdict != SB_FS_IGNORED;
 	}
 	strcpy(e.canon, base);
-	if (resolve(e.canon, name, true, NULL) < 0) {
+	if (sb_path_resolve(e.canon, name, true, NULL) < 0) {
 		/* a link that loops (l -> l) leads nowhere: it is shown as
 		 * CPython shows it, judged where it sits (shutil.rmtree must
 		 * see it to remove it) */
 		strcpy(e.canon, base);
-		if (resolve(e.canon, name, false, NULL) < 0)
+		if (sb_path_resolve(e.canon, name, false, NULL) < 0)
 			return false;
 	}
 	return verdict(e.abs, &e, RD | J_ANCESTOR, &d) == SB_FS_ALLOW;
@@ -1137,7 +880,7 @@ static bool entry_shown(const struct fs_paths *dir, const char *name)
 
 /* A new list holding the shown items of 'list' (names, or DirEntry
  * objects whose .name is taken). */
-static PyObject *filter_list(PyObject *list, const struct fs_paths *dir,
+static PyObject *filter_list(PyObject *list, const struct sb_fs_paths *dir,
 			     bool entries)
 {
 	Py_ssize_t i, n = py.PyList_Size(list);
@@ -1172,7 +915,7 @@ fail:
 
 /* Run the original listing with ancestors allowed by the event. */
 static PyObject *listing_call(struct sb_wrap *w, PyObject *args,
-			      PyObject *kwargs, struct fs_paths *dir)
+			      PyObject *kwargs, struct sb_fs_paths *dir)
 {
 	PyObject *res;
 
@@ -1188,7 +931,7 @@ static PyObject *listing_call(struct sb_wrap *w, PyObject *args,
 static PyObject *listdir_call(struct sb_wrap *w, PyObject *args,
 			      PyObject *kwargs)
 {
-	struct fs_paths dir;
+	struct sb_fs_paths dir;
 	PyObject *res = listing_call(w, args, kwargs, &dir), *out;
 
 	if (!res)
@@ -1278,11 +1021,11 @@ static int make_helpers(void)
 		py.Py_DecRef(name);
 	if (res) {
 		py.Py_DecRef(res);
-		collect_fn = take(globals, "collect");
-		scandir_class = take(globals, "ScandirIterator");
+		sb_g.files.collect_fn = take(globals, "collect");
+		sb_g.files.scandir_class = take(globals, "ScandirIterator");
 	}
 	py.Py_DecRef(globals);
-	if (!scandir_class || !collect_fn) {
+	if (!sb_g.files.scandir_class || !sb_g.files.collect_fn) {
 		if (!py.PyErr_Occurred())
 			py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
 					   "the file guard's scandir iterator");
@@ -1296,15 +1039,15 @@ static int make_helpers(void)
 static PyObject *scandir_call(struct sb_wrap *w, PyObject *args,
 			      PyObject *kwargs)
 {
-	struct fs_paths dir;
+	struct sb_fs_paths dir;
 	PyObject *it, *all, *kept, *res;
 
-	if (!scandir_class && make_helpers() < 0)
+	if (!sb_g.files.scandir_class && make_helpers() < 0)
 		return NULL;
 	it = listing_call(w, args, kwargs, &dir);
 	if (!it)
 		return NULL;
-	all = call1(collect_fn, it);
+	all = call1(sb_g.files.collect_fn, it);
 	py.Py_DecRef(it);
 	if (!all)
 		return NULL;
@@ -1312,7 +1055,7 @@ static PyObject *scandir_call(struct sb_wrap *w, PyObject *args,
 	py.Py_DecRef(all);
 	if (!kept)
 		return NULL;
-	res = call1(scandir_class, kept);
+	res = call1(sb_g.files.scandir_class, kept);
 	py.Py_DecRef(kept);
 	return res;
 }
@@ -1410,10 +1153,11 @@ static int make_false(void)
 	PyObject *bool_type = py.PyDict_GetItemString(py.PyEval_GetBuiltins(),
 						      "bool");
 
-	py_false = bool_type ? py.PyObject_CallObject(bool_type, NULL) : NULL;
-	if (!py_false && !py.PyErr_Occurred())
+	sb_g.files.py_false =
+		bool_type ? py.PyObject_CallObject(bool_type, NULL) : NULL;
+	if (!sb_g.files.py_false && !py.PyErr_Occurred())
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError), "no bool()");
-	return py_false ? 0 : -1;
+	return sb_g.files.py_false ? 0 : -1;
 }
 
 static void expose_implicit(const char *path, const char *origin)
@@ -1457,7 +1201,7 @@ static void expose_executable(void)
 		py.PyErr_Clear();
 		return;
 	}
-	for (n = 0; n <= MAX_LINKS; n++) {
+	for (n = 0; n <= SB_MAX_LINKS; n++) {
 		expose_dir_of(path);
 		r = readlink(path, link, sizeof(link) - 1);
 		if (r < 0)

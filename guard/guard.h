@@ -1,7 +1,7 @@
 /* guard.h - what the guard library's files share: the process-wide guard
- * state, the refusal path (one function per exception family), C wrappers
- * that replace a module attribute while keeping the original out of Python's
- * reach, and helpers to read path and address arguments.
+ * state and the entry points of each family (files, net, imports, api,
+ * learn). The helpers they all call (the refusal path, the wrappers, the
+ * arguments) are declared in helpers.h, included here.
  *
  * Everything runs with the GIL held, inside an audit hook or a wrapper.
  * Hooks return 0 to allow, or -1 with a Python exception set to refuse; they
@@ -14,20 +14,110 @@
 #include <stdbool.h>
 
 #include "capi.h"
+#include "helpers.h"
+#include "pathwalk.h"
 #include "policy.h"
 
 /* Read a PyExc_* variable (its address is what capi.c resolved). */
 #define PY_EXC(name) (*(PyObject **)py.name)
 
+/* the wrapper trampolines (wrap.c): indexes 0..77, eight of each ten */
+#define SB_WRAP_SLOTS 78
+/* the longest host name the network guard keeps (net.c) */
+#define SB_HOST_MAX 512
+
+/* The guard's whole process-wide state: what the constructor read, what
+ * arming took from the interpreter, and each family's own. Per-thread
+ * state (the busy count, the note of the refusal being raised, what a
+ * wrapper has judged for the event that follows) stays in __thread
+ * variables beside the code that uses it. */
 struct sb_guard {
 	struct sb_arena *arena;
 	struct sb_policy *policy;
 	const char *pkgdir; /* where the pysandboxes package lives */
 	const char *stdlib; /* dirname(os.__file__), for dynamic-code */
 	bool armed;
+	/* The guard stopped judging: arming failed (the program never
+	 * started), or learning lost its recorder. 'armed' is false, and
+	 * every later event and wrapped call is refused (refuse.c's
+	 * sb_guard_refuse_halted). Never cleared. */
+	bool halted;
 	bool learning;
 	int log_fd;     /* the denial log (or the relay to it), -1: none */
 	bool log_relay; /* log_fd is the supervisor's relay socket */
+	/* The interpreter's own command line, as the kernel gave it (glibc
+	 * passes it to constructors): on 3.9, which has no sys.orig_argv,
+	 * the package needs it to know a partial-mode worker, and
+	 * /proc/self/cmdline may be out of reach under Landlock. */
+	int argc;
+	char **argv;
+	/* an interactive session on a terminal: what the user types is
+	 * theirs */
+	bool interactive;
+	/* os-sandbox=none: armed only to mark the process; nothing judged */
+	bool provider_none;
+	/* the REPL's banner (python-sb(1)) */
+	struct {
+		bool wanted;
+		const char *config; /* the rule file it names */
+		const char *cwd;    /* the launcher's, to shorten that name */
+	} banner;
+	/* refuse.c: taken once, when the package loads, so that what the
+	 * program later does to its attributes changes nothing we raise */
+	struct {
+		PyObject *pkg;
+		PyObject *exc_class[SB_EXC_COUNT];
+		PyObject *api_exc_class;
+		PyObject *report_fn; /* pysandboxes.e._report_denial */
+	} refuse;
+	/* wrap.c: which wrapper each trampoline serves */
+	struct {
+		struct sb_wrap *slots[SB_WRAP_SLOTS];
+		size_t used;
+	} wrap;
+	/* files.c */
+	struct {
+		PyObject *scandir_class; /* iterator over a filtered list */
+		PyObject *collect_fn;    /* list(it), then it.close() */
+		PyObject *py_false;
+		struct sb_dir_cache dirs; /* canonical directories */
+	} files;
+	/* api.c: registry entries whose denier is installed (or that do not
+	 * apply), the originals the deniers replaced (held here only) and
+	 * their method definitions, all indexed like the registry */
+	struct {
+		unsigned char *done;
+		PyObject **originals;
+		struct py_method_def *defs;
+		/* a module was caught mid-import: scan again even if
+		 * sys.modules did not grow since */
+		bool pending_init;
+		Py_ssize_t modules_seen;
+	} api;
+	/* imports.c: types.SimpleNamespace, taken from sys.implementation
+	 * when the guard arms, before program code runs */
+	struct {
+		PyObject *ns_type;
+	} imports;
+	/* learn.c: the record descriptor, -1 when not learning */
+	struct {
+		int fd;
+	} learn;
+	/* net.c */
+	struct {
+		/* _socket.socket.fileno and the class, taken when _socket
+		 * is first seen, before user code could replace the class */
+		PyObject *c_fileno;
+		PyObject *c_socket_class;
+		bool all_installed;
+		bool socket_synced;
+		/* learning: which name an address came from */
+		struct {
+			struct sb_addr addr;
+			char host[SB_HOST_MAX];
+		} resolved[256];
+		size_t n_resolved;
+	} net;
 };
 
 extern struct sb_guard sb_g;
@@ -35,98 +125,6 @@ extern struct sb_guard sb_g;
 /* Non-zero while the guard runs Python code of its own (loading its
  * exception classes, installing wrappers): events of that thread pass. */
 extern __thread int sb_guard_busy;
-
-enum sb_exc {
-	SB_EXC_FILE_NOT_FOUND, /* RuleFileNotFoundError */
-	SB_EXC_PERMISSION,     /* RulePermissionError */
-	SB_EXC_SOCKET,         /* RuleSocketConnectionRefusedError */
-	SB_EXC_MODULE,         /* RuleModuleNotFoundError */
-	SB_EXC_COUNT
-};
-
-/* Set the pysandboxes exception 'kind' with 'message' (and the file name
- * or module name it concerns, may be NULL). Always returns -1. */
-int sb_guard_raise(enum sb_exc kind, const char *message, const char *name);
-/* The "rule" of a record for a refusal that no rule decides and none could
- * lift (an abstract Unix socket, a module that claims python-sb's package,
- * a socket that cannot be inspected): python-sb refuses it whatever the
- * rules say, and the record's "add" is null. */
-#define SB_RULE_BUILTIN "built in: no rule can allow it"
-
-/* What the next sb_guard_raise() of this thread tells the denial log: the
- * kind ("file", "network", "import", "api"), the target, the rule that
- * decided (NULL: none) and the rule to add (NULL: none is known). Set just
- * before raising; without a note the record names the exception's file or
- * module name (else its message) and SB_RULE_BUILTIN: a refusal a rule
- * can lift always sets its note. The strings are copied. */
-void sb_guard_note(const char *kind, const char *target, const char *rule,
-		   const char *add);
-/* Write one record to the denial log now (nothing without a log or while
- * learning): for refusals raised by other means than sb_guard_raise (the
- * eval guard's). NULL rule: "no rule"; NULL add: none is known. */
-void sb_guard_log(const char *kind, const char *target, const char *rule,
-		  const char *add);
-/* The next sb_guard_raise() of this thread repeats a refusal the log has
- * already (an error raised again with a better message): no record. */
-void sb_guard_no_log(void);
-/* Forget a note or a sb_guard_no_log() that no refusal used (a check that
- * was muted and then allowed). */
-void sb_guard_note_clear(void);
-/* RuleApiPermissionError(qualname, category); returns -1. */
-int sb_guard_raise_api(const char *qualname, const char *category);
-/* Deny a registry entry unless the policy allows it: 0 or -1 (raised). */
-int sb_guard_check_api(const char *qualname);
-
-/* Is the Python code that called us the runtime's or a library's (the
- * standard library, site-packages, frozen modules, or no frame at all)?
- * Application code, scripts and -c commands are not (2.6.7). */
-bool sb_guard_caller_is_library(void);
-/* Is it code the user typed at the interactive prompt (python-sb(1), the REPL)?
- * Its eval/exec/compile run unguarded; the other rules still hold. */
-bool sb_guard_caller_is_typed(void);
-
-/* ---- wrappers ---- */
-
-struct sb_wrap;
-typedef PyObject *(*sb_wrap_fn)(struct sb_wrap *w, PyObject *args,
-				PyObject *kwargs);
-
-/* Replace module.attr by a C function calling 'call'. 'also' names other
- * modules that hold the same object under the same name (os for posix).
- * The original is kept here only. */
-struct sb_wrap {
-	const char *module;
-	const char *attr;
-	const char *also;
-	sb_wrap_fn call;
-	/* filled by sb_wrap_install */
-	PyObject *original;
-	PyObject *fn;
-	struct py_method_def def;
-};
-
-/* Install if 'module' is loaded; 0 when done or module absent, -1 on error
- * (exception set). Installing twice is harmless. */
-int sb_wrap_install(struct sb_wrap *w);
-/* The same for a method: attr is "Class.method". */
-int sb_wrap_install_method(struct sb_wrap *w);
-/* Swap 'original' for 'fn' in the os.supports_* sets: 0 or -1. */
-int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn);
-/* Call the original with the same arguments (new reference or NULL). */
-PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
-				PyObject *kwargs);
-
-/* ---- arguments ---- */
-
-/* The path a Python argument names (str, bytes or os.PathLike), in the file
- * system encoding, into buf. Returns 1 with buf set; 0 if the argument is
- * not a path we judge (an int fd, None, a path with a NUL byte: the
- * original call deals with it); -1 on error (exception set). */
-int sb_arg_path(PyObject *arg, char buf[PATH_MAX]);
-/* A keyword argument or NULL (borrowed). */
-PyObject *sb_kwarg(PyObject *kwargs, const char *name);
-/* An int argument (dir_fd...): 1 with *out, 0 when None/absent, -1 error. */
-int sb_arg_int(PyObject *arg, long *out);
 
 /* ---- file helpers (files.c) ---- */
 
@@ -139,7 +137,10 @@ int sb_files_check(const char *path, int dir_fd, bool write);
 /* Learning mode is sb_g.learning: every family records what it would have
  * refused (a line on the descriptor python-sb reads) and lets it happen. */
 void sb_learn_init(int fd);
-void sb_learn_record(const char *family, ...) __attribute__((sentinel));
+/* One record: 0, or -1 when the recorder is gone: the guard has halted
+ * (sb_guard_halt), no exception is set; refuse with
+ * sb_guard_refuse_halted() where the caller can. */
+int sb_learn_record(const char *family, ...) __attribute__((sentinel));
 /* Record a file access that the rules do not allow; returns 0 (allow). */
 int sb_learn_file(const char *canon, bool write);
 /* importlib looked into a directory (a sys.path entry): recorded as a
@@ -172,7 +173,5 @@ void sb_net_module_loaded(void);
 bool sb_api_category_opened(int category);
 /* The eval/exec/compile wrappers (api.c). */
 int sb_api_dyn_arm(void);
-/* Load python-sb's own package (always importable): 0 or -1. */
-int sb_guard_load_package(void);
 
 #endif

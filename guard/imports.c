@@ -53,10 +53,10 @@ static int native_grant(const char *name, const char *file,
 
 	if (sb_api_category_opened(SB_API_NATIVE))
 		return 0;
-	if (sb_g.learning) {
-		sb_learn_record("api", "ctypes.CDLL", NULL);
-		return 0;
-	}
+	if (sb_g.learning)
+		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
+			       ? sb_guard_refuse_halted()
+			       : 0;
 	if (file)
 		snprintf(msg, sizeof(msg),
 			 "Module named '%.512s' is native code with raw "
@@ -609,11 +609,9 @@ static int check_loaded(PyObject *mod, const char *name,
 	return sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
 
-/* types.SimpleNamespace, taken from sys.implementation when the guard
- * arms, before program code runs: a type whose attributes the program
- * cannot change, unlike ModuleSpec, a Python class it could give an
- * 'origin' property. */
-static PyObject *ns_type;
+/* sb_g.imports.ns_type, types.SimpleNamespace: a type whose attributes
+ * the program cannot change, unlike ModuleSpec, a Python class it could
+ * give an 'origin' property. */
 
 /* The spec the original loads from: a fresh namespace with the name judged
  * and the file's canonical path, not the program's spec, whose name and
@@ -627,7 +625,7 @@ static PyObject *judged_spec(const char *name, const char *canon,
 			     PyObject *loader, PyObject *locations)
 {
 	const char *dot = strrchr(name, '.');
-	PyObject *args = ns_type ? py.PyTuple_New(0) : NULL;
+	PyObject *args = sb_g.imports.ns_type ? py.PyTuple_New(0) : NULL;
 	PyObject *kw = args ? py.PyDict_New() : NULL;
 	PyObject *n = py.PyUnicode_DecodeFSDefault(name);
 	PyObject *o = py.PyUnicode_DecodeFSDefault(canon);
@@ -651,7 +649,7 @@ static PyObject *judged_spec(const char *name, const char *canon,
 	    py.PyDict_SetItemString(kw, "loader", loader) == 0 &&
 	    py.PyDict_SetItemString(kw, "submodule_search_locations",
 				    locations) == 0)
-		spec = py.PyObject_Call(ns_type, args, kw);
+		spec = py.PyObject_Call(sb_g.imports.ns_type, args, kw);
 	else if (!py.PyErr_Occurred())
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
 				   "python-sb: import guard: no spec to load "
@@ -801,9 +799,9 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 	name = py.PyUnicode_DecodeFSDefault(buf); /* a str, not a subclass */
 	kw = py.PyDict_New();
 	empty = py.PyTuple_New(0);
-	nspec = name && kw && empty && ns_type &&
+	nspec = name && kw && empty && sb_g.imports.ns_type &&
 				py.PyDict_SetItemString(kw, "name", name) == 0
-			? py.PyObject_Call(ns_type, empty, kw)
+			? py.PyObject_Call(sb_g.imports.ns_type, empty, kw)
 			: NULL;
 	nargs = nspec ? py.PyTuple_New(1) : NULL;
 	if (nargs) {
@@ -838,8 +836,9 @@ int sb_imports_arm(void)
 	PyObject *impl = py.PySys_GetObject("implementation");
 	size_t i;
 
-	ns_type = impl ? py.PyObject_GetAttrString(impl, "__class__") : NULL;
-	if (!ns_type)
+	sb_g.imports.ns_type =
+		impl ? py.PyObject_GetAttrString(impl, "__class__") : NULL;
+	if (!sb_g.imports.ns_type)
 		return -1;
 
 	for (i = 0; i < SB_ARRAY_LEN(wraps); i++)
@@ -865,8 +864,9 @@ int sb_imports_event(const char *event, PyObject *args)
 	 * PyImport_ImportModuleLevelObject, a module another path loaded)
 	 * is recorded here, as the enforcing run will judge it here */
 	if (r == 0 && learn_pending[0] &&
-	    strcmp(learn_pending, wrapping) != 0)
-		sb_learn_record("import", learn_pending, NULL);
+	    strcmp(learn_pending, wrapping) != 0 &&
+	    sb_learn_record("import", learn_pending, NULL) < 0)
+		r = sb_guard_refuse_halted();
 	learn_pending[0] = '\0';
 	return r;
 }

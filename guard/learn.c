@@ -3,9 +3,11 @@
  * line (format in src/learn/learn.h) written with one write() the moment it is
  * seen, so what was seen survives os._exit, a crash or SIGKILL. If python-sb
  * is gone, the program stops: a learning run nobody records is an
- * unguarded run.
+ * unguarded run. It is not exited from here (this runs inside the audit
+ * hook): the guard halts, the access that could not be recorded is refused
+ * where the caller can refuse it, and every event after it is refused
+ * with SystemExit(255) (sb_guard_halt).
  */
-#include "exit_status.h"
 #include "guard.h"
 
 #include <errno.h>
@@ -14,26 +16,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int learn_fd = -1;
-
 void sb_learn_init(int fd)
 {
-	learn_fd = fd;
+	sb_g.learn.fd = fd;
 	/* programs the sandboxed one starts do not inherit it */
 	if (fd >= 0)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-/* sb_learn_record("file", "r", "f", path, NULL) */
-void sb_learn_record(const char *family, ...)
+/* sb_learn_record("file", "r", "f", path, NULL): 0, or -1 when the
+ * recorder is gone (the guard halted; no exception set) */
+int sb_learn_record(const char *family, ...)
 {
 	struct sb_buf b = { 0 };
 	const char *f;
 	size_t off = 0;
 	va_list ap;
 
-	if (learn_fd < 0)
-		return;
+	if (sb_g.halted)
+		return -1;
+	if (sb_g.learn.fd < 0)
+		return 0;
 	sb_buf_puts(&b, family);
 	va_start(ap, family);
 	while ((f = va_arg(ap, const char *))) {
@@ -43,22 +46,26 @@ void sb_learn_record(const char *family, ...)
 	va_end(ap);
 	sb_buf_puts(&b, "\n");
 	while (off < b.len) {
-		ssize_t w = write(learn_fd, b.s + off, b.len - off);
+		ssize_t w = write(sb_g.learn.fd, b.s + off, b.len - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
 			static const char msg[] =
 				"python-sb: guard: the learning supervisor is "
-				"gone; stopping the program.\n";
+				"gone; stopping the program (every event from "
+				"now on is refused).\n";
 
 			if (write(2, msg, sizeof(msg) - 1) < 0)
-				_exit(SB_EXIT_SETUP);
-			_exit(SB_EXIT_SETUP);
+				w = 0; /* nowhere to say it: it halts */
+			sb_buf_free(&b);
+			sb_guard_halt();
+			return -1;
 		}
 		off += (size_t)w;
 	}
 	sb_buf_free(&b);
+	return 0;
 }
 
 int sb_learn_file(const char *canon, bool write)
@@ -67,9 +74,10 @@ int sb_learn_file(const char *canon, bool write)
 	bool dir = stat(canon, &st) == 0 && S_ISDIR(st.st_mode);
 
 	/* /proc is never learned (4.3): record nothing, allow */
-	if (!sb_path_under(canon, "/proc"))
-		sb_learn_record("file", write ? "w" : "r", dir ? "d" : "f",
-				canon, NULL);
+	if (!sb_path_under(canon, "/proc") &&
+	    sb_learn_record("file", write ? "w" : "r", dir ? "d" : "f", canon,
+			    NULL) < 0)
+		return sb_guard_refuse_halted();
 	return 0;
 }
 
@@ -79,8 +87,9 @@ int sb_learn_lookup(const char *canon)
 
 	/* only a directory importlib looked into may need listing */
 	if (stat(canon, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    !sb_path_under(canon, "/proc"))
-		sb_learn_record("file", "l", "d", canon, NULL);
+	    !sb_path_under(canon, "/proc") &&
+	    sb_learn_record("file", "l", "d", canon, NULL) < 0)
+		return sb_guard_refuse_halted();
 	return 0;
 }
 
@@ -173,9 +182,13 @@ static PyObject *environ_getitem(struct sb_wrap *w, PyObject *args,
 	if (res && key && py.PyObject_IsInstance(key, py.PyUnicode_Type) == 1 &&
 	    !from_scan(key)) {
 		k = py.PyUnicode_AsUTF8AndSize(key, NULL);
-		if (k && !program_set(k))
-			sb_learn_record("env", k, NULL);
 		py.PyErr_Clear();
+		if (k && !program_set(k) &&
+		    sb_learn_record("env", k, NULL) < 0) {
+			py.Py_DecRef(res);
+			sb_guard_refuse_halted();
+			return NULL;
+		}
 	}
 	return res;
 }

@@ -34,7 +34,7 @@
 
 /* A host as written: names are at most 253 bytes, literals with a zone a
  * little more than INET6_ADDRSTRLEN. Longer text is never a pinned name. */
-#define HOST_MAX 512
+#define HOST_MAX SB_HOST_MAX
 
 #define PY_NONE ((PyObject *)py._Py_NoneStruct)
 
@@ -53,11 +53,8 @@ struct sock_info {
 	int family, type, proto;
 };
 
-/* _socket.socket.fileno, taken when _socket is first seen, before user code
- * could replace the class: it reads the C object's descriptor, whatever a
- * subclass claims. */
-static PyObject *c_fileno;
-static PyObject *c_socket_class;
+/* sb_g.net.c_fileno, _socket.socket.fileno, reads the C object's
+ * descriptor, whatever a subclass claims. */
 
 /* ---- names ---- */
 
@@ -190,11 +187,7 @@ static const char *addr_text(const struct sb_addr *a,
 
 /* ---- learning: which name an address came from ---- */
 
-static struct {
-	struct sb_addr addr;
-	char host[HOST_MAX];
-} resolved[256];
-static size_t n_resolved;
+/* sb_g.net.resolved[] */
 
 /* getaddrinfo's result: a list of (family, type, proto, canonname,
  * sockaddr); sockaddr[0] is the address text. */
@@ -207,7 +200,9 @@ static void note_resolution(const char *host, PyObject *res)
 		py.PyErr_Clear();
 		return;
 	}
-	for (i = 0; i < n && n_resolved < SB_ARRAY_LEN(resolved); i++) {
+	for (i = 0; i < n && sb_g.net.n_resolved <
+				     SB_ARRAY_LEN(sb_g.net.resolved);
+	     i++) {
 		PyObject *t = py.PyList_GetItem(res, i);
 		PyObject *sa = t ? py.PyTuple_GetItem(t, 4) : NULL;
 		PyObject *ip = sa ? py.PyTuple_GetItem(sa, 0) : NULL;
@@ -218,9 +213,10 @@ static void note_resolution(const char *host, PyObject *res)
 			py.PyErr_Clear();
 			continue;
 		}
-		resolved[n_resolved].addr = a;
-		snprintf(resolved[n_resolved].host, HOST_MAX, "%s", host);
-		n_resolved++;
+		sb_g.net.resolved[sb_g.net.n_resolved].addr = a;
+		snprintf(sb_g.net.resolved[sb_g.net.n_resolved].host, HOST_MAX,
+			 "%s", host);
+		sb_g.net.n_resolved++;
 	}
 }
 
@@ -228,11 +224,11 @@ static const char *learned_host(const struct sb_addr *a)
 {
 	size_t i;
 
-	for (i = n_resolved; i-- > 0;)
-		if (resolved[i].addr.family == a->family &&
-		    !memcmp(resolved[i].addr.bytes, a->bytes,
+	for (i = sb_g.net.n_resolved; i-- > 0;)
+		if (sb_g.net.resolved[i].addr.family == a->family &&
+		    !memcmp(sb_g.net.resolved[i].addr.bytes, a->bytes,
 			    a->family == AF_INET6 ? 16 : 4))
-			return resolved[i].host;
+			return sb_g.net.resolved[i].host;
 	return "-";
 }
 
@@ -475,14 +471,17 @@ static int judge(unsigned kind, unsigned dir, const char *name,
 			else
 				snprintf(pbuf, sizeof(pbuf), "%u", port);
 			for (k = 0; k < nd; k++)
-				sb_learn_record("net",
+				if (sb_learn_record("net",
 						kind == SB_NET_UDP ? "udp"
 								   : "tcp",
 						dir == SB_NET_IN ? "in" : "out",
 						addr_text(&d[k], ip), pbuf,
 						name ? name
 						     : learned_host(&addrs[i]),
-						NULL);
+						NULL) < 0) {
+					sb_buf_free(&b);
+					return sb_guard_refuse_halted();
+				}
 			continue;
 		}
 		dest_note(&addrs[i], dir, note, sizeof(note));
@@ -560,17 +559,17 @@ static int capture_socket_class(void)
 	PyObject *mod = mods ? py.PyDict_GetItemString(mods, "_socket") : NULL;
 	PyObject *cls;
 
-	if (c_fileno || !mod)
+	if (sb_g.net.c_fileno || !mod)
 		return 0;
 	cls = py.PyObject_GetAttrString(mod, "socket");
 	if (!cls)
 		return -1;
-	c_fileno = py.PyObject_GetAttrString(cls, "fileno");
-	if (!c_fileno) {
+	sb_g.net.c_fileno = py.PyObject_GetAttrString(cls, "fileno");
+	if (!sb_g.net.c_fileno) {
 		py.Py_DecRef(cls);
 		return -1;
 	}
-	c_socket_class = cls; /* kept for the life of the process */
+	sb_g.net.c_socket_class = cls; /* kept for the life of the process */
 	return 0;
 }
 
@@ -582,7 +581,8 @@ static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 	socklen_t len;
 	int err;
 
-	if (!c_fileno && (capture_socket_class() < 0 || !c_fileno))
+	if (!sb_g.net.c_fileno &&
+	    (capture_socket_class() < 0 || !sb_g.net.c_fileno))
 		return refuse_addr(op, NULL, "the socket cannot be inspected.",
 				   NULL);
 	args = py.PyTuple_New(1);
@@ -591,7 +591,7 @@ static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 	py.Py_IncRef(sock);
 	py.PyTuple_SetItem(args, 0, sock);
 	sb_guard_busy++;
-	res = py.PyObject_CallObject(c_fileno, args);
+	res = py.PyObject_CallObject(sb_g.net.c_fileno, args);
 	sb_guard_busy--;
 	py.Py_DecRef(args);
 	if (!res)
@@ -811,10 +811,11 @@ static int check_inet(enum net_op op, PyObject *addr,
 		char pbuf[24];
 
 		snprintf(pbuf, sizeof(pbuf), "%ld", port);
-		sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
-				dir == SB_NET_IN ? "in" : "out",
-				si->family == AF_INET6 ? "::" : "0.0.0.0", pbuf,
-				host, NULL);
+		if (sb_learn_record("net", kind == SB_NET_UDP ? "udp" : "tcp",
+				    dir == SB_NET_IN ? "in" : "out",
+				    si->family == AF_INET6 ? "::" : "0.0.0.0",
+				    pbuf, host, NULL) < 0)
+			return sb_guard_refuse_halted();
 		return 0;
 	}
 	if (!pin)
@@ -1308,6 +1309,10 @@ static PyObject *meth_trampoline(PyObject *self, PyObject *args,
 
 	if (!m)
 		return NULL;
+	if (sb_g.halted) {
+		sb_guard_refuse_halted();
+		return NULL;
+	}
 	if (!sb_g.armed || sb_guard_busy ||
 	    (kwargs && py.PyDict_Size(kwargs) > 0))
 		return py.PyObject_Call(m->original, args, kwargs);
@@ -1663,16 +1668,13 @@ static int sync_socket_module(PyObject *mod, struct sb_wrap *w)
 	return r;
 }
 
-static bool all_installed;
-static bool socket_synced;
-
 static int install(void)
 {
 	PyObject *mods = py.PyImport_GetModuleDict();
 	PyObject *c_mod, *s_mod, *cls;
 	size_t i;
 
-	if (all_installed || !mods)
+	if (sb_g.net.all_installed || !mods)
 		return 0;
 	c_mod = py.PyDict_GetItemString(mods, "_socket");
 	s_mod = py.PyDict_GetItemString(mods, "socket");
@@ -1683,12 +1685,12 @@ static int install(void)
 			if (sb_wrap_install(&resolver_wraps[i]) < 0)
 				return -1;
 	}
-	if (c_mod && s_mod && !socket_synced) {
+	if (c_mod && s_mod && !sb_g.net.socket_synced) {
 		for (i = 0; i < SB_ARRAY_LEN(resolver_wraps); i++)
 			if (resolver_wraps[i].fn &&
 			    sync_socket_module(s_mod, &resolver_wraps[i]) < 0)
 				return -1;
-		socket_synced = true;
+		sb_g.net.socket_synced = true;
 	}
 	if (s_mod) {
 		cls = py.PyObject_GetAttrString(s_mod, "socket");
@@ -1697,7 +1699,8 @@ static int install(void)
 			return 0;
 		}
 		/* socket.py still running: its name is _socket's class yet */
-		if (cls == c_socket_class || !c_socket_class) {
+		if (cls == sb_g.net.c_socket_class ||
+		    !sb_g.net.c_socket_class) {
 			py.Py_DecRef(cls);
 			return 0;
 		}
@@ -1708,7 +1711,8 @@ static int install(void)
 			}
 		py.Py_DecRef(cls);
 	}
-	all_installed = c_mod && s_mod && socket_synced && meth_wraps[0].fn;
+	sb_g.net.all_installed = c_mod && s_mod && sb_g.net.socket_synced &&
+				 meth_wraps[0].fn;
 	return 0;
 }
 
@@ -1716,7 +1720,7 @@ void sb_net_module_loaded(void)
 {
 	PyObject *t, *v, *tb;
 
-	if (all_installed || !sb_g.policy)
+	if (sb_g.net.all_installed || !sb_g.policy)
 		return;
 	/* keep a pending exception of the caller's intact */
 	py.PyErr_Fetch(&t, &v, &tb);

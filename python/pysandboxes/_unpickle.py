@@ -72,10 +72,8 @@ class Limits:
                 self.max_depth, self.max_work)
 
 
-try:
-    from . import _pysbframe as _frame
-except ImportError:  # partial mode refuses to start without it (_worker)
-    _frame = None
+# None without it: partial mode refuses to start then (_worker.transport)
+from ._worker import _frame
 
 
 def prescan(data, limits, mode=OBJECTS, offset=0, end=-1):

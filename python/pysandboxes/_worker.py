@@ -65,13 +65,52 @@ def capped(text, limit, tail=False):
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 TRANSPORT_FILE = "_pysbframe.abi3.so"
 
+
+def _transport_places():
+    """Where the transport may be: a build directory, which holds it beside
+    the guard library and the launcher (a checkout's build writes nothing
+    into the package), else the package directory (an install, a wheel).
+    In a worker the build directory is the one the guard was loaded from
+    (the guard names it, and python-sb exposes the file beside the guard
+    under every provider); in a parent it is beside the python-sb it runs,
+    $PYSB_PYTHON_SB or the checkout's build/ (_partial.find_python_sb).
+    The build directory first: a copy an older build left in the package
+    must not shadow the one just built."""
+    guard_dir = getattr(_pkg, "_guard_dir", None)
+    if guard_dir:
+        yield os.path.join(guard_dir, TRANSPORT_FILE)
+    else:
+        launcher = os.environ.get("PYSB_PYTHON_SB")
+        if launcher:
+            yield os.path.join(os.path.dirname(os.path.realpath(launcher)),
+                               TRANSPORT_FILE)
+        yield os.path.join(os.path.dirname(os.path.dirname(_PKG_DIR)),
+                           "build", TRANSPORT_FILE)
+    yield os.path.join(_PKG_DIR, TRANSPORT_FILE)
+
+
+def _load_transport():
+    """(module, None), or (None, why): the first place that has the file;
+    loaded as pysandboxes._pysbframe from there."""
+    name = __package__ + "._pysbframe"
+    for path in _transport_places():
+        if not os.path.exists(path):
+            continue
+        try:
+            import importlib.util
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        except ImportError as exc:
+            return None, (path, f"does not load ({exc})")
+        sys.modules[name] = module
+        return module, None
+    return None, (os.path.join(_PKG_DIR, TRANSPORT_FILE), "is missing")
+
+
 # Loaded with this module: in a worker that is while the guard loads the
 # package, before the program is judged (later, the import would be).
-try:
-    from . import _pysbframe as _frame
-    _frame_error = None
-except ImportError as exc:
-    _frame, _frame_error = None, exc
+_frame, _frame_error = _load_transport()
 
 
 def transport():
@@ -80,15 +119,12 @@ def transport():
     if _frame is not None:
         return _frame
     from .e import SandBoxError
-    path = os.path.join(_PKG_DIR, TRANSPORT_FILE)
-    if not os.path.exists(path):
-        why = "is missing"
-    else:
-        why = f"does not load ({_frame_error})"
+    path, why = _frame_error
     raise SandBoxError(
         f"partial mode needs its C transport {path}, which {why}. Build it "
-        f"with `make` in the python-sb checkout (the build puts it there), "
-        f"or reinstall python-sb (make install, or pip install).")
+        f"with `make` in the python-sb checkout (the build directory holds "
+        f"it, beside python-sb), or reinstall python-sb (make install, or "
+        f"pip install).")
 
 
 class _Chunks(list):

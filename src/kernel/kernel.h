@@ -23,9 +23,16 @@ struct sb_interp {
 	const char *source; /* how it was chosen, for explain and errors */
 };
 
+/* The partial-mode transport, a CPython extension: installed in the
+ * pysandboxes package directory, and in a build directory beside the guard
+ * library (python/pysandboxes/_worker.py looks in both). */
+#define SB_FRAME_FILE "_pysbframe.abi3.so"
+
 struct sb_kernel_ctx {
 	const struct sb_interp *interp; /* the interpreter about to run */
 	const char *guard;              /* the guard library, or NULL */
+	/* (a build directory has the partial-mode transport beside it,
+	 * SB_FRAME_FILE, exposed with it) */
 	const char *pkgdir;             /* the pysandboxes package dir, or NULL */
 	const char *cwd;
 	/* the script the interpreter will run, as given (relative to cwd),

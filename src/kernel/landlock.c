@@ -374,7 +374,9 @@ static void add_interpreter(struct path_list *l, const char *path,
  *   dist-packages and local dist-packages;
  *   /lib /lib64 /usr/lib /usr/lib64 /etc/ld.so.cache: shared libraries,
  *     gconv, /usr/lib/locale, /usr/lib/ssl (read, never execute);
- *   the guard library and the pysandboxes package;
+ *   the guard library and the pysandboxes package, and a build
+ *     directory's partial-mode transport beside the guard (a checkout
+ *     builds it there, not into the package: SB_FRAME_FILE);
  *   CA stores: /etc/ssl /etc/pki /etc/ca-certificates
  *     /usr/share/ca-certificates /usr/share/pki;
  *   /etc/localtime /usr/share/zoneinfo /usr/share/locale/locale.alias
@@ -418,6 +420,10 @@ void sb_landlock_implicit(struct sb_arena *a, const struct sb_kernel_ctx *ctx,
 		add_path(&l, sys_read[i], SB_LL_READ);
 	add_path(&l, "/dev/null", SB_LL_READWRITE);
 	add_path(&l, ctx->guard, SB_LL_READ);
+	if (ctx->guard)
+		add_path(&l,
+			 sb_path_join(a, dir_of(a, ctx->guard), SB_FRAME_FILE),
+			 SB_LL_READ);
 	add_path(&l, ctx->pkgdir, SB_LL_READ);
 	if (script && ctx->cwd)
 		add_path(&l, sb_path_join(a, ctx->cwd, script), SB_LL_SCRIPT);

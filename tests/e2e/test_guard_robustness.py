@@ -22,18 +22,21 @@ def python_for_direct_runs():
     return str(PY311) if PY311.exists() else "/usr/bin/python3"
 
 
-def run_with_blob(blob: bytes, code="print('ran')"):
+def run_with_blob(blob: bytes, code="print('ran')", args=None, cwd=None,
+                  pass_fds=()):
     """Run an interpreter with the guard preloaded and 'blob' as its policy
-    descriptor, as python-sb would (but with a hand-made policy)."""
+    descriptor, as python-sb would (but with a hand-made policy); 'args'
+    (the interpreter's arguments) instead of -c 'code'."""
     fd = os.memfd_create("blob", 0)
     os.write(fd, blob)
     os.lseek(fd, 0, 0)
     try:
         return subprocess.run(
-            [python_for_direct_runs(), "-c", code],
+            [python_for_direct_runs()] + (args or ["-c", code]), cwd=cwd,
             env={"LD_PRELOAD": str(GUARD), "PYSB_POLICY_FD": str(fd),
                  "PATH": "/usr/bin:/bin"},
-            pass_fds=(fd,), capture_output=True, text=True, timeout=60)
+            pass_fds=(fd,) + tuple(pass_fds), capture_output=True, text=True,
+            timeout=60)
     finally:
         os.close(fd)
 
@@ -76,6 +79,60 @@ def test_a_bad_descriptor_number():
                        capture_output=True, text=True)
     assert r.returncode == 255 and "ran" not in r.stdout
     assert "bad PYSB_POLICY_FD" in r.stderr
+
+
+# A package the guard cannot load fails the arming, which happens in the
+# audit hook at the program's first cpython.run_* event: the guard does not
+# exit there (issue 18), it names the step and refuses that event with
+# SystemExit(255), so the interpreter ends before the program's first line,
+# with the launcher's set-up status, however the program was to start.
+@pytest.mark.parametrize("how", [["-c", "print('ran')"], ["script"],
+                                 ["-m", "ran_module"]])
+def test_a_failed_arming_runs_nothing_and_exits_255(tmp_path, how):
+    (tmp_path / "script.py").write_text("print('ran')\n")
+    (tmp_path / "ran_module.py").write_text("print('ran')\n")
+    args = [str(tmp_path / "script.py")] if how == ["script"] else how
+    blob = GOOD_HEAD.replace(str(REPO / "python").encode(),
+                             str(tmp_path / "no-package").encode())
+    r = run_with_blob(blob + b"rule\tf\t1\tos-sandbox=none\nend\n",
+                      args=args, cwd=tmp_path)
+    assert r.returncode == 255, r
+    assert r.stdout == ""
+    assert r.stderr.startswith("python-sb: guard: cannot load the "
+                               "pysandboxes package: "), r.stderr
+    assert "Traceback" not in r.stderr
+
+
+# Learning whose recorder is gone (python-sb died): the guard used to _exit
+# inside the hook; it now halts: the access it could not record is refused
+# with SystemExit(255), and so is every later event and wrapped call, even
+# for a program that catches it.
+def test_learning_without_its_recorder_stops_the_program():
+    rd, wr = os.pipe()
+    os.close(rd)  # writes now fail with EPIPE (CPython ignores SIGPIPE)
+    blob = GOOD_HEAD.replace(b"learning\t0\n",
+                             b"learning\t1\nlearn-fd\t%d\n" % wr)
+    code = textwrap.dedent("""\
+        print('start')
+        import os
+        for what in (lambda: open('/etc/hostname').read(),
+                     lambda: os.stat('/etc/hostname'),
+                     lambda: os.listdir('/')):
+            try:
+                what()
+                print('ran')
+            except BaseException as e:
+                print(type(e).__name__, e)
+        """)
+    try:
+        r = run_with_blob(blob + b"end\n", code, pass_fds=(wr,))
+    finally:
+        os.close(wr)
+    assert r.stdout == "start\n" + "SystemExit 255\n" * 3, r
+    assert r.stderr == ("python-sb: guard: the learning supervisor is gone; "
+                        "stopping the program (every event from now on is "
+                        "refused).\n")
+    assert r.returncode == 0
 
 
 def test_without_python_sb_the_library_is_inert():

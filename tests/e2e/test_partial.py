@@ -15,13 +15,15 @@ refuse it (attacks.md G5-G10).
 """
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from conftest import REPO, pyenv_versions, pyenv_python, sb_path, scaled
+from conftest import (REPO, landlock_abi, pyenv_versions, pyenv_python,
+                      sb_path, scaled)
 
 
 def _partial_interpreters():
@@ -1084,8 +1086,41 @@ def test_transport_one_abi3_build_on_every_interpreter(python, tmp_cwd):
         import pysandboxes._worker as w
         print(w.transport().__file__)
     """))
-    assert where == str(REPO / "python" / "pysandboxes" /
-                        "_pysbframe.abi3.so") + "\n"
+    # the build's, beside the launcher: a build writes nothing into the
+    # package (issue 18)
+    assert where == str(sb_path().parent / "_pysbframe.abi3.so") + "\n"
+
+
+WHERE_IS_THE_TRANSPORT = '''
+import sys
+from pysandboxes import sandbox
+
+
+@sandbox
+def where():
+    return sys.modules["pysandboxes._pysbframe"].__file__
+'''
+
+
+@pytest.mark.parametrize("provider",
+                         ["subprocess", "landlock", "unshare", "bwrap"])
+def test_worker_loads_the_built_transport_under_every_provider(provider,
+                                                              tmp_cwd):
+    """The worker's package finds the transport in the build directory,
+    beside the guard, which python-sb exposes with the guard under every
+    provider; nothing of the build is in the package directory."""
+    if provider == "bwrap" and not shutil.which("bwrap"):
+        pytest.skip("bwrap is not installed")
+    if provider != "subprocess" and landlock_abi() < 1:
+        pytest.skip("no Landlock on this kernel")
+    out = ok(run_app("/usr/bin/python3", tmp_cwd, """
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes():
+            print(sbmod.where())
+    """, rules=RULES + f"os-sandbox={provider}\n",
+        module=WHERE_IS_THE_TRANSPORT))
+    assert out == str(sb_path().parent / "_pysbframe.abi3.so") + "\n"
 
 
 def test_parent_refuses_without_the_transport(python, tmp_cwd):
@@ -1106,9 +1141,12 @@ def test_parent_refuses_without_the_transport(python, tmp_cwd):
     """
     path = pkg / "_pysbframe.abi3.so"
     tail = (". Build it with `make` in the python-sb checkout (the build "
-            "puts it there), or reinstall python-sb (make install, or pip "
-            "install).\n")
-    env = {"PYTHONPATH": str(pkg.parent)}
+            "directory holds it, beside python-sb), or reinstall python-sb "
+            "(make install, or pip install).\n")
+    # a launcher in a directory without the transport: only the
+    # package's own directory is left
+    env = {"PYTHONPATH": str(pkg.parent),
+           "PYSB_PYTHON_SB": str(tmp_cwd / "copy" / "python-sb")}
     out = ok(run_app(python, tmp_cwd, main, env=env))
     assert out == (f"partial mode needs its C transport {path}, which is "
                    f"missing" + tail)

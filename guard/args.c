@@ -1,0 +1,151 @@
+/* args.c - reading the arguments of an event or a wrapped call (a path in
+ * the file system encoding, an int, a keyword) and the code that made it
+ * (the runtime's or a library's, or typed at the interactive prompt). No
+ * decision is taken here, and nothing is refused: a value that is not what
+ * the families judge is reported as such, and the original call deals
+ * with it.
+ */
+#include "guard.h"
+
+#include <string.h>
+
+PyObject *sb_kwarg(PyObject *kwargs, const char *name)
+{
+	if (!kwargs)
+		return NULL;
+	return py.PyDict_GetItemString(kwargs, name);
+}
+
+int sb_arg_int(PyObject *arg, long *out)
+{
+	int r;
+
+	if (!arg)
+		return 0;
+	r = py.PyObject_IsInstance(arg, py.PyLong_Type);
+	if (r <= 0)
+		return r;
+	*out = py.PyLong_AsLong(arg);
+	if (*out == -1 && py.PyErr_Occurred())
+		return -1;
+	return 1;
+}
+
+static int copy_path(const char *s, Py_ssize_t n, char buf[PATH_MAX])
+{
+	if (n <= 0 || (size_t)n >= PATH_MAX || memchr(s, '\0', (size_t)n))
+		return 0; /* empty, too long or NUL: the call itself fails */
+	memcpy(buf, s, (size_t)n);
+	buf[n] = '\0';
+	return 1;
+}
+
+int sb_arg_path(PyObject *arg, char buf[PATH_MAX])
+{
+	PyObject *fs, *bytes;
+	const char *s;
+	char *b;
+	Py_ssize_t n;
+	int r;
+
+	if (!arg)
+		return 0;
+	r = py.PyObject_IsInstance(arg, py.PyLong_Type);
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	if (py.PyObject_IsInstance(arg, py.PyUnicode_Type) == 1) {
+		s = py.PyUnicode_AsUTF8AndSize(arg, &n);
+		if (s)
+			return copy_path(s, n, buf);
+		py.PyErr_Clear(); /* surrogates: encode as the OS sees it */
+	}
+	fs = py.PyOS_FSPath(arg);
+	if (!fs) {
+		py.PyErr_Clear(); /* not a path: the original raises */
+		return 0;
+	}
+	if (py.PyObject_IsInstance(fs, py.PyUnicode_Type) == 1) {
+		bytes = py.PyUnicode_EncodeFSDefault(fs);
+		py.Py_DecRef(fs);
+		if (!bytes) {
+			py.PyErr_Clear();
+			return 0;
+		}
+	} else {
+		bytes = fs;
+	}
+	if (py.PyBytes_AsStringAndSize(bytes, &b, &n) < 0) {
+		py.PyErr_Clear();
+		py.Py_DecRef(bytes);
+		return 0;
+	}
+	r = copy_path(b, n, buf);
+	py.Py_DecRef(bytes);
+	return r;
+}
+
+/* Code the runtime and libraries run is exempt (2.6.7): decided by the
+ * file of the code that called eval/exec/compile. */
+bool sb_guard_caller_is_library(void)
+{
+	PyObject *frame = py.PyEval_GetFrame(), *code, *file;
+	char buf[PATH_MAX];
+	bool lib = true;
+	size_t n;
+	int r;
+
+	if (!frame)
+		return true; /* the interpreter itself (running -c, a script) */
+	code = py.PyFrame_GetCode(frame);
+	if (!code)
+		return false;
+	file = py.PyObject_GetAttrString(code, "co_filename");
+	py.Py_DecRef(code);
+	if (!file) {
+		py.PyErr_Clear();
+		return false;
+	}
+	r = sb_arg_path(file, buf);
+	py.Py_DecRef(file);
+	if (r != 1) {
+		py.PyErr_Clear();
+		return false;
+	}
+	if (strncmp(buf, "<frozen ", 8) == 0)
+		return true;
+	n = strlen(sb_g.pkgdir);
+	if (strncmp(buf, sb_g.pkgdir, n) == 0 && buf[n] == '/')
+		return true; /* python-sb's own package */
+	if (strstr(buf, "/site-packages/") || strstr(buf, "/dist-packages/"))
+		return true;
+	n = sb_g.stdlib ? strlen(sb_g.stdlib) : 0;
+	if (n && strncmp(buf, sb_g.stdlib, n) == 0 && buf[n] == '/')
+		return true;
+	lib = false;
+	return lib;
+}
+
+bool sb_guard_caller_is_typed(void)
+{
+	PyObject *frame, *code, *file;
+	char buf[PATH_MAX];
+	int r;
+
+	if (!sb_g.interactive)
+		return false;
+	frame = py.PyEval_GetFrame();
+	code = frame ? py.PyFrame_GetCode(frame) : NULL;
+	if (!code)
+		return false;
+	file = py.PyObject_GetAttrString(code, "co_filename");
+	py.Py_DecRef(code);
+	r = file ? sb_arg_path(file, buf) : 0;
+	if (file)
+		py.Py_DecRef(file);
+	py.PyErr_Clear();
+	/* the standard REPL's "<stdin>" ("<stdin>-N" on 3.13), 3.13's
+	 * "<python-input-N>" */
+	return r == 1 && (strcmp(buf, "<stdin>") == 0 ||
+			  strncmp(buf, "<stdin>-", 8) == 0 ||
+			  strncmp(buf, "<python-input-", 14) == 0);
+}

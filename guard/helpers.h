@@ -1,0 +1,121 @@
+/* helpers.h - the helpers every family of the guard calls, kept out of
+ * the dispatcher: the refusal path (refuse.c: one function per exception
+ * family, the denial log, the package the classes come from), the C
+ * wrappers that replace a module attribute while keeping the original out
+ * of Python's reach (wrap.c), and the readers of path and int arguments and
+ * of the calling code (args.c). Included by guard.h.
+ *
+ * All of it runs with the GIL held. Nothing here decides what is allowed;
+ * a function that refuses returns -1 with a Python exception set.
+ */
+#ifndef SB_GUARD_HELPERS_H
+#define SB_GUARD_HELPERS_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "capi.h"
+
+/* ---- refusing (refuse.c) ---- */
+
+enum sb_exc {
+	SB_EXC_FILE_NOT_FOUND, /* RuleFileNotFoundError */
+	SB_EXC_PERMISSION,     /* RulePermissionError */
+	SB_EXC_SOCKET,         /* RuleSocketConnectionRefusedError */
+	SB_EXC_MODULE,         /* RuleModuleNotFoundError */
+	SB_EXC_COUNT
+};
+
+/* Set the pysandboxes exception 'kind' with 'message' (and the file name
+ * or module name it concerns, may be NULL). Always returns -1. */
+int sb_guard_raise(enum sb_exc kind, const char *message, const char *name);
+/* The "rule" of a record for a refusal that no rule decides and none could
+ * lift (an abstract Unix socket, a module that claims python-sb's package,
+ * a socket that cannot be inspected): python-sb refuses it whatever the
+ * rules say, and the record's "add" is null. */
+#define SB_RULE_BUILTIN "built in: no rule can allow it"
+
+/* What the next sb_guard_raise() of this thread tells the denial log: the
+ * kind ("file", "network", "import", "api"), the target, the rule that
+ * decided (NULL: none) and the rule to add (NULL: none is known). Set just
+ * before raising; without a note the record names the exception's file or
+ * module name (else its message) and SB_RULE_BUILTIN: a refusal a rule
+ * can lift always sets its note. The strings are copied. */
+void sb_guard_note(const char *kind, const char *target, const char *rule,
+		   const char *add);
+/* Write one record to the denial log now (nothing without a log or while
+ * learning): for refusals raised by other means than sb_guard_raise (the
+ * eval guard's). NULL rule: "no rule"; NULL add: none is known. */
+void sb_guard_log(const char *kind, const char *target, const char *rule,
+		  const char *add);
+/* The next sb_guard_raise() of this thread repeats a refusal the log has
+ * already (an error raised again with a better message): no record. */
+void sb_guard_no_log(void);
+/* Forget a note or a sb_guard_no_log() that no refusal used (a check that
+ * was muted and then allowed). */
+void sb_guard_note_clear(void);
+/* RuleApiPermissionError(qualname, category); returns -1. */
+int sb_guard_raise_api(const char *qualname, const char *category);
+/* Deny a registry entry unless the policy allows it: 0 or -1 (raised). */
+int sb_guard_check_api(const char *qualname);
+/* Stop judging for good (sb_g.halted): the hook and the wrappers refuse
+ * everything from now on. Raises nothing. */
+void sb_guard_halt(void);
+/* Once halted, for every event and wrapped call: SystemExit(255)
+ * (refuse.c says why); returns -1. */
+int sb_guard_refuse_halted(void);
+/* Load python-sb's own package (always importable): 0 or -1. */
+int sb_guard_load_package(void);
+
+/* ---- wrappers (wrap.c) ---- */
+
+struct sb_wrap;
+typedef PyObject *(*sb_wrap_fn)(struct sb_wrap *w, PyObject *args,
+				PyObject *kwargs);
+
+/* Replace module.attr by a C function calling 'call'. 'also' names other
+ * modules that hold the same object under the same name (os for posix).
+ * The original is kept here only. */
+struct sb_wrap {
+	const char *module;
+	const char *attr;
+	const char *also;
+	sb_wrap_fn call;
+	/* filled by sb_wrap_install */
+	PyObject *original;
+	PyObject *fn;
+	struct py_method_def def;
+};
+
+/* Install if 'module' is loaded; 0 when done or module absent, -1 on error
+ * (exception set). Installing twice is harmless. */
+int sb_wrap_install(struct sb_wrap *w);
+/* The same for a method: attr is "Class.method". */
+int sb_wrap_install_method(struct sb_wrap *w);
+/* Swap 'original' for 'fn' in the os.supports_* sets: 0 or -1. */
+int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn);
+/* Call the original with the same arguments (new reference or NULL). */
+PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
+				PyObject *kwargs);
+
+/* ---- arguments and the caller (args.c) ---- */
+
+/* The path a Python argument names (str, bytes or os.PathLike), in the file
+ * system encoding, into buf. Returns 1 with buf set; 0 if the argument is
+ * not a path we judge (an int fd, None, a path with a NUL byte: the
+ * original call deals with it); -1 on error (exception set). */
+int sb_arg_path(PyObject *arg, char buf[PATH_MAX]);
+/* A keyword argument or NULL (borrowed). */
+PyObject *sb_kwarg(PyObject *kwargs, const char *name);
+/* An int argument (dir_fd...): 1 with *out, 0 when None/absent, -1 error. */
+int sb_arg_int(PyObject *arg, long *out);
+
+/* Is the Python code that called us the runtime's or a library's (the
+ * standard library, site-packages, frozen modules, or no frame at all)?
+ * Application code, scripts and -c commands are not (2.6.7). */
+bool sb_guard_caller_is_library(void);
+/* Is it code the user typed at the interactive prompt (python-sb(1), the REPL)?
+ * Its eval/exec/compile run unguarded; the other rules still hold. */
+bool sb_guard_caller_is_typed(void);
+
+#endif

@@ -1,0 +1,244 @@
+/* wrap.c - the C wrappers that replace a module attribute (or a class's
+ * method) while keeping the original out of Python's reach: the wrapper is
+ * a builtin function bound to its module like the original (it pickles by
+ * name, inspect reads its signature), the original is held here only, and
+ * the os.supports_* sets get the wrapper too. The families say what each
+ * wrapper judges; this file only installs them and routes a call to them
+ * while the guard is armed.
+ */
+#include "guard.h"
+
+#include <string.h>
+
+static PyObject *run_wrap(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
+{
+	if (!sb_g.armed || sb_guard_busy) {
+		if (sb_g.halted) { /* stopped judging: nothing passes */
+			sb_guard_refuse_halted();
+			return NULL;
+		}
+		return sb_wrap_call_original(w, args, kwargs);
+	}
+	return w->call(w, args, kwargs);
+}
+
+static PyObject *wrap_trampoline(PyObject *self, PyObject *args,
+				 PyObject *kwargs)
+{
+	struct sb_wrap *w = py.PyCapsule_GetPointer(self, "pysb.wrap");
+
+	return w ? run_wrap(w, args, kwargs) : NULL;
+}
+
+/* A module-level wrapper is a builtin function bound to its module, as the
+ * original is: its __self__ is the module, so it pickles by name
+ * (pickle.dumps(os.stat)) and inspect.signature() reads the original's
+ * text signature. The C function then cannot find its wrap from 'self':
+ * each wrapper gets a trampoline of its own, from this fixed set (64, more
+ * than the guard installs; past them, the capsule-bound form), each serving
+ * the wrap in sb_g.wrap.slots[] at its index. */
+#define SB_SLOT(n)                                                             \
+	static PyObject *slot_##n(PyObject *self, PyObject *args,              \
+				  PyObject *kwargs)                            \
+	{                                                                      \
+		(void)self;                                                    \
+		return run_wrap(sb_g.wrap.slots[n], args, kwargs);             \
+	}
+#define SB_SLOT8(a)                                                            \
+	SB_SLOT(a##0) SB_SLOT(a##1) SB_SLOT(a##2) SB_SLOT(a##3)                \
+	SB_SLOT(a##4) SB_SLOT(a##5) SB_SLOT(a##6) SB_SLOT(a##7)
+SB_SLOT8(0) SB_SLOT8(1) SB_SLOT8(2) SB_SLOT8(3)
+SB_SLOT8(4) SB_SLOT8(5) SB_SLOT8(6) SB_SLOT8(7)
+
+#define SB_SLOT_ENTRY(n) { n, slot_##n },
+#define SB_SLOT_ENTRY8(a)                                                      \
+	SB_SLOT_ENTRY(a##0) SB_SLOT_ENTRY(a##1) SB_SLOT_ENTRY(a##2)            \
+	SB_SLOT_ENTRY(a##3) SB_SLOT_ENTRY(a##4) SB_SLOT_ENTRY(a##5)            \
+	SB_SLOT_ENTRY(a##6) SB_SLOT_ENTRY(a##7)
+static const struct {
+	int index;
+	PyObject *(*fn)(PyObject *, PyObject *, PyObject *);
+} slot_table[] = { SB_SLOT_ENTRY8(0) SB_SLOT_ENTRY8(1) SB_SLOT_ENTRY8(2)
+		   SB_SLOT_ENTRY8(3) SB_SLOT_ENTRY8(4) SB_SLOT_ENTRY8(5)
+		   SB_SLOT_ENTRY8(6) SB_SLOT_ENTRY8(7) };
+
+/* The original's docstring with its text signature in front, the form
+ * CPython keeps in ml_doc ("stat($module, /, path, ...)\n--\n\n..."), so
+ * that __text_signature__ and __doc__ read as the original's. NULL when it
+ * has neither. */
+static const char *doc_of(struct sb_wrap *w)
+{
+	PyObject *sig = py.PyObject_GetAttrString(w->original,
+						  "__text_signature__");
+	PyObject *doc = py.PyObject_GetAttrString(w->original, "__doc__");
+	const char *s = NULL, *d = NULL, *out = NULL;
+
+	if (sig && py.PyObject_IsInstance(sig, py.PyUnicode_Type) == 1)
+		s = py.PyUnicode_AsUTF8AndSize(sig, NULL);
+	if (doc && py.PyObject_IsInstance(doc, py.PyUnicode_Type) == 1)
+		d = py.PyUnicode_AsUTF8AndSize(doc, NULL);
+	if (s)
+		out = sb_arena_printf(sb_g.arena, "%s%s\n--\n\n%s", w->attr, s,
+				      d ? d : "");
+	else if (d)
+		out = sb_arena_strdup(sb_g.arena, d);
+	if (sig)
+		py.Py_DecRef(sig);
+	if (doc)
+		py.Py_DecRef(doc);
+	py.PyErr_Clear();
+	return out;
+}
+
+PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
+				PyObject *kwargs)
+{
+	return py.PyObject_Call(w->original, args, kwargs);
+}
+
+static int set_in_module(const char *module, const char *attr, PyObject *fn,
+			 PyObject *original)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *mod = mods ? py.PyDict_GetItemString(mods, module) : NULL;
+	PyObject *cur;
+
+	if (!mod)
+		return 0;
+	cur = py.PyObject_GetAttrString(mod, attr);
+	if (!cur) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	/* only where the module still holds the original (or our wrapper) */
+	if (cur == original || cur == fn) {
+		py.Py_DecRef(cur);
+		return py.PyObject_SetAttrString(mod, attr, fn);
+	}
+	py.Py_DecRef(cur);
+	return 0;
+}
+
+int sb_wrap_install(struct sb_wrap *w)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *mod, *capsule;
+
+	if (w->fn)
+		return 0;
+	mod = mods ? py.PyDict_GetItemString(mods, w->module) : NULL;
+	if (!mod)
+		return 0;
+	w->original = py.PyObject_GetAttrString(mod, w->attr);
+	if (!w->original) {
+		py.PyErr_Clear(); /* not on this version or platform */
+		return 0;
+	}
+	w->def.ml_name = w->attr;
+	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	w->def.ml_doc = doc_of(w);
+	if (sb_g.wrap.used < SB_ARRAY_LEN(slot_table)) {
+		PyObject *modname = py.PyUnicode_FromString(w->module);
+
+		if (!modname)
+			return -1;
+		sb_g.wrap.slots[slot_table[sb_g.wrap.used].index] = w;
+		w->def.ml_meth = (void *)slot_table[sb_g.wrap.used].fn;
+		sb_g.wrap.used++;
+		w->fn = py.PyCFunction_NewEx(&w->def, mod, modname);
+		py.Py_DecRef(modname);
+	} else {
+		w->def.ml_meth = (void *)wrap_trampoline;
+		capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
+		if (!capsule)
+			return -1;
+		w->fn = py.PyCFunction_NewEx(&w->def, capsule, NULL);
+		py.Py_DecRef(capsule);
+	}
+	if (!w->fn)
+		return -1;
+	if (py.PyObject_SetAttrString(mod, w->attr, w->fn) < 0)
+		return -1;
+	if (w->also && set_in_module(w->also, w->attr, w->fn, w->original) < 0)
+		return -1;
+	return sb_guard_replace_in_os_sets(w->original, w->fn);
+}
+
+/* A method: w->attr is "Class.method" in w->module; the original is the
+ * function found on the class, and the wrapper is bound like a method, so
+ * it gets the instance as its first argument. */
+int sb_wrap_install_method(struct sb_wrap *w)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *mod, *cls, *capsule, *meth;
+	const char *dot = strchr(w->attr, '.');
+	char cname[128];
+	int r;
+
+	if (w->fn || !dot || (size_t)(dot - w->attr) >= sizeof(cname))
+		return 0;
+	mod = mods ? py.PyDict_GetItemString(mods, w->module) : NULL;
+	if (!mod)
+		return 0;
+	memcpy(cname, w->attr, (size_t)(dot - w->attr));
+	cname[dot - w->attr] = '\0';
+	cls = py.PyObject_GetAttrString(mod, cname);
+	if (!cls) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	w->original = py.PyObject_GetAttrString(cls, dot + 1);
+	if (!w->original) {
+		py.PyErr_Clear();
+		py.Py_DecRef(cls);
+		return 0;
+	}
+	w->def.ml_name = dot + 1;
+	w->def.ml_meth = (void *)wrap_trampoline;
+	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
+	w->fn = capsule ? py.PyCFunction_NewEx(&w->def, capsule, NULL) : NULL;
+	if (capsule)
+		py.Py_DecRef(capsule);
+	meth = w->fn ? py.PyInstanceMethod_New(w->fn) : NULL;
+	r = meth ? py.PyObject_SetAttrString(cls, dot + 1, meth) : -1;
+	if (meth)
+		py.Py_DecRef(meth);
+	py.Py_DecRef(cls);
+	return r;
+}
+
+/* os.supports_dir_fd, supports_fd, supports_follow_symlinks and
+ * supports_effective_ids hold the function objects themselves: put the
+ * replacement there too, or the sets hand the originals back. */
+int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn)
+{
+	static const char *const sets[] = { "supports_dir_fd", "supports_fd",
+					    "supports_follow_symlinks",
+					    "supports_effective_ids" };
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *os = mods ? py.PyDict_GetItemString(mods, "os") : NULL;
+	size_t i;
+
+	if (!os)
+		return 0;
+	for (i = 0; i < SB_ARRAY_LEN(sets); i++) {
+		PyObject *set = py.PyObject_GetAttrString(os, sets[i]);
+		int has;
+
+		if (!set) {
+			py.PyErr_Clear();
+			continue;
+		}
+		has = py.PySet_Contains(set, original);
+		if (has == 1 && (py.PySet_Discard(set, original) < 0 ||
+				 py.PySet_Add(set, fn) < 0)) {
+			py.Py_DecRef(set);
+			return -1;
+		}
+		if (has < 0)
+			py.PyErr_Clear();
+		py.Py_DecRef(set);
+	}
+	return 0;
+}
