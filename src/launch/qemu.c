@@ -155,9 +155,13 @@ const char *sb_qemu_refusal(struct sb_arena *a, const struct sb_policy *p)
 	size_t i;
 
 	if (p->any_net_rule)
-		return "os-sandbox=qemu gives the guest no network device in "
-		       "this version, so net= rules cannot be honoured; "
-		       "remove them, or use os-sandbox=landlock or unshare";
+		return sb_arena_printf(
+			a,
+			"%s: os-sandbox=qemu gives the guest no network device "
+			"in this version, so net= rules cannot be honoured; "
+			"remove them, or use os-sandbox=landlock or unshare",
+			p->nets.n ? sb_ref_format(a, p->nets.v[0].ref)
+				  : "net=");
 	if (p->log_path)
 		return sb_arena_printf(
 			a,
@@ -274,6 +278,16 @@ const char *sb_qemu_kernel(struct sb_arena *a)
 	return best ? sb_arena_printf(a, "/boot/vmlinuz-%s", best) : NULL;
 }
 
+static bool kvm_usable(void)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 /* The guest init: beside the binary in a build tree, else installed. */
 static const char *find_init(struct sb_arena *a, const char *self)
 {
@@ -286,6 +300,41 @@ static const char *find_init(struct sb_arena *a, const char *self)
 		return c;
 	c = SB_INSTALL_LIBDIR "/" INIT_NAME;
 	return access(c, R_OK) == 0 ? c : NULL;
+}
+
+const char *sb_qemu_describe(struct sb_arena *a, const struct sb_policy *p)
+{
+	struct sb_qemu_opts o;
+	const char *err, *kernel, *qemu = find_qemu(a);
+	bool kvm;
+
+	if (sb_qemu_options(a, p, &o, &err) < 0 ||
+	    (err = sb_qemu_refusal(a, p)))
+		return sb_arena_printf(a, "qemu cannot run this policy: %s.",
+				       err);
+	if (!qemu)
+		return "qemu cannot run here: " QEMU_NAME " is not installed "
+		       "(apt-get install qemu-system-x86).";
+	kernel = sb_qemu_kernel(a);
+	if (!kernel)
+		return "qemu cannot run here: no guest kernel with the 9p "
+		       "modules in /boot (apt-get install -t "
+		       "bookworm-backports linux-image-amd64).";
+	kvm = o.use_kvm && kvm_usable();
+	return sb_arena_printf(
+		a,
+		"a virtual machine of its own (%s, %s, %llu MiB, one vCPU, no "
+		"network device) booting %s; its root holds only the exposed "
+		"paths and the interpreter, which %s serves over virtio-9p, "
+		"read-only unless expose-rw=; inside, python-sb's second stage "
+		"applies the Python layer, Landlock and seccomp as "
+		"os-sandbox=landlock does, under the guest's kernel. The guest "
+		"must answer within %d s (qemu.start_timeout).",
+		qemu,
+		kvm ? "KVM" : o.use_kvm ? "TCG emulation: /dev/kvm is not usable"
+					: "TCG emulation: qemu.use_kvm=false",
+		o.memory_mib, kernel, QEMU_NAME,
+		o.start_timeout ? o.start_timeout : kvm ? 90 : 180);
 }
 
 /* ---- the initramfs: cpio newc ---- */
@@ -419,16 +468,6 @@ static const char *qarg(struct sb_arena *a, const char *s)
 	return r;
 }
 
-static bool kvm_usable(void)
-{
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 /* ---- the relay ---- */
 
 enum { P_CTL, P_IN, P_OUT, P_ERR, P_CON, N_PORTS };
@@ -439,6 +478,7 @@ struct relay {
 	pid_t qemu;
 	bool show_console, up, exited;
 	int exit_code, timeout;
+	long long t0; /* when qemu started, ms */
 	char ctl[512];
 	size_t ctl_len;
 	char con_tail[4096];
@@ -485,6 +525,8 @@ static void console_data(struct relay *r, const char *s, size_t n)
 	r->con_len += n;
 }
 
+static long long now_ms(void);
+
 static void ctl_lines(struct sb_arena *a, struct relay *r)
 {
 	char *nl;
@@ -493,8 +535,14 @@ static void ctl_lines(struct sb_arena *a, struct relay *r)
 		int code;
 
 		*nl = '\0';
-		if (strcmp(r->ctl, "up") == 0)
+		if (strcmp(r->ctl, "up") == 0) {
 			r->up = true;
+			if (getenv("PYSB_DEBUG"))
+				fprintf(stderr,
+					"python-sb: qemu: the guest is up "
+					"after %lld ms\n",
+					now_ms() - r->t0);
+		}
 		else if (sscanf(r->ctl, "exit %d", &code) == 1 && r->up &&
 			 !r->exited) {
 			r->exited = true;
@@ -916,6 +964,7 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 	if (rl.sfd < 0)
 		return fail_setup("signalfd", strerror(errno));
 	fflush(NULL);
+	rl.t0 = now_ms();
 	rl.qemu = fork();
 	if (rl.qemu < 0)
 		return fail_setup("fork", strerror(errno));

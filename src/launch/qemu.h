@@ -32,6 +32,10 @@ const char *sb_qemu_refusal(struct sb_arena *a, const struct sb_policy *p);
  * newest /boot/vmlinuz-* whose modules hold 9p), or NULL. */
 const char *sb_qemu_kernel(struct sb_arena *a);
 
+/* What os-sandbox=qemu would hold for this policy here, or why it cannot
+ * run, for --pysandboxes-explain. */
+const char *sb_qemu_describe(struct sb_arena *a, const struct sb_policy *p);
+
 /* Run argv (argv[0] the interpreter) in the guest. 'env' is the
  * program's environment, 'policy_fd' the policy blob, which the guard
  * reads too when 'guarded'. Returns the program's exit status (128+N
