@@ -2,7 +2,8 @@
  * its initramfs). A static program, apart from python-sb's other code: it
  * loads the 9p modules the initramfs carries, builds the program's root
  * from the run record the launcher wrote (a tmpfs holding only the 9p
- * shares of the exposed paths, the links and the masks, /dev's few nodes
+ * shares of the exposed directories, the copies of the files exposed
+ * alone, the links and the masks, /dev's few nodes
  * and /proc), moves it over the initramfs, and runs python-sb's second
  * stage (stage.c) with the stage record and the policy blob on the
  * descriptors it names, its stdin, stdout and stderr on their own
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/reboot.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -181,48 +183,46 @@ static void parent_dirs(const char *full)
 	}
 }
 
-/* A file exposed: its directory's share is mounted aside, the file bound
- * into the root, the share detached (only the file stays reachable). */
-static void mount_share(const char *tag, const char *path, const char *sub,
-			bool is_dir, bool rw)
+/* An exposed directory: its 9p share, mounted in place. */
+static void mount_share(const char *tag, const char *path, bool rw)
 {
-	char opts[256], aside[300];
+	char opts[256];
 	unsigned long flags = MS_NOSUID | MS_NODEV | (rw ? 0 : MS_RDONLY);
 	const char *t;
 
 	snprintf(opts, sizeof(opts),
 		 "trans=virtio,version=9p2000.L,msize=512000,cache=%s",
 		 rw ? "mmap" : "loose");
-	if (is_dir) {
-		t = at(path);
-		mkdirs(t);
-		if (mount(tag, t, "9p", flags, opts) < 0)
-			die("mount the share of", path);
-		return;
-	}
-	snprintf(aside, sizeof(aside), "/shares/%s", tag);
-	mkdirs(aside);
-	if (mount(tag, aside, "9p", flags, opts) < 0)
-		die("mount the share of", path);
 	t = at(path);
-	parent_dirs(t);
-	/* inside a share already mounted, the file is there */
-	if (access(t, F_OK) != 0) {
-		int fd = open(t, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	mkdirs(t);
+	if (mount(tag, t, "9p", flags, opts) < 0)
+		die("mount the share of", path);
+}
 
+/* A file exposed alone: the copy the initramfs carries, bound read-only
+ * (inside a share already mounted, the mount point is there). */
+static void bind_file(const char *copy, const char *path)
+{
+	char src[300];
+	const char *t;
+
+	snprintf(src, sizeof(src), "/%s", copy);
+	t = at(path);
+	if (access(t, F_OK) != 0) {
+		int fd;
+
+		parent_dirs(t);
+		fd = open(t, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 		if (fd < 0)
 			die("make the mount point", path);
 		close(fd);
 	}
-	snprintf(aside + strlen(aside), sizeof(aside) - strlen(aside), "/%s",
-		 sub);
-	if (mount(aside, t, NULL, MS_BIND, NULL) < 0)
+	if (mount(src, t, NULL, MS_BIND, NULL) < 0)
 		die("bind the file", path);
-	if (mount(NULL, t, NULL, MS_REMOUNT | MS_BIND | flags, NULL) < 0)
+	if (mount(NULL, t, NULL,
+		  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		  NULL) < 0)
 		die("remount", path);
-	snprintf(aside, sizeof(aside), "/shares/%s", tag);
-	if (umount2(aside, MNT_DETACH) < 0)
-		die("detach the share of", path);
 }
 
 static void mask(const char *path, bool is_dir)
@@ -429,6 +429,10 @@ int main(void)
 
 	if (getpid() != 1)
 		return 1;
+	/* the program runs as root here too, without capabilities: it must
+	 * not reach this process's descriptors (the control port) through
+	 * /proc/1/fd */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	mkdir("/dev", 0755);
 	if (mount("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, NULL) < 0)
 		return 1;
@@ -479,10 +483,13 @@ int main(void)
 				die("symlink", path);
 		} else if (strcmp(k, "bind") == 0) {
 			const char *tag = need(&r), *path = need(&r),
-				   *sub = need(&r), *isdir = need(&r),
 				   *rw = need(&r);
 
-			mount_share(tag, path, sub, *isdir == '1', *rw == '1');
+			mount_share(tag, path, *rw == '1');
+		} else if (strcmp(k, "file") == 0) {
+			const char *copy = need(&r);
+
+			bind_file(copy, need(&r));
 		} else if (strcmp(k, "mask") == 0) {
 			const char *path = need(&r);
 
@@ -524,6 +531,8 @@ int main(void)
 		die("remount read-only", "/");
 	if (chdir(cwd) < 0)
 		die("chdir", cwd);
+	if (sethostname("sandbox", 7) < 0)
+		die("sethostname", "sandbox");
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);

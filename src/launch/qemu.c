@@ -4,12 +4,15 @@
  *
  * Nothing is downloaded: the kernel is a Debian package's /boot/vmlinuz-*
  * (booted with -kernel), and the initramfs is made for each run in a memfd
- * (a few hundred kilobytes: the static guest init, the kernel's 9p modules
- * and the run's records; no cache to trust or tamper with). The guest sees
+ * (a few megabytes: the static guest init, the kernel's 9p modules, the
+ * files exposed alone and the run's records; built in milliseconds, so
+ * there is no cache to trust or to be tampered with). The guest sees
  * the paths sb_ns_plan() lists, the same root os-sandbox=unshare builds,
- * each as a virtio-9p share that qemu serves read-only unless the rule is
- * expose-rw= (a file: its directory is shared, and only the file is bound
- * into the guest's root). Inside, python-sb's second stage (stage.c)
+ * each directory as a virtio-9p share that qemu serves read-only unless
+ * the rule is expose-rw=; a file exposed alone travels as a copy in the
+ * initramfs (read-only; expose-rw= of a single file is refused), so that
+ * qemu never serves its directory. /dev, /proc and /sys are the guest's
+ * own, never shared. Inside, python-sb's second stage (stage.c)
  * applies the Python layer, Landlock and seccomp as under landlock.
  *
  * stdin, stdout and stderr are virtio-serial ports relayed here; a fourth
@@ -30,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -47,6 +51,7 @@
 #define INIT_NAME "pysb-guest-init"
 #define QEMU_NAME "qemu-system-x86_64"
 #define MAX_SHARES 24
+#define MAX_FILE (64 << 20) /* bytes of a file exposed alone */
 #define CONSOLE_LOG ".pysandbox-qemu-console.log"
 
 static bool truthy(const char *v)
@@ -392,7 +397,8 @@ struct share {
 static const char *plan_record(struct sb_arena *a, const struct sb_policy *p,
 			       const struct sb_kernel_ctx *ctx,
 			       const char *self, struct sb_buf *rec,
-			       struct share *shares, size_t *n_shares)
+			       struct sb_buf *img, struct share *shares,
+			       size_t *n_shares)
 {
 	struct sb_ns_op *ops = NULL, selfop = { 0 };
 	size_t n = 0, i;
@@ -409,6 +415,7 @@ static const char *plan_record(struct sb_arena *a, const struct sb_policy *p,
 			selfop.kind = SB_NS_BIND;
 			selfop.path = self;
 			selfop.fd = -1;
+			selfop.what = "python-sb's second stage";
 		}
 		if (o->kind == SB_NS_DIR) {
 			put0(rec, "dir");
@@ -421,26 +428,55 @@ static const char *plan_record(struct sb_arena *a, const struct sb_policy *p,
 			put0(rec, "mask");
 			put0(rec, o->path);
 			put0(rec, o->is_dir ? "1" : "0");
-		} else if (o->kind == SB_NS_BIND) {
-			char *dir = sb_arena_strdup(a, o->path), *base = "";
+		} else if (o->kind == SB_NS_BIND &&
+			   (sb_path_under(o->path, "/dev") ||
+			    sb_path_under(o->path, "/proc") ||
+			    sb_path_under(o->path, "/sys"))) {
+			/* the guest's own (init.c): qemu never serves the
+			 * host's device nodes or kernel files */
+		} else if (o->kind == SB_NS_BIND && !o->is_dir) {
+			struct stat fst;
+			const char *name = sb_arena_printf(a, "files/%zu", i);
+			int r;
 
-			if (!o->is_dir) {
-				base = strrchr(dir, '/');
-				*base++ = '\0';
-				if (!*dir)
-					dir = "/";
-			}
+			/* a file alone: its copy travels in the initramfs,
+			 * so that qemu serves none of its directory */
+			if (o->writable)
+				return sb_arena_printf(
+					a,
+					"%s: %s is a single file, which the "
+					"guest cannot share writable without "
+					"its directory; expose-rw= its "
+					"directory instead",
+					o->what ? o->what : "expose-rw=",
+					o->path);
+			if (stat(o->path, &fst) < 0 || !S_ISREG(fst.st_mode) ||
+			    fst.st_size > MAX_FILE)
+				return sb_arena_printf(
+					a,
+					"%s: %s is not a regular file of at "
+					"most %d MiB, which the guest gets as "
+					"a copy",
+					o->what ? o->what : "implicit path",
+					o->path, MAX_FILE >> 20);
+			r = cpio_file(img, name, fst.st_mode & 0555, o->path);
+			if (r < 0)
+				return sb_arena_printf(a, "reading %s: %s",
+						       o->path, strerror(-r));
+			put0(rec, "file");
+			put0(rec, name);
+			put0(rec, o->path);
+		} else if (o->kind == SB_NS_BIND) {
 			if (*n_shares == MAX_SHARES)
 				return sb_arena_printf(
-					a, "more than %d exposed paths (at %s)",
+					a, "more than %d exposed directories "
+					   "(at %s)",
 					MAX_SHARES, o->path);
-			shares[*n_shares].dir = dir;
+			shares[*n_shares].dir = o->path;
 			shares[*n_shares].rw = o->writable;
 			put0(rec, "bind");
 			put0(rec, sb_arena_printf(a, "s%zu", *n_shares));
 			put0(rec, o->path);
-			put0(rec, base);
-			put0(rec, o->is_dir ? "1" : "0");
 			put0(rec, o->writable ? "1" : "0");
 			(*n_shares)++;
 		}
@@ -568,7 +604,7 @@ static long long now_ms(void)
 static int relay(struct sb_arena *a, struct relay *r)
 {
 	long long deadline = now_ms() + (long long)r->timeout * 1000;
-	long long kill_at = -1;
+	long long kill_at = -1, now;
 	int status = 0;
 	bool qemu_gone = false, timed_out = false;
 
@@ -599,19 +635,23 @@ static int relay(struct sb_arena *a, struct relay *r)
 		pf[N_PORTS + 1].events = POLLIN;
 		pf[N_PORTS + 2].fd = r->pidfd;
 		pf[N_PORTS + 2].events = POLLIN;
-		if (!r->up && !r->fail)
-			t = (int)(deadline - now_ms());
-		if (kill_at >= 0)
-			t = (int)(kill_at - now_ms());
-		if (t < -1)
-			t = 0;
-		if (t == 0 || (r->fail && kill_at < 0)) {
-			if (!r->up && !r->fail && kill_at < 0)
-				timed_out = true;
-			kill(r->qemu, SIGKILL);
-			kill_at = now_ms() + 60000;
-			t = -1;
+		now = now_ms();
+		if (kill_at < 0 && !r->up && !r->fail && now >= deadline) {
+			timed_out = true;
+			r->fail = "timed out";
 		}
+		if (kill_at < 0 && r->fail) {
+			kill(r->qemu, SIGKILL);
+			kill_at = now + 60000;
+		}
+		if (kill_at >= 0 && now >= kill_at) {
+			kill(r->qemu, SIGKILL);
+			kill_at = now + 60000;
+		}
+		if (kill_at >= 0)
+			t = (int)(kill_at - now);
+		else if (!r->up)
+			t = (int)(deadline - now);
 		if (poll(pf, N_PORTS + 3, t) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -747,6 +787,7 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 	SB_VEC(char *) qa = { 0 };
 	struct relay rl = { 0 };
 	sigset_t set, old;
+	pid_t parent;
 	int status;
 
 	if (sb_qemu_options(a, p, &o, &err) < 0) {
@@ -799,7 +840,10 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 		return fail_setup("no policy descriptor", NULL);
 
 	/* the run record, the stage record, the policy */
-	err = plan_record(a, p, ctx, self, &rec, shares, &n_shares);
+	cpio_entry(&img, "modules", S_IFDIR | 0700, NULL, 0);
+	cpio_entry(&img, "pysb", S_IFDIR | 0700, NULL, 0);
+	cpio_entry(&img, "files", S_IFDIR | 0700, NULL, 0);
+	err = plan_record(a, p, ctx, self, &rec, &img, shares, &n_shares);
 	if (err)
 		return fail_setup(err, NULL);
 	put0(&rec, "policy-fd");
@@ -842,9 +886,7 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 	if (r < 0)
 		return fail_setup("reading the records", strerror(-r));
 
-	/* the initramfs */
-	cpio_entry(&img, "modules", S_IFDIR | 0700, NULL, 0);
-	cpio_entry(&img, "pysb", S_IFDIR | 0700, NULL, 0);
+	/* the rest of the initramfs */
 	r = cpio_file(&img, "init", 0700, init);
 	for (i = 0; r >= 0 && i < SB_ARRAY_LEN(modules); i++) {
 		const char *f = module_file(a, ver, modules[i][1]);
@@ -890,6 +932,11 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 	ARG("-monitor");
 	ARG("none");
 	ARG("-no-reboot");
+	/* qemu's own seccomp filter: no exec, no set*id, no obsolete calls,
+	 * no scheduler or resource changes, should the guest take qemu */
+	ARG("-sandbox");
+	ARG("on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
+	    "resourcecontrol=deny");
 	ARG("-machine");
 	ARG("q35,accel=%s", kvm ? "kvm" : "tcg");
 	ARG("-cpu");
@@ -965,6 +1012,7 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 		return fail_setup("signalfd", strerror(errno));
 	fflush(NULL);
 	rl.t0 = now_ms();
+	parent = getpid();
 	rl.qemu = fork();
 	if (rl.qemu < 0)
 		return fail_setup("fork", strerror(errno));
@@ -973,6 +1021,10 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 		int dn = open("/dev/null", O_RDWR);
 
 		setpgid(0, 0); /* not the terminal's Ctrl-C */
+		/* the machine never outlives python-sb */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent)
+			_exit(SB_EXIT_SETUP);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0)
 			_exit(SB_EXIT_SETUP);
