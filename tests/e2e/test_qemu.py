@@ -25,7 +25,7 @@ import tempfile
 import pytest
 
 from conftest import as_nobody, sb_path
-from pysbtest import scaled
+from pysbtest import REPO, scaled
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 
@@ -192,3 +192,22 @@ def test_missing_qemu(work):
     assert r.returncode == 255
     assert "RAN" not in r.stdout
     assert "apt-get install qemu-system-x86" in r.stderr
+
+
+def test_partial_mode_refused(work):
+    """@sandbox functions under qemu: SandBoxError, no machine started."""
+    (work / "main.py").write_text(
+        "from pysandboxes import sandbox, sandboxes\n"
+        "@sandbox\n"
+        "def f():\n"
+        "    return 1\n"
+        "with sandboxes():\n"
+        "    print('RESULT', f())\n")
+    _rules(work)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"),
+               PYSB_PYTHON_SB=str(sb_path()))
+    r = _run([DEBIAN_PYTHON, "main.py"], work, timeout=60, env=env)
+    assert r.returncode != 0
+    assert "RESULT" not in r.stdout
+    assert "SandBoxError" in r.stderr
+    assert "os-sandbox=qemu does not run @sandbox functions" in r.stderr
