@@ -17,6 +17,7 @@ refusal by the wrong layer, shown as "failed: ..."), a skip keeps its
 reason.
 """
 
+import glob
 import json
 import os
 import subprocess
@@ -25,9 +26,9 @@ import shutil
 
 import pytest
 
-from harness import (ABI, DEBIAN_PYTHON, NOBODY, PROVIDERS, Judge, as_nobody,
-                     chown_tree, helper_path, parse, root_python, sb_path,
-                     script)
+from harness import (ABI, DEBIAN_PYTHON, NOBODY, PROVIDERS, QEMU_COLUMNS,
+                     Judge, as_nobody, chown_tree, helper_path, parse,
+                     root_python, sb_path, scaled, script)
 
 JSON_ENV = "PYSB_ATTACKS_JSON"
 
@@ -39,6 +40,8 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "documented_escape(providers, reason): the attack "
         "escapes under these columns, as docs/weaknesses.md documents")
+    config.addinivalue_line(
+        "markers", "qemu_column: the attack runs in the qemu columns too")
     config._pysb_attacks = {}
 
 
@@ -64,7 +67,9 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_generate_tests(metafunc):
     if "provider" in metafunc.fixturenames:
-        metafunc.parametrize("provider", PROVIDERS, ids=PROVIDERS)
+        cols = PROVIDERS + (QEMU_COLUMNS if metafunc.definition
+                            .get_closest_marker("qemu_column") else [])
+        metafunc.parametrize("provider", cols, ids=cols)
 
 
 # ---- fixtures ----
@@ -118,6 +123,8 @@ class Case:
         if self.nobody and os.geteuid() == 0:
             chown_tree(self.root)
             argv = as_nobody(argv)
+        if self.os_sandbox == "qemu":
+            timeout = scaled(timeout * 3)  # a boot under TCG
         return subprocess.run(argv, cwd=self.root, capture_output=True,
                               text=True, timeout=timeout, env=env,
                               stdin=subprocess.DEVNULL)
@@ -163,6 +170,11 @@ def case(sb, provider):
         pytest.skip(f"this kernel's Landlock ABI is {ABI}, below 4")
     if os_sandbox in ("bwrap", "firejail") and not shutil.which(os_sandbox):
         pytest.skip(f"{os_sandbox} is not installed")
+    if os_sandbox == "qemu" and not shutil.which("qemu-system-x86_64"):
+        pytest.skip("qemu-system-x86_64 is not installed")
+    if os_sandbox == "qemu" and not glob.glob(
+            "/lib/modules/*/kernel/fs/9p/9p.ko*"):
+        pytest.skip("no guest kernel with 9p modules (linux-image-amd64)")
     if who == "nobody":
         if os.geteuid() != 0:
             pytest.skip("the suite does not run as root: the root columns "
