@@ -293,16 +293,25 @@ static bool kvm_usable(void)
 	return true;
 }
 
-/* The guest init: beside the binary in a build tree, else installed. */
-static const char *find_init(struct sb_arena *a, const char *self)
+/* The guest init: beside the binary in a build tree, beside the guard
+ * library in a wheel (pysandboxes/_lib/), else installed. */
+static const char *find_init(struct sb_arena *a, const char *self,
+			     const char *guard)
 {
-	char *dir = sb_arena_strdup(a, self);
+	const char *near[] = { self, guard };
 	const char *c;
+	size_t i;
 
-	*strrchr(dir, '/') = '\0';
-	c = sb_arena_printf(a, "%s/" INIT_NAME, dir);
-	if (access(c, R_OK) == 0)
-		return c;
+	for (i = 0; i < SB_ARRAY_LEN(near); i++) {
+		char *dir = near[i] ? sb_arena_strdup(a, near[i]) : NULL;
+
+		if (!dir || !strrchr(dir, '/'))
+			continue;
+		*strrchr(dir, '/') = '\0';
+		c = sb_arena_printf(a, "%s/" INIT_NAME, dir);
+		if (access(c, R_OK) == 0)
+			return c;
+	}
 	c = SB_INSTALL_LIBDIR "/" INIT_NAME;
 	return access(c, R_OK) == 0 ? c : NULL;
 }
@@ -832,7 +841,7 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 		return fail_setup("cannot find python-sb's own binary",
 				  len < 0 ? strerror(errno) : "empty link");
 	self[len] = '\0';
-	init = find_init(a, self);
+	init = find_init(a, self, ctx->guard);
 	if (!init)
 		return fail_setup("the guest init " INIT_NAME " is missing",
 				  "the installation is incomplete");
