@@ -629,7 +629,10 @@ static int relay(struct sb_arena *a, struct relay *r)
 		}
 		if (r->pend_len > r->pend_off)
 			pf[P_IN].events = POLLOUT;
-		else if (!r->stdin_open && r->sock[P_IN] >= 0) {
+		else
+			pf[P_IN].fd = -1; /* nothing to write: not polled */
+		if (r->pend_len <= r->pend_off && !r->stdin_open &&
+		    r->sock[P_IN] >= 0) {
 			shutdown(r->sock[P_IN], SHUT_WR);
 			close(r->sock[P_IN]);
 			r->sock[P_IN] = -1;
@@ -847,6 +850,11 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 				  "the installation is incomplete");
 	if (policy_fd < 0)
 		return fail_setup("no policy descriptor", NULL);
+	/* the guest gives the program its own 0, 1 and 2 */
+	if (policy_fd < 3)
+		return fail_setup("stdin, stdout or stderr is closed, and the "
+				  "policy took its descriptor number",
+				  "give the run one (</dev/null)");
 
 	/* the run record, the stage record, the policy */
 	cpio_entry(&img, "modules", S_IFDIR | 0700, NULL, 0);
