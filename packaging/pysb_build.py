@@ -59,7 +59,7 @@ def _build(tmp):
                    stdout=subprocess.DEVNULL)
     subprocess.run(["ninja", "-C", str(build), "python-sb",
                     "libpysb-guard.so", "libpysb-prescan.so",
-                    "_pysbframe.abi3.so"], check=True,
+                    "_pysbframe.abi3.so", "pysb-guest-init"], check=True,
                    stdout=subprocess.DEVNULL)
     return build
 
@@ -81,6 +81,9 @@ def build_wheel(wheel_directory, config_settings=None,
         for lib in ("libpysb-guard.so", "libpysb-prescan.so"):
             files[f"pysandboxes/_lib/{lib}"] = (
                 (build / lib).read_bytes(), 0o755)
+        # os-sandbox=qemu's guest init, found beside the guard
+        files["pysandboxes/_lib/pysb-guest-init"] = (
+            (build / "pysb-guest-init").read_bytes(), 0o755)
         files["pysandboxes/_pysbframe.abi3.so"] = (
             (build / "_pysbframe.abi3.so").read_bytes(), 0o755)
         data = f"{NAME}-{VERSION}.data"

@@ -340,6 +340,14 @@ class Daemon:
                      else _unpickle.DATA_ONLY)
         self.guard = settings.get("result-guard") != "false"
         self.direct = self.provider == "none"
+        if self.provider == "qemu":
+            # the worker's socket cannot cross into the guest yet
+            raise SandBoxError("os-sandbox=qemu does not run @sandbox "
+                               "functions in this version (partial mode "
+                               "has no channel into the guest); run the "
+                               "whole program with python-sb, or use "
+                               "os-sandbox=landlock or unshare for "
+                               "partial mode")
 
     # -- workers --
 

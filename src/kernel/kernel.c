@@ -150,6 +150,13 @@ const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
 				  "trees the host's paths stay visible, and "
 				  "Landlock refuses them)",
 			describe_landlock(a, p, caps->landlock_abi, true));
+	case SB_PROVIDER_QEMU:
+		/* the launcher's own description names the kernel it boots
+		 * (qemu.c): this is what holds, whatever the host's kernel */
+		return "a virtual machine with its own kernel; inside, "
+		       "python-sb's second stage applies landlock + seccomp "
+		       "as under os-sandbox=landlock, under the guest's "
+		       "kernel; no network device.";
 	default:
 		return sb_arena_printf(a,
 				       "%s is not available in this version "

@@ -22,6 +22,7 @@
 #include "learn_file.h"
 #include "policy.h"
 #include "prof.h"
+#include "qemu.h"
 #include "review.h"
 #include "run.h"
 #include "stage.h"
@@ -157,6 +158,8 @@ static const char *provider_verdict(struct sb_arena *a,
 	case SB_PROVIDER_NONE:
 		return "none: no guard at all; the program runs as under "
 		       "python, with the rules' environment.";
+	case SB_PROVIDER_QEMU:
+		return sb_qemu_describe(a, p);
 	default:
 		sb_kernel_probe(&caps);
 		return sb_kernel_describe(a, p, p->provider, &caps);

@@ -34,6 +34,7 @@
 #include "ns.h"
 #include "policy_blob.h"
 #include "prof.h"
+#include "qemu.h"
 #include "run_limits.h"
 #include "learn_native.h"
 #include "supervise.h"
@@ -500,6 +501,14 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	case SB_PROVIDER_BWRAP:
 	case SB_PROVIDER_FIREJAIL:
 		break;
+	case SB_PROVIDER_QEMU:
+		/* before the log is opened: what qemu cannot carry */
+		if ((refused = sb_qemu_refusal(a, p))) {
+			fprintf(stderr, "python-sb: %s; nothing was run.\n",
+				refused);
+			return SB_EXIT_SETUP;
+		}
+		break;
 	default:
 		fprintf(stderr,
 			"python-sb: os-sandbox=%s is not available in this "
@@ -569,7 +578,8 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		}
 	}
 	if (fd < 0 && (provider == SB_PROVIDER_BWRAP ||
-		       provider == SB_PROVIDER_FIREJAIL)) {
+		       provider == SB_PROVIDER_FIREJAIL ||
+		       provider == SB_PROVIDER_QEMU)) {
 		/* the second stage reads the rules from it (stage.h) */
 		facts.home = sb_envp_get(envp, "HOME");
 		facts.learn_fd = -1;
@@ -616,6 +626,9 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		sb_limits_cleanup(&lim);
 		return rc;
 	}
+	/* qemu: the guest's second stage holds the kernel layer */
+	if (provider == SB_PROVIDER_QEMU)
+		return sb_qemu_run(a, p, &kctx, argv, env, fd, with_guard);
 	/* firejail is exec'd: its second stage holds the limits */
 	if (provider == SB_PROVIDER_FIREJAIL) {
 		kctx.limits = &lim;

@@ -17,6 +17,7 @@ refusal by the wrong layer, shown as "failed: ..."), a skip keeps its
 reason.
 """
 
+import glob
 import json
 import os
 import subprocess
@@ -25,9 +26,9 @@ import shutil
 
 import pytest
 
-from harness import (ABI, DEBIAN_PYTHON, NOBODY, PROVIDERS, Judge, as_nobody,
-                     chown_tree, helper_path, is_guard, parse, root_python,
-                     sb_path, script)
+from harness import (ABI, DEBIAN_PYTHON, NOBODY, PROVIDERS, QEMU_COLUMNS,
+                     Judge, as_nobody, chown_tree, helper_path, is_guard,
+                     parse, root_python, sb_path, scaled, script)
 
 JSON_ENV = "PYSB_ATTACKS_JSON"
 # Every run of the suite writes python-sb's denial log (log-file=, kept
@@ -45,6 +46,8 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "documented_escape(providers, reason): the attack "
         "escapes under these columns, as docs/weaknesses.md documents")
+    config.addinivalue_line(
+        "markers", "qemu_column: the attack runs in the qemu columns too")
     config._pysb_attacks = {}
 
 
@@ -70,7 +73,9 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_generate_tests(metafunc):
     if "provider" in metafunc.fixturenames:
-        metafunc.parametrize("provider", PROVIDERS, ids=PROVIDERS)
+        cols = PROVIDERS + (QEMU_COLUMNS if metafunc.definition
+                            .get_closest_marker("qemu_column") else [])
+        metafunc.parametrize("provider", cols, ids=cols)
 
 
 # ---- fixtures ----
@@ -129,6 +134,8 @@ class Case:
         if self.nobody and os.geteuid() == 0:
             chown_tree(self.root)
             argv = as_nobody(argv)
+        if self.os_sandbox == "qemu":
+            timeout = scaled(timeout * 3)  # a boot under TCG
         r = subprocess.run(argv, cwd=self.root, capture_output=True,
                            text=True, timeout=timeout, env=env,
                            stdin=subprocess.DEVNULL)
@@ -136,7 +143,8 @@ class Case:
         return r
 
     def _log_path(self):
-        if self.logdir is None or self.os_sandbox == "none":
+        # none and qemu take no log (qemu refuses one, weaknesses.md 91)
+        if self.logdir is None or self.os_sandbox in ("none", "qemu"):
             return ""
         return os.path.join(self.logdir, "denials.jsonl")
 
@@ -166,7 +174,7 @@ class Case:
     def check_log(self, out):
         """Every refusal of the Python layer that a probe met is in the
         denial log, with the rule to add when no rule decided."""
-        if self.logdir is None or self.os_sandbox == "none":
+        if not self._log_path():
             return
         guard = [o for o in out.values() if is_guard(o)]
         logged = [r for r in self.records if r["layer"] == "python"]
@@ -221,6 +229,11 @@ def case(sb, provider):
         pytest.skip(f"this kernel's Landlock ABI is {ABI}, below 4")
     if os_sandbox in ("bwrap", "firejail") and not shutil.which(os_sandbox):
         pytest.skip(f"{os_sandbox} is not installed")
+    if os_sandbox == "qemu" and not shutil.which("qemu-system-x86_64"):
+        pytest.skip("qemu-system-x86_64 is not installed")
+    if os_sandbox == "qemu" and not glob.glob(
+            "/lib/modules/*/kernel/fs/9p/9p.ko*"):
+        pytest.skip("no guest kernel with 9p modules (linux-image-amd64)")
     if who == "nobody":
         if os.geteuid() != 0:
             pytest.skip("the suite does not run as root: the root columns "

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from harness import attack
+from harness import attack, qemu_column
 
 RULES = "python-import=*\nexpose-ro=./data\nexpose-rw=./rw\n"
 RO_REF = "Rule 'expose-ro=./data' from .py-sandboxes(2)"
@@ -35,6 +35,7 @@ def tree(case):
     return case
 
 
+@qemu_column()
 @attack("D1", "Read or write outside expose-ro / expose-rw")
 def test_D1(tree, judge):
     out = tree.run(RULES, {

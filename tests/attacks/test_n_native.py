@@ -18,7 +18,7 @@ import threading
 
 import pytest
 
-from harness import ABI, attack, documented_escape
+from harness import ABI, attack, documented_escape, qemu_column
 
 NO_KERNEL = ("weaknesses.md 1 and 18: os-sandbox=subprocess has no kernel "
              "layer, and py-sandbox=false runs the program with no guard")
@@ -52,6 +52,7 @@ def attempt(tree, *args, rules=""):
 
 
 @native_escape()
+@qemu_column()
 @attack("N1", "native: read a file no rule exposes")
 def test_N1(tree, judge):
     assert attempt(tree, "read", tree.path("ro/data.txt")) == "ok"
@@ -60,6 +61,7 @@ def test_N1(tree, judge):
 
 
 @native_escape()
+@qemu_column()
 @attack("N2", "native: create a file in a read-only tree")
 def test_N2(tree, judge):
     judge.native(attempt(tree, "open-write", tree.path("ro/new.txt")),
@@ -68,6 +70,7 @@ def test_N2(tree, judge):
 
 
 @native_escape()
+@qemu_column()
 @attack("N3", "native: execute /bin/sh")
 def test_N3(tree, judge):
     judge.native(attempt(tree, "exec", "/bin/sh", "-c", "true"), "EACCES")

@@ -321,12 +321,14 @@ def test_an_interpreter_that_is_a_script_is_refused(run_sb, tmp_cwd):
     assert "is a script, not a Python binary" in r.stderr
 
 
-def test_a_provider_this_build_lacks_fails_closed(run_sb, tmp_cwd):
+def test_a_provider_missing_here_fails_closed(run_sb, tmp_cwd):
     (tmp_cwd / ".py-sandboxes").write_text("os-sandbox=qemu\n")
-    r = run_sb(["-c", "print('ran')"])
+    r = run_sb(["-c", "print('ran')"],
+               env=dict(os.environ, PYSB_QEMU="/nonexistent/qemu"))
     assert r.returncode == 255
     assert r.stdout == ""
-    assert "os-sandbox=qemu is not available" in r.stderr
+    assert "nothing was run" in r.stderr
+    assert "apt-get install qemu-system-x86" in r.stderr
 
 
 def test_without_a_rule_file_the_run_learns(run_sb, tmp_cwd):

@@ -1,0 +1,563 @@
+/* init.c - pid 1 of the os-sandbox=qemu guest (src/launch/qemu.c builds
+ * its initramfs). A static program, apart from python-sb's other code: it
+ * loads the 9p modules the initramfs carries, builds the program's root
+ * from the run record the launcher wrote (a tmpfs holding only the 9p
+ * shares of the exposed directories, the copies of the files exposed
+ * alone, the links and the masks, /dev's few nodes
+ * and /proc), moves it over the initramfs, and runs python-sb's second
+ * stage (stage.c) with the stage record and the policy blob on the
+ * descriptors it names, its stdin, stdout and stderr on their own
+ * virtio-serial ports. It passes on the signals the launcher sends on the
+ * control port, reaps every process, tells the launcher the exit status
+ * and powers the machine off. Any step that fails is reported on the
+ * control port ("fail ...") and the program is never started.
+ *
+ * The control port's lines: guest -> host "up" (the root is built, the
+ * stage starts), "exit N", "fail TEXT"; host -> guest "sig N".
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/reboot.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef MODULE_INIT_COMPRESSED_FILE
+#define MODULE_INIT_COMPRESSED_FILE 4
+#endif
+
+#define ROOT "/newroot"
+#define MAX_ARGS 4096
+
+static int ctl_fd = -1;
+
+static void say(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	/* the console, when the control port is not there (yet) */
+	if (ctl_fd < 0 || write(ctl_fd, line, (size_t)n) < 0)
+		if (write(2, line, (size_t)n) < 0)
+			return;
+}
+
+static void power_off(void)
+{
+	sync();
+	reboot(RB_POWER_OFF);
+	for (;;)
+		pause();
+}
+
+static void die(const char *what, const char *path)
+{
+	say("fail %s %s: %s", what, path ? path : "", strerror(errno));
+	power_off();
+}
+
+/* The virtio-serial port whose name is 'name', opened read-write. */
+static int open_port(const char *name)
+{
+	DIR *d = opendir("/sys/class/virtio-ports");
+	struct dirent *e;
+	int fd = -1;
+
+	if (!d)
+		return -1;
+	while (fd < 0 && (e = readdir(d))) {
+		char path[300], got[64] = { 0 };
+		int nf;
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name",
+			 e->d_name);
+		nf = open(path, O_RDONLY | O_CLOEXEC);
+		if (nf < 0)
+			continue;
+		n = read(nf, got, sizeof(got) - 1);
+		close(nf);
+		if (n <= 0)
+			continue;
+		got[strcspn(got, "\n")] = '\0';
+		if (strcmp(got, name) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", e->d_name);
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	}
+	closedir(d);
+	return fd;
+}
+
+static void load_modules(void)
+{
+	static const char *const order[] = { "netfs", "9pnet", "9pnet_virtio",
+					     "9p" };
+	static const char *const exts[] = { ".ko.xz", ".ko.zst", ".ko.gz",
+					    ".ko" };
+	size_t i, j;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		for (j = 0; j < sizeof(exts) / sizeof(exts[0]); j++) {
+			char path[128];
+			int fd;
+
+			snprintf(path, sizeof(path), "/modules/%s%s", order[i],
+				 exts[j]);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (syscall(SYS_finit_module, fd, "",
+				    j + 1 < sizeof(exts) / sizeof(exts[0])
+					    ? MODULE_INIT_COMPRESSED_FILE
+					    : 0) < 0 &&
+			    errno != EEXIST)
+				die("load the module", path);
+			close(fd);
+			break;
+		}
+}
+
+static char *at(const char *path)
+{
+	static char buf[8192];
+
+	if (snprintf(buf, sizeof(buf), ROOT "%s", path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		die("path", path);
+	}
+	return buf;
+}
+
+static void mkdirs(const char *full)
+{
+	char p[8192];
+	size_t i;
+
+	snprintf(p, sizeof(p), "%s", full);
+	for (i = 1; p[i]; i++)
+		if (p[i] == '/') {
+			p[i] = '\0';
+			if (mkdir(p, 0755) < 0 && errno != EEXIST)
+				die("mkdir", p);
+			p[i] = '/';
+		}
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		die("mkdir", p);
+}
+
+static void parent_dirs(const char *full)
+{
+	char p[8192], *slash;
+
+	snprintf(p, sizeof(p), "%s", full);
+	slash = strrchr(p, '/');
+	if (slash && slash != p) {
+		*slash = '\0';
+		mkdirs(p);
+	}
+}
+
+/* An exposed directory: its 9p share, mounted in place. */
+static void mount_share(const char *tag, const char *path, bool rw)
+{
+	char opts[256];
+	unsigned long flags = MS_NOSUID | MS_NODEV | (rw ? 0 : MS_RDONLY);
+	const char *t;
+
+	snprintf(opts, sizeof(opts),
+		 "trans=virtio,version=9p2000.L,msize=512000,cache=%s",
+		 rw ? "mmap" : "loose");
+	t = at(path);
+	mkdirs(t);
+	if (mount(tag, t, "9p", flags, opts) < 0)
+		die("mount the share of", path);
+}
+
+/* A file exposed alone: the copy the initramfs carries, bound read-only
+ * (inside a share already mounted, the mount point is there). */
+static void bind_file(const char *copy, const char *path)
+{
+	char src[300];
+	const char *t;
+
+	snprintf(src, sizeof(src), "/%s", copy);
+	t = at(path);
+	if (access(t, F_OK) != 0) {
+		int fd;
+
+		parent_dirs(t);
+		fd = open(t, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			die("make the mount point", path);
+		close(fd);
+	}
+	if (mount(src, t, NULL, MS_BIND, NULL) < 0)
+		die("bind the file", path);
+	if (mount(NULL, t, NULL,
+		  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		  NULL) < 0)
+		die("remount", path);
+}
+
+static void mask(const char *path, bool is_dir)
+{
+	const char *src = is_dir ? ROOT "/.pysb-empty-dir" : ROOT "/.pysb-empty";
+	int fd;
+
+	if (is_dir)
+		mkdirs(src);
+	else if ((fd = open(src, O_WRONLY | O_CREAT | O_CLOEXEC, 0)) >= 0)
+		close(fd);
+	if (chmod(src, 0) < 0)
+		die("chmod", src);
+	if (mount(src, at(path), NULL, MS_BIND, NULL) < 0)
+		die("mask (ignore=)", path);
+	if (mount(NULL, at(path), NULL,
+		  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
+			  MS_NOEXEC,
+		  NULL) < 0)
+		die("remount the mask", path);
+}
+
+static void build_dev(void)
+{
+	static const struct {
+		const char *name;
+		unsigned maj, min;
+	} nodes[] = { { "null", 1, 3 },	{ "zero", 1, 5 },
+		      { "full", 1, 7 },	{ "random", 1, 8 },
+		      { "urandom", 1, 9 }, { "tty", 5, 0 } };
+	static const char *const links[][2] = {
+		{ "fd", "/proc/self/fd" },
+		{ "stdin", "/proc/self/fd/0" },
+		{ "stdout", "/proc/self/fd/1" },
+		{ "stderr", "/proc/self/fd/2" },
+	};
+	char p[64];
+	size_t i;
+
+	mkdirs(ROOT "/dev");
+	if (mount("tmpfs", ROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
+		  "mode=0755,size=64k") < 0)
+		die("mount tmpfs on", "/dev");
+	for (i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		snprintf(p, sizeof(p), ROOT "/dev/%s", nodes[i].name);
+		if (mknod(p, S_IFCHR | 0666,
+			  makedev(nodes[i].maj, nodes[i].min)) < 0)
+			die("mknod", p);
+		chmod(p, 0666);
+	}
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		snprintf(p, sizeof(p), ROOT "/dev/%s", links[i][0]);
+		if (symlink(links[i][1], p) < 0)
+			die("symlink", p);
+	}
+	mkdirs(ROOT "/dev/shm");
+	if (mount("tmpfs", ROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+		  "mode=1777") < 0)
+		die("mount tmpfs on", "/dev/shm");
+}
+
+/* The whole of a file into a new memfd at fd number 'want'. */
+static void file_to_fd(const char *path, int want)
+{
+	char buf[65536];
+	int in = open(path, O_RDONLY | O_CLOEXEC);
+	int out = memfd_create("pysb", 0);
+	ssize_t n;
+
+	if (in < 0 || out < 0)
+		die("open", path);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			die("copy", path);
+	if (n < 0 || lseek(out, 0, SEEK_SET) < 0)
+		die("read", path);
+	close(in);
+	if (out != want) {
+		if (dup2(out, want) < 0)
+			die("dup2", path);
+		close(out);
+	}
+	unlink(path);
+}
+
+struct rec {
+	char *data;
+	size_t len, pos;
+};
+
+static const char *tok(struct rec *r)
+{
+	const char *s;
+	char *nul;
+
+	if (r->pos >= r->len)
+		return NULL;
+	s = r->data + r->pos;
+	nul = memchr(s, '\0', r->len - r->pos);
+	if (!nul)
+		return NULL;
+	r->pos = (size_t)(nul - r->data) + 1;
+	return s;
+}
+
+static const char *need(struct rec *r)
+{
+	const char *s = tok(r);
+
+	if (!s) {
+		errno = EINVAL;
+		die("the run record is truncated", NULL);
+	}
+	return s;
+}
+
+static void read_record(struct rec *r)
+{
+	int fd = open("/pysb/run", O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		die("open", "/pysb/run");
+	r->len = (size_t)st.st_size;
+	r->data = malloc(r->len + 1);
+	if (!r->data || read(fd, r->data, r->len) != (ssize_t)r->len)
+		die("read", "/pysb/run");
+	r->data[r->len] = '\0';
+	r->pos = 0;
+	close(fd);
+}
+
+/* Wait for the stage, passing on the signals the launcher sends; returns
+ * its status as an exit code. */
+static int supervise(pid_t child)
+{
+	sigset_t set;
+	int sfd, status = 0;
+	char buf[256];
+	size_t have = 0;
+	bool ctl_open = true;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0)
+		die("signalfd", NULL);
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN },
+					{ .fd = ctl_open ? ctl_fd : -1,
+					  .events = POLLIN } };
+		pid_t w;
+
+		while ((w = waitpid(-1, &status, WNOHANG)) > 0)
+			if (w == child)
+				return WIFEXITED(status)
+					       ? WEXITSTATUS(status)
+					       : 128 + WTERMSIG(status);
+		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+			die("poll", NULL);
+		if (pf[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) < 0 && errno != EINTR)
+				die("read", "the signalfd");
+		}
+		if (pf[1].revents & (POLLIN | POLLHUP)) {
+			ssize_t n = read(ctl_fd, buf + have,
+					 sizeof(buf) - 1 - have);
+			char *nl;
+
+			if (n <= 0) {
+				/* the launcher went away: end the run */
+				kill(child, SIGKILL);
+				ctl_open = false;
+				continue;
+			}
+			have += (size_t)n;
+			buf[have] = '\0';
+			while ((nl = strchr(buf, '\n'))) {
+				int sig;
+
+				*nl = '\0';
+				if (sscanf(buf, "sig %d", &sig) == 1 &&
+				    sig > 0 && sig < 65)
+					kill(child, sig);
+				have -= (size_t)(nl + 1 - buf);
+				memmove(buf, nl + 1, have + 1);
+			}
+			if (have >= sizeof(buf) - 1)
+				have = 0;
+		}
+	}
+}
+
+int main(void)
+{
+	struct rec r;
+	const char *k, *cwd = "/";
+	char *args[MAX_ARGS];
+	int n_args = 0, policy_fd = -1, in, out, err, con;
+	sigset_t set;
+	pid_t child;
+
+	if (getpid() != 1)
+		return 1;
+	/* the program runs as root here too, without capabilities: it must
+	 * not reach this process's descriptors (the control port) through
+	 * /proc/1/fd */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	mkdir("/dev", 0755);
+	if (mount("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, NULL) < 0)
+		return 1;
+	con = open("/dev/console", O_RDWR | O_NOCTTY);
+	if (con >= 0) {
+		dup2(con, 0);
+		dup2(con, 1);
+		dup2(con, 2);
+		if (con > 2)
+			close(con);
+	}
+	mkdir("/proc", 0755);
+	mkdir("/sys", 0755);
+	if (mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0)
+		die("mount", "/sys");
+	ctl_fd = open_port("pysb.ctl");
+	in = open_port("pysb.in");
+	out = open_port("pysb.out");
+	err = open_port("pysb.err");
+	if (ctl_fd < 0 || in < 0 || out < 0 || err < 0)
+		die("open the virtio-serial ports", NULL);
+	/* out of the way of the descriptor numbers the stage is given */
+	ctl_fd = fcntl(ctl_fd, F_DUPFD_CLOEXEC, 900);
+	in = fcntl(in, F_DUPFD_CLOEXEC, 900);
+	out = fcntl(out, F_DUPFD_CLOEXEC, 900);
+	err = fcntl(err, F_DUPFD_CLOEXEC, 900);
+	if (ctl_fd < 0 || in < 0 || out < 0 || err < 0)
+		die("move the virtio-serial ports", NULL);
+	for (int fd = 3; fd < 900; fd++)
+		close(fd);
+	load_modules();
+	read_record(&r);
+	if (mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") <
+		    0 &&
+	    (mkdir(ROOT, 0755),
+	     mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV,
+		   "mode=0755") < 0))
+		die("mount tmpfs on", ROOT);
+	while ((k = tok(&r)) && strcmp(k, "end") != 0) {
+		if (strcmp(k, "dir") == 0) {
+			mkdirs(at(need(&r)));
+		} else if (strcmp(k, "link") == 0) {
+			const char *path = need(&r), *target = need(&r);
+
+			parent_dirs(at(path));
+			if (symlink(target, at(path)) < 0 && errno != EEXIST)
+				die("symlink", path);
+		} else if (strcmp(k, "bind") == 0) {
+			const char *tag = need(&r), *path = need(&r),
+				   *rw = need(&r);
+
+			mount_share(tag, path, *rw == '1');
+		} else if (strcmp(k, "file") == 0) {
+			const char *copy = need(&r);
+
+			bind_file(copy, need(&r));
+		} else if (strcmp(k, "mask") == 0) {
+			const char *path = need(&r);
+
+			mask(path, *need(&r) == '1');
+		} else if (strcmp(k, "cwd") == 0) {
+			cwd = need(&r);
+		} else if (strcmp(k, "policy-fd") == 0) {
+			policy_fd = atoi(need(&r));
+		} else if (strcmp(k, "arg") == 0) {
+			if (n_args >= MAX_ARGS - 1) {
+				errno = E2BIG;
+				die("the command line", NULL);
+			}
+			args[n_args++] = (char *)need(&r);
+		} else {
+			errno = EINVAL;
+			die("unknown entry in the run record:", k);
+		}
+	}
+	args[n_args] = NULL;
+	if (!k || n_args < 4 || policy_fd < 3 || policy_fd > 800) {
+		errno = EINVAL;
+		die("the run record is incomplete", NULL);
+	}
+	build_dev();
+	mkdirs(ROOT "/proc");
+	if (mount("proc", ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0)
+		die("mount proc on", "/proc");
+	/* the blobs onto memfds before the initramfs is hidden */
+	file_to_fd("/pysb/policy", policy_fd);
+	file_to_fd("/pysb/stage", policy_fd + 1);
+	if (chdir(ROOT) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 ||
+	    chroot(".") < 0 || chdir("/") < 0)
+		die("switch to the new root", NULL);
+	if (mount(NULL, "/", NULL,
+		  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		  NULL) < 0)
+		die("remount read-only", "/");
+	if (chdir(cwd) < 0)
+		die("chdir", cwd);
+	if (sethostname("sandbox", 7) < 0)
+		die("sethostname", "sandbox");
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	say("up");
+	child = fork();
+	if (child < 0)
+		die("fork", NULL);
+	if (child == 0) {
+		char *env[] = { NULL };
+
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		setsid();
+		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+			_exit(255);
+		execve(args[0], args, env);
+		dprintf(2, "python-sb: the guest: exec %s: %s\n", args[0],
+			strerror(errno));
+		_exit(255);
+	}
+	close(policy_fd);
+	close(policy_fd + 1);
+	close(in);
+	close(out);
+	close(err);
+	say("exit %d", supervise(child));
+	power_off();
+	return 0;
+}

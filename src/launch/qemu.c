@@ -1,0 +1,1096 @@
+/* qemu.c - os-sandbox=qemu: the qemu.* keys, the guest kernel, the
+ * initramfs of the run, qemu's command line, and the relay python-sb
+ * stays as while the guest runs.
+ *
+ * Nothing is downloaded: the kernel is a Debian package's /boot/vmlinuz-*
+ * (booted with -kernel), and the initramfs is made for each run in a memfd
+ * (a few megabytes: the static guest init, the kernel's 9p modules, the
+ * files exposed alone and the run's records; built in milliseconds, so
+ * there is no cache to trust or to be tampered with). The guest sees
+ * the paths sb_ns_plan() lists, the same root os-sandbox=unshare builds,
+ * each directory as a virtio-9p share that qemu serves read-only unless
+ * the rule is expose-rw=; a file exposed alone travels as a copy in the
+ * initramfs (read-only; expose-rw= of a single file is refused), so that
+ * qemu never serves its directory. /dev, /proc and /sys are the guest's
+ * own, never shared. Inside, python-sb's second stage (stage.c)
+ * applies the Python layer, Landlock and seccomp as under landlock.
+ *
+ * stdin, stdout and stderr are virtio-serial ports relayed here; a fourth
+ * port carries the guest's "up", "exit N" or "fail TEXT" and our "sig N";
+ * the serial console is shown only with qemu.show_boot_console. qemu runs
+ * in a process group of its own, so that a terminal's Ctrl-C reaches the
+ * program through us and not qemu. No network device is given: net= rules
+ * are refused.
+ */
+#include "qemu.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "exit_status.h"
+#include "fdio.h"
+#include "notif.h"
+#include "ns.h"
+#include "stage.h"
+
+#define INIT_NAME "pysb-guest-init"
+#define QEMU_NAME "qemu-system-x86_64"
+#define MAX_SHARES 24
+#define MAX_FILE (64 << 20) /* bytes of a file exposed alone */
+#define CONSOLE_LOG ".pysandbox-qemu-console.log"
+
+static bool truthy(const char *v)
+{
+	return sb_str_ieq(v, "true") || strcmp(v, "1") == 0 ||
+	       sb_str_ieq(v, "yes");
+}
+
+static bool falsy(const char *v)
+{
+	return sb_str_ieq(v, "false") || strcmp(v, "0") == 0 ||
+	       sb_str_ieq(v, "no");
+}
+
+/* "512M", "2G", "2048" (MiB): MiB, or 0 when malformed. */
+static unsigned long long parse_memory(const char *v)
+{
+	char *end;
+	unsigned long long n;
+	int shift = 0;
+
+	if (!*v || *v < '0' || *v > '9')
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || n == 0)
+		return 0;
+	if (!*end)
+		return n;
+	if (end[1])
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': shift = -10; break;
+	case 'm': case 'M': shift = 0; break;
+	case 'g': case 'G': shift = 10; break;
+	case 't': case 'T': shift = 20; break;
+	default: return 0;
+	}
+	if (shift < 0)
+		return n >> 10;
+	if (n > (1ULL << 40) >> shift)
+		return 0;
+	return n << shift;
+}
+
+int sb_qemu_options(struct sb_arena *a, const struct sb_policy *p,
+		    struct sb_qemu_opts *o, const char **err)
+{
+	size_t i;
+
+	o->memory_mib = 2048;
+	o->use_kvm = true;
+	o->show_boot_console = false;
+	o->start_timeout = 0;
+	*err = NULL;
+	for (i = 0; i < p->provider_opts.n; i++) {
+		const struct sb_provider_opt *po = &p->provider_opts.v[i];
+		const char *k = po->key, *v = po->value, *want = NULL;
+		char *end;
+		long t;
+
+		if (po->provider != SB_PROVIDER_QEMU)
+			continue;
+		if (strcmp(k, "memory") == 0) {
+			o->memory_mib = parse_memory(v);
+			if (o->memory_mib < 64 || o->memory_mib > 1048576)
+				want = "a size of 64M to 1T (512M, 2G; a plain "
+				       "number is MiB)";
+		} else if (strcmp(k, "use_kvm") == 0) {
+			o->use_kvm = truthy(v);
+			if (!o->use_kvm && !falsy(v))
+				want = "true or false";
+		} else if (strcmp(k, "show_boot_console") == 0) {
+			o->show_boot_console = truthy(v);
+			if (!o->show_boot_console && !falsy(v))
+				want = "true or false";
+		} else if (strcmp(k, "start_timeout") == 0) {
+			errno = 0;
+			t = strtol(v, &end, 10);
+			if (errno || end == v || *end || t <= 0 || t > 86400)
+				want = "seconds, 1 to 86400";
+			else
+				o->start_timeout = (int)t;
+		} else {
+			*err = sb_arena_printf(
+				a,
+				"%s: Unknown key 'qemu.%s': os-sandbox=qemu "
+				"knows qemu.memory, qemu.use_kvm, "
+				"qemu.start_timeout and qemu.show_boot_console",
+				sb_ref_format(a, po->ref), sb_sanitize(a, k));
+			return -1;
+		}
+		if (want) {
+			*err = sb_arena_printf(
+				a, "%s: Invalid value '%s' for 'qemu.%s': %s",
+				sb_ref_format(a, po->ref), sb_sanitize(a, v),
+				k, want);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+const char *sb_qemu_refusal(struct sb_arena *a, const struct sb_policy *p)
+{
+	size_t i;
+
+	if (p->any_net_rule)
+		return sb_arena_printf(
+			a,
+			"%s: os-sandbox=qemu gives the guest no network device "
+			"in this version, so net= rules cannot be honoured; "
+			"remove them, or use os-sandbox=landlock or unshare",
+			p->nets.n ? sb_ref_format(a, p->nets.v[0].ref)
+				  : "net=");
+	if (p->log_path)
+		return sb_arena_printf(
+			a,
+			"%s: os-sandbox=qemu does not write a denial log in "
+			"this version; remove the rule or use "
+			"os-sandbox=landlock",
+			sb_ref_format(a, p->log_ref));
+	for (i = 0; i < SB_LIMIT_COUNT; i++)
+		if (p->limits[i].value)
+			return sb_arena_printf(
+				a,
+				"%s: os-sandbox=qemu does not apply limit-* "
+				"rules in this version (qemu.memory caps the "
+				"guest's memory); remove the rule or use "
+				"os-sandbox=landlock",
+				sb_ref_format(a, p->limits[i].ref));
+	return NULL;
+}
+
+/* ---- the host's pieces: qemu, the kernel, its modules, the init ---- */
+
+static bool is_exec(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       access(path, X_OK) == 0;
+}
+
+static const char *find_qemu(struct sb_arena *a)
+{
+	const char *env = getenv("PYSB_QEMU"), *path = getenv("PATH");
+	char *dirs, *d, *save = NULL;
+
+	if (env && *env)
+		return is_exec(env) ? env : NULL;
+	dirs = sb_arena_strdup(a, path && *path ? path : "/usr/bin:/bin");
+	for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		const char *c;
+
+		if (*d != '/')
+			continue;
+		c = sb_arena_printf(a, "%s/" QEMU_NAME, d);
+		if (is_exec(c))
+			return c;
+	}
+	return is_exec("/usr/bin/" QEMU_NAME) ? "/usr/bin/" QEMU_NAME : NULL;
+}
+
+/* /lib/modules/VER/kernel/REL.ko* */
+static const char *module_file(struct sb_arena *a, const char *ver,
+			       const char *rel)
+{
+	static const char *const exts[] = { ".ko.xz", ".ko.zst", ".ko.gz",
+					    ".ko" };
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(exts); i++) {
+		const char *f = sb_arena_printf(a, "/lib/modules/%s/kernel/%s%s",
+						ver, rel, exts[i]);
+
+		if (access(f, R_OK) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+static const char *const modules[][2] = {
+	{ "netfs", "fs/netfs/netfs" },
+	{ "9pnet", "net/9p/9pnet" },
+	{ "9pnet_virtio", "net/9p/9pnet_virtio" },
+	{ "9p", "fs/9p/9p" },
+};
+
+/* The version a /boot/vmlinuz-VER names. */
+static const char *kernel_version(const char *kernel)
+{
+	const char *b = strrchr(kernel, '/');
+
+	b = b ? b + 1 : kernel;
+	return strncmp(b, "vmlinuz-", 8) == 0 ? b + 8 : NULL;
+}
+
+const char *sb_qemu_kernel(struct sb_arena *a)
+{
+	const char *env = getenv("PYSB_QEMU_KERNEL"), *best = NULL;
+	DIR *d;
+	struct dirent *e;
+
+	if (env && *env) {
+		const char *v = kernel_version(env);
+
+		return access(env, R_OK) == 0 && v &&
+				       module_file(a, v, "fs/9p/9p")
+			       ? env
+			       : NULL;
+	}
+	d = opendir("/boot");
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		const char *v;
+
+		if (strncmp(e->d_name, "vmlinuz-", 8) != 0)
+			continue;
+		v = e->d_name + 8;
+		if (!module_file(a, v, "fs/9p/9p") ||
+		    access(sb_arena_printf(a, "/boot/%s", e->d_name), R_OK))
+			continue;
+		if (!best || strverscmp(v, best) > 0)
+			best = sb_arena_strdup(a, v);
+	}
+	closedir(d);
+	return best ? sb_arena_printf(a, "/boot/vmlinuz-%s", best) : NULL;
+}
+
+static bool kvm_usable(void)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* The guest init: beside the binary in a build tree, beside the guard
+ * library in a wheel (pysandboxes/_lib/), else installed. */
+static const char *find_init(struct sb_arena *a, const char *self,
+			     const char *guard)
+{
+	const char *near[] = { self, guard };
+	const char *c;
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(near); i++) {
+		char *dir = near[i] ? sb_arena_strdup(a, near[i]) : NULL;
+
+		if (!dir || !strrchr(dir, '/'))
+			continue;
+		*strrchr(dir, '/') = '\0';
+		c = sb_arena_printf(a, "%s/" INIT_NAME, dir);
+		if (access(c, R_OK) == 0)
+			return c;
+	}
+	c = SB_INSTALL_LIBDIR "/" INIT_NAME;
+	return access(c, R_OK) == 0 ? c : NULL;
+}
+
+const char *sb_qemu_describe(struct sb_arena *a, const struct sb_policy *p)
+{
+	struct sb_qemu_opts o;
+	const char *err, *kernel, *qemu = find_qemu(a);
+	bool kvm;
+
+	if (sb_qemu_options(a, p, &o, &err) < 0 ||
+	    (err = sb_qemu_refusal(a, p)))
+		return sb_arena_printf(a, "qemu cannot run this policy: %s.",
+				       err);
+	if (!qemu)
+		return "qemu cannot run here: " QEMU_NAME " is not installed "
+		       "(apt-get install qemu-system-x86).";
+	kernel = sb_qemu_kernel(a);
+	if (!kernel)
+		return "qemu cannot run here: no guest kernel with the 9p "
+		       "modules in /boot (apt-get install -t "
+		       "bookworm-backports linux-image-amd64).";
+	kvm = o.use_kvm && kvm_usable();
+	return sb_arena_printf(
+		a,
+		"a virtual machine of its own (%s, %s, %llu MiB, one vCPU, no "
+		"network device) booting %s; its root holds only the exposed "
+		"paths and the interpreter, which %s serves over virtio-9p, "
+		"read-only unless expose-rw=; inside, python-sb's second stage "
+		"applies the Python layer, Landlock and seccomp as "
+		"os-sandbox=landlock does, under the guest's kernel. The guest "
+		"must answer within %d s (qemu.start_timeout).",
+		qemu,
+		kvm ? "KVM" : o.use_kvm ? "TCG emulation: /dev/kvm is not usable"
+					: "TCG emulation: qemu.use_kvm=false",
+		o.memory_mib, kernel, QEMU_NAME,
+		o.start_timeout ? o.start_timeout : kvm ? 90 : 180);
+}
+
+/* ---- the initramfs: cpio newc ---- */
+
+static void cpio_entry(struct sb_buf *b, const char *name, unsigned mode,
+		       const char *data, size_t len)
+{
+	unsigned ino = (unsigned)(b->len / 4) + 1; /* unique in the archive */
+	size_t namesize = strlen(name) + 1;
+
+	sb_buf_printf(b,
+		      "070701%08X%08X%08X%08X%08X%08X%08zX%08X%08X%08X%08X"
+		      "%08zX%08X",
+		      ino++, mode, 0u, 0u, 1u, 0u, len, 0u, 0u, 0u, 0u,
+		      namesize, 0u);
+	sb_buf_add(b, name, namesize);
+	while (b->len % 4)
+		sb_buf_add(b, "", 1);
+	if (len)
+		sb_buf_add(b, data, len);
+	while (b->len % 4)
+		sb_buf_add(b, "", 1);
+}
+
+static int cpio_file(struct sb_buf *b, const char *name, unsigned mode,
+		     const char *path)
+{
+	struct sb_buf d = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -errno;
+	r = sb_fd_read_all(fd, &d);
+	close(fd);
+	if (r < 0) {
+		sb_buf_free(&d);
+		return r;
+	}
+	cpio_entry(b, name, S_IFREG | mode, d.s ? d.s : "", d.len);
+	sb_buf_free(&d);
+	return 0;
+}
+
+static void put0(struct sb_buf *b, const char *s)
+{
+	sb_buf_add(b, s, strlen(s) + 1);
+}
+
+struct share {
+	const char *dir; /* the host directory qemu serves */
+	bool rw;
+};
+
+/* The run record (src/guest/init.c) and the shares it names. */
+static const char *plan_record(struct sb_arena *a, const struct sb_policy *p,
+			       const struct sb_kernel_ctx *ctx,
+			       const char *self, struct sb_buf *rec,
+			       struct sb_buf *img, struct share *shares,
+			       size_t *n_shares)
+{
+	struct sb_ns_op *ops = NULL, selfop = { 0 };
+	size_t n = 0, i;
+	const char *err = NULL;
+
+	if (sb_ns_plan(a, p, ctx, &ops, &n, &err) < 0)
+		return sb_arena_printf(a, "cannot expose %s", err);
+	*n_shares = 0;
+	for (i = 0; i <= n; i++) {
+		const struct sb_ns_op *o = i < n ? &ops[i] : &selfop;
+
+		if (i == n) {
+			/* python-sb itself, for the second stage */
+			selfop.kind = SB_NS_BIND;
+			selfop.path = self;
+			selfop.fd = -1;
+			selfop.what = "python-sb's second stage";
+		}
+		if (o->kind == SB_NS_DIR) {
+			put0(rec, "dir");
+			put0(rec, o->path);
+		} else if (o->kind == SB_NS_LINK) {
+			put0(rec, "link");
+			put0(rec, o->path);
+			put0(rec, o->link);
+		} else if (o->kind == SB_NS_MASK) {
+			put0(rec, "mask");
+			put0(rec, o->path);
+			put0(rec, o->is_dir ? "1" : "0");
+		} else if (o->kind == SB_NS_BIND &&
+			   (sb_path_under(o->path, "/dev") ||
+			    sb_path_under(o->path, "/proc") ||
+			    sb_path_under(o->path, "/sys"))) {
+			/* the guest's own (init.c): qemu never serves the
+			 * host's device nodes or kernel files */
+		} else if (o->kind == SB_NS_BIND && !o->is_dir) {
+			struct stat fst;
+			const char *name = sb_arena_printf(a, "files/%zu", i);
+			int r;
+
+			/* a file alone: its copy travels in the initramfs,
+			 * so that qemu serves none of its directory */
+			if (o->writable)
+				return sb_arena_printf(
+					a,
+					"%s: %s is a single file, which the "
+					"guest cannot share writable without "
+					"its directory; expose-rw= its "
+					"directory instead",
+					o->what ? o->what : "expose-rw=",
+					o->path);
+			if (stat(o->path, &fst) < 0 || !S_ISREG(fst.st_mode) ||
+			    fst.st_size > MAX_FILE)
+				return sb_arena_printf(
+					a,
+					"%s: %s is not a regular file of at "
+					"most %d MiB, which the guest gets as "
+					"a copy",
+					o->what ? o->what : "implicit path",
+					o->path, MAX_FILE >> 20);
+			r = cpio_file(img, name, fst.st_mode & 0555, o->path);
+			if (r < 0)
+				return sb_arena_printf(a, "reading %s: %s",
+						       o->path, strerror(-r));
+			put0(rec, "file");
+			put0(rec, name);
+			put0(rec, o->path);
+		} else if (o->kind == SB_NS_BIND) {
+			if (*n_shares == MAX_SHARES)
+				return sb_arena_printf(
+					a, "more than %d exposed directories "
+					   "(at %s)",
+					MAX_SHARES, o->path);
+			shares[*n_shares].dir = o->path;
+			shares[*n_shares].rw = o->writable;
+			put0(rec, "bind");
+			put0(rec, sb_arena_printf(a, "s%zu", *n_shares));
+			put0(rec, o->path);
+			put0(rec, o->writable ? "1" : "0");
+			(*n_shares)++;
+		}
+		if (i < n && o->fd >= 0)
+			close(o->fd);
+	}
+	put0(rec, "cwd");
+	put0(rec, ctx->cwd);
+	return NULL;
+}
+
+/* qemu's option values: a comma is doubled. */
+static const char *qarg(struct sb_arena *a, const char *s)
+{
+	struct sb_buf b = { 0 };
+	const char *r;
+
+	for (; *s; s++) {
+		sb_buf_add(&b, s, 1);
+		if (*s == ',')
+			sb_buf_add(&b, ",", 1);
+	}
+	r = sb_arena_strndup(a, b.s ? b.s : "", b.len);
+	sb_buf_free(&b);
+	return r;
+}
+
+/* ---- the relay ---- */
+
+enum { P_CTL, P_IN, P_OUT, P_ERR, P_CON, N_PORTS };
+
+struct relay {
+	int sock[N_PORTS]; /* our ends */
+	int sfd, pidfd, con_log;
+	pid_t qemu;
+	bool show_console, up, exited;
+	int exit_code, timeout;
+	long long t0; /* when qemu started, ms */
+	char ctl[512];
+	size_t ctl_len;
+	char con_tail[4096];
+	size_t con_len;
+	char pending[65536]; /* stdin not yet taken by the guest */
+	size_t pend_len, pend_off;
+	bool stdin_open;
+	const char *fail;
+};
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void console_data(struct relay *r, const char *s, size_t n)
+{
+	if (r->show_console) {
+		(void)write_all(2, s, n);
+		if (r->con_log >= 0)
+			(void)write_all(r->con_log, s, n);
+	}
+	if (n >= sizeof(r->con_tail)) {
+		s += n - sizeof(r->con_tail);
+		n = sizeof(r->con_tail);
+	}
+	if (r->con_len + n > sizeof(r->con_tail)) {
+		size_t drop = r->con_len + n - sizeof(r->con_tail);
+
+		memmove(r->con_tail, r->con_tail + drop, r->con_len - drop);
+		r->con_len -= drop;
+	}
+	memcpy(r->con_tail + r->con_len, s, n);
+	r->con_len += n;
+}
+
+static long long now_ms(void);
+
+static void ctl_lines(struct sb_arena *a, struct relay *r)
+{
+	char *nl;
+
+	while ((nl = memchr(r->ctl, '\n', r->ctl_len))) {
+		int code;
+
+		*nl = '\0';
+		if (strcmp(r->ctl, "up") == 0) {
+			r->up = true;
+			if (getenv("PYSB_DEBUG"))
+				fprintf(stderr,
+					"python-sb: qemu: the guest is up "
+					"after %lld ms\n",
+					now_ms() - r->t0);
+		}
+		else if (sscanf(r->ctl, "exit %d", &code) == 1 && r->up &&
+			 !r->exited) {
+			r->exited = true;
+			r->exit_code = code;
+		} else if (strncmp(r->ctl, "fail ", 5) == 0 && !r->fail)
+			r->fail = sb_arena_strdup(a, r->ctl + 5);
+		r->ctl_len -= (size_t)(nl + 1 - r->ctl);
+		memmove(r->ctl, nl + 1, r->ctl_len);
+	}
+	if (r->ctl_len == sizeof(r->ctl))
+		r->ctl_len = 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Relay until qemu ends; returns its wait status. */
+static int relay(struct sb_arena *a, struct relay *r)
+{
+	long long deadline = now_ms() + (long long)r->timeout * 1000;
+	long long kill_at = -1, now;
+	int status = 0;
+	bool qemu_gone = false, timed_out = false;
+
+	while (!qemu_gone) {
+		struct pollfd pf[N_PORTS + 3];
+		int i, t = -1;
+		char buf[65536];
+		ssize_t n;
+
+		for (i = 0; i < N_PORTS; i++) {
+			pf[i].fd = r->sock[i];
+			pf[i].events = i == P_IN ? 0 : POLLIN;
+		}
+		if (r->pend_len > r->pend_off)
+			pf[P_IN].events = POLLOUT;
+		else
+			pf[P_IN].fd = -1; /* nothing to write: not polled */
+		if (r->pend_len <= r->pend_off && !r->stdin_open &&
+		    r->sock[P_IN] >= 0) {
+			shutdown(r->sock[P_IN], SHUT_WR);
+			close(r->sock[P_IN]);
+			r->sock[P_IN] = -1;
+			pf[P_IN].fd = -1;
+		}
+		pf[N_PORTS].fd = r->stdin_open && r->pend_len <= r->pend_off &&
+						 r->up
+					 ? 0
+					 : -1;
+		pf[N_PORTS].events = POLLIN;
+		pf[N_PORTS + 1].fd = r->sfd;
+		pf[N_PORTS + 1].events = POLLIN;
+		pf[N_PORTS + 2].fd = r->pidfd;
+		pf[N_PORTS + 2].events = POLLIN;
+		now = now_ms();
+		if (kill_at < 0 && !r->up && !r->fail && now >= deadline) {
+			timed_out = true;
+			r->fail = "timed out";
+		}
+		if (kill_at < 0 && r->fail) {
+			kill(r->qemu, SIGKILL);
+			kill_at = now + 60000;
+		}
+		if (kill_at >= 0 && now >= kill_at) {
+			kill(r->qemu, SIGKILL);
+			kill_at = now + 60000;
+		}
+		if (kill_at >= 0)
+			t = (int)(kill_at - now);
+		else if (!r->up)
+			t = (int)(deadline - now);
+		if (poll(pf, N_PORTS + 3, t) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("python-sb: poll");
+			kill(r->qemu, SIGKILL);
+		}
+		for (i = 0; i < N_PORTS; i++) {
+			if (pf[i].fd < 0 || i == P_IN ||
+			    !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(r->sock[i], buf, sizeof(buf));
+			if (n <= 0) {
+				close(r->sock[i]);
+				r->sock[i] = -1;
+				continue;
+			}
+			if (i == P_OUT)
+				(void)write_all(1, buf, (size_t)n);
+			else if (i == P_ERR)
+				(void)write_all(2, buf, (size_t)n);
+			else if (i == P_CON)
+				console_data(r, buf, (size_t)n);
+			else {
+				size_t room = sizeof(r->ctl) - r->ctl_len;
+				size_t k = (size_t)n < room ? (size_t)n : room;
+
+				memcpy(r->ctl + r->ctl_len, buf, k);
+				r->ctl_len += k;
+				ctl_lines(a, r);
+			}
+		}
+		if (pf[P_IN].fd >= 0 && (pf[P_IN].revents & (POLLOUT | POLLERR |
+							      POLLHUP))) {
+			n = write(r->sock[P_IN], r->pending + r->pend_off,
+				  r->pend_len - r->pend_off);
+			if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				r->pend_len = r->pend_off = 0;
+				r->stdin_open = false;
+			} else if (n > 0) {
+				r->pend_off += (size_t)n;
+			}
+		}
+		if (pf[N_PORTS].fd >= 0 &&
+		    (pf[N_PORTS].revents & (POLLIN | POLLHUP | POLLERR))) {
+			n = read(0, r->pending, sizeof(r->pending));
+			if (n <= 0 && !(n < 0 && errno == EINTR))
+				r->stdin_open = false;
+			else if (n > 0) {
+				r->pend_len = (size_t)n;
+				r->pend_off = 0;
+			}
+		}
+		if (pf[N_PORTS + 1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
+				char line[32];
+				int len = snprintf(line, sizeof(line),
+						   "sig %u\n", si.ssi_signo);
+
+				if (r->up && r->sock[P_CTL] >= 0)
+					(void)write_all(r->sock[P_CTL], line,
+							(size_t)len);
+				else if (!r->up) {
+					/* nothing started yet: just stop */
+					r->fail = "interrupted before the "
+						  "program started";
+				}
+			}
+		}
+		if (pf[N_PORTS + 2].revents & POLLIN) {
+			if (waitpid(r->qemu, &status, 0) == r->qemu)
+				qemu_gone = true;
+		}
+		if (r->exited && kill_at < 0)
+			kill_at = now_ms() + 10000; /* it powers off now */
+	}
+	/* what the guest wrote before it stopped */
+	for (int i = 0; i < N_PORTS; i++) {
+		ssize_t n;
+		char buf[65536];
+
+		if (r->sock[i] < 0 || i == P_IN)
+			continue;
+		fcntl(r->sock[i], F_SETFL, O_NONBLOCK);
+		while ((n = read(r->sock[i], buf, sizeof(buf))) > 0) {
+			if (i == P_OUT)
+				(void)write_all(1, buf, (size_t)n);
+			else if (i == P_ERR)
+				(void)write_all(2, buf, (size_t)n);
+			else if (i == P_CON)
+				console_data(r, buf, (size_t)n);
+			else {
+				size_t room = sizeof(r->ctl) - r->ctl_len;
+				size_t k = (size_t)n < room ? (size_t)n : room;
+
+				memcpy(r->ctl + r->ctl_len, buf, k);
+				r->ctl_len += k;
+				ctl_lines(a, r);
+			}
+		}
+	}
+	if (timed_out)
+		r->fail = sb_arena_printf(
+			a,
+			"the guest did not start within %d s "
+			"(qemu.start_timeout)",
+			r->timeout);
+	return status;
+}
+
+static int fail_setup(const char *what, const char *detail)
+{
+	fprintf(stderr, "python-sb: os-sandbox=qemu: %s%s%s; nothing was run.\n",
+		what, detail ? ": " : "", detail ? detail : "");
+	return SB_EXIT_SETUP;
+}
+
+int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
+		const struct sb_kernel_ctx *ctx, char *const argv[],
+		char *const env[], int policy_fd, bool guarded)
+{
+	struct sb_qemu_opts o;
+	struct share shares[MAX_SHARES];
+	size_t n_shares = 0, i;
+	struct sb_buf rec = { 0 }, img = { 0 }, blob = { 0 }, srec = { 0 };
+	struct sb_stage st = { 0 };
+	const char *err, *qemu, *kernel, *init, *ver;
+	char self[PATH_MAX];
+	ssize_t len;
+	int stage_fd, initrd_fd, pairs[N_PORTS][2], r;
+	bool kvm;
+	SB_VEC(char *) qa = { 0 };
+	struct relay rl = { 0 };
+	sigset_t set, old;
+	pid_t parent;
+	int status;
+
+	if (sb_qemu_options(a, p, &o, &err) < 0) {
+		fprintf(stderr, "python-sb: %s; nothing was run.\n", err);
+		return SB_EXIT_SETUP;
+	}
+	if ((err = sb_qemu_refusal(a, p))) {
+		fprintf(stderr, "python-sb: %s; nothing was run.\n", err);
+		return SB_EXIT_SETUP;
+	}
+	qemu = find_qemu(a);
+	if (!qemu) {
+		fprintf(stderr,
+			"python-sb: os-sandbox=qemu: %s is not installed%s; "
+			"nothing was run.\nHint: sudo apt-get install "
+			"qemu-system-x86\n",
+			getenv("PYSB_QEMU") ? getenv("PYSB_QEMU") : QEMU_NAME,
+			getenv("PYSB_QEMU") ? " ($PYSB_QEMU)" : "");
+		return SB_EXIT_SETUP;
+	}
+	kernel = sb_qemu_kernel(a);
+	if (!kernel) {
+		fprintf(stderr,
+			"python-sb: os-sandbox=qemu: no guest kernel: %s; "
+			"nothing was run.\nHint: sudo apt-get install -t "
+			"bookworm-backports linux-image-amd64 (a kernel with "
+			"Landlock ABI 4 or later and 9p modules)\n",
+			getenv("PYSB_QEMU_KERNEL")
+				? sb_arena_printf(a,
+						  "$PYSB_QEMU_KERNEL=%s is not "
+						  "a readable vmlinuz-VERSION "
+						  "with 9p modules in "
+						  "/lib/modules/VERSION",
+						  getenv("PYSB_QEMU_KERNEL"))
+				: "no /boot/vmlinuz-* with the 9p modules in "
+				  "/lib/modules");
+		return SB_EXIT_SETUP;
+	}
+	ver = kernel_version(kernel);
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0)
+		return fail_setup("cannot find python-sb's own binary",
+				  len < 0 ? strerror(errno) : "empty link");
+	self[len] = '\0';
+	init = find_init(a, self, ctx->guard);
+	if (!init)
+		return fail_setup("the guest init " INIT_NAME " is missing",
+				  "the installation is incomplete");
+	if (policy_fd < 0)
+		return fail_setup("no policy descriptor", NULL);
+	/* the guest gives the program its own 0, 1 and 2 */
+	if (policy_fd < 3)
+		return fail_setup("stdin, stdout or stderr is closed, and the "
+				  "policy took its descriptor number",
+				  "give the run one (</dev/null)");
+
+	/* the run record, the stage record, the policy */
+	cpio_entry(&img, "modules", S_IFDIR | 0700, NULL, 0);
+	cpio_entry(&img, "pysb", S_IFDIR | 0700, NULL, 0);
+	cpio_entry(&img, "files", S_IFDIR | 0700, NULL, 0);
+	err = plan_record(a, p, ctx, self, &rec, &img, shares, &n_shares);
+	if (err)
+		return fail_setup(err, NULL);
+	put0(&rec, "policy-fd");
+	put0(&rec, sb_arena_printf(a, "%d", policy_fd));
+	put0(&rec, "arg");
+	put0(&rec, self);
+	put0(&rec, "arg");
+	put0(&rec, sb_arena_printf(a, SB_STAGE_FLAG "%d", policy_fd + 1));
+	put0(&rec, "arg");
+	put0(&rec, "--");
+	for (i = 0; argv[i]; i++) {
+		put0(&rec, "arg");
+		put0(&rec, argv[i]);
+	}
+	put0(&rec, "end");
+	st.path = ctx->interp->path;
+	st.real = ctx->interp->real;
+	st.guard = ctx->guard;
+	st.pkgdir = ctx->pkgdir;
+	st.cwd = ctx->cwd;
+	st.script = ctx->script;
+	st.policy_fd = policy_fd;
+	st.guarded = guarded;
+	st.debug = getenv("PYSB_DEBUG") != NULL;
+	st.env = env;
+	st.signal_fd = -1;
+	st.cgroup_fd[0] = st.cgroup_fd[1] = st.cgroup_dir_fd = -1;
+	st.log_fd = st.relay_fd = -1;
+	stage_fd = sb_stage_write(&st);
+	if (stage_fd < 0)
+		return fail_setup("memfd for the stage record",
+				  strerror(-stage_fd));
+	r = sb_fd_read_all(stage_fd, &srec);
+	close(stage_fd);
+	if (r >= 0 && lseek(policy_fd, 0, SEEK_SET) == 0)
+		r = sb_fd_read_all(policy_fd, &blob);
+	else if (r >= 0)
+		r = -errno;
+	lseek(policy_fd, 0, SEEK_SET);
+	if (r < 0)
+		return fail_setup("reading the records", strerror(-r));
+
+	/* the rest of the initramfs */
+	r = cpio_file(&img, "init", 0700, init);
+	for (i = 0; r >= 0 && i < SB_ARRAY_LEN(modules); i++) {
+		const char *f = module_file(a, ver, modules[i][1]);
+
+		if (f)
+			r = cpio_file(&img,
+				      sb_arena_printf(a, "modules/%s%s",
+						      modules[i][0],
+						      strstr(f, ".ko")),
+				      0600, f);
+	}
+	if (r < 0)
+		return fail_setup("building the initramfs", strerror(-r));
+	cpio_entry(&img, "pysb/run", S_IFREG | 0600, rec.s, rec.len);
+	cpio_entry(&img, "pysb/stage", S_IFREG | 0600, srec.s, srec.len);
+	cpio_entry(&img, "pysb/policy", S_IFREG | 0600, blob.s ? blob.s : "",
+		   blob.len);
+	cpio_entry(&img, "TRAILER!!!", 0, NULL, 0);
+	initrd_fd = sb_memfd_text("pysb-initrd", img.s, img.len);
+	sb_buf_free(&img);
+	sb_buf_free(&rec);
+	sb_buf_free(&srec);
+	sb_buf_free(&blob);
+	if (initrd_fd < 0)
+		return fail_setup("memfd for the initramfs",
+				  strerror(-initrd_fd));
+
+	/* the channels */
+	for (i = 0; i < N_PORTS; i++)
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+			       pairs[i]) < 0)
+			return fail_setup("socketpair", strerror(errno));
+	kvm = o.use_kvm && kvm_usable();
+	if (!o.start_timeout)
+		o.start_timeout = kvm ? 90 : 180;
+
+#define ARG(...) (*SB_VEC_PUSH(a, qa) = sb_arena_printf(a, __VA_ARGS__))
+	ARG("%s", qemu);
+	ARG("-nodefaults");
+	ARG("-no-user-config");
+	ARG("-display");
+	ARG("none");
+	ARG("-monitor");
+	ARG("none");
+	ARG("-no-reboot");
+	/* qemu's own seccomp filter: no exec, no set*id, no obsolete calls,
+	 * no scheduler or resource changes, should the guest take qemu */
+	ARG("-sandbox");
+	ARG("on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
+	    "resourcecontrol=deny");
+	ARG("-machine");
+	ARG("q35,accel=%s", kvm ? "kvm" : "tcg");
+	ARG("-cpu");
+	ARG("%s", kvm ? "host" : "max");
+	ARG("-smp");
+	ARG("1");
+	ARG("-m");
+	ARG("%lluM", o.memory_mib);
+	ARG("-kernel");
+	ARG("%s", qarg(a, kernel));
+	ARG("-initrd");
+	ARG("/proc/self/fd/%d", initrd_fd);
+	ARG("-append");
+	ARG("console=ttyS0 panic=-1 rdinit=/init %s",
+	    o.show_boot_console ? "loglevel=7" : "quiet loglevel=1");
+	ARG("-chardev");
+	ARG("socket,id=con,fd=%d", pairs[P_CON][1]);
+	ARG("-serial");
+	ARG("chardev:con");
+	ARG("-device");
+	ARG("virtio-serial-pci,id=vs");
+	{
+		static const char *const names[] = { "pysb.ctl", "pysb.in",
+						     "pysb.out", "pysb.err" };
+
+		for (i = 0; i < 4; i++) {
+			ARG("-chardev");
+			ARG("socket,id=p%zu,fd=%d", i, pairs[i][1]);
+			ARG("-device");
+			ARG("virtserialport,bus=vs.0,chardev=p%zu,name=%s", i,
+			    names[i]);
+		}
+	}
+	for (i = 0; i < n_shares; i++) {
+		ARG("-fsdev");
+		ARG("local,id=f%zu,path=%s,security_model=none%s", i,
+		    qarg(a, shares[i].dir), shares[i].rw ? "" : ",readonly=on");
+		ARG("-device");
+		ARG("virtio-9p-pci,fsdev=f%zu,mount_tag=s%zu", i, i);
+	}
+	*SB_VEC_PUSH(a, qa) = NULL;
+#undef ARG
+	if (getenv("PYSB_DEBUG")) {
+		fprintf(stderr, "python-sb:");
+		for (i = 0; qa.v[i]; i++)
+			fprintf(stderr, " %s", qa.v[i]);
+		fprintf(stderr, "\n");
+	}
+
+	rl.show_console = o.show_boot_console;
+	rl.con_log = -1;
+	if (o.show_boot_console) {
+		rl.con_log = open(CONSOLE_LOG,
+				  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+					  O_CLOEXEC,
+				  0600);
+		if (rl.con_log < 0)
+			fprintf(stderr,
+				"python-sb: warning: os-sandbox=qemu: %s: %s; "
+				"the console is shown, not kept.\n",
+				CONSOLE_LOG, strerror(errno));
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	rl.sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (rl.sfd < 0)
+		return fail_setup("signalfd", strerror(errno));
+	fflush(NULL);
+	rl.t0 = now_ms();
+	parent = getpid();
+	rl.qemu = fork();
+	if (rl.qemu < 0)
+		return fail_setup("fork", strerror(errno));
+	if (rl.qemu == 0) {
+		char *const no_env[] = { NULL };
+		int dn = open("/dev/null", O_RDWR);
+
+		setpgid(0, 0); /* not the terminal's Ctrl-C */
+		/* the machine never outlives python-sb */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent)
+			_exit(SB_EXIT_SETUP);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0)
+			_exit(SB_EXIT_SETUP);
+		fcntl(initrd_fd, F_SETFD, 0);
+		for (i = 0; i < N_PORTS; i++)
+			fcntl(pairs[i][1], F_SETFD, 0);
+		execve(qemu, qa.v, no_env);
+		fprintf(stderr, "python-sb: exec %s: %s\n", qemu,
+			strerror(errno));
+		_exit(SB_EXIT_SETUP);
+	}
+	close(initrd_fd);
+	for (i = 0; i < N_PORTS; i++) {
+		close(pairs[i][1]);
+		rl.sock[i] = pairs[i][0];
+	}
+	fcntl(rl.sock[P_IN], F_SETFL, O_NONBLOCK);
+	rl.pidfd = sb_pidfd_open(rl.qemu, 0);
+	if (rl.pidfd < 0) {
+		kill(rl.qemu, SIGKILL);
+		waitpid(rl.qemu, NULL, 0);
+		return fail_setup("pidfd_open", strerror(errno));
+	}
+	rl.timeout = o.start_timeout;
+	rl.stdin_open = fcntl(0, F_GETFD) >= 0;
+	signal(SIGPIPE, SIG_IGN);
+	status = relay(a, &rl);
+	if (rl.con_log >= 0)
+		close(rl.con_log);
+	for (i = 0; i < N_PORTS; i++)
+		if (rl.sock[i] >= 0)
+			close(rl.sock[i]);
+	if (rl.exited && !rl.fail)
+		return rl.exit_code;
+	if (!rl.fail)
+		rl.fail = sb_arena_printf(
+			a, "the virtual machine ended before the program did "
+			   "(qemu %s %d)",
+			WIFEXITED(status) ? "exit status" : "killed by signal",
+			WIFEXITED(status) ? WEXITSTATUS(status)
+					  : WTERMSIG(status));
+	if (!rl.show_console && rl.con_len && !rl.up) {
+		fprintf(stderr, "python-sb: os-sandbox=qemu: the guest's "
+				"console ended with:\n");
+		(void)write_all(2, rl.con_tail, rl.con_len);
+		if (rl.con_tail[rl.con_len - 1] != '\n')
+			fputc('\n', stderr);
+	}
+	fprintf(stderr, "python-sb: os-sandbox=qemu: %s; %s.\n", rl.fail,
+		rl.up ? "the run was ended" : "nothing was run");
+	return SB_EXIT_SETUP;
+}
