@@ -17,6 +17,7 @@
  * After arming, a failure inside a check refuses.
  */
 #include "exit_status.h"
+#include "guard_seal.h"
 #include "guard.h"
 
 #include <dlfcn.h>
@@ -348,6 +349,21 @@ static void prof_start(void)
 	sb_prof_mark("guard-start");
 }
 
+/* Turn the seal's two words into `-X SB_SEAL_OPEN` padded with spaces to
+ * the seal's length, in place: the command line keeps its layout, so ps
+ * and /proc/PID/cmdline show the short option, not the seal's code. */
+_Static_assert(sizeof(SB_SEAL_OPEN) <= sizeof(SB_SEAL_CODE),
+	       "the seal's replacement must fit in its place");
+
+static void open_seal(char **argv)
+{
+	size_t n = strlen(argv[2]), k = sizeof(SB_SEAL_OPEN) - 1;
+
+	memcpy(argv[1], "-X", 2);
+	memcpy(argv[2], SB_SEAL_OPEN, k);
+	memset(argv[2] + k, ' ', n - k);
+}
+
 __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 							 char **envp)
 {
@@ -364,6 +380,14 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	clean_preload();
 	if (!fdstr)
 		return; /* not started by python-sb: stay inert */
+	/* open the seal python-sb put first on the command line, which Python
+	 * has not read yet (guard_seal.h); a run without it was not started
+	 * by python-sb's launcher */
+	if (argc < 3 || strcmp(argv[1], SB_SEAL_FLAG) != 0 ||
+	    strcmp(argv[2], SB_SEAL_CODE) != 0)
+		die("the interpreter's command line does not start with "
+		    "python-sb's seal: it was not started by python-sb");
+	open_seal(argv);
 	prof_start();
 	fd = sb_fd_parse(fdstr);
 	if (fd < 0)

@@ -27,6 +27,7 @@
 
 #include "config.h"
 #include "exit_status.h"
+#include "guard_seal.h"
 #include "extprov.h"
 #include "fdio.h"
 #include "kernel.h"
@@ -600,9 +601,14 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	env = build_env(a, p, guard, fd, p->learning ? envp : NULL);
 	sb_prof_mark("blob-env");
 	repl = repl && with_guard;
-	argv = sb_arena_alloc(a, (cli->interp.n + cli->command.n + 3) *
+	argv = sb_arena_alloc(a, (cli->interp.n + cli->command.n + 5) *
 					 sizeof(*argv));
 	argv[k++] = (char *)interp->path;
+	if (with_guard) {
+		/* fail closed if the guard is not preloaded (guard_seal.h) */
+		argv[k++] = SB_SEAL_FLAG;
+		argv[k++] = SB_SEAL_CODE;
+	}
 	if (repl)
 		argv[k++] = "-q";
 	for (i = 0; i < cli->interp.n; i++)
