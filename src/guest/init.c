@@ -15,6 +15,8 @@
  * The control port's lines: guest -> host "up" (the root is built, the
  * stage starts), "exit N", "fail TEXT"; host -> guest "sig N".
  */
+#include "exit_status.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -546,11 +548,11 @@ int main(void)
 		sigprocmask(SIG_UNBLOCK, &set, NULL);
 		setsid();
 		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-			_exit(255);
+			_exit(SB_EXIT_SETUP);
 		execve(args[0], args, env);
 		dprintf(2, "python-sb: the guest: exec %s: %s\n", args[0],
 			strerror(errno));
-		_exit(255);
+		_exit(SB_EXIT_SETUP);
 	}
 	close(policy_fd);
 	close(policy_fd + 1);
