@@ -380,14 +380,6 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	clean_preload();
 	if (!fdstr)
 		return; /* not started by python-sb: stay inert */
-	/* open the seal python-sb put first on the command line, which Python
-	 * has not read yet (guard_seal.h); a run without it was not started
-	 * by python-sb's launcher */
-	if (argc < 3 || strcmp(argv[1], SB_SEAL_FLAG) != 0 ||
-	    strcmp(argv[2], SB_SEAL_CODE) != 0)
-		die("the interpreter's command line does not start with "
-		    "python-sb's seal: it was not started by python-sb");
-	open_seal(argv);
 	prof_start();
 	fd = sb_fd_parse(fdstr);
 	if (fd < 0)
@@ -443,6 +435,14 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 			die("this interpreter lacks PyMem_SetupDebugHooks");
 		setup();
 	}
+	/* open the seal python-sb put first on the command line, which Python
+	 * has not read yet (guard_seal.h); a run without it was not started
+	 * by python-sb's launcher */
+	if (argc < 3 || strcmp(argv[1], SB_SEAL_FLAG) != 0 ||
+	    strcmp(argv[2], SB_SEAL_CODE) != 0)
+		die("the interpreter's command line does not start with "
+		    "python-sb's seal: it was not started by python-sb");
+	open_seal(argv);
 	if (py.PySys_AddAuditHook(hook, NULL) != 0)
 		die("cannot install the audit hook");
 	sb_prof_mark("guard-armed");

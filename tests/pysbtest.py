@@ -164,3 +164,15 @@ def interpreter_paths():
     found = [str(path) for _, path in interpreters()]
     found.sort(key=lambda p: p != "/usr/bin/python3")
     return found
+
+
+def guard_seal():
+    """The two words python-sb puts first on the interpreter's command line
+    (src/base/guard_seal.h), for the tests that start an interpreter with
+    the guard preloaded by hand."""
+    import re
+    text = (REPO / "src" / "base" / "guard_seal.h").read_text()
+    macro = text.split("#define SB_SEAL_CODE", 1)[1].split("\n/*", 1)[0]
+    parts = re.findall(r'"((?:[^"\\]|\\.)*)"', macro)
+    code = "".join(parts).encode().decode("unicode_escape")
+    return ["-c", code]

@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from conftest import REPO, pyenv_minor, sb_path
+from pysbtest import guard_seal
 
 # the guard built with the launcher under test (build-asan has its own)
 GUARD = sb_path().parent / "libpysb-guard.so"
@@ -32,7 +33,8 @@ def run_with_blob(blob: bytes, code="print('ran')", args=None, cwd=None,
     os.lseek(fd, 0, 0)
     try:
         return subprocess.run(
-            [python_for_direct_runs()] + (args or ["-c", code]), cwd=cwd,
+            [python_for_direct_runs(), *guard_seal()] +
+            (args or ["-c", code]), cwd=cwd,
             env={"LD_PRELOAD": str(GUARD), "PYSB_POLICY_FD": str(fd),
                  "PATH": "/usr/bin:/bin"},
             pass_fds=(fd,) + tuple(pass_fds), capture_output=True, text=True,
@@ -73,7 +75,8 @@ def test_a_good_descriptor_runs_and_guards():
 
 
 def test_a_bad_descriptor_number():
-    r = subprocess.run([python_for_direct_runs(), "-c", "print('ran')"],
+    r = subprocess.run([python_for_direct_runs(), *guard_seal(), "-c",
+                        "print('ran')"],
                        env={"LD_PRELOAD": str(GUARD),
                             "PYSB_POLICY_FD": "1x"},
                        capture_output=True, text=True)

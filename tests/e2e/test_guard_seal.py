@@ -17,7 +17,7 @@ import tempfile
 
 import pytest
 
-from conftest import NOBODY, as_nobody, landlock_abi, sb_path, scaled
+from conftest import REPO, as_nobody, landlock_abi, sb_path, scaled
 
 ABI = landlock_abi()
 PROVIDERS = ["subprocess", pytest.param("landlock", marks=pytest.mark.skipif(
@@ -120,11 +120,21 @@ def test_a_loaded_guard_opens_the_seal(bindir, base, provider):
 def test_the_guard_refuses_a_command_line_without_the_seal():
     """The guard started with a policy but without the seal (not by
     python-sb's launcher) stops before Python starts."""
+    fd = os.memfd_create("blob", 0)
+    os.write(fd, b"PYSB-POLICY 1\npkgdir\t" +
+             str(REPO / "python").encode() +
+             b"\ncwd\t/tmp\nconfig-exists\t1\nlearning\t0\n"
+             b"debug-malloc\t0\nrule\tf\t1\tpython-import=json\nend\n")
+    os.lseek(fd, 0, 0)
     env = dict(os.environ, LD_PRELOAD=str(sb_path().parent / GUARD),
-               PYSB_POLICY_FD="0")
-    r = subprocess.run(["/usr/bin/python3", "-c", "print('ran')"], env=env,
-                       capture_output=True, text=True, timeout=scaled(60),
-                       stdin=subprocess.DEVNULL)
+               PYSB_POLICY_FD=str(fd))
+    try:
+        r = subprocess.run(["/usr/bin/python3", "-c", "print('ran')"],
+                           env=env, capture_output=True, text=True,
+                           timeout=scaled(60), stdin=subprocess.DEVNULL,
+                           pass_fds=(fd,))
+    finally:
+        os.close(fd)
     assert r.returncode == 255, (r.returncode, r.stderr)
     assert r.stdout == ""
     assert "seal" in r.stderr, r.stderr
