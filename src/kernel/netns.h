@@ -4,7 +4,8 @@
  * of the host's loopback that the rules name forwarded into it and nothing
  * else of the host's loopback. The network supervisor inside still judges
  * every connect, bind and send (netsup.h). Launcher-setup code: it prints
- * its errors and returns python-sb's exit status.
+ * its errors and returns python-sb's exit status; the pure half (the
+ * ports, the explanation) is netns_plan.c.
  */
 #ifndef SB_NETNS_H
 #define SB_NETNS_H
@@ -20,11 +21,17 @@
 
 /* What the namespace reaches of the host's loopback: pasta's -T and -U
  * specs ("none", or "8080,9000-9010"), the ports an ALLOW rule for OUT to
- * 127.0.0.0/8 or ::1 names, less the ports an ALLOW rule for IN opens
- * (the program's own servers, which it binds inside). Pure. 0, or -1 with
+ * 127.0.0.0/8 or ::1 names, less the ports an ALLOW rule for IN names
+ * (the program's own servers, which it binds inside; an IN rule for every
+ * port names none). Pure. 0, or -1 with
  * *err naming the rule that names too many ports. */
 int sb_netns_plan(struct sb_arena *a, const struct sb_policy *p,
 		  const char **tcp, const char **udp, const char **err);
+
+/* Does a bwrap.share-net=yes (or bwrap.unshare-net=no) rule put a bwrap
+ * run on the host's network? Otherwise bwrap gives it a network namespace
+ * of its own, with pasta when there are net= rules. Pure. */
+bool sb_netns_bwrap_shared(const struct sb_policy *p);
 
 /* One paragraph for --pysandboxes-explain: which stack and what the
  * namespace reaches under this provider (pure). */

@@ -49,18 +49,6 @@ static void push2(struct sb_arena *a, argv_vec *v, const char *s,
 	push(a, v, t);
 }
 
-static bool truthy(const char *v)
-{
-	return sb_str_ieq(v, "yes") || sb_str_ieq(v, "true") ||
-	       sb_str_ieq(v, "1") || sb_str_ieq(v, "on");
-}
-
-static bool falsy(const char *v)
-{
-	return sb_str_ieq(v, "no") || sb_str_ieq(v, "false") ||
-	       sb_str_ieq(v, "0") || sb_str_ieq(v, "off");
-}
-
 static bool under_kernel_fs(const char *path)
 {
 	return sb_path_under(path, "/dev") || sb_path_under(path, "/proc");
@@ -141,29 +129,10 @@ static const char *bwrap_key_error(struct sb_arena *a,
 			       at, o->key);
 }
 
-/* bwrap.share-net and bwrap.unshare-net (2.6.14): the host's network only
- * when a rule asks for it; the default is a namespace of its own, empty
- * without net= rules, pasta's way out with them (netns.h). */
-static bool bwrap_share_net(const struct sb_policy *p)
-{
-	bool share = false;
-	size_t i;
-
-	for (i = 0; i < p->provider_opts.n; i++) {
-		const struct sb_provider_opt *o = &p->provider_opts.v[i];
-
-		if (o->provider != SB_PROVIDER_BWRAP)
-			continue;
-		if (strcmp(o->key, "share-net") == 0)
-			share = truthy(o->value);
-		if (strcmp(o->key, "unshare-net") == 0)
-			share = falsy(o->value);
-	}
-	return share;
-}
-
-/* The other bwrap.* keys are passed on. bwrap parses no "--opt=value":
- * the value follows as its own argument. */
+/* bwrap.* (2.6.14): share-net and unshare-net decide the network
+ * (sb_netns_bwrap_shared: by default a namespace of its own, pasta's way
+ * out with net= rules); the other keys are passed on. bwrap parses no
+ * "--opt=value": the value follows as its own argument. */
 static void bwrap_options(struct sb_arena *a, const struct sb_policy *p,
 			  argv_vec *extra, bool *hostname)
 {
@@ -196,7 +165,7 @@ static void bwrap_argv(struct sb_arena *a, const struct sb_policy *p,
 
 	push(a, v, "--unshare-all");
 	bwrap_options(a, p, &extra, &hostname);
-	if (bwrap_share_net(p))
+	if (sb_netns_bwrap_shared(p))
 		push(a, v, "--share-net");
 	push(a, v, "--die-with-parent");
 	push(a, v, "--new-session");
@@ -599,7 +568,7 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 	st.guarded = guarded;
 	st.hosts = provider == SB_PROVIDER_BWRAP;
 	st.net_wait = provider == SB_PROVIDER_BWRAP && p->any_net_rule &&
-		      !bwrap_share_net(p);
+		      !sb_netns_bwrap_shared(p);
 	st.debug = getenv("PYSB_DEBUG") != NULL;
 	st.env = env;
 	st.signal_fd = -1;
