@@ -305,8 +305,12 @@ void sb_netns_stop(struct sb_netns *n)
 		close(n->go); /* a launcher still waiting exits */
 	n->go = -1;
 	if (n->pid > 0) {
+		/* the pidfd cannot hit a reused pid; without one (pidfd_open
+		 * failed) the pid is still our unreaped child */
 		if (n->pidfd >= 0)
 			sb_pidfd_send_signal(n->pidfd, SIGKILL);
+		else
+			kill(n->pid, SIGKILL);
 		waitpid(n->pid, NULL, 0);
 	}
 	n->pid = 0;
