@@ -408,3 +408,21 @@ def test_no_stack_is_left_behind(work, listeners, provider):
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True,
                         text=True).stdout
     assert f"-T {named.port} " not in ps
+
+
+def test_bwrap_share_net_keeps_the_host_network(work, listeners):
+    """bwrap.share-net=yes asks for the host's network: no pasta, and the
+    supervisor alone holds the host's loopback (documented)."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bwrap is not installed")
+    _, unnamed = listeners
+    _write(work, ".py-sandboxes",
+           "os-sandbox=bwrap\nbwrap.share-net=yes\npy-sandbox=false\n"
+           "net=ALLOW|TCP|0.0.0.0/0|*|OUT\n")
+    _write(work, "client.py", CLIENT)
+    r = _run(work, "root", ["client.py", str(scaled(3)),
+                            f"native:127.0.0.1:{unnamed.port}"])
+    assert r.returncode == 0, r.stderr
+    assert unnamed.got == [f"tok-native-{unnamed.port}".encode()]
+    r = _run(work, "root", ["--pysandboxes-explain"])
+    assert "#   Network: the host's (bwrap.share-net)" in r.stdout
