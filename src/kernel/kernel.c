@@ -130,8 +130,8 @@ const char *sb_kernel_describe(struct sb_arena *a, const struct sb_policy *p,
 					       why);
 		return sb_arena_printf(
 			a,
-			"new mount, pid, IPC, UTS and cgroup namespaces (and "
-			"user when not root, network without net=), a root "
+			"new mount, pid, IPC, UTS, cgroup and network "
+			"namespaces (and user when not root), a root "
 			"holding only the exposed paths and the interpreter, "
 			"then %s",
 			describe_landlock(a, p, caps->landlock_abi, true));

@@ -35,6 +35,7 @@
 
 #include "fsrules.h"
 #include "landlock.h"
+#include "netns.h"
 #include "netsup.h"
 #include "supervisor.h"
 
@@ -930,6 +931,7 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 {
 	struct plan pl = { .a = a };
 	struct ns_run r = { .p = p, .ctx = ctx, .pl = &pl };
+	struct sb_netns net = { .go = -1, .pidfd = -1, .dirfd = -1 };
 	const char *err;
 	struct sb_sup sup;
 	int alive[2], status;
@@ -941,7 +943,9 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 		return SB_EXIT_SETUP;
 	}
 	r.hosts = sb_ns_hosts(a, p);
-	r.new_net = !p->any_net_rule;
+	/* always a network namespace: empty without net= rules, pasta's
+	 * way out with them (netns.h) */
+	r.new_net = true;
 	r.base = pick_base();
 	if (!r.base) {
 		fprintf(stderr, "python-sb: os-sandbox=unshare: no /tmp, /mnt, "
@@ -957,10 +961,16 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 		status = SB_EXIT_SETUP;
 		goto out;
 	}
+	if (p->any_net_rule &&
+	    (status = sb_netns_prepare(a, p, "unshare", &net)) != 0)
+		goto out;
 	if (enter_namespaces(r.new_net) < 0) {
 		status = SB_EXIT_SETUP;
 		goto out;
 	}
+	if (p->any_net_rule &&
+	    (status = sb_netns_attach(&net, getpid(), "unshare")) != 0)
+		goto out;
 	if (open_sources(&pl) < 0) {
 		fprintf(stderr,
 			"python-sb: os-sandbox=unshare: cannot expose %s; "
@@ -994,6 +1004,7 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 	close(alive[1]);
 	sb_sup_end(&sup);
 out:
+	sb_netns_stop(&net);
 	for (i = 0; i < pl.ops.n; i++)
 		if (pl.ops.v[i].fd >= 0)
 			close(pl.ops.v[i].fd);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "fsrules.h"
+#include "netns.h"
 #include "policy_net.h"
 
 #define ORIGIN_COLUMN 48
@@ -149,6 +150,40 @@ static void explain_stdlib(const struct sb_policy *p, const char *dir,
 			      dir);
 }
 
+/* What the namespace providers do with the network (netns.h). */
+static void explain_provider_net(const struct sb_policy *p,
+				 struct sb_buf *out)
+{
+	bool bwrap = p->provider == SB_PROVIDER_BWRAP;
+
+	if (p->provider != SB_PROVIDER_UNSHARE && !bwrap &&
+	    p->provider != SB_PROVIDER_FIREJAIL)
+		return;
+	if (bwrap && sb_netns_bwrap_shared(p)) {
+		sb_buf_puts(out, "#   Network: the host's (bwrap.share-net), "
+				 "held only by the supervisor inside, the "
+				 "host's loopback services included.\n");
+		return;
+	}
+	if (!p->any_net_rule) {
+		sb_buf_puts(out, "#   Network: a namespace of its own with "
+				 "loopback only (no net= rule).\n");
+		return;
+	}
+	if (p->provider == SB_PROVIDER_FIREJAIL) {
+		sb_buf_puts(out,
+			    "#   Network: the host's (firejail replaces "
+			    "python-sb, so no user-mode stack is attached to "
+			    "its namespace), held only by the supervisor "
+			    "inside, the host's loopback services included "
+			    "(weaknesses.md); use unshare or bwrap for a "
+			    "network of its own.\n");
+		return;
+	}
+	sb_buf_puts(out, sb_netns_explain(p->arena, p,
+					  sb_provider_name(p->provider)));
+}
+
 static void explain_modes(const struct sb_policy *p,
 			  const struct sb_explain_ctx *ctx, struct sb_buf *out)
 {
@@ -167,6 +202,7 @@ static void explain_modes(const struct sb_policy *p,
 	sb_buf_puts(out, "\n");
 	if (ctx && ctx->provider_verdict)
 		sb_buf_printf(out, "#   %s\n", ctx->provider_verdict);
+	explain_provider_net(p, out);
 	/* none installs no guard, whatever py-sandbox= says */
 	sb_buf_printf(out, "# Python layer: %s",
 		      p->provider == SB_PROVIDER_NONE

@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "fdio.h"
+#include "netns.h"
+#include "notif.h"
 #include "ns.h"
 #include "run_limits.h"
 #include "stage.h"
@@ -45,18 +47,6 @@ static void push2(struct sb_arena *a, argv_vec *v, const char *s,
 {
 	push(a, v, s);
 	push(a, v, t);
-}
-
-static bool truthy(const char *v)
-{
-	return sb_str_ieq(v, "yes") || sb_str_ieq(v, "true") ||
-	       sb_str_ieq(v, "1") || sb_str_ieq(v, "on");
-}
-
-static bool falsy(const char *v)
-{
-	return sb_str_ieq(v, "no") || sb_str_ieq(v, "false") ||
-	       sb_str_ieq(v, "0") || sb_str_ieq(v, "off");
 }
 
 static bool under_kernel_fs(const char *path)
@@ -139,36 +129,29 @@ static const char *bwrap_key_error(struct sb_arena *a,
 			       at, o->key);
 }
 
-/* bwrap.* (2.6.14): share-net and unshare-net decide the network; any other
- * key is passed on. bwrap parses no "--opt=value": the value follows as its
- * own argument. */
-static bool bwrap_options(struct sb_arena *a, const struct sb_policy *p,
+/* bwrap.* (2.6.14): share-net and unshare-net decide the network
+ * (sb_netns_bwrap_shared: by default a namespace of its own, pasta's way
+ * out with net= rules); the other keys are passed on. bwrap parses no
+ * "--opt=value": the value follows as its own argument. */
+static void bwrap_options(struct sb_arena *a, const struct sb_policy *p,
 			  argv_vec *extra, bool *hostname)
 {
-	bool share = p->any_net_rule;
 	size_t i;
 
 	*hostname = false;
 	for (i = 0; i < p->provider_opts.n; i++) {
 		const struct sb_provider_opt *o = &p->provider_opts.v[i];
 
-		if (o->provider != SB_PROVIDER_BWRAP)
+		if (o->provider != SB_PROVIDER_BWRAP ||
+		    strcmp(o->key, "share-net") == 0 ||
+		    strcmp(o->key, "unshare-net") == 0)
 			continue;
-		if (strcmp(o->key, "share-net") == 0) {
-			share = truthy(o->value);
-			continue;
-		}
-		if (strcmp(o->key, "unshare-net") == 0) {
-			share = falsy(o->value);
-			continue;
-		}
 		if (strcmp(o->key, "hostname") == 0)
 			*hostname = true;
 		push(a, extra, sb_arena_printf(a, "--%s", o->key));
 		if (*o->value)
 			push(a, extra, o->value);
 	}
-	return share;
 }
 
 static void bwrap_argv(struct sb_arena *a, const struct sb_policy *p,
@@ -181,7 +164,8 @@ static void bwrap_argv(struct sb_arena *a, const struct sb_policy *p,
 	size_t i;
 
 	push(a, v, "--unshare-all");
-	if (bwrap_options(a, p, &extra, &hostname))
+	bwrap_options(a, p, &extra, &hostname);
+	if (sb_netns_bwrap_shared(p))
 		push(a, v, "--share-net");
 	push(a, v, "--die-with-parent");
 	push(a, v, "--new-session");
@@ -399,12 +383,56 @@ static const char *find_tool(struct sb_arena *a, const char *name)
 	return NULL;
 }
 
-/* The stage's socket: it sends its pidfd once it is up. */
+/* The stage's socket: it sends its pidfd once it is up, and with a
+ * network of its own waits for a byte that says pasta is up. */
 struct stage_wait {
 	int sock;     /* -1 once read (or without one: firejail) */
 	int stage;    /* the stage's pidfd, or -1 */
 	bool started; /* the stage is up: an exit is no longer the tool's */
+	struct sb_netns *net; /* NULL: bwrap.share-net, or no net= rule */
+	bool net_failed;      /* pasta did not start: the run is 255 */
 };
+
+/* The pid in our pid namespace of the process behind 'pidfd'; -1. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], buf[512], *at;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	at = strstr(buf, "\nPid:");
+	return at ? (pid_t)strtol(at + 5, NULL, 10) : -1;
+}
+
+/* Start pasta on the stage's namespace, then let the stage go on; on a
+ * failure the stage is killed before the program starts. */
+static void stage_network(struct stage_wait *w)
+{
+	pid_t pid = pidfd_pid(w->stage);
+	char go = 1;
+
+	if (pid <= 0) {
+		fprintf(stderr, "python-sb: os-sandbox=bwrap: the second "
+				"stage's pid: %s; nothing was run.\n",
+			strerror(errno));
+		w->net_failed = true;
+	} else if (sb_netns_attach(w->net, pid, "bwrap") != 0) {
+		w->net_failed = true;
+	} else if (write(w->sock, &go, 1) != 1) {
+		w->net_failed = true;
+	}
+	if (w->net_failed)
+		sb_pidfd_send_signal(w->stage, SIGKILL);
+}
 
 static void stage_fds(struct sb_sup *s, void *ctx, struct pollfd *p)
 {
@@ -421,6 +449,8 @@ static void stage_ready(struct sb_sup *s, void *ctx, const struct pollfd *p)
 		return;
 	w->stage = sb_recv_fd(w->sock);
 	w->started = w->stage >= 0;
+	if (w->started && w->net)
+		stage_network(w);
 	close(w->sock);
 	w->sock = -1;
 	/* from now on the signals go to the stage, which passes them to the
@@ -434,13 +464,13 @@ static void stage_ready(struct sb_sup *s, void *ctx, const struct pollfd *p)
  * stage (SB_SUP_OWN_GROUP). bwrap dies with python-sb (--die-with-parent).
  * Returns bwrap's exit status, which is the program's. */
 static int run_forwarding(const char *tool, char **targv, int sock,
-			  int stage_end)
+			  int stage_end, struct sb_netns *net)
 {
 	static const struct sb_sup_ops ops = { stage_fds, stage_ready, NULL };
 	char *const no_env[] = { NULL };
 	/* bwrap: the stage says it is up before anything runs; until then an
 	 * exit is the tool's own failure (firejail cannot tell us) */
-	struct stage_wait w = { sock, -1, sock < 0 };
+	struct stage_wait w = { sock, -1, sock < 0, net, false };
 	struct sb_sup sup;
 	pid_t child;
 
@@ -468,7 +498,7 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 	 * reach bwrap through the terminal */
 	setpgid(child, child);
 	close(stage_end);
-	if (sb_sup_loop(&sup, &ops, &w) < 0)
+	if (sb_sup_loop(&sup, &ops, &w) < 0 || w.net_failed)
 		return SB_EXIT_SETUP;
 	/* nothing ran: a setup failure is 255, not the tool's 1 */
 	if (!w.started && WIFEXITED(sup.wstatus) &&
@@ -537,6 +567,8 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 	st.policy_fd = policy_fd;
 	st.guarded = guarded;
 	st.hosts = provider == SB_PROVIDER_BWRAP;
+	st.net_wait = provider == SB_PROVIDER_BWRAP && p->any_net_rule &&
+		      !sb_netns_bwrap_shared(p);
 	st.debug = getenv("PYSB_DEBUG") != NULL;
 	st.env = env;
 	st.signal_fd = -1;
@@ -601,8 +633,18 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 			fprintf(stderr, " %s", targv[i]);
 		fprintf(stderr, "\n");
 	}
-	if (provider == SB_PROVIDER_BWRAP)
-		return run_forwarding(tool, targv, sig[0], sig[1]);
+	if (provider == SB_PROVIDER_BWRAP) {
+		struct sb_netns net = { .go = -1, .pidfd = -1, .dirfd = -1 };
+		int status;
+
+		if (st.net_wait &&
+		    (status = sb_netns_prepare(a, p, "bwrap", &net)) != 0)
+			return status;
+		status = run_forwarding(tool, targv, sig[0], sig[1],
+					st.net_wait ? &net : NULL);
+		sb_netns_stop(&net);
+		return status;
+	}
 	/* firejail is setuid: a parent's death signal would not survive its
 	 * exec, so it replaces python-sb, and SIGTERM ends its sandbox */
 	fflush(NULL);

@@ -56,6 +56,7 @@ int sb_stage_write(const struct sb_stage *st)
 	put(&b, "policy-fd", num);
 	put(&b, "guarded", st->guarded ? "1" : "0");
 	put(&b, "hosts", st->hosts ? "1" : "0");
+	put(&b, "net-wait", st->net_wait ? "1" : "0");
 	put(&b, "debug", st->debug ? "1" : "0");
 	snprintf(num, sizeof(num), "%d", st->signal_fd);
 	put(&b, "signal-fd", num);
@@ -134,6 +135,8 @@ static const char *read_record(struct sb_arena *a, const char *data,
 				st->guarded = strcmp(f[1], "1") == 0;
 			else if (strcmp(f[0], "hosts") == 0)
 				st->hosts = strcmp(f[1], "1") == 0;
+			else if (strcmp(f[0], "net-wait") == 0)
+				st->net_wait = strcmp(f[1], "1") == 0;
 			else if (strcmp(f[0], "debug") == 0)
 				st->debug = strcmp(f[1], "1") == 0;
 			else if (strcmp(f[0], "signal-fd") == 0)
@@ -212,17 +215,26 @@ static const char *read_policy(struct sb_arena *a, int fd,
 }
 
 /* The launcher outside cannot see this process (another pid namespace):
- * hand it a pidfd, through which it forwards the signals it gets. */
-static const char *send_pidfd(int sock)
+ * hand it a pidfd, through which it forwards the signals it gets, and
+ * starts pasta on this network namespace (net_wait): nothing runs before
+ * its byte says the namespace is configured. */
+static const char *send_pidfd(int sock, bool net_wait)
 {
 	int pidfd = sb_pidfd_open(getpid(), 0), r;
+	char go = 0;
 
 	if (pidfd < 0)
 		return "pidfd_open";
 	r = sb_send_fd(sock, pidfd);
 	close(pidfd);
+	if (r >= 0 && net_wait && read(sock, &go, 1) != 1)
+		go = 0;
 	close(sock);
-	return r < 0 ? "sending the signal descriptor" : NULL;
+	if (r < 0)
+		return "sending the signal descriptor";
+	return net_wait && go != 1 ? "the network namespace's stack (pasta) "
+				     "did not start"
+				   : NULL;
 }
 
 /* With the Python layer on, the environment must preload the guard first
@@ -300,7 +312,7 @@ int sb_stage_main(int argc, char **argv)
 	if (!err)
 		err = read_policy(a, st.policy_fd, &p);
 	if (!err && st.signal_fd >= 0)
-		err = send_pidfd(st.signal_fd);
+		err = send_pidfd(st.signal_fd, st.net_wait);
 	/* the log and the relay stay with this supervisor: not the
 	 * program's (the guard's end of the relay is in the blob) */
 	if (!err && (st.log_fd >= 0) != (st.relay_fd >= 0))

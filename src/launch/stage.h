@@ -20,6 +20,9 @@ struct sb_stage {
 	int policy_fd;              /* the policy blob (policy_blob.h) */
 	bool guarded;               /* the guard reads policy_fd after exec */
 	bool hosts;                 /* /etc/hosts is the pinned-names file */
+	bool net_wait;              /* after sending its pidfd on signal_fd,
+				     * wait there for a byte: the network
+				     * namespace's stack is up (netns.h) */
 	bool debug;                 /* PYSB_DEBUG was set outside */
 	int signal_fd;              /* the stage sends its pidfd here, for
 				     * the launcher outside to forward

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "explain.h"
+#include "netns.h"
 #include "policy.h"
 #include "tap.h"
 
@@ -32,6 +33,88 @@ static bool has_line(const char *text, const char *line)
 		s++;
 	}
 	return false;
+}
+
+
+/* The policy of 'rules' (a rule file in 'dir'); NULL when it fails. */
+static struct sb_policy *parse_rules(const char *dir, const char *rules)
+{
+	struct sb_parse_opts o = { 0 };
+	const char *env[] = { NULL };
+	struct sb_policy *p;
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/.py-sandboxes", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return NULL;
+	fputs(rules, f);
+	fclose(f);
+	o.cwd = dir;
+	o.envp = env;
+	o.resolve = fake_resolve;
+	if (sb_policy_parse(&o, &p) != 0 || p->errors.n) {
+		unlink(path);
+		return NULL;
+	}
+	unlink(path);
+	return p;
+}
+
+/* pasta's -T and -U for these rules, "tcp|udp", or "error: ..." */
+static const char *plan(struct sb_arena *a, const char *dir,
+			const char *rules, bool *shared)
+{
+	struct sb_policy *p = parse_rules(dir, rules);
+	const char *tcp, *udp, *err, *out;
+
+	if (!p)
+		return "parse failed";
+	if (sb_netns_plan(a, p, &tcp, &udp, &err) < 0)
+		out = sb_arena_printf(a, "error: %s", err);
+	else
+		out = sb_arena_printf(a, "%s|%s", tcp, udp);
+	if (shared)
+		*shared = sb_netns_bwrap_shared(p);
+	sb_policy_free(p);
+	return out;
+}
+
+static void test_netns_plan(const char *dir)
+{
+	struct sb_arena *a = sb_arena_new();
+	bool shared = true;
+
+	is_str(plan(a, dir, "net=ALLOW|TCP|127.0.0.1|8080,9000-9002|OUT\n"
+			    "net=ALLOW|TCP|127.0.0.1|9001|IN\n", &shared),
+	       "8080,9000,9002|none",
+	       "the named host loopback ports, less an IN rule's");
+	ok(!shared, "bwrap keeps its own network by default");
+	is_str(plan(a, dir, "net=ALLOW|UDP|::1|53|OUT\n"
+			    "net=ALLOW|TCP|127.0.0.0/8|7|IN,OUT\n", NULL),
+	       "none|53", "::1 for UDP; IN,OUT on one port is the program's");
+	is_str(plan(a, dir, "net=ALLOW|TCP|0.0.0.0/0|*|OUT\n"
+			    "net=ALLOW|*|*|443|OUT\n"
+			    "net=DENY|TCP|127.0.0.1|80|OUT\n", NULL),
+	       "none|none", "0.0.0.0/0, '*' and a DENY name no host port");
+	is_str(plan(a, dir, "net=ALLOW|TCP|127.0.0.1|8080|OUT\n"
+			    "net=ALLOW|TCP|127.0.0.1|*|IN\n", NULL),
+	       "8080|none", "an IN rule for every port takes none away");
+	is_str(plan(a, dir, "net=ALLOW|TCP|myhost|443|OUT\n", NULL),
+	       "443|none", "a name pinned to loopback names its port");
+	is_str(plan(a, dir, "net=ALLOW|TCP|127.0.0.1|self|OUT\n", NULL),
+	       "none|none", "port self is the sandbox's own");
+	is_str(plan(a, dir, "net=ALLOW|TCP|127.0.0.1|*|OUT\n", NULL),
+	       "error: .py-sandboxes(1): 'net=ALLOW|TCP|127.0.0.1|*|OUT': "
+	       "the rules name more than 1024 TCP ports of the host's "
+	       "loopback, and each is forwarded into the sandbox's network "
+	       "namespace; name the ports the program needs",
+	       "every port stops the run, naming the rule");
+	plan(a, dir, "net=ALLOW|TCP|127.0.0.1|1|OUT\nbwrap.share-net=yes\n",
+	     &shared);
+	ok(shared, "bwrap.share-net=yes: the host's network");
+	sb_arena_free(a);
 }
 
 int main(void)
@@ -108,6 +191,7 @@ int main(void)
 	   "learning forces subprocess, and says so");
 	sb_buf_free(&b);
 	sb_policy_free(p);
+	test_netns_plan(tmp);
 	rmdir(tmp);
 	return tap_done();
 }

@@ -1,0 +1,81 @@
+"""Group NS: the host's loopback services against the namespace network of
+os-sandbox=unshare and bwrap (issue 17, src/kernel/netns.c). A rule for
+every IPv4 address (0.0.0.0/0) does not name the host's loopback there:
+the program's 127.0.0.1 is its own namespace's, and pasta forwards only
+the host loopback ports a rule names. Judged from outside too: the host
+listener must see no connection.
+
+Under landlock and subprocess the program shares the host's network, and
+a rule for 0.0.0.0/0 names 127.0.0.1 like any address: reaching the
+listener there is what the rules say, not an attack (skipped). firejail
+keeps the host's network with net= rules (weaknesses.md 95): a
+documented escape."""
+
+import socket
+import threading
+
+import pytest
+
+from harness import attack, documented_escape
+
+HOST_NET = ("weaknesses.md 95: os-sandbox=firejail keeps the host's "
+            "network with net= rules, so a rule for 0.0.0.0/0 reaches "
+            "the host's loopback services")
+EVERY_V4 = "net=ALLOW|TCP|0.0.0.0/0|*|OUT\n"
+
+
+class Recorder:
+    """A listener on the host's 127.0.0.1 that counts its connections."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.count = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.count += 1
+            c.close()
+
+
+@pytest.fixture
+def host_service(case):
+    if case.os_sandbox in ("landlock", "subprocess"):
+        pytest.skip("the host's network by design: a rule for 0.0.0.0/0 "
+                    "names the host's loopback there")
+    r = Recorder()
+    yield r
+    r.sock.close()
+
+
+@documented_escape(["firejail"], HOST_NET)
+@attack("NS1", "native: a host loopback service past a rule for every "
+        "IPv4 address")
+def test_NS1(case, judge, host_service):
+    answer = case.native(f"py-sandbox=false\n{EVERY_V4}",
+                         ["connect-tcp", "127.0.0.1",
+                          str(host_service.port)])
+    judge.native(answer, "ECONNREFUSED")
+    assert host_service.count == 0
+
+
+@documented_escape(["firejail"], HOST_NET)
+@attack("NS2", "python: a host loopback service past a rule for every "
+        "IPv4 address (the guard allows it)")
+def test_NS2(case, judge, host_service):
+    if case.os_sandbox == "firejail":
+        pytest.xfail(HOST_NET)  # firejail cannot carry the guard
+    out = case.run(f"python-import=*\n{EVERY_V4}", {
+        "connect": "import socket, sys\n"
+                   "socket.create_connection(('127.0.0.1', "
+                   "int(sys.argv[1])), 5)",
+    }, args=[host_service.port])
+    judge.kernel(out["connect"], "ECONNREFUSED")
+    assert host_service.count == 0
