@@ -70,8 +70,6 @@ def test_NS1(case, judge, host_service):
 @attack("NS2", "python: a host loopback service past a rule for every "
         "IPv4 address (the guard allows it)")
 def test_NS2(case, judge, host_service):
-    if case.os_sandbox == "firejail":
-        pytest.xfail(HOST_NET)  # firejail cannot carry the guard
     out = case.run(f"python-import=*\n{EVERY_V4}", {
         "connect": "import socket, sys\n"
                    "socket.create_connection(('127.0.0.1', "
