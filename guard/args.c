@@ -84,33 +84,42 @@ int sb_arg_path(PyObject *arg, char buf[PATH_MAX])
 	return r;
 }
 
+int sb_guard_caller_file(char buf[PATH_MAX])
+{
+	PyObject *frame = py.PyEval_GetFrame(), *code, *file;
+	int r;
+
+	if (!frame)
+		return 0;
+	code = py.PyFrame_GetCode(frame);
+	if (!code) {
+		py.PyErr_Clear();
+		return -1;
+	}
+	file = py.PyObject_GetAttrString(code, "co_filename");
+	py.Py_DecRef(code);
+	r = file ? sb_arg_path(file, buf) : -1;
+	if (file)
+		py.Py_DecRef(file);
+	if (r != 1) {
+		py.PyErr_Clear();
+		return -1;
+	}
+	return 1;
+}
+
 /* Code the runtime and libraries run is exempt (2.6.7): decided by the
  * file of the code that called eval/exec/compile. */
 bool sb_guard_caller_is_library(void)
 {
-	PyObject *frame = py.PyEval_GetFrame(), *code, *file;
 	char buf[PATH_MAX];
-	bool lib = true;
 	size_t n;
-	int r;
+	int r = sb_guard_caller_file(buf);
 
-	if (!frame)
+	if (r == 0)
 		return true; /* the interpreter itself (running -c, a script) */
-	code = py.PyFrame_GetCode(frame);
-	if (!code)
+	if (r < 0)
 		return false;
-	file = py.PyObject_GetAttrString(code, "co_filename");
-	py.Py_DecRef(code);
-	if (!file) {
-		py.PyErr_Clear();
-		return false;
-	}
-	r = sb_arg_path(file, buf);
-	py.Py_DecRef(file);
-	if (r != 1) {
-		py.PyErr_Clear();
-		return false;
-	}
 	if (strncmp(buf, "<frozen ", 8) == 0)
 		return true;
 	n = strlen(sb_g.pkgdir);
@@ -119,33 +128,16 @@ bool sb_guard_caller_is_library(void)
 	if (strstr(buf, "/site-packages/") || strstr(buf, "/dist-packages/"))
 		return true;
 	n = sb_g.stdlib ? strlen(sb_g.stdlib) : 0;
-	if (n && strncmp(buf, sb_g.stdlib, n) == 0 && buf[n] == '/')
-		return true;
-	lib = false;
-	return lib;
+	return n && strncmp(buf, sb_g.stdlib, n) == 0 && buf[n] == '/';
 }
 
 bool sb_guard_caller_is_typed(void)
 {
-	PyObject *frame, *code, *file;
 	char buf[PATH_MAX];
-	int r;
 
-	if (!sb_g.interactive)
-		return false;
-	frame = py.PyEval_GetFrame();
-	code = frame ? py.PyFrame_GetCode(frame) : NULL;
-	if (!code)
-		return false;
-	file = py.PyObject_GetAttrString(code, "co_filename");
-	py.Py_DecRef(code);
-	r = file ? sb_arg_path(file, buf) : 0;
-	if (file)
-		py.Py_DecRef(file);
-	py.PyErr_Clear();
 	/* the standard REPL's "<stdin>" ("<stdin>-N" on 3.13), 3.13's
 	 * "<python-input-N>" */
-	return r == 1 && (strcmp(buf, "<stdin>") == 0 ||
-			  strncmp(buf, "<stdin>-", 8) == 0 ||
-			  strncmp(buf, "<python-input-", 14) == 0);
+	return sb_g.interactive && sb_guard_caller_file(buf) == 1 &&
+	       (strcmp(buf, "<stdin>") == 0 || strncmp(buf, "<stdin>-", 8) == 0 ||
+		strncmp(buf, "<python-input-", 14) == 0);
 }

@@ -110,6 +110,10 @@ PyObject *sb_kwarg(PyObject *kwargs, const char *name);
 /* An int argument (dir_fd...): 1 with *out, 0 when None/absent, -1 error. */
 int sb_arg_int(PyObject *arg, long *out);
 
+/* The co_filename of the Python code that called us into buf: 1; 0 when
+ * no Python frame runs (the interpreter itself); -1 when it cannot be
+ * read (no exception left set). */
+int sb_guard_caller_file(char buf[PATH_MAX]);
 /* Is the Python code that called us the runtime's or a library's (the
  * standard library, site-packages, frozen modules, or no frame at all)?
  * Application code, scripts and -c commands are not (2.6.7). */

@@ -286,27 +286,19 @@ static __thread int runtime_depth; /* inside an import the runtime made */
 
 static bool runtime_import(void)
 {
-	PyObject *frame = py.PyEval_GetFrame(), *code, *file;
 	char buf[PATH_MAX];
 	size_t n;
 	int r;
 
-	if (runtime_depth || !frame)
+	if (runtime_depth)
 		return true;
-	if (!sb_g.stdlib)
+	r = sb_guard_caller_file(buf);
+	if (r == 0)
+		return true;
+	if (r < 0 || !sb_g.stdlib)
 		return false;
-	code = py.PyFrame_GetCode(frame);
-	file = code ? py.PyObject_GetAttrString(code, "co_filename") : NULL;
-	if (code)
-		py.Py_DecRef(code);
-	if (!file) {
-		py.PyErr_Clear();
-		return false;
-	}
-	r = sb_arg_path(file, buf);
-	py.Py_DecRef(file);
 	n = strlen(sb_g.stdlib);
-	return r == 1 && strncmp(buf, sb_g.stdlib, n) == 0 &&
+	return strncmp(buf, sb_g.stdlib, n) == 0 &&
 	       (strncmp(buf + n, "/encodings/", 11) == 0 ||
 		strncmp(buf + n, "/_pyrepl/", 9) == 0);
 }
@@ -525,6 +517,7 @@ static int judge_extension(const char *name, const struct sb_extmod *m)
 			 "from where the program can write.",
 			 m->canon, e->path, e->rule,
 			 e->ref.file ? e->ref.file : "<implicit>");
+		sb_guard_note("import", m->canon, SB_RULE_BUILTIN, NULL);
 		return sb_guard_raise(SB_EXC_MODULE, msg, NULL);
 	}
 	if (own_module(name, m))

@@ -558,21 +558,10 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 			return SB_EXIT_SETUP;
 		}
 	}
-	st.path = ctx->interp->path;
-	st.real = ctx->interp->real;
-	st.guard = ctx->guard;
-	st.pkgdir = ctx->pkgdir;
-	st.cwd = ctx->cwd;
-	st.script = ctx->script;
-	st.policy_fd = policy_fd;
-	st.guarded = guarded;
+	sb_stage_init(&st, ctx, policy_fd, guarded, env);
 	st.hosts = provider == SB_PROVIDER_BWRAP;
 	st.net_wait = provider == SB_PROVIDER_BWRAP && p->any_net_rule &&
 		      !sb_netns_bwrap_shared(p);
-	st.debug = getenv("PYSB_DEBUG") != NULL;
-	st.env = env;
-	st.signal_fd = -1;
-	st.cgroup_fd[0] = st.cgroup_fd[1] = st.cgroup_dir_fd = -1;
 	for (int k = 0; ctx->limits && k < 3; k++) {
 		/* the memory cgroup's directory too, for its OOM events */
 		int cg = k < 2 ? ctx->limits->cg_procs[k]

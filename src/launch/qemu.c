@@ -601,6 +601,28 @@ static void ctl_lines(struct sb_arena *a, struct relay *r)
 		r->ctl_len = 0;
 }
 
+/* What one port brought: the program's stdout and stderr to ours, the
+ * console to its buffer, the control port's lines to ctl_lines(). */
+static void deliver(struct sb_arena *a, struct relay *r, int port,
+		    const char *buf, size_t n)
+{
+	size_t room, k;
+
+	if (port == P_OUT) {
+		(void)write_all(1, buf, n);
+	} else if (port == P_ERR) {
+		(void)write_all(2, buf, n);
+	} else if (port == P_CON) {
+		console_data(r, buf, n);
+	} else {
+		room = sizeof(r->ctl) - r->ctl_len;
+		k = n < room ? n : room;
+		memcpy(r->ctl + r->ctl_len, buf, k);
+		r->ctl_len += k;
+		ctl_lines(a, r);
+	}
+}
+
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -680,20 +702,7 @@ static int relay(struct sb_arena *a, struct relay *r)
 				r->sock[i] = -1;
 				continue;
 			}
-			if (i == P_OUT)
-				(void)write_all(1, buf, (size_t)n);
-			else if (i == P_ERR)
-				(void)write_all(2, buf, (size_t)n);
-			else if (i == P_CON)
-				console_data(r, buf, (size_t)n);
-			else {
-				size_t room = sizeof(r->ctl) - r->ctl_len;
-				size_t k = (size_t)n < room ? (size_t)n : room;
-
-				memcpy(r->ctl + r->ctl_len, buf, k);
-				r->ctl_len += k;
-				ctl_lines(a, r);
-			}
+			deliver(a, r, i, buf, (size_t)n);
 		}
 		if (pf[P_IN].fd >= 0 && (pf[P_IN].revents & (POLLOUT | POLLERR |
 							      POLLHUP))) {
@@ -750,20 +759,7 @@ static int relay(struct sb_arena *a, struct relay *r)
 			continue;
 		fcntl(r->sock[i], F_SETFL, O_NONBLOCK);
 		while ((n = read(r->sock[i], buf, sizeof(buf))) > 0) {
-			if (i == P_OUT)
-				(void)write_all(1, buf, (size_t)n);
-			else if (i == P_ERR)
-				(void)write_all(2, buf, (size_t)n);
-			else if (i == P_CON)
-				console_data(r, buf, (size_t)n);
-			else {
-				size_t room = sizeof(r->ctl) - r->ctl_len;
-				size_t k = (size_t)n < room ? (size_t)n : room;
-
-				memcpy(r->ctl + r->ctl_len, buf, k);
-				r->ctl_len += k;
-				ctl_lines(a, r);
-			}
+			deliver(a, r, i, buf, (size_t)n);
 		}
 	}
 	if (timed_out)
@@ -876,19 +872,7 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 		put0(&rec, argv[i]);
 	}
 	put0(&rec, "end");
-	st.path = ctx->interp->path;
-	st.real = ctx->interp->real;
-	st.guard = ctx->guard;
-	st.pkgdir = ctx->pkgdir;
-	st.cwd = ctx->cwd;
-	st.script = ctx->script;
-	st.policy_fd = policy_fd;
-	st.guarded = guarded;
-	st.debug = getenv("PYSB_DEBUG") != NULL;
-	st.env = env;
-	st.signal_fd = -1;
-	st.cgroup_fd[0] = st.cgroup_fd[1] = st.cgroup_dir_fd = -1;
-	st.log_fd = st.relay_fd = -1;
+	sb_stage_init(&st, ctx, policy_fd, guarded, env);
 	stage_fd = sb_stage_write(&st);
 	if (stage_fd < 0)
 		return fail_setup("memfd for the stage record",

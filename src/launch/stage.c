@@ -38,6 +38,25 @@ static void put(struct sb_buf *b, const char *key, const char *value)
 	sb_buf_puts(b, "\n");
 }
 
+void sb_stage_init(struct sb_stage *st, const struct sb_kernel_ctx *ctx,
+		   int policy_fd, bool guarded, char *const *env)
+{
+	memset(st, 0, sizeof(*st));
+	st->path = ctx->interp->path;
+	st->real = ctx->interp->real;
+	st->guard = ctx->guard;
+	st->pkgdir = ctx->pkgdir;
+	st->cwd = ctx->cwd;
+	st->script = ctx->script;
+	st->policy_fd = policy_fd;
+	st->guarded = guarded;
+	st->debug = getenv("PYSB_DEBUG") != NULL;
+	st->env = env;
+	st->signal_fd = -1;
+	st->cgroup_fd[0] = st->cgroup_fd[1] = st->cgroup_dir_fd = -1;
+	st->log_fd = st->relay_fd = -1;
+}
+
 int sb_stage_write(const struct sb_stage *st)
 {
 	struct sb_buf b = { 0 };

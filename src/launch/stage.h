@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 
+#include "kernel.h"
+
 /* argv[1] of the second stage: "--pysb-stage=FD", FD the stage record. */
 #define SB_STAGE_FLAG "--pysb-stage="
 
@@ -38,6 +40,13 @@ struct sb_stage {
 	int log_fd, relay_fd;       /* the denial log and the supervisor's
 				     * end of the guard's relay; -1: none */
 };
+
+/* 'st' for this run as every tool starts it (bwrap, firejail, qemu's
+ * guest): the interpreter, guard, package, cwd and script of ctx, the
+ * policy descriptor, the environment, PYSB_DEBUG; every descriptor it may
+ * carry -1 and every flag off, for the tool to set. */
+void sb_stage_init(struct sb_stage *st, const struct sb_kernel_ctx *ctx,
+		   int policy_fd, bool guarded, char *const *env);
 
 /* The stage record on a new memfd (inherited by exec, offset 0): the fd,
  * or -errno. The environment travels here rather than on the tool's
