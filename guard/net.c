@@ -326,8 +326,11 @@ static int raise_eai_again(void)
 	PyObject *cls = mod ? py.PyObject_GetAttrString(mod, "gaierror") : NULL;
 	PyObject *args;
 
-	if (!cls)
+	if (!cls) {
+		/* an answer, as the resolver's, not a refusal: no record */
+		sb_guard_no_log();
 		return raise_msg("Temporary failure in name resolution");
+	}
 	args = py.PyTuple_New(2);
 	if (!args) {
 		py.Py_DecRef(cls);
