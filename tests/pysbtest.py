@@ -9,6 +9,8 @@ import ctypes
 import os
 import pathlib
 import shutil
+import socket
+import threading
 import time
 
 import pytest
@@ -176,3 +178,37 @@ def guard_seal():
     parts = re.findall(r'"((?:[^"\\]|\\.)*)"', macro)
     code = "".join(parts).encode().decode("unicode_escape")
     return ["-c", code]
+
+
+class Listener:
+    """A TCP server on the host's 127.0.0.1 that records what reaches it
+    (got: one item per connection) and answers each connection with
+    b'pong:' + what it read: evidence from outside the sandbox."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.got = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            c.settimeout(scaled(5))
+            try:
+                data = c.recv(100)
+                c.sendall(b"pong:" + data)
+            except OSError:
+                data = b"<error>"
+            with self.lock:
+                self.got.append(data)
+            c.close()
+
+    def close(self):
+        self.sock.close()

@@ -11,12 +11,10 @@ listener there is what the rules say, not an attack (skipped). firejail
 keeps the host's network with net= rules (weaknesses.md 95): a
 documented escape."""
 
-import socket
-import threading
-
 import pytest
 
 from harness import attack, documented_escape
+from pysbtest import Listener
 
 HOST_NET = ("weaknesses.md 95: os-sandbox=firejail keeps the host's "
             "network with net= rules, so a rule for 0.0.0.0/0 reaches "
@@ -24,35 +22,14 @@ HOST_NET = ("weaknesses.md 95: os-sandbox=firejail keeps the host's "
 EVERY_V4 = "net=ALLOW|TCP|0.0.0.0/0|*|OUT\n"
 
 
-class Recorder:
-    """A listener on the host's 127.0.0.1 that counts its connections."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        self.count = 0
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            self.count += 1
-            c.close()
-
-
 @pytest.fixture
 def host_service(case):
     if case.os_sandbox in ("landlock", "subprocess"):
         pytest.skip("the host's network by design: a rule for 0.0.0.0/0 "
                     "names the host's loopback there")
-    r = Recorder()
+    r = Listener()
     yield r
-    r.sock.close()
+    r.close()
 
 
 @documented_escape(["firejail"], HOST_NET)
@@ -63,7 +40,7 @@ def test_NS1(case, judge, host_service):
                          ["connect-tcp", "127.0.0.1",
                           str(host_service.port)])
     judge.native(answer, "ECONNREFUSED")
-    assert host_service.count == 0
+    assert host_service.got == []
 
 
 @documented_escape(["firejail"], HOST_NET)
@@ -76,4 +53,4 @@ def test_NS2(case, judge, host_service):
                    "int(sys.argv[1])), 5)",
     }, args=[host_service.port])
     judge.kernel(out["connect"], "ECONNREFUSED")
-    assert host_service.count == 0
+    assert host_service.got == []

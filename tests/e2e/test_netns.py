@@ -17,12 +17,11 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import threading
 
 import pytest
 
 from conftest import as_nobody, sb_path
-from pysbtest import scaled
+from pysbtest import Listener, scaled
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 USERS = ["root", "nobody"]
@@ -34,40 +33,7 @@ def _skip_missing(provider):
         pytest.skip("bwrap is not installed")
     if not any(os.access(t, os.X_OK) for t in
                ("/usr/bin/pasta", "/usr/local/bin/pasta", "/bin/pasta")):
-        pytest.skip("pasta is not installed (Debian package passt)")
-
-
-class Listener:
-    """A TCP server on the host's 127.0.0.1 that records what reaches it
-    and answers each connection with b'pong:' + what it read."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
-        self.got = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            c.settimeout(scaled(5))
-            try:
-                data = c.recv(100)
-                c.sendall(b"pong:" + data)
-            except OSError:
-                data = b"<error>"
-            with self.lock:
-                self.got.append(data)
-            c.close()
-
-    def close(self):
-        self.sock.close()
+        pytest.skip("pasta is not installed (Debian package passt) [core]")
 
 
 @pytest.fixture

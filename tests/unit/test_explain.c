@@ -8,6 +8,7 @@
 #include "explain.h"
 #include "netns.h"
 #include "policy.h"
+#include "rulefile.h"
 #include "tap.h"
 
 static enum sb_resolve_status fake_resolve(void *ctx, struct sb_arena *a,
@@ -39,27 +40,7 @@ static bool has_line(const char *text, const char *line)
 /* The policy of 'rules' (a rule file in 'dir'); NULL when it fails. */
 static struct sb_policy *parse_rules(const char *dir, const char *rules)
 {
-	struct sb_parse_opts o = { 0 };
-	const char *env[] = { NULL };
-	struct sb_policy *p;
-	char path[300];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/.py-sandboxes", dir);
-	f = fopen(path, "w");
-	if (!f)
-		return NULL;
-	fputs(rules, f);
-	fclose(f);
-	o.cwd = dir;
-	o.envp = env;
-	o.resolve = fake_resolve;
-	if (sb_policy_parse(&o, &p) != 0 || p->errors.n) {
-		unlink(path);
-		return NULL;
-	}
-	unlink(path);
-	return p;
+	return parse_rule_file(dir, rules, fake_resolve);
 }
 
 /* pasta's -T and -U for these rules, "tcp|udp", or "error: ..." */

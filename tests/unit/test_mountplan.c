@@ -16,30 +16,14 @@
 
 #include "mountplan.h"
 #include "policy.h"
+#include "rulefile.h"
 #include "tap.h"
 
 static char top[PATH_MAX]; /* the temporary directory, canonical */
 
 static struct sb_policy *parse_rules(const char *rules)
 {
-	struct sb_parse_opts o = { 0 };
-	const char *env[] = { NULL };
-	struct sb_policy *p;
-	char path[PATH_MAX + 32];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/.py-sandboxes", top);
-	f = fopen(path, "w");
-	if (!f)
-		return NULL;
-	fputs(rules, f);
-	fclose(f);
-	o.cwd = top;
-	o.envp = env;
-	if (sb_policy_parse(&o, &p) != 0 || p->errors.n)
-		p = NULL;
-	unlink(path);
-	return p;
+	return parse_rule_file(top, rules, NULL);
 }
 
 static void make(const char *rel, bool dir)
