@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "netnames.h"
 #include "policy_net.h"
 #include "selfport.h"
 
@@ -58,39 +59,9 @@ struct sock_info {
 
 /* ---- names ---- */
 
-/* Loopback names answer without a query even when the hosts file lacks
- * them (E23); a net= rule naming them pins them like any other name. */
-static const struct sb_addr loop4 = { AF_INET, { 127, 0, 0, 1 } };
-static const struct sb_addr loop6 = { AF_INET6, { [15] = 1 } };
-static const struct sb_pin loopback_pins[] = {
-	{ "localhost", &loop4, 1 },
-	{ "ip6-localhost", &loop6, 1 },
-	{ "ip6-loopback", &loop6, 1 },
-};
-
-/* ASCII case-insensitive, one trailing dot ignored, as sb_pin_lookup. */
-static bool name_eq(const char *a, const char *b)
-{
-	size_t na = strlen(a), nb = strlen(b);
-
-	if (na && a[na - 1] == '.')
-		na--;
-	if (nb && b[nb - 1] == '.')
-		nb--;
-	return na == nb && strncasecmp(a, b, na) == 0;
-}
-
 static const struct sb_pin *find_pin(const char *host)
 {
-	const struct sb_pin *pin = sb_pin_lookup(sb_g.policy, host);
-	size_t i;
-
-	if (pin)
-		return pin;
-	for (i = 0; i < SB_ARRAY_LEN(loopback_pins); i++)
-		if (name_eq(loopback_pins[i].host, host))
-			return &loopback_pins[i];
-	return NULL;
+	return sb_netname_pin(sb_g.policy, host);
 }
 
 /* May any name be resolved? Only when a '*' rule names every host: an
@@ -138,45 +109,6 @@ static int host_text(PyObject *o, char buf[HOST_MAX])
 	return r;
 }
 
-/* The address CPython's setipaddr() makes of a literal host for a socket of
- * 'family', without a lookup: '' is the wildcard, '<broadcast>' the IPv4
- * broadcast, and otherwise what getaddrinfo() takes as numeric (all the
- * inet_aton forms, a zone after an IPv6 literal). False for a name. */
-static bool socket_literal(int family, const char *host, struct sb_addr *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (!host[0]) {
-		out->family = family == AF_INET6 ? AF_INET6 : AF_INET;
-		return true;
-	}
-	if (family == AF_INET && strcmp(host, "<broadcast>") == 0) {
-		out->family = AF_INET;
-		memset(out->bytes, 0xff, 4);
-		return true;
-	}
-	return sb_addr_parse_numeric(host, out) == 0;
-}
-
-/* A literal for getaddrinfo() and gethostbyname(): what getaddrinfo reads
- * as numeric, no query. */
-static bool resolver_literal(const char *host, struct sb_addr *out)
-{
-	return sb_addr_parse_numeric(host, out) == 0;
-}
-
-/* gethostbyname_ex() also hands the text to gethostbyname_r(), which
- * takes only digits and dots (and IPv6) as numeric: "0x7f.1" is a query
- * there. */
-static bool strict_literal(const char *host, struct sb_addr *out)
-{
-	const char *c;
-
-	for (c = host; *c; c++)
-		if ((*c < '0' || *c > '9') && *c != '.')
-			return false;
-	return c != host && c[-1] != '.' && resolver_literal(host, out);
-}
-
 static const char *addr_text(const struct sb_addr *a,
 			     char buf[INET6_ADDRSTRLEN])
 {
@@ -209,7 +141,7 @@ static void note_resolution(const char *host, PyObject *res)
 		struct sb_addr a;
 
 		if (!ip || host_text(ip, buf) != 1 ||
-		    !resolver_literal(buf, &a)) {
+		    !sb_netname_resolver_literal(buf, &a)) {
 			py.PyErr_Clear();
 			continue;
 		}
@@ -803,7 +735,7 @@ static int check_inet(enum net_op op, PyObject *addr,
 	kind = sock_kind(op, addr, si);
 	if (!kind)
 		return -1;
-	if (hk == 1 && socket_literal(si->family, host, &a)) {
+	if (hk == 1 && sb_netname_socket_literal(si->family, host, &a)) {
 		if (judge(kind, dir, NULL, &a, 1, (unsigned)port) < 0)
 			return -1;
 		return check_dns_port(op, addr, kind, (unsigned)port);
@@ -918,7 +850,7 @@ static int check_resolution(PyObject *host_obj, PyObject *flags_obj)
 		py.PyErr_Clear();
 	if (flags & AI_NUMERICHOST)
 		return 0; /* getaddrinfo asks nobody */
-	if (hk == 1 && (resolver_literal(host, &a) || find_pin(host)))
+	if (hk == 1 && (sb_netname_resolver_literal(host, &a) || find_pin(host)))
 		return 0;
 	if (names_can_be_allowed())
 		return 0;
@@ -932,8 +864,8 @@ static bool reverse_allowed(const struct sb_addr *a)
 	struct sb_addr c;
 
 	sb_addr_canonical(a, &c);
-	if ((c.family == AF_INET && !memcmp(c.bytes, loop4.bytes, 4)) ||
-	    (c.family == AF_INET6 && !memcmp(c.bytes, loop6.bytes, 16)))
+	if ((c.family == AF_INET && !memcmp(c.bytes, sb_loop4.bytes, 4)) ||
+	    (c.family == AF_INET6 && !memcmp(c.bytes, sb_loop6.bytes, 16)))
 		return true;
 	return sb_net_reverse_allowed(sb_g.policy, a);
 }
@@ -953,7 +885,7 @@ static int check_reverse(PyObject *host_obj)
 
 	if (hk == 0)
 		return 0; /* not text: CPython raises TypeError */
-	if (hk == 1 && resolver_literal(host, &a)) {
+	if (hk == 1 && sb_netname_resolver_literal(host, &a)) {
 		if (reverse_allowed(&a))
 			return 0;
 	} else if (hk == 1 && (pin = find_pin(host)) != NULL) {
@@ -1051,7 +983,7 @@ static PyObject *address_for(enum net_op op, PyObject *sock, PyObject *addr)
 		return NULL;
 	if (si.fd < 0 || (si.family != AF_INET && si.family != AF_INET6) ||
 	    !inet_tuple(addr, si.family, host, &hk, &port) ||
-	    (hk == 1 && socket_literal(si.family, host, &a))) {
+	    (hk == 1 && sb_netname_socket_literal(si.family, host, &a))) {
 		py.Py_IncRef(addr);
 		return addr;
 	}
@@ -1127,7 +1059,7 @@ static PyObject *dns_sendto_call(struct meth_wrap *m, PyObject *args,
 	    (si.family != AF_INET && si.family != AF_INET6) ||
 	    !inet_tuple(addr, si.family, host, &hk, &port) ||
 	    port != SB_DNS_PORT || hk != 1 ||
-	    !socket_literal(si.family, host, &a)) {
+	    !sb_netname_socket_literal(si.family, host, &a)) {
 		py.PyErr_Clear();
 		return NULL;
 	}
@@ -1483,7 +1415,7 @@ static PyObject *getaddrinfo_call(struct sb_wrap *w, PyObject *args,
 		return sb_wrap_call_original(w, args, kwargs);
 	if (sb_arg_int(argv[2], &family) < 0 || sb_arg_int(argv[5], &flags) < 0)
 		return NULL;
-	if (hk == 1 && resolver_literal(host, &a))
+	if (hk == 1 && sb_netname_resolver_literal(host, &a))
 		return sb_wrap_call_original(w, args, kwargs);
 	pin = hk == 1 ? find_pin(host) : NULL;
 	if (pin && !(flags & AI_NUMERICHOST)) {
@@ -1550,8 +1482,8 @@ static const struct sb_pin *byname_pin(PyObject *args, PyObject *kwargs,
 	if (py.PyTuple_Size(args) != 1 || kwargs)
 		return NULL;
 	hk = host_text(py.PyTuple_GetItem(args, 0), host);
-	if (hk == 0 || (hk == 1 && (ex ? strict_literal(host, &a)
-				       : resolver_literal(host, &a))))
+	if (hk == 0 || (hk == 1 && (ex ? sb_netname_strict_literal(host, &a)
+				       : sb_netname_resolver_literal(host, &a))))
 		return NULL;
 	if (hk == 1 && find_pin(host))
 		return find_pin(host);
