@@ -277,6 +277,17 @@ static int raise_eai_again(void)
 	return -1;
 }
 
+/* The answer made of a pinned name's addresses: 'list', or, when the pin
+ * has none of the family asked, EAI_AGAIN (the list is released). */
+static PyObject *pinned_answer(PyObject *list)
+{
+	if (py.PyList_Size(list) > 0)
+		return list;
+	py.Py_DecRef(list);
+	raise_eai_again();
+	return NULL;
+}
+
 static void format_ref(struct sb_ref ref, char *buf, size_t size)
 {
 	if (!ref.file)
@@ -1341,11 +1352,9 @@ static PyObject *gai_answer(struct sb_wrap *w, const char *host,
 		}
 		py.Py_DecRef(res);
 	}
-	if (py.PyList_Size(all) == 0) {
-		py.Py_DecRef(all);
-		raise_eai_again();
+	all = pinned_answer(all);
+	if (!all)
 		return NULL;
-	}
 	/* the canonical name of a literal is the literal: give the name */
 	first = py.PyList_GetItem(all, 0);
 	if ((flags & AI_CANONNAME) && py.PyTuple_Size(first) == 5) {
@@ -1461,12 +1470,7 @@ static PyObject *pinned_v4_list(const struct sb_pin *pin)
 		}
 		py.Py_DecRef(s);
 	}
-	if (py.PyList_Size(list) == 0) {
-		py.Py_DecRef(list);
-		raise_eai_again();
-		return NULL;
-	}
-	return list;
+	return pinned_answer(list);
 }
 
 /* gethostbyname(host) and gethostbyname_ex(host). NULL result with no
