@@ -1498,46 +1498,12 @@ static const struct sb_pin *byname_pin(PyObject *args, PyObject *kwargs,
 	return NULL;
 }
 
-static PyObject *gethostbyname_call(struct sb_wrap *w, PyObject *args,
-				    PyObject *kwargs)
+/* (host, [], [addresses]): gethostbyname_ex's answer; 'list' is taken. */
+static PyObject *byname_ex_answer(const char *host, PyObject *list)
 {
-	char host[HOST_MAX];
-	const struct sb_pin *pin;
-	PyObject *list, *res;
-	int refused;
+	PyObject *aliases = py.PyList_New(0);
+	PyObject *res = aliases ? py.PyTuple_New(3) : NULL;
 
-	pin = byname_pin(args, kwargs, false, host, &refused);
-	if (refused)
-		return NULL;
-	if (!pin)
-		return sb_wrap_call_original(w, args, kwargs);
-	list = pinned_v4_list(pin);
-	if (!list)
-		return NULL;
-	res = py.PyList_GetItem(list, 0);
-	py.Py_IncRef(res);
-	py.Py_DecRef(list);
-	return res;
-}
-
-static PyObject *gethostbyname_ex_call(struct sb_wrap *w, PyObject *args,
-				       PyObject *kwargs)
-{
-	char host[HOST_MAX];
-	const struct sb_pin *pin;
-	PyObject *list, *res, *aliases;
-	int refused;
-
-	pin = byname_pin(args, kwargs, true, host, &refused);
-	if (refused)
-		return NULL;
-	if (!pin)
-		return sb_wrap_call_original(w, args, kwargs);
-	list = pinned_v4_list(pin);
-	if (!list)
-		return NULL;
-	aliases = py.PyList_New(0);
-	res = aliases ? py.PyTuple_New(3) : NULL;
 	if (!res) {
 		if (aliases)
 			py.Py_DecRef(aliases);
@@ -1548,6 +1514,44 @@ static PyObject *gethostbyname_ex_call(struct sb_wrap *w, PyObject *args,
 	py.PyTuple_SetItem(res, 1, aliases);
 	py.PyTuple_SetItem(res, 2, list);
 	return res;
+}
+
+/* gethostbyname(host) answers the first pinned IPv4 address,
+ * gethostbyname_ex(host) all of them. */
+static PyObject *byname_call(struct sb_wrap *w, PyObject *args,
+			     PyObject *kwargs, bool ex)
+{
+	char host[HOST_MAX];
+	const struct sb_pin *pin;
+	PyObject *list, *res;
+	int refused;
+
+	pin = byname_pin(args, kwargs, ex, host, &refused);
+	if (refused)
+		return NULL;
+	if (!pin)
+		return sb_wrap_call_original(w, args, kwargs);
+	list = pinned_v4_list(pin);
+	if (!list)
+		return NULL;
+	if (ex)
+		return byname_ex_answer(host, list);
+	res = py.PyList_GetItem(list, 0);
+	py.Py_IncRef(res);
+	py.Py_DecRef(list);
+	return res;
+}
+
+static PyObject *gethostbyname_call(struct sb_wrap *w, PyObject *args,
+				    PyObject *kwargs)
+{
+	return byname_call(w, args, kwargs, false);
+}
+
+static PyObject *gethostbyname_ex_call(struct sb_wrap *w, PyObject *args,
+				       PyObject *kwargs)
+{
+	return byname_call(w, args, kwargs, true);
 }
 
 /* getnameinfo(sockaddr, flags): with NI_NUMERICHOST no query is made, but
