@@ -12,6 +12,7 @@
 
 #include "netnames.h"
 #include "policy.h"
+#include "rulefile.h"
 #include "tap.h"
 
 enum which { SOCKET4, SOCKET6, RESOLVER, STRICT };
@@ -128,29 +129,17 @@ static const struct pin_case pins[] = {
 
 static void test_pins(void)
 {
-	char dir[] = "/tmp/pysb-netnames-XXXXXX", path[64], buf[64];
-	struct sb_parse_opts o = { 0 };
-	const char *env[] = { NULL };
-	struct sb_policy *p = NULL;
+	char dir[] = "/tmp/pysb-netnames-XXXXXX", buf[64];
+	struct sb_policy *p;
 	size_t i;
-	FILE *f;
 
 	if (!mkdtemp(dir)) {
 		ok(false, "mkdtemp");
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/.py-sandboxes", dir);
-	f = fopen(path, "w");
-	if (f) {
-		fputs("net=ALLOW|TCP|example.com|443|OUT\n", f);
-		fclose(f);
-	}
-	o.cwd = dir;
-	o.envp = env;
-	o.resolve = fake_resolve;
-	ok(sb_policy_parse(&o, &p) == 0 && p && !p->errors.n,
-	   "a policy pinning example.com");
-	unlink(path);
+	p = parse_rule_file(dir, "net=ALLOW|TCP|example.com|443|OUT\n",
+			    fake_resolve);
+	ok(p != NULL, "a policy pinning example.com");
 	rmdir(dir);
 	for (i = 0; p && i < SB_ARRAY_LEN(pins); i++) {
 		const struct sb_pin *pin = sb_netname_pin(p, pins[i].host);
