@@ -86,6 +86,15 @@ def scaled(seconds):
     return seconds * slowness()
 
 
+# How a test program waits for a signal its Python handler takes: short
+# sleeps, never one long one. CPython runs a Python handler between
+# bytecodes; a signal that lands after the last check and before
+# time.sleep's clock_nanosleep starts is handled by the C handler only, and
+# the Python handler waits the whole sleep out (a machine under load
+# preempts the program in that window now and then). Needs `import time`.
+AWAIT_SIGNAL = "while True:\n    time.sleep(0.05)\n"
+
+
 # ---- the interpreters a core case runs under ----
 
 def _pyenv_root():

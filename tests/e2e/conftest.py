@@ -22,8 +22,8 @@ import tempfile
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from pysbtest import (NOBODY, REPO, as_nobody, interpreter_paths,  # noqa
-                      interpreters, landlock_abi, pyenv_minor, pyenv_newest,
+from pysbtest import (AWAIT_SIGNAL, NOBODY, REPO, as_nobody,  # noqa
+                      interpreter_paths, interpreters, landlock_abi, pyenv_minor, pyenv_newest,
                       pyenv_oldest, pyenv_python, pyenv_versions, sb_path,
                       scaled, slowness)
 

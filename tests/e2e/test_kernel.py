@@ -26,7 +26,8 @@ import threading
 
 import pytest
 
-from conftest import NOBODY, REPO, landlock_abi, pyenv_minor, sb_path
+from conftest import (AWAIT_SIGNAL, NOBODY, REPO, landlock_abi, pyenv_minor,
+                      sb_path)
 
 USERS = ["root", "nobody"]
 
@@ -519,8 +520,7 @@ import os, signal, time
 signal.signal(signal.SIGTERM, lambda *a: (os.write(1, b"TERM\\n"),
                                           os._exit(3)))
 print("ready", flush=True)
-time.sleep(30)
-"""
+""" + AWAIT_SIGNAL
 
 
 def test_sigterm_is_forwarded_to_the_program(sb, tree, user):

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import NOBODY, as_nobody, sb_path, scaled
+from conftest import AWAIT_SIGNAL, NOBODY, as_nobody, sb_path, scaled
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 
@@ -40,8 +40,7 @@ def h(n, frame):
 signal.signal(signal.SIGTERM, h)
 signal.signal(signal.SIGINT, h)
 print("ready", flush=True)
-time.sleep(60)
-"""
+""" + AWAIT_SIGNAL
 
 NO_HANDLER = """\
 import time
