@@ -6,6 +6,7 @@ files import it; it imports no project code.
 """
 
 import ctypes
+import glob
 import os
 import pathlib
 import shutil
@@ -93,6 +94,22 @@ def scaled(seconds):
 # the Python handler waits the whole sleep out (a machine under load
 # preempts the program in that window now and then). Needs `import time`.
 AWAIT_SIGNAL = "while True:\n    time.sleep(0.05)\n"
+
+
+# ---- the qemu provider ----
+
+def qemu_missing():
+    """Why os-sandbox=qemu cannot run here (a skip reason, [core]: scripts/
+    deps installs both), or None."""
+    if shutil.which("qemu-system-x86_64") is None:
+        return ("qemu-system-x86_64 is not installed (apt-get install "
+                "qemu-system-x86) [core]")
+    for k in sorted(glob.glob("/boot/vmlinuz-*"), reverse=True):
+        ver = k[len("/boot/vmlinuz-"):]
+        if glob.glob(f"/lib/modules/{ver}/kernel/fs/9p/9p.ko*"):
+            return None
+    return ("no guest kernel with 9p modules in /boot (apt-get install -t "
+            "bookworm-backports linux-image-amd64) [core]")
 
 
 # ---- the interpreters a core case runs under ----

@@ -47,6 +47,7 @@
 #include "notif.h"
 #include "ns.h"
 #include "stage.h"
+#include "support.h"
 
 #define INIT_NAME "pysb-guest-init"
 #define QEMU_NAME "qemu-system-x86_64"
@@ -294,14 +295,17 @@ static bool kvm_usable(void)
 }
 
 /* The guest init: beside the binary in a build tree, beside the guard
- * library in a wheel (pysandboxes/_lib/), else installed. */
+ * library in a wheel (pysandboxes/_lib/), else installed. The guard is
+ * looked for even when the run loads none (py-sandbox=false): in a venv
+ * the init lies beside it all the same. */
 static const char *find_init(struct sb_arena *a, const char *self,
 			     const char *guard)
 {
-	const char *near[] = { self, guard };
-	const char *c;
+	const char *near[] = { self, guard }, *pkgdir, *c;
 	size_t i;
 
+	if (!guard && sb_find_support(a, &near[1], &pkgdir) < 0)
+		near[1] = NULL;
 	for (i = 0; i < SB_ARRAY_LEN(near); i++) {
 		char *dir = near[i] ? sb_arena_strdup(a, near[i]) : NULL;
 

@@ -13,7 +13,6 @@
  */
 #include "run.h"
 
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,77 +39,7 @@
 #include "learn_native.h"
 #include "supervise.h"
 #include "suplog.h"
-
-#define GUARD_LIB "libpysb-guard.so"
-
-static bool exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
-}
-
-/* Where the guard library and the pysandboxes package are: next to the
- * binary in a build tree, else where 'make install' put them. */
-/* A wheel installed by pip: <venv>/bin/python-sb, and the package with
- * the guard in <venv>/lib/pythonX.Y/site-packages/pysandboxes/_lib/. */
-static int find_in_venv(struct sb_arena *a, const char *bindir,
-			const char **guard, const char **pkgdir)
-{
-	const char *lib = sb_arena_printf(a, "%s/../lib", bindir);
-	DIR *d = opendir(lib);
-	struct dirent *e;
-	int r = -1;
-
-	if (!d)
-		return -1;
-	while (r < 0 && (e = readdir(d))) {
-		const char *site, *g;
-
-		if (strncmp(e->d_name, "python3", 7) != 0)
-			continue;
-		site = sb_path_normalize(
-			a, sb_arena_printf(a, "%s/%s/site-packages", lib,
-					   e->d_name));
-		g = sb_arena_printf(a, "%s/pysandboxes/_lib/%s", site,
-				    GUARD_LIB);
-		if (exists(g)) {
-			*guard = g;
-			*pkgdir = site;
-			r = 0;
-		}
-	}
-	closedir(d);
-	return r;
-}
-
-static int find_support(struct sb_arena *a, const char **guard,
-			const char **pkgdir)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *g;
-
-	if (n > 0) {
-		self[n] = '\0';
-		*strrchr(self, '/') = '\0';
-		g = sb_arena_printf(a, "%s/%s", self, GUARD_LIB);
-		if (exists(g) && exists(SB_SOURCE_ROOT "/python/pysandboxes")) {
-			*guard = g;
-			*pkgdir = SB_SOURCE_ROOT "/python";
-			return 0;
-		}
-		if (find_in_venv(a, self, guard, pkgdir) == 0)
-			return 0;
-	}
-	g = SB_INSTALL_LIBDIR "/" GUARD_LIB;
-	if (exists(g) && exists(SB_INSTALL_PKGDIR "/pysandboxes")) {
-		*guard = g;
-		*pkgdir = SB_INSTALL_PKGDIR;
-		return 0;
-	}
-	return -1;
-}
+#include "support.h"
 
 /* The guard enters by LD_PRELOAD, which the dynamic linker ignores for a
  * static executable and restricts for a set-id one: such an interpreter
@@ -320,7 +249,7 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	s.ctx.rule_file = p->learn_path;
 	s.display = sb_path_shown(p->learn_path, s.ctx.cwd);
 	/* the guard and its package are implicit paths under landlock */
-	if (find_support(a, &kctx.guard, &kctx.pkgdir) < 0)
+	if (sb_find_support(a, &kctx.guard, &kctx.pkgdir) < 0)
 		kctx.guard = kctx.pkgdir = NULL;
 	kctx.cwd = s.ctx.cwd;
 	kctx.script = sb_cli_script(cli);
@@ -530,12 +459,12 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	    !with_guard)
 		facts.log_fd_set = false; /* the supervisor logs alone */
 	if (with_guard) {
-		if (find_support(a, &guard, &pkgdir) < 0) {
+		if (sb_find_support(a, &guard, &pkgdir) < 0) {
 			fprintf(stderr,
 				"python-sb: cannot find the guard library "
 				"(%s) or the pysandboxes package: the "
 				"installation is incomplete; nothing was run.\n",
-				GUARD_LIB);
+				SB_GUARD_LIB);
 			return SB_EXIT_SETUP;
 		}
 		const char *why = unguardable(a, interp->real);

@@ -17,7 +17,6 @@ refusal by the wrong layer, shown as "failed: ..."), a skip keeps its
 reason.
 """
 
-import glob
 import json
 import os
 import subprocess
@@ -29,6 +28,7 @@ import pytest
 from harness import (ABI, DEBIAN_PYTHON, NOBODY, PROVIDERS, QEMU_COLUMNS,
                      Judge, as_nobody, chown_tree, helper_path, is_guard,
                      parse, root_python, sb_path, scaled, script)
+from pysbtest import qemu_missing
 
 JSON_ENV = "PYSB_ATTACKS_JSON"
 # Every run of the suite writes python-sb's denial log (log-file=, kept
@@ -229,11 +229,8 @@ def case(sb, provider):
         pytest.skip(f"this kernel's Landlock ABI is {ABI}, below 4")
     if os_sandbox in ("bwrap", "firejail") and not shutil.which(os_sandbox):
         pytest.skip(f"{os_sandbox} is not installed")
-    if os_sandbox == "qemu" and not shutil.which("qemu-system-x86_64"):
-        pytest.skip("qemu-system-x86_64 is not installed")
-    if os_sandbox == "qemu" and not glob.glob(
-            "/lib/modules/*/kernel/fs/9p/9p.ko*"):
-        pytest.skip("no guest kernel with 9p modules (linux-image-amd64)")
+    if os_sandbox == "qemu" and qemu_missing():
+        pytest.skip(qemu_missing())
     if who == "nobody":
         if os.geteuid() != 0:
             pytest.skip("the suite does not run as root: the root columns "

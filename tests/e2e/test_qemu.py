@@ -14,7 +14,6 @@ read-only share are what refuse), as root and as uid 65534. The refusals
 
 The tests skip, with the reason, where qemu-system-x86_64 or a kernel with
 the 9p modules is not installed (scripts/deps --all installs both)."""
-import glob
 import os
 import pathlib
 import shutil
@@ -25,27 +24,15 @@ import tempfile
 import pytest
 
 from conftest import as_nobody, sb_path
-from pysbtest import REPO, scaled
+from pysbtest import REPO, qemu_missing, scaled
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 
 
-def _kernel():
-    for k in sorted(glob.glob("/boot/vmlinuz-*"), reverse=True):
-        ver = k[len("/boot/vmlinuz-"):]
-        if glob.glob(f"/lib/modules/{ver}/kernel/fs/9p/9p.ko*"):
-            return k
-    return None
-
-
 def _need_qemu():
-    if shutil.which("qemu-system-x86_64") is None:
-        pytest.skip("qemu-system-x86_64 is not installed (apt-get install "
-                    "qemu-system-x86) [core]")
-    if _kernel() is None:
-        pytest.skip("no guest kernel with 9p modules in /boot (apt-get "
-                    "install -t bookworm-backports linux-image-amd64) "
-                    "[core]")
+    why = qemu_missing()
+    if why:
+        pytest.skip(why)
 
 
 @pytest.fixture
