@@ -449,6 +449,17 @@ map_failed:
 	return -1;
 }
 
+/* A path of the plan that cannot be exposed, when it is planned or opened:
+ * the run stops before anything starts. */
+static int cannot_expose(const char *what)
+{
+	fprintf(stderr,
+		"python-sb: os-sandbox=unshare: cannot expose %s; nothing was "
+		"run.\n",
+		what);
+	return SB_EXIT_SETUP;
+}
+
 int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 	      const struct sb_kernel_ctx *ctx, const char *path,
 	      char *const argv[], char *const envp[])
@@ -477,11 +488,7 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 		return SB_EXIT_SETUP;
 	}
 	if (sb_ns_plan(a, p, ctx, &r.ops, &r.n_ops, &err) < 0) {
-		fprintf(stderr,
-			"python-sb: os-sandbox=unshare: cannot expose %s; "
-			"nothing was run.\n",
-			err);
-		status = SB_EXIT_SETUP;
+		status = cannot_expose(err);
 		goto out;
 	}
 	if (p->any_net_rule &&
@@ -495,11 +502,7 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 	    (status = sb_netns_attach(&net, getpid(), "unshare")) != 0)
 		goto out;
 	if (sb_ns_plan_open(a, r.ops, r.n_ops, &err) < 0) {
-		fprintf(stderr,
-			"python-sb: os-sandbox=unshare: cannot expose %s; "
-			"nothing was run.\n",
-			err);
-		status = SB_EXIT_SETUP;
+		status = cannot_expose(err);
 		goto out;
 	}
 	/* the init shares our process group, the program the init's; the
