@@ -17,9 +17,11 @@
  */
 #include "guard.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -299,6 +301,85 @@ int sb_api_dyn_arm(void)
 	return 0;
 }
 
+/* ---- a signal to the program's own child ---- */
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* A pidfd of 'p' when it is a child of this process, running or not yet
+ * waited for (waitid on the pidfd: ECHILD for any other process), else -1.
+ * No /proc needed (Landlock may hide it). The pidfd names that process and
+ * no later one that takes its number. */
+static int own_child_pidfd(long p)
+{
+	siginfo_t si;
+	int fd;
+
+	if (p <= 0 || p > INT32_MAX || p == (long)getpid())
+		return -1;
+	fd = (int)syscall(SYS_pidfd_open, (pid_t)p, 0);
+	if (fd < 0)
+		return -1;
+	memset(&si, 0, sizeof(si));
+	if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si,
+		   WEXITED | WNOHANG | WNOWAIT) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* os.kill(pid, sig): a signal to a child the program started passes
+ * without a rule (multiprocessing's terminate(), Popen.kill()): the child
+ * runs in the sandbox under the same rules. It is sent through the pidfd
+ * the check opened, so a thread that reaps the child meanwhile cannot
+ * turn the signal to a process that took its number since (kill(2) by
+ * number could). Every other call is the original's, whose audit event
+ * the rules judge. */
+static PyObject *kill_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
+{
+	long pid = -1, sig = -1;
+	int fd, rc, err;
+
+	if (!kw && py.PyTuple_Size(args) == 2) {
+		pid = py.PyLong_AsLong(py.PyTuple_GetItem(args, 0));
+		if (!py.PyErr_Occurred())
+			sig = py.PyLong_AsLong(py.PyTuple_GetItem(args, 1));
+		if (py.PyErr_Occurred()) {
+			py.PyErr_Clear(); /* the original says what is wrong */
+			pid = -1;
+		}
+	}
+	if (sig < 0 || sig > INT32_MAX || (fd = own_child_pidfd(pid)) < 0)
+		return sb_wrap_call_original(w, args, kw);
+	/* the event other audit hooks expect, as the original raises it */
+	sb_g.api.own_kill = (pid_t)pid;
+	rc = py.PySys_Audit("os.kill", "in", (int)pid, (Py_ssize_t)sig);
+	sb_g.api.own_kill = 0;
+	if (rc < 0) {
+		close(fd);
+		return NULL;
+	}
+	rc = (int)syscall(SYS_pidfd_send_signal, fd, (int)sig, NULL, 0);
+	err = errno;
+	close(fd);
+	if (rc < 0) {
+		errno = err;
+		return py.PyErr_SetFromErrno(PY_EXC(PyExc_OSError));
+	}
+	py.Py_IncRef(py._Py_NoneStruct);
+	return py._Py_NoneStruct;
+}
+
+static struct sb_wrap kill_wrap = { .module = "posix", .attr = "kill",
+				    .also = "os", .call = kill_call };
+
+int sb_api_kill_arm(void)
+{
+	return sb_wrap_install(&kill_wrap);
+}
+
 /* ---- audit events ---- */
 
 /* event -> the registry entry whose rule decides it; sorted by event */
@@ -403,23 +484,19 @@ static const char *unpickler_door(void)
 	return door;
 }
 
-/* Is 'pid' (a Python int) a child of this process, running or not yet
- * waited for? waitid() with WNOWAIT asks the kernel without reaping it:
- * ECHILD for any other process. No /proc needed (Landlock may hide it).
- * A pid this process has not reaped cannot be reused, so the answer holds
- * until the program itself waits for the child (weakness 81). */
-static bool own_child(PyObject *pid)
+/* The os.kill event kill_call raises for its own child: passed once, so
+ * that a call to the original made meanwhile (an audit hook of the
+ * program's) is judged by the rules. */
+static bool own_kill_event(PyObject *args)
 {
+	PyObject *pid = py.PyTuple_GetItem(args, 0);
 	long p = pid ? py.PyLong_AsLong(pid) : -1;
-	siginfo_t si;
+	bool own = p == (long)sb_g.api.own_kill;
 
 	if (p == -1 && py.PyErr_Occurred())
 		py.PyErr_Clear();
-	if (p <= 0 || p > INT32_MAX || p == (long)getpid())
-		return false;
-	memset(&si, 0, sizeof(si));
-	return waitid(P_PID, (id_t)p, &si,
-		      WEXITED | WNOHANG | WNOWAIT) == 0;
+	sb_g.api.own_kill = 0;
+	return own;
 }
 
 int sb_api_event(const char *event, PyObject *args)
@@ -450,11 +527,11 @@ int sb_api_event(const char *event, PyObject *args)
 			return 0;
 		return sb_guard_check_api("fcntl.ioctl");
 	}
-	/* (pid, signal): a signal to a child of this process passes
-	 * (multiprocessing's terminate(), Popen.kill()): the child runs in
-	 * the sandbox, under the same rules. Any other target is judged. */
-	if (strcmp(event, "os.kill") == 0 &&
-	    own_child(py.PyTuple_GetItem(args, 0)))
+	/* (pid, signal): a signal to a child of this process passes when
+	 * kill_call sends it (below); any other, the original's included,
+	 * is judged */
+	if (strcmp(event, "os.kill") == 0 && sb_g.api.own_kill &&
+	    own_kill_event(args))
 		return 0;
 	hit = bsearch(event, doors, SB_ARRAY_LEN(doors), sizeof(doors[0]),
 		      cmp_event);

@@ -48,6 +48,8 @@ struct py_method_def {
 	X(PyObject *, PyOS_FSPath, (PyObject *))                               \
 	X(void, PyErr_SetObject, (PyObject *, PyObject *))                     \
 	X(void, PyErr_SetString, (PyObject *, const char *))                   \
+	X(PyObject *, PyErr_SetFromErrno, (PyObject *))                        \
+	X(int, PySys_Audit, (const char *, const char *, ...))                 \
 	X(PyObject *, PyErr_Occurred, (void))                                  \
 	X(void, PyErr_Clear, (void))                                           \
 	X(void, PyErr_Fetch, (PyObject **, PyObject **, PyObject **))          \
@@ -115,6 +117,7 @@ struct py_method_def {
 	X(PyExc_TypeError)                                                     \
 	X(PyExc_RuntimeError)                                                  \
 	X(PyExc_PermissionError)                                               \
+	X(PyExc_OSError)                                                       \
 	X(PyExc_AttributeError)                                                \
 	X(PyExc_SystemExit)
 

@@ -205,6 +205,7 @@ static const struct {
 	{ sb_imports_arm, "cannot install the import guard" },
 	{ sb_api_arm, "cannot install the API guard" },
 	{ sb_api_dyn_arm, "cannot install the API guard" },
+	{ sb_api_kill_arm, "cannot install the API guard" },
 	{ sb_net_arm, "cannot install the network guard" },
 	{ sb_learn_arm, "cannot install the learning recorders" },
 };

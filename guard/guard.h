@@ -93,6 +93,9 @@ struct sb_guard {
 		 * sys.modules did not grow since */
 		bool pending_init;
 		Py_ssize_t modules_seen;
+		/* the child kill_call is signalling: its os.kill event passes
+		 * once (0: none) */
+		pid_t own_kill;
 	} api;
 	/* imports.c: types.SimpleNamespace, taken from sys.implementation
 	 * when the guard arms, before program code runs */
@@ -173,5 +176,7 @@ void sb_net_module_loaded(void);
 bool sb_api_category_opened(int category);
 /* The eval/exec/compile wrappers (api.c). */
 int sb_api_dyn_arm(void);
+/* os.kill's wrapper, which signals the program's own child (api.c). */
+int sb_api_kill_arm(void);
 
 #endif

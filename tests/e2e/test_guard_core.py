@@ -646,3 +646,29 @@ def test_a_signal_reaches_the_programs_own_child_only(sandboxed, tmp_cwd):
     finally:
         victim.kill()
         victim.wait()
+
+
+def test_only_the_pidfd_path_signals_a_child_without_a_rule(sandboxed,
+                                                            tmp_cwd):
+    """os.kill signals the program's own child through a pidfd opened for
+    the check (weaknesses.md 81: kill(2) by number could reach a process
+    that took the number after another thread reaped the child). The
+    original posix.kill, reached through a fresh import of posix, gets no
+    such pass: it is judged by the rules, and its SIGTERM does not land
+    (the child dies of the SIGKILL sent after it)."""
+    code = TRY + textwrap.dedent("""\
+        import os, signal, subprocess, sys
+        child = subprocess.Popen(["sleep", "60"])
+        del sys.modules["posix"]
+        import posix as fresh
+        print("fresh", fresh.kill is not os.kill)
+        attempt("original", lambda: fresh.kill(child.pid, signal.SIGTERM))
+        attempt("wrapped", lambda: os.kill(child.pid, signal.SIGKILL))
+        print("child_status", child.wait())
+        """)
+    r = sandboxed("python-import=*\n"
+                  "python-api=ALLOW:process-exec\n", code)
+    assert r.returncode == 0, r.stderr
+    assert "os.kill() is denied by the API guard" in outcome(r, "original")
+    assert outcome(r, "wrapped") == "ALLOWED", r.stdout
+    assert f"child_status {-signal.SIGKILL}" in r.stdout, r.stdout
