@@ -70,10 +70,13 @@ struct sb_guard {
 		PyObject *api_exc_class;
 		PyObject *report_fn; /* pysandboxes.e._report_denial */
 	} refuse;
-	/* wrap.c: which wrapper each trampoline serves */
+	/* wrap.c: which wrapper each trampoline serves; every module-level
+	 * wrapper installed, for a copy of its module made later */
 	struct {
 		struct sb_wrap *slots[SB_WRAP_SLOTS];
 		size_t used;
+		struct sb_wrap *installed[2 * SB_WRAP_SLOTS];
+		size_t n_installed;
 	} wrap;
 	/* files.c */
 	struct {
@@ -178,5 +181,8 @@ bool sb_api_category_opened(int category);
 int sb_api_dyn_arm(void);
 /* os.kill's wrapper, which signals the program's own child (api.c). */
 int sb_api_kill_arm(void);
+/* The import machinery's module makers, so that a module made again (a
+ * fresh copy of posix) gets the wrappers its first copy got (wrap.c). */
+int sb_wrap_arm(void);
 
 #endif

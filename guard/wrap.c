@@ -161,7 +161,100 @@ int sb_wrap_install(struct sb_wrap *w)
 		return -1;
 	if (w->also && set_in_module(w->also, w->attr, w->fn, w->original) < 0)
 		return -1;
+	if (sb_g.wrap.n_installed == SB_ARRAY_LEN(sb_g.wrap.installed)) {
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "too many wrappers to follow their modules");
+		return -1;
+	}
+	sb_g.wrap.installed[sb_g.wrap.n_installed++] = w;
 	return sb_guard_replace_in_os_sets(w->original, w->fn);
+}
+
+/* ---- a module made again ---- */
+
+/* A module the import machinery has just made (or filled): when it is a
+ * copy of one whose functions are wrapped, as `del sys.modules["posix"]`
+ * then `import posix` gives (a fresh copy, from the interpreter's own
+ * table, holds the originals), it gets the same wrappers. 0, or -1 with
+ * an exception: the module is then not handed out. */
+static int adopt_module(PyObject *mod)
+{
+	PyObject *name_obj = py.PyObject_GetAttrString(mod, "__name__");
+	const char *name = name_obj && py.PyObject_IsInstance(
+					       name_obj, py.PyUnicode_Type) == 1
+				   ? py.PyUnicode_AsUTF8AndSize(name_obj, NULL)
+				   : NULL;
+	int rc = 0;
+	size_t i;
+
+	py.PyErr_Clear(); /* a module without a name copies nothing */
+	for (i = 0; name && rc == 0 && i < sb_g.wrap.n_installed; i++) {
+		struct sb_wrap *w = sb_g.wrap.installed[i];
+		PyObject *cur;
+
+		if (strcmp(w->module, name) != 0 &&
+		    !(w->also && strcmp(w->also, name) == 0))
+			continue;
+		cur = py.PyObject_GetAttrString(mod, w->attr);
+		if (!cur) {
+			py.PyErr_Clear();
+			continue;
+		}
+		if (cur != w->fn)
+			rc = py.PyObject_SetAttrString(mod, w->attr, w->fn);
+		py.Py_DecRef(cur);
+	}
+	if (name_obj)
+		py.Py_DecRef(name_obj);
+	return rc;
+}
+
+/* _imp.create_builtin(spec), _imp.create_dynamic(spec[, file]): the
+ * module made (single-phase modules are complete here) */
+static PyObject *create_call(struct sb_wrap *w, PyObject *args,
+			     PyObject *kwargs)
+{
+	PyObject *mod = sb_wrap_call_original(w, args, kwargs);
+
+	if (mod && adopt_module(mod) < 0) {
+		py.Py_DecRef(mod);
+		return NULL;
+	}
+	return mod;
+}
+
+/* _imp.exec_builtin(mod), _imp.exec_dynamic(mod): a multi-phase module
+ * gets its functions here */
+static PyObject *exec_call(struct sb_wrap *w, PyObject *args,
+			   PyObject *kwargs)
+{
+	PyObject *res = sb_wrap_call_original(w, args, kwargs);
+	PyObject *mod = py.PyTuple_Size(args) >= 1
+				? py.PyTuple_GetItem(args, 0)
+				: NULL;
+
+	if (res && mod && adopt_module(mod) < 0) {
+		py.Py_DecRef(res);
+		return NULL;
+	}
+	return res;
+}
+
+static struct sb_wrap imp_wraps[] = {
+	{ .module = "_imp", .attr = "create_builtin", .call = create_call },
+	{ .module = "_imp", .attr = "create_dynamic", .call = create_call },
+	{ .module = "_imp", .attr = "exec_builtin", .call = exec_call },
+	{ .module = "_imp", .attr = "exec_dynamic", .call = exec_call },
+};
+
+int sb_wrap_arm(void)
+{
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(imp_wraps); i++)
+		if (sb_wrap_install(&imp_wraps[i]) < 0)
+			return -1;
+	return 0;
 }
 
 /* A method: w->attr is "Class.method" in w->module; the original is the

@@ -5,9 +5,11 @@ guard judges imports, sensitive calls and dynamic code (seed-spec 3, 5.5 to
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -648,27 +650,69 @@ def test_a_signal_reaches_the_programs_own_child_only(sandboxed, tmp_cwd):
         victim.wait()
 
 
-def test_only_the_pidfd_path_signals_a_child_without_a_rule(sandboxed,
-                                                            tmp_cwd):
-    """os.kill signals the program's own child through a pidfd opened for
-    the check (weaknesses.md 81: kill(2) by number could reach a process
-    that took the number after another thread reaped the child). The
-    original posix.kill, reached through a fresh import of posix, gets no
-    such pass: it is judged by the rules, and its SIGTERM does not land
-    (the child dies of the SIGKILL sent after it)."""
-    code = TRY + textwrap.dedent("""\
-        import os, signal, subprocess, sys
-        child = subprocess.Popen(["sleep", "60"])
-        del sys.modules["posix"]
-        import posix as fresh
-        print("fresh", fresh.kill is not os.kill)
-        attempt("original", lambda: fresh.kill(child.pid, signal.SIGTERM))
-        attempt("wrapped", lambda: os.kill(child.pid, signal.SIGKILL))
-        print("child_status", child.wait())
-        """)
-    r = sandboxed("python-import=*\n"
-                  "python-api=ALLOW:process-exec\n", code)
-    assert r.returncode == 0, r.stderr
-    assert "os.kill() is denied by the API guard" in outcome(r, "original")
-    assert outcome(r, "wrapped") == "ALLOWED", r.stdout
-    assert f"child_status {-signal.SIGKILL}" in r.stdout, r.stdout
+COPY_ROUTES = {
+    "reimport": 'del sys.modules["posix"]\nimport posix as copy\n',
+    "spec": ('import importlib.util\n'
+             'spec = importlib.util.find_spec("posix")\n'
+             'copy = importlib.util.module_from_spec(spec)\n'
+             'spec.loader.exec_module(copy)\n'),
+    "create_builtin": ('import _imp, importlib.util\n'
+                       'copy = _imp.create_builtin('
+                       'importlib.util.find_spec("posix"))\n'
+                       '_imp.exec_builtin(copy)\n'),
+    "fresh_imp": ('del sys.modules["_imp"]\n'
+                  'import _imp, importlib.util\n'
+                  'copy = _imp.create_builtin('
+                  'importlib.util.find_spec("posix"))\n'
+                  '_imp.exec_builtin(copy)\n'),
+}
+
+
+@pytest.mark.parametrize("route", list(COPY_ROUTES))
+def test_a_module_made_again_gets_the_wrappers(sandboxed, tmp_cwd, route):
+    """A fresh copy of posix (made by the import machinery again) held the
+    interpreter's originals, outside the guard: stat, lstat and access
+    raise no audit event, so a copy's told the size of any file, and a
+    copy's kill skipped the pidfd (weaknesses.md 81). The module makers
+    now give a copy the wrappers the first got: the file outside the rules
+    is refused, its size never printed; the copy's kill signals the
+    program's own child and not a process outside (seen alive after)."""
+    secret_dir = pathlib.Path(tempfile.mkdtemp(prefix="pysb-copy-"))
+    secret = secret_dir / "secret.bin"
+    secret.write_bytes(b"x" * 4242)
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        code = TRY + "import os, signal, subprocess, sys\n" + \
+            COPY_ROUTES[route] + textwrap.dedent(f"""\
+            print("copy", copy is not sys.modules.get("posix"))
+            for name in ("stat", "lstat"):
+                attempt(name, lambda: print(
+                    "size", getattr(copy, name)({str(secret)!r}).st_size))
+            attempt("access", lambda: print(
+                "exists", copy.access({str(secret)!r}, os.F_OK)))
+            child = subprocess.Popen(["sleep", "60"])
+            attempt("child", lambda: copy.kill(child.pid, signal.SIGTERM))
+            print("child_status", child.wait())
+            attempt("victim", lambda: copy.kill({victim.pid}, signal.SIGTERM))
+            """)
+        # a direct call of the module makers is judged as a reload: the
+        # rule that allows it must not open the originals either
+        extra = ("python-api=ALLOW:importlib.reload\n"
+                 if route in ("create_builtin", "fresh_imp") else "")
+        r = sandboxed("python-import=*\n"
+                      "python-api=ALLOW:process-exec\n" + extra, code)
+        assert r.returncode == 0, r.stderr
+        if route != "reimport":  # the copy is not in sys.modules
+            assert "copy True" in r.stdout, r.stdout
+        assert "4242" not in r.stdout, r.stdout
+        assert outcome(r, "stat").startswith("RuleFileNotFoundError")
+        assert outcome(r, "lstat").startswith("RuleFileNotFoundError")
+        assert "exists True" not in r.stdout, r.stdout
+        assert outcome(r, "child") == "ALLOWED", r.stdout
+        assert f"child_status {-signal.SIGTERM}" in r.stdout, r.stdout
+        assert "os.kill() is denied" in outcome(r, "victim"), r.stdout
+        assert victim.poll() is None, "the victim outside was signalled"
+    finally:
+        victim.kill()
+        victim.wait()
+        shutil.rmtree(secret_dir)
