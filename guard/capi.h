@@ -45,6 +45,7 @@ struct py_method_def {
 	X(int, PyBytes_AsStringAndSize, (PyObject *, char **, Py_ssize_t *))  \
 	X(long, PyLong_AsLong, (PyObject *))                                   \
 	X(PyObject *, PyLong_FromLong, (long))                                 \
+	X(PyObject *, PyNumber_Index, (PyObject *))                            \
 	X(PyObject *, PyOS_FSPath, (PyObject *))                               \
 	X(void, PyErr_SetObject, (PyObject *, PyObject *))                     \
 	X(void, PyErr_SetString, (PyObject *, const char *))                   \

@@ -1317,24 +1317,30 @@ static void expose_script(void)
 static PyObject *path_once(PyObject *o)
 {
 	PyObject *type;
-	int has;
+	int has, index;
 
 	if (py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 ||
 	    py.PyObject_IsInstance(o, py.PyBytes_Type) == 1 ||
+	    py.PyObject_IsInstance(o, py.PyLong_Type) == 1 ||
 	    o == py._Py_NoneStruct) {
 		py.Py_IncRef(o);
 		return o;
 	}
 	type = py.PyObject_Type(o);
 	has = type ? py.PyObject_HasAttrString(type, "__fspath__") : 0;
+	index = type ? py.PyObject_HasAttrString(type, "__index__") : 0;
 	if (type)
 		py.Py_DecRef(type);
-	if (!has) {
-		py.PyErr_Clear();
-		py.Py_IncRef(o);
-		return o;
-	}
-	return py.PyOS_FSPath(o);
+	py.PyErr_Clear();
+	if (has)
+		return py.PyOS_FSPath(o);
+	/* an index that is not an int (a dir_fd): judged as the current
+	 * directory, while the original took the descriptor __index__ gave
+	 * (another directory); made its int here, once */
+	if (index)
+		return py.PyNumber_Index(o);
+	py.Py_IncRef(o);
+	return o;
 }
 
 static sb_wrap_fn real_calls[SB_ARRAY_LEN(wraps)];

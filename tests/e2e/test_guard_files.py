@@ -8,6 +8,7 @@ compares what the script printed: one line per probe, `label: OK <repr>` or
 interpreter of the machine (conftest.python_exe).
 """
 import os
+import subprocess
 import textwrap
 
 import pytest
@@ -654,3 +655,44 @@ def test_a_path_like_answering_twice_is_read_once(sandboxed, tmp_cwd):
     r = sandboxed("python-import=os\nexpose-ro=.\n", code)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "[True, True, True]\n", r.stdout
+
+
+def test_a_dir_fd_that_is_an_index_is_read_once(sandboxed, tmp_cwd,
+                                                python_exe):
+    """A dir_fd that is not an int but has __index__ was judged as the
+    current directory, while the original opened relative to the directory
+    __index__ named: a path allowed from here (the interpreter's own tree,
+    reached by '..' up to the root) read a file outside the rules from
+    there. The guard now makes it its int once. Under os-sandbox=subprocess,
+    where the Python layer is the only wall; the secret is not printed."""
+    stdlib = subprocess.run([python_exe, "-c", "import os; print("
+                             "os.path.dirname(os.path.realpath(os.__file__)))"],
+                            capture_output=True, text=True,
+                            check=True).stdout.strip()
+    secret = tmp_cwd / stdlib.lstrip("/") / "os.py"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("TOPSECRET")
+    (tmp_cwd / "inner" / "deep").mkdir(parents=True)
+    up = "../" * (len(tmp_cwd.resolve().parts) - 1)
+    code = textwrap.dedent(f"""\
+        import os
+        class Idx:
+            def __init__(self, fd):
+                self.fd = fd
+            def __index__(self):
+                return self.fd
+        fd = os.open("inner/deep", os.O_RDONLY)
+        path = {up + stdlib.lstrip("/") + "/os.py"!r}
+        for label, d in (("int", fd), ("index", Idx(fd))):
+            try:
+                f = os.open(path, os.O_RDONLY, dir_fd=d)
+                print(label, os.read(f, 20))
+            except OSError as e:
+                print(label, type(e).__name__)
+        """)
+    r = sandboxed("os-sandbox=subprocess\npython-import=os\n"
+                  "expose-ro=./inner\n", code)
+    assert r.returncode == 0, r.stderr
+    assert "TOPSECRET" not in r.stdout, r.stdout
+    assert r.stdout == ("int RuleFileNotFoundError\n"
+                        "index RuleFileNotFoundError\n"), r.stdout
