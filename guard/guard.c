@@ -206,7 +206,6 @@ static const struct {
 	{ sb_api_arm, "cannot install the API guard" },
 	{ sb_api_dyn_arm, "cannot install the API guard" },
 	{ sb_api_kill_arm, "cannot install the API guard" },
-	{ sb_wrap_arm, "cannot guard the import machinery" },
 	{ sb_net_arm, "cannot install the network guard" },
 	{ sb_learn_arm, "cannot install the learning recorders" },
 };

@@ -181,8 +181,6 @@ bool sb_api_category_opened(int category);
 int sb_api_dyn_arm(void);
 /* os.kill's wrapper, which signals the program's own child (api.c). */
 int sb_api_kill_arm(void);
-/* The import machinery's module makers, so that a module made again (a
- * fresh copy of posix) gets the wrappers its first copy got (wrap.c). */
-int sb_wrap_arm(void);
+
 
 #endif

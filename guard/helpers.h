@@ -92,6 +92,10 @@ struct sb_wrap {
 int sb_wrap_install(struct sb_wrap *w);
 /* The same for a method: attr is "Class.method". */
 int sb_wrap_install_method(struct sb_wrap *w);
+/* A module _imp has just made or filled: the wrappers installed on its
+ * first copy go on this one too (a fresh posix holds the originals). 0, or
+ * -1 with an exception set. */
+int sb_wrap_adopt_module(PyObject *mod);
 /* Swap 'original' for 'fn' in the os.supports_* sets: 0 or -1. */
 int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn);
 /* Call the original with the same arguments (new reference or NULL). */

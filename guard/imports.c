@@ -735,7 +735,8 @@ static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 	if (py.PyTuple_SetItem(nargs, 0, nspec) < 0)
 		goto out;
 	res = sb_wrap_call_original(w, nargs, NULL);
-	if (res && check_loaded(res, name, m) < 0) {
+	if (res && (check_loaded(res, name, m) < 0 ||
+		    sb_wrap_adopt_module(res) < 0)) {
 		py.Py_DecRef(res);
 		res = NULL;
 	}
@@ -803,6 +804,12 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 			res = sb_wrap_call_original(w, nargs, NULL);
 		py.Py_DecRef(nargs);
 	}
+	/* a copy made past the reload check (one not in sys.modules any
+	 * more, or with importlib.reload allowed) gets the wrappers too */
+	if (res && sb_wrap_adopt_module(res) < 0) {
+		py.Py_DecRef(res);
+		res = NULL;
+	}
 	if (nspec)
 		py.Py_DecRef(nspec);
 	if (empty)
@@ -814,9 +821,28 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 	return res;
 }
 
+/* _imp.exec_builtin(mod), _imp.exec_dynamic(mod): a multi-phase module's
+ * exec slots may add functions: the module gets the wrappers again */
+static PyObject *exec_module_call(struct sb_wrap *w, PyObject *args,
+				  PyObject *kwargs)
+{
+	PyObject *res = sb_wrap_call_original(w, args, kwargs);
+	PyObject *mod = py.PyTuple_Size(args) >= 1
+				? py.PyTuple_GetItem(args, 0)
+				: NULL;
+
+	if (res && mod && sb_wrap_adopt_module(mod) < 0) {
+		py.Py_DecRef(res);
+		return NULL;
+	}
+	return res;
+}
+
 static struct sb_wrap wraps[] = {
 	{ .module = "_imp", .attr = "create_builtin",
 	  .call = create_builtin_call },
+	{ .module = "_imp", .attr = "exec_builtin", .call = exec_module_call },
+	{ .module = "_imp", .attr = "exec_dynamic", .call = exec_module_call },
 	{ .module = "builtins", .attr = "__import__", .call = import_call },
 	{ .module = "_frozen_importlib", .attr = "_gcd_import",
 	  .call = gcd_import_call },

@@ -176,8 +176,9 @@ int sb_wrap_install(struct sb_wrap *w)
  * copy of one whose functions are wrapped, as `del sys.modules["posix"]`
  * then `import posix` gives (a fresh copy, from the interpreter's own
  * table, holds the originals), it gets the same wrappers. 0, or -1 with
- * an exception: the module is then not handed out. */
-static int adopt_module(PyObject *mod)
+ * an exception: the module is then not handed out. The import guard calls
+ * it from its _imp wrappers (imports.c). */
+int sb_wrap_adopt_module(PyObject *mod)
 {
 	PyObject *name_obj = py.PyObject_GetAttrString(mod, "__name__");
 	const char *name = name_obj && py.PyObject_IsInstance(
@@ -207,54 +208,6 @@ static int adopt_module(PyObject *mod)
 	if (name_obj)
 		py.Py_DecRef(name_obj);
 	return rc;
-}
-
-/* _imp.create_builtin(spec), _imp.create_dynamic(spec[, file]): the
- * module made (single-phase modules are complete here) */
-static PyObject *create_call(struct sb_wrap *w, PyObject *args,
-			     PyObject *kwargs)
-{
-	PyObject *mod = sb_wrap_call_original(w, args, kwargs);
-
-	if (mod && adopt_module(mod) < 0) {
-		py.Py_DecRef(mod);
-		return NULL;
-	}
-	return mod;
-}
-
-/* _imp.exec_builtin(mod), _imp.exec_dynamic(mod): a multi-phase module
- * gets its functions here */
-static PyObject *exec_call(struct sb_wrap *w, PyObject *args,
-			   PyObject *kwargs)
-{
-	PyObject *res = sb_wrap_call_original(w, args, kwargs);
-	PyObject *mod = py.PyTuple_Size(args) >= 1
-				? py.PyTuple_GetItem(args, 0)
-				: NULL;
-
-	if (res && mod && adopt_module(mod) < 0) {
-		py.Py_DecRef(res);
-		return NULL;
-	}
-	return res;
-}
-
-static struct sb_wrap imp_wraps[] = {
-	{ .module = "_imp", .attr = "create_builtin", .call = create_call },
-	{ .module = "_imp", .attr = "create_dynamic", .call = create_call },
-	{ .module = "_imp", .attr = "exec_builtin", .call = exec_call },
-	{ .module = "_imp", .attr = "exec_dynamic", .call = exec_call },
-};
-
-int sb_wrap_arm(void)
-{
-	size_t i;
-
-	for (i = 0; i < SB_ARRAY_LEN(imp_wraps); i++)
-		if (sb_wrap_install(&imp_wraps[i]) < 0)
-			return -1;
-	return 0;
 }
 
 /* A method: w->attr is "Class.method" in w->module; the original is the
