@@ -46,6 +46,7 @@ struct py_method_def {
 	X(long, PyLong_AsLong, (PyObject *))                                   \
 	X(PyObject *, PyLong_FromLong, (long))                                 \
 	X(PyObject *, PyNumber_Index, (PyObject *))                            \
+	X(PyObject *, PyBool_FromLong, (long))                                 \
 	X(PyObject *, PyOS_FSPath, (PyObject *))                               \
 	X(void, PyErr_SetObject, (PyObject *, PyObject *))                     \
 	X(void, PyErr_SetString, (PyObject *, const char *))                   \

@@ -1343,6 +1343,25 @@ static PyObject *path_once(PyObject *o)
 	return o;
 }
 
+/* follow_symlinks= and effective_ids= are read with truth(): an object
+ * whose __bool__ answers twice was judged one way (the link itself) and
+ * obeyed the other (its target, outside the rules). Made True or False
+ * here, once; any other keyword goes through path_once. */
+static PyObject *flag_once(PyObject *key, PyObject *v)
+{
+	const char *k = py.PyObject_IsInstance(key, py.PyUnicode_Type) == 1
+				? py.PyUnicode_AsUTF8AndSize(key, NULL)
+				: NULL;
+	int t;
+
+	py.PyErr_Clear();
+	if (!k || (strcmp(k, "follow_symlinks") != 0 &&
+		   strcmp(k, "effective_ids") != 0))
+		return path_once(v);
+	t = py.PyObject_IsTrue(v);
+	return t < 0 ? NULL : py.PyBool_FromLong(t);
+}
+
 static sb_wrap_fn real_calls[SB_ARRAY_LEN(wraps)];
 
 static PyObject *paths_once_call(struct sb_wrap *w, PyObject *args,
@@ -1364,7 +1383,7 @@ static PyObject *paths_once_call(struct sb_wrap *w, PyObject *args,
 		if (!nkw)
 			goto out;
 		while (py.PyDict_Next(kwargs, &pos, &k, &v)) {
-			PyObject *o = path_once(v);
+			PyObject *o = flag_once(k, v);
 			int r = o ? py.PyDict_SetItem(nkw, k, o) : -1;
 
 			if (o)

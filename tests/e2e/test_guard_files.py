@@ -657,6 +657,32 @@ def test_a_path_like_answering_twice_is_read_once(sandboxed, tmp_cwd):
     assert r.stdout == "[True, True, True]\n", r.stdout
 
 
+def test_a_follow_flag_answering_twice_is_read_once(sandboxed, tmp_cwd):
+    """follow_symlinks= is read with truth(): an object whose __bool__
+    answered False to the guard (the link itself, inside the rules) and
+    True to the original stat()ed the link's target outside the rules, and
+    os.access() said it was readable. The guard now reads the flag once
+    and hands on True or False."""
+    (tmp_cwd / "lnk").symlink_to("/etc/shadow")
+    code = textwrap.dedent("""\
+        import os
+        class B:
+            n = 0
+            def __bool__(self):
+                B.n += 1
+                return B.n != 1
+        st = os.stat("lnk", follow_symlinks=B())
+        print("stat", st.st_size == os.lstat("lnk").st_size)
+        B.n = 0
+        print("access", os.access("lnk", os.R_OK, follow_symlinks=B()),
+              os.access("lnk", os.R_OK))
+        """)
+    r = sandboxed("os-sandbox=subprocess\npython-import=os\n"
+                  "expose-ro=.\n", code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "stat True\naccess True False\n", r.stdout
+
+
 def test_a_dir_fd_that_is_an_index_is_read_once(sandboxed, tmp_cwd,
                                                 python_exe):
     """A dir_fd that is not an int but has __index__ was judged as the
