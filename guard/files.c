@@ -1328,7 +1328,8 @@ static PyObject *path_once(PyObject *o)
 	}
 	type = py.PyObject_Type(o);
 	has = type ? py.PyObject_HasAttrString(type, "__fspath__") : 0;
-	index = type ? py.PyObject_HasAttrString(type, "__index__") : 0;
+	index = type && !has ? py.PyObject_HasAttrString(type, "__index__")
+			     : 0;
 	if (type)
 		py.Py_DecRef(type);
 	py.PyErr_Clear();

@@ -207,13 +207,14 @@ def guard_seal():
 
 
 class Listener:
-    """A TCP server on the host's 127.0.0.1 that records what reaches it
-    (got: one item per connection) and answers each connection with
-    b'pong:' + what it read: evidence from outside the sandbox."""
+    """A TCP server on the host's 127.0.0.1 (or `host`) that records what
+    reaches it (got: one item per connection) and answers each connection
+    with b'pong:' + what it read: evidence from outside the sandbox."""
 
-    def __init__(self):
+    def __init__(self, host="127.0.0.1"):
         self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, 0))
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
         self.got = []

@@ -28,6 +28,7 @@ import pytest
 
 from conftest import (AWAIT_SIGNAL, NOBODY, REPO, landlock_abi, pyenv_minor,
                       sb_path)
+from pysbtest import Listener
 
 USERS = ["root", "nobody"]
 
@@ -126,35 +127,12 @@ def attempt(run_sb, tree, user):
     return run
 
 
-class Server:
-    """A TCP listener on a free port, accepting in a thread."""
-
-    def __init__(self, host="127.0.0.1"):
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind((host, 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            c.close()
-
-    def close(self):
-        self.sock.close()
-
-
 @pytest.fixture
 def servers():
     made = []
 
     def make(host="127.0.0.1"):
-        s = Server(host)
+        s = Listener(host)
         made.append(s)
         return s
     yield make
