@@ -119,6 +119,7 @@ int sb_netns_prepare(struct sb_arena *a, const struct sb_policy *p,
 	const char *tool = find_pasta(), *tcp, *udp, *err;
 	SB_VEC(char *) v = { 0 };
 	bool root = geteuid() == 0;
+	const char *tmp;
 	char *dir;
 	int go[2], log;
 
@@ -141,12 +142,19 @@ int sb_netns_prepare(struct sb_arena *a, const struct sb_policy *p,
 			provider, err);
 		return SB_EXIT_SETUP;
 	}
-	dir = sb_arena_strdup(a, "/tmp/pysb-net-XXXXXX");
+	/* pasta's private directory goes where the user keeps temporary
+	 * files ($TMPDIR when it is an absolute path, else /tmp): it is
+	 * the launcher's, outside the sandbox, and 0700 */
+	tmp = getenv("TMPDIR");
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	dir = sb_arena_printf(a, "%s/pysb-net-XXXXXX", tmp);
 	if (!mkdtemp(dir)) {
 		fprintf(stderr,
-			"python-sb: os-sandbox=%s: mkdtemp %s for pasta's "
-			"pid file: %s; nothing was run.\n",
-			provider, dir, strerror(errno));
+			"python-sb: os-sandbox=%s: cannot make a directory "
+			"for pasta's pid file in %s ($TMPDIR, else /tmp): "
+			"%s; nothing was run.\n",
+			provider, tmp, strerror(errno));
 		return SB_EXIT_SETUP;
 	}
 	n->dir = dir;

@@ -56,12 +56,12 @@ def work():
     shutil.rmtree(top, ignore_errors=True)
 
 
-def _run(work, user, args, timeout=60):
+def _run(work, user, args, timeout=60, env=None):
     argv = [str(sb_path()), f"--python={DEBIAN_PYTHON}"] + list(args)
     if user == "nobody":
         argv = as_nobody(argv)
     return subprocess.run(argv, cwd=work, capture_output=True, text=True,
-                          timeout=scaled(timeout))
+                          timeout=scaled(timeout), env=env)
 
 
 def _write(work, name, text):
@@ -361,19 +361,30 @@ def test_pasta_missing_stops_the_run(work, provider):
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_no_stack_is_left_behind(work, listeners, provider):
-    """pasta ends with the run, and its private directory is gone."""
+    """pasta ends with the run, and its private directory (made in
+    $TMPDIR, here one of the test's own, so that a second run of the suite
+    beside this one cannot disturb the count) is gone."""
     _skip_missing(provider)
     named, _ = listeners
-    before = set(pathlib.Path("/tmp").glob("pysb-net-*"))
+    tmp = work / "tmp"
+    tmp.mkdir()
     _write(work, ".py-sandboxes",
            f"os-sandbox={provider}\npython-import=*\n"
            f"net=ALLOW|TCP|127.0.0.1|{named.port}|OUT\n")
-    r = _run(work, "root", ["-c", "import os; print(os.getpid())"])
-    assert r.returncode == 0, r.stderr
-    assert set(pathlib.Path("/tmp").glob("pysb-net-*")) == before
+    env = dict(os.environ, TMPDIR=str(tmp))
+    r = _run(work, "root", ["-c", "print('ran')"], env=env)
+    assert r.returncode == 0 and r.stdout == "ran\n", r.stderr
+    assert list(tmp.iterdir()) == []
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True,
                         text=True).stdout
     assert f"-T {named.port} " not in ps
+    # and it was made in $TMPDIR: one that cannot be written stops the run
+    env["TMPDIR"] = str(tmp / "absent")
+    r = _run(work, "root", ["-c", "print('ran')"], env=env)
+    assert r.returncode != 0 and r.stdout == "", r.stdout
+    assert (f"python-sb: os-sandbox={provider}: cannot make a directory "
+            f"for pasta's pid file in {tmp}/absent ($TMPDIR, else /tmp): "
+            "No such file or directory; nothing was run.\n") == r.stderr
 
 
 def test_bwrap_share_net_keeps_the_host_network(work, listeners):
