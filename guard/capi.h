@@ -51,6 +51,9 @@ struct py_method_def {
 	X(void, PyErr_SetObject, (PyObject *, PyObject *))                     \
 	X(void, PyErr_SetString, (PyObject *, const char *))                   \
 	X(PyObject *, PyErr_SetFromErrno, (PyObject *))                        \
+	X(PyObject *, PyErr_SetFromErrnoWithFilenameObject,                    \
+	  (PyObject *, PyObject *))                                            \
+	X(int, PyErr_WarnEx, (PyObject *, const char *, Py_ssize_t))           \
 	X(int, PySys_Audit, (const char *, const char *, ...))                 \
 	X(PyObject *, PyErr_Occurred, (void))                                  \
 	X(void, PyErr_Clear, (void))                                           \
@@ -120,6 +123,7 @@ struct py_method_def {
 	X(PyExc_RuntimeError)                                                  \
 	X(PyExc_PermissionError)                                               \
 	X(PyExc_OSError)                                                       \
+	X(PyExc_RuntimeWarning)                                                \
 	X(PyExc_AttributeError)                                                \
 	X(PyExc_SystemExit)
 

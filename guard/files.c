@@ -243,15 +243,50 @@ static __attribute__((noinline)) bool link_on_the_way(const char *path,
 	       verdict(path, &target, flags, &d) == SB_FS_ALLOW;
 }
 
-/* 0 allowed, -1 refused (exception set). 'fp' may be NULL. */
-static int judge(const char *path, int dir_fd, unsigned flags,
-		 struct sb_fs_paths *fp)
+/* A dir_fd that is closed or not a directory: the call would fail with
+ * EBADF or ENOTDIR and touch nothing. errno is set. */
+static bool not_a_dir_fd(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return true;
+	if (S_ISDIR(st.st_mode))
+		return false;
+	errno = ENOTDIR;
+	return true;
+}
+
+/* The OSError the call itself raises for errno, naming the path argument
+ * 'arg' as given (str or bytes), else 'path'; -1. */
+static int raise_errno(PyObject *arg, const char *path)
+{
+	int e = errno;
+	PyObject *name = arg ? arg : py.PyUnicode_DecodeFSDefault(path);
+
+	if (name) {
+		errno = e;
+		py.PyErr_SetFromErrnoWithFilenameObject(
+			PY_EXC(PyExc_OSError), name);
+		if (!arg)
+			py.Py_DecRef(name);
+	}
+	return -1;
+}
+
+/* 0 allowed, -1 refused (exception set). 'fp' may be NULL; 'arg' is the
+ * path argument 'path' came from, when there is one. */
+static int judge_named(const char *path, PyObject *arg, int dir_fd,
+		       unsigned flags, struct sb_fs_paths *fp)
 {
 	struct sb_fs_paths local;
 	struct sb_fs_decision d;
 
 	if (!fp)
 		fp = &local;
+	if (path[0] != '/' && dir_fd >= 0 && !sb_g.learning &&
+	    not_a_dir_fd(dir_fd))
+		return raise_errno(arg, path);
 	if (locate(path, dir_fd, NULL, !(flags & J_NOFOLLOW), fp) < 0)
 		return sb_g.learning ? 0 : refuse_not_exposed(path, path);
 	if (verdict(path, fp, flags, &d) == SB_FS_ALLOW)
@@ -263,6 +298,12 @@ static int judge(const char *path, int dir_fd, unsigned flags,
 	if (sb_g.learning)
 		return learn_access(fp, flags);
 	return refuse(&d, path, fp->abs, (flags & J_WRITE) != 0);
+}
+
+static int judge(const char *path, int dir_fd, unsigned flags,
+		 struct sb_fs_paths *fp)
+{
+	return judge_named(path, NULL, dir_fd, flags, fp);
 }
 
 int sb_files_check(const char *path, int dir_fd, bool write)
@@ -323,7 +364,7 @@ static int judge_arg(PyObject *o, int dir_fd, unsigned flags,
 		flags |= J_ANCESTOR;
 	if (judged)
 		*judged = true;
-	return judge(buf, dir_fd, flags, fp);
+	return judge_named(buf, o, dir_fd, flags, fp);
 }
 
 /* ---- events ---- */
@@ -808,7 +849,7 @@ static PyObject *open_call(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
 		return NULL;
 	if (r == 0 || buf[0] == '/')
 		return sb_wrap_call_original(w, args, kwargs);
-	if (judge(buf, fd, flags_write(fl) ? WR : RD, NULL) < 0)
+	if (judge_named(buf, path, fd, flags_write(fl) ? WR : RD, NULL) < 0)
 		return NULL;
 	saved = open_judged;
 	open_judged = path;
@@ -1148,16 +1189,18 @@ static int adopt(struct sb_wrap *w)
 }
 
 /* False, for os.access(): bool() returns it. */
-static int make_false(void)
+/* The two bools, and whether a bool used as a descriptor warns (3.13+). */
+static int make_bools(void)
 {
-	PyObject *bool_type = py.PyDict_GetItemString(py.PyEval_GetBuiltins(),
-						      "bool");
+	PyObject *hex = py.PySys_GetObject("hexversion");
+	long v = hex ? py.PyLong_AsLong(hex) : -1;
 
-	sb_g.files.py_false =
-		bool_type ? py.PyObject_CallObject(bool_type, NULL) : NULL;
-	if (!sb_g.files.py_false && !py.PyErr_Occurred())
-		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError), "no bool()");
-	return sb_g.files.py_false ? 0 : -1;
+	if (v < 0)
+		py.PyErr_Clear();
+	sb_g.files.bool_fd_warns = v >= 0x030d0000;
+	sb_g.files.py_false = py.PyBool_FromLong(0);
+	sb_g.files.py_true = py.PyBool_FromLong(1);
+	return sb_g.files.py_false && sb_g.files.py_true ? 0 : -1;
 }
 
 static void expose_implicit(const char *path, const char *origin)
@@ -1316,7 +1359,7 @@ static void expose_script(void)
  * /etc/shadow's). NULL (exception set) when __fspath__ raised. */
 static PyObject *path_once(PyObject *o)
 {
-	PyObject *type;
+	PyObject *type, *fspath;
 	int has, index;
 
 	if (py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 ||
@@ -1327,7 +1370,13 @@ static PyObject *path_once(PyObject *o)
 		return o;
 	}
 	type = py.PyObject_Type(o);
-	has = type ? py.PyObject_HasAttrString(type, "__fspath__") : 0;
+	/* __fspath__ = None says "not a path": the original raises its own
+	 * TypeError for it */
+	fspath = type ? py.PyObject_GetAttrString(type, "__fspath__") : NULL;
+	has = fspath && fspath != py._Py_NoneStruct;
+	if (fspath)
+		py.Py_DecRef(fspath);
+	py.PyErr_Clear();
 	index = type && !has ? py.PyObject_HasAttrString(type, "__index__")
 			     : 0;
 	if (type)
@@ -1347,7 +1396,9 @@ static PyObject *path_once(PyObject *o)
 /* follow_symlinks= and effective_ids= are read with truth(): an object
  * whose __bool__ answers twice was judged one way (the link itself) and
  * obeyed the other (its target, outside the rules). Made True or False
- * here, once; any other keyword goes through path_once. */
+ * here, once; any other keyword goes through path_once. A bool dir_fd=
+ * warns on 3.13 and later, as the call would before the guard may refuse
+ * it; the call is then handed its int, which does not warn again. */
 static PyObject *flag_once(PyObject *key, PyObject *v)
 {
 	const char *k = py.PyObject_IsInstance(key, py.PyUnicode_Type) == 1
@@ -1356,6 +1407,13 @@ static PyObject *flag_once(PyObject *key, PyObject *v)
 	int t;
 
 	py.PyErr_Clear();
+	if (k && strcmp(k, "dir_fd") == 0 && sb_g.files.bool_fd_warns &&
+	    (v == sb_g.files.py_false || v == sb_g.files.py_true)) {
+		if (py.PyErr_WarnEx(PY_EXC(PyExc_RuntimeWarning),
+				    "bool is used as a file descriptor", 1) < 0)
+			return NULL;
+		return py.PyLong_FromLong(v == sb_g.files.py_true);
+	}
 	if (!k || (strcmp(k, "follow_symlinks") != 0 &&
 		   strcmp(k, "effective_ids") != 0))
 		return path_once(v);
@@ -1414,7 +1472,7 @@ int sb_files_arm(void)
 	expose_script();
 	for (i = 0; i < SB_ARRAY_LEN(ca_stores); i++)
 		expose_implicit(ca_stores[i], "<ca-certificates>");
-	if (make_false() < 0)
+	if (make_bools() < 0)
 		return -1;
 	for (i = 0; i < SB_ARRAY_LEN(wraps); i++) {
 		if (wraps[i].call != paths_once_call) {

@@ -82,7 +82,8 @@ struct sb_guard {
 	struct {
 		PyObject *scandir_class; /* iterator over a filtered list */
 		PyObject *collect_fn;    /* list(it), then it.close() */
-		PyObject *py_false;
+		PyObject *py_false, *py_true;
+		bool bool_fd_warns; /* 3.13+: a bool dir_fd= warns */
 		struct sb_dir_cache dirs; /* canonical directories */
 	} files;
 	/* api.c: registry entries whose denier is installed (or that do not

@@ -424,7 +424,8 @@ def test_dir_fd_variants(sandboxed, tree):
     assert out["readlink_fd"].startswith(
         "RuleFileNotFoundError: Access to the target of ")
     assert out["symlink_fd"] == not_accepted("/etc/passwd")
-    assert out["bad_fd"] == not_accepted("f.txt")
+    # a closed dir_fd touches nothing: the call's own error, as plain
+    assert out["bad_fd"] == "OSError: [Errno 9] Bad file descriptor: 'f.txt'"
     assert out["listdir_fd"] == (
         "OK ['f.txt', 'g.txt', 'link_in', 'sub']")
 
@@ -722,3 +723,56 @@ def test_a_dir_fd_that_is_an_index_is_read_once(sandboxed, tmp_cwd,
     assert "TOPSECRET" not in r.stdout, r.stdout
     assert r.stdout == ("int RuleFileNotFoundError\n"
                         "index RuleFileNotFoundError\n"), r.stdout
+
+
+def test_a_dir_fd_that_is_no_directory_fails_as_without_the_guard(
+        sandboxed, tmp_cwd, python_exe):
+    """A relative path with a dir_fd that is closed or not a directory
+    touches nothing: the call fails with EBADF or ENOTDIR. The guard, which
+    cannot locate the path, raised its refusal instead; it now raises the
+    call's own OSError (bytes names stay bytes). And a bool dir_fd warns on
+    3.13 and later, before the guard may refuse, as the call does, once.
+    An object whose __fspath__ is None is no path: the call's own
+    TypeError, not os.fspath()'s.
+    Same output plain and sandboxed, on every interpreter."""
+    code = textwrap.dedent("""\
+        import os, warnings
+        warnings.simplefilter("always")
+        def show(label, fn):
+            with warnings.catch_warnings(record=True) as ws:
+                warnings.simplefilter("always")
+                try:
+                    r = fn()
+                except OSError as e:
+                    r = "%s %r" % (type(e).__name__, e.filename)
+            print(label, r, [str(w.message) for w in ws])
+        r, w = os.pipe()
+        show("stat", lambda: os.stat("x", dir_fd=r))
+        show("stat-bytes", lambda: os.stat(b"x", dir_fd=9999))
+        show("lstat", lambda: os.lstat("x", dir_fd=w))
+        show("open", lambda: os.open(b"x", os.O_RDONLY, dir_fd=r))
+        show("access", lambda: os.access("x", os.R_OK, dir_fd=r))
+        show("mkdir", lambda: os.mkdir("x", dir_fd=r))
+        show("bool", lambda: os.stat("nonexisting", dir_fd=True))
+        show("bool-false", lambda: os.stat("nonexisting", dir_fd=False))
+        show("absolute", lambda: os.stat(os.getcwd() + "/nonexisting",
+                                         dir_fd=r))
+        class NoPath:
+            __fspath__ = None
+        for fn in os.stat, os.lstat, os.listdir:
+            try:
+                fn(NoPath())
+            except TypeError as e:
+                print(e)
+        """)
+    plain = subprocess.run([python_exe, "-c", code], capture_output=True,
+                           text=True, cwd=tmp_cwd)
+    assert plain.returncode == 0, plain.stderr
+    r = sandboxed("os-sandbox=subprocess\npython-import=os,warnings\n"
+                  "expose-rw=.\n", code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == plain.stdout
+    assert "stat NotADirectoryError 'x' []\n" in r.stdout
+    assert "absolute FileNotFoundError '%s/nonexisting' []\n" % (
+        tmp_cwd.resolve()) in r.stdout
+    assert "stat-bytes OSError b'x' []\n" in r.stdout
