@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import pyenv_newest, pyenv_oldest, sb_path
+from conftest import pyenv_newest, pyenv_oldest, sb_path, scaled
 
 INTERPRETERS = [p for p in (
     "/usr/bin/python3",
@@ -154,6 +154,6 @@ def test_cpython_regression_tests_quick():
     r = subprocess.run([sys.executable, os.path.join(repo, "scripts",
                                                      "compat"),
                         "--quick", "--build", str(sb_path().parent)],
-                       capture_output=True, text=True, timeout=1800)
+                       capture_output=True, text=True, timeout=scaled(1800))
     assert r.returncode == 0, r.stdout + r.stderr
     assert " 0 differ, 0 broken" in r.stdout.splitlines()[-1], r.stdout
