@@ -16,6 +16,14 @@ PyObject *sb_kwarg(PyObject *kwargs, const char *name)
 	return py.PyDict_GetItemString(kwargs, name);
 }
 
+PyObject *sb_arg(PyObject *args, PyObject *kwargs, Py_ssize_t i,
+		 const char *name)
+{
+	if (py.PyTuple_Size(args) > i)
+		return py.PyTuple_GetItem(args, i);
+	return sb_kwarg(kwargs, name);
+}
+
 int sb_arg_int(PyObject *arg, long *out)
 {
 	int r;

@@ -860,15 +860,6 @@ static struct ev_profile *find(const char *name)
 	return NULL;
 }
 
-/* Positional or keyword argument i called 'name' (borrowed), or NULL. */
-static PyObject *arg(PyObject *args, PyObject *kw, Py_ssize_t i,
-		     const char *name)
-{
-	if (py.PyTuple_Size(args) > i)
-		return py.PyTuple_GetItem(args, i);
-	return sb_kwarg(kw, name);
-}
-
 static PyObject *none(void)
 {
 	py.Py_IncRef(py._Py_NoneStruct);
@@ -878,13 +869,13 @@ static PyObject *none(void)
 static PyObject *guarded_compile(struct ev_profile *p, PyObject *args,
 				 PyObject *kw)
 {
-	PyObject *src = arg(args, kw, 0, "source");
-	PyObject *mode = arg(args, kw, 2, "mode");
-	PyObject *flags = arg(args, kw, 3, "flags");
+	PyObject *src = sb_arg(args, kw, 0, "source");
+	PyObject *mode = sb_arg(args, kw, 2, "mode");
+	PyObject *flags = sb_arg(args, kw, 3, "flags");
 	const char *m = mode ? py.PyUnicode_AsUTF8AndSize(mode, NULL) : NULL;
 	long f = flags ? py.PyLong_AsLong(flags) : 0;
 
-	if (!src || !m || !arg(args, kw, 1, "filename")) {
+	if (!src || !m || !sb_arg(args, kw, 1, "filename")) {
 		py.PyErr_Clear();
 		py.PyErr_SetString(PY_EXC(PyExc_TypeError),
 				   "compile() needs source, filename and mode");
@@ -903,7 +894,7 @@ bool sb_eval_running(const char *which, PyObject *args, PyObject *kw)
 		return false;
 	if (strcmp(which, "compile") == 0)
 		return true;
-	src = arg(args, kw, 0, "source");
+	src = sb_arg(args, kw, 0, "source");
 	py.PyErr_Clear();
 	return !src || py.PyObject_IsInstance(src, ev.code_type) != 1;
 }
@@ -920,9 +911,9 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 
 	if (strcmp(which, "compile") == 0)
 		return guarded_compile(p, args, kw);
-	src = arg(args, kw, 0, "source");
-	g = arg(args, kw, 1, "globals");
-	l = arg(args, kw, 2, "locals");
+	src = sb_arg(args, kw, 0, "source");
+	g = sb_arg(args, kw, 1, "globals");
+	l = sb_arg(args, kw, 2, "locals");
 	if (g == py._Py_NoneStruct)
 		g = NULL;
 	if (l == py._Py_NoneStruct)
@@ -1335,7 +1326,7 @@ bool sb_eval_learn(const char *which, PyObject *args, PyObject *kw)
 {
 	struct ev_profile *p = learn_profile();
 	struct ev_check c = { .p = p, .learn = true };
-	PyObject *src = p ? arg(args, kw, 0, "source") : NULL;
+	PyObject *src = p ? sb_arg(args, kw, 0, "source") : NULL;
 	PyObject *g = NULL, *text = NULL, *tree = NULL, *m;
 	const char *mode = strcmp(which, "eval") == 0 ? "eval" : "exec";
 	bool handled = false;
@@ -1347,12 +1338,12 @@ bool sb_eval_learn(const char *which, PyObject *args, PyObject *kw)
 		goto out;
 	}
 	if (strcmp(which, "compile") == 0) {
-		m = arg(args, kw, 2, "mode");
+		m = sb_arg(args, kw, 2, "mode");
 		mode = m ? py.PyUnicode_AsUTF8AndSize(m, NULL) : NULL;
 		if (!mode || !mode_known(mode))
 			goto out; /* the original says why */
 	} else {
-		g = arg(args, kw, 1, "globals");
+		g = sb_arg(args, kw, 1, "globals");
 		if (g && py.PyObject_IsInstance(g, ev.dict_type) != 1)
 			g = NULL;
 	}

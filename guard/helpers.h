@@ -111,6 +111,10 @@ PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
 int sb_arg_path(PyObject *arg, char buf[PATH_MAX]);
 /* A keyword argument or NULL (borrowed). */
 PyObject *sb_kwarg(PyObject *kwargs, const char *name);
+/* Positional argument 'i' of a call, else its keyword 'name', else NULL
+ * (borrowed). */
+PyObject *sb_arg(PyObject *args, PyObject *kwargs, Py_ssize_t i,
+		 const char *name);
 /* An int argument (dir_fd...): 1 with *out, 0 when None/absent, -1 error. */
 int sb_arg_int(PyObject *arg, long *out);
 

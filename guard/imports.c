@@ -339,26 +339,17 @@ static PyObject *call_wrapping(struct sb_wrap *w, PyObject *args,
 	return res;
 }
 
-static PyObject *import_call(struct sb_wrap *w, PyObject *args,
-			     PyObject *kwargs)
+/* The original import of 'name', once judged: what it loads is learned,
+ * the families hear of a new module, a refused capsule is explained. What
+ * an import of the runtime's ('runtime') imports in turn is the
+ * runtime's too. */
+static PyObject *import_judged(struct sb_wrap *w, PyObject *args,
+			       PyObject *kwargs, PyObject *name, bool runtime)
 {
-	Py_ssize_t n = py.PyTuple_Size(args);
-	PyObject *name = n > 0 ? py.PyTuple_GetItem(args, 0)
-			       : sb_kwarg(kwargs, "name");
-	PyObject *globals = n > 1 ? py.PyTuple_GetItem(args, 1)
-				  : sb_kwarg(kwargs, "globals");
-	PyObject *level = n > 4 ? py.PyTuple_GetItem(args, 4)
-				: sb_kwarg(kwargs, "level");
-	bool runtime = runtime_import();
 	char pending[256];
 	PyObject *res;
 
-	learn_pending[0] = '\0';
-	if (!runtime && !cached_for_library(name, level) &&
-	    judge_import(name, globals, level) < 0)
-		return NULL;
 	take_pending(pending);
-	/* what the runtime's import imports in turn is the runtime's too */
 	runtime_depth += runtime;
 	res = call_wrapping(w, args, kwargs, pending);
 	runtime_depth -= runtime;
@@ -370,19 +361,29 @@ static PyObject *import_call(struct sb_wrap *w, PyObject *args,
 	return res;
 }
 
+static PyObject *import_call(struct sb_wrap *w, PyObject *args,
+			     PyObject *kwargs)
+{
+	PyObject *name = sb_arg(args, kwargs, 0, "name");
+	PyObject *globals = sb_arg(args, kwargs, 1, "globals");
+	PyObject *level = sb_arg(args, kwargs, 4, "level");
+	bool runtime = runtime_import();
+
+	learn_pending[0] = '\0';
+	if (!runtime && !cached_for_library(name, level) &&
+	    judge_import(name, globals, level) < 0)
+		return NULL;
+	return import_judged(w, args, kwargs, name, runtime);
+}
+
 /* _gcd_import(name, package=None, level=0) */
 static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
 				 PyObject *kwargs)
 {
-	Py_ssize_t n = py.PyTuple_Size(args);
-	PyObject *name = n > 0 ? py.PyTuple_GetItem(args, 0)
-			       : sb_kwarg(kwargs, "name");
-	PyObject *package = n > 1 ? py.PyTuple_GetItem(args, 1)
-				  : sb_kwarg(kwargs, "package");
-	PyObject *level = n > 2 ? py.PyTuple_GetItem(args, 2)
-				: sb_kwarg(kwargs, "level");
-	PyObject *res, *globals = NULL;
-	char pending[256];
+	PyObject *name = sb_arg(args, kwargs, 0, "name");
+	PyObject *package = sb_arg(args, kwargs, 1, "package");
+	PyObject *level = sb_arg(args, kwargs, 2, "level");
+	PyObject *globals = NULL;
 	long lv = 0;
 	int r;
 
@@ -401,14 +402,7 @@ static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
 		py.Py_DecRef(globals);
 	if (r < 0)
 		return NULL;
-	take_pending(pending);
-	res = call_wrapping(w, args, kwargs, pending);
-	learn_success(pending, res);
-	if (res)
-		module_loaded();
-	else
-		capsule_refusal(name);
-	return res;
+	return import_judged(w, args, kwargs, name, false);
 }
 
 /* The real directory of python-sb's package, once. */
@@ -676,8 +670,7 @@ static PyObject *spec_attr(PyObject *spec, const char *attr)
 static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 				     PyObject *kwargs)
 {
-	PyObject *spec = py.PyTuple_Size(args) > 0 ? py.PyTuple_GetItem(args, 0)
-						   : sb_kwarg(kwargs, "spec");
+	PyObject *spec = sb_arg(args, kwargs, 0, "spec");
 	PyObject *oname, *origin, *loader, *locations, *res = NULL;
 	PyObject *nspec = NULL, *nargs = NULL;
 	char name[PATH_MAX], path[PATH_MAX], msg[2 * PATH_MAX + 200];
