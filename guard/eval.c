@@ -92,10 +92,7 @@ int ev_raise_with(PyObject *cls, PyObject *args)
 				   "the eval guard refused");
 		return -1;
 	}
-	sb_guard_busy++;
-	exc = py.PyObject_CallObject(cls, args);
-	sb_guard_busy--;
-	py.Py_DecRef(args);
+	exc = sb_guard_call(cls, args);
 	if (!exc)
 		return -1;
 	py.PyErr_SetObject(cls, exc);

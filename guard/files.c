@@ -982,21 +982,6 @@ static PyObject *listdir_call(struct sb_wrap *w, PyObject *args,
 	return out;
 }
 
-static PyObject *call1(PyObject *fn, PyObject *arg)
-{
-	PyObject *args = py.PyTuple_New(1), *res;
-
-	if (!args)
-		return NULL;
-	py.Py_IncRef(arg);
-	py.PyTuple_SetItem(args, 0, arg);
-	sb_guard_busy++;
-	res = py.PyObject_CallObject(fn, args);
-	sb_guard_busy--;
-	py.Py_DecRef(args);
-	return res;
-}
-
 /* The iterator stands in for ScandirIterator (the original cannot be built
  * from a list). Compiled at the first os.scandir() call, not at start-up:
  * most programs never list a directory, and compiling has a cost. */
@@ -1088,7 +1073,7 @@ static PyObject *scandir_call(struct sb_wrap *w, PyObject *args,
 	it = listing_call(w, args, kwargs, &dir);
 	if (!it)
 		return NULL;
-	all = call1(sb_g.files.collect_fn, it);
+	all = sb_guard_call1(sb_g.files.collect_fn, it);
 	py.Py_DecRef(it);
 	if (!all)
 		return NULL;
@@ -1096,7 +1081,7 @@ static PyObject *scandir_call(struct sb_wrap *w, PyObject *args,
 	py.Py_DecRef(all);
 	if (!kept)
 		return NULL;
-	res = call1(sb_g.files.scandir_class, kept);
+	res = sb_guard_call1(sb_g.files.scandir_class, kept);
 	py.Py_DecRef(kept);
 	return res;
 }
@@ -1144,7 +1129,7 @@ static PyObject *call_method1(PyObject *obj, const char *method,
 
 	if (!fn)
 		return NULL;
-	res = call1(fn, arg);
+	res = sb_guard_call1(fn, arg);
 	py.Py_DecRef(fn);
 	return res;
 }

@@ -2,8 +2,9 @@
  * the dispatcher: the refusal path (refuse.c: one function per exception
  * family, the denial log, the package the classes come from), the C
  * wrappers that replace a module attribute while keeping the original out
- * of Python's reach (wrap.c), and the readers of path and int arguments and
- * of the calling code (args.c). Included by guard.h.
+ * of Python's reach and the guard's own calls of Python code (wrap.c), and
+ * the readers of path and int arguments and of the calling code (args.c).
+ * Included by guard.h.
  *
  * All of it runs with the GIL held. Nothing here decides what is allowed;
  * a function that refuses returns -1 with a Python exception set.
@@ -101,6 +102,12 @@ int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn);
 /* Call the original with the same arguments (new reference or NULL). */
 PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
 				PyObject *kwargs);
+/* fn(*args), called by the guard itself (sb_guard_busy: the events of
+ * that call pass): a new reference, or NULL with an exception set. The
+ * tuple is taken over; a NULL one (its allocation failed) gives NULL. */
+PyObject *sb_guard_call(PyObject *fn, PyObject *args);
+/* The same with one argument: fn(arg). */
+PyObject *sb_guard_call1(PyObject *fn, PyObject *arg);
 
 /* ---- arguments and the caller (args.c) ---- */
 

@@ -217,25 +217,20 @@ static PyObject *resolve_relative(PyObject *name, PyObject *globals,
 	resolve = py.PyObject_GetAttrString(boot, "_resolve_name");
 	if (!calc || !resolve)
 		goto out;
-	args = py.PyTuple_New(1);
-	py.Py_IncRef(globals);
-	py.PyTuple_SetItem(args, 0, globals);
-	sb_guard_busy++;
-	package = py.PyObject_CallObject(calc, args);
-	sb_guard_busy--;
-	py.Py_DecRef(args);
+	package = sb_guard_call1(calc, globals);
 	if (!package)
 		goto out;
 	args = py.PyTuple_New(3);
+	if (!args) {
+		py.Py_DecRef(package);
+		goto out;
+	}
 	py.Py_IncRef(name);
 	py.PyTuple_SetItem(args, 0, name);
 	py.PyTuple_SetItem(args, 1, package);
 	py.Py_IncRef(level);
 	py.PyTuple_SetItem(args, 2, level);
-	sb_guard_busy++;
-	res = py.PyObject_CallObject(resolve, args);
-	sb_guard_busy--;
-	py.Py_DecRef(args);
+	res = sb_guard_call(resolve, args);
 out:
 	if (calc)
 		py.Py_DecRef(calc);

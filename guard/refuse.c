@@ -367,10 +367,7 @@ int sb_guard_raise(enum sb_exc kind, const char *message, const char *name)
 	py.PyTuple_SetItem(args, 0, py.PyUnicode_FromString(message));
 	if (name)
 		py.PyTuple_SetItem(args, 1, py.PyUnicode_DecodeFSDefault(name));
-	sb_guard_busy++;
-	exc = py.PyObject_CallObject(cls, args);
-	sb_guard_busy--;
-	py.Py_DecRef(args);
+	exc = sb_guard_call(cls, args);
 	if (!exc)
 		return raise_fallback(PY_EXC(PyExc_PermissionError), message);
 	report_denial(exc, kind == SB_EXC_SOCKET);
@@ -404,10 +401,7 @@ int sb_guard_raise_api(const char *qualname, const char *category)
 		return -1;
 	py.PyTuple_SetItem(args, 0, py.PyUnicode_FromString(qualname));
 	py.PyTuple_SetItem(args, 1, py.PyUnicode_FromString(category));
-	sb_guard_busy++;
-	exc = py.PyObject_CallObject(sb_g.refuse.api_exc_class, args);
-	sb_guard_busy--;
-	py.Py_DecRef(args);
+	exc = sb_guard_call(sb_g.refuse.api_exc_class, args);
 	if (!exc)
 		return -1;
 	report_denial(exc, false);

@@ -4,7 +4,8 @@
  * name, inspect reads its signature), the original is held here only, and
  * the os.supports_* sets get the wrapper too. The families say what each
  * wrapper judges; this file only installs them and routes a call to them
- * while the guard is armed.
+ * while the guard is armed. It also makes the guard's own calls of Python
+ * code (sb_guard_call), busy so that their events pass.
  */
 #include "guard.h"
 
@@ -94,6 +95,30 @@ PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
 				PyObject *kwargs)
 {
 	return py.PyObject_Call(w->original, args, kwargs);
+}
+
+PyObject *sb_guard_call(PyObject *fn, PyObject *args)
+{
+	PyObject *res;
+
+	if (!args)
+		return NULL;
+	sb_guard_busy++;
+	res = py.PyObject_CallObject(fn, args);
+	sb_guard_busy--;
+	py.Py_DecRef(args);
+	return res;
+}
+
+PyObject *sb_guard_call1(PyObject *fn, PyObject *arg)
+{
+	PyObject *args = py.PyTuple_New(1);
+
+	if (args) {
+		py.Py_IncRef(arg);
+		py.PyTuple_SetItem(args, 0, arg);
+	}
+	return sb_guard_call(fn, args);
 }
 
 static int set_in_module(const char *module, const char *attr, PyObject *fn,
