@@ -69,6 +69,21 @@ static PyObject *true_(void)
 	return t;
 }
 
+/* What a helper returns: a true value, or NULL with EvalInterrupted set
+ * once a budget ran out; the clock is read first when 'clock' says so. */
+static PyObject *verdict(struct ev_run *run, bool clock)
+{
+	if (!run->why && clock && past_deadline(run)) {
+		run->why = "timeout";
+		timeout_reason(run);
+	}
+	if (run->why) {
+		ev_raise_interrupted(run);
+		return NULL;
+	}
+	return true_();
+}
+
 /* __sb_tick__(): inserted by the checker at the top of every loop body and
  * as a condition of every comprehension. Counts iterations, watches the
  * clock; once a budget ran out it raises at every later step. */
@@ -89,15 +104,7 @@ static PyObject *g_tick(PyObject *self, PyObject *args)
 			 "eval-max-iterations=%lld",
 			 (long long)r->scalar[SB_EVAL_MAX_ITERATIONS]);
 	}
-	if (!run->why && (++run->events & 31) == 0 && past_deadline(run)) {
-		run->why = "timeout";
-		timeout_reason(run);
-	}
-	if (run->why) {
-		ev_raise_interrupted(run);
-		return NULL;
-	}
-	return true_();
+	return verdict(run, !run->why && (++run->events & 31) == 0);
 }
 
 /* __sb_enter__(): inserted at the top of every function the source defines.
@@ -136,15 +143,7 @@ static PyObject *g_enter(PyObject *self, PyObject *args)
 	}
 	if (f)
 		py.Py_DecRef(f);
-	if (!run->why && past_deadline(run)) {
-		run->why = "timeout";
-		timeout_reason(run);
-	}
-	if (run->why) {
-		ev_raise_interrupted(run);
-		return NULL;
-	}
-	return true_();
+	return verdict(run, true);
 }
 
 /* One allocation bigger than eval-max-alloc while an evaluation runs on
