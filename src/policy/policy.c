@@ -1306,20 +1306,35 @@ static const struct {
 	{ "lock", "Use 'learn=false' instead." },
 };
 
+/* The next line from *i on that no stage has claimed, with a value and the
+ * key 'key' (with 'prefix': a key starting with it), now claimed; *i moves
+ * past it. NULL when none is left. */
+static const struct sb_line *claim_next(struct parser *ps, size_t *i,
+					const char *key, bool prefix)
+{
+	for (; *i < ps->lines.n; (*i)++) {
+		const struct sb_line *l = &ps->lines.v[*i];
+
+		if (ps->claimed[*i] || !l->value)
+			continue;
+		if (prefix ? sb_str_starts(l->key, key)
+			   : strcmp(l->key, key) == 0) {
+			ps->claimed[(*i)++] = true;
+			return l;
+		}
+	}
+	return NULL;
+}
+
 static void stage_directives(struct parser *ps)
 {
 	struct sb_policy *p = ps->p;
+	const struct sb_line *line;
 	size_t i, k;
 
 	/* net= first, then files, python-api, python-import, eval-* (2.5) */
-	for (i = 0; i < ps->lines.n; i++) {
-		struct sb_line *l = &ps->lines.v[i];
-
-		if (!ps->claimed[i] && l->value && strcmp(l->key, "net") == 0) {
-			ps->claimed[i] = true;
-			sb_parse_net(p, ps->o, l);
-		}
-	}
+	for (i = 0; (line = claim_next(ps, &i, "net", false));)
+		sb_parse_net(p, ps->o, line);
 	sb_net_finish(p);
 	for (i = 0; i < ps->lines.n; i++) {
 		struct sb_line *l = &ps->lines.v[i];
@@ -1350,34 +1365,13 @@ static void stage_directives(struct parser *ps)
 		ps->claimed[i] = true;
 	}
 	finish_exposes(ps);
-	for (i = 0; i < ps->lines.n; i++) {
-		struct sb_line *l = &ps->lines.v[i];
-
-		if (!ps->claimed[i] && l->value &&
-		    strcmp(l->key, "python-api") == 0) {
-			ps->claimed[i] = true;
-			sb_parse_api(p, l);
-		}
-	}
+	for (i = 0; (line = claim_next(ps, &i, "python-api", false));)
+		sb_parse_api(p, line);
 	sb_api_finish(p);
-	for (i = 0; i < ps->lines.n; i++) {
-		struct sb_line *l = &ps->lines.v[i];
-
-		if (!ps->claimed[i] && l->value &&
-		    strcmp(l->key, "python-import") == 0) {
-			ps->claimed[i] = true;
-			parse_import(ps, l);
-		}
-	}
-	for (i = 0; i < ps->lines.n; i++) {
-		struct sb_line *l = &ps->lines.v[i];
-
-		if (!ps->claimed[i] && l->value &&
-		    sb_str_starts(l->key, "eval-")) {
-			ps->claimed[i] = true;
-			sb_parse_eval(p, l);
-		}
-	}
+	for (i = 0; (line = claim_next(ps, &i, "python-import", false));)
+		parse_import(ps, line);
+	for (i = 0; (line = claim_next(ps, &i, "eval-", true));)
+		sb_parse_eval(p, line);
 	sb_eval_finish(p);
 	for (i = 0; i < ps->lines.n; i++) {
 		struct sb_line *l = &ps->lines.v[i];
