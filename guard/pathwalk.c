@@ -12,21 +12,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util.h"
+
 /* Append the components of 's' to out[0..*olen), lexically. */
 static int push_lexical(char out[PATH_MAX], size_t *olen, const char *s)
 {
-	while (*s) {
-		size_t n;
+	size_t n;
 
-		while (*s == '/')
-			s++;
-		n = strcspn(s, "/");
-		if (!n)
-			break;
-		if (n == 1 && s[0] == '.') {
-			s += n;
+	for (s = sb_path_next(s, &n); n; s = sb_path_next(s + n, &n)) {
+		if (n == 1 && s[0] == '.')
 			continue;
-		}
 		if (n == 2 && s[0] == '.' && s[1] == '.') {
 			while (*olen > 0 && out[*olen - 1] != '/')
 				(*olen)--;
@@ -40,7 +35,6 @@ static int push_lexical(char out[PATH_MAX], size_t *olen, const char *s)
 			*olen += 1 + n;
 		}
 		out[*olen] = '\0';
-		s += n;
 	}
 	return 0;
 }

@@ -406,6 +406,14 @@ char *sb_path_join(struct sb_arena *a, const char *base, const char *rel)
 	return sb_path_normalize(a, sb_arena_printf(a, "%s/%s", base, rel));
 }
 
+const char *sb_path_next(const char *s, size_t *n)
+{
+	while (*s == '/')
+		s++;
+	*n = strcspn(s, "/");
+	return s;
+}
+
 bool sb_path_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);

@@ -85,6 +85,10 @@ bool sb_fnmatch(const char *pat, const char *s);
 char *sb_path_normalize(struct sb_arena *a, const char *path);
 /* Join 'rel' onto 'base' (unless rel is absolute) and normalise. */
 char *sb_path_join(struct sb_arena *a, const char *base, const char *rel);
+/* The first component of 's' (past its leading slashes), with its length
+ * in *n: 0 at the end of the path. Components in turn:
+ * for (c = sb_path_next(s, &n); n; c = sb_path_next(c + n, &n)) */
+const char *sb_path_next(const char *s, size_t *n);
 /* Is 'path' equal to 'dir' or below it (both normalised, absolute)? */
 bool sb_path_under(const char *path, const char *dir);
 /* An absolute path as messages name it: relative to 'cwd' when below it

@@ -44,25 +44,17 @@ const struct sb_expose *sb_fs_find_expose(const struct sb_policy *p,
 static bool component_match(const char *pat, const char *canon,
 			    const char *root)
 {
-	size_t rl = root ? strlen(root) : 0;
+	size_t rl = root ? strlen(root) : 0, n;
 	const char *s = canon + (rl > 1 ? rl : 0);
 	char comp[4096];
 
-	while (*s) {
-		size_t n;
-
-		while (*s == '/')
-			s++;
-		n = strcspn(s, "/");
-		if (!n)
-			break;
+	for (s = sb_path_next(s, &n); n; s = sb_path_next(s + n, &n)) {
 		if (n < sizeof(comp)) {
 			memcpy(comp, s, n);
 			comp[n] = '\0';
 			if (sb_fnmatch(pat, comp))
 				return true;
 		}
-		s += n;
 	}
 	return false;
 }

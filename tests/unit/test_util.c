@@ -110,6 +110,31 @@ static void test_paths(struct sb_arena *a)
 	ok(!sb_path_under("relative", "/"), "a relative path is not");
 }
 
+/* The components sb_path_next() walks, each in brackets. */
+static const char *components(struct sb_arena *a, const char *path)
+{
+	struct sb_buf b = { 0 };
+	const char *c, *r;
+	size_t n;
+
+	sb_buf_puts(&b, "");
+	for (c = sb_path_next(path, &n); n; c = sb_path_next(c + n, &n))
+		sb_buf_printf(&b, "[%.*s]", (int)n, c);
+	r = sb_arena_strdup(a, b.s);
+	sb_buf_free(&b);
+	return r;
+}
+
+static void test_path_components(struct sb_arena *a)
+{
+	is_str(components(a, "/a/bc"), "[a][bc]", "components");
+	is_str(components(a, "//a///b/./../"), "[a][b][.][..]",
+	       "components: slashes skipped, dots kept");
+	is_str(components(a, "rel/x"), "[rel][x]", "components: relative");
+	is_str(components(a, "/"), "", "components: the root has none");
+	is_str(components(a, ""), "", "components: nor the empty path");
+}
+
 static void test_strings(struct sb_arena *a)
 {
 	is_str(sb_strip(a, " \t x y \r\n", 9), "x y", "strip");
@@ -182,6 +207,7 @@ int main(void)
 	test_star_glob_is_linear();
 	test_fnmatch();
 	test_paths(a);
+	test_path_components(a);
 	test_strings(a);
 	test_arena_and_vec();
 	test_fd_read_all();
