@@ -210,10 +210,12 @@ bool sb_str_starts(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-bool sb_str_ieq(const char *a, const char *b)
+bool sb_mem_ieq(const char *a, const char *b, size_t n)
 {
-	for (; *a && *b; a++, b++) {
-		int x = (unsigned char)*a, y = (unsigned char)*b;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int x = (unsigned char)a[i], y = (unsigned char)b[i];
 
 		if (x >= 'A' && x <= 'Z')
 			x += 'a' - 'A';
@@ -222,7 +224,14 @@ bool sb_str_ieq(const char *a, const char *b)
 		if (x != y)
 			return false;
 	}
-	return *a == *b;
+	return true;
+}
+
+bool sb_str_ieq(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	return strlen(b) == n && sb_mem_ieq(a, b, n);
 }
 
 bool sb_str_in(const char *s, const char *const *v, size_t n)

@@ -71,6 +71,8 @@ char *sb_strip(struct sb_arena *a, const char *s, size_t n);
 bool sb_str_starts(const char *s, const char *prefix);
 /* ASCII case-insensitive equality. */
 bool sb_str_ieq(const char *a, const char *b);
+/* The same for the first 'n' bytes of each. */
+bool sb_mem_ieq(const char *a, const char *b, size_t n);
 /* Is 's' one of the n strings of v (exact)? */
 bool sb_str_in(const char *s, const char *const *v, size_t n);
 

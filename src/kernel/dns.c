@@ -51,25 +51,13 @@ static bool add_text_addr(struct addr_list *l, const char *s)
 /* Host names compare ASCII case-insensitively, a trailing dot ignored. */
 static bool name_eq(const char *a, const char *b)
 {
-	size_t la = strlen(a), lb = strlen(b), i;
+	size_t la = strlen(a), lb = strlen(b);
 
 	if (la && a[la - 1] == '.')
 		la--;
 	if (lb && b[lb - 1] == '.')
 		lb--;
-	if (la != lb)
-		return false;
-	for (i = 0; i < la; i++) {
-		int x = (unsigned char)a[i], y = (unsigned char)b[i];
-
-		if (x >= 'A' && x <= 'Z')
-			x += 'a' - 'A';
-		if (y >= 'A' && y <= 'Z')
-			y += 'a' - 'A';
-		if (x != y)
-			return false;
-	}
-	return true;
+	return la == lb && sb_mem_ieq(a, b, la);
 }
 
 /* Every address the hosts file gives 'host', in file order. A missing or

@@ -141,6 +141,10 @@ static void test_strings(struct sb_arena *a)
 	is_str(sb_strip(a, "   ", 3), "", "strip to empty");
 	ok(sb_str_ieq("LandLock", "landlock"), "case-insensitive equality");
 	ok(!sb_str_ieq("land", "landlock"), "lengths differ");
+	ok(!sb_str_ieq("landlock", "land"), "lengths differ, either way");
+	ok(sb_mem_ieq("Host.Example.", "host.examplE", 12),
+	   "case-insensitive equality of the first n bytes");
+	ok(!sb_mem_ieq("hosts", "hostx", 5), "a difference within n");
 	ok(sb_str_starts("eval-call", "eval-"), "starts");
 	is_str(sb_arena_printf(a, "%s-%d", "x", 42), "x-42", "arena printf");
 }
