@@ -481,6 +481,35 @@ static int replace_text(const struct rule_dir *d, const char *old,
 	return 0;
 }
 
+/* Open and lock the directory, check the rule file and read it when it
+ * exists (*old, malloc'ed, *len bytes; NULL when absent): 0, or -1 with
+ * 'why' filled. */
+static int open_rules(struct sb_arena *a, const char *path, struct rule_dir *d,
+		      char **old, size_t *len, char *why, size_t n)
+{
+	if (open_dir(a, path, d, why, n) < 0 || check_rule_file(d, why, n) < 0)
+		return -1;
+	if (!d->st.st_mode)
+		return 0;
+	*old = read_text(d, len);
+	if (!*old) {
+		snprintf(why, n, "cannot read it: %s", write_error(-errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* What a save held, let go (the lock with the directory). */
+static void close_rules(struct rule_dir *d, char *old, char *backup,
+			struct sb_buf *out)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	free(old);
+	free(backup);
+	sb_buf_free(out);
+}
+
 /* What a save says: where the rules went, where the old version is
  * (named as the rule file is: relative to the cwd when below). */
 static void announce(struct sb_arena *a, const struct rule_dir *d,
@@ -520,17 +549,10 @@ int sb_learn_save(struct sb_learn_session *s)
 	settle_files(s);
 	if (!s->saved_once)
 		warn_hidden(s);
-	if (open_dir(s->arena, s->path, &d, why, sizeof(why)) < 0 ||
-	    check_rule_file(&d, why, sizeof(why)) < 0)
+	if (open_rules(s->arena, s->path, &d, &old, &len, why, sizeof(why)) < 0)
 		goto unsaved;
 	existed = d.st.st_mode != 0;
 	if (existed) {
-		old = read_text(&d, &len);
-		if (!old) {
-			snprintf(why, sizeof(why), "cannot read it: %s",
-				 write_error(-errno));
-			goto unsaved;
-		}
 		/* a file with errors is never overwritten */
 		o.config_path = s->path;
 		o.cwd = s->ctx.cwd;
@@ -570,11 +592,7 @@ unsaved:
 	dump_rules(s, why);
 	r = -1;
 out:
-	if (d.fd >= 0)
-		close(d.fd);
-	free(old);
-	free(backup);
-	sb_buf_free(&out);
+	close_rules(&d, old, backup, &out);
 	sb_policy_free(check);
 	return r;
 }
@@ -590,17 +608,8 @@ int sb_learn_save_result_mode(struct sb_arena *a, const char *path,
 	size_t len = 0;
 	int r = -1;
 
-	if (open_dir(a, path, &d, why, sizeof(why)) < 0 ||
-	    check_rule_file(&d, why, sizeof(why)) < 0)
+	if (open_rules(a, path, &d, &old, &len, why, sizeof(why)) < 0)
 		goto unsaved;
-	if (d.st.st_mode) {
-		old = read_text(&d, &len);
-		if (!old) {
-			snprintf(why, sizeof(why), "cannot read it: %s",
-				 write_error(-errno));
-			goto unsaved;
-		}
-	}
 	date_now(date, sizeof(date));
 	if (!sb_learn_result_mode(old ? old : "", objects, in_force, origin,
 				  date, &out)) {
@@ -621,10 +630,6 @@ unsaved:
 		display, why);
 	r = -1;
 out:
-	if (d.fd >= 0)
-		close(d.fd);
-	free(old);
-	free(backup);
-	sb_buf_free(&out);
+	close_rules(&d, old, backup, &out);
 	return r;
 }
