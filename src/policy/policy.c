@@ -89,6 +89,23 @@ static const char *expand_tilde(struct parser *ps, const char *path)
 	return sb_arena_printf(ps->p->arena, "%s%s", ps->home, path + 1);
 }
 
+/* 'rel' beside the rule file that says it ('ref' names a line of a file):
+ * joined to that file's directory. */
+static const char *beside_rule_file(struct sb_policy *p, struct sb_ref ref,
+				    const char *rel)
+{
+	const char *base = NULL;
+	char *parent;
+	size_t i;
+
+	for (i = 0; i < p->files.n; i++)
+		if (strcmp(p->files.v[i].display, ref.file) == 0)
+			base = p->files.v[i].path;
+	parent = sb_arena_strdup(p->arena, base ? base : p->config_path);
+	*strrchr(parent, '/') = '\0';
+	return sb_path_join(p->arena, *parent ? parent : "/", rel);
+}
+
 /* How a file is named in messages (2.8): relative to the cwd when below it,
  * else ~/... when below HOME, else absolute. */
 static const char *display_path(struct parser *ps, const char *abs)
@@ -836,10 +853,9 @@ static void apply_learn(struct parser *ps, const struct sb_line *l)
 	struct sb_policy *p = ps->p;
 	struct sb_arena *a = p->arena;
 	const char *v = sb_strip(a, l->value, strlen(l->value));
-	const char *path, *base;
+	const char *path;
 	char *parent;
 	struct stat st;
-	size_t i;
 
 	if (sb_str_ieq(v, "true") || sb_str_ieq(v, "false") ||
 	    strcmp(v, "0") == 0 || strcmp(v, "1") == 0) {
@@ -854,13 +870,7 @@ static void apply_learn(struct parser *ps, const struct sb_line *l)
 		path = p->config_path;
 	} else if (!strchr(v, '/') && ref_is_file(l->ref)) {
 		/* a bare name sits next to the rule file that says it */
-		base = NULL;
-		for (i = 0; i < p->files.n; i++)
-			if (strcmp(p->files.v[i].display, l->ref.file) == 0)
-				base = p->files.v[i].path;
-		parent = sb_arena_strdup(a, base ? base : p->config_path);
-		*strrchr(parent, '/') = '\0';
-		path = sb_path_join(a, *parent ? parent : "/", v);
+		path = beside_rule_file(p, l->ref, v);
 	} else {
 		path = sb_path_join(a, ps->o->cwd, expand_tilde(ps, v));
 	}
@@ -887,10 +897,9 @@ static void apply_log(struct parser *ps, const struct sb_line *l)
 	struct sb_policy *p = ps->p;
 	struct sb_arena *a = p->arena;
 	const char *v = sb_strip(a, l->value, strlen(l->value));
-	const char *path, *base = NULL, *last;
+	const char *path, *last;
 	char *parent, real[PATH_MAX];
 	struct stat st;
-	size_t i;
 
 	if (!*v) {
 		sb_error(p, l->ref,
@@ -899,16 +908,10 @@ static void apply_log(struct parser *ps, const struct sb_line *l)
 		return;
 	}
 	v = expand_tilde(ps, v);
-	if (v[0] != '/' && ref_is_file(l->ref)) {
-		for (i = 0; i < p->files.n; i++)
-			if (strcmp(p->files.v[i].display, l->ref.file) == 0)
-				base = p->files.v[i].path;
-		parent = sb_arena_strdup(a, base ? base : p->config_path);
-		*strrchr(parent, '/') = '\0';
-		path = sb_path_join(a, *parent ? parent : "/", v);
-	} else {
+	if (v[0] != '/' && ref_is_file(l->ref))
+		path = beside_rule_file(p, l->ref, v);
+	else
 		path = sb_path_join(a, ps->o->cwd, v);
-	}
 	if (ps->o->flat) {
 		/* the launcher checked it and holds it open already */
 		p->log_path = path;
