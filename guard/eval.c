@@ -34,9 +34,9 @@
  * - Only code objects this file compiled may be run again by eval/exec (a
  *   registry of weak references: it does not keep them alive).
  *
- * The state lives in these files' statics and thread locals (eval_int.h's
- * are hidden inside the guard library): nothing the evaluated code can name
- * reaches it (names starting with __sb_ are refused outright, dunders need
+ * The state lives in sb_g.eval (guard.h), eval_int.h's globals and thread
+ * locals, all hidden inside the guard library: nothing the evaluated code
+ * can name reaches it (names starting with __sb_ are refused outright, dunders need
  * eval-magic, frame attributes are never allowed).
  */
 #include "eval_int.h"
@@ -50,22 +50,10 @@
 
 struct ev_capi ev; /* resolved by sb_eval_arm */
 
-static struct ev_profile *profiles;
-static size_t nprofiles;
-static long default_profile = -1;
-
-static PyObject *raw_compile; /* builtins.compile before our wrapper */
 PyObject *ev_builtins_dict;      /* the builtins module's dict */
 PyObject *ev_ast_class;          /* _ast.AST */
 PyObject *ev_ast_module;         /* _ast */
-static PyObject *cache;       /* (profile, mode, source) -> code */
-/* $PYSB_EVAL_NO_FAST_PATH at arming: every source takes the parse and the
- * walk (the differential tests compare both paths). It can only add
- * checking. */
-static bool no_fast_path;
-static PyObject *compiled;    /* id(code) -> weakref: what we compiled */
 PyObject *ev_exc_syntax;
-static PyObject *exc_perm, *exc_interrupted;
 /* the AST classes the rewrite builds, and the helpers it calls */
 PyObject *ev_ast_name, *ev_ast_load, *ev_ast_call, *ev_ast_expr,
 	*ev_ast_boolop, *ev_ast_and;
@@ -75,8 +63,6 @@ PyObject *ev_str_fields, *ev_str_name, *ev_str_lineno, *ev_str_col,
 	*ev_str_ctx, *ev_str_id;
 
 __thread struct ev_run *ev_cur;
-
-static struct ev_allocator mem_orig, obj_orig;
 
 /* ---- exceptions ---- */
 
@@ -127,7 +113,8 @@ int ev_raise_perm(const char *target, const char *key, const char *hint)
 		snprintf(add, sizeof(add), "%s=%s", key, target);
 		sb_guard_log("eval", target, NULL, hint ? NULL : add);
 	}
-	return ev_raise_with(exc_perm, tuple_of_strings(target, key, hint));
+	return ev_raise_with(sb_g.eval.exc_perm,
+			     tuple_of_strings(target, key, hint));
 }
 
 /* A budget ran out: the budget's rule decided ("eval-max-iterations=N"),
@@ -138,7 +125,7 @@ int ev_raise_interrupted(struct ev_run *run)
 	if (sb_g.log_fd >= 0 && !run->logged)
 		sb_guard_log("eval", "an evaluation", run->reason, NULL);
 	run->logged = true;
-	return ev_raise_with(exc_interrupted,
+	return ev_raise_with(sb_g.eval.exc_interrupted,
 			     tuple_of_strings(run->reason, NULL, NULL));
 }
 
@@ -160,7 +147,7 @@ static PyObject *compile_raw(PyObject *src, PyObject *filename,
 	py.PyTuple_SetItem(args, 3, py.PyLong_FromLong(flags));
 	py.PyTuple_SetItem(args, 4, py.PyLong_FromLong(1));
 	sb_guard_busy++;
-	res = py.PyObject_Call(raw_compile, args, NULL);
+	res = py.PyObject_Call(sb_g.eval.raw_compile, args, NULL);
 	sb_guard_busy--;
 	py.Py_DecRef(args);
 	return res;
@@ -232,8 +219,8 @@ static PyObject *none(void);
  * reused, its entry goes. 'self' is the id. */
 static PyObject *forget(PyObject *self, PyObject *ref)
 {
-	if (ev.PyDict_GetItem(compiled, self) == ref &&
-	    ev.PyDict_DelItem(compiled, self) < 0)
+	if (ev.PyDict_GetItem(sb_g.eval.compiled, self) == ref &&
+	    ev.PyDict_DelItem(sb_g.eval.compiled, self) < 0)
 		py.PyErr_Clear();
 	return none();
 }
@@ -253,7 +240,7 @@ static int register_ours(PyObject *code)
 	fn = id ? py.PyCFunction_NewEx(&forget_def, id, NULL) : NULL;
 	ref = fn ? ev.PyWeakref_NewRef(code, fn) : NULL;
 	if (ref)
-		r = ev.PyDict_SetItem(compiled, id, ref);
+		r = ev.PyDict_SetItem(sb_g.eval.compiled, id, ref);
 	if (ref)
 		py.Py_DecRef(ref);
 	if (fn)
@@ -314,14 +301,15 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 		key = tuple_of_strings(p->label, mode, c.src);
 		if (!key)
 			goto out;
-		if (!only_ast && (code = ev.PyDict_GetItem(cache, key))) {
+		if (!only_ast &&
+		    (code = ev.PyDict_GetItem(sb_g.eval.cache, key))) {
 			py.Py_IncRef(code);
 			goto out;
 		}
 		/* the fast path (eval_scan.c): an expression its tokens
 		 * prove the walk would pass, and the rewrite leave as it
 		 * is, is compiled from its text as below, with no tree */
-		if (!only_ast && !no_fast_path && !sb_g.learning &&
+		if (!only_ast && !sb_g.eval.no_fast_path && !sb_g.learning &&
 		    strcmp(mode, "eval") == 0 &&
 		    ev_scan_admits(p, c.src, (size_t)len))
 			goto compile;
@@ -353,11 +341,12 @@ compile:
 	/* a small cache: a program evaluating endless distinct sources
 	 * starts again rather than growing */
 	if (key && !c.excused) {
-		if (py.PyDict_Size(cache) >= 512) {
-			py.Py_DecRef(cache);
-			cache = py.PyDict_New();
+		if (py.PyDict_Size(sb_g.eval.cache) >= 512) {
+			py.Py_DecRef(sb_g.eval.cache);
+			sb_g.eval.cache = py.PyDict_New();
 		}
-		if (cache && ev.PyDict_SetItem(cache, key, code) < 0)
+		if (sb_g.eval.cache &&
+		    ev.PyDict_SetItem(sb_g.eval.cache, key, code) < 0)
 			py.PyErr_Clear();
 	}
 out:
@@ -376,7 +365,7 @@ static bool ours(PyObject *code)
 	PyObject *id = ev.PyLong_FromVoidPtr(code), *ref, *o = NULL;
 	bool r;
 
-	ref = id ? ev.PyDict_GetItem(compiled, id) : NULL;
+	ref = id ? ev.PyDict_GetItem(sb_g.eval.compiled, id) : NULL;
 	if (ref && !(o = py.PyObject_CallObject(ref, NULL))) /* referent */
 		py.PyErr_Clear();
 	r = o == code;
@@ -844,16 +833,16 @@ static void warn_context(struct ev_profile *p, PyObject *g, const char *which)
 
 bool sb_eval_enabled(void)
 {
-	return default_profile >= 0 && raw_compile;
+	return sb_g.eval.default_profile >= 0 && sb_g.eval.raw_compile;
 }
 
 static struct ev_profile *find(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < nprofiles; i++)
-		if (strcmp(profiles[i].rules->name, name) == 0)
-			return &profiles[i];
+	for (i = 0; i < sb_g.eval.nprofiles; i++)
+		if (strcmp(sb_g.eval.profiles[i].rules->name, name) == 0)
+			return &sb_g.eval.profiles[i];
 	return NULL;
 }
 
@@ -900,7 +889,9 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 {
 	/* inside an evaluation, the evaluation's profile: a named profile is
 	 * complete and independent of the default one */
-	struct ev_profile *p = ev_cur ? ev_cur->p : &profiles[default_profile];
+	struct ev_profile *p =
+		ev_cur ? ev_cur->p
+		       : &sb_g.eval.profiles[sb_g.eval.default_profile];
 	bool is_eval = strcmp(which, "eval") == 0;
 	PyObject *src, *g, *l, *code, *ns = NULL, *res = NULL, *b;
 	enum sb_eval_namespace mode =
@@ -1008,9 +999,9 @@ static PyObject *guarded_eval(PyObject *self, PyObject *args, PyObject *kw)
 	p = find(pn);
 	if (!p) {
 		sb_buf_printf(&b, "unknown eval profile '%s', configured: [", pn);
-		for (i = 0; i < nprofiles; i++)
+		for (i = 0; i < sb_g.eval.nprofiles; i++)
 			sb_buf_printf(&b, "%s'%s'", i ? ", " : "",
-				      profiles[i].rules->name);
+				      sb_g.eval.profiles[i].rules->name);
 		sb_buf_puts(&b, "]");
 		py.PyErr_SetString(*ev.value_error, b.s);
 		sb_buf_free(&b);
@@ -1203,9 +1194,9 @@ static int arm_checker(void)
 		return -1;
 	ev.module_type = ev.PyObject_Type(sys);
 	py.Py_DecRef(sys);
-	cache = py.PyDict_New();
-	compiled = py.PyDict_New();
-	if (!cache || !compiled)
+	sb_g.eval.cache = py.PyDict_New();
+	sb_g.eval.compiled = py.PyDict_New();
+	if (!sb_g.eval.cache || !sb_g.eval.compiled)
 		return -1;
 	state = 1;
 	return 0;
@@ -1219,8 +1210,8 @@ static int take_builtins(void)
 	if (!bmod)
 		return -1;
 	ev_builtins_dict = py.PyModule_GetDict(bmod);
-	raw_compile = py.PyObject_GetAttrString(bmod, "compile");
-	return raw_compile ? 0 : -1;
+	sb_g.eval.raw_compile = py.PyObject_GetAttrString(bmod, "compile");
+	return sb_g.eval.raw_compile ? 0 : -1;
 }
 
 int sb_eval_arm(void)
@@ -1239,25 +1230,26 @@ int sb_eval_arm(void)
 		return -1;
 	if (!pol->eval_profiles.n)
 		return 0;
-	no_fast_path = getenv("PYSB_EVAL_NO_FAST_PATH") != NULL;
+	sb_g.eval.no_fast_path = getenv("PYSB_EVAL_NO_FAST_PATH") != NULL;
 	if (arm_checker() < 0 || sb_guard_load_package() < 0)
 		return -1;
 	mods = py.PyImport_GetModuleDict();
 	mod = py.PyDict_GetItemString(mods, "pysandboxes.e");
 	ev_exc_syntax = exc_attr(mod, "EvalSyntaxRejected");
-	exc_perm = exc_attr(mod, "RuleEvalPermissionError");
-	exc_interrupted = exc_attr(mod, "EvalInterrupted");
-	if (!ev_exc_syntax || !exc_perm || !exc_interrupted)
+	sb_g.eval.exc_perm = exc_attr(mod, "RuleEvalPermissionError");
+	sb_g.eval.exc_interrupted = exc_attr(mod, "EvalInterrupted");
+	if (!ev_exc_syntax || !sb_g.eval.exc_perm || !sb_g.eval.exc_interrupted)
 		return -1;
-	nprofiles = pol->eval_profiles.n;
-	profiles = sb_arena_alloc(sb_g.arena, nprofiles * sizeof(*profiles));
-	for (i = 0; i < nprofiles; i++) {
-		struct ev_profile *p = &profiles[i];
+	sb_g.eval.nprofiles = pol->eval_profiles.n;
+	sb_g.eval.profiles = sb_arena_alloc(
+		sb_g.arena, sb_g.eval.nprofiles * sizeof(*sb_g.eval.profiles));
+	for (i = 0; i < sb_g.eval.nprofiles; i++) {
+		struct ev_profile *p = &sb_g.eval.profiles[i];
 
 		p->rules = &pol->eval_profiles.v[i];
 		p->label = p->rules->name[0] ? p->rules->name : "default";
 		if (!p->rules->name[0])
-			default_profile = (long)i;
+			sb_g.eval.default_profile = (long)i;
 		snprintf(buf, sizeof(buf), "<eval:%s>", p->label);
 		p->filename = intern(buf, &ok);
 		if (!ok ||
@@ -1277,8 +1269,8 @@ int sb_eval_arm(void)
 			return -1;
 		py.Py_DecRef(fn);
 	}
-	ev_install_allocator(EV_MEM_MEM, &mem_orig);
-	ev_install_allocator(EV_MEM_OBJ, &obj_orig);
+	ev_install_allocator(EV_MEM_MEM, &sb_g.eval.mem_orig);
+	ev_install_allocator(EV_MEM_OBJ, &sb_g.eval.obj_orig);
 	return 0;
 }
 
@@ -1292,8 +1284,8 @@ static struct ev_profile *learn_profile(void)
 
 	if (arm_checker() < 0)
 		return NULL;
-	if (default_profile >= 0)
-		return &profiles[default_profile];
+	if (sb_g.eval.default_profile >= 0)
+		return &sb_g.eval.profiles[sb_g.eval.default_profile];
 	if (!synthetic.rules) {
 		sb_eval_profile_defaults(&defaults);
 		synthetic.label = "default";
@@ -1375,7 +1367,8 @@ out:
 
 void sb_eval_learn_compiled(PyObject *code)
 {
-	if (!compiled || py.PyObject_IsInstance(code, ev.code_type) != 1 ||
+	if (!sb_g.eval.compiled ||
+	    py.PyObject_IsInstance(code, ev.code_type) != 1 ||
 	    register_ours(code) < 0)
 		py.PyErr_Clear();
 }

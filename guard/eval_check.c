@@ -617,30 +617,8 @@ static int walk_aliases(struct ev_check *c, PyObject *node, const char *from,
 
 /* ---- what the walk does with each AST class ---- */
 
-/* Read once per class from its name (type_of), so that the walk compares
- * small integers, not names, at every node. */
-enum ev_kind {
-	EV_K_OTHER,      /* judged by eval-syntax only */
-	EV_K_PART,       /* an operator or context: part of its parent */
-	EV_K_CALL,       /* Call, keyword: judged by eval-call at the end */
-	EV_K_ATTRIBUTE,  /* judged by eval-attribute, not eval-syntax */
-	EV_K_MATCH_CLASS,
-	EV_K_NAME,
-	EV_K_IMPORT,
-	EV_K_IMPORT_FROM,
-	EV_K_ARG,        /* binds its .arg */
-	EV_K_NAMED,      /* binds its .name */
-};
-
-/* Where the rewrite inserts a budget helper. */
-enum ev_rewrite {
-	EV_RW_NONE,
-	EV_RW_LOOP,          /* __sb_tick__() first in the body */
-	EV_RW_FUNCTION,      /* __sb_enter__() first in the body */
-	EV_RW_COMPREHENSION, /* __sb_tick__() as a last condition */
-	EV_RW_LAMBDA,        /* __sb_enter__() and body */
-};
-
+/* The classes the walk treats apart (eval_state.h); any other is
+ * EV_K_OTHER, or EV_K_PART when part_nodes[] names it. */
 static const struct {
 	const char *name;
 	enum ev_kind kind;
@@ -849,22 +827,6 @@ static int walk_value(struct ev_check *c, PyObject *v, long depth)
 	return r ? walk(c, v, depth) : 0;
 }
 
-/* What the walk needs of an AST class, read once per class: the classes
- * live as long as the interpreter (a reference is kept). */
-struct ev_type {
-	PyObject *type, *fields;
-	char name[40];
-	enum ev_kind kind;
-	enum ev_rewrite rw;
-	/* syntax_allowed() for the profile it was last asked for: the
-	 * profiles and their rules live as long as the interpreter */
-	const struct ev_profile *syntax_p;
-	bool syntax_ok;
-};
-
-static struct ev_type types[160];
-static size_t ntypes;
-
 static struct ev_type *type_of(PyObject *node)
 {
 	PyObject *type = ev.PyObject_Type(node), *tn, *real;
@@ -874,18 +836,18 @@ static struct ev_type *type_of(PyObject *node)
 
 	if (!type)
 		return NULL;
-	for (i = 0; i < ntypes; i++)
-		if (types[i].type == type) {
+	for (i = 0; i < sb_g.eval.ntypes; i++)
+		if (sb_g.eval.types[i].type == type) {
 			py.Py_DecRef(type);
-			return &types[i];
+			return &sb_g.eval.types[i];
 		}
-	if (ntypes == SB_ARRAY_LEN(types)) {
+	if (sb_g.eval.ntypes == SB_ARRAY_LEN(sb_g.eval.types)) {
 		py.Py_DecRef(type);
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
 				   "the eval guard met too many AST classes");
 		return NULL;
 	}
-	t = &types[ntypes];
+	t = &sb_g.eval.types[sb_g.eval.ntypes];
 	tn = ev.PyObject_GetAttr(type, ev_str_name);
 	s = tn ? py.PyUnicode_AsUTF8AndSize(tn, NULL) : NULL;
 	t->fields = s ? ev.PyObject_GetAttr(type, ev_str_fields) : NULL;
@@ -924,7 +886,7 @@ static struct ev_type *type_of(PyObject *node)
 			t->rw = kinds[i].rw;
 		}
 	t->syntax_p = NULL;
-	ntypes++;
+	sb_g.eval.ntypes++;
 	return t;
 }
 

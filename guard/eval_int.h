@@ -19,14 +19,6 @@
 
 /* ---- the slice of the C API only the eval guard uses (sb_eval_arm) ---- */
 
-struct ev_allocator {
-	void *ctx;
-	void *(*malloc)(void *ctx, size_t size);
-	void *(*calloc)(void *ctx, size_t nelem, size_t elsize);
-	void *(*realloc)(void *ctx, void *ptr, size_t size);
-	void (*free)(void *ctx, void *ptr);
-};
-
 #define EV_FUNCTIONS(X)                                                        \
 	X(PyObject *, PyEval_EvalCode, (PyObject *, PyObject *, PyObject *))   \
 	X(PyObject *, PyObject_Dir, (PyObject *))                              \
@@ -66,16 +58,6 @@ enum { EV_MEM_MEM = 1, EV_MEM_OBJ = 2 };
 #define EV_CF_ONLY_AST 0x0400
 
 /* ---- state (eval.c) ---- */
-
-/* What each eval profile needs at run time, indexed like
- * sb_g.policy->eval_profiles. */
-struct ev_profile {
-	const struct sb_eval_profile *rules;
-	const char *label;   /* "default" or the profile's name */
-	PyObject *filename;  /* "<eval:label>" */
-	PyObject *group_allow, *group_deny; /* attribute group names (sets) */
-	PyObject *builtins;  /* the eval-call builtins, built on first use */
-};
 
 extern PyObject *ev_builtins_dict; /* the builtins module's dict */
 extern PyObject *ev_ast_class;     /* _ast.AST */

@@ -39,6 +39,7 @@ struct sb_guard sb_g = {
 	.log_fd = -1,
 	.learn = { .fd = -1 },
 	.api = { .modules_seen = -1 },
+	.eval = { .default_profile = -1 },
 };
 __thread int sb_guard_busy;
 

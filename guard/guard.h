@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "capi.h"
+#include "eval_state.h"
 #include "helpers.h"
 #include "pathwalk.h"
 #include "policy.h"
@@ -125,6 +126,28 @@ struct sb_guard {
 		} resolved[256];
 		size_t n_resolved;
 	} net;
+	/* eval.c and eval_check.c (the types: eval_state.h), set when the
+	 * guard arms */
+	struct {
+		/* indexed like policy->eval_profiles; the default one's
+		 * index, -1: none */
+		struct ev_profile *profiles;
+		size_t nprofiles;
+		long default_profile;
+		/* $PYSB_EVAL_NO_FAST_PATH at arming: every source takes the
+		 * parse and the walk (the differential tests compare both
+		 * paths). It can only add checking. */
+		bool no_fast_path;
+		PyObject *raw_compile; /* builtins.compile, not our wrapper */
+		PyObject *cache;    /* (profile, mode, source) -> code */
+		PyObject *compiled; /* id(code) -> weakref: what we compiled */
+		PyObject *exc_perm, *exc_interrupted;
+		/* the allocators eval-max-alloc wraps */
+		struct ev_allocator mem_orig, obj_orig;
+		/* the AST classes the walk has met */
+		struct ev_type types[EV_TYPES_MAX];
+		size_t ntypes;
+	} eval;
 };
 
 extern struct sb_guard sb_g;
