@@ -34,9 +34,9 @@
  * - Only code objects this file compiled may be run again by eval/exec (a
  *   registry of weak references: it does not keep them alive).
  *
- * The state lives in sb_g.eval (guard.h), eval_int.h's globals and thread
- * locals, all hidden inside the guard library: nothing the evaluated code
- * can name reaches it (names starting with __sb_ are refused outright, dunders need
+ * The state lives in sb_g.eval (guard.h) and in thread locals, hidden
+ * inside the guard library: nothing the evaluated code can name reaches it
+ * (names starting with __sb_ are refused outright, dunders need
  * eval-magic, frame attributes are never allowed).
  */
 #include "eval_int.h"
@@ -49,18 +49,6 @@
 /* ---- state ---- */
 
 struct ev_capi ev; /* resolved by sb_eval_arm */
-
-PyObject *ev_builtins_dict;      /* the builtins module's dict */
-PyObject *ev_ast_class;          /* _ast.AST */
-PyObject *ev_ast_module;         /* _ast */
-PyObject *ev_exc_syntax;
-/* the AST classes the rewrite builds, and the helpers it calls */
-PyObject *ev_ast_name, *ev_ast_load, *ev_ast_call, *ev_ast_expr,
-	*ev_ast_boolop, *ev_ast_and;
-PyObject *ev_tick_fn, *ev_enter_fn, *ev_str_tick, *ev_str_enter;
-PyObject *ev_str_fields, *ev_str_name, *ev_str_lineno, *ev_str_col,
-	*ev_str_end_col, *ev_str_end_lineno, *ev_str_level, *ev_str_attr,
-	*ev_str_ctx, *ev_str_id;
 
 __thread struct ev_run *ev_cur;
 
@@ -259,7 +247,7 @@ static PyObject *check_compile(struct ev_profile *p, PyObject *input,
 {
 	struct ev_check c = { .p = p, .names = names, .rewrite = !only_ast };
 	PyObject *key = NULL, *tree = NULL, *code = NULL, *src = NULL;
-	int isast = py.PyObject_IsInstance(input, ev_ast_class);
+	int isast = py.PyObject_IsInstance(input, sb_g.eval.ast_class);
 	Py_ssize_t len = 0;
 
 	if (isast < 0)
@@ -412,7 +400,7 @@ static int judge_attr(struct ev_profile *p, PyObject *name)
 static PyObject *call_builtin(const char *name, PyObject *args,
 			      PyObject *kw)
 {
-	PyObject *fn = py.PyDict_GetItemString(ev_builtins_dict, name);
+	PyObject *fn = py.PyDict_GetItemString(sb_g.eval.builtins_dict, name);
 
 	if (!fn) {
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError), name);
@@ -621,7 +609,7 @@ static PyObject *profile_builtins(struct ev_profile *p)
 		p->builtins = py.PyDict_New();
 		if (!p->builtins)
 			return NULL;
-		while (ev.PyDict_Next(ev_builtins_dict, &pos, &k, &v)) {
+		while (ev.PyDict_Next(sb_g.eval.builtins_dict, &pos, &k, &v)) {
 			name = py.PyUnicode_AsUTF8AndSize(k, NULL);
 			if (!name || strstr(name, "__sb_")) {
 				py.PyErr_Clear();
@@ -1155,39 +1143,43 @@ static int arm_checker(void)
 				   "eval guard needs");
 		return -1;
 	}
-	ev_str_fields = intern("_fields", &ok);
-	ev_str_name = intern("__name__", &ok);
-	ev_str_lineno = intern("lineno", &ok);
-	ev_str_col = intern("col_offset", &ok);
-	ev_str_end_col = intern("end_col_offset", &ok);
-	ev_str_end_lineno = intern("end_lineno", &ok);
-	ev_str_level = intern("level", &ok);
-	ev_str_attr = intern("attr", &ok);
-	ev_str_ctx = intern("ctx", &ok);
-	ev_str_id = intern("id", &ok);
+	sb_g.eval.str_fields = intern("_fields", &ok);
+	sb_g.eval.str_name = intern("__name__", &ok);
+	sb_g.eval.str_lineno = intern("lineno", &ok);
+	sb_g.eval.str_col = intern("col_offset", &ok);
+	sb_g.eval.str_end_col = intern("end_col_offset", &ok);
+	sb_g.eval.str_end_lineno = intern("end_lineno", &ok);
+	sb_g.eval.str_level = intern("level", &ok);
+	sb_g.eval.str_attr = intern("attr", &ok);
+	sb_g.eval.str_ctx = intern("ctx", &ok);
+	sb_g.eval.str_id = intern("id", &ok);
 	if (!ok)
 		return -1;
 	mod = py.PyImport_ImportModule("_ast");
 	if (!mod)
 		return -1;
-	ev_ast_class = py.PyObject_GetAttrString(mod, "AST");
-	ev_ast_name = py.PyObject_GetAttrString(mod, "Name");
-	ev_ast_load = py.PyObject_GetAttrString(mod, "Load");
-	ev_ast_call = py.PyObject_GetAttrString(mod, "Call");
-	ev_ast_expr = py.PyObject_GetAttrString(mod, "Expr");
-	ev_ast_boolop = py.PyObject_GetAttrString(mod, "BoolOp");
-	ev_ast_and = py.PyObject_GetAttrString(mod, "And");
-	ev_ast_module = mod; /* kept */
-	if (!ev_ast_class || !ev_ast_name || !ev_ast_load || !ev_ast_call ||
-	    !ev_ast_expr || !ev_ast_boolop || !ev_ast_and)
+	sb_g.eval.ast_class = py.PyObject_GetAttrString(mod, "AST");
+	sb_g.eval.ast_name = py.PyObject_GetAttrString(mod, "Name");
+	sb_g.eval.ast_load = py.PyObject_GetAttrString(mod, "Load");
+	sb_g.eval.ast_call = py.PyObject_GetAttrString(mod, "Call");
+	sb_g.eval.ast_expr = py.PyObject_GetAttrString(mod, "Expr");
+	sb_g.eval.ast_boolop = py.PyObject_GetAttrString(mod, "BoolOp");
+	sb_g.eval.ast_and = py.PyObject_GetAttrString(mod, "And");
+	sb_g.eval.ast_module = mod; /* kept */
+	if (!sb_g.eval.ast_class || !sb_g.eval.ast_name ||
+	    !sb_g.eval.ast_load || !sb_g.eval.ast_call ||
+	    !sb_g.eval.ast_expr || !sb_g.eval.ast_boolop ||
+	    !sb_g.eval.ast_and)
 		return -1;
-	ev_str_tick = intern("__sb_tick__", &ok);
-	ev_str_enter = intern("__sb_enter__", &ok);
-	ev_tick_fn = ok ? py.PyCFunction_NewEx(&ev_tick_def, NULL, NULL) : NULL;
-	ev_enter_fn = ev_tick_fn
-			      ? py.PyCFunction_NewEx(&ev_enter_def, NULL, NULL)
-			      : NULL;
-	if (!ev_enter_fn)
+	sb_g.eval.str_tick = intern("__sb_tick__", &ok);
+	sb_g.eval.str_enter = intern("__sb_enter__", &ok);
+	sb_g.eval.tick_fn =
+		ok ? py.PyCFunction_NewEx(&ev_tick_def, NULL, NULL) : NULL;
+	sb_g.eval.enter_fn =
+		sb_g.eval.tick_fn
+			? py.PyCFunction_NewEx(&ev_enter_def, NULL, NULL)
+			: NULL;
+	if (!sb_g.eval.enter_fn)
 		return -1;
 	sys = py.PyImport_ImportModule("sys");
 	if (!sys)
@@ -1209,7 +1201,7 @@ static int take_builtins(void)
 
 	if (!bmod)
 		return -1;
-	ev_builtins_dict = py.PyModule_GetDict(bmod);
+	sb_g.eval.builtins_dict = py.PyModule_GetDict(bmod);
 	sb_g.eval.raw_compile = py.PyObject_GetAttrString(bmod, "compile");
 	return sb_g.eval.raw_compile ? 0 : -1;
 }
@@ -1235,10 +1227,11 @@ int sb_eval_arm(void)
 		return -1;
 	mods = py.PyImport_GetModuleDict();
 	mod = py.PyDict_GetItemString(mods, "pysandboxes.e");
-	ev_exc_syntax = exc_attr(mod, "EvalSyntaxRejected");
+	sb_g.eval.exc_syntax = exc_attr(mod, "EvalSyntaxRejected");
 	sb_g.eval.exc_perm = exc_attr(mod, "RuleEvalPermissionError");
 	sb_g.eval.exc_interrupted = exc_attr(mod, "EvalInterrupted");
-	if (!ev_exc_syntax || !sb_g.eval.exc_perm || !sb_g.eval.exc_interrupted)
+	if (!sb_g.eval.exc_syntax || !sb_g.eval.exc_perm ||
+	    !sb_g.eval.exc_interrupted)
 		return -1;
 	sb_g.eval.nprofiles = pol->eval_profiles.n;
 	sb_g.eval.profiles = sb_arena_alloc(
@@ -1339,7 +1332,7 @@ bool sb_eval_learn(const char *which, PyObject *args, PyObject *kw)
 	/* the names the enforcing run will take from the caller's globals */
 	if (p->rules->scalar[SB_EVAL_NAMESPACE] != SB_EVAL_NS_CLOSED)
 		c.names = g;
-	if (py.PyObject_IsInstance(src, ev_ast_class) == 1) {
+	if (py.PyObject_IsInstance(src, sb_g.eval.ast_class) == 1) {
 		py.Py_IncRef(src);
 		tree = src;
 	} else {

@@ -202,8 +202,8 @@ void ev_install_allocator(int domain, struct ev_allocator *orig)
 
 static int add_helpers(PyObject *g)
 {
-	if (ev.PyDict_SetItem(g, ev_str_tick, ev_tick_fn) < 0 ||
-	    ev.PyDict_SetItem(g, ev_str_enter, ev_enter_fn) < 0)
+	if (ev.PyDict_SetItem(g, sb_g.eval.str_tick, sb_g.eval.tick_fn) < 0 ||
+	    ev.PyDict_SetItem(g, sb_g.eval.str_enter, sb_g.eval.enter_fn) < 0)
 		return -1;
 	return 0;
 }

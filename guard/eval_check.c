@@ -296,10 +296,10 @@ static struct ev_pos *pos_get(struct ev_pos *p)
 	if (p->known)
 		return p;
 	p->known = true;
-	p->line = int_attr(p->node, ev_str_lineno);
-	p->col = int_attr(p->node, ev_str_col);
-	p->end_col = int_attr(p->node, ev_str_end_lineno) == p->line
-			     ? int_attr(p->node, ev_str_end_col)
+	p->line = int_attr(p->node, sb_g.eval.str_lineno);
+	p->col = int_attr(p->node, sb_g.eval.str_col);
+	p->end_col = int_attr(p->node, sb_g.eval.str_end_lineno) == p->line
+			     ? int_attr(p->node, sb_g.eval.str_end_col)
 			     : -1;
 	return p;
 }
@@ -480,7 +480,7 @@ out:
 static void check_attribute(struct ev_check *c, PyObject *node,
 			    struct ev_pos *pos)
 {
-	PyObject *o = ev.PyObject_GetAttr(node, ev_str_attr);
+	PyObject *o = ev.PyObject_GetAttr(node, sb_g.eval.str_attr);
 	const char *name = o ? py.PyUnicode_AsUTF8AndSize(o, NULL) : NULL;
 	char what[160], add[200];
 
@@ -696,13 +696,13 @@ static PyObject *node_new(PyObject *cls, PyObject *at, PyObject *a,
 /* __sb_tick__() or __sb_enter__(), as an expression located at 'at'. */
 static PyObject *helper_call(PyObject *helper, PyObject *at)
 {
-	PyObject *load = node_new(ev_ast_load, NULL, NULL, NULL, NULL);
+	PyObject *load = node_new(sb_g.eval.ast_load, NULL, NULL, NULL, NULL);
 	PyObject *name, *empty1, *empty2;
 
 	if (!load)
 		return NULL;
 	py.Py_IncRef(helper);
-	name = node_new(ev_ast_name, at, helper, load, NULL);
+	name = node_new(sb_g.eval.ast_name, at, helper, load, NULL);
 	empty1 = py.PyList_New(0);
 	empty2 = py.PyList_New(0);
 	if (!name || !empty1 || !empty2) {
@@ -714,7 +714,7 @@ static PyObject *helper_call(PyObject *helper, PyObject *at)
 			py.Py_DecRef(empty2);
 		return NULL;
 	}
-	return node_new(ev_ast_call, at, name, empty1, empty2);
+	return node_new(sb_g.eval.ast_call, at, name, empty1, empty2);
 }
 
 /* node.<field> = [Expr(helper())] + node.<field> */
@@ -728,7 +728,8 @@ static int prepend_call(PyObject *node, const char *field, PyObject *helper)
 	if (!old || !list)
 		goto out;
 	call = helper_call(helper, node);
-	stmt = call ? node_new(ev_ast_expr, node, call, NULL, NULL) : NULL;
+	stmt = call ? node_new(sb_g.eval.ast_expr, node, call, NULL, NULL)
+		    : NULL;
 	if (!stmt || py.PyList_Append(list, stmt) < 0) {
 		if (stmt)
 			py.Py_DecRef(stmt);
@@ -756,15 +757,15 @@ static int rewrite(PyObject *node, enum ev_rewrite rw)
 	int r;
 
 	if (rw == EV_RW_LOOP)
-		return prepend_call(node, "body", ev_str_tick);
+		return prepend_call(node, "body", sb_g.eval.str_tick);
 	if (rw == EV_RW_FUNCTION)
-		return prepend_call(node, "body", ev_str_enter);
+		return prepend_call(node, "body", sb_g.eval.str_enter);
 	if (rw == EV_RW_COMPREHENSION) {
 		/* a comprehension has no position: take its iterable's */
 		PyObject *it = py.PyObject_GetAttrString(node, "iter");
 
 		ifs = it ? py.PyObject_GetAttrString(node, "ifs") : NULL;
-		call = ifs ? helper_call(ev_str_tick, it) : NULL;
+		call = ifs ? helper_call(sb_g.eval.str_tick, it) : NULL;
 		if (it)
 			py.Py_DecRef(it);
 		r = call ? py.PyList_Append(ifs, call) : -1;
@@ -778,16 +779,17 @@ static int rewrite(PyObject *node, enum ev_rewrite rw)
 		return 0;
 	/* lambda: body  ->  lambda: __sb_enter__() and body */
 	body = py.PyObject_GetAttrString(node, "body");
-	call = body ? helper_call(ev_str_enter, body) : NULL;
+	call = body ? helper_call(sb_g.eval.str_enter, body) : NULL;
 	values = call ? py.PyList_New(0) : NULL;
-	and = values ? node_new(ev_ast_and, NULL, NULL, NULL, NULL) : NULL;
+	and = values ? node_new(sb_g.eval.ast_and, NULL, NULL, NULL, NULL)
+		     : NULL;
 	r = -1;
 	if (and && py.PyList_Append(values, call) == 0 &&
 	    py.PyList_Append(values, body) == 0) {
 		PyObject *op;
 
 		py.Py_IncRef(values);
-		op = node_new(ev_ast_boolop, body, and, values, NULL);
+		op = node_new(sb_g.eval.ast_boolop, body, and, values, NULL);
 		and = NULL;
 		if (op) {
 			r = py.PyObject_SetAttrString(node, "body", op);
@@ -821,7 +823,7 @@ static int walk_value(struct ev_check *c, PyObject *v, long depth)
 		}
 		return 0;
 	}
-	r = py.PyObject_IsInstance(v, ev_ast_class);
+	r = py.PyObject_IsInstance(v, sb_g.eval.ast_class);
 	if (r < 0)
 		return -1;
 	return r ? walk(c, v, depth) : 0;
@@ -848,9 +850,9 @@ static struct ev_type *type_of(PyObject *node)
 		return NULL;
 	}
 	t = &sb_g.eval.types[sb_g.eval.ntypes];
-	tn = ev.PyObject_GetAttr(type, ev_str_name);
+	tn = ev.PyObject_GetAttr(type, sb_g.eval.str_name);
 	s = tn ? py.PyUnicode_AsUTF8AndSize(tn, NULL) : NULL;
-	t->fields = s ? ev.PyObject_GetAttr(type, ev_str_fields) : NULL;
+	t->fields = s ? ev.PyObject_GetAttr(type, sb_g.eval.str_fields) : NULL;
 	if (!t->fields ||
 	    py.PyObject_IsInstance(t->fields, py.PyTuple_Type) != 1) {
 		if (tn)
@@ -865,7 +867,7 @@ static struct ev_type *type_of(PyObject *node)
 	py.Py_DecRef(tn);
 	/* only the interpreter's own classes: a subclass named Constant
 	 * that derives from Attribute would compile as an Attribute */
-	real = py.PyObject_GetAttrString(ev_ast_module, t->name);
+	real = py.PyObject_GetAttrString(sb_g.eval.ast_module, t->name);
 	py.PyErr_Clear();
 	if (real)
 		py.Py_DecRef(real);
@@ -926,12 +928,12 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 	} else if (t->kind == EV_K_MATCH_CLASS) {
 		check_match_attrs(c, node, &pos);
 	} else if (t->kind == EV_K_NAME) {
-		PyObject *ctx = ev.PyObject_GetAttr(node, ev_str_ctx);
+		PyObject *ctx = ev.PyObject_GetAttr(node, sb_g.eval.str_ctx);
 		PyObject *ct = ctx ? ev.PyObject_Type(ctx) : NULL;
 
 		/* a context of a class other than the interpreter's own is
 		 * refused when the walk reaches it (type_of) */
-		str_of(ev.PyObject_GetAttr(node, ev_str_id), buf,
+		str_of(ev.PyObject_GetAttr(node, sb_g.eval.str_id), buf,
 		       sizeof(buf));
 		/* a name is judged whole: one that does not fit is given a
 		 * dunder's form, so that eval-magic (never a prefix) decides */
@@ -941,10 +943,10 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		}
 		if (strstr(buf, "__sb_"))
 			c->reserved = true;
-		if (ct && ct != ev_ast_load)
+		if (ct && ct != sb_g.eval.ast_load)
 			bind(c, buf);
 		else if (!ev_is_dunder(buf) &&
-			 py.PyDict_GetItemString(ev_builtins_dict, buf))
+			 py.PyDict_GetItemString(sb_g.eval.builtins_dict, buf))
 			use_builtin(c, buf, &pos);
 		check_dunder_name(c, buf, &pos);
 		if (ct)
@@ -956,7 +958,7 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 		if (walk_aliases(c, node, NULL, &pos) < 0)
 			goto out;
 	} else if (t->kind == EV_K_IMPORT_FROM) {
-		if (int_attr(node, ev_str_level) > 0)
+		if (int_attr(node, sb_g.eval.str_level) > 0)
 			violation_at(c, &pos,
 				  "a relative import is not allowed",
 				  "no rule allows it: evaluated code has no "
@@ -1041,7 +1043,7 @@ bool ev_name_read_clean(const struct ev_profile *p, const char *name)
 		return false;
 	if (ev_is_dunder(name))
 		return magic_allowed(p, name);
-	return !py.PyDict_GetItemString(ev_builtins_dict, name) ||
+	return !py.PyDict_GetItemString(sb_g.eval.builtins_dict, name) ||
 	       ev_call_allowed(p, name);
 }
 
@@ -1120,5 +1122,5 @@ int ev_check_tree(struct ev_check *c, PyObject *tree)
 		py.PyTuple_SetItem(args, 4, text);
 	}
 	sb_buf_free(&msg);
-	return ev_raise_with(ev_exc_syntax, args);
+	return ev_raise_with(sb_g.eval.exc_syntax, args);
 }

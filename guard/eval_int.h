@@ -2,10 +2,11 @@
  * (the entry points, compiling, namespaces, arming), eval_check.c (the
  * static checker and its rewrite), eval_scan.c (the fast path's scanner)
  * and eval_budget.c (the run-time budgets).
- * Everything else in the guard includes eval.h. The state declared here is
- * defined in eval.c and set by sb_eval_arm; the library's symbols are hidden,
- * so none of it is reachable from outside the guard library, nor from the
- * evaluated code.
+ * Everything else in the guard includes eval.h. Their process-wide state is
+ * sb_g.eval (guard.h, its types in eval_state.h); what is declared here (the
+ * C API slice 'ev', the thread's evaluation) is defined in eval.c. The
+ * library's symbols are hidden, so none of it is reachable from outside the
+ * guard library, nor from the evaluated code.
  */
 #ifndef SB_GUARD_EVAL_INT_H
 #define SB_GUARD_EVAL_INT_H
@@ -58,18 +59,6 @@ enum { EV_MEM_MEM = 1, EV_MEM_OBJ = 2 };
 #define EV_CF_ONLY_AST 0x0400
 
 /* ---- state (eval.c) ---- */
-
-extern PyObject *ev_builtins_dict; /* the builtins module's dict */
-extern PyObject *ev_ast_class;     /* _ast.AST */
-extern PyObject *ev_ast_module;    /* _ast */
-extern PyObject *ev_exc_syntax;
-/* the AST classes the rewrite builds, and the helpers it calls */
-extern PyObject *ev_ast_name, *ev_ast_load, *ev_ast_call, *ev_ast_expr,
-	*ev_ast_boolop, *ev_ast_and;
-extern PyObject *ev_tick_fn, *ev_enter_fn, *ev_str_tick, *ev_str_enter;
-extern PyObject *ev_str_fields, *ev_str_name, *ev_str_lineno, *ev_str_col,
-	*ev_str_end_col, *ev_str_end_lineno, *ev_str_level, *ev_str_attr,
-	*ev_str_ctx, *ev_str_id;
 
 /* One evaluation in progress on this thread (innermost first). */
 struct ev_run {

@@ -126,8 +126,9 @@ struct sb_guard {
 		} resolved[256];
 		size_t n_resolved;
 	} net;
-	/* eval.c and eval_check.c (the types: eval_state.h), set when the
-	 * guard arms */
+	/* the eval guard (eval.c, eval_check.c, eval_budget.c; the types:
+	 * eval_state.h), set when the guard arms or, learning, at the first
+	 * evaluation */
 	struct {
 		/* indexed like policy->eval_profiles; the default one's
 		 * index, -1: none */
@@ -141,7 +142,20 @@ struct sb_guard {
 		PyObject *raw_compile; /* builtins.compile, not our wrapper */
 		PyObject *cache;    /* (profile, mode, source) -> code */
 		PyObject *compiled; /* id(code) -> weakref: what we compiled */
-		PyObject *exc_perm, *exc_interrupted;
+		PyObject *builtins_dict; /* the builtins module's dict */
+		/* EvalSyntaxRejected, RuleEvalPermissionError,
+		 * EvalInterrupted */
+		PyObject *exc_syntax, *exc_perm, *exc_interrupted;
+		/* _ast and its AST class, the classes the rewrite builds,
+		 * and the helpers it calls */
+		PyObject *ast_module, *ast_class;
+		PyObject *ast_name, *ast_load, *ast_call, *ast_expr,
+			*ast_boolop, *ast_and;
+		PyObject *tick_fn, *enter_fn;
+		/* interned: the helpers' names, what the walk reads */
+		PyObject *str_tick, *str_enter, *str_fields, *str_name,
+			*str_lineno, *str_col, *str_end_col, *str_end_lineno,
+			*str_level, *str_attr, *str_ctx, *str_id;
 		/* the allocators eval-max-alloc wraps */
 		struct ev_allocator mem_orig, obj_orig;
 		/* the AST classes the walk has met */
