@@ -549,23 +549,21 @@ static PyObject *g_import(PyObject *self, PyObject *args, PyObject *kw)
 	return call_builtin("__import__", args, kw);
 }
 
-struct ev_guarded {
-	const char *name;
-	void *fn;
-	struct py_method_def def;
-};
+#define EV_GUARDED(name, fn)                                                   \
+	{ name, (void *)fn, PY_METH_VARARGS | PY_METH_KEYWORDS, NULL }
 
-static struct ev_guarded guarded_builtins[] = {
-	{ "getattr", (void *)g_getattr, { 0 } },
-	{ "hasattr", (void *)g_hasattr, { 0 } },
-	{ "setattr", (void *)g_setattr, { 0 } },
-	{ "delattr", (void *)g_delattr, { 0 } },
-	{ "type", (void *)g_type, { 0 } },
-	{ "globals", (void *)g_globals, { 0 } },
-	{ "locals", (void *)g_locals, { 0 } },
-	{ "vars", (void *)g_vars, { 0 } },
-	{ "breakpoint", (void *)g_breakpoint, { 0 } },
-	{ "__import__", (void *)g_import, { 0 } },
+/* Never written: not const only because CPython takes the definitions so. */
+static struct py_method_def guarded_builtins[] = {
+	EV_GUARDED("getattr", g_getattr),
+	EV_GUARDED("hasattr", g_hasattr),
+	EV_GUARDED("setattr", g_setattr),
+	EV_GUARDED("delattr", g_delattr),
+	EV_GUARDED("type", g_type),
+	EV_GUARDED("globals", g_globals),
+	EV_GUARDED("locals", g_locals),
+	EV_GUARDED("vars", g_vars),
+	EV_GUARDED("breakpoint", g_breakpoint),
+	EV_GUARDED("__import__", g_import),
 };
 
 static PyObject *guarded_builtin(struct ev_profile *p, const char *name)
@@ -574,17 +572,12 @@ static PyObject *guarded_builtin(struct ev_profile *p, const char *name)
 	size_t i;
 
 	for (i = 0; i < SB_ARRAY_LEN(guarded_builtins); i++) {
-		struct ev_guarded *g = &guarded_builtins[i];
-
-		if (strcmp(g->name, name))
+		if (strcmp(guarded_builtins[i].ml_name, name))
 			continue;
-		g->def.ml_name = g->name;
-		g->def.ml_meth = g->fn;
-		g->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
 		capsule = py.PyCapsule_New(p, "pysb.eval", NULL);
 		if (!capsule)
 			return NULL;
-		fn = py.PyCFunction_NewEx(&g->def, capsule, NULL);
+		fn = py.PyCFunction_NewEx(&guarded_builtins[i], capsule, NULL);
 		py.Py_DecRef(capsule);
 		return fn;
 	}
