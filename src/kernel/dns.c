@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "dns.h"
+#include "policy_net.h"
 
 #define DEFAULT_HOSTS "/etc/hosts"
 
@@ -48,18 +49,6 @@ static bool add_text_addr(struct addr_list *l, const char *s)
 	return true;
 }
 
-/* Host names compare ASCII case-insensitively, a trailing dot ignored. */
-static bool name_eq(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la && a[la - 1] == '.')
-		la--;
-	if (lb && b[lb - 1] == '.')
-		lb--;
-	return la == lb && sb_mem_ieq(a, b, la);
-}
-
 /* Every address the hosts file gives 'host', in file order. A missing or
  * unreadable file is simply empty: the resolver comes next anyway. */
 static void hosts_lookup(const char *path, const char *host,
@@ -79,7 +68,7 @@ static void hosts_lookup(const char *path, const char *host,
 		if (!addr)
 			continue;
 		while ((name = strtok_r(NULL, sep, &save))) {
-			if (name_eq(name, host)) {
+			if (sb_host_eq(name, host)) {
 				/* A bad address (or one with a %zone) is
 				 * skipped, the rest of the file still
 				 * counts. */
@@ -97,10 +86,10 @@ static void hosts_lookup(const char *path, const char *host,
  * a rule naming it does not silently grow an IPv6 twin. */
 static void loopback_fallback(const char *host, struct addr_list *l)
 {
-	if (name_eq(host, "localhost"))
+	if (sb_host_eq(host, "localhost"))
 		add_text_addr(l, "127.0.0.1");
-	else if (name_eq(host, "ip6-localhost") ||
-		 name_eq(host, "ip6-loopback"))
+	else if (sb_host_eq(host, "ip6-localhost") ||
+		 sb_host_eq(host, "ip6-loopback"))
 		add_text_addr(l, "::1");
 }
 

@@ -488,7 +488,7 @@ const struct sb_net_rule *sb_net_self_rule(const struct sb_policy *p,
 	return first;
 }
 
-/* Equal host names: ASCII case folded, one trailing dot ignored. */
+/* A host name's length, one trailing dot left out. */
 static size_t host_len(const char *h)
 {
 	size_t n = strlen(h);
@@ -501,17 +501,11 @@ static int ascii_lower(int c)
 	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
 }
 
-static bool host_eq(const char *a, const char *b)
+bool sb_host_eq(const char *a, const char *b)
 {
-	size_t i, n = host_len(a);
+	size_t n = host_len(a);
 
-	if (n != host_len(b))
-		return false;
-	for (i = 0; i < n; i++)
-		if (ascii_lower((unsigned char)a[i]) !=
-		    ascii_lower((unsigned char)b[i]))
-			return false;
-	return true;
+	return n == host_len(b) && sb_mem_ieq(a, b, n);
 }
 
 const struct sb_pin *sb_pin_lookup(const struct sb_policy *p,
@@ -522,7 +516,7 @@ const struct sb_pin *sb_pin_lookup(const struct sb_policy *p,
 	if (!host)
 		return NULL;
 	for (i = 0; i < p->pins.n; i++)
-		if (p->pins.v[i].host && host_eq(p->pins.v[i].host, host))
+		if (p->pins.v[i].host && sb_host_eq(p->pins.v[i].host, host))
 			return &p->pins.v[i];
 	return NULL;
 }

@@ -80,8 +80,11 @@ const struct sb_net_rule *sb_net_self_rule(const struct sb_policy *p,
 					   unsigned kind, unsigned dir,
 					   const struct sb_addr *addr);
 
-/* The pinned addresses of a host name named in net= rules, or NULL.
- * ASCII case-insensitive; a trailing dot on either side is ignored. */
+/* Are 'a' and 'b' the same host name? ASCII case-insensitive; a trailing
+ * dot on either side is ignored. */
+bool sb_host_eq(const char *a, const char *b);
+/* The pinned addresses of a host name named in net= rules, or NULL,
+ * compared as sb_host_eq() does. */
 const struct sb_pin *sb_pin_lookup(const struct sb_policy *p,
 				   const char *host);
 

@@ -522,6 +522,13 @@ static void test_hosts(void)
 	   "pin lookup ignores case and a trailing dot");
 	ok(!sb_pin_lookup(&t.p, "ok.example.org"), "no pin for another name");
 	ok(!sb_pin_lookup(&t.p, "ok.exampl"), "no pin for a prefix");
+	ok(sb_host_eq("Foo.Test.", "foo.test") &&
+		   sb_host_eq("foo.test", "FOO.TEST."),
+	   "host names: case and one trailing dot ignored, either side");
+	ok(!sb_host_eq("foo.test..", "foo.test") &&
+		   !sb_host_eq("foo.tes", "foo.test") &&
+		   !sb_host_eq("foo.test", "foo.tesx"),
+	   "host names: two dots, a prefix, another letter differ");
 	is_str(pin ? pin->host : NULL, "ok.example", "pin host normalised");
 
 	/* the same host again, in another spelling: one pin, no new query */
