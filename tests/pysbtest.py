@@ -10,6 +10,7 @@ import glob
 import os
 import pathlib
 import shutil
+import signal
 import socket
 import threading
 import time
@@ -18,6 +19,19 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 NOBODY = 65534
+
+
+def terminal_signals():
+    """Give the suite a terminal's Ctrl-C: a suite started in the
+    background of a script (`cmd &`, nohup, some CI runners) inherits
+    SIGINT ignored, and so would every program it starts, python-sb and
+    plain python alike; a test that ends a server with SIGINT would then
+    wait forever. A handler (not SIG_IGN) is reset to the default by exec,
+    so the children start as from a terminal. SIGHUP stays as it is."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def sb_path():

@@ -28,7 +28,7 @@ import pytest
 from harness import (ABI, DEBIAN_PYTHON, NOBODY, PROVIDERS, QEMU_COLUMNS,
                      Judge, as_nobody, chown_tree, helper_path, is_guard,
                      parse, root_python, sb_path, scaled, script)
-from pysbtest import qemu_missing
+from pysbtest import qemu_missing, terminal_signals
 
 JSON_ENV = "PYSB_ATTACKS_JSON"
 # Every run of the suite writes python-sb's denial log (log-file=, kept
@@ -40,6 +40,7 @@ LOG_KEYS = ("time", "pid", "layer", "kind", "target", "rule", "add", "by")
 
 
 def pytest_configure(config):
+    terminal_signals()
     config.addinivalue_line(
         "markers", "attack(id, title): the attack of attacks.md this test "
         "performs")

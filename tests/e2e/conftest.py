@@ -23,12 +23,14 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from pysbtest import (AWAIT_SIGNAL, NOBODY, REPO, as_nobody,  # noqa
+                      terminal_signals,
                       interpreter_paths, interpreters, landlock_abi, pyenv_minor, pyenv_newest,
                       pyenv_oldest, pyenv_python, pyenv_versions, sb_path,
                       scaled, slowness)
 
 
 def pytest_configure(config):
+    terminal_signals()
     config.addinivalue_line(
         "markers",
         "unprivileged: run python-sb as uid 65534 "

@@ -23,11 +23,12 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 
 import pytest
 
 from conftest import (AWAIT_SIGNAL, NOBODY, REPO, landlock_abi, pyenv_minor,
-                      sb_path)
+                      sb_path, scaled)
 from pysbtest import Listener
 
 USERS = ["root", "nobody"]
@@ -516,17 +517,19 @@ def test_sigterm_is_forwarded_to_the_program(sb, tree, user):
 def test_killing_the_supervisor_kills_the_program(sb, tree, user):
     p = sb_popen(sb, tree, user,
                  "import os, time\nprint(os.getpid(), flush=True)\n"
-                 "time.sleep(30)", ["net=ALLOW|TCP|127.0.0.1|80|OUT"])
+                 "time.sleep(600)", ["net=ALLOW|TCP|127.0.0.1|80|OUT"])
     child = int(p.stdout.readline())
     assert child != p.pid  # the supervisor is the program's parent
     p.kill()
-    p.wait(timeout=10)
-    for _ in range(100):
+    p.wait(timeout=scaled(10))
+    deadline = time.monotonic() + scaled(5)
+    while time.monotonic() < deadline:
         if not os.path.exists(f"/proc/{child}") or \
                 "Z" in open(f"/proc/{child}/stat").read().split()[2]:
             break
         threading.Event().wait(0.05)
     else:
+        os.kill(child, 9)  # not left for later tests
         pytest.fail("the program outlived its supervisor")
 
 

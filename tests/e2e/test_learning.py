@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import pyenv_minor
+from conftest import pyenv_minor, scaled
 
 PY311 = pyenv_minor("3.11")
 
@@ -188,7 +188,7 @@ def test_two_learning_runs_at_once_lose_nothing(sb, tmp_cwd, py):
                               stderr=subprocess.PIPE, text=True)
              for f in ("a.py", "b.py")]
     for p in procs:
-        p.communicate(timeout=60)
+        p.communicate(timeout=scaled(60))
         assert p.returncode == 0
     rules = (tmp_cwd / ".py-sandboxes").read_text()
     assert "csv" in rules and "json" in rules
@@ -350,7 +350,8 @@ def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
     p = subprocess.Popen([sb, f"--python={py}", "srv.py"], cwd=tmp_cwd,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
-    for _ in range(100):
+    deadline = time.monotonic() + scaled(10)
+    while time.monotonic() < deadline:
         if port_file.exists() and port_file.read_text():
             break
         time.sleep(0.1)
@@ -359,7 +360,7 @@ def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
         c.sendall(b"GET /i.html HTTP/1.0\r\n\r\n")
         c.recv(100)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=30)
+    out, err = p.communicate(timeout=scaled(30))
     assert "Write all learning rules in '.py-sandboxes'." in err
     rules = (tmp_cwd / ".py-sandboxes").read_text()
     assert "expose-ro=./www" in active(rules)
@@ -374,7 +375,8 @@ def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     try:
-        for _ in range(100):
+        deadline = time.monotonic() + scaled(10)
+        while time.monotonic() < deadline:
             if port_file.exists() and port_file.read_text():
                 break
             time.sleep(0.1)
@@ -385,7 +387,7 @@ def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
         assert reply.startswith("HTTP/1.0 404"), reply
     finally:
         p.send_signal(signal.SIGTERM)
-        p.communicate(timeout=30)
+        p.communicate(timeout=scaled(30))
 
 
 COPIES = {
