@@ -782,9 +782,14 @@ static int fail_setup(const char *what, const char *detail)
 	return SB_EXIT_SETUP;
 }
 
-int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
+/* One boot of the machine; with 'try_kvm', under KVM when /dev/kvm opens.
+ * *kvm_broke: qemu ended under KVM before the guest was up, with nothing
+ * run, nothing read from stdin and nothing said (a nested hypervisor
+ * that opens /dev/kvm and then refuses the host CPU's model). */
+static int boot(struct sb_arena *a, const struct sb_policy *p,
 		const struct sb_kernel_ctx *ctx, char *const argv[],
-		char *const env[], int policy_fd, bool guarded)
+		char *const env[], int policy_fd, bool guarded, bool try_kvm,
+		bool *kvm_broke)
 {
 	struct sb_qemu_opts o;
 	struct share shares[MAX_SHARES];
@@ -924,7 +929,7 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
 			       pairs[i]) < 0)
 			return fail_setup("socketpair", strerror(errno));
-	kvm = o.use_kvm && kvm_usable();
+	kvm = try_kvm && o.use_kvm && kvm_usable();
 	if (!o.start_timeout)
 		o.start_timeout = kvm ? 90 : 180;
 
@@ -1064,6 +1069,12 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 			close(rl.sock[i]);
 	if (rl.exited && !rl.fail)
 		return rl.exit_code;
+	if (kvm && !rl.up && !rl.fail) {
+		close(rl.sfd);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		*kvm_broke = true;
+		return SB_EXIT_SETUP;
+	}
 	if (!rl.fail)
 		rl.fail = sb_arena_printf(
 			a, "the virtual machine ended before the program did "
@@ -1081,4 +1092,22 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 	fprintf(stderr, "python-sb: os-sandbox=qemu: %s; %s.\n", rl.fail,
 		rl.up ? "the run was ended" : "nothing was run");
 	return SB_EXIT_SETUP;
+}
+
+int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
+		const struct sb_kernel_ctx *ctx, char *const argv[],
+		char *const env[], int policy_fd, bool guarded)
+{
+	bool kvm_broke = false;
+	int rc = boot(a, p, ctx, argv, env, policy_fd, guarded, true,
+		      &kvm_broke);
+
+	if (!kvm_broke)
+		return rc;
+	fprintf(stderr, "python-sb: warning: os-sandbox=qemu: qemu ended "
+			"under KVM before the guest started; starting again "
+			"under TCG emulation (slower; qemu.use_kvm=false skips "
+			"KVM).\n");
+	return boot(a, p, ctx, argv, env, policy_fd, guarded, false,
+		    &kvm_broke);
 }

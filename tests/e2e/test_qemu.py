@@ -104,6 +104,32 @@ def test_sigterm_reaches_the_program(work):
             p.wait()
 
 
+def test_a_kvm_that_fails_falls_back_to_tcg(work):
+    """A nested hypervisor can open /dev/kvm and then refuse the machine
+    (this one refused the host CPU's MSRs and qemu aborted): the run
+    starts again under TCG with a warning instead of failing. A qemu that
+    refuses KVM stands in for it."""
+    _need_qemu()
+    try:
+        os.close(os.open("/dev/kvm", os.O_RDWR))
+    except OSError as e:
+        pytest.skip(f"/dev/kvm cannot be opened here ({e.strerror}): "
+                    "python-sb does not try KVM")
+    real = shutil.which("qemu-system-x86_64")
+    fake = work / "fake-qemu"
+    fake.write_text("#!/bin/sh\n"
+                    "case \"$*\" in *accel=kvm*)\n"
+                    "  echo 'fake: KVM refused' >&2; exit 1;;\n"
+                    "esac\n"
+                    f"exec {real} \"$@\"\n")
+    fake.chmod(0o755)
+    _rules(work)
+    r = _run(_argv("root", "-c", "print('RAN')"), work,
+             env=dict(os.environ, PYSB_QEMU=str(fake)))
+    assert (r.returncode, r.stdout) == (0, "RAN\n"), r.stderr
+    assert "starting again under TCG emulation" in r.stderr
+
+
 def test_start_timeout(work):
     _need_qemu()
     _rules(work, "qemu.start_timeout=1")
