@@ -17,11 +17,14 @@
 
 /* Where a refusal was decided ("layer"): the Python guard in the program's
  * process, python-sb's supervisor outside the sandbox, or the kernel's
- * seccomp filter (a call outside the allowlist, reported by the
- * supervisor). */
+ * seccomp filter (a call outside the allowlist) or Landlock (a file call),
+ * both reported by the supervisor. */
 #define SB_LAYER_PYTHON "python"
 #define SB_LAYER_SUPERVISOR "supervisor"
 #define SB_LAYER_SECCOMP "seccomp"
+/* a file call Landlock refuses, recorded by the supervisor before the
+ * kernel judged it (filelog.c) */
+#define SB_LAYER_LANDLOCK "landlock"
 
 struct sb_denial {
 	const char *layer;  /* SB_LAYER_* */

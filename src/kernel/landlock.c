@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -37,6 +38,14 @@
 #define LL_FS_WRITE_FILE (1ULL << 1)
 #define LL_FS_READ_FILE (1ULL << 2)
 #define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_DIR (1ULL << 7)
+#define LL_FS_MAKE_REG (1ULL << 8)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_FIFO (1ULL << 10)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
 #define LL_FS_MAKE_SYM (1ULL << 12)
 #define LL_FS_REFER (1ULL << 13)     /* ABI 2 */
 #define LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
@@ -494,6 +503,14 @@ static int allow_ports(int ruleset, const struct port_set *s, uint64_t right)
 	return 0;
 }
 
+/* The rights an exposure of the policy gets. */
+static uint64_t expose_rights(const struct sb_expose *e, uint64_t handled)
+{
+	if (e->mode == SB_EXPOSE_LIST)
+		return LL_FS_READ_DIR;
+	return e->mode == SB_EXPOSE_RW ? handled : LL_FS_READ | LL_FS_EXECUTE;
+}
+
 static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 		     const struct sb_kernel_ctx *ctx, int ruleset,
 		     const struct ll_ruleset_attr *attr,
@@ -505,14 +522,10 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 
 	for (i = 0; i < p->exposes.n; i++) {
 		const struct sb_expose *e = &p->exposes.v[i];
-		uint64_t r = e->mode == SB_EXPOSE_RW
-				     ? attr->handled_access_fs
-				     : LL_FS_READ | LL_FS_EXECUTE;
 
-		if (e->mode == SB_EXPOSE_LIST)
-			r = LL_FS_READ_DIR;
-
-		rc = allow_path(ruleset, e->path, r, attr->handled_access_fs);
+		rc = allow_path(ruleset, e->path,
+				expose_rights(e, attr->handled_access_fs),
+				attr->handled_access_fs);
 		if (rc == -ENOENT)
 			continue; /* gone since the parse: nothing to allow */
 		if (rc < 0) {
@@ -592,3 +605,137 @@ out:
 	close(ruleset);
 	return rc;
 }
+
+/* ---- the ruleset as data ---- */
+
+/* One path rule as the kernel holds it: on what the path names after
+ * symlinks, a file rule with file rights only. */
+struct view_rule {
+	const char *path; /* canonical */
+	uint64_t rights;
+	bool dir;
+};
+
+struct sb_landlock_view {
+	uint64_t handled;
+	SB_VEC(struct view_rule) v;
+};
+
+static void view_add(struct sb_arena *a, struct sb_landlock_view *v,
+		     const char *path, uint64_t rights)
+{
+	char canon[PATH_MAX];
+	struct view_rule *r;
+	struct stat st;
+
+	if (!realpath(path, canon) || stat(canon, &st) < 0)
+		return; /* allow_path grants nothing there either */
+	r = SB_VEC_PUSH(a, v->v);
+	r->path = sb_arena_strdup(a, canon);
+	r->dir = S_ISDIR(st.st_mode);
+	r->rights = rights & v->handled & (r->dir ? ~0ULL : LL_FS_FILE);
+}
+
+struct sb_landlock_view *sb_landlock_view_new(struct sb_arena *a,
+					      const struct sb_policy *p,
+					      const struct sb_kernel_ctx *ctx,
+					      int abi)
+{
+	struct sb_landlock_view *v = sb_arena_alloc(a, sizeof(*v));
+	struct sb_landlock_path *imp;
+	size_t i, n;
+
+	memset(v, 0, sizeof(*v));
+	v->handled = fs_rights(abi);
+	for (i = 0; i < p->exposes.n; i++)
+		view_add(a, v, p->exposes.v[i].path,
+			 expose_rights(&p->exposes.v[i], v->handled));
+	sb_landlock_implicit(a, ctx, &imp, &n);
+	for (i = 0; i < n; i++)
+		view_add(a, v, imp[i].path, use_rights(imp[i].use));
+	return v;
+}
+
+/* What the rules on 'canon' and the directories above it grant. */
+static uint64_t granted(const struct sb_landlock_view *v, const char *canon)
+{
+	uint64_t r = 0;
+	size_t i;
+
+	for (i = 0; i < v->v.n; i++) {
+		const struct view_rule *e = &v->v.v[i];
+
+		if (e->dir ? sb_path_under(canon, e->path)
+			   : strcmp(canon, e->path) == 0)
+			r |= e->rights;
+	}
+	return r;
+}
+
+/* The right to make an entry of this type (S_IF*) in a directory. */
+static uint64_t make_right(unsigned type)
+{
+	switch (type & S_IFMT) {
+	case S_IFDIR:
+		return LL_FS_MAKE_DIR;
+	case S_IFCHR:
+		return LL_FS_MAKE_CHAR;
+	case S_IFSOCK:
+		return LL_FS_MAKE_SOCK;
+	case S_IFIFO:
+		return LL_FS_MAKE_FIFO;
+	case S_IFBLK:
+		return LL_FS_MAKE_BLOCK;
+	case S_IFLNK:
+		return LL_FS_MAKE_SYM;
+	default:
+		return LL_FS_MAKE_REG;
+	}
+}
+
+uint64_t sb_landlock_need(const struct sb_fc_access *x, bool exists,
+			  unsigned type)
+{
+	uint64_t need = 0;
+
+	switch (x->op) {
+	case SB_FC_OPEN:
+		if (x->flags & O_PATH)
+			return 0;
+		if (!exists)
+			need |= make_right(S_IFREG);
+		if (S_ISDIR(type) && exists)
+			return need | LL_FS_READ_DIR;
+		if ((x->flags & O_ACCMODE) != O_WRONLY)
+			need |= LL_FS_READ_FILE;
+		if ((x->flags & O_ACCMODE) != O_RDONLY)
+			need |= LL_FS_WRITE_FILE;
+		if ((x->flags & O_TRUNC) && exists)
+			need |= LL_FS_TRUNCATE;
+		return need;
+	case SB_FC_EXEC:
+		return LL_FS_EXECUTE;
+	case SB_FC_MAKE:
+		return make_right(x->type ? x->type : type);
+	case SB_FC_REMOVE:
+		return (x->flags & AT_REMOVEDIR) || S_ISDIR(type)
+			       ? LL_FS_REMOVE_DIR
+			       : LL_FS_REMOVE_FILE;
+	case SB_FC_TRUNCATE:
+		return LL_FS_TRUNCATE;
+	}
+	return 0;
+}
+
+bool sb_landlock_need_writes(uint64_t need)
+{
+	return (need & ~(LL_FS_READ | LL_FS_EXECUTE)) != 0;
+}
+
+uint64_t sb_landlock_view_missing(const struct sb_landlock_view *v,
+				  const char *canon, uint64_t need)
+{
+	need &= v->handled;
+	return need & ~granted(v, canon);
+}
+

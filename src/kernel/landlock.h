@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "filecall.h"
 #include "kernel.h"
 
 /* Below this ABI a named landlock refuses to run: without TCP rules (ABI 4,
@@ -60,5 +61,28 @@ void sb_landlock_implicit(struct sb_arena *a, const struct sb_kernel_ctx *ctx,
 int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
 		      const struct sb_kernel_ctx *ctx, int abi,
 		      const char **err);
+
+/* The ruleset sb_landlock_apply would build, as data: what a denial log
+ * compares a file call with (filelog.c) to record the refusals Landlock
+ * makes. Reads the file system as sb_landlock_apply does. */
+struct sb_landlock_view;
+struct sb_landlock_view *sb_landlock_view_new(struct sb_arena *a,
+					      const struct sb_policy *p,
+					      const struct sb_kernel_ctx *ctx,
+					      int abi);
+/* The Landlock rights access 'x' needs: on the file (open, exec,
+ * truncate; for an open that makes the file, on the path it will have),
+ * or on the directory that holds the entry (make, remove). 'exists' and
+ * 'type' (S_IF*) say what is there now; for rename's target, 'type' is the
+ * type of the entry moved. Landlock's REFER right (a link or rename across
+ * directories) is not modelled. */
+uint64_t sb_landlock_need(const struct sb_fc_access *x, bool exists,
+			  unsigned type);
+/* Does 'need' hold a right beyond reading and executing? */
+bool sb_landlock_need_writes(uint64_t need);
+/* The rights of 'need' the ruleset handles and does not grant at the
+ * canonical path 'canon': 0 when Landlock lets the access happen. */
+uint64_t sb_landlock_view_missing(const struct sb_landlock_view *v,
+				  const char *canon, uint64_t need);
 
 #endif

@@ -44,12 +44,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "filecall.h"
+#include "filelog.h"
 #include "fsrules.h"
 #include "run_limits.h"
 #include "metasup.h"
 #include "notif.h"
 #include "policy_net.h"
 #include "prof.h"
+#include "seccomp_filter.h"
 #include "selfport.h"
 #include "suplog.h"
 #include "supervisor.h"
@@ -95,6 +98,7 @@ struct call {
 struct sup {
 	const struct sb_policy *p;
 	int listener;
+	struct sb_filelog *fl; /* a denial log's Landlock records, or NULL */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct call *head, *tail;
@@ -117,6 +121,18 @@ static void reply(int listener, uint64_t id, long rc)
 	else
 		r.val = rc;
 	/* ENOENT: the caller was interrupted or died meanwhile */
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+}
+
+/* The call goes on as the program made it: the kernel (Landlock) judges
+ * it. Only for what the supervisor records and does not decide. */
+static void reply_continue(int listener, uint64_t id)
+{
+	struct seccomp_notif_resp r;
+
+	memset(&r, 0, sizeof(r));
+	r.id = id;
+	r.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
 }
 
@@ -980,6 +996,19 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 			reply(s->listener, req->id, rc);
 		return;
 	}
+	if (sb_filecall_handles(req->data.nr)) {
+		/* PYSB_DEBUG or a denial log: the file calls come here
+		 * (seccomp.c); refused as the filter refuses them, else
+		 * recorded if Landlock will refuse them, and let go on */
+		if (sb_seccomp_args_refused(req->data.nr, req->data.args)) {
+			report_denied(req, true);
+			reply(s->listener, req->id, -EPERM);
+			return;
+		}
+		sb_filelog_note(s->fl, s->listener, req);
+		reply_continue(s->listener, req->id);
+		return;
+	}
 	if (!performed(req->data.nr)) {
 		report_denied(req, true);
 		reply(s->listener, req->id, -EPERM);
@@ -1155,6 +1184,9 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	close(hand[1]);
 	close(ack[0]);
 	self_root = pid;
+	/* while the child builds the same ruleset */
+	if (sb_suplog_on())
+		s.fl = sb_filelog_new(a, p, ctx);
 	if (read(hand[0], &num, sizeof(num)) != sizeof(num)) {
 		/* the child said why on stderr */
 		waitpid(pid, &status, 0);

@@ -11,7 +11,9 @@
  * for the few a libc falls back from). docs/syscalls.md is this table, printed
  * by build/syscall-table and checked by tests/e2e/test_syscalls.py. With
  * PYSB_DEBUG or a denial log the refusals go to the supervisor too, which names
- * or logs each one. It must not print or exit; kernel.c and netsup.c report. It
+ * or logs each one, and so do the file calls (filecall.h), which it refuses
+ * as their argument rules would (sb_seccomp_args_refused) and otherwise
+ * lets go on after recording what Landlock will refuse (filelog.c). It must not print or exit; kernel.c and netsup.c report. It
  * also builds learning mode's filter, which refuses nothing and only shows the
  * learning supervisor what native code opens, execs, connects to, and which
  * directories it makes, removes or moves entries in (learn_native.c).
@@ -19,6 +21,7 @@
 #include "seccomp_filter.h"
 
 #include "api_registry.h"
+#include "filecall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -327,19 +330,56 @@ static int rules_open(struct sb_seccomp_build *c, int nr)
 	return rc;
 }
 
+/* A node mknod may make: its type and set-id bits as rules_mknod allows
+ * them (S_IFMT | S_ISUID | S_ISGID masked). */
+static const uint64_t node_types[] = { 0, S_IFREG, S_IFIFO, S_IFSOCK };
+
+/* What the argument rules of the file calls refuse (rules_open,
+ * rules_mknod), for the filter flavour that sends those calls to the
+ * supervisor instead (build, debug). The arguments are the kernel's copy
+ * of the registers: the caller cannot change them after the check. */
+bool sb_seccomp_args_refused(int nr, const __u64 *args)
+{
+	const uint64_t suid = S_ISUID | S_ISGID;
+	uint64_t mode;
+	size_t i;
+
+#ifdef __NR_creat
+	if (nr == __NR_creat)
+		return (args[1] & suid) != 0;
+	if (nr == __NR_open)
+		return (args[1] & (O_CREAT | __O_TMPFILE)) && (args[2] & suid);
+	if (nr == __NR_mknod) {
+		mode = args[1];
+		goto node;
+	}
+#endif
+	if (nr == __NR_openat)
+		return (args[2] & (O_CREAT | __O_TMPFILE)) && (args[3] & suid);
+	if (nr != __NR_mknodat)
+		return false;
+	mode = args[2];
+#ifdef __NR_creat
+node:
+#endif
+	for (i = 0; i < SB_ARRAY_LEN(node_types); i++)
+		if ((mode & (S_IFMT | suid)) == node_types[i])
+			return false;
+	return true;
+}
+
 /* mknod, mknodat: a regular file, a FIFO or a socket (the file rules
  * decide where); never a device node, never a setuid or setgid bit. */
 static int rules_mknod(struct sb_seccomp_build *c, int nr)
 {
-	static const uint64_t types[] = { 0, S_IFREG, S_IFIFO, S_IFSOCK };
 	unsigned m = mode_arg(nr);
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < SB_ARRAY_LEN(types) && !rc; i++) {
+	for (i = 0; i < SB_ARRAY_LEN(node_types) && !rc; i++) {
 		struct scmp_arg_cmp a = { m, SCMP_CMP_MASKED_EQ,
 					  S_IFMT | S_ISUID | S_ISGID,
-					  types[i] };
+					  node_types[i] };
 
 		rc = allow_if(c, nr, 1, &a);
 	}
@@ -729,6 +769,13 @@ static int build(scmp_filter_ctx f, const struct sb_policy *p,
 
 		/* a call this architecture does not have (open on arm64) */
 		if (nr == __NR_SCMP_ERROR || nr < 0)
+			continue;
+		/* PYSB_DEBUG or a denial log: the file calls go to the
+		 * supervisor too, which refuses what their argument rules
+		 * refuse (sb_seccomp_args_refused), records what Landlock
+		 * will refuse (filelog.c) and lets the rest go on */
+		if (debug && sb_filecall_handles(nr) &&
+		    (e->verdict == SB_SYS_ALLOW || e->verdict == SB_SYS_ARGS))
 			continue;
 		switch (e->verdict) {
 		case SB_SYS_ALLOW:

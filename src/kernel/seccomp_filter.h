@@ -6,6 +6,7 @@
 #ifndef SB_SECCOMP_FILTER_H
 #define SB_SECCOMP_FILTER_H
 
+#include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +68,12 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p);
  * Returns 0, or -1 with *err naming the failing step. */
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 		     int *listener, const char **err);
+
+/* With PYSB_DEBUG or a denial log the file calls (filecall.h) that the
+ * table allows, or allows with arguments, go to the supervisor instead:
+ * would their argument rules refuse this call (the notification's
+ * nr and args)? The supervisor then answers EPERM as the filter would. */
+bool sb_seccomp_args_refused(int nr, const __u64 *args);
 
 /* Learning (learn_native.c): load on the calling process a filter that
  * refuses nothing and sends open, openat, openat2, creat, execve,

@@ -76,8 +76,12 @@ void sb_suplog_refused(pid_t pid, const char *kind, const char *target,
 	refused(SB_LAYER_SUPERVISOR, pid, kind, target, rule, add);
 }
 
-void sb_suplog_fs_refused(pid_t pid, const char *kind, const char *canon,
-			  const struct sb_fs_decision *d)
+/* A file refusal on the file rules' decision 'd': the rule that decided
+ * (ignore=, expose-ro=) or none, and the exposure to add unless an
+ * ignore= rule hides the path whatever is added. */
+static void fs_refused(const char *layer, pid_t pid, const char *kind,
+		       const char *canon, bool write,
+		       const struct sb_fs_decision *d)
 {
 	const struct sb_ref *ref = NULL;
 	const char *rule = NULL;
@@ -93,15 +97,26 @@ void sb_suplog_fs_refused(pid_t pid, const char *kind, const char *canon,
 		rule = d->expose->rule;
 		ref = &d->expose->ref;
 	}
-	snprintf(add, sizeof(add), "expose-rw=%s", canon);
+	snprintf(add, sizeof(add), "expose-%s=%s", write ? "rw" : "ro", canon);
 	ar = sb_arena_new();
 	if (rule)
 		snprintf(from, sizeof(from), "%s from %s", rule,
 			 sb_ref_format(ar, *ref));
-	/* an ignore= rule hides the path whatever is added */
-	sb_suplog_refused(pid, kind, canon, rule ? from : NULL,
-			  d->verdict == SB_FS_IGNORED ? NULL : add);
+	refused(layer, pid, kind, canon, rule ? from : NULL,
+		d->verdict == SB_FS_IGNORED ? NULL : add);
 	sb_arena_free(ar);
+}
+
+void sb_suplog_fs_refused(pid_t pid, const char *kind, const char *canon,
+			  const struct sb_fs_decision *d)
+{
+	fs_refused(SB_LAYER_SUPERVISOR, pid, kind, canon, true, d);
+}
+
+void sb_suplog_landlock(pid_t pid, const char *canon, bool write,
+			const struct sb_fs_decision *d)
+{
+	fs_refused(SB_LAYER_LANDLOCK, pid, "file", canon, write, d);
 }
 
 void sb_suplog_syscall(pid_t pid, const char *name)

@@ -34,6 +34,12 @@ struct sb_fs_decision;
  * expose-rw=<canon> to add unless an ignore= rule hides it. */
 void sb_suplog_fs_refused(pid_t pid, const char *kind, const char *canon,
 			  const struct sb_fs_decision *d);
+/* A file call Landlock refuses (filelog.c saw it before the kernel judged
+ * it): layer "landlock", by "supervisor"; the rule that decided as for
+ * sb_suplog_fs_refused, and expose-rw=<canon> to add for a write,
+ * expose-ro=<canon> for a read. */
+void sb_suplog_landlock(pid_t pid, const char *canon, bool write,
+			const struct sb_fs_decision *d);
 /* A system call outside the allowlist, refused with EPERM: layer
  * "seccomp", no rule to add (none allows it). */
 void sb_suplog_syscall(pid_t pid, const char *name);

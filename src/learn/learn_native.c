@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -35,6 +34,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "filecall.h"
 #include "landlock.h"
 #include "notif.h"
 #include "policy_net.h"
@@ -268,87 +268,6 @@ static void record_net(struct sb_learn_native *n, bool udp, bool in,
 		record_dest(n, udp, in, &d[k], self, port);
 }
 
-/* ---- the caller's memory and names ---- */
-
-/* A NUL-terminated string of the caller, read page by page (a short read
- * at the end of a mapping is not an error while the NUL is found). */
-static int peek_string(pid_t pid, uint64_t remote, char *buf, size_t size)
-{
-	size_t got = 0;
-
-	while (got < size) {
-		size_t room = 4096 - (size_t)((remote + got) & 4095);
-		size_t want = room < size - got ? room : size - got;
-		struct iovec l = { buf + got, want };
-		struct iovec r = { (void *)(uintptr_t)(remote + got), want };
-		ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
-
-		if (k <= 0)
-			return -EFAULT;
-		if (memchr(buf + got, '\0', (size_t)k))
-			return 0;
-		got += (size_t)k;
-	}
-	return -ENAMETOOLONG;
-}
-
-/* The directory a relative path of the caller starts from, as a path this
- * process can use: its cwd or its descriptor, through /proc. */
-static void base_of(pid_t pid, int dirfd, char *out, size_t size)
-{
-	if (dirfd == AT_FDCWD)
-		snprintf(out, size, "/proc/%d/cwd", (int)pid);
-	else
-		snprintf(out, size, "/proc/%d/fd/%d", (int)pid, dirfd);
-}
-
-/* The canonical absolute path the caller names with (dirfd, path), into
- * out[PATH_MAX]. 'create': the last component may not exist yet (O_CREAT,
- * bind of a Unix socket): its directory is made canonical. 0, or -1 when
- * there is nothing to record (no such file, a /proc path...). */
-static int resolve(pid_t pid, int dirfd, const char *path, bool create,
-		   char *out)
-{
-	char full[PATH_MAX * 2], base[64], link[PATH_MAX];
-	char *slash, *last;
-	ssize_t k;
-
-	if (path[0] == '/') {
-		snprintf(full, sizeof(full), "%s", path);
-		if (sb_path_under(full, "/proc"))
-			return -1;
-	} else {
-		base_of(pid, dirfd, base, sizeof(base));
-		/* the caller's /proc/self is not ours: a path that starts
-		 * in /proc is never recorded, so it is never resolved */
-		k = readlink(base, link, sizeof(link) - 1);
-		if (k < 0)
-			return -1;
-		link[k] = '\0';
-		if (link[0] != '/' || sb_path_under(link, "/proc"))
-			return -1;
-		snprintf(full, sizeof(full), "%s%s%s", base, *path ? "/" : "",
-			 path);
-	}
-	if (realpath(full, out))
-		return 0;
-	if (!create || errno != ENOENT)
-		return -1;
-	slash = strrchr(full, '/');
-	last = slash + 1;
-	if (!*last || !strcmp(last, ".") || !strcmp(last, ".."))
-		return -1;
-	*slash = '\0';
-	if (!realpath(*full ? full : "/", out))
-		return -1;
-	if (strlen(out) + strlen(last) + 2 > PATH_MAX)
-		return -1;
-	if (strcmp(out, "/") != 0)
-		strcat(out, "/");
-	strcat(out, last);
-	return 0;
-}
-
 /* ---- one call ---- */
 
 static bool write_intent(uint64_t flags)
@@ -357,48 +276,35 @@ static bool write_intent(uint64_t flags)
 	       (flags & O_TMPFILE) == O_TMPFILE;
 }
 
-static void on_open(struct sb_learn_native *n, pid_t pid, int dirfd,
-		    uint64_t path_at, uint64_t flags)
+static void on_open(struct sb_learn_native *n, pid_t pid,
+		    const struct sb_fc_access *x)
 {
 	char path[PATH_MAX], canon[PATH_MAX];
 
 	/* O_PATH opens no content: Landlock does not judge it either */
-	if (flags & O_PATH)
+	if (x->flags & O_PATH)
 		return;
-	if (peek_string(pid, path_at, path, sizeof(path)) < 0 || !*path)
+	if (sb_filecall_peek_string(pid, x->path_at, path, sizeof(path)) < 0 ||
+	    !*path)
 		return;
 	/* a file it makes is recorded as written; whether its directory
 	 * needs a rule is known once the run is over (learn_rules.c) */
-	if (resolve(pid, dirfd, path, (flags & O_CREAT) != 0, canon) == 0)
-		record_file(n, canon, write_intent(flags));
+	if (sb_filecall_resolve(pid, x->dirfd, path, (x->flags & O_CREAT) != 0,
+				canon) == 0)
+		record_file(n, canon, write_intent(x->flags));
 }
 
 /* mkdir, unlink, rename...: the entry named by (dirfd, path) is made or
- * removed; the entry itself need not exist. */
-static void on_entry(struct sb_learn_native *n, pid_t pid, int dirfd,
-		     uint64_t path_at)
+ * removed; the entry itself need not exist. Landlock judges that on the
+ * directory, which is recorded as written. */
+static void on_entry(struct sb_learn_native *n, pid_t pid,
+		     const struct sb_fc_access *x)
 {
-	char path[PATH_MAX], canon[PATH_MAX], *slash;
-	const char *dir = NULL, *last;
+	char path[PATH_MAX], canon[PATH_MAX], last[PATH_MAX];
 
-	if (peek_string(pid, path_at, path, sizeof(path)) < 0 || !*path)
+	if (sb_filecall_peek_string(pid, x->path_at, path, sizeof(path)) < 0)
 		return;
-	/* the entry, not what a symbolic link by that name points to */
-	slash = strrchr(path, '/');
-	while (slash && slash > path && !slash[1]) {
-		*slash = '\0'; /* "dir/" names "dir" */
-		slash = strrchr(path, '/');
-	}
-	last = slash ? slash + 1 : path;
-	if (!strcmp(last, ".") || !strcmp(last, ".."))
-		return;
-	if (slash == path)
-		dir = "/";
-	else if (slash)
-		*slash = '\0';
-	else
-		dir = "";
-	if (resolve(pid, dirfd, dir ? dir : path, false, canon) == 0)
+	if (sb_filecall_entry_dir(pid, x->dirfd, path, canon, last) == 0)
 		record_file(n, canon, true);
 }
 
@@ -428,16 +334,16 @@ static void shebang(struct sb_learn_native *n, const char *canon)
 
 /* Exec needs read (Landlock: read and execute of the file, which an
  * expose-ro= rule gives). */
-static void on_exec(struct sb_learn_native *n, pid_t pid, int dirfd,
-		    uint64_t path_at, bool empty_path)
+static void on_exec(struct sb_learn_native *n, pid_t pid,
+		    const struct sb_fc_access *x)
 {
 	char path[PATH_MAX], canon[PATH_MAX];
 
-	if (peek_string(pid, path_at, path, sizeof(path)) < 0)
+	if (sb_filecall_peek_string(pid, x->path_at, path, sizeof(path)) < 0)
 		return;
-	if (!*path && !empty_path)
+	if (!*path && !x->empty_path)
 		return;
-	if (resolve(pid, dirfd, path, false, canon) < 0)
+	if (sb_filecall_resolve(pid, x->dirfd, path, false, canon) < 0)
 		return;
 	record_file(n, canon, false);
 	shebang(n, canon);
@@ -466,7 +372,7 @@ static void on_addr(struct sb_learn_native *n, pid_t pid, int sock,
 		k = strnlen(sun->sun_path, len - off);
 		memcpy(path, sun->sun_path, k);
 		path[k] = '\0';
-		if (resolve(pid, AT_FDCWD, path, in, canon) == 0)
+		if (sb_filecall_resolve(pid, AT_FDCWD, path, in, canon) == 0)
 			record_file(n, canon, true);
 		return;
 	}
@@ -544,73 +450,29 @@ static void on_socket_call(struct sb_learn_native *n,
 static void dispatch(struct sb_learn_native *n,
 		     const struct seccomp_notif *req)
 {
-	const __u64 *arg = req->data.args;
-	pid_t pid = (pid_t)req->pid;
-	struct open_how how;
+	struct sb_fc_access x[2];
+	size_t i, k;
 
-	switch (req->data.nr) {
-#ifdef __NR_open
-	case __NR_open:
-		on_open(n, pid, AT_FDCWD, arg[0], arg[1]);
-		break;
-#endif
-#ifdef __NR_creat
-	case __NR_creat:
-		on_open(n, pid, AT_FDCWD, arg[0], O_CREAT | O_WRONLY | O_TRUNC);
-		break;
-#endif
-	case __NR_openat:
-		on_open(n, pid, (int)arg[0], arg[1], arg[2]);
-		break;
-	case __NR_openat2:
-		/* 'flags' comes first in every version of struct open_how */
-		if (arg[3] >= sizeof(how.flags) &&
-		    sb_peek(pid, arg[2], &how.flags, sizeof(how.flags)) == 0)
-			on_open(n, pid, (int)arg[0], arg[1], how.flags);
-		break;
-	case __NR_execve:
-		on_exec(n, pid, AT_FDCWD, arg[0], false);
-		break;
-#ifdef __NR_mkdir
-	case __NR_mkdir:
-	case __NR_mknod:
-	case __NR_unlink:
-	case __NR_rmdir:
-		on_entry(n, pid, AT_FDCWD, arg[0]);
-		break;
-	case __NR_rename:
-		on_entry(n, pid, AT_FDCWD, arg[0]);
-		on_entry(n, pid, AT_FDCWD, arg[1]);
-		break;
-	case __NR_link:
-	case __NR_symlink:
-		on_entry(n, pid, AT_FDCWD, arg[1]);
-		break;
-#endif
-	case __NR_mkdirat:
-	case __NR_mknodat:
-	case __NR_unlinkat:
-		on_entry(n, pid, (int)arg[0], arg[1]);
-		break;
-	case __NR_renameat:
-	case __NR_renameat2:
-		on_entry(n, pid, (int)arg[0], arg[1]);
-		on_entry(n, pid, (int)arg[2], arg[3]);
-		break;
-	case __NR_linkat:
-		on_entry(n, pid, (int)arg[2], arg[3]);
-		break;
-	case __NR_symlinkat:
-		on_entry(n, pid, (int)arg[1], arg[2]);
-		break;
-	case __NR_execveat:
-		on_exec(n, pid, (int)arg[0], arg[1],
-			(arg[4] & AT_EMPTY_PATH) != 0);
-		break;
-	default:
+	if (!sb_filecall_handles(req->data.nr)) {
 		on_socket_call(n, req);
-		break;
+		return;
 	}
+	k = sb_filecall_decode(req, x);
+	for (i = 0; i < k; i++)
+		switch (x[i].op) {
+		case SB_FC_OPEN:
+			on_open(n, (pid_t)req->pid, &x[i]);
+			break;
+		case SB_FC_EXEC:
+			on_exec(n, (pid_t)req->pid, &x[i]);
+			break;
+		case SB_FC_MAKE:
+		case SB_FC_REMOVE:
+			on_entry(n, (pid_t)req->pid, &x[i]);
+			break;
+		case SB_FC_TRUNCATE:
+			break; /* not in learning's filter */
+		}
 }
 
 void sb_learn_native_set_root(struct sb_learn_native *n, pid_t root)

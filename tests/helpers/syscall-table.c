@@ -104,7 +104,14 @@ int main(int argc, char **argv)
 		       "- Another architecture's calls (i386 `int 0x80`, x32) "
 		       "kill the process.\n\n"
 		       "With `PYSB_DEBUG` set, each refused call is named on "
-		       "stderr as it happens.\n\n"
+		       "stderr as it happens.\n"
+		       "With it or a denial log the refused calls and the file "
+		       "calls (open, exec,\n"
+		       "truncate, and what makes, removes or moves an entry) go "
+		       "to the supervisor\n"
+		       "first: it refuses what the table refuses, records what "
+		       "Landlock will refuse,\n"
+		       "and lets the rest go on.\n\n"
 		       "| call | x86-64 | aarch64 | verdict | reason |\n"
 		       "|---|---|---|---|---|\n");
 	for (i = 0; i < n; i++) {

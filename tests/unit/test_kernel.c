@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -216,9 +218,123 @@ static void test_apply_in_a_child(void)
 	       "connect and sendto refused; /dev/null kept");
 }
 
+static void add_expose(struct sb_policy *p, const char *path,
+		       enum sb_expose_mode mode)
+{
+	struct sb_expose *e = SB_VEC_PUSH(p->arena, p->exposes);
+
+	e->path = sb_arena_strdup(p->arena, path);
+	e->rule = e->path;
+	e->mode = mode;
+	e->is_dir = true;
+}
+
+/* What the denial log takes for a Landlock refusal (filelog.c): the
+ * rights each access needs, compared with the ruleset as data. */
+static void test_landlock_view(void)
+{
+	char tmpl[] = "/tmp/pysb-view-XXXXXX", ro[64], rw[64], f[80];
+	struct sb_policy p = { 0 };
+	struct sb_kernel_ctx ctx = { 0 };
+	struct sb_landlock_view *v;
+	const char *dir = mkdtemp(tmpl);
+	static const struct {
+		enum sb_fc_op op;
+		uint64_t flags;
+		unsigned type; /* of the access, or of the file there */
+		bool exists;
+		int where; /* 0 ro, 1 rw, 2 ro/f, 3 ro/new, 4 rw/new, 5 /etc */
+		bool refused, writes;
+		const char *what;
+	} cases[] = {
+		{ SB_FC_OPEN, O_RDONLY, S_IFREG, true, 2, false, false,
+		  "read a file under expose-ro" },
+		{ SB_FC_OPEN, O_WRONLY, S_IFREG, true, 2, true, true,
+		  "write a file under expose-ro" },
+		{ SB_FC_OPEN, O_RDWR | O_TRUNC, S_IFREG, true, 2, true, true,
+		  "truncate on open under expose-ro" },
+		{ SB_FC_OPEN, O_WRONLY | O_CREAT, 0, false, 3, true, true,
+		  "make a file under expose-ro" },
+		{ SB_FC_OPEN, O_WRONLY | O_CREAT, 0, false, 4, false, true,
+		  "make a file under expose-rw" },
+		{ SB_FC_OPEN, O_RDONLY | O_DIRECTORY, S_IFDIR, true, 0, false,
+		  false, "list a directory under expose-ro" },
+		{ SB_FC_OPEN, O_RDONLY, S_IFDIR, true, 5, true, false,
+		  "list a directory nothing exposes" },
+		{ SB_FC_OPEN, O_PATH, S_IFDIR, true, 5, false, false,
+		  "O_PATH needs no right" },
+		{ SB_FC_EXEC, 0, S_IFREG, true, 2, false, false,
+		  "exec a file under expose-ro" },
+		{ SB_FC_MAKE, 0, S_IFDIR, true, 0, true, true,
+		  "mkdir under expose-ro" },
+		{ SB_FC_MAKE, 0, S_IFLNK, true, 1, false, true,
+		  "symlink under expose-rw" },
+		{ SB_FC_REMOVE, 0, S_IFREG, true, 0, true, true,
+		  "unlink under expose-ro" },
+		{ SB_FC_REMOVE, AT_REMOVEDIR, 0, true, 1, false, true,
+		  "rmdir under expose-rw" },
+		{ SB_FC_TRUNCATE, 0, S_IFREG, true, 2, true, true,
+		  "truncate under expose-ro" },
+	};
+	size_t i;
+
+	if (!dir) {
+		printf("ok %d # skip mkdtemp: %s\n", ++tap_n, strerror(errno));
+		return;
+	}
+	snprintf(ro, sizeof(ro), "%s/ro", dir);
+	snprintf(rw, sizeof(rw), "%s/rw", dir);
+	snprintf(f, sizeof(f), "%s/f", ro);
+	mkdir(ro, 0755);
+	mkdir(rw, 0755);
+	close(open(f, O_WRONLY | O_CREAT, 0644));
+	p.arena = sb_arena_new();
+	add_expose(&p, rw, SB_EXPOSE_RW);
+	add_expose(&p, ro, SB_EXPOSE_RO);
+	ctx.cwd = "/";
+	v = sb_landlock_view_new(p.arena, &p, &ctx, 7);
+	for (i = 0; i < SB_ARRAY_LEN(cases); i++) {
+		const char *at[] = { ro, rw, f,
+				     sb_arena_printf(p.arena, "%s/new", ro),
+				     sb_arena_printf(p.arena, "%s/new", rw),
+				     "/etc" };
+		struct sb_fc_access x = { cases[i].op, AT_FDCWD, 0,
+					  cases[i].flags, 0, false };
+		uint64_t need;
+
+		if (cases[i].op == SB_FC_MAKE)
+			x.type = cases[i].type;
+		need = sb_landlock_need(&x, cases[i].exists, cases[i].type);
+		ok(!!sb_landlock_view_missing(v, at[cases[i].where], need) ==
+				   cases[i].refused &&
+			   (!need ||
+			    sb_landlock_need_writes(need) == cases[i].writes),
+		   "landlock view: %s", cases[i].what);
+	}
+	/* a file rule holds file rights only, on that file alone */
+	add_expose(&p, f, SB_EXPOSE_RW);
+	p.exposes.v[p.exposes.n - 1].is_dir = false;
+	v = sb_landlock_view_new(p.arena, &p, &ctx, 7);
+	{
+		struct sb_fc_access w = { SB_FC_OPEN, AT_FDCWD, 0, O_WRONLY, 0,
+					  false };
+
+		ok(!sb_landlock_view_missing(v, f,
+					     sb_landlock_need(&w, true, S_IFREG)),
+		   "landlock view: expose-rw of one file under expose-ro "
+		   "grants writing it");
+	}
+	unlink(f);
+	rmdir(ro);
+	rmdir(rw);
+	rmdir(dir);
+	sb_arena_free(p.arena);
+}
+
 int main(void)
 {
 	test_describe();
+	test_landlock_view();
 	test_supervisor_choice();
 	test_net_plan();
 	test_apply_in_a_child();

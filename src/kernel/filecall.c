@@ -1,0 +1,258 @@
+/* filecall.c - the file system calls a seccomp notification stands for
+ * (filecall.h): which accesses each makes, and the caller's paths made
+ * canonical through its cwd and descriptors in /proc. While the caller
+ * waits for the answer its cwd, descriptors and memory hold still (but for
+ * its other threads): what is read here only ever changes what a
+ * supervisor records, never what the caller may do.
+ */
+#include "filecall.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "notif.h"
+#include "util.h"
+
+bool sb_filecall_handles(int nr)
+{
+	switch (nr) {
+#ifdef __NR_open
+	case __NR_open:
+	case __NR_creat:
+	case __NR_mkdir:
+	case __NR_mknod:
+	case __NR_unlink:
+	case __NR_rmdir:
+	case __NR_rename:
+	case __NR_link:
+	case __NR_symlink:
+#endif
+	case __NR_openat:
+	case __NR_openat2:
+	case __NR_execve:
+	case __NR_execveat:
+	case __NR_mkdirat:
+	case __NR_mknodat:
+	case __NR_unlinkat:
+	case __NR_renameat:
+	case __NR_renameat2:
+	case __NR_linkat:
+	case __NR_symlinkat:
+	case __NR_truncate:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static struct sb_fc_access at(enum sb_fc_op op, uint64_t dirfd,
+			      uint64_t path_at, uint64_t flags, unsigned type)
+{
+	return (struct sb_fc_access){ op, (int)dirfd, path_at, flags, type,
+				      false };
+}
+
+/* mknod's type: 0 is a regular file */
+static unsigned node_type(uint64_t mode)
+{
+	return (mode & S_IFMT) ? (unsigned)(mode & S_IFMT) : S_IFREG;
+}
+
+size_t sb_filecall_decode(const struct seccomp_notif *req,
+			  struct sb_fc_access out[2])
+{
+	const __u64 *a = req->data.args;
+	const uint64_t cwd = (uint64_t)(int64_t)AT_FDCWD;
+	struct open_how how;
+
+	switch (req->data.nr) {
+#ifdef __NR_open
+	case __NR_open:
+		out[0] = at(SB_FC_OPEN, cwd, a[0], a[1], 0);
+		return 1;
+	case __NR_creat:
+		out[0] = at(SB_FC_OPEN, cwd, a[0], O_CREAT | O_WRONLY | O_TRUNC,
+			    0);
+		return 1;
+	case __NR_mkdir:
+		out[0] = at(SB_FC_MAKE, cwd, a[0], 0, S_IFDIR);
+		return 1;
+	case __NR_mknod:
+		out[0] = at(SB_FC_MAKE, cwd, a[0], 0, node_type(a[1]));
+		return 1;
+	case __NR_unlink:
+		out[0] = at(SB_FC_REMOVE, cwd, a[0], 0, 0);
+		return 1;
+	case __NR_rmdir:
+		out[0] = at(SB_FC_REMOVE, cwd, a[0], AT_REMOVEDIR, 0);
+		return 1;
+	case __NR_rename:
+		out[0] = at(SB_FC_REMOVE, cwd, a[0], 0, 0);
+		out[1] = at(SB_FC_MAKE, cwd, a[1], 0, 0);
+		return 2;
+	case __NR_link:
+		out[0] = at(SB_FC_MAKE, cwd, a[1], 0, S_IFREG);
+		return 1;
+	case __NR_symlink:
+		out[0] = at(SB_FC_MAKE, cwd, a[1], 0, S_IFLNK);
+		return 1;
+#endif
+	case __NR_openat:
+		out[0] = at(SB_FC_OPEN, a[0], a[1], a[2], 0);
+		return 1;
+	case __NR_openat2:
+		/* 'flags' comes first in every version of struct open_how */
+		if (a[3] < sizeof(how.flags) ||
+		    sb_peek((pid_t)req->pid, a[2], &how.flags,
+			    sizeof(how.flags)) < 0)
+			return 0;
+		out[0] = at(SB_FC_OPEN, a[0], a[1], how.flags, 0);
+		return 1;
+	case __NR_execve:
+		out[0] = at(SB_FC_EXEC, cwd, a[0], 0, 0);
+		return 1;
+	case __NR_execveat:
+		out[0] = at(SB_FC_EXEC, a[0], a[1], 0, 0);
+		out[0].empty_path = (a[4] & AT_EMPTY_PATH) != 0;
+		return 1;
+	case __NR_mkdirat:
+		out[0] = at(SB_FC_MAKE, a[0], a[1], 0, S_IFDIR);
+		return 1;
+	case __NR_mknodat:
+		out[0] = at(SB_FC_MAKE, a[0], a[1], 0, node_type(a[2]));
+		return 1;
+	case __NR_unlinkat:
+		out[0] = at(SB_FC_REMOVE, a[0], a[1], a[2] & AT_REMOVEDIR, 0);
+		return 1;
+	case __NR_renameat:
+	case __NR_renameat2:
+		out[0] = at(SB_FC_REMOVE, a[0], a[1], 0, 0);
+		out[1] = at(SB_FC_MAKE, a[2], a[3], 0, 0);
+		return 2;
+	case __NR_linkat:
+		out[0] = at(SB_FC_MAKE, a[2], a[3], 0, S_IFREG);
+		return 1;
+	case __NR_symlinkat:
+		out[0] = at(SB_FC_MAKE, a[1], a[2], 0, S_IFLNK);
+		return 1;
+	case __NR_truncate:
+		out[0] = at(SB_FC_TRUNCATE, cwd, a[0], 0, 0);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Read page by page: a short read at the end of a mapping is not an error
+ * while the NUL is found. */
+int sb_filecall_peek_string(pid_t pid, uint64_t remote, char *buf,
+			    size_t size)
+{
+	size_t got = 0;
+
+	while (got < size) {
+		size_t room = 4096 - (size_t)((remote + got) & 4095);
+		size_t want = room < size - got ? room : size - got;
+		struct iovec l = { buf + got, want };
+		struct iovec r = { (void *)(uintptr_t)(remote + got), want };
+		ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+		if (k <= 0)
+			return -EFAULT;
+		if (memchr(buf + got, '\0', (size_t)k))
+			return 0;
+		got += (size_t)k;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* The directory a relative path of the caller starts from, as a path this
+ * process can use: its cwd or its descriptor, through /proc. */
+static void base_of(pid_t pid, int dirfd, char *out, size_t size)
+{
+	if (dirfd == AT_FDCWD)
+		snprintf(out, size, "/proc/%d/cwd", (int)pid);
+	else
+		snprintf(out, size, "/proc/%d/fd/%d", (int)pid, dirfd);
+}
+
+int sb_filecall_resolve(pid_t pid, int dirfd, const char *path, bool create,
+			char *out)
+{
+	char full[PATH_MAX * 2], base[64], link[PATH_MAX];
+	char *slash, *last;
+	ssize_t k;
+
+	if (path[0] == '/') {
+		snprintf(full, sizeof(full), "%s", path);
+		if (sb_path_under(full, "/proc"))
+			return -1;
+	} else {
+		base_of(pid, dirfd, base, sizeof(base));
+		/* the caller's /proc/self is not ours: a path that starts
+		 * in /proc is never resolved */
+		k = readlink(base, link, sizeof(link) - 1);
+		if (k < 0)
+			return -1;
+		link[k] = '\0';
+		if (link[0] != '/' || sb_path_under(link, "/proc"))
+			return -1;
+		snprintf(full, sizeof(full), "%s%s%s", base, *path ? "/" : "",
+			 path);
+	}
+	if (realpath(full, out))
+		return 0;
+	if (!create || errno != ENOENT)
+		return -1;
+	slash = strrchr(full, '/');
+	last = slash + 1;
+	if (!*last || !strcmp(last, ".") || !strcmp(last, ".."))
+		return -1;
+	*slash = '\0';
+	if (!realpath(*full ? full : "/", out))
+		return -1;
+	if (strlen(out) + strlen(last) + 2 > PATH_MAX)
+		return -1;
+	if (strcmp(out, "/") != 0)
+		strcat(out, "/");
+	strcat(out, last);
+	return 0;
+}
+
+int sb_filecall_entry_dir(pid_t pid, int dirfd, const char *path, char *out,
+			  char *last)
+{
+	char buf[PATH_MAX], *slash;
+	const char *dir = NULL, *name;
+
+	if (strlen(path) >= sizeof(buf) || !*path)
+		return -1;
+	strcpy(buf, path);
+	/* the entry, not what a symbolic link by that name points to;
+	 * "dir/" names "dir" */
+	slash = strrchr(buf, '/');
+	while (slash && slash > buf && !slash[1]) {
+		*slash = '\0';
+		slash = strrchr(buf, '/');
+	}
+	name = slash ? slash + 1 : buf;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -1;
+	strcpy(last, name);
+	if (slash == buf)
+		dir = "/";
+	else if (slash)
+		*slash = '\0';
+	else
+		dir = "";
+	return sb_filecall_resolve(pid, dirfd, dir ? dir : buf, false, out);
+}

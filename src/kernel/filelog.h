@@ -1,0 +1,28 @@
+/* filelog.h - the denial log's record of the file calls Landlock refuses.
+ * With a denial log the seccomp filter sends the file calls to the
+ * supervisor (seccomp.c, debug flavour); for each, filelog.c compares what
+ * the call needs with the ruleset Landlock enforces (landlock.h's view)
+ * and writes a record when a right is missing. The supervisor then lets
+ * the call go on: Landlock refuses it, this file only tells.
+ */
+#ifndef SB_FILELOG_H
+#define SB_FILELOG_H
+
+#include <linux/seccomp.h>
+
+#include "kernel.h"
+
+struct sb_filelog;
+
+/* The log's view of the ruleset the child will apply (same policy, same
+ * context), or NULL when this kernel has no Landlock. */
+struct sb_filelog *sb_filelog_new(struct sb_arena *a,
+				  const struct sb_policy *p,
+				  const struct sb_kernel_ctx *ctx);
+
+/* Record what of file call 'req' Landlock will refuse; 'listener' checks
+ * that the caller still waits (a pid reused meanwhile is not recorded). */
+void sb_filelog_note(struct sb_filelog *fl, int listener,
+		     const struct seccomp_notif *req);
+
+#endif
