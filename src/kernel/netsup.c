@@ -556,6 +556,21 @@ static bool cmsg_allowed(const struct cmsghdr *cm)
 	}
 }
 
+/* A control message refused: in the denial log, by its level and type. */
+static long control_refused(const struct call *c, const struct cmsghdr *cm)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what), "a control message (level %d, type %d)",
+		 cm->cmsg_level, cm->cmsg_type);
+	sb_suplog_refused(c->pid, "network", what,
+			  "built in: the supervisor passes only descriptors, "
+			  "IP_TOS, IP_TTL, IPV6_TCLASS, IPV6_HOPLIMIT, "
+			  "IPV6_DONTFRAG and UDP_SEGMENT",
+			  NULL);
+	return -EPERM;
+}
+
 static long copy_control(const struct call *c, struct msg *m)
 {
 	struct msghdr h = { 0 };
@@ -572,14 +587,14 @@ static long copy_control(const struct call *c, struct msg *m)
 			return -EINVAL;
 		if (cm->cmsg_level != SOL_SOCKET) {
 			if (!cmsg_allowed(cm))
-				return -EPERM;
+				return control_refused(c, cm);
 			continue;
 		}
 		/* we send with our own credentials: SO_MARK, SO_PRIORITY
 		 * above 6 (CAP_NET_ADMIN), SCM_CREDENTIALS would be root's
 		 * when python-sb is; only descriptors pass, as the program's */
 		if (cm->cmsg_type != SCM_RIGHTS)
-			return -EPERM;
+			return control_refused(c, cm);
 		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		more = realloc(m->fds, (m->n_fds + nfd + 1) * sizeof(int));
 		if (!more)
@@ -977,6 +992,13 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 	memset(req, 0, size);
 	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 		return; /* ENOENT: the caller went away first */
+	/* PYSB_DEBUG or a denial log: what the filter's argument rules
+	 * refuse comes here too (seccomp.c), and is refused as there */
+	if (sb_seccomp_args_refused(req->data.nr, req->data.args)) {
+		report_denied(req, true);
+		reply(s->listener, req->id, -EPERM);
+		return;
+	}
 	if (sb_metasup_handles(req->data.nr)) {
 		struct caps_saved sv;
 
@@ -998,13 +1020,8 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 	}
 	if (sb_filecall_handles(req->data.nr)) {
 		/* PYSB_DEBUG or a denial log: the file calls come here
-		 * (seccomp.c); refused as the filter refuses them, else
-		 * recorded if Landlock will refuse them, and let go on */
-		if (sb_seccomp_args_refused(req->data.nr, req->data.args)) {
-			report_denied(req, true);
-			reply(s->listener, req->id, -EPERM);
-			return;
-		}
+		 * (seccomp.c), recorded if Landlock will refuse them, and
+		 * go on */
 		sb_filelog_note(s->fl, s->listener, req);
 		reply_continue(s->listener, req->id);
 		return;

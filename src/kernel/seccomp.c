@@ -335,8 +335,8 @@ static int rules_open(struct sb_seccomp_build *c, int nr)
 static const uint64_t node_types[] = { 0, S_IFREG, S_IFIFO, S_IFSOCK };
 
 /* What the argument rules of the file calls refuse (rules_open,
- * rules_mknod), for the filter flavour that sends those calls to the
- * supervisor instead (build, debug). The arguments are the kernel's copy
+ * rules_mknod, rules_chmod), for the filter flavour that sends those calls
+ * to the supervisor instead (build, debug). The arguments are the kernel's copy
  * of the registers: the caller cannot change them after the check. */
 bool sb_seccomp_args_refused(int nr, const __u64 *args)
 {
@@ -356,6 +356,11 @@ bool sb_seccomp_args_refused(int nr, const __u64 *args)
 #endif
 	if (nr == __NR_openat)
 		return (args[2] & (O_CREAT | __O_TMPFILE)) && (args[3] & suid);
+	/* rules_chmod: a set-id bit never reaches the supervisor's judge */
+	if (nr == SCMP_SYS(chmod) || nr == SCMP_SYS(fchmod) ||
+	    nr == SCMP_SYS(fchmodat) ||
+	    nr == seccomp_syscall_resolve_name("fchmodat2"))
+		return (args[mode_arg(nr)] & suid) != 0;
 	if (nr != __NR_mknodat)
 		return false;
 	mode = args[2];

@@ -70,9 +70,11 @@ int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 		     int *listener, const char **err);
 
 /* With PYSB_DEBUG or a denial log the file calls (filecall.h) that the
- * table allows, or allows with arguments, go to the supervisor instead:
- * would their argument rules refuse this call (the notification's
- * nr and args)? The supervisor then answers EPERM as the filter would. */
+ * table allows, or allows with arguments, and every call the filter
+ * refuses go to the supervisor instead: would the argument rules of open,
+ * creat, mknod or chmod refuse this call (the notification's nr and
+ * args)? The supervisor then answers EPERM as the filter would, and logs
+ * it as the filter's refusal. */
 bool sb_seccomp_args_refused(int nr, const __u64 *args);
 
 /* Learning (learn_native.c): load on the calling process a filter that

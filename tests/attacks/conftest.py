@@ -94,6 +94,14 @@ def judge(request):
     return Judge(request.node)
 
 
+
+# Native refusals the denial log does not hold (weaknesses.md 77): the
+# kernel refuses them and tells nobody.
+NOT_LOGGED = {
+    "kill-parent": "Landlock's signal scope (ABI 6)",
+}
+
+
 class Case:
     """One attack in one provider column: a fresh directory (``root``,
     canonical) made the cwd, and the means to run python-sb there."""
@@ -220,7 +228,37 @@ class Case:
         assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
         lines = r.stdout.strip().splitlines()
         assert lines, r.stderr
+        self._check_native_log(args, lines[-1])
         return lines[-1]
+
+    def _check_native_log(self, args, answer):
+        """Under landlock, a native refusal is in the denial log: an
+        EPERM as the filter's or the supervisor's record, an EACCES on a
+        path as Landlock's (or the supervisor's, for a named Unix socket),
+        of that path or of the directory that holds it (making or removing
+        an entry). /proc paths and NOT_LOGGED are not recorded
+        (weaknesses.md 77)."""
+        if (self.os_sandbox != "landlock" or not self._log_path() or
+                args[0] in NOT_LOGGED):
+            return
+        recs = self._read_log(self._log_path())
+        if answer == "errno EPERM":
+            assert any(r["layer"] in ("seccomp", "supervisor")
+                       for r in recs), (
+                f"{args}: EPERM, and no record of it in the denial log\n"
+                f"log: {recs}")
+        paths = [a for a in args if a.startswith("/") and
+                 not a.startswith("/proc/")]
+        if answer == "errno EACCES" and paths:
+            near = set()
+            for a in paths:
+                real = os.path.realpath(a)
+                near |= {real, os.path.dirname(real)}
+            # Landlock's, or the supervisor's (a named Unix socket)
+            assert any(r["layer"] in ("landlock", "supervisor") and
+                       r["target"] in near for r in recs), (
+                f"{args}: EACCES, and no record of {paths} in the denial "
+                f"log\nlog: {recs}")
 
 
 @pytest.fixture

@@ -353,6 +353,8 @@ call("open", b"{rw}/suid", os.O_WRONLY | os.O_CREAT, 0o4755)
 call("creat", b"{rw}/sgid", 0o2755)
 call("mknod", b"{rw}/null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
 call("mknod", b"{rw}/fifo", stat.S_IFIFO | 0o600, 0)
+call("chmod", b"{rw}/f", 0o4755)
+print(oct(os.stat("{rw}/f").st_mode & 0o7777))
 """
 
 
@@ -360,20 +362,23 @@ call("mknod", b"{rw}/fifo", stat.S_IFIFO | 0o600, 0)
 def test_a_log_does_not_widen_the_filter(run, logdir, tmp_cwd, user):
     """With a log the file calls go to the supervisor rather than being
     allowed by the filter: what the filter's argument rules refuse (a
-    set-id file, a device node) is still refused, and logged as seccomp's
-    refusal."""
+    set-id file or mode, a device node) is still refused, and logged as
+    seccomp's refusal, once."""
     (rw,) = owned_dirs(tmp_cwd, user, "rw")
     log = logdir / "l"
     r, recs = run(["os-sandbox=landlock", f"expose-rw={rw}",
                    "python-import=*", "python-api=ALLOW:native"],
                   SETID.format(rw=rw), log)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split("\n")[:4] == [
-        "open -1 1", "creat -1 1", "mknod -1 1", "mknod 0 0"], r.stdout
+    out = r.stdout.split("\n")
+    assert out[:5] == ["open -1 1", "creat -1 1", "mknod -1 1", "mknod 0 0",
+                       "chmod -1 1"], r.stdout
     assert sorted(os.listdir(rw)) == ["f", "fifo"]
+    assert not os.stat(rw / "f").st_mode & 0o6000
     # glibc's open() and mknod() are openat and mknodat
-    assert sorted(x["target"] for x in recs if x["layer"] == "seccomp") == [
-        "creat", "mknodat", "openat"], recs
+    seccomp = sorted(x["target"] for x in recs if x["layer"] == "seccomp")
+    assert seccomp in (["chmod", "creat", "mknodat", "openat"],
+                       ["creat", "fchmodat", "mknodat", "openat"]), recs
 
 
 NATIVE_UNSHARE = """
