@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "notif.h"
@@ -152,25 +151,22 @@ size_t sb_filecall_decode(const struct seccomp_notif *req,
 	}
 }
 
-/* Read page by page: a short read at the end of a mapping is not an error
- * while the NUL is found. */
+/* Read page by page: the string may end just before an unmapped page. */
 int sb_filecall_peek_string(pid_t pid, uint64_t remote, char *buf,
 			    size_t size)
 {
 	size_t got = 0;
 
 	while (got < size) {
-		size_t room = 4096 - (size_t)((remote + got) & 4095);
-		size_t want = room < size - got ? room : size - got;
-		struct iovec l = { buf + got, want };
-		struct iovec r = { (void *)(uintptr_t)(remote + got), want };
-		ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		size_t chunk = 4096 - (size_t)((remote + got) & 4095);
 
-		if (k <= 0)
+		if (chunk > size - got)
+			chunk = size - got;
+		if (sb_peek(pid, remote + got, buf + got, chunk) < 0)
 			return -EFAULT;
-		if (memchr(buf + got, '\0', (size_t)k))
+		if (memchr(buf + got, '\0', chunk))
 			return 0;
-		got += (size_t)k;
+		got += chunk;
 	}
 	return -ENAMETOOLONG;
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include "filecall.h"
 #include "fsrules.h"
 #include "notif.h"
 #include "suplog.h"
@@ -122,27 +123,6 @@ static int decode(const struct seccomp_notif *req, struct meta *m)
 	return 0;
 }
 
-/* A NUL-terminated string of the program's, read page by page. */
-static int peek_path(pid_t pid, uint64_t at, char *out, size_t size)
-{
-	size_t got = 0;
-
-	while (got < size) {
-		size_t chunk = 4096 - ((at + got) & 4095);
-		char *nul;
-
-		if (chunk > size - got)
-			chunk = size - got;
-		if (sb_peek(pid, at + got, out + got, chunk) < 0)
-			return -EFAULT;
-		nul = memchr(out + got, '\0', chunk);
-		if (nul)
-			return 0;
-		got += chunk;
-	}
-	return -ENAMETOOLONG;
-}
-
 static int read_times(pid_t pid, const struct meta *m, struct timespec ts[2],
 		      bool *now)
 {
@@ -224,7 +204,8 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 	rc = decode(req, &m);
 	if (rc < 0)
 		return rc;
-	if (m.path && peek_path(req->pid, m.path, path, sizeof(path)) < 0)
+	if (m.path && sb_filecall_peek_string(req->pid, m.path, path,
+						 sizeof(path)) < 0)
 		return -EFAULT;
 	if (!m.chmod && read_times(req->pid, &m, ts, &now) < 0)
 		return -EFAULT;
