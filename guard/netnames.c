@@ -7,7 +7,6 @@
 
 #include <arpa/inet.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 
 #include "util.h"
@@ -21,18 +20,6 @@ static const struct sb_pin loopback_pins[] = {
 	{ "ip6-loopback", &sb_loop6, 1 },
 };
 
-/* ASCII case-insensitive, one trailing dot ignored, as sb_pin_lookup. */
-static bool name_eq(const char *a, const char *b)
-{
-	size_t na = strlen(a), nb = strlen(b);
-
-	if (na && a[na - 1] == '.')
-		na--;
-	if (nb && b[nb - 1] == '.')
-		nb--;
-	return na == nb && strncasecmp(a, b, na) == 0;
-}
-
 const struct sb_pin *sb_netname_pin(const struct sb_policy *p,
 				    const char *host)
 {
@@ -42,7 +29,7 @@ const struct sb_pin *sb_netname_pin(const struct sb_policy *p,
 	if (pin)
 		return pin;
 	for (i = 0; i < SB_ARRAY_LEN(loopback_pins); i++)
-		if (name_eq(loopback_pins[i].host, host))
+		if (sb_host_eq(loopback_pins[i].host, host))
 			return &loopback_pins[i];
 	return NULL;
 }
