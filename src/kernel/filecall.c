@@ -53,6 +53,40 @@ bool sb_filecall_handles(int nr)
 	}
 }
 
+bool sb_sigcall_handles(int nr)
+{
+	return nr == __NR_kill || nr == __NR_tkill || nr == __NR_tgkill ||
+	       nr == __NR_rt_sigqueueinfo || nr == __NR_rt_tgsigqueueinfo ||
+	       nr == __NR_pidfd_send_signal;
+}
+
+/* The "Pid:" line of the caller's /proc/PID/fdinfo/FD of a pidfd. */
+static pid_t pidfd_target(pid_t pid, int fd)
+{
+	char path[64], line[128];
+	pid_t target = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %d", &target) == 1)
+			break;
+	fclose(f);
+	return target > 0 ? target : 0;
+}
+
+pid_t sb_sigcall_target(const struct seccomp_notif *req)
+{
+	int32_t first = (int32_t)req->data.args[0];
+
+	if (req->data.nr == __NR_pidfd_send_signal)
+		return pidfd_target((pid_t)req->pid, first);
+	return first > 0 ? (pid_t)first : 0;
+}
+
 static struct sb_fc_access at(enum sb_fc_op op, uint64_t dirfd,
 			      uint64_t path_at, uint64_t flags, unsigned type)
 {

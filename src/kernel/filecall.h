@@ -37,6 +37,16 @@ struct sb_fc_access {
 /* The calls decoded here (a seccomp filter notifies them). */
 bool sb_filecall_handles(int nr);
 
+/* The calls that send a signal to a process named by pid or pidfd (kill,
+ * tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal):
+ * Landlock's signal scope refuses them for a process outside the sandbox,
+ * which a denial log records too (filelog.c). */
+bool sb_sigcall_handles(int nr);
+/* The process notified call 'req' signals, as a pid of the caller's
+ * namespace: 0 when it names none (a process group, every process) or
+ * its pidfd cannot be read. */
+pid_t sb_sigcall_target(const struct seccomp_notif *req);
+
 /* The accesses of notified call 'req' into out[2] (rename: the source's
  * removal, then the target's making): how many, 0 when it is no file
  * call or its arguments cannot be read. */

@@ -1,7 +1,8 @@
-/* filelog.c - the denial log's records of Landlock's file refusals
- * (filelog.h). A refusal of Landlock reaches nobody but the program (an
- * EACCES), so the supervisor judges each file call a second time, against
- * the same ruleset as data, before the kernel does. It decides nothing:
+/* filelog.c - the denial log's records of Landlock's refusals (filelog.h):
+ * of file calls, and of signals its scope keeps inside the sandbox. A
+ * refusal of Landlock reaches nobody but the program (EACCES, EPERM), so
+ * the supervisor judges each such call a second time, against the same
+ * ruleset as data, before the kernel does. It decides nothing:
  * every call it sees goes on, and Landlock alone refuses. What it records
  * can be wrong where its model is (docs/weaknesses.md): the permissions of
  * the file system come first, REFER is not modelled.
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "filecall.h"
 #include "fsrules.h"
@@ -24,6 +26,7 @@
 struct sb_filelog {
 	const struct sb_policy *p;
 	struct sb_landlock_view *view;
+	bool signals; /* Landlock scopes signals (ABI 6) */
 };
 
 struct sb_filelog *sb_filelog_new(struct sb_arena *a,
@@ -38,6 +41,7 @@ struct sb_filelog *sb_filelog_new(struct sb_arena *a,
 	fl = sb_arena_alloc(a, sizeof(*fl));
 	fl->p = p;
 	fl->view = sb_landlock_view_new(a, p, ctx, abi);
+	fl->signals = abi >= 6;
 	return fl;
 }
 
@@ -122,3 +126,62 @@ void sb_filelog_note(struct sb_filelog *fl, int listener,
 		sb_suplog_landlock((pid_t)req->pid, f[i].path, f[i].write, &d);
 	}
 }
+
+/* ---- signals ---- */
+
+/* The parent of 'pid', 0 when it cannot be read. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *close_paren;
+	ssize_t n;
+	int fd, ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold anything but the last ) */
+	close_paren = strrchr(buf, ')');
+	if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+/* Is 'target' in the sandbox's domain: 'root' or below it, or an orphan
+ * of it that python-sb (the subreaper) took, never python-sb itself? */
+static bool in_sandbox(pid_t target, pid_t root)
+{
+	pid_t self = getpid(), p = target;
+	int hops;
+
+	for (hops = 0; p > 0 && hops < 4096; hops++) {
+		if (p == root)
+			return true;
+		if (p == self)
+			return p != target;
+		p = parent_of(p);
+	}
+	return false;
+}
+
+void sb_filelog_signal(struct sb_filelog *fl, int listener,
+		       const struct seccomp_notif *req, pid_t root)
+{
+	pid_t target;
+	char what[32];
+
+	if (!fl || !fl->signals)
+		return;
+	target = sb_sigcall_target(req);
+	if (target <= 0 || in_sandbox(target, root) ||
+	    ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+		return;
+	snprintf(what, sizeof(what), "pid %d", (int)target);
+	sb_suplog_landlock_signal((pid_t)req->pid, what);
+}
+

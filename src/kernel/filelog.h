@@ -9,6 +9,7 @@
 #define SB_FILELOG_H
 
 #include <linux/seccomp.h>
+#include <sys/types.h>
 
 #include "kernel.h"
 
@@ -24,5 +25,12 @@ struct sb_filelog *sb_filelog_new(struct sb_arena *a,
  * that the caller still waits (a pid reused meanwhile is not recorded). */
 void sb_filelog_note(struct sb_filelog *fl, int listener,
 		     const struct seccomp_notif *req);
+
+/* Record a signal that Landlock's scope will refuse: call 'req'
+ * (sb_sigcall_handles) names a process outside the sandbox, whose first
+ * process is 'root' (its descendants, and the orphans python-sb reaps,
+ * are inside). */
+void sb_filelog_signal(struct sb_filelog *fl, int listener,
+		       const struct seccomp_notif *req, pid_t root);
 
 #endif

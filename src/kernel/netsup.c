@@ -1026,6 +1026,12 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 		reply_continue(s->listener, req->id);
 		return;
 	}
+	if (sb_sigcall_handles(req->data.nr)) {
+		/* the same for a signal: Landlock's scope judges it */
+		sb_filelog_signal(s->fl, s->listener, req, self_root);
+		reply_continue(s->listener, req->id);
+		return;
+	}
 	if (!performed(req->data.nr)) {
 		report_denied(req, true);
 		reply(s->listener, req->id, -EPERM);

@@ -775,11 +775,12 @@ static int build(scmp_filter_ctx f, const struct sb_policy *p,
 		/* a call this architecture does not have (open on arm64) */
 		if (nr == __NR_SCMP_ERROR || nr < 0)
 			continue;
-		/* PYSB_DEBUG or a denial log: the file calls go to the
-		 * supervisor too, which refuses what their argument rules
-		 * refuse (sb_seccomp_args_refused), records what Landlock
-		 * will refuse (filelog.c) and lets the rest go on */
-		if (debug && sb_filecall_handles(nr) &&
+		/* PYSB_DEBUG or a denial log: the file calls and signal
+		 * sends go to the supervisor too, which refuses what their
+		 * argument rules refuse (sb_seccomp_args_refused), records
+		 * what Landlock will refuse (filelog.c) and lets the rest go
+		 * on */
+		if (debug && (sb_filecall_handles(nr) || sb_sigcall_handles(nr)) &&
 		    (e->verdict == SB_SYS_ALLOW || e->verdict == SB_SYS_ARGS))
 			continue;
 		switch (e->verdict) {

@@ -119,6 +119,14 @@ void sb_suplog_landlock(pid_t pid, const char *canon, bool write,
 	fs_refused(SB_LAYER_LANDLOCK, pid, "file", canon, write, d);
 }
 
+void sb_suplog_landlock_signal(pid_t pid, const char *target)
+{
+	refused(SB_LAYER_LANDLOCK, pid, "signal", target,
+		"built in: Landlock's signal scope (a process outside the "
+		"sandbox)",
+		NULL);
+}
+
 void sb_suplog_syscall(pid_t pid, const char *name)
 {
 	refused(SB_LAYER_SECCOMP, pid, "syscall", name,

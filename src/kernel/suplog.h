@@ -40,6 +40,9 @@ void sb_suplog_fs_refused(pid_t pid, const char *kind, const char *canon,
  * expose-ro=<canon> for a read. */
 void sb_suplog_landlock(pid_t pid, const char *canon, bool write,
 			const struct sb_fs_decision *d);
+/* A signal Landlock's scope refuses ("pid N", filelog.c): layer
+ * "landlock", kind "signal", a built-in rule, nothing to add. */
+void sb_suplog_landlock_signal(pid_t pid, const char *target);
 /* A system call outside the allowlist, refused with EPERM: layer
  * "seccomp", no rule to add (none allows it). */
 void sb_suplog_syscall(pid_t pid, const char *name);

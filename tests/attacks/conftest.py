@@ -95,13 +95,6 @@ def judge(request):
 
 
 
-# Native refusals the denial log does not hold (weaknesses.md 77): the
-# kernel refuses them and tells nobody.
-NOT_LOGGED = {
-    "kill-parent": "Landlock's signal scope (ABI 6)",
-}
-
-
 class Case:
     """One attack in one provider column: a fresh directory (``root``,
     canonical) made the cwd, and the means to run python-sb there."""
@@ -236,15 +229,14 @@ class Case:
         EPERM as the filter's or the supervisor's record, an EACCES on a
         path as Landlock's (or the supervisor's, for a named Unix socket),
         of that path or of the directory that holds it (making or removing
-        an entry). /proc paths and NOT_LOGGED are not recorded
-        (weaknesses.md 77)."""
-        if (self.os_sandbox != "landlock" or not self._log_path() or
-                args[0] in NOT_LOGGED):
+        an entry); a signal Landlock's scope refuses as Landlock's (an
+        EPERM too). /proc paths are not recorded (weaknesses.md 77)."""
+        if self.os_sandbox != "landlock" or not self._log_path():
             return
         recs = self._read_log(self._log_path())
         if answer == "errno EPERM":
-            assert any(r["layer"] in ("seccomp", "supervisor")
-                       for r in recs), (
+            assert any(r["layer"] in ("seccomp", "supervisor") or
+                       r["kind"] == "signal" for r in recs), (
                 f"{args}: EPERM, and no record of it in the denial log\n"
                 f"log: {recs}")
         paths = [a for a in args if a.startswith("/") and

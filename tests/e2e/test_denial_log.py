@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -379,6 +380,51 @@ def test_a_log_does_not_widen_the_filter(run, logdir, tmp_cwd, user):
     seccomp = sorted(x["target"] for x in recs if x["layer"] == "seccomp")
     assert seccomp in (["chmod", "creat", "mknodat", "openat"],
                        ["creat", "fchmodat", "mknodat", "openat"]), recs
+
+
+KILLS = """
+import ctypes, os, signal, subprocess, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+print(os.getpid())
+child = os.fork()
+if child == 0:
+    time.sleep(30)
+    os._exit(0)
+for pid in ({victim}, child):
+    r = libc.kill(pid, 0)
+    print(r, ctypes.get_errno() if r < 0 else 0)
+r = libc.kill({victim}, signal.SIGTERM)
+print(r, ctypes.get_errno() if r < 0 else 0)
+os.kill(child, signal.SIGKILL)
+os.waitpid(child, 0)
+"""
+
+
+@pytest.mark.skipif(ABI < 6, reason=f"Landlock ABI {ABI}: no signal scope")
+def test_a_signal_landlock_refuses_is_in_the_log(run, logdir, user):
+    """A signal to a process outside the sandbox, sent by native code,
+    is refused by Landlock's scope and recorded (layer landlock, kind
+    signal); one to the program's own child is neither. The victim,
+    outside, lives on."""
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        log = logdir / "l"
+        r, recs = run(["os-sandbox=landlock", "python-import=*",
+                       "python-api=ALLOW:*"],
+                      KILLS.format(victim=victim.pid), log, landlock=True)
+        assert r.returncode == 0, r.stderr
+        pid, *rest = r.stdout.split("\n")
+        assert rest[:3] == ["-1 1", "0 0", "-1 1"], r.stdout
+        assert victim.poll() is None
+        sig = [x for x in recs if x["kind"] == "signal"]
+        assert [(x["layer"], x["by"], x["pid"], x["target"], x["add"])
+                for x in sig] == [
+            ("landlock", "supervisor", int(pid), f"pid {victim.pid}",
+             None)] * 2, recs
+        assert "signal scope" in sig[0]["rule"]
+    finally:
+        victim.kill()
+        victim.wait()
 
 
 NATIVE_UNSHARE = """
