@@ -226,6 +226,10 @@ static int arm(const char *event)
 		}
 	sb_guard_busy--;
 	sb_g.armed = true;
+	/* what the interpreter's own start did (site.py looking up the
+	 * home directory...) was not the program's: the supervisor's
+	 * Landlock records begin here */
+	sb_guard_log_started();
 	if (sb_g.banner.wanted && strcmp(event, "cpython.run_stdin") == 0) {
 		sb_g.interactive = true;
 		print_banner();

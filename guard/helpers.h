@@ -49,6 +49,10 @@ void sb_guard_note(const char *kind, const char *target, const char *rule,
  * eval guard's). NULL rule: "no rule"; NULL add: none is known. */
 void sb_guard_log(const char *kind, const char *target, const char *rule,
 		  const char *add);
+/* Tell the supervisor (under the kernel providers, on the relay) that
+ * the guard is armed and the program's own code starts: its records of
+ * Landlock's refusals begin then (SB_RELAY_STARTED). */
+void sb_guard_log_started(void);
 /* The next sb_guard_raise() of this thread repeats a refusal the log has
  * already (an error raised again with a better message): no record. */
 void sb_guard_no_log(void);

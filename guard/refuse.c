@@ -279,6 +279,18 @@ void sb_guard_log(const char *kind, const char *target, const char *rule,
 	errno = saved;
 }
 
+void sb_guard_log_started(void)
+{
+	ssize_t n;
+
+	if (sb_g.log_fd < 0 || sb_g.learning || !sb_g.log_relay)
+		return;
+	do
+		n = write(sb_g.log_fd, SB_RELAY_STARTED,
+			  sizeof(SB_RELAY_STARTED) - 1);
+	while (n < 0 && errno == EINTR);
+}
+
 /* The record of the refusal being raised: the note if one was set. */
 static void log_refusal(const char *kind, const char *target)
 {

@@ -26,6 +26,11 @@
  * kernel judged it (filelog.c) */
 #define SB_LAYER_LANDLOCK "landlock"
 
+/* The one datagram on the guard's relay that is no record: the guard is
+ * armed, the program's code starts (suplog.c begins the Landlock records
+ * then; what the interpreter's start did is not the program's). */
+#define SB_RELAY_STARTED "started"
+
 struct sb_denial {
 	const char *layer;  /* SB_LAYER_* */
 	const char *kind;   /* "file", "network", "import", "api"... */

@@ -27,7 +27,16 @@ struct sb_filelog {
 	const struct sb_policy *p;
 	struct sb_landlock_view *view;
 	bool signals; /* Landlock scopes signals (ABI 6) */
+	/* a guard runs in the interpreter: records begin when it says the
+	 * program starts (the interpreter's start is not the program's) */
+	bool await_start;
 };
+
+/* Is it time to record? */
+static bool recording(const struct sb_filelog *fl)
+{
+	return fl && (!fl->await_start || sb_suplog_program_started());
+}
 
 struct sb_filelog *sb_filelog_new(struct sb_arena *a,
 				  const struct sb_policy *p,
@@ -42,6 +51,7 @@ struct sb_filelog *sb_filelog_new(struct sb_arena *a,
 	fl->p = p;
 	fl->view = sb_landlock_view_new(a, p, ctx, abi);
 	fl->signals = abi >= 6;
+	fl->await_start = p->py_sandbox;
 	return fl;
 }
 
@@ -110,7 +120,7 @@ void sb_filelog_note(struct sb_filelog *fl, int listener,
 	unsigned moved = 0;
 	size_t i, n, k = 0;
 
-	if (!fl)
+	if (!recording(fl))
 		return;
 	n = sb_filecall_decode(req, x);
 	for (i = 0; i < n; i++)
@@ -175,7 +185,7 @@ void sb_filelog_signal(struct sb_filelog *fl, int listener,
 	pid_t target;
 	char what[32];
 
-	if (!fl || !fl->signals)
+	if (!recording(fl) || !fl->signals)
 		return;
 	target = sb_sigcall_target(req);
 	if (target <= 0 || in_sandbox(target, root) ||

@@ -21,6 +21,8 @@
 
 static int log_fd = -1, relay_fd = -1, peer_fd = -1;
 static uint64_t log_cap;
+/* a guard said SB_RELAY_STARTED */
+static bool program_started;
 
 void sb_suplog_set(int log, int relay, int relay_peer, uint64_t cap)
 {
@@ -40,6 +42,11 @@ void sb_suplog_fds(int *log, int *relay, int *relay_peer)
 bool sb_suplog_on(void)
 {
 	return log_fd >= 0;
+}
+
+bool sb_suplog_program_started(void)
+{
+	return program_started;
 }
 
 int sb_suplog_relay_fd(void)
@@ -142,6 +149,11 @@ static void relay_one(struct sb_arena *a, const char *data, size_t n,
 	bool bad = false;
 	char *f[5];
 
+	if (n == sizeof(SB_RELAY_STARTED) - 1 &&
+	    memcmp(data, SB_RELAY_STARTED, n) == 0) {
+		program_started = true;
+		return;
+	}
 	if (sb_split_fields(a, data, n, f, 5, &bad) != 4 || bad ||
 	    (f[2][0] != '+' && f[2][0] != '-') ||
 	    (f[3][0] != '+' && f[3][0] != '-') || strlen(f[0]) > 16)

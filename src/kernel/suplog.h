@@ -20,6 +20,8 @@ void sb_suplog_set(int log, int relay, int relay_peer, uint64_t cap);
 void sb_suplog_fds(int *log, int *relay, int *relay_peer);
 /* Is there a log? */
 bool sb_suplog_on(void);
+/* Has a guard said the program's own code starts (SB_RELAY_STARTED)? */
+bool sb_suplog_program_started(void);
 /* The relay socket to poll, or -1. */
 int sb_suplog_relay_fd(void);
 /* The program is started: drop our copy of its end of the relay. */

@@ -344,6 +344,31 @@ def test_landlock_refusals_are_in_the_log(run, logdir, tmp_cwd, user):
     assert not [x for x in ll if x["target"].startswith(str(rw))], ll
 
 
+@needs_landlock
+def test_the_interpreters_start_is_not_the_programs(run, logdir, tmp_cwd,
+                                                    user):
+    """What the interpreter does before the program's code runs (site.py
+    looks up the home directory in /etc/passwd when the rules keep HOME
+    out) is refused by Landlock but not logged: the guard tells the
+    supervisor when the program starts. What the program then does is."""
+    log = logdir / "l"
+    r, recs = run(["os-sandbox=landlock"],
+                  "print(open('/etc/hostname').read() and 'read')", log,
+                  landlock=True)
+    assert r.returncode == 1 and "Rule" in r.stderr, r.stderr
+    r, recs = run(["os-sandbox=landlock", "python-import=*",
+                   "python-api=ALLOW:native"],
+                  "import ctypes\n"
+                  "libc = ctypes.CDLL(None)\n"
+                  "print(libc.open(b'/etc/hostname', 0))\n", log,
+                  landlock=True)
+    assert r.stdout.strip() == "-1", (r.stdout, r.stderr)
+    ll = [x for x in recs if x["layer"] == "landlock"]
+    assert not [x for x in ll if x["target"] in
+                ("/etc/passwd", "/etc/nsswitch.conf")], ll
+    assert [x for x in ll if x["target"] == "/etc/hostname"], ll
+
+
 SETID = """
 import ctypes, os, stat
 libc = ctypes.CDLL(None, use_errno=True)
