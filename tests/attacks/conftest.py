@@ -225,13 +225,16 @@ class Case:
         return lines[-1]
 
     def _check_native_log(self, args, answer):
-        """Under landlock, a native refusal is in the denial log: an
+        """Under the kernel providers (landlock, and the namespace ones,
+        which run Landlock and the supervisor inside), a native refusal is
+        in the denial log: an
         EPERM as the filter's or the supervisor's record, an EACCES on a
         path as Landlock's (or the supervisor's, for a named Unix socket),
         of that path or of the directory that holds it (making or removing
         an entry); a signal Landlock's scope refuses as Landlock's (an
         EPERM too). /proc paths are not recorded (weaknesses.md 77)."""
-        if self.os_sandbox != "landlock" or not self._log_path():
+        if self.os_sandbox in ("subprocess", "none", "qemu") or \
+                not self._log_path():
             return
         recs = self._read_log(self._log_path())
         if answer == "errno EPERM":
