@@ -297,10 +297,25 @@ static int rules_prctl(struct sb_seccomp_build *c, int nr)
 }
 
 /* The mode argument's index for the calls that take one. */
+/* fchmodat2's number (Linux 6.6), which the system headers may not have:
+ * libseccomp's, looked up once (a string search of its table would cost
+ * each notified call of the supervisor that asks). */
+static int fchmodat2_nr(void)
+{
+	static bool looked;
+	static int nr;
+
+	if (!looked) {
+		nr = seccomp_syscall_resolve_name("fchmodat2");
+		looked = true;
+	}
+	return nr;
+}
+
 static unsigned mode_arg(int nr)
 {
 	if (nr == SCMP_SYS(fchmodat) || nr == SCMP_SYS(mknodat) ||
-	    nr == seccomp_syscall_resolve_name("fchmodat2"))
+	    nr == fchmodat2_nr())
 		return 2;
 	return 1; /* chmod, fchmod, mknod */
 }
@@ -358,8 +373,7 @@ bool sb_seccomp_args_refused(int nr, const __u64 *args)
 		return (args[2] & (O_CREAT | __O_TMPFILE)) && (args[3] & suid);
 	/* rules_chmod: a set-id bit never reaches the supervisor's judge */
 	if (nr == SCMP_SYS(chmod) || nr == SCMP_SYS(fchmod) ||
-	    nr == SCMP_SYS(fchmodat) ||
-	    nr == seccomp_syscall_resolve_name("fchmodat2"))
+	    nr == SCMP_SYS(fchmodat) || nr == fchmodat2_nr())
 		return (args[mode_arg(nr)] & suid) != 0;
 	if (nr != __NR_mknodat)
 		return false;
