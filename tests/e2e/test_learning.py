@@ -350,17 +350,22 @@ def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
     p = subprocess.Popen([sb, f"--python={py}", "srv.py"], cwd=tmp_cwd,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
-    deadline = time.monotonic() + scaled(10)
-    while time.monotonic() < deadline:
-        if port_file.exists() and port_file.read_text():
-            break
-        time.sleep(0.1)
-    port = int(port_file.read_text())
-    with socket.create_connection(("127.0.0.1", port)) as c:
-        c.sendall(b"GET /i.html HTTP/1.0\r\n\r\n")
-        c.recv(100)
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=scaled(30))
+    try:
+        deadline = time.monotonic() + scaled(10)
+        while time.monotonic() < deadline:
+            if port_file.exists() and port_file.read_text():
+                break
+            time.sleep(0.1)
+        port = int(port_file.read_text())
+        with socket.create_connection(("127.0.0.1", port)) as c:
+            c.sendall(b"GET /i.html HTTP/1.0\r\n\r\n")
+            c.recv(100)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=scaled(30))
+    finally:  # a failure must not leave the server for later tests
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
     assert "Write all learning rules in '.py-sandboxes'." in err
     rules = (tmp_cwd / ".py-sandboxes").read_text()
     assert "expose-ro=./www" in active(rules)
@@ -387,7 +392,12 @@ def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
         assert reply.startswith("HTTP/1.0 404"), reply
     finally:
         p.send_signal(signal.SIGTERM)
-        p.communicate(timeout=scaled(30))
+        try:
+            p.communicate(timeout=scaled(30))
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
 
 
 COPIES = {
