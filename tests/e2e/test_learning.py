@@ -335,6 +335,17 @@ def test_round_trip_ipython(run_sb, tmp_cwd, py):
     assert re.search(r"Rule\w+Error", r.stdout + r.stderr), r.stdout
 
 
+def wait_port(port_file):
+    """The port a server under test wrote to port_file, once it is there
+    (a time limit scaled to the machine's load)."""
+    deadline = time.monotonic() + scaled(10)
+    while time.monotonic() < deadline:
+        if port_file.exists() and port_file.read_text():
+            break
+        time.sleep(0.1)
+    return int(port_file.read_text())
+
+
 def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
     port_file = tmp_path / "port"
     (tmp_cwd / "www").mkdir()
@@ -351,12 +362,7 @@ def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     try:
-        deadline = time.monotonic() + scaled(10)
-        while time.monotonic() < deadline:
-            if port_file.exists() and port_file.read_text():
-                break
-            time.sleep(0.1)
-        port = int(port_file.read_text())
+        port = wait_port(port_file)
         with socket.create_connection(("127.0.0.1", port)) as c:
             c.sendall(b"GET /i.html HTTP/1.0\r\n\r\n")
             c.recv(100)
@@ -380,12 +386,7 @@ def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     try:
-        deadline = time.monotonic() + scaled(10)
-        while time.monotonic() < deadline:
-            if port_file.exists() and port_file.read_text():
-                break
-            time.sleep(0.1)
-        port = int(port_file.read_text())
+        port = wait_port(port_file)
         with socket.create_connection(("127.0.0.1", port)) as c:
             c.sendall(b"GET /passwd HTTP/1.0\r\n\r\n")
             reply = c.recv(200).decode(errors="replace")
