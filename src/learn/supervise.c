@@ -148,7 +148,7 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	int which = 0;
 	int err = 0, rc, lfd = -1;
 	struct sb_sup sup;
-	pid_t pid;
+	pid_t pid, parent;
 
 	/* the signals arrive through a signalfd; the child gets its own
 	 * dispositions back before exec. The program shares our process
@@ -164,6 +164,7 @@ int sb_supervise_learning(const char *path, char *const argv[],
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
+	parent = getpid();
 	pid = sb_sup_fork(&sup);
 	if (pid < 0) {
 		fprintf(stderr, "python-sb: fork: %s\n", strerror(errno));
@@ -173,6 +174,12 @@ int sb_supervise_learning(const char *path, char *const argv[],
 		/* between fork and exec: async-signal-safe calls only */
 		sb_sup_child(&sup);
 		close(rec_fd);
+		/* the run ends with python-sb, even a SIGKILLed one (whose
+		 * listener is gone: the program's notified calls would
+		 * fail from then on) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent)
+			_exit(SB_EXIT_SETUP);
 		if (lim && sb_limits_join(lim) < 0)
 			_exit(SB_EXIT_SETUP);
 		if (native)

@@ -346,6 +346,33 @@ def wait_port(port_file):
     return int(port_file.read_text())
 
 
+def test_killing_python_sb_ends_the_learning_run(sb, tmp_cwd, py):
+    """A learning run whose python-sb is SIGKILLed ends too, as an
+    enforced one does: its program is not left running without the
+    supervisor that answers its notified calls."""
+    (tmp_cwd / "w.py").write_text(
+        "import os, time\nprint(os.getpid(), flush=True)\n"
+        "time.sleep(600)\n")
+    p = subprocess.Popen([sb, f"--python={py}", "--learn", "w.py"],
+                         cwd=tmp_cwd, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    child = int(p.stdout.readline())
+    assert child != p.pid
+    p.kill()
+    p.wait(timeout=scaled(10))
+    deadline = time.monotonic() + scaled(5)
+    while time.monotonic() < deadline:
+        try:
+            state = open(f"/proc/{child}/stat").read().rsplit(")", 1)[1]
+        except OSError:
+            return
+        if state.split()[0] == "Z":
+            return
+        time.sleep(0.05)
+    os.kill(child, signal.SIGKILL)  # not left for later tests
+    pytest.fail("the learning program outlived python-sb")
+
+
 def test_a_server_is_learned_with_ctrl_c(sb, tmp_cwd, py, tmp_path):
     port_file = tmp_path / "port"
     (tmp_cwd / "www").mkdir()
