@@ -1018,17 +1018,21 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 			reply(s->listener, req->id, rc);
 		return;
 	}
-	if (sb_filecall_handles(req->data.nr)) {
-		/* PYSB_DEBUG or a denial log: the file calls come here
-		 * (seccomp.c), recorded if Landlock will refuse them, and
-		 * go on */
-		sb_filelog_note(s->fl, s->listener, req);
-		reply_continue(s->listener, req->id);
-		return;
-	}
-	if (sb_sigcall_handles(req->data.nr)) {
-		/* the same for a signal: Landlock's scope judges it */
-		sb_filelog_signal(s->fl, s->listener, req, self_root);
+	if (sb_filecall_handles(req->data.nr) ||
+	    sb_sigcall_handles(req->data.nr)) {
+		/* PYSB_DEBUG or a denial log: the file calls and signal
+		 * sends come here (seccomp.c); what the filter alone would
+		 * not let through is refused as there, the rest recorded if
+		 * Landlock will refuse it, and let go on */
+		if (!sb_seccomp_lets_through(req->data.nr, req->data.args)) {
+			report_denied(req, true);
+			reply(s->listener, req->id, -EPERM);
+			return;
+		}
+		if (sb_sigcall_handles(req->data.nr))
+			sb_filelog_signal(s->fl, s->listener, req, self_root);
+		else
+			sb_filelog_note(s->fl, s->listener, req);
 		reply_continue(s->listener, req->id);
 		return;
 	}

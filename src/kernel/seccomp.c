@@ -11,9 +11,10 @@
  * for the few a libc falls back from). docs/syscalls.md is this table, printed
  * by build/syscall-table and checked by tests/e2e/test_syscalls.py. With
  * PYSB_DEBUG or a denial log the refusals go to the supervisor too, which names
- * or logs each one, and so do the file calls (filecall.h), which it refuses
- * as their argument rules would (sb_seccomp_args_refused) and otherwise
- * lets go on after recording what Landlock will refuse (filelog.c). It must not print or exit; kernel.c and netsup.c report. It
+ * or logs each one, and so do the file calls and signal sends (filecall.h):
+ * it lets one go on only when the filter alone would
+ * (sb_seccomp_lets_through), after recording what Landlock will refuse
+ * (filelog.c). It must not print or exit; kernel.c and netsup.c report. It
  * also builds learning mode's filter, which refuses nothing and only shows the
  * learning supervisor what native code opens, execs, connects to, and which
  * directories it makes, removes or moves entries in (learn_native.c).
@@ -296,7 +297,6 @@ static int rules_prctl(struct sb_seccomp_build *c, int nr)
 	return rc;
 }
 
-/* The mode argument's index for the calls that take one. */
 /* fchmodat2's number (Linux 6.6), which the system headers may not have:
  * libseccomp's, looked up once (a string search of its table would cost
  * each notified call of the supervisor that asks). */
@@ -312,6 +312,7 @@ static int fchmodat2_nr(void)
 	return nr;
 }
 
+/* The mode argument's index for the calls that take one. */
 static unsigned mode_arg(int nr)
 {
 	if (nr == SCMP_SYS(fchmodat) || nr == SCMP_SYS(mknodat) ||
@@ -736,6 +737,42 @@ const struct sb_sys_entry *sb_sys_lookup(const char *name)
 	return NULL;
 }
 
+/* An argument rule that sb_seccomp_args_refused says again in C. */
+static bool args_in_c(const struct sb_sys_entry *e)
+{
+	return e->rules == rules_open || e->rules == rules_mknod;
+}
+
+/* Does the filter allow this call by itself (no supervisor), with every
+ * argument rule it has? Only then may the debug flavour send it to the
+ * supervisor to be let go on. */
+static bool allowed_alone(const struct sb_sys_entry *e)
+{
+	return e->verdict == SB_SYS_ALLOW ||
+	       (e->verdict == SB_SYS_ARGS && args_in_c(e));
+}
+
+bool sb_seccomp_lets_through(int nr, const __u64 *args)
+{
+	static const struct sb_sys_entry *by_nr[1024];
+	static bool filled;
+	const struct sb_sys_entry *e;
+	size_t i;
+
+	if (!filled) {
+		for (i = 0; i < SB_ARRAY_LEN(table); i++) {
+			int k = seccomp_syscall_resolve_name(table[i].name);
+
+			if (k >= 0 && k < (int)SB_ARRAY_LEN(by_nr))
+				by_nr[k] = &table[i];
+		}
+		filled = true;
+	}
+	if (nr < 0 || nr >= (int)SB_ARRAY_LEN(by_nr) || !(e = by_nr[nr]))
+		return false; /* not in the table: refused */
+	return allowed_alone(e) && !sb_seccomp_args_refused(nr, args);
+}
+
 bool sb_seccomp_available(void)
 {
 	uint32_t action = SECCOMP_RET_ERRNO;
@@ -795,7 +832,7 @@ static int build(scmp_filter_ctx f, const struct sb_policy *p,
 		 * what Landlock will refuse (filelog.c) and lets the rest go
 		 * on */
 		if (debug && (sb_filecall_handles(nr) || sb_sigcall_handles(nr)) &&
-		    (e->verdict == SB_SYS_ALLOW || e->verdict == SB_SYS_ARGS))
+		    allowed_alone(e))
 			continue;
 		switch (e->verdict) {
 		case SB_SYS_ALLOW:

@@ -76,6 +76,12 @@ int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
  * args)? The supervisor then answers EPERM as the filter would, and logs
  * it as the filter's refusal. */
 bool sb_seccomp_args_refused(int nr, const __u64 *args);
+/* Would the filter let this call through by itself, its argument rules
+ * included (a call the table allows, or allows with arguments that
+ * sb_seccomp_args_refused says again)? The one test before the supervisor
+ * lets a notified file call or signal send go on: anything else is
+ * refused with EPERM, so that a rule the C copy lacks never widens. */
+bool sb_seccomp_lets_through(int nr, const __u64 *args);
 
 /* Learning (learn_native.c): load on the calling process a filter that
  * refuses nothing and sends open, openat, openat2, creat, execve,

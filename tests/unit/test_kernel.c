@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -331,8 +332,82 @@ static void test_landlock_view(void)
 	sb_arena_free(p.arena);
 }
 
+/* The log flavour's C copy of the argument rules (sb_seccomp_args_refused,
+ * sb_seccomp_lets_through) against the filter itself: in a child under the
+ * filter, each call refused with EPERM exactly when the copy says so. */
+static void test_args_copy_matches_the_filter(void)
+{
+	static const struct {
+		const char *name;
+		long nr;
+		uint64_t a1, a2;
+	} calls[] = {
+		{ "openat O_CREAT 0644", __NR_openat, O_WRONLY | O_CREAT, 0644 },
+		{ "openat O_CREAT 04755", __NR_openat, O_WRONLY | O_CREAT, 04755 },
+		{ "openat O_CREAT 02700", __NR_openat, O_WRONLY | O_CREAT, 02700 },
+		{ "openat no O_CREAT 04755", __NR_openat, O_RDONLY, 04755 },
+		{ "mknodat S_IFIFO", __NR_mknodat, S_IFIFO | 0600, 0 },
+		{ "mknodat S_IFREG|S_ISUID", __NR_mknodat, S_IFREG | 04600, 0 },
+		{ "mknodat S_IFCHR", __NR_mknodat, S_IFCHR | 0600, 0 },
+		{ "mknodat 0", __NR_mknodat, 0600, 0 },
+	};
+	char tmpl[] = "/tmp/pysb-args-XXXXXX";
+	const char *dir = mkdtemp(tmpl);
+	bool copy[SB_ARRAY_LEN(calls)];
+	int status;
+	size_t i;
+	pid_t pid;
+
+	if (!dir || !sb_seccomp_available()) {
+		printf("ok %d # skip no temporary directory or no seccomp\n",
+		       ++tap_n);
+		return;
+	}
+	for (i = 0; i < SB_ARRAY_LEN(calls); i++) {
+		__u64 args[6] = { (__u64)AT_FDCWD, 0, calls[i].a1, calls[i].a2 };
+
+		if (calls[i].nr == __NR_mknodat)
+			args[2] = calls[i].a1, args[3] = 0;
+		copy[i] = !sb_seccomp_lets_through((int)calls[i].nr, args);
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct sb_policy p = { 0 };
+		const char *err;
+		int bad = 0;
+
+		p.arena = sb_arena_new();
+		if (chdir(dir) < 0 || sb_seccomp_apply(p.arena, &p, NULL, &err))
+			_exit(255);
+		for (i = 0; i < SB_ARRAY_LEN(calls); i++) {
+			char name[16];
+			long r;
+
+			snprintf(name, sizeof(name), "f%zu", i);
+			r = syscall(calls[i].nr, AT_FDCWD, name, calls[i].a1,
+				    calls[i].a2);
+			if ((r < 0 && errno == EPERM) != copy[i])
+				bad |= 1 << i;
+		}
+		_exit(bad);
+	}
+	waitpid(pid, &status, 0);
+	for (i = 0; i < SB_ARRAY_LEN(calls); i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "%s/f%zu", dir, i);
+		unlink(path);
+	}
+	rmdir(dir);
+	is_int(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+	       "the log flavour's argument rules refuse what the filter "
+	       "refuses (bit i: calls[i] differs)");
+}
+
 int main(void)
 {
+	test_args_copy_matches_the_filter();
 	test_describe();
 	test_landlock_view();
 	test_supervisor_choice();
