@@ -1,9 +1,9 @@
 /* init.c - pid 1 of the os-sandbox=qemu guest (src/launch/qemu.c builds
  * its initramfs). A static program, apart from python-sb's other code: it
- * loads the 9p modules the initramfs carries, builds the program's root
- * from the run record the launcher wrote (a tmpfs holding only the 9p
- * shares of the exposed directories, the copies of the files exposed
- * alone, the links and the masks, /dev's few nodes
+ * loads the virtio-mmio and 9p modules the initramfs carries, builds the
+ * program's root from the run record the launcher wrote (a tmpfs holding
+ * only the 9p shares of the exposed directories, the copies of the files
+ * exposed alone, the links and the masks, /dev's few nodes
  * and /proc), moves it over the initramfs, and runs python-sb's second
  * stage (stage.c) with the stage record and the policy blob on the
  * descriptors it names, its stdin, stdout and stderr on their own
@@ -116,15 +116,15 @@ static int open_port(const char *name)
 	return fd;
 }
 
-static void load_modules(void)
+/* The modules of 'order' that the initramfs carries, in that order. A
+ * failure is said on the console when the control port is not open yet. */
+static void load_modules(const char *const *order, size_t n)
 {
-	static const char *const order[] = { "netfs", "9pnet", "9pnet_virtio",
-					     "9p" };
 	static const char *const exts[] = { ".ko.xz", ".ko.zst", ".ko.gz",
 					    ".ko" };
 	size_t i, j;
 
-	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+	for (i = 0; i < n; i++)
 		for (j = 0; j < sizeof(exts) / sizeof(exts[0]); j++) {
 			char path[128];
 			int fd;
@@ -143,6 +143,20 @@ static void load_modules(void)
 			close(fd);
 			break;
 		}
+}
+
+/* the initramfs's modules (qemu.c's table), in the order they load */
+static const char *const transport[] = { "virtio_mmio" };
+static const char *const share_modules[] = { "netfs", "9pnet",
+					     "9pnet_virtio", "9p" };
+
+static void close_all(int a, int b, int c, int d)
+{
+	int fds[] = { a, b, c, d };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 }
 
 static char *at(const char *path)
@@ -451,10 +465,21 @@ int main(void)
 	if (mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  NULL) < 0)
 		die("mount", "/sys");
-	ctl_fd = open_port("pysb.ctl");
-	in = open_port("pysb.in");
-	out = open_port("pysb.out");
-	err = open_port("pysb.err");
+	/* microvm's devices are virtio-mmio ones, a module in Debian's
+	 * kernels; the serial ports appear once it is loaded, and their
+	 * names a moment later (the device announces each port) */
+	load_modules(transport, sizeof(transport) / sizeof(transport[0]));
+	for (int tries = 0;; tries++) {
+		ctl_fd = open_port("pysb.ctl");
+		in = open_port("pysb.in");
+		out = open_port("pysb.out");
+		err = open_port("pysb.err");
+		if ((ctl_fd >= 0 && in >= 0 && out >= 0 && err >= 0) ||
+		    tries == 3000)
+			break;
+		close_all(ctl_fd, in, out, err);
+		usleep(10000);
+	}
 	if (ctl_fd < 0 || in < 0 || out < 0 || err < 0)
 		die("open the virtio-serial ports", NULL);
 	/* out of the way of the descriptor numbers the stage is given */
@@ -466,7 +491,8 @@ int main(void)
 		die("move the virtio-serial ports", NULL);
 	for (int fd = 3; fd < 900; fd++)
 		close(fd);
-	load_modules();
+	load_modules(share_modules,
+		     sizeof(share_modules) / sizeof(share_modules[0]));
 	read_record(&r);
 	if (mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") <
 		    0 &&

@@ -218,3 +218,39 @@ def test_partial_mode_refused(work):
     assert "RESULT" not in r.stdout
     assert "SandBoxError" in r.stderr
     assert "os-sandbox=qemu does not run @sandbox functions" in r.stderr
+
+
+def test_as_many_shares_as_the_machine_holds(work):
+    """Each exposed directory is a virtio device of the machine (microvm:
+    24 virtio-mmio slots, one for the serial ports, and a guest given all
+    24 hangs: 22 shares). One directory more
+    than fits is refused before any machine starts, naming the limit and
+    the directory; exactly as many as fit boot, and each is there."""
+    _need_qemu()
+    dirs = []
+    for i in range(40):
+        d = work / f"d{i:02d}"
+        d.mkdir()
+        (d / "f").write_text(str(i))
+        os.chmod(d, 0o755)
+        dirs.append(d)
+    _rules(work, "py-sandbox=false", *(f"expose-ro={d}" for d in dirs))
+    r = _run(_argv("root", "-c", "print('RAN')"), work, timeout=30)
+    assert r.returncode == 255, r.stderr
+    assert "RAN" not in r.stdout
+    assert "more than 22 exposed directories (at " in r.stderr
+    first_out = r.stderr.split("(at ", 1)[1].split(")", 1)[0]
+    fit = [str(d) for d in dirs].index(first_out)
+    assert fit > 0, r.stderr
+    # the interpreter's own trees are shares too, some listed after ours:
+    # one directory fewer until nothing is left out (a refusal is instant)
+    for k in range(fit, 0, -1):
+        _rules(work, "py-sandbox=false", *(f"expose-ro={d}" for d in dirs[:k]))
+        code = ("print(sum(int(open(f'%s/d{i:02d}/f').read()) "
+                "for i in range(%d)))" % (work, k))
+        r = _run(_argv("root", "-c", code), work)
+        if "more than 22 exposed directories" not in r.stderr:
+            break
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(sum(range(k)))
+    assert k >= 5
