@@ -176,6 +176,43 @@ def test_write_read_only_and_read_write(sandboxed, tree):
     assert not os.path.exists(os.path.join(tree, "data/new.txt"))
 
 
+def test_a_missing_entry_fails_as_in_cpython(sandboxed, tree):
+    """Removing, changing or truncating what is not there, in a read-only
+    tree, fails as plain CPython fails (the kernel looks the name up before
+    it asks for any right): FileNotFoundError, NotADirectoryError, which
+    cleanups such as test.support.unlink count on. What is there is still
+    refused, and a missing entry outside every rule still says which rule
+    to add (its existence is not revealed)."""
+    out = probe(sandboxed, """\
+        t("rm_missing", lambda: os.remove("data/missing"))
+        t("unlink_dirfd", lambda: os.unlink(b"missing",
+                                            dir_fd=os.open("data", os.O_RDONLY)))
+        t("rmdir_missing", lambda: os.rmdir("data/sub/missing"))
+        t("chmod_missing", lambda: os.chmod("data/missing", 0o600))
+        t("truncate_missing", lambda: os.truncate("data/missing", 0))
+        t("rm_under_file", lambda: os.remove("data/f.txt/x"))
+        t("rm_present", lambda: os.remove("data/g.txt"))
+        t("rm_out_missing", lambda: os.remove("outside/missing"))
+        t("rm_ignored_missing", lambda: os.remove("data/b.key"))
+        """)
+    assert out["rm_missing"] == ("FileNotFoundError: [Errno 2] No such file "
+                                 "or directory: 'data/missing'")
+    assert out["unlink_dirfd"] == ("FileNotFoundError: [Errno 2] No such "
+                                   "file or directory: b'missing'")
+    assert out["rmdir_missing"] == ("FileNotFoundError: [Errno 2] No such "
+                                    "file or directory: 'data/sub/missing'")
+    assert out["chmod_missing"].startswith("FileNotFoundError: [Errno 2]")
+    assert out["truncate_missing"].startswith("FileNotFoundError: [Errno 2]")
+    assert out["rm_under_file"] == ("NotADirectoryError: [Errno 20] Not a "
+                                    "directory: 'data/f.txt/x'")
+    assert out["rm_present"] == (f"RulePermissionError: Cannot write to "
+                                 f"'{tree}/data/'. {RO_REF}")
+    assert out["rm_out_missing"] == not_accepted(f"{tree}/outside/missing")
+    assert out["rm_ignored_missing"].startswith(
+        "RuleFileNotFoundError: Access to 'data/b.key' is ignored by rule")
+    assert os.path.exists(os.path.join(tree, "data/g.txt"))
+
+
 def test_read_only_inside_read_write_tree(sandboxed, tree):
     rules = textwrap.dedent("""\
         python-import=*
