@@ -538,6 +538,7 @@ struct place {
 	const char *spelling;
 	bool tree;      /* files below may become directory rules */
 	bool per_child; /* ~/.cache: each child directory is a tree */
+	bool shared;    /* a temporary directory: other programs' files too */
 };
 
 typedef SB_VEC(struct place) place_vec;
@@ -566,6 +567,19 @@ static void add_place(struct sb_arena *a, place_vec *pv, const char *dir,
 	pl->spelling = spelling;
 	pl->tree = tree;
 	pl->per_child = per_child;
+	pl->shared = false;
+}
+
+/* A temporary directory: a tree for what lies in its subdirectories (a
+ * job's own directory), not for the files right in it (shared_file). */
+static void add_temp(struct sb_arena *a, place_vec *pv, const char *dir,
+		     const char *spelling)
+{
+	size_t n = pv->n;
+
+	add_place(a, pv, dir, spelling, true, false);
+	if (pv->n > n)
+		pv->v[n].shared = true;
 }
 
 /* In order of preference when two values are equally long (4.3). */
@@ -600,12 +614,11 @@ static void collect_places(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 		add_place(a, pv, home, "~", false, false);
 	}
 	/* ${TMPDIR:-/tmp} only where it expands back to the same place */
-	add_place(a, pv, tmpdir ? tmpdir : "/tmp", "${TMPDIR:-/tmp}", true,
-		  false);
+	add_temp(a, pv, tmpdir ? tmpdir : "/tmp", "${TMPDIR:-/tmp}");
 	if (tmpdir && strcmp(tmpdir, "/tmp") != 0)
-		add_place(a, pv, "/tmp", "/tmp", true, false);
-	add_place(a, pv, env_dir(a, ctx, "TMP"), "${TMP}", true, false);
-	add_place(a, pv, env_dir(a, ctx, "TEMP"), "${TEMP}", true, false);
+		add_temp(a, pv, "/tmp", "/tmp");
+	add_temp(a, pv, env_dir(a, ctx, "TMP"), "${TMP}");
+	add_temp(a, pv, env_dir(a, ctx, "TEMP"), "${TEMP}");
 }
 
 /* The longest place containing 'path' (first on ties), or NULL. */
@@ -660,6 +673,21 @@ static const char *tree_root(struct sb_arena *a, const place_vec *pv,
 	if (!n || !rest[1 + n])
 		return NULL; /* ~/.cache itself, or a file right in it */
 	return sb_arena_strndup(a, path, (size_t)(rest + 1 + n - path));
+}
+
+/* A file right in a temporary directory, read, or written and still there
+ * when the rules are written: it gets a rule of its own, not the whole
+ * directory, which holds every other program's temporary files (weaknesses
+ * 85). A file made and removed again still needs the directory (Landlock's
+ * MAKE_REG), and a file in a subdirectory gets that subdirectory. */
+static bool shared_file(const place_vec *pv, const struct sb_learn_ctx *ctx,
+			const struct sb_learned_file *f, const char *path,
+			const char *dir)
+{
+	const struct place *pl = find_place(pv, path);
+
+	return pl && pl->shared && !f->is_dir && strcmp(pl->dir, dir) == 0 &&
+	       (!f->write || !ctx->exists || ctx->exists(path));
 }
 
 static char *dir_name(struct sb_arena *a, const char *path)
@@ -832,7 +860,8 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		}
 		root = tree_root(a, &places, path);
 		d = f->is_dir ? path : dir_name(a, path);
-		as_dir = root && sb_path_under(d, root);
+		as_dir = root && sb_path_under(d, root) &&
+			 !shared_file(&places, ctx, f, path, d);
 		list = false;
 		if (as_dir) {
 			path = d;

@@ -5,6 +5,7 @@ The real programs of the issue round-trip: learned, enforced, misbehaving.
 """
 import http.server
 import os
+import pathlib
 import re
 import signal
 import socket
@@ -648,3 +649,50 @@ def test_an_absent_include_under_a_learned_spelled_tree_is_turned_off(
     assert ('#include "~/.config/py-sandboxes/user-py-sandboxes.profile"'
             in rules), rules
     assert second.stdout == "abc\n", second.stderr
+
+
+@pytest.mark.parametrize("provider", ["auto", "subprocess"])
+def test_a_file_kept_in_tmp_grants_that_file_only(run_sb, tmp_cwd, py,
+                                                  provider):
+    """A program that writes one file right in /tmp and keeps it is learned
+    with a rule for that file, not expose-rw=${TMPDIR:-/tmp}, which would
+    let the next run read and rewrite every other program's temporary
+    files (weaknesses.md 85). Seen from outside: another file in /tmp is
+    neither read nor changed, and the program's own file works again."""
+    tag = f"pysb-w85-{os.getpid()}-{provider}"
+    mine = pathlib.Path("/tmp") / f"{tag}.txt"
+    other = pathlib.Path("/tmp") / f"{tag}-other-secret.txt"
+    (tmp_cwd / "app.py").write_text(textwrap.dedent(f"""\
+        import sys
+        with open("{mine}", "w") as f:
+            f.write("mine")
+        print(open("{mine}").read())
+        if len(sys.argv) > 1:
+            for mode in ("r", "a"):
+                try:
+                    with open("{other}", mode) as f:
+                        print("GOT", f.read() if mode == "r" else
+                              f.write("EVIL"))
+                except OSError as e:
+                    print("refused", type(e).__name__)
+        """))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TMPDIR", "TMP", "TEMP")}
+    env["OS_SANDBOX"] = provider
+    try:
+        first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                                  ["app.py"], env=env)
+        assert first.stdout == second.stdout == "mine\n", second.stderr
+        assert f"expose-rw=${{TMPDIR:-/tmp}}/{tag}.txt" in active(rules)
+        assert "expose-rw=${TMPDIR:-/tmp}" not in active(rules), rules
+        other.write_text("TOPSECRET")
+        os.chmod(other, 0o666)
+        r = run_sb([f"--python={py}", "app.py", "probe"], env=env)
+        assert r.stdout.startswith("mine\n"), r.stderr
+        assert "GOT" not in r.stdout and "TOPSECRET" not in r.stdout
+        assert r.stdout.count("refused") == 2, r.stdout
+        assert other.read_text() == "TOPSECRET"
+    finally:
+        for f in (mine, other):
+            if f.exists():
+                f.unlink()

@@ -355,8 +355,9 @@ static void test_files(void)
 			   "file\tw\tf\t/tmp/job/out.txt\n"
 			   "file\tr\tf\t/tmp/x\n",
 			   envp, NULL),
-	       "expose-ro=${TMPDIR:-/tmp}\nexpose-rw=${TMPDIR:-/tmp}/job\n\n",
-	       "files: temp is written ${TMPDIR:-/tmp}/...");
+	       "expose-rw=${TMPDIR:-/tmp}/job\nexpose-ro=${TMPDIR:-/tmp}/x\n\n",
+	       "files: temp is written ${TMPDIR:-/tmp}/...; a file right in it "
+	       "is a file rule, not the whole directory");
 	is_str(files_block(a,
 			   "file\tw\tf\t/var/tmp/u/j/o\n"
 			   "file\tr\tf\t/tmp/x/y\n",
@@ -461,6 +462,31 @@ static void test_files(void)
 		       "expose-rw=./db\n\n",
 		       "files: a vanished file's directory is writable, never "
 		       "home; a listed directory is expose-list=");
+		/* right in the temporary directory (weaknesses 85): a kept
+		 * file is its own rule; one made and removed needs the
+		 * directory; a subdirectory's files, the subdirectory */
+		c.cwd = "/work/proj";
+		out = learn(a,
+			    "file\tw\tf\t/tmp/out.txt\n"
+			    "file\tr\tf\t/tmp/in.txt\n",
+			    MARKERS, &c, NULL);
+		is_str(block(a, out, "files"),
+		       "expose-ro=${TMPDIR:-/tmp}/in.txt\n"
+		       "expose-rw=${TMPDIR:-/tmp}/out.txt\n\n",
+		       "files: files kept right in /tmp are file rules");
+		out = learn(a,
+			    "file\tw\tf\t/tmp/out.txt\n"
+			    "file\tw\tf\t/tmp/gone.tmp\n",
+			    MARKERS, &c, NULL);
+		is_str(block(a, out, "files"), "expose-rw=${TMPDIR:-/tmp}\n\n",
+		       "files: a file made and removed in /tmp needs /tmp");
+		out = learn(a,
+			    "file\tw\tf\t/tmp/job/gone\n"
+			    "file\tw\tf\t/tmp/job/kept\n",
+			    MARKERS, &c, NULL);
+		is_str(block(a, out, "files"), "expose-rw=${TMPDIR:-/tmp}/job\n\n",
+		       "files: a subdirectory of /tmp is a tree");
+		c.cwd = "/home/u";
 		out = learn(a,
 			    "file\tl\td\t/home/u\n"
 			    "file\tl\td\t/home/u/lib\n"
