@@ -291,8 +291,9 @@ static int fd_path(int fd, char *out, size_t size)
  * layer does), then replaced by /proc/self/fd/N of an O_PATH descriptor of
  * what was judged, so that a symlink swapped in afterwards cannot move the
  * call. For bind ('create') the directory is pinned and the last component
- * is made in it. An abstract name cannot be named by a rule: refused, as
- * the Python layer does. 0 with *pathfd (or -1: the address goes to the
+ * is made in it. An abstract name cannot be named by a rule: refused,
+ * connect, send and bind alike, as the Python layer does (an unnamed
+ * socket's autobind, a random name, goes through). 0 with *pathfd (or -1: the address goes to the
  * kernel as it is), or -errno. */
 static int unix_target(const struct sb_policy *p, pid_t pid,
 		       struct sockaddr_storage *ss, socklen_t *len,
@@ -312,11 +313,16 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	if (*len <= off) /* unnamed: autobind, or the kernel says EINVAL */
 		return 0;
 	if (sun->sun_path[0] == '\0') {
-		if (create)
-			return 0;
+		/* bound too: the abstract names of the host's network
+		 * namespace are the host's, and a listener there is a service
+		 * offered outside (a name a host client trusts, squatted);
+		 * Landlock's scope covers connect and send only */
 		sb_suplog_refused(pid, "unix-socket",
-				  "an abstract Unix socket (no rule can name "
-				  "one)", NULL, NULL);
+				  create ? "binding an abstract Unix socket "
+					   "(no rule can name one)"
+					 : "an abstract Unix socket (no rule "
+					   "can name one)",
+				  NULL, NULL);
 		return -EPERM;
 	}
 	n = strnlen(sun->sun_path, *len - off);

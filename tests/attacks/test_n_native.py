@@ -15,6 +15,7 @@ design: py-sandbox=false there is no sandbox at all (weaknesses.md 1 and
 import os
 import socket
 import threading
+import time
 
 import pytest
 
@@ -210,3 +211,32 @@ def test_N18(tree, judge):
     finally:
         s.close()
         os.unlink(path)
+
+
+@native_escape()
+@attack("N19", "native: a service offered under an abstract Unix name (E12)")
+def test_N19(tree, judge):
+    """Bound inside, an abstract name lives in the network namespace the
+    sandbox shares (the host's, under landlock): host clients that trust
+    the name would talk to the sandbox. Evidence from outside: this
+    process connects while the helper listens."""
+    name = f"pysb-attack-offer-{os.getpid()}-{threading.get_ident()}"
+    got = {}
+    t = threading.Thread(target=lambda: got.setdefault(
+        "answer", attempt(tree, "bind-abstract", name, "10")))
+    t.start()
+    while t.is_alive() and "connected" not in got:
+        c = socket.socket(socket.AF_UNIX)
+        try:
+            c.connect("\0" + name)
+            got["connected"] = True
+        except OSError:
+            time.sleep(0.02)
+        finally:
+            c.close()
+    t.join()
+    # the helper's last line: "accepted" when the bind went through and
+    # this process got in, which is an escape as "ok" is
+    judge.native("ok" if got["answer"] == "accepted" else got["answer"],
+                 "EPERM")
+    assert "connected" not in got, "escaped: reached from outside"

@@ -256,6 +256,40 @@ def test_an_abstract_unix_socket_outside_is_refused(attempt):
         s.close()
 
 
+def offer_abstract(attempt, name, os_sandbox):
+    """The helper binds and listens on the abstract name inside; from
+    outside, this process connects while it runs. (answer, connected)."""
+    got = {}
+    t = threading.Thread(target=lambda: got.setdefault(
+        "answer", attempt(["bind-abstract", name, str(int(scaled(10)))],
+                          os_sandbox=os_sandbox)))
+    t.start()
+    while t.is_alive() and "connected" not in got:
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            c.connect("\0" + name)
+            got["connected"] = True
+        except OSError:
+            time.sleep(0.02)
+        finally:
+            c.close()
+    t.join()
+    return got["answer"], got.get("connected", False)
+
+
+def test_an_abstract_name_is_not_offered_outside(attempt):
+    """An abstract Unix name lives in the host's network namespace: a
+    listener bound there inside the sandbox is a service host clients may
+    trust (a name squatted before its owner binds it). Landlock's scope
+    covers connect and send only, so the supervisor refuses the bind.
+    Seen from outside: nobody answers at that name. Without a sandbox the
+    same helper is reached (the test can fail)."""
+    name = f"pysb-offer-{os.getpid()}-{threading.get_ident()}"
+    assert offer_abstract(attempt, name, "landlock") == ("errno EPERM",
+                                                         False)
+    assert offer_abstract(attempt, name, "none") == ("accepted", True)
+
+
 class UdpServer:
     """A UDP socket on a free port that records what it receives."""
 

@@ -6,6 +6,7 @@
  *   try-syscall ACTION [ARG...]
  *   open-read PATH | open-write PATH | read PATH | exec PATH [ARG...]
  *   connect-tcp IP PORT | sendto-udp IP PORT | connect-abstract NAME
+ *   bind-abstract NAME SECONDS (then "accepted" if anyone connected)
  *   connect-unix PATH | ptrace-parent | kill-parent | write-proc-mem
  *   init-module | socket-raw | socket-netlink | unshare-user
  *   tiocsti FD TEXT | prlimit-nofile PID | setpriority PID NICE
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <linux/keyctl.h>
 #include <mqueue.h>
+#include <poll.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/msg.h>
@@ -130,6 +132,33 @@ static int unix_action(const char *name, bool abstract)
 	if (fd < 0)
 		return result(-1);
 	return result(connect(fd, (struct sockaddr *)&sun, len));
+}
+
+/* Offer a service under an abstract name: bind and listen, say so, then
+ * wait up to 'secs' for anyone to connect (the test does, from outside the
+ * sandbox): the last line is "accepted" when someone came. */
+static int bind_abstract(const char *name, const char *secs)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t n = strlen(name);
+	struct pollfd p = { .events = POLLIN };
+
+	if (n + 1 >= sizeof(sun.sun_path))
+		return usage();
+	memcpy(sun.sun_path + 1, name, n);
+	p.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (p.fd < 0 ||
+	    bind(p.fd, (struct sockaddr *)&sun,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1)) <
+		    0 ||
+	    listen(p.fd, 4) < 0)
+		return result(-1);
+	result(0);
+	fflush(stdout);
+	if (poll(&p, 1, atoi(secs) * 1000) == 1 &&
+	    accept(p.fd, NULL, NULL) >= 0)
+		printf("accepted\n");
+	return 0;
 }
 
 /* exec in a child, so that the answer can still be printed: the child
@@ -464,6 +493,8 @@ int main(int argc, char **argv)
 		return net_action(argv[2], argv[3], SOCK_DGRAM);
 	if (argc == 3 && strcmp(a, "connect-abstract") == 0)
 		return unix_action(argv[2], true);
+	if (argc == 4 && strcmp(a, "bind-abstract") == 0)
+		return bind_abstract(argv[2], argv[3]);
 	if (argc == 3 && strcmp(a, "connect-unix") == 0)
 		return unix_action(argv[2], false);
 	if (argc == 2 && strcmp(a, "ptrace-parent") == 0)
