@@ -340,14 +340,6 @@ class Daemon:
                      else _unpickle.DATA_ONLY)
         self.guard = settings.get("result-guard") != "false"
         self.direct = self.provider == "none"
-        if self.provider == "qemu":
-            # the worker's socket cannot cross into the guest yet
-            raise SandBoxError("os-sandbox=qemu does not run @sandbox "
-                               "functions in this version (partial mode "
-                               "has no channel into the guest); run the "
-                               "whole program with python-sb, or use "
-                               "os-sandbox=landlock or unshare for "
-                               "partial mode")
 
     # -- workers --
 
@@ -357,7 +349,12 @@ class Daemon:
             time.sleep(delay)
         parent, child = socket.socketpair()
         from . import WORKER_COMMAND
-        argv = self._base_argv() + ["-c", WORKER_COMMAND, str(child.fileno())]
+        # under qemu python-sb carries the socket into the guest (a
+        # virtio-serial port, relayed at both ends) under the same number
+        channel = ([f"--pysandboxes-channel={child.fileno()}"]
+                   if self.provider == "qemu" else [])
+        argv = self._base_argv() + channel + [
+            "-c", WORKER_COMMAND, str(child.fileno())]
         try:
             stdout = sys.__stderr__.fileno()  # never the caller's stdout
         except (AttributeError, OSError, ValueError):

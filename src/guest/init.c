@@ -32,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/reboot.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -371,6 +372,130 @@ static void read_record(struct rec *r)
 	close(fd);
 }
 
+/* Partial mode's channel (the record's "channel N"): the worker gets one
+ * end of a socket pair as descriptor N, as it would on the host, and this
+ * process moves the bytes between the other end and the pysb.rpc port,
+ * each way through a buffer. The launcher closing its end is the port's
+ * end of file, passed on as the worker's; what the worker wrote last is
+ * flushed before the machine stops. */
+struct chan {
+	int port, sock; /* -1: none, or closed */
+	char to_worker[65536], to_host[65536];
+	size_t tw_len, tw_off, th_len, th_off;
+	bool port_eof;
+};
+
+static struct chan ch = { .port = -1, .sock = -1 };
+
+static void chan_open(int want, int policy_fd, int stage_fd)
+{
+	int sv[2];
+
+	if (want < 3 || want > 800 || want == policy_fd || want == stage_fd) {
+		errno = EINVAL;
+		die("the channel's descriptor number", NULL);
+	}
+	for (int tries = 0; ch.port < 0 && tries < 3000; tries++) {
+		ch.port = open_port("pysb.rpc");
+		if (ch.port < 0)
+			usleep(10000);
+	}
+	if (ch.port < 0)
+		die("open the virtio-serial port", "pysb.rpc");
+	ch.port = fcntl(ch.port, F_DUPFD_CLOEXEC, 900);
+	if (ch.port < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    dup2(sv[1], want) < 0)
+		die("the channel's socket pair", NULL);
+	close(sv[1]);
+	ch.sock = fcntl(sv[0], F_DUPFD_CLOEXEC, 900);
+	close(sv[0]);
+	if (ch.sock < 0 || fcntl(ch.sock, F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(ch.port, F_SETFL, O_NONBLOCK) < 0)
+		die("the channel's descriptors", NULL);
+}
+
+/* One buffer's pending bytes to fd; false when fd is gone. */
+static bool flush_some(int fd, const char *buf, size_t *off, size_t *len)
+{
+	ssize_t n = write(fd, buf + *off, *len - *off);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR;
+	*off += (size_t)n;
+	if (*off == *len)
+		*off = *len = 0;
+	return true;
+}
+
+/* The poll entries of the channel: [0] the port, [1] the socket. */
+static void chan_events(struct pollfd pf[2])
+{
+	pf[0].fd = ch.port;
+	pf[0].events = (ch.th_len ? POLLOUT : 0) |
+		       (!ch.tw_len && !ch.port_eof ? POLLIN : 0);
+	pf[1].fd = ch.sock;
+	pf[1].events = (ch.tw_len ? POLLOUT : 0) | (!ch.th_len ? POLLIN : 0);
+	if (!pf[0].events)
+		pf[0].fd = -1;
+	if (!pf[1].events)
+		pf[1].fd = -1;
+}
+
+static void chan_move(const struct pollfd pf[2])
+{
+	ssize_t n;
+
+	if (pf[0].fd >= 0 && (pf[0].revents & (POLLIN | POLLHUP)) &&
+	    !ch.tw_len) {
+		n = read(ch.port, ch.to_worker, sizeof(ch.to_worker));
+		if (n > 0)
+			ch.tw_len = (size_t)n;
+		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			ch.port_eof = true; /* the launcher closed its end */
+	}
+	if (pf[1].fd >= 0 && (pf[1].revents & (POLLIN | POLLHUP)) &&
+	    !ch.th_len) {
+		n = read(ch.sock, ch.to_host, sizeof(ch.to_host));
+		if (n > 0) {
+			ch.th_len = (size_t)n;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			close(ch.sock); /* the worker closed its end */
+			ch.sock = -1;
+		}
+	}
+	if (ch.th_len && ch.port >= 0 && (pf[0].revents & POLLOUT) &&
+	    !flush_some(ch.port, ch.to_host, &ch.th_off, &ch.th_len))
+		ch.th_len = ch.th_off = 0;
+	if (ch.tw_len && ch.sock >= 0 && (pf[1].revents & POLLOUT) &&
+	    !flush_some(ch.sock, ch.to_worker, &ch.tw_off, &ch.tw_len))
+		ch.tw_len = ch.tw_off = 0;
+	if (ch.port_eof && !ch.tw_len && ch.sock >= 0)
+		shutdown(ch.sock, SHUT_WR);
+}
+
+/* Before the machine stops: what the worker wrote, to the launcher. */
+static void chan_drain(void)
+{
+	if (ch.port < 0)
+		return;
+	fcntl(ch.port, F_SETFL, 0);
+	for (;;) {
+		ssize_t n;
+
+		while (ch.th_len)
+			if (!flush_some(ch.port, ch.to_host, &ch.th_off,
+					&ch.th_len))
+				return;
+		if (ch.sock < 0)
+			return;
+		n = read(ch.sock, ch.to_host, sizeof(ch.to_host));
+		if (n <= 0)
+			return;
+		ch.th_len = (size_t)n;
+	}
+}
+
 /* Wait for the stage, passing on the signals the launcher sends; returns
  * its status as an exit code. */
 static int supervise(pid_t child)
@@ -387,9 +512,11 @@ static int supervise(pid_t child)
 	if (sfd < 0)
 		die("signalfd", NULL);
 	for (;;) {
-		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN },
+		struct pollfd pf[4] = { { .fd = sfd, .events = POLLIN },
 					{ .fd = ctl_open ? ctl_fd : -1,
-					  .events = POLLIN } };
+					  .events = POLLIN },
+					{ .fd = -1 },
+					{ .fd = -1 } };
 		pid_t w;
 
 		while ((w = waitpid(-1, &status, WNOHANG)) > 0)
@@ -397,8 +524,12 @@ static int supervise(pid_t child)
 				return WIFEXITED(status)
 					       ? WEXITSTATUS(status)
 					       : 128 + WTERMSIG(status);
-		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+		if (ch.port >= 0)
+			chan_events(pf + 2);
+		if (poll(pf, 4, -1) < 0 && errno != EINTR)
 			die("poll", NULL);
+		if (ch.port >= 0)
+			chan_move(pf + 2);
 		if (pf[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -439,9 +570,11 @@ int main(void)
 	struct rec r;
 	const char *k, *cwd = "/";
 	char *args[MAX_ARGS];
-	int n_args = 0, policy_fd = -1, in, out, err, con;
+	int n_args = 0, policy_fd = -1, stage_fd = -1, channel = 0, in, out,
+	    err, con;
 	sigset_t set;
 	pid_t child;
+	int status;
 
 	if (getpid() != 1)
 		return 1;
@@ -526,6 +659,10 @@ int main(void)
 			cwd = need(&r);
 		} else if (strcmp(k, "policy-fd") == 0) {
 			policy_fd = atoi(need(&r));
+		} else if (strcmp(k, "channel") == 0) {
+			channel = atoi(need(&r));
+		} else if (strcmp(k, "stage-fd") == 0) {
+			stage_fd = atoi(need(&r));
 		} else if (strcmp(k, "arg") == 0) {
 			if (n_args >= MAX_ARGS - 1) {
 				errno = E2BIG;
@@ -538,10 +675,15 @@ int main(void)
 		}
 	}
 	args[n_args] = NULL;
-	if (!k || n_args < 4 || policy_fd < 3 || policy_fd > 800) {
+	if (stage_fd < 0)
+		stage_fd = policy_fd + 1;
+	if (!k || n_args < 4 || policy_fd < 3 || policy_fd > 800 ||
+	    stage_fd < 3 || stage_fd > 800 || stage_fd == policy_fd) {
 		errno = EINVAL;
 		die("the run record is incomplete", NULL);
 	}
+	if (channel)
+		chan_open(channel, policy_fd, stage_fd);
 	build_dev();
 	mkdirs(ROOT "/proc");
 	if (mount("proc", ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -549,7 +691,7 @@ int main(void)
 		die("mount proc on", "/proc");
 	/* the blobs onto memfds before the initramfs is hidden */
 	file_to_fd("/pysb/policy", policy_fd);
-	file_to_fd("/pysb/stage", policy_fd + 1);
+	file_to_fd("/pysb/stage", stage_fd);
 	if (chdir(ROOT) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 ||
 	    chroot(".") < 0 || chdir("/") < 0)
 		die("switch to the new root", NULL);
@@ -581,11 +723,15 @@ int main(void)
 		_exit(SB_EXIT_SETUP);
 	}
 	close(policy_fd);
-	close(policy_fd + 1);
+	close(stage_fd);
 	close(in);
 	close(out);
 	close(err);
-	say("exit %d", supervise(child));
+	if (channel)
+		close(channel); /* the worker's end is the worker's alone */
+	status = supervise(child);
+	chan_drain();
+	say("exit %d", status);
 	power_off();
 	return 0;
 }

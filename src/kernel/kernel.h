@@ -46,6 +46,10 @@ struct sb_kernel_ctx {
 	 * host (run_limits.h); NULL: the supervisor plans rlimits and the timer
 	 * itself (the second stage inside a namespace provider) */
 	struct sb_limits *limits;
+	/* partial mode's socket to its worker (--pysandboxes-channel), which
+	 * os-sandbox=qemu carries into the guest under the same number; the
+	 * other providers let it be inherited; 0: none */
+	int channel_fd;
 };
 
 /* What this kernel offers, for --pysandboxes-explain and os-sandbox=auto:

@@ -7,6 +7,7 @@
  * or into the caller's arena.
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -236,6 +237,17 @@ static int scan_long(struct scan *s, const char *arg)
 					      "explicit argument '%s'",
 					   eq + 1);
 		out->settings = true;
+		return 0;
+	}
+	if (!strcmp(key, "pysandboxes-channel")) {
+		char *end;
+		long fd = eq ? strtol(eq + 1, &end, 10) : -1;
+
+		if (!eq || !eq[1] || *end || fd < 3 || fd > 1023)
+			return usage_error(s, "argument --pysandboxes-channel: "
+					      "expected =FD, an open descriptor "
+					      "from 3 to 1023");
+		out->channel_fd = (int)fd;
 		return 0;
 	}
 	if (!strcmp(key, "pysandboxes-learn-result")) {

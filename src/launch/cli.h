@@ -33,6 +33,9 @@ struct sb_cli {
 	 * learned into the learning run's rule file */
 	bool settings;
 	const char *learn_result;
+	/* --pysandboxes-channel=FD: partial mode's socket to its worker,
+	 * which os-sandbox=qemu carries into the guest; 0: none */
+	int channel_fd;
 	bool help;          /* -h, -?, --help (python-sb's own help) */
 	bool version;       /* -V, --version */
 	bool interactive;   /* -i was given (REPL after the command) */

@@ -592,7 +592,8 @@ static const char *qarg(struct sb_arena *a, const char *s)
 
 /* ---- the relay ---- */
 
-enum { P_CTL, P_IN, P_OUT, P_ERR, P_CON, N_PORTS };
+/* P_RPC: partial mode's channel, only when the run has one */
+enum { P_CTL, P_IN, P_OUT, P_ERR, P_CON, P_RPC, N_PORTS };
 
 struct relay {
 	int sock[N_PORTS]; /* our ends */
@@ -608,6 +609,11 @@ struct relay {
 	char pending[65536]; /* stdin not yet taken by the guest */
 	size_t pend_len, pend_off;
 	bool stdin_open;
+	/* partial mode's channel (--pysandboxes-channel): the caller's socket
+	 * and a buffer each way to and from the P_RPC port; -1: none */
+	int chan;
+	char to_guest[65536], to_host[65536];
+	size_t tg_len, tg_off, th_len, th_off;
 	const char *fail;
 };
 
@@ -708,6 +714,114 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Partial mode's channel. The caller's socket (r->chan) and the P_RPC
+ * port move bytes through a buffer each way, the guest's init doing the
+ * same inside; the caller closing its end closes the port, which the
+ * init passes on to the worker as its end of file. pf[0]: the port,
+ * pf[1]: the caller's socket. */
+static void chan_events(const struct relay *r, struct pollfd *port,
+			struct pollfd *chan)
+{
+	port->fd = r->sock[P_RPC];
+	port->events = (r->tg_len ? POLLOUT : 0) | (!r->th_len ? POLLIN : 0);
+	chan->fd = r->chan;
+	/* read once the guest is up: a KVM boot that fails before is
+	 * started again, and must find the caller's first request unread */
+	chan->events = (r->th_len ? POLLOUT : 0) |
+		       (!r->tg_len && r->up ? POLLIN : 0);
+	if (!port->events || port->fd < 0)
+		port->fd = -1;
+	if (!chan->events || chan->fd < 0)
+		chan->fd = -1;
+}
+
+/* One buffer's pending bytes to fd; false when fd is gone. */
+static bool flush_some(int fd, const char *buf, size_t *off, size_t *len)
+{
+	ssize_t n = write(fd, buf + *off, *len - *off);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR;
+	*off += (size_t)n;
+	if (*off == *len)
+		*off = *len = 0;
+	return true;
+}
+
+static void chan_close(struct relay *r, bool port)
+{
+	int *fd = port ? &r->sock[P_RPC] : &r->chan;
+
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void chan_move(struct relay *r, const struct pollfd *port,
+		      const struct pollfd *chan)
+{
+	ssize_t n;
+
+	if (port->fd >= 0 && (port->revents & (POLLIN | POLLHUP | POLLERR)) &&
+	    !r->th_len) {
+		n = read(r->sock[P_RPC], r->to_host, sizeof(r->to_host));
+		if (n > 0)
+			r->th_len = (size_t)n;
+		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			chan_close(r, true);
+	}
+	if (chan->fd >= 0 && (chan->revents & (POLLIN | POLLHUP | POLLERR)) &&
+	    !r->tg_len) {
+		n = read(r->chan, r->to_guest, sizeof(r->to_guest));
+		if (n > 0) {
+			r->tg_len = (size_t)n;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			/* the caller is done: the worker's end of file */
+			chan_close(r, false);
+			chan_close(r, true);
+			r->th_len = r->th_off = 0;
+		}
+	}
+	if (r->tg_len && r->sock[P_RPC] >= 0 && (port->revents & POLLOUT) &&
+	    !flush_some(r->sock[P_RPC], r->to_guest, &r->tg_off, &r->tg_len))
+		chan_close(r, true);
+	if (r->th_len && r->chan >= 0 && (chan->revents & POLLOUT) &&
+	    !flush_some(r->chan, r->to_host, &r->th_off, &r->th_len))
+		chan_close(r, false);
+	/* the worker's side is gone and all it said was passed on (before
+	 * the guest is up, a failed KVM boot that is started again keeps
+	 * the caller's socket) */
+	if (r->up && r->sock[P_RPC] < 0 && !r->th_len && r->chan >= 0)
+		chan_close(r, false);
+}
+
+/* After qemu ended: what the worker said last, to the caller, then the
+ * caller's end of file (unless the guest never came up: see chan_move). */
+static void chan_drain(struct relay *r)
+{
+	if (r->chan < 0 || !r->up)
+		return;
+	fcntl(r->chan, F_SETFL, 0);
+	for (;;) {
+		ssize_t n;
+
+		while (r->th_len)
+			if (!flush_some(r->chan, r->to_host, &r->th_off,
+					&r->th_len) ||
+			    r->chan < 0)
+				goto done;
+		if (r->sock[P_RPC] < 0)
+			break;
+		fcntl(r->sock[P_RPC], F_SETFL, O_NONBLOCK);
+		n = read(r->sock[P_RPC], r->to_host, sizeof(r->to_host));
+		if (n <= 0)
+			break;
+		r->th_len = (size_t)n;
+	}
+done:
+	chan_close(r, false);
+}
+
 /* Relay until qemu ends; returns its wait status. */
 static int relay(struct sb_arena *a, struct relay *r)
 {
@@ -717,7 +831,7 @@ static int relay(struct sb_arena *a, struct relay *r)
 	bool qemu_gone = false, timed_out = false;
 
 	while (!qemu_gone) {
-		struct pollfd pf[N_PORTS + 3];
+		struct pollfd pf[N_PORTS + 4];
 		int i, t = -1;
 		char buf[65536];
 		ssize_t n;
@@ -726,6 +840,7 @@ static int relay(struct sb_arena *a, struct relay *r)
 			pf[i].fd = r->sock[i];
 			pf[i].events = i == P_IN ? 0 : POLLIN;
 		}
+		chan_events(r, &pf[P_RPC], &pf[N_PORTS + 3]);
 		if (r->pend_len > r->pend_off)
 			pf[P_IN].events = POLLOUT;
 		else
@@ -763,14 +878,15 @@ static int relay(struct sb_arena *a, struct relay *r)
 			t = (int)(kill_at - now);
 		else if (!r->up)
 			t = (int)(deadline - now);
-		if (poll(pf, N_PORTS + 3, t) < 0) {
+		if (poll(pf, N_PORTS + 4, t) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("python-sb: poll");
 			kill(r->qemu, SIGKILL);
 		}
+		chan_move(r, &pf[P_RPC], &pf[N_PORTS + 3]);
 		for (i = 0; i < N_PORTS; i++) {
-			if (pf[i].fd < 0 || i == P_IN ||
+			if (pf[i].fd < 0 || i == P_IN || i == P_RPC ||
 			    !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			n = read(r->sock[i], buf, sizeof(buf));
@@ -828,11 +944,12 @@ static int relay(struct sb_arena *a, struct relay *r)
 			kill_at = now_ms() + 10000; /* it powers off now */
 	}
 	/* what the guest wrote before it stopped */
+	chan_drain(r);
 	for (int i = 0; i < N_PORTS; i++) {
 		ssize_t n;
 		char buf[65536];
 
-		if (r->sock[i] < 0 || i == P_IN)
+		if (r->sock[i] < 0 || i == P_IN || i == P_RPC)
 			continue;
 		fcntl(r->sock[i], F_SETFL, O_NONBLOCK);
 		while ((n = read(r->sock[i], buf, sizeof(buf))) > 0) {
@@ -872,7 +989,7 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	const char *err, *qemu, *kernel, *init, *ver;
 	char self[PATH_MAX];
 	ssize_t len;
-	int stage_fd, initrd_fd, kernel_fd, pairs[N_PORTS][2], r;
+	int stage_fd, stage_gfd, initrd_fd, kernel_fd, pairs[N_PORTS][2], r;
 	bool kvm;
 	SB_VEC(char *) qa = { 0 };
 	struct relay rl = { 0 };
@@ -941,12 +1058,28 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	err = plan_record(a, p, ctx, self, &rec, &img, shares, &n_shares);
 	if (err)
 		return fail_setup(err, NULL);
+	/* the stage record's number in the guest: after the policy's, and
+	 * not the channel's */
+	stage_gfd = policy_fd + 1 == ctx->channel_fd ? policy_fd + 2
+						       : policy_fd + 1;
 	put0(&rec, "policy-fd");
 	put0(&rec, sb_arena_printf(a, "%d", policy_fd));
+	put0(&rec, "stage-fd");
+	put0(&rec, sb_arena_printf(a, "%d", stage_gfd));
+	if (ctx->channel_fd > 0) {
+		/* the same number in the guest; python-sb's own copy is not
+		 * qemu's (its end of file would wait for the machine) */
+		if (ctx->channel_fd == policy_fd ||
+		    fcntl(ctx->channel_fd, F_SETFD, FD_CLOEXEC) < 0)
+			return fail_setup("partial mode's channel descriptor",
+					  strerror(EBADF));
+		put0(&rec, "channel");
+		put0(&rec, sb_arena_printf(a, "%d", ctx->channel_fd));
+	}
 	put0(&rec, "arg");
 	put0(&rec, self);
 	put0(&rec, "arg");
-	put0(&rec, sb_arena_printf(a, SB_STAGE_FLAG "%d", policy_fd + 1));
+	put0(&rec, sb_arena_printf(a, SB_STAGE_FLAG "%d", stage_gfd));
 	put0(&rec, "arg");
 	put0(&rec, "--");
 	for (i = 0; argv[i]; i++) {
@@ -1060,6 +1193,12 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 			    names[i]);
 		}
 	}
+	if (ctx->channel_fd > 0) {
+		ARG("-chardev");
+		ARG("socket,id=rpc,fd=%d", pairs[P_RPC][1]);
+		ARG("-device");
+		ARG("virtserialport,bus=vs.0,chardev=rpc,name=pysb.rpc");
+	}
 	for (i = 0; i < n_shares; i++) {
 		ARG("-fsdev");
 		ARG("local,id=f%zu,path=%s,security_model=none%s", i,
@@ -1136,6 +1275,15 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 		rl.sock[i] = pairs[i][0];
 	}
 	fcntl(rl.sock[P_IN], F_SETFL, O_NONBLOCK);
+	rl.chan = -1;
+	if (ctx->channel_fd > 0) {
+		rl.chan = ctx->channel_fd;
+		fcntl(rl.chan, F_SETFL, O_NONBLOCK);
+		fcntl(rl.sock[P_RPC], F_SETFL, O_NONBLOCK);
+	} else {
+		close(rl.sock[P_RPC]);
+		rl.sock[P_RPC] = -1;
+	}
 	rl.pidfd = sb_pidfd_open(rl.qemu, 0);
 	if (rl.pidfd < 0) {
 		kill(rl.qemu, SIGKILL);

@@ -404,6 +404,13 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	struct sb_limits lim;
 	const char *refused;
 
+	if (cli->channel_fd && fcntl(cli->channel_fd, F_GETFD) < 0) {
+		fprintf(stderr,
+			"python-sb: --pysandboxes-channel=%d: not an open "
+			"descriptor; nothing was run.\n",
+			cli->channel_fd);
+		return SB_EXIT_SETUP;
+	}
 	sb_kernel_probe(&caps);
 	if (provider == SB_PROVIDER_AUTO) {
 		/* the strongest this kernel offers, and say what is lost */
@@ -523,7 +530,8 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	struct sb_kernel_ctx kctx = { .interp = interp,
 				      .guard = guard,
 				      .pkgdir = pkgdir,
-				      .script = sb_cli_script(cli) };
+				      .script = sb_cli_script(cli),
+				      .channel_fd = cli->channel_fd };
 	char kcwd[PATH_MAX];
 
 	kctx.cwd = getcwd(kcwd, sizeof(kcwd)) ? kcwd : "/";

@@ -36,10 +36,12 @@ import pytest
 
 from harness import (ABI, DEBIAN_PYTHON, REPO, as_nobody, chown_tree,
                      sb_path, scaled)
+from pysbtest import qemu_missing
 
 
 
-COLUMNS = ["subprocess", "landlock", "subprocess/nobody", "landlock/nobody"]
+COLUMNS = ["subprocess", "landlock", "subprocess/nobody", "landlock/nobody",
+           "qemu"]
 
 MODULE = '''
 import os, sys, threading, time
@@ -382,7 +384,8 @@ def run_parent(column, main, *args, rules=RULES, timeout=None):
         os.chmod(tmp, 0o755)
         (tmp / "sbmod.py").write_text(MODULE)
         (tmp / "main.py").write_text(textwrap.dedent(main))
-        extra = f"os-sandbox={provider}\n" if provider == "landlock" else ""
+        extra = (f"os-sandbox={provider}\n"
+                 if provider in ("landlock", "qemu") else "")
         (tmp / ".py-sandboxes").write_text(rules + extra)
         argv = [DEBIAN_PYTHON, "main.py"] + list(args)
         if who == "nobody":
@@ -408,6 +411,8 @@ def run_parent(column, main, *args, rules=RULES, timeout=None):
 
 @pytest.fixture(params=COLUMNS)
 def column(request, sb):
+    if request.param == "qemu" and qemu_missing():
+        pytest.skip(qemu_missing())
     return request.param
 
 

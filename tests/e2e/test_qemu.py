@@ -11,6 +11,7 @@ an unexposed file that is not there, a read-only exposure that refuses a
 write (with the Python layer off, so that the guest's kernel and qemu's
 read-only share are what refuse), as root and as uid 65534. The refusals
 (an unknown key, net= rules, a missing kernel or qemu) start no machine.
+Partial mode runs its worker in the guest.
 
 The tests skip, with the reason, where qemu-system-x86_64 or a kernel with
 the 9p modules is not installed (scripts/deps --all installs both)."""
@@ -201,23 +202,70 @@ def test_missing_qemu(work):
     assert "apt-get install qemu-system-x86" in r.stderr
 
 
-def test_partial_mode_refused(work):
-    """@sandbox functions under qemu: SandBoxError, no machine started."""
-    (work / "main.py").write_text(
-        "from pysandboxes import sandbox, sandboxes\n"
+def test_partial_mode_runs_in_the_guest(work):
+    """@sandbox functions under qemu: the worker runs in the guest, its
+    socket carried over a virtio-serial port relayed at both ends under
+    the same descriptor number. A result, the printed output, an
+    exception, a refusal by the rules inside (the secret is not printed),
+    a result of megabytes, and the run ends when the block does."""
+    _need_qemu()
+    (work / "app.py").write_text(
+        "from pysandboxes import sandbox\n"
         "@sandbox\n"
-        "def f():\n"
-        "    return 1\n"
+        "def f(x):\n"
+        "    print('inside', x)\n"
+        "    return x * 2\n"
+        "@sandbox\n"
+        "def boom():\n"
+        "    raise ValueError('bad')\n"
+        "@sandbox\n"
+        "def secret(p):\n"
+        "    return open(p).read()\n"
+        "@sandbox\n"
+        "def big(n):\n"
+        "    return b'x' * n\n")
+    (work / "main.py").write_text(
+        "from pysandboxes import sandboxes\n"
+        "import app, sys\n"
         "with sandboxes():\n"
-        "    print('RESULT', f())\n")
+        "    print('RESULT', app.f(21))\n"
+        "    try:\n"
+        "        app.boom()\n"
+        "    except ValueError as e:\n"
+        "        print('raised', e)\n"
+        "    try:\n"
+        "        print('GOT', app.secret(sys.argv[1]))\n"
+        "    except Exception as e:\n"
+        "        print('refused', type(e).__name__)\n"
+        "    print('BIG', len(app.big(3_000_000)))\n"
+        "    print('AGAIN', app.f(2))\n"
+        "print('DONE')\n")
     _rules(work)
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"),
                PYSB_PYTHON_SB=str(sb_path()))
-    r = _run([DEBIAN_PYTHON, "main.py"], work, timeout=60, env=env)
-    assert r.returncode != 0
-    assert "RESULT" not in r.stdout
-    assert "SandBoxError" in r.stderr
-    assert "os-sandbox=qemu does not run @sandbox functions" in r.stderr
+    r = _run([DEBIAN_PYTHON, "main.py", str(work.parent / "secret.txt")],
+             work, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "inside 21", "RESULT 42", "raised bad",
+        "refused RuleFileNotFoundError", "BIG 3000000", "inside 2",
+        "AGAIN 4", "DONE"], (r.stdout, r.stderr)
+    assert "TOPSECRET" not in r.stdout + r.stderr
+
+
+def test_a_channel_option_that_is_no_descriptor(work):
+    """--pysandboxes-channel (partial mode's, under qemu) must name an
+    open descriptor: a bad value is a usage error, a closed one stops the
+    run before anything starts."""
+    _rules(work)
+    r = _run(_argv("root", "--pysandboxes-channel=x", "-c", "print('RAN')"),
+             work, timeout=30)
+    assert r.returncode == 2 and "RAN" not in r.stdout
+    assert "--pysandboxes-channel: expected =FD" in r.stderr
+    r = _run(_argv("root", "--pysandboxes-channel=987", "-c",
+                   "print('RAN')"), work, timeout=30)
+    assert r.returncode == 255 and "RAN" not in r.stdout
+    assert "--pysandboxes-channel=987: not an open descriptor" in r.stderr
 
 
 def test_as_many_shares_as_the_machine_holds(work):
