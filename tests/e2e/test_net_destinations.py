@@ -88,8 +88,9 @@ class Counter:
                 self.count += 1
 
     def settled(self, want=None):
-        """The count once nothing more arrives (or want is reached)."""
-        deadline = time.monotonic() + scaled(2)
+        """The count once nothing more arrives (or want is reached: then
+        the wait is long, as it only runs out on a failure)."""
+        deadline = time.monotonic() + scaled(2 if want is None else 15)
         last = -1
         while time.monotonic() < deadline:
             with self.lock:
@@ -456,7 +457,8 @@ t("connected", lambda: send(query("other.example"), "connect"))
                     body, tcp_c.port, udp_c.port, fake_dns.addr)
     assert out["secret"] == "OK 'sent'", (out, err)
     assert out["connected"] == "OK 'sent'", (out, err)
-    deadline = time.monotonic() + scaled(2)
+    # a progress wait: it runs out only when a query never comes
+    deadline = time.monotonic() + scaled(15)
     while len(fake_dns.seen()) < 2 and time.monotonic() < deadline:
         pass
     assert sorted(fake_dns.seen()) == ["other.example", SECRET]
