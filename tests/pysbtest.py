@@ -253,3 +253,25 @@ class Listener:
 
     def close(self):
         self.sock.close()
+
+
+def reached_from_outside(run, name):
+    """run() starts, inside a sandbox, a helper that binds and listens on
+    the abstract Unix name (try-syscall bind-abstract); while it runs, this
+    process connects to the name from outside. Returns (run's answer,
+    whether a connection got through): the evidence of a service offered
+    outside the sandbox."""
+    got = {}
+    t = threading.Thread(target=lambda: got.setdefault("answer", run()))
+    t.start()
+    while t.is_alive() and "connected" not in got:
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            c.connect("\0" + name)
+            got["connected"] = True
+        except OSError:
+            time.sleep(0.02)
+        finally:
+            c.close()
+    t.join()
+    return got.get("answer"), got.get("connected", False)

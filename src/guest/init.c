@@ -15,6 +15,7 @@
  * The control port's lines: guest -> host "up" (the root is built, the
  * stage starts), "exit N", "fail TEXT"; host -> guest "sig N".
  */
+#include "bufio.h"
 #include "exit_status.h"
 
 #include <dirent.h>
@@ -415,19 +416,6 @@ static void chan_open(int want, int policy_fd, int stage_fd)
 		die("the channel's descriptors", NULL);
 }
 
-/* One buffer's pending bytes to fd; false when fd is gone. */
-static bool flush_some(int fd, const char *buf, size_t *off, size_t *len)
-{
-	ssize_t n = write(fd, buf + *off, *len - *off);
-
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR;
-	*off += (size_t)n;
-	if (*off == *len)
-		*off = *len = 0;
-	return true;
-}
-
 /* The poll entries of the channel: [0] the port, [1] the socket. */
 static void chan_events(struct pollfd pf[2])
 {
@@ -465,10 +453,10 @@ static void chan_move(const struct pollfd pf[2])
 		}
 	}
 	if (ch.th_len && ch.port >= 0 && (pf[0].revents & POLLOUT) &&
-	    !flush_some(ch.port, ch.to_host, &ch.th_off, &ch.th_len))
+	    !sb_flush_some(ch.port, ch.to_host, &ch.th_off, &ch.th_len))
 		ch.th_len = ch.th_off = 0;
 	if (ch.tw_len && ch.sock >= 0 && (pf[1].revents & POLLOUT) &&
-	    !flush_some(ch.sock, ch.to_worker, &ch.tw_off, &ch.tw_len))
+	    !sb_flush_some(ch.sock, ch.to_worker, &ch.tw_off, &ch.tw_len))
 		ch.tw_len = ch.tw_off = 0;
 	if (ch.port_eof && !ch.tw_len && ch.sock >= 0)
 		shutdown(ch.sock, SHUT_WR);
@@ -484,7 +472,7 @@ static void chan_drain(void)
 		ssize_t n;
 
 		while (ch.th_len)
-			if (!flush_some(ch.port, ch.to_host, &ch.th_off,
+			if (!sb_flush_some(ch.port, ch.to_host, &ch.th_off,
 					&ch.th_len))
 				return;
 		if (ch.sock < 0)

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "bufio.h"
 #include "exit_status.h"
 #include "fdio.h"
 #include "notif.h"
@@ -735,19 +736,6 @@ static void chan_events(const struct relay *r, struct pollfd *port,
 		chan->fd = -1;
 }
 
-/* One buffer's pending bytes to fd; false when fd is gone. */
-static bool flush_some(int fd, const char *buf, size_t *off, size_t *len)
-{
-	ssize_t n = write(fd, buf + *off, *len - *off);
-
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR;
-	*off += (size_t)n;
-	if (*off == *len)
-		*off = *len = 0;
-	return true;
-}
-
 static void chan_close(struct relay *r, bool port)
 {
 	int *fd = port ? &r->sock[P_RPC] : &r->chan;
@@ -783,10 +771,10 @@ static void chan_move(struct relay *r, const struct pollfd *port,
 		}
 	}
 	if (r->tg_len && r->sock[P_RPC] >= 0 && (port->revents & POLLOUT) &&
-	    !flush_some(r->sock[P_RPC], r->to_guest, &r->tg_off, &r->tg_len))
+	    !sb_flush_some(r->sock[P_RPC], r->to_guest, &r->tg_off, &r->tg_len))
 		chan_close(r, true);
 	if (r->th_len && r->chan >= 0 && (chan->revents & POLLOUT) &&
-	    !flush_some(r->chan, r->to_host, &r->th_off, &r->th_len))
+	    !sb_flush_some(r->chan, r->to_host, &r->th_off, &r->th_len))
 		chan_close(r, false);
 	/* the worker's side is gone and all it said was passed on (before
 	 * the guest is up, a failed KVM boot that is started again keeps
@@ -806,7 +794,7 @@ static void chan_drain(struct relay *r)
 		ssize_t n;
 
 		while (r->th_len)
-			if (!flush_some(r->chan, r->to_host, &r->th_off,
+			if (!sb_flush_some(r->chan, r->to_host, &r->th_off,
 					&r->th_len) ||
 			    r->chan < 0)
 				goto done;

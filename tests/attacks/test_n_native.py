@@ -15,11 +15,11 @@ design: py-sandbox=false there is no sandbox at all (weaknesses.md 1 and
 import os
 import socket
 import threading
-import time
 
 import pytest
 
 from harness import ABI, attack, documented_escape, qemu_column
+from pysbtest import reached_from_outside
 
 NO_KERNEL = ("weaknesses.md 1 and 18: os-sandbox=subprocess has no kernel "
              "layer, and py-sandbox=false runs the program with no guard")
@@ -221,22 +221,9 @@ def test_N19(tree, judge):
     the name would talk to the sandbox. Evidence from outside: this
     process connects while the helper listens."""
     name = f"pysb-attack-offer-{os.getpid()}-{threading.get_ident()}"
-    got = {}
-    t = threading.Thread(target=lambda: got.setdefault(
-        "answer", attempt(tree, "bind-abstract", name, "10")))
-    t.start()
-    while t.is_alive() and "connected" not in got:
-        c = socket.socket(socket.AF_UNIX)
-        try:
-            c.connect("\0" + name)
-            got["connected"] = True
-        except OSError:
-            time.sleep(0.02)
-        finally:
-            c.close()
-    t.join()
+    answer, connected = reached_from_outside(
+        lambda: attempt(tree, "bind-abstract", name, "10"), name)
     # the helper's last line: "accepted" when the bind went through and
     # this process got in, which is an escape as "ok" is
-    judge.native("ok" if got["answer"] == "accepted" else got["answer"],
-                 "EPERM")
-    assert "connected" not in got, "escaped: reached from outside"
+    judge.native("ok" if answer == "accepted" else answer, "EPERM")
+    assert not connected, "escaped: reached from outside"

@@ -29,7 +29,7 @@ import pytest
 
 from conftest import (AWAIT_SIGNAL, NOBODY, REPO, landlock_abi, pyenv_minor,
                       sb_path, scaled)
-from pysbtest import Listener
+from pysbtest import Listener, reached_from_outside
 
 USERS = ["root", "nobody"]
 
@@ -257,24 +257,9 @@ def test_an_abstract_unix_socket_outside_is_refused(attempt):
 
 
 def offer_abstract(attempt, name, os_sandbox):
-    """The helper binds and listens on the abstract name inside; from
-    outside, this process connects while it runs. (answer, connected)."""
-    got = {}
-    t = threading.Thread(target=lambda: got.setdefault(
-        "answer", attempt(["bind-abstract", name, str(int(scaled(10)))],
-                          os_sandbox=os_sandbox)))
-    t.start()
-    while t.is_alive() and "connected" not in got:
-        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            c.connect("\0" + name)
-            got["connected"] = True
-        except OSError:
-            time.sleep(0.02)
-        finally:
-            c.close()
-    t.join()
-    return got["answer"], got.get("connected", False)
+    return reached_from_outside(
+        lambda: attempt(["bind-abstract", name, str(int(scaled(10)))],
+                        os_sandbox=os_sandbox), name)
 
 
 def test_an_abstract_name_is_not_offered_outside(attempt):
