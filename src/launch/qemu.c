@@ -20,7 +20,9 @@
  *
  * stdin, stdout and stderr are virtio-serial ports relayed here; a fourth
  * port carries the guest's "up", "exit N" or "fail TEXT" and our "sig N";
- * the serial console is shown only with qemu.show_boot_console. qemu runs
+ * a fifth, with --pysandboxes-channel, is partial mode's socket to its
+ * worker (chan_move); the serial console is shown only with
+ * qemu.show_boot_console. qemu runs
  * in a process group of its own, so that a terminal's Ctrl-C reaches the
  * program through us and not qemu. No network device is given: net= rules
  * are refused.
