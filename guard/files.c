@@ -34,6 +34,7 @@
 #define J_LISTING 0x10     /* J_ANCESTOR when a filtering wrapper called */
 #define J_FORGET 0x20 /* the call may change what a directory path reaches */
 #define J_EXISTING 0x40 /* the call acts on an entry that must be there */
+#define J_NEW 0x80 /* the call makes the entry: it must not be there */
 
 /* The os.open wrapper judged this path argument (with its dir_fd): the
  * "open" event of the same call, which lacks the dir_fd, lets it pass. */
@@ -275,24 +276,44 @@ static int raise_errno(PyObject *arg, const char *path)
 	return -1;
 }
 
-/* A write the rules refuse, of an entry that is not there, in a tree
- * they let the program read: the call would fail on the missing entry
- * before any permission is asked (the kernel looks the name up first), so
- * plain CPython raises FileNotFoundError, which cleanups count on
- * (test.support.unlink, shutil's onerror handlers). It is raised as the
- * call would raise it; nothing is revealed (the tree is readable) and
- * nothing happens. -1 with the exception set, 0 when the refusal stands. */
-static int missing_first(const struct sb_fs_decision *d,
-			 const struct sb_fs_paths *fp, PyObject *arg,
-			 const char *path, unsigned flags)
+/* A write the rules refuse, in a tree they let the program read, that the
+ * kernel would refuse by the name before any permission is asked (it
+ * looks the name up first): an entry that is not there (EX: ENOENT,
+ * ENOTDIR), or one that is there for a call that makes it (J_NEW:
+ * EEXIST; its directory missing: ENOENT). Plain CPython raises
+ * FileNotFoundError or FileExistsError then, which code counts on
+ * (test.support.unlink, `except FileExistsError` around os.mkdir); it is
+ * raised as the call would raise it. Nothing is revealed (the tree is
+ * readable) and nothing happens. -1 with the exception set, 0 when the
+ * refusal stands. */
+static int lookup_first(const struct sb_fs_decision *d,
+			const struct sb_fs_paths *fp, PyObject *arg,
+			const char *path, unsigned flags)
 {
 	struct stat st;
+	char dir[PATH_MAX], *slash;
 	int r;
 
-	if (d->verdict != SB_FS_READ_ONLY || !(flags & J_EXISTING))
+	if (d->verdict != SB_FS_READ_ONLY || !(flags & (J_EXISTING | J_NEW)))
 		return 0;
 	r = (flags & J_NOFOLLOW) ? lstat(fp->canon, &st)
 				 : stat(fp->canon, &st);
+	if (flags & J_NEW) {
+		if (r == 0) {
+			errno = EEXIST;
+			return raise_errno(arg, path);
+		}
+		snprintf(dir, sizeof(dir), "%s", fp->canon);
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return 0;
+		*slash = '\0';
+		r = stat(dir, &st);
+		if (r == 0 && !S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			r = -1;
+		}
+	}
 	if (r == 0 || (errno != ENOENT && errno != ENOTDIR))
 		return 0;
 	return raise_errno(arg, path);
@@ -321,7 +342,7 @@ static int judge_named(const char *path, PyObject *arg, int dir_fd,
 		return 0;
 	if (sb_g.learning)
 		return learn_access(fp, flags);
-	if (missing_first(&d, fp, arg, path, flags) < 0)
+	if (lookup_first(&d, fp, arg, path, flags) < 0)
 		return -1;
 	return refuse(&d, path, fp->abs, (flags & J_WRITE) != 0);
 }
@@ -466,12 +487,13 @@ struct event_spec {
  * final symlink itself (remove, rename, rmdir, the new name of a link) do not
  * follow it; the others do. The source of a hard link needs write: a link to a
  * read-only file, made in a writable tree, would make the file writable.
- * EX: a missing entry fails the call before the rules do (missing_first). */
+ * EX: a missing entry fails the call before the rules do, J_NEW: an
+ * existing one (lookup_first). */
 static const struct event_spec events[] = {
 	EV("os.listdir", { 0, -1, RD | J_NONE_IS_CWD | J_LISTING }, NO),
 	EV("os.scandir", { 0, -1, RD | J_NONE_IS_CWD | J_LISTING }, NO),
 	EV("os.chdir", { 0, -1, RD }, NO),
-	EV("os.mkdir", { 0, 2, WR | NF }, NO),
+	EV("os.mkdir", { 0, 2, WR | NF | J_NEW }, NO),
 	EV("os.rmdir", { 0, 1, WR | NF | J_FORGET | EX }, NO),
 	EV("os.remove", { 0, 1, WR | NF | J_FORGET | EX }, NO),
 	EV("os.rename", { 0, 2, WR | NF | J_FORGET }, { 1, 3, WR | NF }),
@@ -845,8 +867,8 @@ static PyObject *mknode_call(struct sb_wrap *w, PyObject *args,
 	int fd;
 
 	if (kw_dir_fd(kwargs, &fd) < 0 ||
-	    judge_arg(arg_at(args, kwargs, 0, "path"), fd, WR | NF, NULL,
-		      NULL) < 0)
+	    judge_arg(arg_at(args, kwargs, 0, "path"), fd, WR | NF | J_NEW,
+		      NULL, NULL) < 0)
 		return NULL;
 	return sb_wrap_call_original(w, args, kwargs);
 }

@@ -177,10 +177,11 @@ def test_write_read_only_and_read_write(sandboxed, tree):
 
 
 def test_a_missing_entry_fails_as_in_cpython(sandboxed, tree):
-    """Removing, changing or truncating what is not there, in a read-only
-    tree, fails as plain CPython fails (the kernel looks the name up before
-    it asks for any right): FileNotFoundError, NotADirectoryError, which
-    cleanups such as test.support.unlink count on. What is there is still
+    """Removing, changing or truncating what is not there, or making what
+    is there already, in a read-only tree, fails as plain CPython fails
+    (the kernel looks the name up before it asks for any right):
+    FileNotFoundError, NotADirectoryError, FileExistsError, which code
+    counts on (test.support.unlink, `except FileExistsError`). What is there is still
     refused, and a missing entry outside every rule still says which rule
     to add (its existence is not revealed)."""
     out = probe(sandboxed, """\
@@ -194,6 +195,10 @@ def test_a_missing_entry_fails_as_in_cpython(sandboxed, tree):
         t("rm_present", lambda: os.remove("data/g.txt"))
         t("rm_out_missing", lambda: os.remove("outside/missing"))
         t("rm_ignored_missing", lambda: os.remove("data/b.key"))
+        t("mkdir_existing", lambda: os.mkdir("data/sub"))
+        t("mkdir_no_parent", lambda: os.mkdir("data/none/d"))
+        t("mkfifo_existing", lambda: os.mkfifo("data/f.txt"))
+        t("mkdir_new", lambda: os.mkdir("data/newdir"))
         """)
     assert out["rm_missing"] == ("FileNotFoundError: [Errno 2] No such file "
                                  "or directory: 'data/missing'")
@@ -210,7 +215,16 @@ def test_a_missing_entry_fails_as_in_cpython(sandboxed, tree):
     assert out["rm_out_missing"] == not_accepted(f"{tree}/outside/missing")
     assert out["rm_ignored_missing"].startswith(
         "RuleFileNotFoundError: Access to 'data/b.key' is ignored by rule")
+    assert out["mkdir_existing"] == ("FileExistsError: [Errno 17] File "
+                                     "exists: 'data/sub'")
+    assert out["mkdir_no_parent"] == ("FileNotFoundError: [Errno 2] No such "
+                                      "file or directory: 'data/none/d'")
+    assert out["mkfifo_existing"] == ("FileExistsError: [Errno 17] File "
+                                      "exists: 'data/f.txt'")
+    assert out["mkdir_new"] == (f"RulePermissionError: Cannot write to "
+                                f"'{tree}/data/'. {RO_REF}")
     assert os.path.exists(os.path.join(tree, "data/g.txt"))
+    assert not os.path.exists(os.path.join(tree, "data/newdir"))
 
 
 def test_read_only_inside_read_write_tree(sandboxed, tree):
