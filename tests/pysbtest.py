@@ -220,6 +220,37 @@ def guard_seal():
     return ["-c", code]
 
 
+def serve_until_closed(owner, one):
+    """Run one() (a receive or an accept on owner.sock, and what follows)
+    in a thread until stop_serving(owner). The socket waits 0.1 s at a
+    time, so the thread sees the stop and ends before the socket is
+    closed: a thread still inside recvfrom or accept when its descriptor is
+    closed and taken again by the next test's socket reads that socket's
+    traffic (a DNS query of one test reached the previous test's server,
+    and a connection could be counted by the wrong listener: evidence
+    lost)."""
+    owner.stop = threading.Event()
+    owner.sock.settimeout(0.1)
+
+    def loop():
+        while not owner.stop.is_set():
+            try:
+                one()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+    t = threading.Thread(target=loop, daemon=True)
+    t.start()
+    return t
+
+
+def stop_serving(owner):
+    owner.stop.set()
+    owner.thread.join()
+    owner.sock.close()
+
+
 class Listener:
     """A TCP server on the host's 127.0.0.1 (or `host`) that records what
     reaches it (got: one item per connection) and answers each connection
@@ -233,26 +264,22 @@ class Listener:
         self.port = self.sock.getsockname()[1]
         self.got = []
         self.lock = threading.Lock()
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.thread = serve_until_closed(self, self._one)
 
-    def _serve(self):
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            c.settimeout(scaled(5))
-            try:
-                data = c.recv(100)
-                c.sendall(b"pong:" + data)
-            except OSError:
-                data = b"<error>"
-            with self.lock:
-                self.got.append(data)
-            c.close()
+    def _one(self):
+        c, _ = self.sock.accept()
+        c.settimeout(scaled(5))
+        try:
+            data = c.recv(100)
+            c.sendall(b"pong:" + data)
+        except OSError:
+            data = b"<error>"
+        with self.lock:
+            self.got.append(data)
+        c.close()
 
     def close(self):
-        self.sock.close()
+        stop_serving(self)
 
 
 def reached_from_outside(run, name):

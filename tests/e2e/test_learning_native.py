@@ -16,11 +16,11 @@ import signal
 import socket
 import tempfile
 import textwrap
-import threading
 
 import pytest
 
 from conftest import REPO, landlock_abi, pyenv_minor, sb_path
+from pysbtest import serve_until_closed, stop_serving
 
 PY311 = pyenv_minor("3.11")
 
@@ -137,18 +137,15 @@ class Server:
         self.udp.bind(("127.0.0.1", 0))
         self.tcp_port = self.tcp.getsockname()[1]
         self.udp_port = self.udp.getsockname()[1]
-        threading.Thread(target=self.accept, daemon=True).start()
+        self.sock = self.tcp
+        self.thread = serve_until_closed(self, self.accept)
 
     def accept(self):
-        while True:
-            try:
-                c, _ = self.tcp.accept()
-            except OSError:
-                return
-            c.close()
+        c, _ = self.tcp.accept()
+        c.close()
 
     def close(self):
-        self.tcp.close()
+        stop_serving(self)
         self.udp.close()
 
 

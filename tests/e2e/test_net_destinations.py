@@ -23,6 +23,7 @@ import time
 import pytest
 
 from conftest import scaled
+from pysbtest import serve_until_closed, stop_serving
 from test_guard_net import _ipv6_works
 from test_kernel import ABI
 
@@ -71,21 +72,16 @@ class Counter:
         self.lock = threading.Lock()
         if kind == socket.SOCK_STREAM:
             self.sock.listen(64)
-        threading.Thread(target=self._serve, args=(kind,),
-                         daemon=True).start()
+        self.thread = serve_until_closed(self, lambda: self._one(kind))
 
-    def _serve(self, kind):
-        while True:
-            try:
-                if kind == socket.SOCK_STREAM:
-                    conn, _ = self.sock.accept()
-                    conn.close()
-                else:
-                    self.sock.recvfrom(2048)
-            except OSError:
-                return
-            with self.lock:
-                self.count += 1
+    def _one(self, kind):
+        if kind == socket.SOCK_STREAM:
+            conn, _ = self.sock.accept()
+            conn.close()
+        else:
+            self.sock.recvfrom(2048)
+        with self.lock:
+            self.count += 1
 
     def settled(self, want=None):
         """The count once nothing more arrives (or want is reached: then
@@ -108,11 +104,7 @@ class Counter:
             return self.count
 
     def close(self):
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.sock.close()
+        stop_serving(self)
 
 
 @pytest.fixture
@@ -309,22 +301,17 @@ class FakeDns:
             pytest.skip("no free 127.0.0.x:53")
         self.names, self.raw = [], []
         self.lock = threading.Lock()
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.thread = serve_until_closed(self, self._one)
 
-    def _serve(self):
-        while True:
-            try:
-                data, _ = self.sock.recvfrom(4096)
-            except OSError:
-                return
-            labels, i = [], 12
-            while i < len(data) and data[i]:
-                labels.append(data[i + 1:i + 1 + data[i]])
-                i += 1 + data[i]
-            with self.lock:
-                self.names.append(b".".join(labels).decode("ascii",
-                                                           "replace"))
-                self.raw.append(data)
+    def _one(self):
+        data, _ = self.sock.recvfrom(4096)
+        labels, i = [], 12
+        while i < len(data) and data[i]:
+            labels.append(data[i + 1:i + 1 + data[i]])
+            i += 1 + data[i]
+        with self.lock:
+            self.names.append(b".".join(labels).decode("ascii", "replace"))
+            self.raw.append(data)
 
     def seen(self):
         time.sleep(0.2)
@@ -337,7 +324,7 @@ class FakeDns:
             return list(self.raw)
 
     def close(self):
-        self.sock.close()
+        stop_serving(self)
 
 
 @pytest.fixture
