@@ -10,7 +10,10 @@
  * virtio-serial ports. It passes on the signals the launcher sends on the
  * control port, reaps every process, tells the launcher the exit status
  * and powers the machine off. Any step that fails is reported on the
- * control port ("fail ...") and the program is never started.
+ * control port ("fail ...") and the program is never started. With the
+ * record's "net" entry (net= rules), it loads the virtio-net modules and
+ * gives the card the address, and the machine the route, the launcher
+ * names (passt on the host is the gateway), and brings the loopback up.
  *
  * The control port's lines: guest -> host "up" (the root is built, the
  * stage starts), "exit N", "fail TEXT"; host -> guest "sig N".
@@ -28,6 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <net/route.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -151,6 +159,99 @@ static void load_modules(const char *const *order, size_t n)
 static const char *const transport[] = { "virtio_mmio" };
 static const char *const share_modules[] = { "netfs", "9pnet",
 					     "9pnet_virtio", "9p" };
+
+static const char *const net_modules[] = { "failover", "net_failover",
+					   "virtio_net" };
+
+/* ---- the network card (the record's "net ADDR PREFIX GATEWAY") ---- */
+
+static void sin_set(struct sockaddr *sa, const char *text)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)sa;
+
+	memset(in, 0, sizeof(*in));
+	in->sin_family = AF_INET;
+	if (inet_pton(AF_INET, text, &in->sin_addr) != 1) {
+		errno = EINVAL;
+		die("an address of the run record's net entry:", text);
+	}
+}
+
+static void if_up(int s, const char *name)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		die("SIOCGIFFLAGS", name);
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		die("SIOCSIFFLAGS", name);
+}
+
+/* The first interface that is not the loopback, once the driver made it. */
+static void card_name(char *out, size_t size)
+{
+	for (int tries = 0; tries < 3000; tries++) {
+		DIR *d = opendir("/sys/class/net");
+		struct dirent *e;
+
+		while (d && (e = readdir(d)))
+			if (e->d_name[0] != '.' && strcmp(e->d_name, "lo") &&
+			    strlen(e->d_name) < size) {
+				memcpy(out, e->d_name, strlen(e->d_name) + 1);
+				closedir(d);
+				return;
+			}
+		if (d)
+			closedir(d);
+		usleep(10000);
+	}
+	errno = ENODEV;
+	die("find the network card", NULL);
+}
+
+static void net_up(const char *addr, const char *prefix, const char *gw)
+{
+	struct ifreq ifr;
+	struct rtentry rt;
+	char name[IFNAMSIZ];
+	int bits = atoi(prefix), s;
+	uint32_t mask;
+
+	if (bits < 1 || bits > 30) {
+		errno = EINVAL;
+		die("the prefix of the run record's net entry:", prefix);
+	}
+	load_modules(net_modules,
+		     sizeof(net_modules) / sizeof(net_modules[0]));
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		die("socket", NULL);
+	if_up(s, "lo");
+	card_name(name, sizeof(name));
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	sin_set(&ifr.ifr_addr, addr);
+	if (ioctl(s, SIOCSIFADDR, &ifr) < 0)
+		die("SIOCSIFADDR", name);
+	mask = htonl(~0u << (32 - bits));
+	memset(&ifr.ifr_netmask, 0, sizeof(ifr.ifr_netmask));
+	((struct sockaddr_in *)&ifr.ifr_netmask)->sin_family = AF_INET;
+	((struct sockaddr_in *)&ifr.ifr_netmask)->sin_addr.s_addr = mask;
+	if (ioctl(s, SIOCSIFNETMASK, &ifr) < 0)
+		die("SIOCSIFNETMASK", name);
+	if_up(s, name);
+	memset(&rt, 0, sizeof(rt));
+	sin_set(&rt.rt_dst, "0.0.0.0");
+	sin_set(&rt.rt_genmask, "0.0.0.0");
+	sin_set(&rt.rt_gateway, gw);
+	rt.rt_flags = RTF_UP | RTF_GATEWAY;
+	if (ioctl(s, SIOCADDRT, &rt) < 0)
+		die("SIOCADDRT (the default route) via", gw);
+	close(s);
+}
 
 static void close_all(int a, int b, int c, int d)
 {
@@ -560,6 +661,7 @@ int main(void)
 	char *args[MAX_ARGS];
 	int n_args = 0, policy_fd = -1, stage_fd = -1, channel = 0, in, out,
 	    err, con;
+	const char *net[3] = { NULL, NULL, NULL };
 	sigset_t set;
 	pid_t child;
 	int status;
@@ -649,6 +751,10 @@ int main(void)
 			policy_fd = atoi(need(&r));
 		} else if (strcmp(k, "channel") == 0) {
 			channel = atoi(need(&r));
+		} else if (strcmp(k, "net") == 0) {
+			net[0] = need(&r);
+			net[1] = need(&r);
+			net[2] = need(&r);
 		} else if (strcmp(k, "stage-fd") == 0) {
 			stage_fd = atoi(need(&r));
 		} else if (strcmp(k, "arg") == 0) {
@@ -672,6 +778,8 @@ int main(void)
 	}
 	if (channel)
 		chan_open(channel, policy_fd, stage_fd);
+	if (net[0])
+		net_up(net[0], net[1], net[2]);
 	build_dev();
 	mkdirs(ROOT "/proc");
 	if (mount("proc", ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,

@@ -606,6 +606,59 @@ out:
 	return rc;
 }
 
+/* ---- the egress of os-sandbox=qemu ---- */
+
+int sb_landlock_egress(struct sb_arena *a, const struct sb_policy *p,
+		       int abi, const char **err)
+{
+	struct ll_ruleset_attr attr = { 0 };
+	struct sb_landlock_net plan;
+	struct port_set *sets;
+	int ruleset, rc = -1;
+
+	if (abi < SB_LANDLOCK_MIN_ABI) {
+		*err = sb_arena_printf(a, "Landlock ABI %d, below the %d of "
+					  "TCP port rules",
+				       abi, SB_LANDLOCK_MIN_ABI);
+		return -1;
+	}
+	sets = sb_arena_alloc(a, 2 * sizeof(*sets));
+	collect_ports(p, &sets[0], &sets[1]);
+	plan_from_sets(abi, &sets[0], &sets[1], &plan);
+	/* it binds nothing: every TCP port refused to bind(), the
+	 * rules' ports allowed to connect() (all of them past the limit) */
+	attr.handled_access_net = LL_NET_BIND_TCP;
+	if (plan.connect_handled)
+		attr.handled_access_net |= LL_NET_CONNECT_TCP;
+	if (abi >= 6)
+		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+	ruleset = (int)sys_landlock_create_ruleset(&attr, sizeof(attr), 0);
+	if (ruleset < 0) {
+		*err = sb_arena_printf(a, "landlock_create_ruleset: %s",
+				       strerror(errno));
+		return -1;
+	}
+	if (plan.connect_handled) {
+		int r = allow_ports(ruleset, &sets[0], LL_NET_CONNECT_TCP);
+
+		if (r < 0) {
+			*err = sb_arena_printf(a, "landlock_add_rule: %s",
+					       strerror(-r));
+			goto out;
+		}
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    sys_landlock_restrict_self(ruleset) < 0) {
+		*err = sb_arena_printf(a, "landlock_restrict_self: %s",
+				       strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	close(ruleset);
+	return rc;
+}
+
 /* ---- the ruleset as data ---- */
 
 /* One path rule as the kernel holds it: on what the path names after

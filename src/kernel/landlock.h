@@ -1,6 +1,7 @@
 /* landlock.h - the Landlock half of os-sandbox=landlock: which file trees
  * and TCP ports the program keeps, and the scoping of abstract Unix sockets
- * and signals. Only kernel.c calls it.
+ * and signals. kernel.c calls it; qemu_net.c calls sb_landlock_egress for
+ * passt.
  */
 #ifndef SB_LANDLOCK_H
 #define SB_LANDLOCK_H
@@ -61,6 +62,14 @@ void sb_landlock_implicit(struct sb_arena *a, const struct sb_kernel_ctx *ctx,
 int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
 		      const struct sb_kernel_ctx *ctx, int abi,
 		      const char **err);
+
+/* The host's side of os-sandbox=qemu's network (qemu_net.c): restrict
+ * the calling process (passt, about to be exec'd) to connecting to the TCP
+ * ports the policy's ALLOW rules name (every port when there are more
+ * than SB_LANDLOCK_MAX_PORTS) and binding none, with abstract sockets and
+ * signals scoped; no file right is handled. 0, or -1 with *err. */
+int sb_landlock_egress(struct sb_arena *a, const struct sb_policy *p,
+		       int abi, const char **err);
 
 /* The ruleset sb_landlock_apply would build, as data: what a denial log
  * compares a file call with (filelog.c) to record the refusals Landlock

@@ -24,8 +24,11 @@
  * worker (chan_move); the serial console is shown only with
  * qemu.show_boot_console. qemu runs
  * in a process group of its own, so that a terminal's Ctrl-C reaches the
- * program through us and not qemu. No network device is given: net= rules
- * are refused.
+ * program through us and not qemu. With net= rules the guest has one
+ * virtio-net card whose back end is passt on the host (qemu_net.c), under
+ * a host Landlock ruleset of the rules' TCP ports; the guest's init sets
+ * its address, and the second stage's network supervisor judges every
+ * call by the rules. Without them it has no network device.
  */
 #include "qemu.h"
 
@@ -52,6 +55,7 @@
 #include "fdio.h"
 #include "notif.h"
 #include "ns.h"
+#include "qemu_net.h"
 #include "stage.h"
 #include "support.h"
 #include "vmlinux.h"
@@ -170,14 +174,6 @@ const char *sb_qemu_refusal(struct sb_arena *a, const struct sb_policy *p)
 {
 	size_t i;
 
-	if (p->any_net_rule)
-		return sb_arena_printf(
-			a,
-			"%s: os-sandbox=qemu gives the guest no network device "
-			"in this version, so net= rules cannot be honoured; "
-			"remove them, or use os-sandbox=landlock or unshare",
-			p->nets.n ? sb_ref_format(a, p->nets.v[0].ref)
-				  : "net=");
 	if (p->log_path)
 		return sb_arena_printf(
 			a,
@@ -245,12 +241,18 @@ static const char *module_file(struct sb_arena *a, const char *ver,
 	return NULL;
 }
 
+/* the modules the guest loads (init.c's tables), the last three only
+ * with a network card */
+#define NET_MODULES 3
 static const char *const modules[][2] = {
 	{ "virtio_mmio", "drivers/virtio/virtio_mmio" },
 	{ "netfs", "fs/netfs/netfs" },
 	{ "9pnet", "net/9p/9pnet" },
 	{ "9pnet_virtio", "net/9p/9pnet_virtio" },
 	{ "9p", "fs/9p/9p" },
+	{ "failover", "net/core/failover" },
+	{ "net_failover", "drivers/net/net_failover" },
+	{ "virtio_net", "drivers/net/virtio_net" },
 };
 
 /* The version a /boot/vmlinuz-VER names. */
@@ -417,8 +419,8 @@ const char *sb_qemu_describe(struct sb_arena *a, const struct sb_policy *p)
 	kvm = o.use_kvm && kvm_usable();
 	return sb_arena_printf(
 		a,
-		"a virtual machine of its own (%s, %s, %llu MiB, one vCPU, no "
-		"network device) booting %s; its root holds only the exposed "
+		"a virtual machine of its own (%s, %s, %llu MiB, one vCPU, %s) "
+		"booting %s; its root holds only the exposed "
 		"paths and the interpreter, which %s serves over virtio-9p, "
 		"read-only unless expose-rw=; inside, python-sb's second stage "
 		"applies the Python layer, Landlock and seccomp as "
@@ -427,7 +429,15 @@ const char *sb_qemu_describe(struct sb_arena *a, const struct sb_policy *p)
 		qemu,
 		kvm ? "KVM" : o.use_kvm ? "TCG emulation: /dev/kvm is not usable"
 					: "TCG emulation: qemu.use_kvm=false",
-		o.memory_mib, kernel, QEMU_NAME,
+		o.memory_mib,
+		p->any_net_rule
+			? "a virtio-net card whose way out is passt on the "
+			  "host, which may connect only to the rules' TCP "
+			  "ports (Landlock) and never reaches the host's "
+			  "loopback; the guest's own network supervisor "
+			  "judges every connect, bind and send by the rules"
+			: "no network device",
+		kernel, QEMU_NAME,
 		o.start_timeout ? o.start_timeout : kvm ? 90 : 180);
 }
 
@@ -487,7 +497,7 @@ static const char *plan_record(struct sb_arena *a, const struct sb_policy *p,
 			       const struct sb_kernel_ctx *ctx,
 			       const char *self, struct sb_buf *rec,
 			       struct sb_buf *img, struct share *shares,
-			       size_t *n_shares)
+			       size_t *n_shares, size_t max_shares)
 {
 	struct sb_ns_op *ops = NULL, selfop = { 0 };
 	size_t n = 0, i;
@@ -556,11 +566,16 @@ static const char *plan_record(struct sb_arena *a, const struct sb_policy *p,
 			put0(rec, name);
 			put0(rec, o->path);
 		} else if (o->kind == SB_NS_BIND) {
-			if (*n_shares == MAX_SHARES)
+			if (*n_shares == max_shares)
 				return sb_arena_printf(
-					a, "more than %d exposed directories "
-					   "(at %s)",
-					MAX_SHARES, o->path);
+					a,
+					"more than %zu exposed directories "
+					"(at %s)%s",
+					max_shares, o->path,
+					max_shares < MAX_SHARES
+						? ": the network card takes a "
+						  "device slot"
+						: "");
 			shares[*n_shares].dir = o->path;
 			shares[*n_shares].rw = o->writable;
 			put0(rec, "bind");
@@ -979,7 +994,9 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	const char *err, *qemu, *kernel, *init, *ver;
 	char self[PATH_MAX];
 	ssize_t len;
-	int stage_fd, stage_gfd, initrd_fd, kernel_fd, pairs[N_PORTS][2], r;
+	int stage_fd, stage_gfd, initrd_fd, kernel_fd, pairs[N_PORTS][2], r,
+		net_fd = -1;
+	struct sb_qemu_net net = { 0 };
 	bool kvm;
 	SB_VEC(char *) qa = { 0 };
 	struct relay rl = { 0 };
@@ -1045,7 +1062,8 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	cpio_entry(&img, "modules", S_IFDIR | 0700, NULL, 0);
 	cpio_entry(&img, "pysb", S_IFDIR | 0700, NULL, 0);
 	cpio_entry(&img, "files", S_IFDIR | 0700, NULL, 0);
-	err = plan_record(a, p, ctx, self, &rec, &img, shares, &n_shares);
+	err = plan_record(a, p, ctx, self, &rec, &img, shares, &n_shares,
+			  p->any_net_rule ? MAX_SHARES - 1 : MAX_SHARES);
 	if (err)
 		return fail_setup(err, NULL);
 	/* the stage record's number in the guest: after the policy's, and
@@ -1065,6 +1083,12 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 					  strerror(EBADF));
 		put0(&rec, "channel");
 		put0(&rec, sb_arena_printf(a, "%d", ctx->channel_fd));
+	}
+	if (p->any_net_rule) {
+		put0(&rec, "net");
+		put0(&rec, SB_QEMU_NET_ADDR);
+		put0(&rec, SB_QEMU_NET_PREFIX);
+		put0(&rec, SB_QEMU_NET_GW);
 	}
 	put0(&rec, "arg");
 	put0(&rec, self);
@@ -1097,6 +1121,8 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	for (i = 0; r >= 0 && i < SB_ARRAY_LEN(modules); i++) {
 		const char *f = module_file(a, ver, modules[i][1]);
 
+		if (!p->any_net_rule && i >= SB_ARRAY_LEN(modules) - NET_MODULES)
+			break;
 		if (f)
 			r = cpio_file(&img,
 				      sb_arena_printf(a, "modules/%s%s",
@@ -1129,6 +1155,17 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	if (!o.start_timeout)
 		o.start_timeout = kvm ? 90 : 180;
 	kernel = boot_kernel(a, kernel, &kernel_fd);
+	if (p->any_net_rule) {
+		/* before the signals are blocked: passt keeps its own */
+		r = sb_qemu_net_start(a, p, &net);
+		if (r != 0) {
+			close(initrd_fd);
+			if (kernel_fd >= 0)
+				close(kernel_fd);
+			return r;
+		}
+		net_fd = net.qemu_fd;
+	}
 
 #define ARG(...) (*SB_VEC_PUSH(a, qa) = sb_arena_printf(a, __VA_ARGS__))
 	ARG("%s", qemu);
@@ -1189,6 +1226,13 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 		ARG("-device");
 		ARG("virtserialport,bus=vs.0,chardev=rpc,name=pysb.rpc");
 	}
+	if (net_fd >= 0) {
+		ARG("-netdev");
+		ARG("stream,id=net0,server=off,addr.type=fd,addr.str=%d",
+		    net_fd);
+		ARG("-device");
+		ARG("virtio-net-device,netdev=net0");
+	}
 	for (i = 0; i < n_shares; i++) {
 		ARG("-fsdev");
 		ARG("local,id=f%zu,path=%s,security_model=none%s", i,
@@ -1227,14 +1271,18 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	rl.sfd = signalfd(-1, &set, SFD_CLOEXEC);
-	if (rl.sfd < 0)
+	if (rl.sfd < 0) {
+		sb_qemu_net_stop(&net);
 		return fail_setup("signalfd", strerror(errno));
+	}
 	fflush(NULL);
 	rl.t0 = now_ms();
 	parent = getpid();
 	rl.qemu = fork();
-	if (rl.qemu < 0)
+	if (rl.qemu < 0) {
+		sb_qemu_net_stop(&net);
 		return fail_setup("fork", strerror(errno));
+	}
 	if (rl.qemu == 0) {
 		char *const no_env[] = { NULL };
 		int dn = open("/dev/null", O_RDWR);
@@ -1252,6 +1300,8 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 			fcntl(kernel_fd, F_SETFD, 0);
 		for (i = 0; i < N_PORTS; i++)
 			fcntl(pairs[i][1], F_SETFD, 0);
+		if (net_fd >= 0)
+			fcntl(net_fd, F_SETFD, 0);
 		execve(qemu, qa.v, no_env);
 		fprintf(stderr, "python-sb: exec %s: %s\n", qemu,
 			strerror(errno));
@@ -1275,15 +1325,22 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 		rl.sock[P_RPC] = -1;
 	}
 	rl.pidfd = sb_pidfd_open(rl.qemu, 0);
+	if (net_fd >= 0) {
+		/* qemu's now: passt sees the end of file when qemu ends */
+		close(net_fd);
+		net.qemu_fd = -1;
+	}
 	if (rl.pidfd < 0) {
 		kill(rl.qemu, SIGKILL);
 		waitpid(rl.qemu, NULL, 0);
+		sb_qemu_net_stop(&net);
 		return fail_setup("pidfd_open", strerror(errno));
 	}
 	rl.timeout = o.start_timeout;
 	rl.stdin_open = fcntl(0, F_GETFD) >= 0;
 	signal(SIGPIPE, SIG_IGN);
 	status = relay(a, &rl);
+	sb_qemu_net_stop(&net);
 	if (rl.con_log >= 0)
 		close(rl.con_log);
 	for (i = 0; i < N_PORTS; i++)

@@ -117,6 +117,7 @@ def test_N9(tree, judge):
 
 
 @native_escape()
+@qemu_column()
 @attack("N10", "native: a raw socket")
 def test_N10(tree, judge):
     judge.native(attempt(tree, "socket-raw", rules="net=ALLOW|*|*|*|*\n"),
@@ -124,6 +125,7 @@ def test_N10(tree, judge):
 
 
 @native_escape()
+@qemu_column()
 @attack("N11", "native: a netlink socket")
 def test_N11(tree, judge):
     judge.native(attempt(tree, "socket-netlink",
@@ -148,6 +150,7 @@ def test_N12(tree, judge, tcp_port):
 
 
 @native_escape()
+@qemu_column()
 @attack("N13", "native: any inet socket without a net= rule")
 def test_N13(tree, judge, tcp_port):
     judge.native(attempt(tree, "connect-tcp", "127.0.0.1", str(tcp_port)),
@@ -169,6 +172,7 @@ def test_N14(tree, judge):
 
 
 @native_escape()
+@qemu_column()
 @attack("N15", "native: UDP to a port no rule allows")
 def test_N15(tree, judge, tcp_port):
     rule = f"net=ALLOW|TCP|127.0.0.1|{tcp_port}|OUT\n"
@@ -177,6 +181,7 @@ def test_N15(tree, judge, tcp_port):
 
 
 @native_escape()
+@qemu_column()
 @attack("N16", "native: TCP to an address no rule allows (allowed port)")
 def test_N16(tree, judge):
     srv = socket.socket()
@@ -192,6 +197,7 @@ def test_N16(tree, judge):
 
 
 @native_escape()
+@qemu_column()
 @attack("N17", "native: a DNS query over UDP to exfiltrate (E15)")
 def test_N17(tree, judge):
     judge.native(attempt(tree, "sendto-udp", "127.0.0.1", "53",

@@ -10,8 +10,10 @@ stderr kept apart, stdin streamed in, SIGTERM passed on, the start timeout,
 an unexposed file that is not there, a read-only exposure that refuses a
 write (with the Python layer off, so that the guest's kernel and qemu's
 read-only share are what refuse), as root and as uid 65534. The refusals
-(an unknown key, net= rules, a missing kernel or qemu) start no machine.
-Partial mode runs its worker in the guest.
+(an unknown key, a missing kernel, qemu or passt) start no machine.
+Partial mode runs its worker in the guest. With net= rules the guest
+reaches, through passt, what the rules allow and nothing else, judged in
+the guest and, for TCP ports, on the host (passt's Landlock ruleset).
 
 The tests skip, with the reason, where qemu-system-x86_64 or a kernel with
 the 9p modules is not installed (scripts/deps --all installs both)."""
@@ -19,13 +21,15 @@ import os
 import pathlib
 import shutil
 import signal
+import socket
 import subprocess
+import sys
 import tempfile
 
 import pytest
 
 from conftest import as_nobody, sb_path
-from pysbtest import REPO, qemu_missing, scaled
+from pysbtest import REPO, Listener, qemu_missing, scaled
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 
@@ -170,10 +174,9 @@ def test_hidden_and_read_only(work, user):
 @pytest.mark.parametrize("rule,message", [
     ("qemu.cpus=2", ".py-sandboxes(2): Unknown key 'qemu.cpus'"),
     ("qemu.memory=2GB", "Invalid value '2GB' for 'qemu.memory'"),
-    ("net=ALLOW|TCP|127.0.0.1|80|OUT", "no network device"),
     ("log-file=/tmp/pysb-qemu-never.jsonl", "does not write a denial log"),
     ("limit-memory=512M", "does not apply limit-* rules"),
-], ids=["unknown-key", "bad-value", "net-rule", "log", "limit"])
+], ids=["unknown-key", "bad-value", "log", "limit"])
 def test_a_rule_qemu_cannot_hold_stops_the_run(work, rule, message):
     _rules(work, rule)
     r = _run(_argv("root", "-c", "print('RAN')"), work, timeout=30)
@@ -191,6 +194,137 @@ def test_missing_kernel(work):
     assert "RAN" not in r.stdout
     assert "no guest kernel" in r.stderr
     assert "apt-get install" in r.stderr and "linux-image-amd64" in r.stderr
+
+
+def test_missing_passt(work):
+    _rules(work, "net=ALLOW|TCP|192.0.2.1|80|OUT")
+    env = dict(os.environ, PYSB_PASST="/nonexistent/passt")
+    r = _run(_argv("root", "-c", "print('RAN')"), work, timeout=30, env=env)
+    assert r.returncode == 255
+    assert "RAN" not in r.stdout
+    assert "passt is not installed" in r.stderr
+    assert "apt-get install passt" in r.stderr
+
+
+def _host_address():
+    """An address of this host that is not the loopback (the guest's
+    127.0.0.1 is its own), or None."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("192.0.2.123", 9))  # no packet: picks the route
+        addr = s.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        s.close()
+    return None if addr.startswith("127.") else addr
+
+
+@pytest.fixture
+def host_pair():
+    """Two listeners on the host's own address: the rules allow one."""
+    _need_qemu()
+    addr = _host_address()
+    if not addr:
+        pytest.skip("no address of this host besides the loopback")
+    ok, other = Listener(addr), Listener(addr)
+    yield addr, ok, other
+    ok.close()
+    other.close()
+
+
+NET_PROBE = r"""
+import socket, sys
+addr, ok, other = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = socket.create_connection((addr, ok), 20)
+s.sendall(b"hello")
+print("ok-port", s.recv(100).decode())
+s.close()
+try:
+    socket.create_connection((addr, other), 20)
+    print("other-port reached")
+except OSError as e:
+    print("other-port", type(e).__name__, e.errno)
+try:
+    socket.create_connection(("127.0.0.1", ok), 5)
+    print("loopback reached")
+except OSError as e:
+    print("loopback", type(e).__name__, e.errno)
+"""
+
+
+@pytest.mark.parametrize("py_layer", ["guard", "kernel"])
+@pytest.mark.parametrize("user", ["root", "nobody"])
+def test_net_rules_reach_what_they_allow(work, host_pair, user, py_layer):
+    """Through passt, the guest reaches the port a rule allows; the other
+    port of the same host is refused (by the guard, or with the Python
+    layer off by the guest's network supervisor), and the guest's
+    127.0.0.1 is its own. Evidence from outside: what each listener got."""
+    addr, ok, other = host_pair
+    (work / "probe.py").write_text(NET_PROBE)
+    _rules(work, "python-import=*", f"net=ALLOW|TCP|{addr}|{ok.port}|OUT",
+           f"net=ALLOW|TCP|127.0.0.1|{ok.port}|OUT",
+           *(["py-sandbox=false"] if py_layer == "kernel" else []))
+    r = _run(_argv(user, "probe.py", addr, str(ok.port), str(other.port)),
+             work)
+    assert r.returncode == 0, r.stderr
+    assert "ok-port pong:hello" in r.stdout
+    want = "RuleSocketConnectionRefusedError" if py_layer == "guard" \
+        else "PermissionError 13"
+    assert f"other-port {want}" in r.stdout, r.stdout
+    assert "other-port reached" not in r.stdout
+    assert "loopback ConnectionRefusedError" in r.stdout, r.stdout
+    assert ok.got == [b"hello"]
+    assert other.got == []
+
+
+WRAPPER = r"""#!{python}
+# stands in for passt: what passt itself may reach on the host, then passt
+import os, socket, sys
+out = []
+for port in ({ok}, {other}):
+    try:
+        socket.create_connection(("{addr}", port), 10).close()
+        out.append(f"{{port}} reached")
+    except OSError as e:
+        out.append(f"{{port}} {{e.errno}}")
+try:
+    socket.socket().bind(("{addr}", 0))
+    out.append("bind ok")
+except OSError as e:
+    out.append(f"bind {{e.errno}}")
+with open("{log}", "w") as f:
+    f.write("\n".join(out))
+os.execv("{passt}", sys.argv)
+"""
+
+
+def test_passt_reaches_only_the_ports_of_the_rules(work, host_pair):
+    """The host's half: should the guest's kernel fall, its packets meet
+    passt, which Landlock lets connect only to the rules' TCP ports and
+    bind none. A stand-in for passt ($PYSB_PASST) tries both ports first;
+    evidence from outside: the other listener got nothing."""
+    addr, ok, other = host_pair
+    passt = shutil.which("passt")
+    if not passt:
+        pytest.skip("passt is not installed (scripts/deps --all)")
+    log = work / "wrapper.log"
+    wrapper = work / "passt-wrapper"
+    wrapper.write_text(WRAPPER.format(python=sys.executable, ok=ok.port,
+                                      other=other.port, addr=addr,
+                                      log=log, passt=passt))
+    wrapper.chmod(0o755)
+    _rules(work, "python-import=*", f"net=ALLOW|TCP|{addr}|{ok.port}|OUT")
+    env = dict(os.environ, PYSB_PASST=str(wrapper))
+    r = _run(_argv("root", "-c", "print('RAN')"), work, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "RAN" in r.stdout
+    assert log.exists(), r.stderr[-3000:]
+    lines = log.read_text().splitlines()
+    assert lines == [f"{ok.port} reached", f"{other.port} 13", "bind 13"], \
+        lines
+    # (once per boot: a KVM that fails is tried before TCG)
+    assert ok.got and other.got == []
 
 
 def test_missing_qemu(work):
