@@ -560,9 +560,12 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 	return 0;
 }
 
-int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
-		      const struct sb_kernel_ctx *ctx, int abi,
-		      const char **err)
+/* The ruleset of the program (ctx) or, with ctx NULL, of passt, the
+ * egress of os-sandbox=qemu: no file right handled, every TCP bind
+ * refused, connect() to the rules' ports; then restrict the caller. */
+static int restrict_self(struct sb_arena *a, const struct sb_policy *p,
+			 const struct sb_kernel_ctx *ctx, int abi,
+			 const char **err)
 {
 	struct ll_ruleset_attr attr = { 0 };
 	struct sb_landlock_net plan;
@@ -572,10 +575,11 @@ int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
 	sets = sb_arena_alloc(a, 2 * sizeof(*sets));
 	collect_ports(p, &sets[0], &sets[1]);
 	plan_from_sets(abi, &sets[0], &sets[1], &plan);
-	attr.handled_access_fs = fs_rights(abi);
+	if (ctx)
+		attr.handled_access_fs = fs_rights(abi);
 	if (plan.connect_handled)
 		attr.handled_access_net |= LL_NET_CONNECT_TCP;
-	if (plan.bind_handled)
+	if (plan.bind_handled || !ctx)
 		attr.handled_access_net |= LL_NET_BIND_TCP;
 	if (abi >= 6)
 		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
@@ -586,8 +590,18 @@ int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
 				       strerror(errno));
 		return -1;
 	}
-	if (add_rules(a, p, ctx, ruleset, &attr, sets, err) < 0)
-		goto out;
+	if (ctx) {
+		if (add_rules(a, p, ctx, ruleset, &attr, sets, err) < 0)
+			goto out;
+	} else if (plan.connect_handled) {
+		int r = allow_ports(ruleset, &sets[0], LL_NET_CONNECT_TCP);
+
+		if (r < 0) {
+			*err = sb_arena_printf(a, "landlock_add_rule: %s",
+					       strerror(-r));
+			goto out;
+		}
+	}
 	/* restrict_self needs it without CAP_SYS_ADMIN; it also keeps a
 	 * set-id program from running with the sandbox's view */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
@@ -606,57 +620,23 @@ out:
 	return rc;
 }
 
-/* ---- the egress of os-sandbox=qemu ---- */
+int sb_landlock_apply(struct sb_arena *a, const struct sb_policy *p,
+		      const struct sb_kernel_ctx *ctx, int abi,
+		      const char **err)
+{
+	return restrict_self(a, p, ctx, abi, err);
+}
 
 int sb_landlock_egress(struct sb_arena *a, const struct sb_policy *p,
 		       int abi, const char **err)
 {
-	struct ll_ruleset_attr attr = { 0 };
-	struct sb_landlock_net plan;
-	struct port_set *sets;
-	int ruleset, rc = -1;
-
 	if (abi < SB_LANDLOCK_MIN_ABI) {
 		*err = sb_arena_printf(a, "Landlock ABI %d, below the %d of "
 					  "TCP port rules",
 				       abi, SB_LANDLOCK_MIN_ABI);
 		return -1;
 	}
-	sets = sb_arena_alloc(a, 2 * sizeof(*sets));
-	collect_ports(p, &sets[0], &sets[1]);
-	plan_from_sets(abi, &sets[0], &sets[1], &plan);
-	/* it binds nothing: every TCP port refused to bind(), the
-	 * rules' ports allowed to connect() (all of them past the limit) */
-	attr.handled_access_net = LL_NET_BIND_TCP;
-	if (plan.connect_handled)
-		attr.handled_access_net |= LL_NET_CONNECT_TCP;
-	if (abi >= 6)
-		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
-	ruleset = (int)sys_landlock_create_ruleset(&attr, sizeof(attr), 0);
-	if (ruleset < 0) {
-		*err = sb_arena_printf(a, "landlock_create_ruleset: %s",
-				       strerror(errno));
-		return -1;
-	}
-	if (plan.connect_handled) {
-		int r = allow_ports(ruleset, &sets[0], LL_NET_CONNECT_TCP);
-
-		if (r < 0) {
-			*err = sb_arena_printf(a, "landlock_add_rule: %s",
-					       strerror(-r));
-			goto out;
-		}
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    sys_landlock_restrict_self(ruleset) < 0) {
-		*err = sb_arena_printf(a, "landlock_restrict_self: %s",
-				       strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	close(ruleset);
-	return rc;
+	return restrict_self(a, p, NULL, abi, err);
 }
 
 /* ---- the ruleset as data ---- */
