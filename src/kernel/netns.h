@@ -33,6 +33,13 @@ int sb_netns_plan(struct sb_arena *a, const struct sb_policy *p,
  * of its own, with pasta when there are net= rules. Pure. */
 bool sb_netns_bwrap_shared(const struct sb_policy *p);
 
+/* Does a firejail run get the namespace network: net= rules, no
+ * firejail.net= (firejail's own bridge), and python-sb run as root, which
+ * can make the network namespace that firejail, exec'd into it, keeps
+ * (firejail is setuid: a user namespace ignores it). Otherwise firejail
+ * keeps the host's network. Pure. */
+bool sb_netns_firejail_own(const struct sb_policy *p, bool root);
+
 /* One paragraph for --pysandboxes-explain: which stack and what the
  * namespace reaches under this provider (pure). */
 const char *sb_netns_explain(struct sb_arena *a, const struct sb_policy *p,

@@ -145,6 +145,19 @@ int sb_netns_plan(struct sb_arena *a, const struct sb_policy *p,
 	return 0;
 }
 
+bool sb_netns_firejail_own(const struct sb_policy *p, bool root)
+{
+	size_t i;
+
+	if (p->provider != SB_PROVIDER_FIREJAIL || !p->any_net_rule || !root)
+		return false;
+	for (i = 0; i < p->provider_opts.n; i++)
+		if (p->provider_opts.v[i].provider == SB_PROVIDER_FIREJAIL &&
+		    strcmp(p->provider_opts.v[i].key, "net") == 0)
+			return false;
+	return true;
+}
+
 const char *sb_netns_explain(struct sb_arena *a, const struct sb_policy *p,
 			     const char *provider)
 {

@@ -7,6 +7,7 @@
 #include "explain.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "fsrules.h"
 #include "netns.h"
@@ -170,13 +171,15 @@ static void explain_provider_net(const struct sb_policy *p,
 				 "loopback only (no net= rule).\n");
 		return;
 	}
-	if (p->provider == SB_PROVIDER_FIREJAIL) {
+	if (p->provider == SB_PROVIDER_FIREJAIL &&
+	    !sb_netns_firejail_own(p, geteuid() == 0)) {
 		sb_buf_puts(out,
-			    "#   Network: the host's (firejail replaces "
-			    "python-sb, so no user-mode stack is attached to "
-			    "its namespace), held only by the supervisor "
-			    "inside, the host's loopback services included "
-			    "(weaknesses.md); use unshare or bwrap for a "
+			    "#   Network: the host's (not run as root, or "
+			    "firejail.net= given: firejail is setuid, so "
+			    "python-sb cannot give it a network namespace "
+			    "of its own), held only by the supervisor inside, "
+			    "the host's loopback services included "
+			    "(weaknesses.md 95); use unshare or bwrap for a "
 			    "network of its own.\n");
 		return;
 	}

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -633,6 +634,34 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 					st.net_wait ? &net : NULL);
 		sb_netns_stop(&net);
 		return status;
+	}
+	if (sb_netns_firejail_own(p, geteuid() == 0)) {
+		/* as root: a network namespace made here, pasta attached to
+		 * it, and firejail exec'd into it keeps it; pasta, our child,
+		 * dies with the process firejail becomes (its parent-death
+		 * signal) */
+		struct sb_netns net = { .go = -1, .pidfd = -1, .dirfd = -1 };
+		int status = sb_netns_prepare(a, p, "firejail", &net);
+
+		if (status != 0)
+			return status;
+		if (unshare(CLONE_NEWNET) < 0) {
+			fprintf(stderr,
+				"python-sb: os-sandbox=firejail: a network "
+				"namespace: %s; nothing was run.\n",
+				strerror(errno));
+			sb_netns_stop(&net);
+			return SB_EXIT_SETUP;
+		}
+		status = sb_netns_attach(&net, getpid(), "firejail");
+		if (status != 0) {
+			sb_netns_stop(&net);
+			return status;
+		}
+		if (net.pidfd >= 0)
+			close(net.pidfd);
+		if (net.dirfd >= 0)
+			close(net.dirfd);
 	}
 	/* firejail is setuid: a parent's death signal would not survive its
 	 * exec, so it replaces python-sb, and SIGTERM ends its sandbox */
