@@ -93,6 +93,20 @@ char *sb_path_join(struct sb_arena *a, const char *base, const char *rel);
 const char *sb_path_next(const char *s, size_t *n);
 /* Is 'path' equal to 'dir' or below it (both normalised, absolute)? */
 bool sb_path_under(const char *path, const char *dir);
+
+/* The length of the UTF-8 sequence at s (at most n bytes), 0 when it is
+ * not valid UTF-8; *cp gets the code point. */
+size_t sb_utf8_seq(const unsigned char *s, size_t n, unsigned *cp);
+/* Control characters (C0, DEL, C1), the marks that reorder or hide text
+ * (bidirectional embeddings, overrides, isolates, zero-width ones, the
+ * byte order mark). */
+bool sb_hidden_cp(unsigned c);
+/* The first character of s[0..n) a reviewer could not see as it is (as
+ * sb_hidden_cp, and with 'invalid' a byte that is not UTF-8), or NULL;
+ * *cp (when not NULL) gets its code point, or the byte. */
+const char *sb_text_hidden(const char *s, size_t n, bool invalid,
+			   unsigned *cp);
+
 /* An absolute path as messages name it: relative to 'cwd' when below it
  * (a pointer into 'path'), else 'path'. */
 const char *sb_path_shown(const char *path, const char *cwd);

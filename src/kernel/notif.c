@@ -30,10 +30,12 @@ int sb_pidfd_of_caller(pid_t pid)
 	FILE *f;
 	int fd = sb_pidfd_open(pid, 0), tgid = -1;
 
-	if (fd >= 0 || errno != EINVAL)
+	/* a thread that leads no group: EINVAL before Linux 6.15 or so,
+	 * ENOENT since (6.18 here); a caller that is gone fails all three */
+	if (fd >= 0 || (errno != EINVAL && errno != ENOENT))
 		return fd;
 	fd = sb_pidfd_open(pid, PIDFD_THREAD);
-	if (fd >= 0 || errno != EINVAL)
+	if (fd >= 0 || (errno != EINVAL && errno != ENOENT))
 		return fd;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");

@@ -326,67 +326,9 @@ static bool safe_host(const char *s)
 
 /* ---- names a reviewer could not see as they are ---- */
 
-/* The length of the UTF-8 sequence at s (at most n bytes), 0 when it is
- * not valid UTF-8 (overlong, surrogate, above U+10FFFF, truncated); *cp
- * gets the code point. */
-static size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp)
-{
-	size_t len, i;
-	unsigned c;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		c = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		c = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		c = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	*cp = c;
-	return len;
-}
-
-/* Control characters (C0, DEL, C1), the marks that reorder or hide text
- * (bidirectional embeddings, overrides and isolates, zero-width ones, the
- * byte order mark), and bytes that are not UTF-8. */
-static bool hidden_cp(unsigned c)
-{
-	return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x61c ||
-	       (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
-	       (c >= 0x2060 && c <= 0x2069) || c == 0xfeff;
-}
-
 bool sb_learn_hidden_chars(const char *s)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	size_t n = strlen(s), i = 0, len;
-	unsigned cp;
-
-	while (i < n) {
-		len = utf8_seq(u + i, n - i, &cp);
-		if (!len || hidden_cp(cp))
-			return true;
-		i += len;
-	}
-	return false;
+	return sb_text_hidden(s, strlen(s), true, NULL) != NULL;
 }
 
 const char *sb_learn_escape(struct sb_arena *a, const char *s)
@@ -398,8 +340,8 @@ const char *sb_learn_escape(struct sb_arena *a, const char *s)
 	unsigned cp;
 
 	while (i < n) {
-		len = utf8_seq(u + i, n - i, &cp);
-		if (len && !hidden_cp(cp) && cp != '\\') {
+		len = sb_utf8_seq(u + i, n - i, &cp);
+		if (len && !sb_hidden_cp(cp) && cp != '\\') {
 			sb_buf_add(&b, s + i, len);
 			i += len;
 			continue;

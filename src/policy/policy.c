@@ -295,6 +295,21 @@ enum sb_line_kind sb_policy_lex_line(struct sb_arena *a, const char *s,
 	return SB_LINE_RULE;
 }
 
+/* The first character of the line a reviewer could not see (a tab, and
+ * a CR that ends the line, are text), or NULL. */
+static const char *hidden_in_line(const char *s, size_t n, unsigned *cp)
+{
+	const char *h;
+
+	if (n && s[n - 1] == '\r')
+		n--;
+	while ((h = sb_text_hidden(s, n, false, cp)) && *h == '\t') {
+		n -= (size_t)(h + 1 - s);
+		s = h + 1;
+	}
+	return h;
+}
+
 static void lex_buffer(struct parser *ps, const char *buf, size_t len,
 		       const char *abs, const char *display, unsigned depth)
 {
@@ -306,13 +321,28 @@ static void lex_buffer(struct parser *ps, const char *buf, size_t len,
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
 		struct sb_ref ref = { display, ++lineno };
-		const char *ipath, *line;
+		const char *ipath, *line, *hidden;
 		enum sb_line_kind kind;
+		unsigned cp;
 		size_t ilen;
 
 		if (memchr(s, '\0', n)) {
 			sb_error(ps->p, ref, "the line holds a NUL byte: "
 					     "this is not a text rule file.");
+			s += n + 1;
+			continue;
+		}
+		/* what a terminal or an editor would not show (a CR mid-line
+		 * hides what comes before it, a bidirectional mark reorders):
+		 * the file must read as it is parsed. A tab, and a CR that
+		 * ends the line, are text */
+		hidden = hidden_in_line(s, n, &cp);
+		if (hidden) {
+			sb_error(ps->p, ref,
+				 "the line holds U+%04X, a character a terminal "
+				 "or an editor may not show (or shows in another "
+				 "order): write the rule without it.",
+				 cp);
 			s += n + 1;
 			continue;
 		}

@@ -14,10 +14,12 @@ any errno is the kernel's refusal there (harness.Judge.native).
 """
 
 import ctypes
+import fcntl
 import os
 import pty
 import re
 import signal
+import struct
 import subprocess
 import termios
 import threading
@@ -270,10 +272,14 @@ def test_K7(tree, judge):
     assert os.path.exists(tree.path("rw/daemon.pid"))
 
 
-@attack("K8", "native: TIOCSTI into the caller's terminal (a real pty)")
-def test_K8(tree, judge):
+def on_a_pty(tree, args):
+    """Run the helper with args inside the sandbox, python-sb's controlling
+    terminal a real pty as a shell would give it. Returns (the helper's
+    answer, what a reader of the terminal would get next, the pty's
+    window size afterwards)."""
     master, slave = pty.openpty()
     tty.setraw(slave)
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     helper = tree.path("bin/try-syscall")
     os.makedirs(tree.path("bin"), exist_ok=True)
     if not os.path.exists(helper):
@@ -281,8 +287,8 @@ def test_K8(tree, judge):
         shutil.copy2(helper_path(), helper)
     tree.write(".py-sandboxes", tree.rules + f"expose-ro={tree.root}/bin\n"
                f"os-sandbox={tree.os_sandbox}\n")
-    code = (f"import os\nos.execv({helper!r}, [{helper!r}, 'tiocsti', '0', "
-            f"'id; echo PWNED\\n'])\n")
+    code = (f"import os\nos.execv({helper!r}, "
+            f"{[helper, *args]!r})\n")
     argv = [tree.sb, f"--python={tree.python}", "-c", code]
     if tree.nobody:
         from harness import chown_tree
@@ -294,7 +300,6 @@ def test_K8(tree, judge):
         # python-sb as a shell would run it: the pty is its controlling
         # terminal and its group the foreground one
         os.setsid()
-        import fcntl
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
     r = subprocess.run(argv, stdin=slave, capture_output=True, text=True,
@@ -305,11 +310,30 @@ def test_K8(tree, judge):
         queued = os.read(slave, 4096)
     except BlockingIOError:
         queued = b""
+    size = struct.unpack("HHHH", fcntl.ioctl(master, termios.TIOCGWINSZ,
+                                             b"\0" * 8))[:2]
     os.close(slave)
     os.close(master)
     assert r.returncode == 0, (r.stdout, r.stderr)
-    judge.native(r.stdout.strip().splitlines()[-1], "EPERM")
+    return r.stdout.strip().splitlines()[-1], queued, size
+
+
+@attack("K8", "native: TIOCSTI into the caller's terminal (a real pty)")
+def test_K8(tree, judge):
+    answer, queued, _ = on_a_pty(tree, ["tiocsti", "0", "id; echo PWNED\n"])
+    judge.native(answer, "EPERM")
     assert b"PWNED" not in queued and b"id;" not in queued, queued
+
+
+@attack("K15", "native: TIOCSWINSZ on the caller's terminal (SIGWINCH to "
+        "its foreground group)")
+def test_K15(tree, judge):
+    """Setting the terminal's size signals the terminal's foreground
+    process group, outside the sandbox: python-sb, its shell's job, a
+    pipeline partner. Evidence from outside: the pty's size."""
+    answer, _, size = on_a_pty(tree, ["winsize", "0", "7", "13"])
+    judge.native(answer, "EPERM")
+    assert size == (24, 80), size
 
 
 @attack("K9", "pure Python: fcntl.ioctl(TIOCSTI) with only "

@@ -248,8 +248,36 @@ def test_binary_garbage_is_an_error_not_a_crash(run_sb, tmp_cwd):
     assert r.returncode == 255, r.stderr
     assert "Syntax error in config files." in r.stderr
     assert "NUL byte" in r.stderr
-    # a hostile file cannot send control sequences to the terminal
-    assert "\x1b" not in r.stderr and "\\x1b" in r.stderr
+    # a hostile file cannot send control sequences to the terminal: the
+    # line that holds no NUL is refused by its first hidden character
+    assert "\x1b" not in r.stderr
+    assert "the line holds U+000B, a character a terminal" in r.stderr
+
+
+@pytest.mark.parametrize("line,shown", [
+    (b"expose-rw=/\r# read-only data only, reviewed", "U+000D"),
+    (b"expose-ro=/tmp/\xe2\x80\xaecod.txt", "U+202E"),
+    (b"python-import=json\x1b[2K", "U+001B"),
+    (b"# a comment \xe2\x81\xa6hidden", "U+2066"),
+], ids=["cr-mid-line", "bidi-override", "escape", "isolate-in-comment"])
+def test_a_line_that_does_not_read_as_it_is_parsed_is_refused(
+        run_sb, tmp_cwd, line, shown):
+    """A CR in the middle of a line makes a terminal show only what follows
+    it; a bidirectional mark shows the text in another order: a reviewer
+    would approve what the parser does not read. Refused, with the line;
+    a tab, a CRLF line end and a byte that is not UTF-8 are text."""
+    (tmp_cwd / ".py-sandboxes").write_bytes(
+        b"learn=false\n" + line + b"\n")
+    r = run_sb(["-c", "print('RAN')"])
+    assert r.returncode == 255, r.stderr
+    assert "RAN" not in r.stdout
+    assert (f".py-sandboxes(2): the line holds {shown}, a character a "
+            "terminal or an editor may not show") in r.stderr
+    (tmp_cwd / ".py-sandboxes").write_bytes(
+        b"learn=false\r\npython-import=json\t# a tab\r\n"
+        b"# caf\xe9 in Latin-1\n")
+    r = run_sb(["-c", "print('RAN')"])
+    assert r.returncode == 0 and r.stdout == "RAN\n", r.stderr
 
 
 def test_a_directory_as_rule_file(run_sb, tmp_cwd):

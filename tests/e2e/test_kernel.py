@@ -338,6 +338,52 @@ def test_tcp_to_an_address_no_rule_allows_is_refused(attempt, servers):
                     rule) == "errno EACCES")
 
 
+THREADED = r"""
+import os, socket, sys, threading
+port, rw = int(sys.argv[1]), sys.argv[2]
+def connect():
+    s = socket.create_connection(("127.0.0.1", port), 10)
+    s.sendall(b"from-a-thread")
+    return s.recv(100).decode()
+def send():
+    a, b = socket.socketpair()
+    a.sendmsg([b"msg"])
+    return b.recv(10).decode()
+def chmod():
+    path = os.path.join(rw, "f")
+    open(path, "w").close()
+    os.chmod(path, 0o600)
+    return oct(os.stat(path).st_mode & 0o777)
+for name, fn in (("connect", connect), ("sendmsg", send), ("chmod", chmod)):
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    t.start()
+    t.join(T)
+    print(name, out[0] if out else "blocked", flush=True)
+"""
+
+
+def test_a_thread_s_notified_calls_are_answered(run_sb, tree, user, servers):
+    """connect, sendmsg and chmod stop in the kernel for python-sb to judge
+    whichever thread makes them: a thread that leads no thread group gets
+    a pidfd of its own (pidfd_open says ENOENT for it since Linux 6.x, once
+    EINVAL), so its calls were never answered and the thread hung. Evidence
+    from outside: the listener got the thread's bytes."""
+    srv = servers()
+    (tree.root / "ro" / "threads.py").write_text(
+        THREADED.replace("T)", f"{scaled(20)})"))
+    (tree.root / ".py-sandboxes").write_text(tree.rules([
+        f"net=ALLOW|TCP|127.0.0.1|{srv.port}|OUT"]))
+    r = run_sb([f"--python={interpreter(user)}",
+                str(tree.root / "ro" / "threads.py"), srv.port,
+                tree.root / "rw"], unprivileged=(user == "nobody"),
+               timeout=scaled(90))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["connect pong:from-a-thread",
+                                     "sendmsg msg", "chmod 0o600"], r.stdout
+    assert srv.got == [b"from-a-thread"]
+
+
 def test_a_dns_query_to_exfiltrate_is_refused(attempt, udp_servers):
     rule = ["net=ALLOW|TCP|127.0.0.1|80|OUT"]
     assert attempt(["sendto-udp", "127.0.0.1", "53"], rule) == "errno EACCES"

@@ -9,7 +9,8 @@
  *   bind-abstract NAME SECONDS (then "accepted" if anyone connected)
  *   connect-unix PATH | ptrace-parent | kill-parent | write-proc-mem
  *   init-module | socket-raw | socket-netlink | unshare-user
- *   tiocsti FD TEXT | prlimit-nofile PID | setpriority PID NICE
+ *   tiocsti FD TEXT | winsize FD ROWS COLS (TIOCSWINSZ)
+ *   prlimit-nofile PID | setpriority PID NICE
  *   setaffinity PID | ioprio PID | chmod PATH OCTAL | chown PATH UID
  *   utimes PATH | setxattr PATH | mknod-char PATH | mknod-fifo PATH
  *   create-suid PATH | shm-read KEY | msg-send KEY | mq-open NAME
@@ -515,6 +516,12 @@ int main(int argc, char **argv)
 		return result(unshare(CLONE_NEWUSER));
 	if (argc == 4 && strcmp(a, "tiocsti") == 0)
 		return tiocsti(argv[2], argv[3]);
+	if (argc == 5 && strcmp(a, "winsize") == 0) {
+		struct winsize ws = { .ws_row = (unsigned short)atoi(argv[3]),
+				      .ws_col = (unsigned short)atoi(argv[4]) };
+
+		return result(ioctl(atoi(argv[2]), TIOCSWINSZ, &ws));
+	}
 	if (argc == 3 && strcmp(a, "prlimit-nofile") == 0)
 		return prlimit_nofile(argv[2]);
 	if (argc == 4 && strcmp(a, "setpriority") == 0)
