@@ -428,6 +428,35 @@ static const char *read_error_text(int err)
 }
 
 /* 'label' names the file in messages: 'include "x"' or the root file. */
+/* The canonical spelling of 'abs' (absolute, normalised), which does not
+ * exist: its longest existing ancestor through realpath, the rest as it
+ * is. NULL when an entry on the way is a symbolic link that leads nowhere
+ * (what it would make cannot be told). */
+static const char *canon_absent(struct sb_arena *a, const char *abs)
+{
+	char *dir = sb_arena_strdup(a, abs), canon[PATH_MAX];
+	struct stat st;
+
+	for (;;) {
+		char *slash = strrchr(dir, '/');
+
+		if (!slash)
+			return NULL;
+		if (slash == dir) {
+			strcpy(canon, "/");
+			dir[0] = '\0';
+			break;
+		}
+		*slash = '\0';
+		if (realpath(dir, canon))
+			break;
+		if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+			return NULL;
+	}
+	return sb_arena_printf(a, "%s%s", strcmp(canon, "/") ? canon : "",
+			       abs + strlen(dir));
+}
+
 static void load_file(struct parser *ps, const char *abs, const char *display,
 		      const char *label, struct sb_ref from, unsigned depth)
 {
@@ -445,12 +474,24 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 			sb_error(ps->p, at, "%s: %s.", label, strerror(errno));
 			return;
 		}
-		/* absent: an include is skipped, the root file means learning */
+		/* absent: an include is skipped, the root file means learning;
+		 * kept under its canonical spelling, which the exposures are
+		 * compared with (a writable tree could make it exist) */
 		f = SB_VEC_PUSH(a, ps->p->files);
-		f->path = abs;
+		f->path = canon_absent(a, abs);
 		f->display = display;
 		f->state = SB_FILE_ABSENT;
 		f->included_from = from;
+		if (!f->path) {
+			f->path = abs;
+			f->state = SB_FILE_ERROR;
+			sb_error(ps->p, at,
+				 "%s: it does not exist, and its path goes "
+				 "through a symbolic link that leads nowhere, "
+				 "so where it would be made cannot be known; "
+				 "name the path without the link.",
+				 label);
+		}
 		return;
 	}
 	if (S_ISLNK(st.st_mode)) {

@@ -953,6 +953,43 @@ static void test_own_files(void)
 	p = parse("include \"./absent.rules\"\n");
 	is_str(errors(p), "", "own files: not outside a writable tree");
 	sb_policy_free(p);
+	/* reached through a link (a symlinked $HOME): the exposure is
+	 * canonical, so the absent include must be compared canonical too */
+	{
+		char link[512], target[512];
+
+		make_dir("real");
+		snprintf(link, sizeof(link), "%s/link", tmp);
+		snprintf(target, sizeof(target), "%s/real", tmp);
+		ok(symlink(target, link) == 0,
+		   "own files: a link to a directory");
+		snprintf(want, sizeof(want), "expose-rw=%s/real\ninclude "
+			 "\"./link/absent.rules\"\n", tmp);
+		p = parse(want);
+		snprintf(want, sizeof(want),
+			 ".py-sandboxes(2): include \"link/absent.rules\": it "
+			 "does not exist, and 'expose-rw=%s/real' would let the "
+			 "program create it and write its own rules; create it "
+			 "(it may be empty), or move it out of that tree.",
+			 tmp);
+		is_str(errors(p), want, "own files: an absent include behind "
+					"a link into a writable tree is an "
+					"error");
+		sb_policy_free(p);
+		unlink(link);
+		snprintf(link, sizeof(link), "%s/leads-nowhere", tmp);
+		ok(symlink("nowhere", link) == 0, "own files: a dangling link");
+		p = parse("include \"./leads-nowhere/absent.rules\"\n");
+		is_str(errors(p),
+		       ".py-sandboxes(1): include \"./leads-nowhere/absent.rules\": "
+		       "it does not exist, and its path goes through a "
+		       "symbolic link that leads nowhere, so where it would be "
+		       "made cannot be known; name the path without the link.",
+		       "own files: an absent include behind a dangling link");
+		sb_policy_free(p);
+		unlink(link);
+		rmdir(target);
+	}
 	unlink(".py-sandboxes.old");
 	unlink(".py-sandboxes.old_3");
 	unlink(".py-sandboxes.older");
