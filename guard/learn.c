@@ -73,8 +73,11 @@ int sb_learn_file(const char *canon, bool write)
 	struct stat st;
 	bool dir = stat(canon, &st) == 0 && S_ISDIR(st.st_mode);
 
-	/* /proc is never learned (4.3): record nothing, allow */
-	if (!sb_path_under(canon, "/proc") &&
+	/* a process's own /proc entries are never learned (their name
+	 * changes with the pid), nor a write there: record nothing, allow;
+	 * the system's files (/proc/meminfo) are learned as any file */
+	if (!sb_path_proc_own(canon) &&
+	    !(write && sb_path_under(canon, "/proc")) &&
 	    sb_learn_record("file", write ? "w" : "r", dir ? "d" : "f", canon,
 			    NULL) < 0)
 		return sb_guard_refuse_halted();

@@ -482,6 +482,22 @@ size_t sb_split_fields(struct sb_arena *a, const char *line, size_t n,
 	return count;
 }
 
+bool sb_path_proc_own(const char *path)
+{
+	const char *c;
+	size_t n;
+
+	if (!sb_path_under(path, "/proc"))
+		return false;
+	c = sb_path_next(path + 5, &n);
+	if (!n)
+		return true;
+	if ((n == 4 && !strncmp(c, "self", 4)) ||
+	    (n == 11 && !strncmp(c, "thread-self", 11)))
+		return true;
+	return strspn(c, "0123456789") == n;
+}
+
 const char *sb_path_shown(const char *path, const char *cwd)
 {
 	if (!sb_path_under(path, cwd) || strcmp(path, cwd) == 0)

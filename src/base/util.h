@@ -93,6 +93,11 @@ char *sb_path_join(struct sb_arena *a, const char *base, const char *rel);
 const char *sb_path_next(const char *s, size_t *n);
 /* Is 'path' equal to 'dir' or below it (both normalised, absolute)? */
 bool sb_path_under(const char *path, const char *dir);
+/* Is 'path' (normalised) a process's own in /proc: /proc itself,
+ * /proc/self, /proc/thread-self or /proc/PID and what is below them? Its
+ * name changes from run to run; the rest of /proc (meminfo, cpuinfo,
+ * sys/...) is the system's. */
+bool sb_path_proc_own(const char *path);
 
 /* The length of the UTF-8 sequence at s (at most n bytes), 0 when it is
  * not valid UTF-8; *cp gets the code point. */

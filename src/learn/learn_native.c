@@ -131,7 +131,9 @@ static bool skipped(const struct sb_learn_native *n, const char *path,
 {
 	size_t i;
 
-	if (sb_path_under(path, "/proc") || sb_path_under(path, "/sys") ||
+	if (sb_path_proc_own(path) ||
+	    (sb_path_under(path, "/proc") && (write || dir)) ||
+	    sb_path_under(path, "/sys") ||
 	    (sb_path_under(path, "/dev") && !sb_path_under(path, "/dev/shm")))
 		return true;
 	/* CPython takes a byte-code cache it cannot read or write as a miss */

@@ -775,7 +775,10 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		const struct sb_learned_file *f = &l->files.v[i];
 		const char *path = sb_path_normalize(a, f->path), *root, *d;
 		struct sb_fs_decision dec;
-		bool skip = !safe_path(path) || sb_path_under(path, "/proc");
+		/* the system's files of /proc (meminfo, cpuinfo) are learned,
+		 * a process's own (its pid changes) never */
+		bool skip = !safe_path(path) || sb_path_proc_own(path) ||
+			    (sb_path_under(path, "/proc") && f->write);
 		bool as_dir, list, listed;
 		struct want *nw;
 

@@ -696,3 +696,26 @@ def test_a_file_kept_in_tmp_grants_that_file_only(run_sb, tmp_cwd, py,
         for f in (mine, other):
             if f.exists():
                 f.unlink()
+
+
+@pytest.mark.parametrize("provider", ["auto", "subprocess"])
+def test_the_system_s_proc_files_are_learned(run_sb, tmp_cwd, py, provider):
+    """/proc/meminfo and /proc/cpuinfo are the system's, and stay the same
+    files from run to run: learned as any file, so that the enforcing run
+    reads them (red team: it failed with RuleFileNotFoundError). A
+    process's own entries (/proc/self, /proc/PID) are not learned: their
+    name changes with the pid."""
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        import os
+        print(open("/proc/meminfo").readline().split(":")[0])
+        print(open("/proc/cpuinfo").read().count("processor") > 0)
+        """))
+    env = dict(os.environ, OS_SANDBOX=provider)
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"], env=env)
+    assert first.stdout == second.stdout == "MemTotal\nTrue\n", \
+        second.stderr
+    assert "expose-ro=/proc/meminfo" in active(rules)
+    assert "expose-ro=/proc/cpuinfo" in active(rules)
+    assert not [r for r in active(rules) if "/proc/self" in r
+                or re.search(r"/proc/\d", r)], rules
