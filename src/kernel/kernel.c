@@ -214,7 +214,7 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 	if (getenv("PYSB_DEBUG"))
 		debug_print(a, p, ctx, caps.landlock_abi);
 	/* before Landlock, which forbids mounts from then on */
-	if (!ctx->own_files_kept && sb_selfprotect_apply(a, p, err, hint) < 0)
+	if (!ctx->own_files_kept && sb_selfprotect_apply(a, p, ctx, err, hint) < 0)
 		return -1;
 	sb_prof_mark("selfprotect");
 	/* after the mount namespace (root's CAP_SYS_ADMIN makes it), before

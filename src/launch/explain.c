@@ -205,6 +205,8 @@ static void explain_modes(const struct sb_policy *p,
 	sb_buf_puts(out, "\n");
 	if (ctx && ctx->provider_verdict)
 		sb_buf_printf(out, "#   %s\n", ctx->provider_verdict);
+	if (ctx && ctx->kept)
+		sb_buf_printf(out, "#   %s\n", sb_sanitize(p->arena, ctx->kept));
 	explain_provider_net(p, out);
 	/* none installs no guard, whatever py-sandbox= says */
 	sb_buf_printf(out, "# Python layer: %s",

@@ -8,6 +8,9 @@
  * really run and why (availability, fallbacks), one line per entry. */
 struct sb_explain_ctx {
 	const char *provider_verdict; /* e.g. "subprocess: the Python layer..." */
+	/* what the kernel layer keeps read-only by a mount inside writable
+	 * trees (selfprotect.c), or NULL */
+	const char *kept;
 	const char *interpreter;      /* the Python that would run, or NULL */
 	/* its standard library directory (canonical), or NULL: the guard
 	 * exposes it read-only unless a rule names it or a deeper path */

@@ -19,12 +19,14 @@
 #include "run_limits.h"
 #include "interp.h"
 #include "kernel.h"
+#include "landlock.h"
 #include "learn_file.h"
 #include "policy.h"
 #include "prof.h"
 #include "qemu.h"
 #include "review.h"
 #include "run.h"
+#include "selfprotect.h"
 #include "stage.h"
 
 
@@ -164,6 +166,25 @@ static const char *provider_verdict(struct sb_arena *a,
 		sb_kernel_probe(&caps);
 		return sb_kernel_describe(a, p, p->provider, &caps);
 	}
+}
+
+/* What os-sandbox=landlock (or auto, when it picks landlock) keeps
+ * read-only by a mount inside writable trees; the namespace providers
+ * bind read-only themselves (mountplan.c), firejail and subprocess do not
+ * (weaknesses.md 57). */
+static const char *kept_by_mount(struct sb_arena *a, const struct sb_policy *p,
+				 const struct sb_interp *interp)
+{
+	struct sb_kernel_ctx kctx = { .interp = interp };
+	struct sb_kernel_caps caps;
+
+	if (p->learning || (p->provider != SB_PROVIDER_LANDLOCK &&
+			    p->provider != SB_PROVIDER_AUTO))
+		return NULL;
+	sb_kernel_probe(&caps);
+	if (caps.landlock_abi < SB_LANDLOCK_MIN_ABI || !caps.seccomp)
+		return NULL;
+	return sb_selfprotect_describe(a, p, &kctx);
 }
 
 /* Which mechanism holds each limit under the provider that would run. */
@@ -356,6 +377,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 	if (cli.explain) {
 		struct sb_explain_ctx ctx = {
 			.provider_verdict = provider_verdict(a, p),
+			.kept = kept_by_mount(a, p, &interp),
 			.interpreter = sb_arena_printf(a, "%s (%s)", interp.path,
 						       interp.source),
 			.stdlib = stdlib_of(a, interp.real),

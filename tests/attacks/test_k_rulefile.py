@@ -7,7 +7,9 @@ away), from Python and, under the kernel columns, from native code (ctypes:
 libc directly, under the guard's eyes only as a call it allowed). It also
 plants links for the names the learning writer uses. Judged from outside:
 the files' bytes, mode, type and link count after the run, and a root-owned
-0600 victim after a later trusted learning run as root.
+0600 victim after a later trusted learning run as root. K15 nests two
+writable trees and swaps the project directory itself, judged by what the
+next run there may read.
 """
 import os
 import stat
@@ -15,7 +17,8 @@ import subprocess
 
 import pytest
 
-from harness import attack, documented_escape, root_python
+from harness import (as_nobody, attack, chown_tree, documented_escape,
+                     root_python)
 
 INC = "sub/inc.rules"
 INC_TEXT = "# the include\n"
@@ -198,3 +201,80 @@ def test_K13(case, victim, judge):
         assert learn.returncode == 255 and case.nobody, learn.stderr
         assert "belongs to uid 65534" in learn.stderr
         judge._record("refused by launcher", learn.stderr.strip())
+
+
+# K15: the project lies in a writable tree of its own policy (expose-rw=.
+# inside expose-rw=<outer>: a project in /tmp with expose-rw=/tmp). The
+# program stages a directory with a rule file that exposes a secret, and
+# swaps it for the project directory, whose own root the outer exposure
+# lets it rename; the next run in the project would then run under it.
+SWAP = r'''
+import ctypes, os, sys
+native = sys.argv[1] == "native"
+outer, planted = sys.argv[2], sys.argv[3]
+lib = ctypes.CDLL(None, use_errno=True) if native else None
+
+def attempt(fn):
+    try:
+        fn()
+    except Exception:
+        pass
+
+attempt(lambda: os.mkdir(outer + "/stage"))
+attempt(lambda: open(outer + "/stage/.py-sandboxes", "w").write(planted))
+attempt(lambda: os.rename(outer + "/proj", outer + "/proj.old"))
+if native and not os.path.exists(outer + "/proj.old"):
+    lib.rename((outer + "/proj").encode(), (outer + "/proj.n").encode())
+attempt(lambda: os.rename(outer + "/stage", outer + "/proj"))
+if native:
+    lib.rename((outer + "/stage").encode(), (outer + "/proj").encode())
+print("done")
+'''
+SECRET_TEXT = "the secret next door\n"
+
+
+def run_in(case, cwd, argv, timeout=120):
+    argv = [case.sb] + [str(a) for a in argv]
+    if case.nobody and os.geteuid() == 0:
+        chown_tree(case.root)
+        argv = as_nobody(argv)
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@documented_escape(["firejail", "subprocess", "subprocess/nobody"],
+                   "weaknesses.md 57: the Python layer and firejail do not "
+                   "pin the directories above an own file")
+@attack("K15", "in nested writable trees, swap the project directory for "
+        "one with a rule file of the program's own")
+def test_K15(case, judge):
+    outer = case.path("a")
+    proj = os.path.join(outer, "proj")
+    secret = case.write("secret.txt", SECRET_TEXT)
+    rules = ("python-import=*\npython-api=ALLOW:native\nexpose-rw=.\n"
+             f"expose-rw={outer}\n" + case.tail())
+    case.write("a/proj/.py-sandboxes", rules)
+    case.write("a/proj/swap.py", SWAP)
+    planted = (f"expose-ro={case.root}\npython-import=*\n"
+               f"os-sandbox={case.os_sandbox}\n")
+    native = case.os_sandbox != "subprocess"
+    r = run_in(case, proj, [f"--python={case.python}", "swap.py",
+                            "native" if native else "python", outer,
+                            planted])
+    assert r.returncode == 0 and "done" in r.stdout, (r.stdout, r.stderr)
+    # the next run in the project, which must not read the secret
+    nxt = run_in(case, proj, [f"--python={case.python}", "-c",
+                              f"print(open({secret!r}).read(), end='')"])
+    moved = [m for m in ("proj.old", "proj.n")
+             if os.path.lexists(os.path.join(outer, m))]
+    if moved or SECRET_TEXT in nxt.stdout:
+        judge._record("escaped", f"renamed to {moved}; next run: "
+                      f"{nxt.stdout!r}")
+    assert not moved, "the project directory was renamed"
+    assert SECRET_TEXT not in nxt.stdout, "the planted policy held"
+    assert nxt.returncode != 0, (nxt.stdout, nxt.stderr)
+    with open(os.path.join(proj, ".py-sandboxes")) as f:
+        assert f.read() == rules
+    judge._record("refused by " + ("kernel" if native else "python"),
+                  "the project directory and its rule file are in place; "
+                  "the next run cannot read the secret")

@@ -186,6 +186,111 @@ def test_writing_proc_self_mem_is_refused(attempt):
     assert attempt(["write-proc-mem"], os_sandbox="none") == "ok"
 
 
+# ---- read-only trees inside writable ones ----
+
+# Landlock's grants add up: without the read-only bind mounts of
+# selfprotect.c, native code writes an expose-ro= tree nested in an
+# expose-rw= one, renames it away, and plants a .pth in a venv's
+# site-packages that runs before the guard arms on the next run.
+NESTED = r"""
+import os, sys
+def try_(label, fn):
+    try:
+        fn()
+        print(label, "ok")
+    except OSError as e:
+        print(label, "errno", e.errno)
+def write(path):
+    with open(path, "w") as f:
+        f.write("tampered\n")
+for path in sys.argv[1:]:
+    try_("write " + path, lambda: write(path))
+try_("rename", lambda: os.rename("rw/ref", "rw/ref-moved"))
+try_("rmdir", lambda: os.rmdir("rw/ref/sub"))
+"""
+
+
+def chown_to(user, *paths):
+    if user == "nobody" and os.geteuid() == 0:
+        for path in paths:
+            for dirpath, dirs, files in os.walk(path):
+                os.chown(dirpath, NOBODY, NOBODY)
+                for f in files:
+                    os.chown(os.path.join(dirpath, f), NOBODY, NOBODY)
+
+
+def test_an_expose_ro_inside_an_expose_rw_stays_read_only(run_sb, tree,
+                                                          user):
+    """expose-ro=rw/ref inside expose-rw=rw, with expose-rw=rw/ref/sub
+    inside that: the kernel keeps ref read-only (EROFS) and in its place
+    (EBUSY), sub writable. Judged from outside: the bytes on disk."""
+    root = tree.root
+    (root / "rw" / "ref" / "sub").mkdir(parents=True)
+    (root / "rw" / "ref" / "ref.txt").write_text("orig\n")
+    chown_to(user, root / "rw")
+    (root / ".py-sandboxes").write_text(tree.rules(
+        [f"expose-ro={root}/rw/ref", f"expose-rw={root}/rw/ref/sub"]))
+    r = run_sb([f"--python={interpreter(user)}", "-c", NESTED,
+                "rw/ref/ref.txt", "rw/ref/new.txt", "rw/ref/sub/new.txt",
+                "rw/new.txt"], unprivileged=(user == "nobody"))
+    assert r.returncode == 0, r.stderr
+    out = dict(line.rsplit(" ", 1) if " errno " not in line else
+               line.split(" errno ") for line in r.stdout.splitlines())
+    assert out == {"write rw/ref/ref.txt": "30", "write rw/ref/new.txt": "30",
+                   "write rw/ref/sub/new.txt": "ok",
+                   "write rw/new.txt": "ok", "rename": "16",
+                   # its parent is read-only: EROFS before EBUSY
+                   "rmdir": "30"}, (r.stdout, r.stderr)
+    assert (root / "rw" / "ref" / "ref.txt").read_text() == "orig\n"
+    assert not (root / "rw" / "ref" / "new.txt").exists()
+    assert not (root / "rw" / "ref-moved").exists()
+    assert (root / "rw" / "ref" / "sub" / "new.txt").exists()
+    assert (root / "rw" / "new.txt").exists()
+    # explain names it, as the kernel layer will hold it
+    r = run_sb([f"--python={interpreter(user)}", "--pysandboxes-explain"],
+               unprivileged=(user == "nobody"))
+    kept = [line for line in r.stdout.splitlines()
+            if "Read-only by a bind mount" in line]
+    assert kept and f"{root}/rw/ref (expose-ro={root}/rw/ref)" in kept[0] \
+        and f"{root}/rw/ref/sub (writable again" in kept[0], r.stdout
+
+
+def test_a_venv_inside_an_expose_rw_stays_read_only(run_sb, tree, user):
+    """A venv in the writable tree is the interpreter's, exposed read-only
+    implicitly: a child cannot plant a .pth in its site-packages (which
+    the next run's interpreter would run before the guard arms), nor
+    rename its lib away."""
+    root = tree.root
+    base = "/usr/bin/python3"
+    subprocess.run([base, "-m", "venv", "--without-pip",
+                    str(root / "rw" / "venv")], check=True)
+    site = next((root / "rw" / "venv" / "lib").glob(
+        "python3*/site-packages"))
+    chown_to(user, root / "rw")
+    cfg = (root / "rw" / "venv" / "pyvenv.cfg").read_text()
+    (root / ".py-sandboxes").write_text(
+        "os-sandbox=landlock\npython-import=*\n"
+        "python-api=ALLOW:process-exec\n"
+        f"expose-rw={root}/rw\n")
+    child = ("import os, sys\n"
+             "for t in sys.argv[1:]:\n"
+             "    try: open(t, 'w').write('import os\\n'); print('ok')\n"
+             "    except OSError as e: print('errno', e.errno)\n"
+             "try: os.rename('rw/venv/lib', 'rw/venv/lib2'); print('ok')\n"
+             "except OSError as e: print('errno', e.errno)\n")
+    code = ("import subprocess, sys\n"
+            f"subprocess.run([sys.executable, '-c', {child!r}, "
+            f"{str(site / 'evil.pth')!r}, 'rw/venv/pyvenv.cfg', "
+            "'rw/new.txt'])\n")
+    r = run_sb([f"--python={root}/rw/venv/bin/python", "-c", code],
+               unprivileged=(user == "nobody"))
+    assert (r.returncode, r.stdout) == (
+        0, "errno 30\nerrno 30\nok\nerrno 16\n"), r.stderr
+    assert not (site / "evil.pth").exists()
+    assert (root / "rw" / "venv" / "pyvenv.cfg").read_text() == cfg
+    assert site.is_dir()
+
+
 # ---- processes and the kernel ----
 
 def test_ptrace_of_the_parent_is_refused(attempt, user):
