@@ -7,7 +7,7 @@ away), from Python and, under the kernel columns, from native code (ctypes:
 libc directly, under the guard's eyes only as a call it allowed). It also
 plants links for the names the learning writer uses. Judged from outside:
 the files' bytes, mode, type and link count after the run, and a root-owned
-0600 victim after a later trusted learning run as root. K15 nests two
+0600 victim after a later trusted learning run as root. K16 nests two
 writable trees and swaps the project directory itself, judged by what the
 next run there may read.
 """
@@ -203,7 +203,7 @@ def test_K13(case, victim, judge):
         judge._record("refused by launcher", learn.stderr.strip())
 
 
-# K15: the project lies in a writable tree of its own policy (expose-rw=.
+# K16: the project lies in a writable tree of its own policy (expose-rw=.
 # inside expose-rw=<outer>: a project in /tmp with expose-rw=/tmp). The
 # program stages a directory with a rule file that exposes a secret, and
 # swaps it for the project directory, whose own root the outer exposure
@@ -245,9 +245,9 @@ def run_in(case, cwd, argv, timeout=120):
 @documented_escape(["firejail", "subprocess", "subprocess/nobody"],
                    "weaknesses.md 57: the Python layer and firejail do not "
                    "pin the directories above an own file")
-@attack("K15", "in nested writable trees, swap the project directory for "
+@attack("K16", "in nested writable trees, swap the project directory for "
         "one with a rule file of the program's own")
-def test_K15(case, judge):
+def test_K16(case, judge):
     outer = case.path("a")
     proj = os.path.join(outer, "proj")
     secret = case.write("secret.txt", SECRET_TEXT)
