@@ -45,11 +45,14 @@ static bool kept(const char *name)
 }
 
 /* The native grant for module 'name' ('file' and 'symbol' say how it was
- * recognised when the name alone did not): 0 or -1 (raised). */
+ * recognised when the name alone did not): 0 or -1 (raised). A module
+ * that reaches outside without audit events (modtab.c) says what it
+ * reaches, so that the grant asked for is not taken for a mistake. */
 static int native_grant(const char *name, const char *file,
 			const char *symbol)
 {
-	char msg[2 * PATH_MAX + 512];
+	const char *outside = sb_modtab_outside(symbol ? symbol : name);
+	char what[256], msg[2 * PATH_MAX + 768];
 
 	if (sb_api_category_opened(SB_API_NATIVE))
 		return 0;
@@ -57,20 +60,27 @@ static int native_grant(const char *name, const char *file,
 		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
 			       ? sb_guard_refuse_halted()
 			       : 0;
+	if (outside)
+		snprintf(what, sizeof(what),
+			 "native code that %s without an audit event the "
+			 "guard judges",
+			 outside);
+	else
+		snprintf(what, sizeof(what),
+			 "native code with raw memory access");
 	if (file)
 		snprintf(msg, sizeof(msg),
-			 "Module named '%.512s' is native code with raw "
-			 "memory access (its file '%.4096s' defines "
-			 "PyInit_%.512s): it needs the rule "
+			 "Module named '%.512s' is %s (its file '%.4096s' "
+			 "defines PyInit_%.512s): it needs the rule "
 			 "python-api=ALLOW:native, a python-import= rule is "
 			 "not enough",
-			 name, file, symbol);
+			 name, what, file, symbol);
 	else
 		snprintf(msg, sizeof(msg),
-			 "Module named '%.512s' is native code with raw memory "
-			 "access: it needs the rule python-api=ALLOW:native, a "
-			 "python-import= rule is not enough",
-			 name);
+			 "Module named '%.512s' is %s: it needs the rule "
+			 "python-api=ALLOW:native, a python-import= rule is "
+			 "not enough",
+			 name, what);
 	sb_guard_note("import", name, NULL, "python-api=ALLOW:native");
 	return sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
