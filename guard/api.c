@@ -499,6 +499,45 @@ static bool own_kill_event(PyObject *args)
 	return own;
 }
 
+/* A compile or exec event with no Python frame is the interpreter's own
+ * only at its start (compiling and running the main program, once) or,
+ * in a REPL on a terminal, for the source it names "<stdin>". Any other is the program's: a C callable it handed to the
+ * interpreter (atexit.register(eval, src, {}), a weakref callback, a
+ * thread's target) runs with no frame at all. */
+static bool frameless_runtime(const char *event, PyObject *args)
+{
+	PyObject *arg, *name;
+	char buf[PATH_MAX];
+	int r = 0;
+
+	if (py.PyEval_GetFrame())
+		return false; /* judged by the caller's file */
+	if (sb_g.starting) {
+		if (event[0] == 'e')
+			sb_g.starting = false; /* the main program runs */
+		return true;
+	}
+	/* typed at a terminal: the REPL's, whoever starts it */
+	if (!sb_g.stdin_program || !isatty(0))
+		return false;
+	/* compile: (source, filename); exec: (code,) */
+	arg = py.PyTuple_GetItem(args, event[0] == 'c' ? 1 : 0);
+	if (!arg) {
+		py.PyErr_Clear();
+		return false;
+	}
+	if (event[0] == 'c') {
+		r = sb_arg_path(arg, buf);
+	} else {
+		name = py.PyObject_GetAttrString(arg, "co_filename");
+		r = name ? sb_arg_path(name, buf) : 0;
+		if (name)
+			py.Py_DecRef(name);
+	}
+	py.PyErr_Clear();
+	return r == 1 && strcmp(buf, "<stdin>") == 0;
+}
+
 int sb_api_event(const char *event, PyObject *args)
 {
 	const struct door *hit;
@@ -507,6 +546,8 @@ int sb_api_event(const char *event, PyObject *args)
 	if (strcmp(event, "compile") == 0 || strcmp(event, "exec") == 0) {
 		if (dyn_door)
 			return 0; /* judged by the wrapper already */
+		if (frameless_runtime(event, args))
+			return 0;
 		return dynamic_code(event[0] == 'c' ? "builtins.compile"
 						    : "builtins.exec");
 	}

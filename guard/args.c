@@ -117,16 +117,18 @@ int sb_guard_caller_file(char buf[PATH_MAX])
 }
 
 /* Code the runtime and libraries run is exempt (2.6.7): decided by the
- * file of the code that called eval/exec/compile. */
+ * file of the code that called eval/exec/compile. No Python frame is the
+ * program's: a C callable it handed to the interpreter (an atexit or
+ * weakref callback, a thread's target: atexit.register(eval, src, {}))
+ * runs with none, and the interpreter's own frameless work (compiling
+ * the main program, printing a traceback) is no call of these doors. */
 bool sb_guard_caller_is_library(void)
 {
 	char buf[PATH_MAX];
 	size_t n;
 	int r = sb_guard_caller_file(buf);
 
-	if (r == 0)
-		return true; /* the interpreter itself (running -c, a script) */
-	if (r < 0)
+	if (r <= 0)
 		return false;
 	if (strncmp(buf, "<frozen ", 8) == 0)
 		return true;

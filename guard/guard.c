@@ -226,6 +226,8 @@ static int arm(const char *event)
 		}
 	sb_guard_busy--;
 	sb_g.armed = true;
+	sb_g.starting = true;
+	sb_g.stdin_program = strcmp(event, "cpython.run_stdin") == 0;
 	/* what the interpreter's own start did (site.py looking up the
 	 * home directory...) was not the program's: the supervisor's
 	 * Landlock records begin here */
@@ -295,6 +297,9 @@ static int hook(const char *event, PyObject *args, void *ud)
 	}
 	if (sb_guard_busy || sb_g.provider_none)
 		return 0;
+	/* -i: the REPL after the program compiles what is typed, frameless */
+	if (strcmp(event, "cpython.run_interactivehook") == 0)
+		sb_g.stdin_program = true;
 	r = route_of(event);
 	for (i = 0; i < SB_ARRAY_LEN(r->judge) && r->judge[i]; i++)
 		if (r->judge[i](event, args) < 0)

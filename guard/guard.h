@@ -55,6 +55,13 @@ struct sb_guard {
 	/* an interactive session on a terminal: what the user types is
 	 * theirs */
 	bool interactive;
+	/* The interpreter's own frameless start: from arming to the main
+	 * program's first code, its frameless exec or the import of runpy
+	 * that runs it (api.c frameless_runtime, imports.c). */
+	bool starting;
+	/* The program is read from standard input, or a REPL follows it
+	 * (-i): what it compiles there, frameless, is named "<stdin>". */
+	bool stdin_program;
 	/* os-sandbox=none: armed only to mark the process; nothing judged */
 	bool provider_none;
 	/* the REPL's banner (python-sb(1)) */

@@ -20,6 +20,13 @@
  * needs the native grant whatever it is called, and no extension is loaded
  * from a tree the program may write.
  *
+ * The runtime's own imports (the codec search, 3.13's REPL, runpy for -m)
+ * need no rule, but only the module it asked for, from the standard
+ * library's directory as found when the guard armed; what that module
+ * imports is the runtime's only while its own file runs. An import with
+ * no Python frame is the program's unless it is one the interpreter's C
+ * code makes by itself (runtime_import).
+ *
  * Learning records the imports the enforcing run will judge: through a
  * wrapper once it succeeded, and a load only the backstop sees (C code
  * below the import statement) at its event.
@@ -29,7 +36,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "api_registry.h"
 #include "extmod.h"
@@ -45,11 +54,14 @@ static bool kept(const char *name)
 }
 
 /* The native grant for module 'name' ('file' and 'symbol' say how it was
- * recognised when the name alone did not): 0 or -1 (raised). */
+ * recognised when the name alone did not): 0 or -1 (raised). A module
+ * that reaches outside without audit events (modtab.c) says what it
+ * reaches, so that the grant asked for is not taken for a mistake. */
 static int native_grant(const char *name, const char *file,
 			const char *symbol)
 {
-	char msg[2 * PATH_MAX + 512];
+	const char *outside = sb_modtab_outside(symbol ? symbol : name);
+	char what[256], msg[2 * PATH_MAX + 768];
 
 	if (sb_api_category_opened(SB_API_NATIVE))
 		return 0;
@@ -57,20 +69,27 @@ static int native_grant(const char *name, const char *file,
 		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
 			       ? sb_guard_refuse_halted()
 			       : 0;
+	if (outside)
+		snprintf(what, sizeof(what),
+			 "native code that %s without an audit event the "
+			 "guard judges",
+			 outside);
+	else
+		snprintf(what, sizeof(what),
+			 "native code with raw memory access");
 	if (file)
 		snprintf(msg, sizeof(msg),
-			 "Module named '%.512s' is native code with raw "
-			 "memory access (its file '%.4096s' defines "
-			 "PyInit_%.512s): it needs the rule "
+			 "Module named '%.512s' is %s (its file '%.4096s' "
+			 "defines PyInit_%.512s): it needs the rule "
 			 "python-api=ALLOW:native, a python-import= rule is "
 			 "not enough",
-			 name, file, symbol);
+			 name, what, file, symbol);
 	else
 		snprintf(msg, sizeof(msg),
-			 "Module named '%.512s' is native code with raw memory "
-			 "access: it needs the rule python-api=ALLOW:native, a "
-			 "python-import= rule is not enough",
-			 name);
+			 "Module named '%.512s' is %s: it needs the rule "
+			 "python-api=ALLOW:native, a python-import= rule is "
+			 "not enough",
+			 name, what);
 	sb_guard_note("import", name, NULL, "python-api=ALLOW:native");
 	return sb_guard_raise(SB_EXC_MODULE, msg, name);
 }
@@ -96,6 +115,43 @@ static void learn_success(const char *top, PyObject *res)
 		sb_learn_record("import", top, NULL);
 }
 
+/* The runtime's own packages, which import as the runtime does: the
+ * codec registry and 3.13's REPL. */
+static bool runtime_package(const char *top)
+{
+	return strcmp(top, "encodings") == 0 || strcmp(top, "_pyrepl") == 0;
+}
+
+/* May the runtime load 'name' (absolute) without a rule? Any top-level
+ * name it asks for (its own code names them: stringprep, _codecs_jp), but
+ * a submodule of one of its packages only when that package's directory
+ * in the standard library found when the guard armed holds it as a file
+ * (<stdlib>/encodings/idna.py): the name encodings.search_function asks
+ * for is the program's ("x".encode("subprocess")), and so is the
+ * package's __path__, which it may have extended with any directory. */
+static bool runtime_may_load(const char *name)
+{
+	size_t n = strcspn(name, "."), i;
+	const char *sub = name + n + 1;
+	char path[PATH_MAX], top[16];
+	struct stat st;
+
+	if (name[n] == '\0' || n >= sizeof(top))
+		return true;
+	memcpy(top, name, n);
+	top[n] = '\0';
+	if (!runtime_package(top))
+		return true;
+	for (i = 0; sub[i]; i++)
+		if (!(isalnum((unsigned char)sub[i]) || sub[i] == '_'))
+			return false; /* a deeper name: they have none */
+	if (!i || !sb_g.stdlib ||
+	    (size_t)snprintf(path, sizeof(path), "%s/%.*s/%s.py", sb_g.stdlib,
+			     (int)n, name, sub) >= sizeof(path))
+		return false;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* 0 allowed, -1 refused; 'name' is absolute ("json.decoder"). */
 static int judge(const char *name)
 {
@@ -112,8 +168,9 @@ static int judge(const char *name)
 		return sb_guard_load_package();
 	/* the runtime's own packages: the codec registry (looking up an
 	 * encoding, idna for host names, must not need a rule) and the REPL
-	 * of 3.13 */
-	if (strcmp(top, "encodings") == 0 || strcmp(top, "_pyrepl") == 0)
+	 * of 3.13; only what their directory holds, not what the program
+	 * appended to their __path__ (F1: encodings.subprocess) */
+	if (runtime_package(top) && runtime_may_load(name))
 		return 0;
 	/* a raw-memory module needs the import rule and the native grant:
 	 * the first missing one is named */
@@ -239,11 +296,13 @@ out:
 	return res;
 }
 
-/* Judge (name, package context, level) as the import system will see it:
- * 0 allowed, -1 refused or failed (exception set). */
-static int judge_import(PyObject *name, PyObject *globals, PyObject *level)
+/* The absolute name of (name, package context, level) as the import
+ * system will see it, in 'buf': 1, 0 when there is none to judge (not a
+ * str; a relative import that cannot resolve fails anyway and the original
+ * says why), -1 failed (exception set). */
+static int absolute_name(PyObject *name, PyObject *globals, PyObject *level,
+			 char buf[PATH_MAX])
 {
-	char buf[PATH_MAX];
 	long lv = 0;
 	PyObject *abs;
 	int r;
@@ -255,29 +314,201 @@ static int judge_import(PyObject *name, PyObject *globals, PyObject *level)
 			return 0; /* the original raises its own error */
 		abs = resolve_relative(name, globals, level);
 		if (!abs) {
-			/* a relative import that cannot resolve fails anyway;
-			 * let the original say why */
 			py.PyErr_Clear();
 			return 0;
 		}
 		r = sb_arg_path(abs, buf);
 		py.Py_DecRef(abs);
-	} else {
-		r = sb_arg_path(name, buf);
+		return r;
 	}
-	if (r < 0)
-		return -1;
-	if (r == 0)
-		return 0;
-	return judge(buf);
+	return sb_arg_path(name, buf);
 }
 
-/* With no Python frame at all, no program code is running: the runtime
- * imports for itself (printing a traceback imports linecache). The codec
- * machinery counts as the runtime too: encodings.idna, imported to encode
- * a host name, imports stringprep and unicodedata. So does the REPL of
- * 3.13 (_pyrepl), which imports as the user types. */
-static __thread int runtime_depth; /* inside an import the runtime made */
+/* Judge (name, package context, level) as the import system will see it:
+ * 0 allowed, -1 refused or failed (exception set). */
+static int judge_import(PyObject *name, PyObject *globals, PyObject *level)
+{
+	char buf[PATH_MAX];
+	int r = absolute_name(name, globals, level, buf);
+
+	return r <= 0 ? r : judge(buf);
+}
+
+/* Imports the runtime makes for itself need no rule: the codec
+ * machinery's (encodings.idna, imported to encode a host name, imports
+ * stringprep and unicodedata) and the REPL of 3.13's (_pyrepl, which
+ * imports as the user types). They are told by the file of the code that
+ * imports: a frame of <stdlib>/encodings/ or <stdlib>/_pyrepl/.
+ *
+ * What such an import loads imports in turn as the runtime only while it
+ * runs the very file the runtime asked for, <stdlib>/<name as a path>.py
+ * or its __init__.py: 'runtime_expect' names the module of the innermost
+ * import granted this way, and the frames from the importing one back to
+ * the nearest module body must all be the standard library's, that body
+ * being the expected file. A module found elsewhere (the program's entry
+ * on the package's __path__, sys.path, sys.meta_path, a path hook) or
+ * loaded under another name (subprocess.py as encodings.subprocess) runs
+ * as the program. (F1)
+ *
+ * No Python frame at all is no proof of the runtime: a C callable the
+ * program handed to the interpreter (atexit.register(__import__, ...), a
+ * weakref callback, a thread's target, a signal handler) runs with none.
+ * Such an import is judged as the program's (F3). */
+static __thread const char *runtime_expect; /* absolute module name */
+/* ... imported with a fromlist: its submodules named there are loaded by
+ * the import system as part of the same import */
+static __thread bool runtime_children;
+
+/* A file of the standard library proper: not one of its site-packages,
+ * nor of the interpreter's frozen modules (whose "<frozen ...>" names the
+ * program cannot claim without compiling code, which is judged). */
+static bool stdlib_file(const char *file)
+{
+	size_t n = sb_g.stdlib ? strlen(sb_g.stdlib) : 0;
+
+	if (strncmp(file, "<frozen ", 8) == 0)
+		return true;
+	return n && strncmp(file, sb_g.stdlib, n) == 0 && file[n] == '/' &&
+	       !strstr(file + n, "/site-packages/") &&
+	       !strstr(file + n, "/dist-packages/");
+}
+
+/* Is 'file' <stdlib>/<module as a path>.py or its /__init__.py, or the
+ * interpreter's frozen copy of it ("<frozen runpy>", 3.11+)? */
+static bool file_of_module(const char *file, const char *module)
+{
+	size_t n = sb_g.stdlib ? strlen(sb_g.stdlib) : 0, i;
+	const char *f = file + n + 1;
+
+	if (strncmp(file, "<frozen ", 8) == 0)
+		return strncmp(file + 8, module, strlen(module)) == 0 &&
+		       strcmp(file + 8 + strlen(module), ">") == 0;
+	if (!n || strncmp(file, sb_g.stdlib, n) != 0 || file[n] != '/')
+		return false;
+	for (i = 0; module[i]; i++, f++)
+		if (*f != (module[i] == '.' ? '/' : module[i]))
+			return false;
+	return strcmp(f, ".py") == 0 || strcmp(f, "/__init__.py") == 0;
+}
+
+/* Is 'file' the file of 'module' or of one of its packages (importing
+ * importlib.machinery runs importlib/__init__.py first)? */
+static bool file_of_package(const char *file, const char *module)
+{
+	char buf[256];
+	char *dot;
+
+	if (snprintf(buf, sizeof(buf), "%s", module) >= (int)sizeof(buf))
+		return false;
+	do {
+		if (file_of_module(file, buf))
+			return true;
+		dot = strrchr(buf, '.');
+		if (dot)
+			*dot = '\0';
+	} while (dot);
+	return false;
+}
+
+/* Is 'name' 'module' or one of its packages, or, with a fromlist, one of
+ * its submodules? */
+static bool is_package_of(const char *name, const char *module)
+{
+	size_t n = strlen(name), m = strlen(module);
+
+	if (runtime_children && n > m && strncmp(name, module, m) == 0 &&
+	    name[m] == '.' && !strchr(name + m + 1, '.'))
+		return true;
+	return strncmp(module, name, n) == 0 &&
+	       (module[n] == '\0' || module[n] == '.');
+}
+
+/* The file and name of a frame's code: 1, or 0 (unreadable). */
+static int frame_code(PyObject *frame, char file[PATH_MAX], bool *body)
+{
+	PyObject *code = py.PyFrame_GetCode(frame), *f, *n;
+	const char *s;
+	int r;
+
+	if (!code) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	f = py.PyObject_GetAttrString(code, "co_filename");
+	n = py.PyObject_GetAttrString(code, "co_name");
+	py.Py_DecRef(code);
+	r = f && sb_arg_path(f, file) == 1;
+	s = n ? py.PyUnicode_AsUTF8AndSize(n, NULL) : NULL;
+	*body = s && strcmp(s, "<module>") == 0;
+	if (f)
+		py.Py_DecRef(f);
+	if (n)
+		py.Py_DecRef(n);
+	py.PyErr_Clear();
+	return r;
+}
+
+/* With a fromlist: is 'file' the file of a submodule of runtime_expect? */
+static bool child_file(const char *file)
+{
+	size_t n = sb_g.stdlib ? strlen(sb_g.stdlib) : 0, k;
+	const char *slash = strrchr(file, '/');
+	char buf[256];
+
+	if (!n || !slash || strncmp(file, sb_g.stdlib, n) != 0 ||
+	    file[n] != '/' || strcmp(slash + 1, "__init__.py") == 0)
+		return false;
+	k = strcspn(slash + 1, ".");
+	if (strcmp(slash + 1 + k, ".py") != 0 ||
+	    snprintf(buf, sizeof(buf), "%s.%.*s", runtime_expect, (int)k,
+		     slash + 1) >= (int)sizeof(buf))
+		return false;
+	return file_of_module(file, buf);
+}
+
+/* Do the frames from the current one back to the nearest module body run
+ * only the standard library, that body being runtime_expect's file? */
+static bool in_expected_module(void)
+{
+	PyObject *frame = py.PyEval_GetFrame(), *back;
+	char file[PATH_MAX];
+	bool body = false, yes = false;
+	int depth;
+
+	if (!frame)
+		return false;
+	py.Py_IncRef(frame);
+	for (depth = 0; frame && depth < 64; depth++) {
+		if (!frame_code(frame, file, &body) || !stdlib_file(file))
+			break;
+		if (body) {
+			yes = file_of_package(file, runtime_expect) ||
+			      (runtime_children && child_file(file));
+			break;
+		}
+		back = py.PyFrame_GetBack(frame);
+		py.Py_DecRef(frame);
+		frame = back;
+	}
+	if (frame)
+		py.Py_DecRef(frame);
+	return yes;
+}
+
+/* With no frame, the interpreter's C code imports these by itself, and
+ * only these count as its: runpy to run -m (at the start), linecache to
+ * keep the source of -c (3.13) and traceback to print an exception that
+ * ended the program (3.13). What they import in turn is the runtime's
+ * only from their own files, as above. */
+static bool frameless_runtime_import(const char *name)
+{
+	if (py.PyEval_GetFrame())
+		return false;
+	if (sb_g.starting && strcmp(name, "runpy") == 0)
+		return true; /* import_call ends the start */
+	return strcmp(name, "linecache") == 0 ||
+	       strcmp(name, "traceback") == 0;
+}
 
 static bool runtime_import(void)
 {
@@ -285,17 +516,15 @@ static bool runtime_import(void)
 	size_t n;
 	int r;
 
-	if (runtime_depth)
-		return true;
 	r = sb_guard_caller_file(buf);
-	if (r == 0)
-		return true;
-	if (r < 0 || !sb_g.stdlib)
+	if (r <= 0 || !sb_g.stdlib)
 		return false;
 	n = strlen(sb_g.stdlib);
-	return strncmp(buf, sb_g.stdlib, n) == 0 &&
-	       (strncmp(buf + n, "/encodings/", 11) == 0 ||
-		strncmp(buf + n, "/_pyrepl/", 9) == 0);
+	if (strncmp(buf, sb_g.stdlib, n) == 0 &&
+	    (strncmp(buf + n, "/encodings/", 11) == 0 ||
+	     strncmp(buf + n, "/_pyrepl/", 9) == 0))
+		return true;
+	return runtime_expect && in_expected_module();
 }
 
 /* A module already loaded, imported again by the runtime or a library (the
@@ -317,7 +546,9 @@ static bool cached_for_library(PyObject *name, PyObject *level)
 	if (sb_arg_path(name, buf) != 1 || !mods ||
 	    !py.PyDict_GetItemString(mods, buf))
 		return false;
-	return sb_guard_caller_is_library();
+	/* with no frame too (printing a traceback imports io): nothing is
+	 * loaded, and sys.modules hands the same module to a lookup */
+	return !py.PyEval_GetFrame() || sb_guard_caller_is_library();
 }
 
 /* The original import, with 'wrapping' naming what it loads. */
@@ -335,19 +566,28 @@ static PyObject *call_wrapping(struct sb_wrap *w, PyObject *args,
 }
 
 /* The original import of 'name', once judged: what it loads is learned,
- * the families hear of a new module, a refused capsule is explained. What
- * an import of the runtime's ('runtime') imports in turn is the
- * runtime's too. */
+ * the families hear of a new module, a refused capsule is explained.
+ * 'runtime' is the absolute name of an import granted to the runtime,
+ * whose file imports in turn as the runtime (runtime_import), else NULL:
+ * what a judged import loads imports as the program. */
 static PyObject *import_judged(struct sb_wrap *w, PyObject *args,
-			       PyObject *kwargs, PyObject *name, bool runtime)
+			       PyObject *kwargs, PyObject *name,
+			       const char *runtime)
 {
+	const char *saved = runtime_expect;
+	bool saved_children = runtime_children;
+	PyObject *fromlist = sb_arg(args, kwargs, 3, "fromlist");
 	char pending[256];
 	PyObject *res;
 
 	take_pending(pending);
-	runtime_depth += runtime;
+	runtime_expect = runtime;
+	runtime_children = runtime && fromlist &&
+			   py.PyObject_IsTrue(fromlist) == 1;
+	py.PyErr_Clear();
 	res = call_wrapping(w, args, kwargs, pending);
-	runtime_depth -= runtime;
+	runtime_expect = saved;
+	runtime_children = saved_children;
 	learn_success(pending, res);
 	if (res)
 		module_loaded();
@@ -362,13 +602,24 @@ static PyObject *import_call(struct sb_wrap *w, PyObject *args,
 	PyObject *name = sb_arg(args, kwargs, 0, "name");
 	PyObject *globals = sb_arg(args, kwargs, 1, "globals");
 	PyObject *level = sb_arg(args, kwargs, 4, "level");
-	bool runtime = runtime_import();
+	char abs[PATH_MAX];
+	int r = absolute_name(name, globals, level, abs);
+	PyObject *res;
+	bool runtime = r == 1 &&
+		       (runtime_import() || frameless_runtime_import(abs)) &&
+		       runtime_may_load(abs);
 
 	learn_pending[0] = '\0';
-	if (!runtime && !cached_for_library(name, level) &&
-	    judge_import(name, globals, level) < 0)
+	if (r < 0)
 		return NULL;
-	return import_judged(w, args, kwargs, name, runtime);
+	if (!runtime && r == 1 && !cached_for_library(name, level) &&
+	    judge(abs) < 0)
+		return NULL;
+	res = import_judged(w, args, kwargs, name, runtime ? abs : NULL);
+	/* runpy, imported to run -m, runs the program with frames */
+	if (runtime && sb_g.starting && strcmp(abs, "runpy") == 0)
+		sb_g.starting = false;
+	return res;
 }
 
 /* _gcd_import(name, package=None, level=0) */
@@ -397,7 +648,7 @@ static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
 		py.Py_DecRef(globals);
 	if (r < 0)
 		return NULL;
-	return import_judged(w, args, kwargs, name, false);
+	return import_judged(w, args, kwargs, name, NULL);
 }
 
 /* The real directory of python-sb's package, once. */
@@ -412,6 +663,21 @@ static const char *own_dir(void)
 	    !realpath(buf, dir))
 		dir[0] = '\0';
 	return dir;
+}
+
+/* Is 'canon' (canonical) a file of the standard library's real tree, as
+ * found when the guard armed? */
+static bool stdlib_ext(const char *canon)
+{
+	static char dir[PATH_MAX];
+	size_t n;
+
+	if (!dir[0] && (!sb_g.stdlib || !realpath(sb_g.stdlib, dir)))
+		dir[0] = '\0';
+	n = strlen(dir);
+	return n && strncmp(canon, dir, n) == 0 && canon[n] == '/' &&
+	       !strstr(canon + n, "/site-packages/") &&
+	       !strstr(canon + n, "/dist-packages/");
 }
 
 /* Is 'dir' (canonical) the directory of 'file' (canonical)? */
@@ -525,7 +791,11 @@ static int judge_extension(const char *name, const struct sb_extmod *m)
 		if (sb_modtab_is_native(m->inits[i]) &&
 		    native_grant(name, m->canon, m->inits[i]) < 0)
 			return -1;
-	if (runtime_import())
+	/* the runtime's own C modules are the standard library's
+	 * (lib-dynload), never a file found elsewhere under their name */
+	if (((runtime_expect && strcmp(name, runtime_expect) == 0) ||
+	     runtime_import()) &&
+	    runtime_may_load(name) && stdlib_ext(m->canon))
 		return 0;
 	/* the name it is loaded under, and, outside the package that name
 	 * claims, its own */
@@ -843,6 +1113,8 @@ int sb_imports_arm(void)
 	PyObject *impl = py.PySys_GetObject("implementation");
 	size_t i;
 
+	/* the standard library's real directory, as it is now */
+	(void)stdlib_ext("");
 	sb_g.imports.ns_type =
 		impl ? py.PyObject_GetAttrString(impl, "__class__") : NULL;
 	if (!sb_g.imports.ns_type)
@@ -860,11 +1132,19 @@ int sb_imports_event(const char *event, PyObject *args)
 	char buf[PATH_MAX];
 	int r;
 
-	if (strcmp(event, "import") != 0 || runtime_import())
+	if (strcmp(event, "import") != 0)
 		return 0;
 	r = sb_arg_path(py.PyTuple_GetItem(args, 0), buf);
 	if (r <= 0)
 		return r;
+	/* the packages of a module granted to the runtime, which the
+	 * import system loads first, by itself */
+	if (runtime_expect && is_package_of(buf, runtime_expect) &&
+	    runtime_may_load(buf))
+		return 0;
+	if ((runtime_import() || frameless_runtime_import(buf)) &&
+	    runtime_may_load(buf))
+		return 0;
 	learn_pending[0] = '\0';
 	r = judge(buf);
 	/* learning: a load no wrapper is making (C code calling

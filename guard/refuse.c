@@ -327,8 +327,10 @@ static void report_denial(PyObject *exc, bool network)
 	 * application's own code met it: the standard library's optional
 	 * imports, importlib's bytecode writes and probes are routine, and
 	 * their exceptions are handled where they arise */
-	if (!network && sb_guard_caller_is_library())
-		return;
+	if (!network &&
+	    (!py.PyEval_GetFrame() || sb_guard_caller_is_library()))
+		return; /* frameless: the interpreter's traceback printer */
+
 	inside = true;
 	py.PyErr_Fetch(&t, &v, &tb);
 	args = py.PyTuple_New(1);

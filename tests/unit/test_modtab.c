@@ -20,6 +20,20 @@ static void test_classes(void)
 		{ "_testcapi", true, true },
 		{ "_testinternalcapi", true, true },
 		{ "_testbuffer", true, true },
+		/* reach outside without an audit event the guard judges:
+		 * the native grant too */
+		{ "readline", true, true },
+		{ "_tkinter", true, true },
+		{ "_curses", true, true },
+		{ "_curses_panel", true, true },
+		{ "_dbm", true, true },
+		{ "_gdbm", true, true },
+		{ "_posixshmem", true, true },
+		{ "_multiprocessing", true, true },
+		{ "syslog", true, true },
+		{ "nis", true, true },
+		{ "spwd", true, true },
+		{ "ossaudiodev", true, true },
 		/* can undo the guard, no raw memory by themselves */
 		{ "atexit", false, true },
 		{ "bdb", false, true },
@@ -38,6 +52,12 @@ static void test_classes(void)
 		/* ordinary, and near misses */
 		{ "json", false, false },
 		{ "_socket", false, false },
+		{ "_ssl", false, false },
+		{ "_sqlite3", false, false },
+		{ "termios", false, false },
+		{ "fcntl", false, false },
+		{ "pwd", false, false },
+		{ "tkinter", false, false }, /* its _tkinter is judged */
 		{ "_tes", false, false },
 		{ "test", false, false },
 		{ "ctypesx", false, false },
@@ -57,8 +77,19 @@ static void test_classes(void)
 	}
 }
 
+/* the refusal says what a module reaches when it is not raw memory */
+static void test_outside(void)
+{
+	ok(sb_modtab_outside("readline") != NULL, "readline says why");
+	ok(sb_modtab_outside("_tkinter") != NULL, "_tkinter says why");
+	ok(sb_modtab_outside("_ctypes") == NULL, "_ctypes is raw memory");
+	ok(sb_modtab_outside("atexit") == NULL, "atexit needs no grant");
+	ok(sb_modtab_outside("json") == NULL, "json is not a row");
+}
+
 int main(void)
 {
 	test_classes();
+	test_outside();
 	return tap_done();
 }
