@@ -39,7 +39,14 @@
  *                                      (dbm falls back to dbm.dumb, whose
  *                                      open() the file rules judge)
  *   _posixshmem              native    shm_open/shm_unlink: /dev/shm files
- *   _multiprocessing         native    sem_open/sem_unlink: /dev/shm files
+ *   _multiprocessing         ordinary  sem_open/sem_unlink name POSIX
+ *                                      semaphores (/dev/shm/sem.NAME only:
+ *                                      glibc refuses a '/'), no content;
+ *                                      under subprocess the program could
+ *                                      unlink another's semaphore by name
+ *                                      (weaknesses.md). Kept open: every
+ *                                      multiprocessing lock, queue and pool
+ *                                      needs it
  *   syslog                   native    /dev/log; audited from 3.12 only,
  *                                      and the guard judges no syslog.*
  *   nis                      native    NIS queries to the network
@@ -92,8 +99,6 @@ static const struct {
 	  "reads terminal descriptions where $TERMINFO says" },
 	{ "_dbm", MOD_OUTSIDE, "opens database files by path" },
 	{ "_gdbm", MOD_OUTSIDE, "opens database files by path" },
-	{ "_multiprocessing", MOD_OUTSIDE,
-	  "creates and removes named semaphores in /dev/shm" },
 	{ "_posixshmem", MOD_OUTSIDE,
 	  "creates and removes shared memory files in /dev/shm" },
 	{ "_remote_debugging", MOD_NATIVE, NULL },
