@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -62,7 +63,33 @@
 #define MAX_PAYLOAD (64 * 1024)
 #define MAX_CONTROL (64 * 1024)
 #define MAX_MMSG 64
+
+/* What the supervisor holds for the program is bounded, per call and in
+ * all, so that the program cannot make it spend its memory (outside the
+ * run's limit-memory) or its descriptors (which the end-of-run sweep
+ * needs too). A call holds its copy only while it is being performed:
+ * a blocking call is copied by the worker that performs it, so at most
+ * the workers' calls and the main thread's hold copies at once.
+ * Per call: one message always; a sendmmsg stops at the message that
+ * would take it past CALL_BYTES (payload and control), CALL_FDS passed
+ * descriptors (the kernel's SCM_MAX_FD per message) or CALL_PATHS named
+ * Unix sockets, and reports fewer sent, as sendmmsg may. In all: the
+ * passed descriptors held (max_fds, from RLIMIT_NOFILE) past which a send
+ * fails with ETOOMANYREFS, the kernel's answer to a sender with too many
+ * descriptors in flight; the workers (max_workers); the blocking calls
+ * waiting for one (MAX_QUEUED, each a small record of the notification,
+ * none of the program's data), past which a send fails with ENOBUFS and a
+ * connect with EAGAIN, the kernel's answers when it is short of buffers. */
+#define CALL_BYTES (128 * 1024)
+#define CALL_FDS 253 /* SCM_MAX_FD */
+#define CALL_PATHS 16
 #define MAX_WORKERS 64
+#define MAX_HELD_FDS 1024
+#define MAX_QUEUED 4096
+
+/* copy_*() return this for a later message of a sendmmsg that would take
+ * the call past its bounds: the call sends the messages before it. */
+#define STOP 2
 
 /* One message of a send call, copied out of the program. */
 struct msg {
@@ -77,12 +104,15 @@ struct msg {
 	uint64_t remote; /* the program's mmsghdr, for msg_len */
 };
 
+struct sup;
+
 /* One notified call, judged and ready to perform. */
 struct call {
 	uint64_t id;
 	pid_t pid;
 	int nr;
 	uint64_t args[6];
+	struct sup *s;
 	int pidfd, sock;
 	int family, type, proto;
 	struct sockaddr_storage addr; /* connect, bind */
@@ -92,6 +122,10 @@ struct call {
 	unsigned n_msgs;
 	int flags;
 	bool blocking;
+	size_t bytes;	    /* payload and control copied */
+	unsigned n_passed;  /* SCM_RIGHTS descriptors held */
+	unsigned n_paths;   /* named Unix sockets pinned */
+	unsigned held;	    /* of the supervisor's max_fds */
 	struct call *next;
 };
 
@@ -102,8 +136,27 @@ struct sup {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct call *head, *tail;
-	unsigned idle, workers;
+	unsigned idle, workers, queued;
+	unsigned max_workers, max_fds, held_fds;
 };
+
+/* Take n of the descriptors a call may hold for the program: 0 or
+ * -ETOOMANYREFS. */
+static int hold_fds(struct call *c, unsigned n)
+{
+	struct sup *s = c->s;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->mu);
+	if (n > s->max_fds - s->held_fds)
+		rc = -ETOOMANYREFS;
+	else
+		s->held_fds += n;
+	pthread_mutex_unlock(&s->mu);
+	if (rc == 0)
+		c->held += n;
+	return rc;
+}
 
 static bool still_pending(int listener, uint64_t id)
 {
@@ -136,10 +189,21 @@ static void reply_continue(int listener, uint64_t id)
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
 }
 
+static void msg_free(struct msg *m)
+{
+	size_t k;
+
+	for (k = 0; k < m->n_fds; k++)
+		close(m->fds[k]);
+	free(m->fds);
+	free(m->data);
+	free(m->control);
+	memset(m, 0, sizeof(*m));
+}
+
 static void call_free(struct call *c)
 {
 	unsigned i;
-	size_t k;
 
 	if (c->sock >= 0)
 		close(c->sock);
@@ -147,14 +211,14 @@ static void call_free(struct call *c)
 		close(c->pidfd);
 	if (c->pathfd >= 0)
 		close(c->pathfd);
-	for (i = 0; i < c->n_msgs; i++) {
-		for (k = 0; k < c->msgs[i].n_fds; k++)
-			close(c->msgs[i].fds[k]);
-		free(c->msgs[i].fds);
-		free(c->msgs[i].data);
-		free(c->msgs[i].control);
-	}
+	for (i = 0; i < c->n_msgs; i++)
+		msg_free(&c->msgs[i]);
 	free(c->msgs);
+	if (c->held) {
+		pthread_mutex_lock(&c->s->mu);
+		c->s->held_fds -= c->held;
+		pthread_mutex_unlock(&c->s->mu);
+	}
 	free(c);
 }
 
@@ -502,8 +566,8 @@ static int judge_addr(const struct sb_policy *p, const struct call *c,
 
 /* ---- copying a send out of the program ---- */
 
-static long copy_payload(const struct call *c, const struct iovec *iov,
-			 size_t n, struct msg *m)
+static long copy_payload(struct call *c, const struct iovec *iov,
+			 size_t n, struct msg *m, bool first)
 {
 	struct iovec remote[UIO_MAXIOV], local;
 	size_t total = 0, want, i, k = 0;
@@ -517,6 +581,9 @@ static long copy_payload(const struct call *c, const struct iovec *iov,
 	if (!stream && total > MAX_PAYLOAD)
 		return -EMSGSIZE;
 	want = total > MAX_PAYLOAD ? MAX_PAYLOAD : total;
+	if (!first && c->bytes + want > CALL_BYTES)
+		return STOP;
+	c->bytes += want;
 	m->data = malloc(want ? want : 1);
 	if (!m->data)
 		return -ENOMEM;
@@ -577,10 +644,43 @@ static long control_refused(const struct call *c, const struct cmsghdr *cm)
 	return -EPERM;
 }
 
-static long copy_control(const struct call *c, struct msg *m)
+static long copy_control(struct call *c, struct msg *m, bool first)
 {
 	struct msghdr h = { 0 };
 	struct cmsghdr *cm;
+	size_t passed = 0;
+	long rc;
+
+	/* every descriptor of the message counted before any is taken: past
+	 * SCM_MAX_FD the kernel refuses the message (EINVAL) */
+	h.msg_control = m->control;
+	h.msg_controllen = m->controllen;
+	for (cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm)) {
+		size_t room = m->controllen - (size_t)((char *)cm - m->control);
+
+		if (cm->cmsg_len < CMSG_LEN(0) || cm->cmsg_len > room)
+			return -EINVAL;
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS)
+			passed += (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+	}
+	if (passed > CALL_FDS)
+		return -EINVAL;
+	if (c->n_passed + passed > CALL_FDS)
+		return first ? -EINVAL : STOP;
+	if (passed) {
+		rc = hold_fds(c, (unsigned)passed);
+		if (rc < 0) {
+			sb_suplog_refused(c->pid, "network",
+					  "descriptors passed on a send",
+					  "built in: the supervisor holds a "
+					  "bounded number of passed "
+					  "descriptors (ETOOMANYREFS)",
+					  NULL);
+			return first ? rc : STOP;
+		}
+		c->n_passed += (unsigned)passed;
+	}
 
 	h.msg_control = m->control;
 	h.msg_controllen = m->controllen;
@@ -622,7 +722,7 @@ static long copy_control(const struct call *c, struct msg *m)
 }
 
 static long copy_msghdr(const struct sb_policy *p, struct call *c,
-			uint64_t at, struct msg *m, int *pathfd)
+			uint64_t at, struct msg *m, int *pathfd, bool first)
 {
 	struct msghdr h;
 	struct iovec *iov;
@@ -649,13 +749,16 @@ static long copy_msghdr(const struct sb_policy *p, struct call *c,
 	rc = sb_peek(c->pid, (uintptr_t)h.msg_iov, iov,
 		  h.msg_iovlen * sizeof(*iov));
 	if (rc == 0)
-		rc = copy_payload(c, iov, h.msg_iovlen, m);
+		rc = copy_payload(c, iov, h.msg_iovlen, m, first);
 	free(iov);
-	if (rc < 0)
+	if (rc != 0)
 		return rc;
 	if (h.msg_control && h.msg_controllen) {
 		if (h.msg_controllen > MAX_CONTROL)
 			return -ENOBUFS;
+		if (!first && c->bytes + h.msg_controllen > CALL_BYTES)
+			return STOP;
+		c->bytes += h.msg_controllen;
 		m->control = malloc(h.msg_controllen);
 		if (!m->control)
 			return -ENOMEM;
@@ -663,7 +766,7 @@ static long copy_msghdr(const struct sb_policy *p, struct call *c,
 		if (sb_peek(c->pid, (uintptr_t)h.msg_control, m->control,
 			 m->controllen) < 0)
 			return -EFAULT;
-		return copy_control(c, m);
+		return copy_control(c, m, first);
 	}
 	return 0;
 }
@@ -693,6 +796,8 @@ static long prepare_send(const struct sb_policy *p, struct call *c)
 		struct msg *m = &c->msgs[i];
 		int pathfd = -1;
 
+		if (i > 0 && c->n_paths >= CALL_PATHS)
+			break;
 		c->n_msgs = i + 1;
 		if (c->nr == __NR_sendto) {
 			struct iovec v = { (void *)(uintptr_t)c->args[1],
@@ -707,13 +812,13 @@ static long prepare_send(const struct sb_policy *p, struct call *c)
 			rc = judge_addr(p, c, OP_SEND, &m->name, &m->namelen,
 					&pathfd);
 			if (rc == 0)
-				rc = copy_payload(c, &v, 1, m);
+				rc = copy_payload(c, &v, 1, m, true);
 		} else {
 			uint64_t at = c->args[1] +
 				      (uint64_t)i * sizeof(struct mmsghdr);
 
 			m->remote = at;
-			rc = copy_msghdr(p, c, at, m, &pathfd);
+			rc = copy_msghdr(p, c, at, m, &pathfd, i == 0);
 		}
 		if (rc == 0)
 			rc = judge_dns(p, c, m);
@@ -728,18 +833,29 @@ static long prepare_send(const struct sb_policy *p, struct call *c)
 			}
 			m->fds = more;
 			m->fds[m->n_fds++] = pathfd;
+			c->n_paths++;
+		}
+		if (rc == STOP) {
+			/* this message and those after it are not sent */
+			msg_free(m);
+			c->n_msgs = i;
+			return 0;
 		}
 	}
 	return rc;
 }
 
-static long prepare(const struct sb_policy *p, int listener, struct call *c)
+/* The caller and its socket, and whether the call may block. 0, GONE or
+ * -errno. */
+static long open_call(int listener, struct call *c)
 {
 	socklen_t ol = sizeof(int);
-	long rc = 0;
+	int fl;
 
 	c->pidfd = sb_pidfd_of_caller(c->pid);
-	if (c->pidfd < 0 || !still_pending(listener, c->id))
+	if (c->pidfd < 0)
+		return errno == ESRCH ? GONE : -EAGAIN;
+	if (!still_pending(listener, c->id))
 		return GONE;
 	c->sock = sb_pidfd_getfd(c->pidfd, (int)c->args[0]);
 	if (c->sock < 0)
@@ -748,6 +864,29 @@ static long prepare(const struct sb_policy *p, int listener, struct call *c)
 	    getsockopt(c->sock, SOL_SOCKET, SO_TYPE, &c->type, &ol) < 0 ||
 	    getsockopt(c->sock, SOL_SOCKET, SO_PROTOCOL, &c->proto, &ol) < 0)
 		return -errno;
+	if (c->nr == __NR_sendmmsg || c->nr == __NR_sendto)
+		c->flags = (int)c->args[3];
+	else if (c->nr == __NR_sendmsg)
+		c->flags = (int)c->args[2];
+	fl = fcntl(c->sock, F_GETFL);
+	if (c->nr == __NR_connect)
+		c->blocking = !(fl & O_NONBLOCK);
+	else if (c->nr != __NR_bind && c->nr != __NR_listen)
+		c->blocking = !(fl & O_NONBLOCK) && !(c->flags & MSG_DONTWAIT);
+	return 0;
+}
+
+/* Judge the call and copy what it sends. 0, GONE or -errno. */
+static long prepare(const struct sb_policy *p, int listener, struct call *c)
+{
+	long rc = 0;
+
+	if (c->sock < 0) {
+		/* a blocking call, opened again by its worker */
+		rc = open_call(listener, c);
+		if (rc != 0)
+			return rc;
+	}
 	switch (c->nr) {
 	case __NR_connect:
 	case __NR_bind:
@@ -784,11 +923,6 @@ static long prepare(const struct sb_policy *p, int listener, struct call *c)
 		return rc;
 	if (!still_pending(listener, c->id))
 		return GONE;
-	if (c->nr == __NR_connect)
-		c->blocking = !(fcntl(c->sock, F_GETFL) & O_NONBLOCK);
-	else if (c->nr != __NR_bind && c->nr != __NR_listen)
-		c->blocking = !(fcntl(c->sock, F_GETFL) & O_NONBLOCK) &&
-			      !(c->flags & MSG_DONTWAIT);
 	return 0;
 }
 
@@ -906,6 +1040,18 @@ static long perform_as_program(struct call *c)
 
 /* ---- workers for calls that may block ---- */
 
+/* Prepare the call and perform it, or answer why not; then free it. */
+static void serve_call(struct sup *s, struct call *c)
+{
+	long rc = prepare(s->p, s->listener, c);
+
+	if (rc == 0)
+		reply(s->listener, c->id, perform(c));
+	else if (rc != GONE)
+		reply(s->listener, c->id, rc);
+	call_free(c);
+}
+
 static void *worker(void *arg)
 {
 	struct sup *s = arg;
@@ -922,26 +1068,37 @@ static void *worker(void *arg)
 		s->head = c->next;
 		if (!s->head)
 			s->tail = NULL;
+		s->queued--;
 		pthread_mutex_unlock(&s->mu);
-		reply(s->listener, c->id, perform(c));
-		call_free(c);
+		serve_call(s, c);
 	}
 	return NULL;
 }
 
-/* A blocking connect must not hold the others: a worker takes it. At most
- * MAX_WORKERS calls block at once; past that they wait their turn. */
+/* A blocking connect must not hold the others: a worker takes it, and
+ * only then reads and copies what it sends (the call waits in the
+ * kernel meanwhile, as it would for a full socket). At most max_workers
+ * calls block at once; past that they wait their turn, MAX_QUEUED of
+ * them. The caller's descriptors were closed: a queued call holds no
+ * descriptor and none of the program's data. */
 static void run_blocking(struct sup *s, struct call *c)
 {
-	unsigned queued = 0;
-	struct call *q;
 	pthread_attr_t attr;
 	pthread_t t;
 
 	pthread_mutex_lock(&s->mu);
-	for (q = s->head; q; q = q->next)
-		queued++;
-	if (s->idle <= queued && s->workers < MAX_WORKERS &&
+	if (s->queued >= MAX_QUEUED) {
+		pthread_mutex_unlock(&s->mu);
+		sb_suplog_refused(c->pid, "network", "a blocking call",
+				  "built in: the supervisor queues a bounded "
+				  "number of blocking calls",
+				  NULL);
+		reply(s->listener, c->id,
+		      c->nr == __NR_connect ? -EAGAIN : -ENOBUFS);
+		call_free(c);
+		return;
+	}
+	if (s->idle <= s->queued && s->workers < s->max_workers &&
 	    pthread_attr_init(&attr) == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -951,10 +1108,10 @@ static void run_blocking(struct sup *s, struct call *c)
 	}
 	if (s->workers == 0) {
 		pthread_mutex_unlock(&s->mu);
-		reply(s->listener, c->id, perform(c));
-		call_free(c);
+		serve_call(s, c);
 		return;
 	}
+	s->queued++;
 	c->next = NULL;
 	if (s->tail)
 		s->tail->next = c;
@@ -1055,19 +1212,22 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 	c->id = req->id;
 	c->pid = (pid_t)req->pid;
 	c->nr = req->data.nr;
+	c->s = s;
 	memcpy(c->args, req->data.args, sizeof(c->args));
 	c->sock = c->pidfd = c->pathfd = -1;
-	rc = prepare(s->p, s->listener, c);
+	rc = open_call(s->listener, c);
 	if (rc == GONE) {
 		call_free(c);
 	} else if (rc < 0) {
 		reply(s->listener, c->id, rc);
 		call_free(c);
 	} else if (c->blocking) {
+		close(c->sock);
+		close(c->pidfd);
+		c->sock = c->pidfd = -1;
 		run_blocking(s, c);
 	} else {
-		reply(s->listener, c->id, perform(c));
-		call_free(c);
+		serve_call(s, c);
 	}
 }
 
@@ -1101,6 +1261,24 @@ static void serving_ready(struct sb_sup *sup, void *ctx,
 		serve_one(v->s, v->req, v->req_size);
 	else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
 		v->live = -1; /* no process uses the filter any more */
+}
+
+/* The descriptors held for the program, from python-sb's own limit: a
+ * quarter of it for passed descriptors, and about 18 for each worker (its
+ * call's socket, caller and named Unix sockets), so that the rest of
+ * python-sb, and the sweep at the end, keep theirs. */
+static void sup_bounds(struct sup *s)
+{
+	struct rlimit rl;
+	rlim_t n = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur;
+	s->max_fds = n / 4 < MAX_HELD_FDS ? (unsigned)(n / 4) : MAX_HELD_FDS;
+	s->max_workers = n / 32 < MAX_WORKERS ? (unsigned)(n / 32)
+					      : MAX_WORKERS;
+	if (s->max_workers < 1)
+		s->max_workers = 1;
 }
 
 static void handover_failed(pid_t pid, const char *what)
@@ -1246,6 +1424,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	sb_suplog_started();
 	signal(SIGPIPE, SIG_IGN);
 	s.listener = lfd;
+	sup_bounds(&s);
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	req = v.req = calloc(1, v.req_size);

@@ -162,6 +162,7 @@ static void plan_init(const struct sb_policy *p, struct sb_limits *l)
 	l->p = p;
 	for (i = 0; i < SB_ARRAY_LEN(l->cg_fd); i++)
 		l->cg_procs[i] = l->cg_fd[i] = l->cg_parent[i] = -1;
+	l->cg_kill = -1;
 	for (i = 0; i < SB_LIMIT_COUNT; i++)
 		if (p->limits[i].value)
 			l->mech[i] = i == SB_LIMIT_TIME ? SB_MECH_TIMER
@@ -420,6 +421,9 @@ static int make_cg(struct sb_arena *a, struct sb_limits *l, unsigned k,
 		*err = sb_arena_printf(a, "open %s: %s", procs, strerror(errno));
 		return -1;
 	}
+	if (l->cg_version == 2)
+		l->cg_kill = openat(l->cg_fd[k], "cgroup.kill",
+				    O_WRONLY | O_CLOEXEC);
 	return 0;
 }
 
@@ -527,6 +531,9 @@ static void kill_cgroups(const struct sb_limits *l)
 	unsigned k;
 	int round;
 
+	if (l->cg_kill >= 0 && write(l->cg_kill, "1", 1) != 1) {
+		/* the listing below does it the old way */
+	}
 	for (k = 0; k < SB_ARRAY_LEN(l->cg_fd); k++) {
 		if (l->cg_fd[k] < 0)
 			continue;
@@ -564,6 +571,9 @@ void sb_limits_cleanup(struct sb_limits *l)
 			close(l->cg_parent[k]);
 		l->cg_fd[k] = l->cg_parent[k] = -1;
 	}
+	if (l->cg_kill >= 0)
+		close(l->cg_kill);
+	l->cg_kill = -1;
 }
 
 /* ---- rlimits, the timer and the verdict ---- */
@@ -891,47 +901,122 @@ int sb_limits_verdict(const struct sb_limits *l, int wstatus,
 
 /* ---- the end of the run ---- */
 
+void sb_sweep_reserve(struct sb_sweep *w)
+{
+	size_t i;
+
+	w->proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (i = 0; i < SB_SWEEP_SPARE; i++)
+		w->spare[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void sb_sweep_release(struct sb_sweep *w)
+{
+	size_t i;
+
+	if (w->proc >= 0)
+		close(w->proc);
+	w->proc = -1;
+	for (i = 0; i < SB_SWEEP_SPARE; i++) {
+		if (w->spare[i] >= 0)
+			close(w->spare[i]);
+		w->spare[i] = -1;
+	}
+}
+
+/* A directory of /proc, "self/task" or ".", through the reserved
+ * descriptor when there is one. */
+static DIR *proc_dir(int proc, const char *rel)
+{
+	char path[64];
+	int fd;
+	DIR *d;
+
+	if (proc >= 0) {
+		fd = openat(proc, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%s", rel);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
+/* sb_read_small of a file of /proc, by its name under /proc. */
+static int proc_read(int proc, const char *rel, char *buf, size_t size)
+{
+	char path[320];
+
+	if (proc >= 0)
+		return (int)sb_read_small(proc, rel, buf, size);
+	snprintf(path, sizeof(path), "/proc/%s", rel);
+	return (int)sb_read_small(AT_FDCWD, path, buf, size);
+}
+
+/* SIGKILL the pids of a task's children file: the count, or -1 without
+ * the file. */
+static int kill_task_children(int proc, const char *task)
+{
+	char rel[300], buf[4096], *p, *end;
+	int n = 0;
+
+	snprintf(rel, sizeof(rel), "self/task/%s/children", task);
+	if (proc_read(proc, rel, buf, sizeof(buf)) < 0)
+		return -1;
+	/* a full page may have been cut: the caller looks again */
+	for (p = buf;; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+	}
+	return n;
+}
+
 /* SIGKILL every process whose parent is this one (any of its threads):
  * the program's orphans come here (PR_SET_CHILD_SUBREAPER). Through
  * /proc/self/task/T/children where the kernel has it, else a scan of
- * /proc. Returns how many were found. */
-static unsigned kill_children(pid_t self)
+ * /proc. How many were found, or -1 when /proc could not be read. */
+static int kill_children(int proc, pid_t self)
 {
-	DIR *d = opendir("/proc/self/task");
+	DIR *d = proc_dir(proc, "self/task");
 	struct dirent *e;
-	unsigned n = 0;
+	int n = 0;
 	bool listed = d != NULL;
 
 	while (d && (e = readdir(d))) {
-		char path[300];
 		int k;
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/children",
-			 e->d_name);
-		k = kill_listed(AT_FDCWD, path);
+		k = kill_task_children(proc, e->d_name);
 		if (k < 0)
 			listed = false;
 		else
-			n += (unsigned)k;
+			n += k;
 	}
 	if (d)
 		closedir(d);
 	if (listed)
 		return n;
-	d = opendir("/proc");
+	d = proc_dir(proc, ".");
 	if (!d)
-		return n;
+		return -1;
 	while ((e = readdir(d))) {
-		char path[64], buf[512], *close_paren;
+		char rel[64], buf[512], *close_paren;
 		int ppid = -1;
 		long pid = strtol(e->d_name, NULL, 10);
 
 		if (pid <= 0 || pid == self)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		if (sb_read_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
+		snprintf(rel, sizeof(rel), "%ld/stat", pid);
+		if (proc_read(proc, rel, buf, sizeof(buf)) <= 0)
 			continue;
 		/* "pid (comm) S ppid ...": comm may hold anything */
 		close_paren = strrchr(buf, ')');
@@ -948,29 +1033,56 @@ static unsigned kill_children(pid_t self)
 
 /* Nothing the program started outlives python-sb: kill and reap every
  * descendant, including those that come here while we sweep. */
-void sb_sweep_descendants(void)
+void sb_sweep_descendants(struct sb_sweep *w, const struct sb_limits *l)
 {
 	pid_t self = getpid();
-	unsigned idle = 0;
+	unsigned idle = 0, blind = 0;
+	int proc = w ? w->proc : -1;
+	size_t i;
 
+	/* room for the descriptors the listing opens, whatever the
+	 * program made python-sb hold */
+	for (i = 0; w && i < SB_SWEEP_SPARE; i++) {
+		if (w->spare[i] >= 0)
+			close(w->spare[i]);
+		w->spare[i] = -1;
+	}
+	/* the run's cgroup holds every process of it, in any pid
+	 * namespace; not when python-sb is inside it (a second stage) */
+	if (l && (l->cg_parent[0] >= 0 || l->cg_parent[1] >= 0 ||
+		  l->cg_parent[2] >= 0))
+		kill_cgroups(l);
 	for (;;) {
-		unsigned n;
-		pid_t w = waitpid(-1, NULL, WNOHANG);
+		int n;
+		pid_t r = waitpid(-1, NULL, WNOHANG);
 
 		/* the common case: the program left nothing behind */
-		if (w < 0 && errno == ECHILD)
+		if (r < 0 && errno == ECHILD)
 			break;
-		if (w > 0)
+		if (r > 0)
 			continue;
-		n = kill_children(self);
-		w = waitpid(-1, NULL, n ? 0 : WNOHANG);
+		n = kill_children(proc, self);
+		r = waitpid(-1, NULL, n > 0 ? 0 : WNOHANG);
 
-		if (w < 0 && errno == ECHILD)
+		if (r < 0 && errno == ECHILD)
 			break; /* none left */
+		if (r == 0 && n < 0) {
+			/* /proc cannot be read (descriptors or memory short
+			 * for a moment): a child is left, so look again,
+			 * without end; said once */
+			if (++blind == 100)
+				fprintf(stderr, "python-sb: the end of the run: "
+						"/proc cannot be read (%s); "
+						"still trying to end its "
+						"processes\n",
+					strerror(errno));
+			usleep(blind < 100 ? 10 * 1000 : 100 * 1000);
+			continue;
+		}
 		/* a child /proc did not show (yet): look again, for a while;
 		 * a /proc of another pid namespace never shows them, and the
 		 * provider's pid namespace ends them then */
-		if (w == 0 && !n) {
+		if (r == 0 && n == 0) {
 			if (++idle > 200)
 				break;
 			usleep(10 * 1000);
@@ -1062,7 +1174,8 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 				"stopped.\n",
 			s.lw.failed, strerror(errno));
 		sb_sup_abort(&s);
-		sb_sweep_descendants();
+		sb_sweep_descendants(&s.sweep, l);
+		sb_sup_end(&s);
 		return SB_EXIT_SETUP;
 	}
 	rc = sb_sup_loop(&s, NULL, NULL);

@@ -35,6 +35,10 @@ struct sb_limits {
 	 * and removes it through them, since unshare's pivot_root changes
 	 * the launcher's root too */
 	int cg_fd[3], cg_parent[3];
+	/* v2's cgroup.kill, opened with the cgroup (kernel 5.14 and later):
+	 * one write ends every process of it, in any pid namespace, with no
+	 * descriptor to find at the end */
+	int cg_kill;
 	const char *cg_name; /* "pysb-<pid>" */
 	unsigned n_cg;
 	int cg_version; /* 0: no cgroup for this run */
@@ -142,9 +146,29 @@ int sb_limits_outer_verdict(const struct sb_limits *l, int rc);
 /* Kill what is left in the run's cgroup and remove it. */
 void sb_limits_cleanup(struct sb_limits *l);
 
+/* What the end-of-run sweep needs, taken when a supervisor starts, so that
+ * a program that exhausts python-sb's descriptors (through the calls its
+ * supervisor performs for it) cannot keep the sweep from reading /proc: a
+ * descriptor of /proc, and spare ones closed when the sweep begins. */
+#define SB_SWEEP_SPARE 4
+struct sb_sweep {
+	int proc;
+	int spare[SB_SWEEP_SPARE];
+};
+
+/* Take them (CLOEXEC); what cannot be taken is -1, and the sweep opens
+ * /proc by name then. */
+void sb_sweep_reserve(struct sb_sweep *w);
+/* Close them (a forked child, or the end of the supervisor). */
+void sb_sweep_release(struct sb_sweep *w);
 /* SIGKILL and reap every descendant of this process, a subreaper
- * (PR_SET_CHILD_SUBREAPER), including those that come here meanwhile. */
-void sb_sweep_descendants(void);
+ * (PR_SET_CHILD_SUBREAPER), including those that come here meanwhile;
+ * first every process of the run's cgroup 'l' when this process made it
+ * (NULL: none). It gives up only when /proc can be read and shows none
+ * of the children the kernel still reports (a pid namespace's, ended by
+ * it): while /proc cannot be read it keeps trying. The spares of 'w' (may
+ * be NULL) are used up. */
+void sb_sweep_descendants(struct sb_sweep *w, const struct sb_limits *l);
 
 /* subprocess and none with limits: python-sb stays as the parent (a
  * subreaper), the child joins the cgroup, sets the rlimits and execs

@@ -33,6 +33,8 @@ int sb_sup_init(struct sb_sup *s, enum sb_sup_forward fwd)
 	s->reap_all = false;
 	s->wstatus = 0;
 	memset(&s->ru, 0, sizeof(s->ru));
+	/* before the program can make python-sb spend its descriptors */
+	sb_sweep_reserve(&s->sweep);
 	sb_sup_watch(s, NULL); /* nothing to watch: cannot fail */
 	sigemptyset(&mask);
 	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
@@ -56,8 +58,11 @@ pid_t sb_sup_fork(struct sb_sup *s)
 
 void sb_sup_child(const struct sb_sup *s)
 {
+	struct sb_sweep w = s->sweep;
+
 	sigprocmask(SIG_SETMASK, &s->old, NULL);
 	close(s->sfd);
+	sb_sweep_release(&w);
 }
 
 int sb_sup_watch(struct sb_sup *s, struct sb_limits *lim)
@@ -189,13 +194,14 @@ void sb_sup_stop(struct sb_sup *s, bool sweep)
 {
 	sb_limits_watch_close(&s->lw);
 	if (sweep)
-		sb_sweep_descendants();
+		sb_sweep_descendants(&s->sweep, s->lim);
 }
 
 void sb_sup_end(struct sb_sup *s)
 {
 	close(s->sfd);
 	s->sfd = -1;
+	sb_sweep_release(&s->sweep);
 	sigprocmask(SIG_SETMASK, &s->old, NULL);
 }
 

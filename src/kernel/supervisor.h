@@ -70,6 +70,7 @@ struct sb_sup {
 	bool reap_all; /* an init: reap every process that ends (orphans) */
 	struct sb_limits *lim; /* NULL: no limit to watch */
 	struct sb_limit_watch lw;
+	struct sb_sweep sweep; /* what the end-of-run sweep needs */
 	int wstatus;      /* the child's wait status, once it ended */
 	struct rusage ru; /* and its rusage (not with reap_all) */
 };
@@ -99,9 +100,12 @@ int sb_sup_loop(struct sb_sup *s, const struct sb_sup_ops *ops, void *ctx);
 /* SIGKILL the child and reap it: a set-up step after the fork failed. */
 void sb_sup_abort(struct sb_sup *s);
 /* After the loop: close the limits' watch; with 'sweep', SIGKILL and reap
- * every descendant (sb_sweep_descendants: python-sb is a subreaper). */
+ * every descendant and every process of the run's cgroup
+ * (sb_sweep_descendants: python-sb is a subreaper), with the descriptors
+ * sb_sup_init reserved for it. */
 void sb_sup_stop(struct sb_sup *s, bool sweep);
-/* Close the signalfd and put the previous mask back. */
+/* Close the signalfd and the sweep's reserve, and put the previous mask
+ * back. */
 void sb_sup_end(struct sb_sup *s);
 
 /* The program's wait status as python-sb's exit status: its exit code, or

@@ -29,6 +29,10 @@
 #include <unistd.h>
 
 #define MAX_RULE_FILE (16u << 20)
+/* A record is a line of a few paths; an unended one longer than this is
+ * not the guard's: dropped, so that the program cannot grow python-sb
+ * without end through the record pipe. */
+#define MAX_PENDING (1u << 20)
 
 void sb_learn_feed(struct sb_learn_session *s, const char *data, size_t len)
 {
@@ -42,6 +46,10 @@ void sb_learn_feed(struct sb_learn_session *s, const char *data, size_t len)
 			s->pending.len - used);
 		s->pending.len -= used;
 		s->pending.s[s->pending.len] = '\0';
+	}
+	if (s->pending.len > MAX_PENDING) {
+		s->pending.len = 0;
+		s->pending.s[0] = '\0';
 	}
 }
 

@@ -236,7 +236,7 @@ int sb_supervise_learning(const char *path, char *const argv[],
 				"stopped.\n",
 			sup.lw.failed, strerror(errno));
 		sb_sup_abort(&sup);
-		sb_sweep_descendants();
+		sb_sweep_descendants(&sup.sweep, lim);
 		close(rec_fd);
 		if (lfd >= 0)
 			close(lfd);

@@ -703,6 +703,101 @@ def test_killing_the_supervisor_kills_the_program(sb, tree, user):
         pytest.fail("the program outlived its supervisor")
 
 
+def helper_popen(sb_bin, tree, user, args, nofile=None):
+    """python-sb running the helper with args, as the user; its own
+    RLIMIT_NOFILE (soft and hard) set to nofile first when given."""
+    (tree.root / ".py-sandboxes").write_text(tree.rules())
+    code = f"import os\nos.execv({tree.helper!r}, {[tree.helper, *args]!r})\n"
+    argv = [sb_bin, f"--python={interpreter(user)}", "-c", code]
+    if user == "nobody":
+        from conftest import as_nobody
+        argv = as_nobody(argv)
+
+    def limit():
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+    return subprocess.Popen(argv, cwd=tree.root, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=limit if nofile else None)
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_descriptors_passed_on_blocked_sends_do_not_stop_the_sweep(
+        sb, tree, user):
+    """The red team's F1: senders blocked in sendmsg with 253 descriptors
+    each, which the supervisor used to copy into itself until its table
+    was full; then the end-of-run sweep could not read /proc and a setsid
+    process outlived python-sb. The supervisor holds a bounded number of
+    passed descriptors (ETOOMANYREFS past it) and keeps what the sweep
+    needs from the start: nothing of the run is left, seen from outside
+    (the process of the marker file's pid is gone, the file stops
+    growing). python-sb runs with 1024 descriptors, a common default."""
+    mark = tree.root / "rw" / "alive"
+    p = helper_popen(sb, tree, user, ["scm-flood", str(mark), "64"],
+                     nofile=1024)
+    try:
+        out, err = p.communicate(timeout=scaled(60))
+    finally:
+        p.kill()
+        p.wait()
+    pids = {int(x) for x in mark.read_text().split()} if mark.exists() \
+        else set()
+    left = [pid for pid in pids if alive(pid)]
+    for pid in left:  # not left for later tests
+        os.kill(pid, 9)
+    assert (p.returncode, pids != set()) == (0, True), (out, err)
+    assert not left, f"a process of the run outlived python-sb: {left}"
+    size = mark.stat().st_size
+    time.sleep(0.3)
+    assert mark.stat().st_size == size
+    assert out.split()[0] == "ok", (out, err)
+
+
+def test_passing_a_descriptor_works_under_the_supervisor(attempt):
+    assert attempt(["scm-pass"]) == "ok"
+
+
+def vm_hwm_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for ln in f:
+            if ln.startswith("VmHWM:"):
+                return int(ln.split()[1])
+    return 0
+
+
+def test_blocked_sends_do_not_grow_the_supervisor(sb, tree, user):
+    """The red team's F2: 40 processes each blocked in a sendmmsg of 64 x
+    64 KiB on a full socket. The supervisor used to copy every payload
+    before the send blocked (160 MiB here, outside any limit-memory of the
+    run); it copies a call when a worker performs it, and a bounded part
+    of it. Its own peak RSS (VmHWM), read from outside while the senders
+    wait, stays under 48 MiB."""
+    flag = tree.root / "rw" / "flooded"
+    p = helper_popen(sb, tree, user, ["sendmmsg-flood", str(flag), "40"])
+    try:
+        deadline = time.monotonic() + scaled(60)
+        while not flag.exists() and time.monotonic() < deadline \
+                and p.poll() is None:
+            time.sleep(0.05)
+        assert flag.exists(), p.communicate(timeout=scaled(30))
+        time.sleep(min(scaled(1), 5))  # the last notifications
+        hwm = vm_hwm_kib(p.pid)
+        flag.unlink()
+        out, err = p.communicate(timeout=scaled(60))
+    finally:
+        p.kill()
+        p.wait()
+    assert (p.returncode, out) == (0, "ok\n"), err
+    assert 0 < hwm < 48 * 1024, f"python-sb's peak RSS: {hwm} KiB"
+
+
 # ---- provider selection and explain ----
 
 def test_auto_picks_landlock_and_explain_says_so(run_sb, tmp_cwd):

@@ -18,6 +18,14 @@
  *   caps-wait FILE | sendmsg-retopts IP PORT
  *   int80 (x86-64: i386 getpid through int 0x80)
  *   sendmsg-mark IP PORT MARK (SO_MARK in the ancillary data)
+ *   scm-pass (one descriptor over a socket pair, received back)
+ *   scm-flood FILE SENDERS (a setsid process appends to FILE; up to
+ *     SENDERS processes block in sendmsg with 253 descriptors each on a
+ *     full socket, halved at each refusal, then 16 without; "ok N" with
+ *     N the sends refused, and exits)
+ *   sendmmsg-flood FILE SENDERS (SENDERS processes block in sendmmsg of
+ *     64 x 64 KiB on a full socket; then FILE is made and the helper
+ *     waits, at most a minute, until the test removes it)
  *   raw NR[,ARG...]... (one line "NR ok|errno E" each)
  */
 #ifndef _GNU_SOURCE
@@ -436,6 +444,177 @@ static int caps_wait(const char *file)
 	return result(0);
 }
 
+/* A stream socket pair whose sv[0] is full: a blocking send on it waits
+ * (the filling write() is not a notified call). */
+static int full_pair(int sv[2])
+{
+	static char junk[4096];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	while (write(sv[0], junk, sizeof(junk)) > 0)
+		;
+	fcntl(sv[0], F_SETFL, 0);
+	return 0;
+}
+
+/* sendmsg on 'sock' with 'n' copies of 'fd' as SCM_RIGHTS: 0 or -errno */
+static int send_fds(int sock, int fd, int n)
+{
+	char data = 'x', *cbuf;
+	struct iovec iov = { &data, 1 };
+	struct msghdr m = { 0 };
+	struct cmsghdr *cm;
+	int i, rc = 0;
+
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (n == 0)
+		return sendmsg(sock, &m, 0) < 0 ? -errno : 0;
+	cbuf = calloc(1, CMSG_SPACE(sizeof(int) * (size_t)n));
+	if (!cbuf)
+		return -ENOMEM;
+	m.msg_control = cbuf;
+	m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+	for (i = 0; i < n; i++)
+		memcpy(CMSG_DATA(cm) + i * sizeof(int), &fd, sizeof(int));
+	if (sendmsg(sock, &m, 0) < 0)
+		rc = -errno;
+	free(cbuf);
+	return rc;
+}
+
+static int scm_pass(void)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct msghdr m = { 0 };
+	struct iovec iov;
+	struct stat a, b;
+	int sv[2], got = -1, rc;
+	char c;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return result(-1);
+	rc = send_fds(sv[0], 1, 1);
+	if (rc < 0) {
+		errno = -rc;
+		return result(-1);
+	}
+	iov.iov_base = &c;
+	iov.iov_len = 1;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = ctl.b;
+	m.msg_controllen = sizeof(ctl.b);
+	if (recvmsg(sv[1], &m, MSG_CMSG_CLOEXEC) != 1)
+		return result(-1);
+	if (CMSG_FIRSTHDR(&m) && CMSG_FIRSTHDR(&m)->cmsg_type == SCM_RIGHTS)
+		memcpy(&got, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
+	if (got < 0 || fstat(got, &a) < 0 || fstat(1, &b) < 0 ||
+	    a.st_ino != b.st_ino) {
+		errno = EBADMSG;
+		return result(-1);
+	}
+	return result(0);
+}
+
+/* The red team's F1: descriptors held by the supervisor for blocked
+ * sends must not keep it from ending the setsid process at the end. */
+static int scm_flood(const char *file, int senders)
+{
+	int sv[2], i, refused = 0, count = 253;
+	pid_t pid;
+
+	if (full_pair(sv) < 0)
+		return result(-1);
+	pid = fork();
+	if (pid == 0) {
+		if (fork() != 0)
+			_exit(0);
+		setsid();
+		/* python-sb's caller must not wait for it on these */
+		close(0);
+		close(1);
+		close(2);
+		for (;;) {
+			FILE *f = fopen(file, "a");
+
+			if (f) {
+				fprintf(f, "%d\n", (int)getpid());
+				fclose(f);
+			}
+			usleep(50 * 1000);
+		}
+	}
+	waitpid(pid, NULL, 0);
+	/* as many descriptors as will be taken: halved at each refusal */
+	for (i = 0; i < senders && count > 0; i++) {
+		pid_t c = fork();
+		int st;
+
+		if (c == 0)
+			_exit(-send_fds(sv[0], sv[1], count));
+		usleep(100 * 1000);
+		if (waitpid(c, &st, WNOHANG) == c) {
+			refused++;
+			count /= 2;
+		}
+	}
+	/* and plain blocked sends, which hold the socket and the caller */
+	for (i = 0; i < 16; i++)
+		if (fork() == 0)
+			_exit(send_fds(sv[0], -1, 0) < 0);
+	usleep(200 * 1000);
+	printf("ok %d\n", refused);
+	_exit(0);
+}
+
+/* The red team's F2: payloads of blocked sends copied by the supervisor
+ * must not grow it with the number of senders. */
+static int sendmmsg_flood(const char *file, int senders)
+{
+	int sv[2], i, fd;
+
+	if (full_pair(sv) < 0)
+		return result(-1);
+	for (i = 0; i < senders; i++) {
+		if (fork() == 0) {
+			static struct mmsghdr mm[64];
+			static struct iovec iov[64];
+			char *buf = malloc(65536);
+			int j;
+
+			if (!buf)
+				_exit(1);
+			memset(buf, 'A', 65536);
+			for (j = 0; j < 64; j++) {
+				iov[j].iov_base = buf;
+				iov[j].iov_len = 65536;
+				mm[j].msg_hdr.msg_iov = &iov[j];
+				mm[j].msg_hdr.msg_iovlen = 1;
+			}
+			sendmmsg(sv[0], mm, 64, 0);
+			_exit(0);
+		}
+	}
+	usleep(500 * 1000);
+	fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return result(-1);
+	close(fd);
+	for (i = 0; i < 1200 && access(file, F_OK) == 0; i++)
+		usleep(50 * 1000);
+	return result(0);
+}
+
 /* The i386 ABI from 64-bit code: int 0x80 reaches the 32-bit table when
  * the kernel has IA-32 emulation (a SIGSEGV when it has not). */
 static int int80(void)
@@ -573,6 +752,12 @@ int main(int argc, char **argv)
 		return caps_wait(argv[2]);
 	if (argc == 5 && strcmp(a, "sendmsg-mark") == 0)
 		return sendmsg_mark(argv[2], argv[3], argv[4]);
+	if (argc == 2 && strcmp(a, "scm-pass") == 0)
+		return scm_pass();
+	if (argc == 4 && strcmp(a, "scm-flood") == 0)
+		return scm_flood(argv[2], atoi(argv[3]));
+	if (argc == 4 && strcmp(a, "sendmmsg-flood") == 0)
+		return sendmmsg_flood(argv[2], atoi(argv[3]));
 	if (argc == 2 && strcmp(a, "int80") == 0)
 		return int80();
 	if (argc >= 3 && strcmp(a, "raw") == 0)
