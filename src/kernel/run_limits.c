@@ -505,16 +505,15 @@ int sb_limits_join(const struct sb_limits *l)
 	return 0;
 }
 
-/* SIGKILL the pids listed in 'path' under 'dirfd' (a cgroup.procs, a
- * task's children file). The count, or -1 without the file. */
-static int kill_listed(int dirfd, const char *path)
+/* SIGKILL the pids of a list read from a cgroup.procs or a task's
+ * children file: how many were signalled. A full page may have been cut:
+ * the callers look again. */
+static int kill_pids(const char *buf)
 {
-	char buf[4096], *p, *end;
+	const char *p;
+	char *end;
 	int n = 0;
 
-	if (sb_read_small(dirfd, path, buf, sizeof(buf)) < 0)
-		return -1;
-	/* a full page may have been cut: the caller looks again */
 	for (p = buf;; p = end) {
 		long pid = strtol(p, &end, 10);
 
@@ -524,6 +523,17 @@ static int kill_listed(int dirfd, const char *path)
 			n++;
 	}
 	return n;
+}
+
+/* SIGKILL the pids listed in 'path' under 'dirfd' (a cgroup.procs, a
+ * task's children file). The count, or -1 without the file. */
+static int kill_listed(int dirfd, const char *path)
+{
+	char buf[4096];
+
+	if (sb_read_small(dirfd, path, buf, sizeof(buf)) < 0)
+		return -1;
+	return kill_pids(buf);
 }
 
 static void kill_cgroups(const struct sb_limits *l)
@@ -961,22 +971,12 @@ static int proc_read(int proc, const char *rel, char *buf, size_t size)
  * the file. */
 static int kill_task_children(int proc, const char *task)
 {
-	char rel[300], buf[4096], *p, *end;
-	int n = 0;
+	char rel[300], buf[4096];
 
 	snprintf(rel, sizeof(rel), "self/task/%s/children", task);
 	if (proc_read(proc, rel, buf, sizeof(buf)) < 0)
 		return -1;
-	/* a full page may have been cut: the caller looks again */
-	for (p = buf;; p = end) {
-		long pid = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
-			n++;
-	}
-	return n;
+	return kill_pids(buf);
 }
 
 /* SIGKILL every process whose parent is this one (any of its threads):
