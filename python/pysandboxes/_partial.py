@@ -608,7 +608,7 @@ class Daemon:
             return ("big",) + data
         raise _Garbled(f"the sandbox sent a reply of unknown kind {kind}")
 
-    def _outcome(self, reply, qualname):
+    def _outcome(self, reply, qualname, cancel=None):
         tag = reply[0]
         if tag == "ok" and len(reply) == 2:
             return reply[1]
@@ -620,8 +620,14 @@ class Daemon:
                 code = repr(code)
             raise SandBoxBaseExceptionError(reply[1], code)
         if tag == "cancelled":
-            import asyncio
-            raise asyncio.CancelledError()
+            # only this caller's own cancellation is one: a function that
+            # raised CancelledError is the remote's BaseException, which
+            # must not pass `except Exception` nor end the caller's task
+            if cancel is not None and cancel.is_set():
+                import asyncio
+                raise asyncio.CancelledError()
+            raise SandBoxBaseExceptionError(
+                "asyncio.exceptions.CancelledError", None)
         if tag == "big" and len(reply) == 3:
             raise SandBoxProtocolError(
                 f"the result of {qualname}() is {reply[1]} bytes pickled, "
@@ -672,7 +678,7 @@ class Daemon:
                 self.release(worker, False)
                 raise
             self.release(worker, True)
-            return self._outcome(reply, qualname)
+            return self._outcome(reply, qualname, cancel)
 
 
 def _loads(frame, mode, guard, limits):

@@ -217,6 +217,33 @@ class _Unpickler(pickle.Unpickler):
 
 _CONTAINERS = (list, tuple, dict, set, frozenset)
 _WALKED = _CONTAINERS + (collections.deque,)
+_SIZED = (str, bytes, bytearray)
+_ONE = (type(None), bool, float)
+
+
+def _weight(obj, cache):
+    """What one use of a value that is no container adds to the result
+    walked as a tree: a str or bytes its length, an int its decimal
+    digits, an instance of a value class its repr (a Decimal also the
+    digits of its exponent, which '{:f}' writes out); at least 1. The
+    scan charged the same to max_work for each DUP or memo GET."""
+    kind = type(obj)
+    if kind in _SIZED:
+        return len(obj) or 1
+    if kind in _ONE:
+        return 1
+    if kind is int:
+        return obj.bit_length() // 3 + 1
+    oid = id(obj)
+    w = cache.get(oid)
+    if w is None:
+        w = len(repr(obj)) or 1
+        adjusted = getattr(obj, "adjusted", None)
+        if kind.__module__ == "decimal" and adjusted is not None and \
+                obj.is_finite():
+            w += abs(adjusted())
+        cache[oid] = w
+    return w
 
 
 def _check_acyclic(root, max_size):
@@ -225,8 +252,12 @@ def _check_acyclic(root, max_size):
     copy.deepcopy() walk it in the parent), to more than max_size values:
     l(k+1) = [l(k), l(k)] is 2^k. Iterative, each object visited once."""
     done, on_path = set(), set()
-    size = {}
+    size, weights = {}, {}
     get = size.get
+
+    def used(child):
+        got = get(id(child))
+        return got if got is not None else _weight(child, weights)
     stack = [(root, False)]
     push = stack.append
     kinds = _WALKED
@@ -239,10 +270,10 @@ def _check_acyclic(root, max_size):
             total = 1
             if isinstance(obj, dict):
                 for key, value in obj.items():
-                    total += get(id(key), 1) + get(id(value), 1)
+                    total += used(key) + used(value)
             else:
                 for child in obj:
-                    total += get(id(child), 1)
+                    total += used(child)
             if total > max_size:
                 raise _error(f"a result that expands to more than "
                              f"{max_size} values (shared containers "
@@ -250,7 +281,14 @@ def _check_acyclic(root, max_size):
                              f"data-only mode")
             size[oid] = total
             continue
-        if not isinstance(obj, kinds) or oid in done:
+        if not isinstance(obj, kinds):
+            if _weight(obj, weights) > max_size:
+                raise _error(f"a result that expands to more than "
+                             f"{max_size} values (shared containers "
+                             f"counted at each use) is refused in "
+                             f"data-only mode")
+            continue
+        if oid in done:
             continue
         if oid in on_path:
             raise _error("a cycle in the result is refused in data-only mode")
@@ -306,6 +344,9 @@ _MESSAGE_CLASSES = {}
 
 _MODULE = type(sys)
 _ARGS = BaseException.__dict__["args"]  # the slot, not a class's override
+# a class's own MRO and module, past any metaclass __getattribute__
+_MRO = type.__dict__["__mro__"].__get__
+_MODULE_OF = type.__dict__["__module__"].__get__
 
 
 def _message_str(self):
@@ -383,21 +424,24 @@ def from_descriptor(module, qualname, message, denials):
     if not (issubclass(type(cls), type) and issubclass(cls, Exception)):
         return None
     # the nearest builtin base allocates it: no __new__ of the class runs
-    base = next(b for b in cls.__mro__ if b.__module__ == "builtins")
+    base = next(b for b in _MRO(cls) if _MODULE_OF(b) == "builtins")
     cls = _with_message_str(cls, base)
     if cls is None:
         return None
     message = capped(str(message), MESSAGE_MAX)
+    # the class is the caller's and may define __getattribute__ or
+    # __class__: isinstance() would ask the instance, so only the real
+    # type (type(), issubclass() of classes) is consulted from here on
     try:
         exc = base.__new__(cls)
         _ARGS.__set__(exc, (message,))
-        if isinstance(exc, OSError):
+        if issubclass(cls, OSError):
             OSError.__dict__["strerror"].__set__(exc, message)
     except Exception:
         return None
     recorded = [capped(str(d), DENIAL_MAX) for d in denials[:DENIALS_MAX]]
-    own = f"{type(exc).__name__}: {message}"
-    if isinstance(exc, _e._DENIALS) and own in recorded:
+    own = f"{type.__dict__['__name__'].__get__(cls)}: {message}"
+    if issubclass(cls, _e._DENIALS) and own in recorded:
         recorded.remove(own)  # sandbox_denials() counts the exception
     if recorded:
         object.__setattr__(exc, "__pysandboxes_denials__", recorded)

@@ -224,15 +224,32 @@ enum kind {
 };
 
 #define NO_OBJ UINT32_MAX
+/* CPython's numeric hash (Python/pyhash.c, Objects/longobject.c) and
+ * tuple hash (Objects/tupleobject.c, 3.8 and later) */
+#define HASH_BITS 61
+#define HASH_MODULUS ((UINT64_C(1) << HASH_BITS) - 1)
+#define XXPRIME_1 UINT64_C(11400714785074694791)
+#define XXPRIME_2 UINT64_C(14029467366897019727)
+#define XXPRIME_5 UINT64_C(2870177450012600261)
 #define TUPLE_SIG 8
 #define TUPLE_ELEMS 4
+
+/* How the parent's hash() of a value can be known from the stream:
+ * HK_OPAQUE, predictable but not computed here (None, NaN, frozensets,
+ * instances, tuples of them): any two may collide; HK_SEEDED, randomised
+ * by PYTHONHASHSEED (str, bytes, a tuple holding one) or unhashable;
+ * HK_VAL, the hash is hv (ints, bools, floats, tuples of them: CPython's
+ * numeric hash is the value mod 2^61-1, whatever the seed). */
+enum { HK_OPAQUE = 0, HK_SEEDED, HK_VAL };
 
 struct ent {
 	unsigned char kind;
 	unsigned char cls;
+	unsigned char hk; /* scalars: HK_* (objects keep theirs in objs[]) */
 	uint32_t obj;  /* objs[] index; for K_MARK the previous mark */
 	uint64_t size; /* K_INT bytes; K_STR, K_BYTES, K_BYTEARRAY length */
 	size_t off;    /* K_STR: where its bytes are in the stream */
+	uint64_t hv;   /* hk == HK_VAL: the hash */
 };
 
 struct obj {
@@ -242,12 +259,37 @@ struct obj {
 	 * (shared ones once per use: hash() caches no tuple's); list: that
 	 * of its elements, which set() and frozenset() hash */
 	uint64_t hcost;
-	uint64_t hdepth; /* tuple, instance: nesting hash() recurses */
-	uint64_t dexp;   /* tuple: the exponent of its first element, a str */
+	/* every object: how deep it nests (its own level is 1), the depth
+	 * a recursive dealloc, repr(), == or hash() goes down in C */
+	uint64_t hdepth;
+	uint64_t off0, size0; /* tuple: where its first element, a str, is */
+	uint64_t weight; /* instance: what a reference to it expands to */
+	/* a hashed collection (or a list set() may hash): the probes its
+	 * keys' collisions cost, besides those of equal HK_VAL hashes, which
+	 * are counted at the end (coll_work); npred: its keys that are not
+	 * HK_SEEDED, nopaque: the HK_OPAQUE ones among them */
+	uint64_t ccost, npred, nopaque;
+	uint64_t mult;   /* how many times its keys are hashed into a table */
+	uint64_t thv;    /* tuple: the hash accumulator of its elements */
 	uint32_t elem[TUPLE_ELEMS]; /* tuple: objs[] of its first elements */
 	char sig[TUPLE_SIG];        /* tuple: letters of its first elements */
+	unsigned char thk; /* tuple: HK_* of the tuple so far */
 	bool all_str;
+	bool str0;       /* tuple: its first element is a str */
 	bool built;
+	/* it is an element of another object (or a call's argument, a
+	 * BUILD state): nothing may be added to it any more, so the depth
+	 * and collisions recorded where it was used are final */
+	bool nested;
+	/* dict: holds only a UUID's state, {'int': int, 'is_safe': None or
+	 * a small int}, with its 'int' */
+	bool uuid_state, uuid_int;
+};
+
+/* A HK_VAL key hashed into the collection objs[coll]. */
+struct ins {
+	uint64_t hv;
+	uint32_t coll;
 };
 
 struct sim {
@@ -256,7 +298,8 @@ struct sim {
 	struct sb_prescan_error *err;
 	struct ent *stack, *memo;
 	struct obj *objs;
-	size_t depth, cap, nmemo, nobjs, maxmemo, maxobjs;
+	struct ins *ins;
+	size_t depth, cap, nmemo, nobjs, maxmemo, maxobjs, nins, capins;
 	uint32_t top_mark;
 	long long work;
 };
@@ -325,6 +368,11 @@ static int new_obj(struct sim *s, unsigned char kind, unsigned char cls)
 	o->all_str = true;
 	o->hcost = 1;
 	o->hdepth = 1;
+	o->thk = HK_VAL;
+	o->thv = XXPRIME_5;
+	o->uuid_state = kind == K_DICT;
+	/* the keys of these are hashed into a table once they are added */
+	o->mult = kind == K_DICT || kind == K_SET || kind == K_FROZENSET;
 	e.obj = (uint32_t)s->nobjs++;
 	return push(s, e);
 }
@@ -449,10 +497,177 @@ static uint64_t ent_hcost(const struct obj *objs, const struct ent *e)
 							 1;
 }
 
+static bool has_obj(const struct ent *e)
+{
+	return e->kind >= K_TUPLE && e->kind != K_GLOBAL;
+}
+
+/* How deep the value e nests: what deque's dealloc (no trashcan), a
+ * struct_time's hidden fields, repr(), == and hash() recurse through. */
 static uint64_t ent_hdepth(const struct obj *objs, const struct ent *e)
 {
-	return e->kind == K_TUPLE || e->kind == K_INST ?
-	       objs[e->obj].hdepth : 0;
+	return has_obj(e) ? objs[e->obj].hdepth : 0;
+}
+
+/* x * 2^k mod 2^61-1, for x < 2^61 and k < 61 */
+static uint64_t rotl61(uint64_t x, unsigned k)
+{
+	return k ? ((x << k) & HASH_MODULUS) | x >> (HASH_BITS - k) : x;
+}
+
+/* hash() of the int whose n bytes (little-endian, two's complement when
+ * 'sign') are at p: its magnitude mod 2^61-1, negated, -1 made -2 */
+static uint64_t int_hash(const unsigned char *p, uint64_t n, bool sign)
+{
+	bool neg = sign && n && p[n - 1] & 0x80;
+	uint64_t x = 0, i = n;
+
+	/* a negative v: |v| = ~v + 1, ~v read byte by byte */
+	while (i--) {
+		x = rotl61(x, 8) + (neg ? 0xffu ^ p[i] : p[i]);
+		if (x >= HASH_MODULUS)
+			x -= HASH_MODULUS;
+	}
+	if (neg && ++x == HASH_MODULUS)
+		x = 0;
+	if (neg)
+		x = -x;
+	return x == UINT64_MAX ? (uint64_t)-2 : x;
+}
+
+/* hash() of the double whose 8 big-endian bytes are at p; false for a
+ * NaN (its hash is 0 before 3.10, its address after) */
+static bool float_hash(const unsigned char *p, uint64_t *hv)
+{
+	uint64_t bits = 0, m, x;
+	unsigned i;
+	int e;
+
+	for (i = 0; i < 8; i++)
+		bits = bits << 8 | p[i];
+	e = (int)(bits >> 52 & 0x7ff);
+	m = bits & ((UINT64_C(1) << 52) - 1);
+	if (e == 0x7ff) {
+		if (m)
+			return false;
+		*hv = bits >> 63 ? (uint64_t)-314159 : 314159;
+		return true;
+	}
+	/* the value is m * 2^e exactly; 2^61 = 1 mod 2^61-1 */
+	if (e)
+		m |= UINT64_C(1) << 52;
+	else
+		e = 1;
+	e -= 1075;
+	x = rotl61(m, (unsigned)(((e % HASH_BITS) + HASH_BITS) % HASH_BITS));
+	if (x >= HASH_MODULUS)
+		x -= HASH_MODULUS;
+	if (bits >> 63)
+		x = -x;
+	*hv = x == UINT64_MAX ? (uint64_t)-2 : x;
+	return true;
+}
+
+/* How the parent's hash() of e can be known (HK_*), and the hash. */
+static unsigned char ent_hash(const struct obj *objs, const struct ent *e,
+			      uint64_t *hv)
+{
+	const struct obj *o;
+	uint64_t acc;
+
+	switch (e->kind) {
+	case K_TUPLE:
+		o = &objs[e->obj];
+		if (o->thk != HK_VAL)
+			return o->thk;
+		acc = o->thv + (o->count ^ (XXPRIME_5 ^ UINT64_C(3527539)));
+		*hv = acc == UINT64_MAX ? UINT64_C(1546275796) : acc;
+		return HK_VAL;
+	case K_LIST:
+	case K_DICT:
+	case K_SET:
+	case K_BYTEARRAY:
+		return HK_SEEDED; /* unhashable: the decode fails */
+	case K_FROZENSET:
+	case K_INST:
+		return HK_OPAQUE;
+	default:
+		*hv = e->hv;
+		return e->hk;
+	}
+}
+
+/* The value e is a key hashed into (or, a list, an item set() may hash
+ * into) the collection objs[coll]: two keys of one hash cost the second
+ * a probe past the first, so equal HK_VAL hashes are counted at the end
+ * (coll_work), and an HK_OPAQUE key may collide with any key that is not
+ * HK_SEEDED. */
+static int add_key(struct sim *s, uint32_t coll, const struct ent *e)
+{
+	struct obj *c = &s->objs[coll];
+	uint64_t hv = 0;
+
+	switch (ent_hash(s->objs, e, &hv)) {
+	case HK_VAL:
+		if (s->nins == s->capins) {
+			size_t cap = s->capins ? s->capins * 2 : 256;
+			struct ins *n = realloc(s->ins, cap * sizeof(*n));
+
+			if (!n)
+				return fail(s->err, false, "out of memory");
+			s->ins = n;
+			s->capins = cap;
+		}
+		s->ins[s->nins++] = (struct ins){ .hv = hv, .coll = coll };
+		c->ccost = sat_add(c->ccost, c->nopaque);
+		c->npred++;
+		return 0;
+	case HK_OPAQUE:
+		c->ccost = sat_add(c->ccost, c->npred);
+		c->nopaque++;
+		c->npred++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int by_coll_hash(const void *a, const void *b)
+{
+	const struct ins *x = a, *y = b;
+
+	if (x->coll != y->coll)
+		return x->coll < y->coll ? -1 : 1;
+	return x->hv < y->hv ? -1 : x->hv > y->hv;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+/* The probes the parent's dicts and sets spend on colliding keys: c keys
+ * of one hash in one table cost c(c-1)/2, each time the table is made
+ * (a list's items each time set() takes it, a dict's keys once more for
+ * Counter()). All ints k*(2^61-1) hash to 0 whatever PYTHONHASHSEED. */
+static uint64_t coll_work(struct sim *s)
+{
+	uint64_t sum = 0, run;
+	size_t i, j;
+
+	for (i = 0; i < s->nobjs; i++)
+		sum = sat_add(sum, sat_mul(s->objs[i].ccost, s->objs[i].mult));
+	if (s->nins)
+		qsort(s->ins, s->nins, sizeof(*s->ins), by_coll_hash);
+	for (i = 0; i < s->nins; i = j) {
+		for (j = i + 1; j < s->nins && s->ins[j].coll == s->ins[i].coll &&
+				s->ins[j].hv == s->ins[i].hv; j++)
+			;
+		run = j - i;
+		sum = sat_add(sum, sat_mul(run * (run - 1) / 2,
+					   s->objs[s->ins[i].coll].mult));
+	}
+	return sum;
 }
 
 /* The magnitude of the exponent of a Decimal spelled data[0, n): the
@@ -474,27 +689,61 @@ static uint64_t decimal_exponent(const unsigned char *data, uint64_t n)
 	return v;
 }
 
-/* Record a value as the next element of the tuple o. */
-static void tuple_add(const struct sim *s, struct obj *o,
-		      const struct ent *e)
+/* The value e becomes an element of the object o: o nests one level
+ * more than e, and e can no longer change. */
+static void adopt(struct sim *s, struct obj *o, const struct ent *e)
 {
-	const struct obj *objs = s->objs;
-	uint64_t d = ent_hdepth(objs, e) + 1;
+	uint64_t d = ent_hdepth(s->objs, e) + 1;
 
-	if (o->count == 0 && e->kind == K_STR)
-		o->dexp = decimal_exponent(s->data + e->off, e->size);
-
-	o->hcost = sat_add(o->hcost, ent_hcost(objs, e));
 	if (d > o->hdepth)
 		o->hdepth = d;
+	if (has_obj(e))
+		s->objs[e->obj].nested = true;
+}
+
+static bool ascii_only(const unsigned char *p, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] & 0x80)
+			return false;
+	return true;
+}
+
+/* Record a value as the next element of the tuple o. */
+static void tuple_add(struct sim *s, struct obj *o, const struct ent *e)
+{
+	const struct obj *objs = s->objs;
+	uint64_t hv = 0;
+	unsigned char hk = ent_hash(objs, e, &hv);
+
+	if (o->count == 0 && e->kind == K_STR) {
+		o->str0 = true;
+		o->off0 = e->off;
+		o->size0 = e->size;
+	}
+	if (hk == HK_SEEDED || o->thk == HK_SEEDED)
+		o->thk = HK_SEEDED;
+	else if (hk == HK_OPAQUE || o->thk == HK_OPAQUE)
+		o->thk = HK_OPAQUE;
+	else {
+		uint64_t acc = o->thv + hv * XXPRIME_2;
+
+		o->thv = (acc << 31 | acc >> 33) * XXPRIME_1;
+	}
+
+	o->hcost = sat_add(o->hcost, ent_hcost(objs, e));
+	adopt(s, o, e);
 	if (o->count < TUPLE_SIG)
 		o->sig[o->count] = shape_of(e);
 	if (o->count < TUPLE_ELEMS && e->kind >= K_TUPLE)
 		o->elem[o->count] = e->obj;
 	if (e->kind != K_STR)
 		o->all_str = false;
-	if (e->kind == K_STR || e->kind == K_BYTES)
-		o->cost += e->size;
+	if (e->kind == K_STR || e->kind == K_BYTES ||
+	    (e->kind == K_INT && e->size > 8))
+		o->cost = sat_add(o->cost, e->size);
 	o->count++;
 }
 
@@ -545,7 +794,7 @@ static int hash_bounded(struct sim *s, const struct obj *o)
 {
 	if (o->hdepth > (uint64_t)s->lim->max_depth)
 		return fail(s->err, false,
-			    "tuples nested deeper than %lld are refused: "
+			    "values nested deeper than %lld are refused: "
 			    "remote-result-mode is data-only",
 			    s->lim->max_depth);
 	if (o->hcost > (uint64_t)s->lim->max_work)
@@ -555,6 +804,41 @@ static int hash_bounded(struct sim *s, const struct obj *o)
 			    "data-only",
 			    s->lim->max_work);
 	return 0;
+}
+
+/* Any object: deque's dealloc has no trashcan, struct_time's hidden
+ * fields and the arguments of an instance nest as well as tuples do. */
+static int depth_bounded(struct sim *s, const struct obj *o)
+{
+	if (o->hdepth > (uint64_t)s->lim->max_depth)
+		return fail(s->err, false,
+			    "values nested deeper than %lld are refused: "
+			    "remote-result-mode is data-only",
+			    s->lim->max_depth);
+	return 0;
+}
+
+/* The item k: v of the dict o: does o stay a UUID's state, as
+ * UUID.__getstate__ writes it? (BUILD hands it to UUID.__setstate__,
+ * which calls SafeUUID(is_safe): a container there is formatted whole in
+ * the error.) */
+static void uuid_item(const struct sim *s, struct obj *o,
+		      const struct ent *k, const struct ent *v)
+{
+	if (!v || k->kind != K_STR) {
+		o->uuid_state = false;
+	} else if (k->size == 3 && !memcmp(s->data + k->off, "int", 3) &&
+		   v->kind == K_INT && v->size <= 17) {
+		o->uuid_int = true;
+	} else if (k->size == 7 && !memcmp(s->data + k->off, "is_safe", 7) &&
+		   (v->kind == K_NONE ||
+		    /* SafeUUID's 0 and -1 (whose hash is -2) */
+		    (v->kind == K_INT && v->size <= 8 &&
+		     (v->hv == 0 || v->hv == (uint64_t)-2)))) {
+		/* is_safe */
+	} else {
+		o->uuid_state = false;
+	}
 }
 
 static int refuse_target(struct sim *s, const char *opname,
@@ -580,7 +864,8 @@ static int fill(struct sim *s, const char *opname, unsigned char kind,
 		unsigned flag, size_t n, bool marked)
 {
 	struct ent *t, *v;
-	size_t ti, i;
+	struct obj *o;
+	size_t ti, i, j;
 
 	if (marked && s->top_mark == NO_OBJ)
 		return fail(s->err, true, "unbalanced MARK in the pickle "
@@ -597,10 +882,38 @@ static int fill(struct sim *s, const char *opname, unsigned char kind,
 	if (t->kind == K_GLOBAL || !(t->kind == kind ||
 	    (t->kind == K_INST && (classes[t->cls].flags & flag))))
 		return refuse_target(s, opname, t);
+	o = &s->objs[t->obj];
+	/* an object inside another is final: its depth and its keys were
+	 * counted where it was used (a deque made shallow, appended to
+	 * another, then deepened would hide a chain of any depth) */
+	if (o->nested)
+		return fail(s->err, false,
+			    "%s on a value that is inside another one is "
+			    "refused: remote-result-mode is data-only",
+			    opname);
 	/* the keys of a dict and the items of a set are hashed now; those of
 	 * a list when set() or frozenset() takes it, a dict's values when
 	 * BUILD makes it an instance's state */
 	i = ti + (marked ? 1 : 0);
+	for (j = i; j < s->depth; j++) {
+		const struct ent *e = &s->stack[j];
+
+		if (e->kind == K_GLOBAL)
+			continue; /* refused below */
+		adopt(s, o, e);
+		if (flag == C_SETITEMS && (j - i) % 2 == 0) {
+			if (add_key(s, t->obj, e) < 0)
+				return -1;
+			if (kind == K_DICT && t->kind == K_DICT)
+				uuid_item(s, o, e, j + 1 < s->depth ?
+					  &s->stack[j + 1] : NULL);
+		} else if (flag != C_SETITEMS && t->kind != K_INST &&
+			   add_key(s, t->obj, e) < 0) {
+			return -1;
+		}
+	}
+	if (depth_bounded(s, o) < 0)
+		return -1;
 	if (t->kind == K_LIST || t->kind == K_DICT)
 		s->objs[t->obj].hcost = sat_add(s->objs[t->obj].hcost,
 						hash_work(s, i, s->depth, 1));
@@ -631,7 +944,7 @@ static int call(struct sim *s, bool newobj)
 	struct ent *f, *a;
 	const struct cls *c;
 	struct obj *o;
-	uint64_t cost, hcost, hdepth;
+	uint64_t cost, hcost, hdepth, weight, dexp = 0;
 	size_t i;
 
 	if (top_two(s) < 0)
@@ -659,28 +972,46 @@ static int call(struct sim *s, bool newobj)
 			    what, c->module, c->name);
 	o = &s->objs[a->obj];
 	cost = 1 + o->count + o->cost;
-	/* Decimal('1e999999999'): 13 bytes, a GB when the parent formats it */
-	if (!strcmp(c->module, "decimal"))
-		cost = sat_add(cost, o->dexp);
+	/* Decimal('1e999999999'): 13 bytes, a GB when the parent formats it.
+	 * Decimal() reads any Unicode digit ('1e' and nine U+0669 is the
+	 * same number): only ASCII spellings, whose exponent is read here */
+	if (!strcmp(c->module, "decimal")) {
+		if (!o->str0 || !ascii_only(s->data + o->off0, o->size0))
+			return fail(s->err, false,
+				    "a Decimal spelled with other characters "
+				    "than ASCII is refused: remote-result-mode "
+				    "is data-only");
+		dexp = decimal_exponent(s->data + o->off0, o->size0);
+		cost = sat_add(cost, dexp);
+	}
 	for (i = 0; i < TUPLE_ELEMS; i++)
 		if (o->elem[i] != NO_OBJ) {
-			cost += s->objs[o->elem[i]].count;
-			/* set(list), frozenset(list) hash its items */
+			struct obj *arg = &s->objs[o->elem[i]];
+
+			cost += arg->count;
+			/* set(list), frozenset(list) hash its items, Counter
+			 * (dict) its keys again: their collisions too */
 			if (c->letter == 'S' || c->letter == 'F')
-				cost = sat_add(cost,
-					       s->objs[o->elem[i]].hcost);
+				cost = sat_add(cost, arg->hcost);
+			if (c->letter == 'S' || c->letter == 'F' ||
+			    (c->call && c->call[0] == 'D' && arg->mult))
+				arg->mult++;
 		}
 	if (charge(s, cost) < 0)
 		return -1;
 	hcost = o->hcost;
 	hdepth = o->hdepth + 1;
+	weight = sat_add(1 + o->cost, dexp);
 	s->depth -= 2;
 	if (new_obj(s, K_INST, f->cls) < 0)
 		return -1;
-	/* an instance hashes like its arguments (struct_time is a tuple) */
+	/* an instance hashes like its arguments (struct_time is a tuple) and
+	 * nests one level more (struct_time's hidden fields, in the dict) */
 	o = &s->objs[s->stack[s->depth - 1].obj];
 	o->hcost = hcost;
 	o->hdepth = hdepth;
+	o->weight = weight;
+	o->mult = (c->flags & C_SETITEMS) != 0; /* OrderedDict */
 	return hash_bounded(s, o);
 }
 
@@ -777,10 +1108,29 @@ static int marked_container(struct sim *s, unsigned char kind, bool pairs)
 		if (r == 0)
 			r = hash_bounded(s, &s->objs[e.obj]);
 	} else {
+		struct obj *o;
+		size_t i;
+
 		if (new_obj(s, kind, 0) < 0)
 			return -1;
 		e = s->stack[--s->depth];
-		s->objs[e.obj].count = pairs ? n / 2 : n;
+		o = &s->objs[e.obj];
+		o->count = pairs ? n / 2 : n;
+		for (i = s->top_mark + 1; i < s->depth; i++) {
+			const struct ent *v = &s->stack[i];
+
+			if (v->kind == K_GLOBAL)
+				continue; /* pop_mark refuses it */
+			adopt(s, o, v);
+			if (pairs && (i - s->top_mark - 1) % 2)
+				continue;
+			if (add_key(s, e.obj, v) < 0)
+				return -1;
+			if (pairs)
+				uuid_item(s, o, v, &s->stack[i + 1]);
+		}
+		if (depth_bounded(s, o) < 0)
+			return -1;
 		if (kind == K_LIST || kind == K_DICT)
 			s->objs[e.obj].hcost = hash_work(s, s->top_mark + 1,
 							 s->depth, 1);
@@ -795,7 +1145,9 @@ static int scalar(struct sim *s, unsigned char kind, uint64_t size,
 		  size_t off)
 {
 	struct ent e = { .kind = kind, .obj = NO_OBJ, .size = size,
-			 .off = off };
+			 .off = off,
+			 .hk = kind == K_STR || kind == K_BYTES ||
+			       kind == K_BYTEARRAY ? HK_SEEDED : HK_OPAQUE };
 	uint64_t i;
 
 	/* a str of digits, signs and '/' (cls 1) once, not per use */
@@ -810,6 +1162,34 @@ static int scalar(struct sim *s, unsigned char kind, uint64_t size,
 		e.cls = i == size;
 	}
 	return push(s, e);
+}
+
+/* An int, bool or float whose hash is hv when 'known'. */
+static int number(struct sim *s, unsigned char kind, uint64_t size,
+		  uint64_t hv, bool known)
+{
+	return push(s, (struct ent){ .kind = kind, .obj = NO_OBJ,
+				     .size = size, .hv = hv,
+				     .hk = known ? HK_VAL : HK_OPAQUE });
+}
+
+/* What one more reference to e (DUP, a memo GET) adds to the result
+ * walked as a tree (json.dumps, repr, ==): a str or bytes its length, a
+ * long int its digits (fewer than 3 a byte), an instance its
+ * arguments' (a Decimal its exponent's digits); at least 1. Containers
+ * are 1 here: the parent's walk (_unpickle._check_acyclic) counts them
+ * at each use. */
+static uint64_t ref_weight(const struct sim *s, const struct ent *e)
+{
+	uint64_t w = 1;
+
+	if (e->kind == K_STR || e->kind == K_BYTES || e->kind == K_BYTEARRAY)
+		w = e->size;
+	else if (e->kind == K_INT && e->size > 8)
+		w = sat_mul(e->size, 3);
+	else if (e->kind == K_INST)
+		w = s->objs[e->obj].weight;
+	return w ? w : 1;
 }
 
 /* One opcode of data-only mode. 'arg' is where its argument starts, 'n'
@@ -849,25 +1229,30 @@ static int step(struct sim *s, unsigned char code, size_t arg, uint64_t n,
 	case '1':
 		return pop_mark(s, NULL);
 	case '2':
-		if (top_value(s, 0, &e) < 0)
+		if (top_value(s, 0, &e) < 0 ||
+		    charge(s, ref_weight(s, e) - 1) < 0)
 			return -1;
 		return push(s, *e);
 	case 'N':
 		return scalar(s, K_NONE, 0, 0);
 	case 0x88:
 	case 0x89:
-		return scalar(s, K_BOOL, 0, 0);
+		return number(s, K_BOOL, 0, code == 0x88, true);
 	case 'K':
-		return scalar(s, K_INT, 1, 0);
+		return number(s, K_INT, 1, p[0], true);
 	case 'M':
-		return scalar(s, K_INT, 2, 0);
+		return number(s, K_INT, 2, read_le(p, 2), true);
 	case 'J':
-		return scalar(s, K_INT, 4, 0);
+		return number(s, K_INT, 4, int_hash(p, 4, true), true);
 	case 0x8a:
 	case 0x8b:
-		return scalar(s, K_INT, n, 0);
-	case 'G':
-		return scalar(s, K_FLOAT, 8, 0);
+		return number(s, K_INT, n, int_hash(p + width, n, true), true);
+	case 'G': {
+		uint64_t hv = 0;
+		bool known = float_hash(p, &hv);
+
+		return number(s, K_FLOAT, 8, hv, known);
+	}
 	case 0x8c:
 	case 'X':
 	case 0x8d:
@@ -924,11 +1309,19 @@ static int step(struct sim *s, unsigned char code, size_t arg, uint64_t n,
 		if (t->kind != K_INST || !(classes[t->cls].flags & C_BUILD) ||
 		    s->objs[t->obj].built)
 			return refuse_target(s, "BUILD", t);
-		if (st->kind != K_DICT)
+		if (st->kind != K_DICT || !s->objs[st->obj].uuid_state ||
+		    !s->objs[st->obj].uuid_int)
 			return fail(s->err, false,
-				    "BUILD with a state that is no dict is "
-				    "refused: remote-result-mode is data-only");
+				    "BUILD of a %s.%s with a state that is "
+				    "not one ({'int': int, 'is_safe': None, 0 "
+				    "or -1}) is refused: remote-result-mode is "
+				    "data-only",
+				    classes[t->cls].module,
+				    classes[t->cls].name);
 		s->objs[t->obj].built = true;
+		adopt(s, &s->objs[t->obj], st);
+		if (depth_bounded(s, &s->objs[t->obj]) < 0)
+			return -1;
 		if (charge(s, s->objs[st->obj].count) < 0)
 			return -1;
 		/* the instance hashes its state (UUID: hash(self.int)) */
@@ -968,6 +1361,8 @@ static int step(struct sim *s, unsigned char code, size_t arg, uint64_t n,
 	case 'j': {
 		uint64_t idx = code == 'h' ? p[0] : read_le(p, 4);
 
+		if (charge(s, ref_weight(s, &s->memo[idx]) - 1) < 0)
+			return -1;
 		return push(s, s->memo[idx]);
 	}
 	default:
@@ -1164,6 +1559,9 @@ int sb_prescan_flags(const unsigned char *data, size_t len,
 		r = fail(err, false, "out of memory");
 	else
 		r = walk(data, len, lim, err, &sim, NULL, NULL, NULL);
+	if (r == 0)
+		r = charge(&sim, coll_work(&sim));
+	free(sim.ins);
 	free(sim.memo);
 	free(sim.objs);
 	free(sim.stack);

@@ -300,7 +300,11 @@ import pickle
 frames = {
     # under the 1 MiB of a frame that is no result; over every cap
     "huge text": pickle.dumps(("builtins", "ValueError", "m" * 200000,
-                               ["d" * 100000] * 1000, "T" * 500000), 5),
+                               ["d" * 20000] * 40, "T" * 500000), 5),
+    # one str shared by reference expands past the budget of the frame:
+    # refused before it is decoded (it was decoded, then capped)
+    "shared huge text": pickle.dumps(("builtins", "ValueError", "m",
+                                      ["d" * 100000] * 1000, ""), 5),
     "notes range": pickle.dumps(("builtins", "ValueError", "m", [],
                                  range(10 ** 18)), 5),
     "denials range": pickle.dumps(("builtins", "ValueError", "m",
@@ -468,7 +472,7 @@ def test_P3_remote_exceptions_are_capped_plain_data(column):
     assert args == ["str"]
     assert printed < 200_000, out["huge text"]
     # a range where text belongs: refused, never an exception to print
-    for label in ("notes range", "denials range"):
+    for label in ("notes range", "denials range", "shared huge text"):
         assert out[label][0] in ("RestrictedUnpicklingError",
                                  "SandBoxProtocolError"), (label, out)
         assert out[label][1] < 5000, (label, out)

@@ -1400,3 +1400,81 @@ def test_learning_mode_set_by_an_included_file(python, tmp_cwd):
         "profile that sets the mode.", ""]
     assert (tmp_cwd / "inc.profile").read_text() == \
         "remote-result-mode=data-only\n"
+
+
+def test_a_remote_cancelled_error_is_the_remotes_base_exception(python,
+                                                                tmp_cwd):
+    """A cancellation reply this caller did not ask for (a function that
+    raised asyncio.CancelledError, or a forged one) is no cancellation of
+    this caller: a sync caller gets a SandBoxBaseExceptionError (caught by
+    `except Exception`, as for SystemExit), an async task goes on."""
+    out = ok(run_app(python, tmp_cwd, """
+        import pickle, sys
+        import pysandboxes
+        from pysandboxes import sandboxes
+        import sbmod
+
+        cancelled = pickle.dumps(None, 5)
+        with sandboxes(workers=1):
+            try:
+                sbmod.forged(cancelled, ord("c"))
+            except Exception as exc:
+                print("sync", type(exc).__name__, exc)
+            print("asyncio", "asyncio" in sys.modules)
+
+        async def main():
+            try:
+                await sbmod.forged_async(cancelled, ord("c"))
+            except Exception as exc:
+                print("async", type(exc).__name__)
+            return "task went on"
+
+        print(pysandboxes.run(main(), workers=1))
+    """, module=MODULE + '''
+
+@sandbox
+async def forged_async(frame, kind):
+    forge(frame, kind)
+    os._exit(0)
+'''))
+    assert out.splitlines() == [
+        "sync SandBoxBaseExceptionError asyncio.exceptions.CancelledError",
+        "asyncio False", "async SandBoxBaseExceptionError",
+        "task went on"], out
+
+
+def test_remote_exception_of_the_callers_class_runs_none_of_its_code(
+        python, tmp_cwd):
+    """The caller's own exception class with a __getattribute__:
+    rebuilding it from the remote's plain data asks the real type only,
+    never the instance."""
+    out = ok(run_app(python, tmp_cwd, """
+        import pickle
+        from pysandboxes import sandboxes
+        import sbmod
+
+        with sandboxes(workers=1):
+            for name in ("Spy", "SpyOSError"):
+                try:
+                    sbmod.forged(pickle.dumps(("sbmod", name, "m", [],
+                                               "tb"), 5), ord("x"))
+                except BaseException as exc:
+                    kind = type(exc).__name__
+                print(name, kind, sbmod.LOG)
+    """, module=MODULE + '''
+
+LOG = []
+
+
+class Spy(Exception):
+    def __getattribute__(self, name):
+        LOG.append(name)
+        return object.__getattribute__(self, name)
+
+
+class SpyOSError(OSError):
+    def __getattribute__(self, name):
+        LOG.append(name)
+        return object.__getattribute__(self, name)
+'''))
+    assert out.splitlines() == ["Spy Spy []", "SpyOSError SpyOSError []"], out

@@ -348,6 +348,87 @@ print(json.dumps(out))
 '''
 
 
+CHILD_BOUNDS = CHILD_COMMON + '''
+# Results a hostile worker shaped to crash, hang or blow up the parent
+# past its scan; each must be refused by the scan or the walk. The
+# evidence is the parent's: it is still running, in time, within memory.
+import resource
+G = b"\\x80\\x05"
+def name(m, n):
+    return (b"\\x8c" + bytes([len(m)]) + m.encode() + b"\\x8c" +
+            bytes([len(n)]) + n.encode() + b"\\x93")
+def s(v):
+    return b"\\x8c" + bytes([len(v)]) + v.encode()
+def ustr(v):
+    b = v.encode()
+    return b"X" + len(b).to_bytes(4, "little") + b
+M = (1 << 61) - 1
+def colliding(n):
+    # n distinct ints that all hash to 0 whatever PYTHONHASHSEED
+    return b"".join(b"\\x8a\\x0b" + (k * M).to_bytes(11, "little",
+                                                     signed=True)
+                    for k in range(1, n + 1))
+n = 200000
+cases = {
+    # F1: n fresh deques, each APPENDed into the one below: deque's
+    # dealloc recurses in C (no trashcan)
+    "deque chain": (G + name("collections", "deque") + b"\\x94" +
+                    b"h\\x00)\\x85R" * n + b"a" * (n - 1) + b".", 2 << 20),
+    # the same made shallow first, then deepened through the memo
+    "deque chain, deepened later": (G + name("collections", "deque") +
+        b"\\x94" + b"".join(b"h\\x00)\\x85R\\x94" for _ in range(n)) +
+        b"0" * n + b"".join(b"h" + (k + 1).to_bytes(1, "little") + b"h" +
+                            (k + 2).to_bytes(1, "little") + b"a0"
+                            for k in range(250)) + b"N.", 2 << 20),
+    # F1b: struct_time(T, {'tm_zone': <the previous one>})
+    "struct_time chain": (G + name("time", "struct_time") + b"\\x94N\\x94" +
+        (b"0h\\x00(" + b"K\\x01" * 9 + b"t}" + s("tm_zone") +
+         b"h\\x01s\\x86Rq\\x01") * 30000 + b".", 20 << 20),
+    # F2: all keys hash to 0: quadratic in the parent's set and dict
+    "colliding set": (G + b"\\x8f(" + colliding(64000) + b"\\x90.",
+                      1 << 20),
+    "colliding frozenset": (G + b"(" + colliding(64000) + b"\\x91.",
+                            1 << 20),
+    "colliding dict": (G + b"}(" + b"".join(
+        b"\\x8a\\x0b" + (k * M).to_bytes(11, "little", signed=True) + b"N"
+        for k in range(1, 64001)) + b"u.", 1 << 20),
+    "colliding set() of a list": (G + name("builtins", "set") + b"](" +
+        colliding(64000) + b"e\\x85R.", 1 << 20),
+    # F3: UUID's state with a list DAG where SafeUUID's error formats it
+    "uuid state": (G + name("uuid", "UUID") + b")\\x81}" + s("int") +
+        b"K\\x01s" + s("is_safe") + b"]\\x94" + b"".join(
+            b"0](h" + bytes([k]) + b"h" + bytes([k]) + b"e\\x94"
+            for k in range(40)) + b"sb.", 4096),
+    # F4: Decimal reads any Unicode digit
+    "decimal arabic-indic exponent": (G + name("decimal", "Decimal") +
+        ustr("1e" + "\\u0669" * 9) + b"\\x85R.", 4096),
+    "decimal fullwidth exponent": (G + name("decimal", "Decimal") +
+        ustr("1e" + "\\uff19" * 9) + b"\\x85R.", 4096),
+    # F5: one long str shared 4,000 times: json.dumps makes 2e9 chars
+    "shared str": (G + b"](" + b"X" + (500000).to_bytes(4, "little") +
+                   b"A" * 500000 + b"2" * 3999 + b"e.", 1 << 20),
+    "shared str in shared lists": (G + b"](" + b"X" +
+        (200000).to_bytes(4, "little") + b"A" * 200000 + b"e\\x94" +
+        b"](" + b"h\\x00" * 40 + b"e.", 1 << 20),
+}
+out = {}
+for label, (data, max_result) in cases.items():
+    t = time.monotonic()
+    verdict = outcome(U.loads, data, U.DATA_ONLY, True,
+                      U.Limits(max_bytes=max_result))
+    out[label] = verdict + [time.monotonic() - t]
+# what still passes: a set of ordinary ints, floats and tuples, a shared
+# short str, a UUID as pickle writes it, a deque of lists
+fine = [set(range(20000)), {float(i) / 3 for i in range(5000)},
+        {(i, -i): None for i in range(5000)}, ["ab" * 10] * 1000,
+        uuid.UUID(int=7), uuid.uuid4(), collections.deque([[1], [2]], 9)]
+out["fine"] = [outcome(U.loads, pickle.dumps(v, 5), U.DATA_ONLY, True,
+                       U.Limits(max_bytes=1 << 20)) for v in fine]
+out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+'''
+
+
 def run_child(script, *args, timeout=600):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO / "python")
@@ -421,3 +502,26 @@ def test_the_short_way_is_the_scans_and_decodes_the_same(sb):
     assert paths["cycle by memo objects"] == ["ok", True]
     assert out["spare"] == [True, {}]
     assert out["short"] > 50, out["short"]
+
+
+def test_no_result_crashes_hangs_or_blows_up_the_parent(sb):
+    """Nesting of every object (a deque chain, struct_time's hidden
+    fields: a C recursion in the parent), keys that collide whatever
+    PYTHONHASHSEED (a quadratic set or dict), a UUID state that is no
+    UUID's, a Decimal of Unicode digits, a long str shared by reference:
+    refused before they are decoded, in the time of a scan, within
+    memory; the child's exit status is no signal."""
+    out = run_child(CHILD_BOUNDS, timeout=scaled(120))
+    for label, verdict in out.items():
+        if label in ("fine", "maxrss_mb"):
+            continue
+        assert verdict[0] == "RestrictedUnpicklingError", (label, verdict)
+        assert not verdict[1], (label, verdict)
+        assert verdict[-1] < scaled(5), (label, verdict)
+    assert "nested deeper" in out["deque chain"][2]
+    assert "nested deeper" in out["struct_time chain"][2]
+    assert "inside another" in out["deque chain, deepened later"][2]
+    assert "state" in out["uuid state"][2]
+    assert "ASCII" in out["decimal fullwidth exponent"][2]
+    assert out["fine"] == [["ok"]] * 7, out["fine"]
+    assert out["maxrss_mb"] < 400, out

@@ -499,12 +499,21 @@ static const struct {
 	  "refused: BUILD on a pathlib.PurePath is refused: "
 	  "remote-result-mode is data-only (it changes only "
 	  "containers the stream built)" },
-	{ "BUILD twice on a UUID", 22,
+	{ "BUILD twice on a UUID", 38,
 	  "\x80\x05\x8c\x04\x75\x75\x69\x64\x8c\x04\x55\x55\x49\x44\x93"
-	  "\x29\x81\x7d\x62\x7d\x62\x2e",
+	  "\x29\x81\x7d\x8c\x03int\x4b\x01\x73\x62"
+	  "\x7d\x8c\x03int\x4b\x01\x73\x62\x2e",
 	  "refused: BUILD on a uuid.UUID is refused: "
 	  "remote-result-mode is data-only (it changes only "
 	  "containers the stream built)" },
+	/* UUID.__setstate__ calls SafeUUID(is_safe), whose error formats
+	 * it: a list there was a DAG walked in full */
+	{ "BUILD of a UUID with a list as is_safe", 39,
+	  "\x80\x05\x8c\x04\x75\x75\x69\x64\x8c\x04\x55\x55\x49\x44\x93"
+	  "\x29\x81\x7d\x8c\x03int\x4b\x01\x73\x8c\x07is_safe\x5d\x73\x62\x2e",
+	  "refused: BUILD of a uuid.UUID with a state that is not one "
+	  "({'int': int, 'is_safe': None, 0 or -1}) is refused: "
+	  "remote-result-mode is data-only" },
 	{ "SETITEM on a class", 35,
 	  "\x80\x05\x8c\x0b\x63\x6f\x6c\x6c\x65\x63\x74\x69\x6f\x6e\x73"
 	  "\x8c\x0b\x4f\x72\x64\x65\x72\x65\x64\x44\x69\x63\x74\x93\x4b"
