@@ -499,8 +499,9 @@ static bool own_kill_event(PyObject *args)
 	return own;
 }
 
-/* A compile or exec event with no Python frame is the interpreter's own
- * only at its start (compiling and running the main program, once) or,
+/* A compile event with no Python frame runs nothing (below). An exec
+ * event with none is the interpreter's own only at its start (running the
+ * main program, once) or,
  * in a REPL on a terminal, for the source it names "<stdin>". Any other is the program's: a C callable it handed to the
  * interpreter (atexit.register(eval, src, {}), a weakref callback, a
  * thread's target) runs with no frame at all. */
@@ -512,6 +513,11 @@ static bool frameless_runtime(const char *event, PyObject *args)
 
 	if (py.PyEval_GetFrame())
 		return false; /* judged by the caller's file */
+	/* a compile with no frame runs nothing: what would run the code is
+	 * an exec (eval raises both), judged here in turn; the interpreter's
+	 * traceback printer compiles a line to place its carets */
+	if (event[0] == 'c')
+		return true;
 	if (sb_g.starting) {
 		if (event[0] == 'e')
 			sb_g.starting = false; /* the main program runs */
