@@ -189,6 +189,13 @@ static int make_plan(struct sb_arena *a, const struct sb_policy *p,
 	struct stat st;
 	size_t i, n = 0, k;
 
+	/* nothing is writable without an expose-rw= rule: no walk of the
+	 * interpreter's trees at each start for an empty plan */
+	for (i = 0; i < p->exposes.n; i++)
+		if (p->exposes.v[i].mode == SB_EXPOSE_RW)
+			break;
+	if (i == p->exposes.n)
+		return 0;
 	for (i = 0; i < p->ignores.n; i++) {
 		const struct sb_ignore *ig = &p->ignores.v[i];
 		const char *path, *root;
