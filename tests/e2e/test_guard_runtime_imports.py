@@ -2,7 +2,7 @@
 program (guard/imports.c): the codec search loads only the codecs of the
 encodings package's own directory, whatever the program appended to its
 __path__ (F1); an import, eval or exec with no Python frame (a C callable
-the program handed to atexit or a weakref) is the program's (F3); and the
+the program handed to atexit or to a new thread) is the program's (F3); and the
 standard library's modules that reach files, processes or the network
 without an audit event need the native grant, not a python-import= rule
 (src/policy/modtab.c, F2/F4). The evidence is seen from outside: a marker
@@ -68,14 +68,21 @@ FRAMELESS = {
         atexit.register(use)
         atexit.register(__import__, 'readline')
         """,
-    "weakref-import": """\
-        class K:
-            def m(self): pass
-        Method = type(K().m)
-        victim = K()
-        r1 = M['_weakref'].ref(victim, lambda _r: use())
-        r2 = M['_weakref'].ref(victim, Method(__import__, 'readline'))
-        del victim
+    # a weakref callback fired by a del in the module runs under the
+    # module's frame: a thread started on a C callable has none at all
+    "thread-import": """\
+        T = M['_thread']
+        nap = T.allocate_lock()
+        nap.acquire()
+        done = []
+        sys.unraisablehook = lambda u: (
+            done.append(1), print(u.exc_value, file=sys.stderr))
+        T.start_new_thread(__import__, ('readline',))
+        for _ in range(500):
+            if 'readline' in M or done:
+                break
+            nap.acquire(timeout=0.01)
+        use()
         """,
     "atexit-eval": """\
         atexit.register(eval,
@@ -105,6 +112,8 @@ def test_a_frameless_call_is_judged_as_the_program(sandboxed, tmp_cwd, how):
     # atexit is not loaded at start by every interpreter: a rule for it
     # (the call it makes later is what is judged)
     rules = EMPTY + ("python-import=atexit\n" if "atexit" in how else "")
+    if how.startswith("thread"):
+        rules += "python-api=ALLOW:_thread.start_new_thread\n"
     r = sandboxed(rules, code)
     assert not (tmp_cwd / "out" / "marker").exists(), r.stderr
     assert ("not allowed by a rule" in r.stderr or
