@@ -492,7 +492,7 @@ struct event_spec {
 static const struct event_spec events[] = {
 	EV("os.listdir", { 0, -1, RD | J_NONE_IS_CWD | J_LISTING }, NO),
 	EV("os.scandir", { 0, -1, RD | J_NONE_IS_CWD | J_LISTING }, NO),
-	EV("os.chdir", { 0, -1, RD }, NO),
+	EV("os.chdir", { 0, -1, RD | J_FORGET }, NO),
 	EV("os.mkdir", { 0, 2, WR | NF | J_NEW }, NO),
 	EV("os.rmdir", { 0, 1, WR | NF | J_FORGET | EX }, NO),
 	EV("os.remove", { 0, 1, WR | NF | J_FORGET | EX }, NO),
@@ -727,11 +727,58 @@ static bool kw_follows(PyObject *kwargs)
 	return !o || py.PyObject_IsTrue(o) != 0;
 }
 
+/* os.stat(path) of a name that is no symlink, the common case: one
+ * lstat(2), whose result is the stat's (both describe the one inode the
+ * name holds), judged by the cached directory and the name as it is, with
+ * no readlink(2) of the name: a stat costs the program one system call, as
+ * under python. NULL with no exception set when that does not apply (a
+ * link, an error, keywords, a path not allowed): the general way then
+ * judges, refuses or learns, and the call raises its own error. A refused
+ * path is looked at first and what was seen thrown away: stat reveals
+ * nothing to the program before the verdict. */
+static PyObject *stat_entry(PyObject *args, PyObject *kwargs)
+{
+	struct sb_fs_paths fp;
+	struct sb_fs_decision d;
+	char buf[PATH_MAX];
+	PyObject *o, *res, *mode;
+	long m;
+
+	if (!sb_g.files.lstat || (kwargs && py.PyDict_Size(kwargs) != 0) ||
+	    !args || py.PyTuple_Size(args) != 1)
+		return NULL;
+	o = py.PyTuple_GetItem(args, 0);
+	if (!o || (py.PyObject_IsInstance(o, py.PyUnicode_Type) != 1 &&
+		   py.PyObject_IsInstance(o, py.PyBytes_Type) != 1) ||
+	    sb_arg_path(o, buf) != 1) {
+		py.PyErr_Clear();
+		return NULL;
+	}
+	res = py.PyObject_Call(sb_g.files.lstat, args, NULL);
+	if (!res) {
+		py.PyErr_Clear();
+		return NULL;
+	}
+	mode = py.PyTuple_GetItem(res, 0);
+	m = mode ? py.PyLong_AsLong(mode) : -1;
+	if (m == -1 || S_ISLNK((mode_t)m) ||
+	    sb_path_locate_entry(&sb_g.files.dirs, buf, &fp) < 0 ||
+	    verdict(buf, &fp, RD | J_ANCESTOR, &d) != SB_FS_ALLOW) {
+		py.PyErr_Clear();
+		py.Py_DecRef(res);
+		return NULL;
+	}
+	return res;
+}
+
 /* os.stat(path, *, dir_fd=None, follow_symlinks=True) */
 static PyObject *stat_call(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
 {
+	PyObject *res = stat_entry(args, kwargs);
 	int fd;
 
+	if (res)
+		return res;
 	if (kw_dir_fd(kwargs, &fd) < 0 ||
 	    judge_arg(arg_at(args, kwargs, 0, "path"), fd,
 		      RD | J_ANCESTOR | (kw_follows(kwargs) ? 0 : NF), NULL,
@@ -835,8 +882,9 @@ static PyObject *readlink_call(struct sb_wrap *w, PyObject *args,
 	return res;
 }
 
-/* os.rename, os.replace, os.symlink, os.remove, os.unlink, os.rmdir: their
- * events judge them; here the directory cache learns when they end. */
+/* os.rename, os.replace, os.symlink, os.remove, os.unlink, os.rmdir,
+ * os.chdir, os.fchdir: their events judge them; here the directory cache
+ * (and the working directory it keeps) learns when they end. */
 static PyObject *changing_call(struct sb_wrap *w, PyObject *args,
 			       PyObject *kwargs)
 {
@@ -1167,6 +1215,10 @@ static struct sb_wrap wraps[] = {
 	  .call = changing_call },
 	{ .module = "posix", .attr = "rmdir", .also = "os",
 	  .call = changing_call },
+	{ .module = "posix", .attr = "chdir", .also = "os",
+	  .call = changing_call },
+	{ .module = "posix", .attr = "fchdir", .also = "os",
+	  .call = changing_call },
 };
 
 /* ---- arming ---- */
@@ -1458,12 +1510,37 @@ static PyObject *flag_once(PyObject *key, PyObject *v)
 
 static sb_wrap_fn real_calls[SB_ARRAY_LEN(wraps)];
 
+/* Nothing to convert: only str, bytes, int or None, no keywords (the
+ * common call, handed on as it came, with no copy). */
+static bool plain_args(PyObject *args, PyObject *kwargs)
+{
+	Py_ssize_t i, n = py.PyTuple_Size(args);
+
+	if (kwargs && py.PyDict_Size(kwargs) != 0)
+		return false;
+	for (i = 0; i < n; i++) {
+		PyObject *o = py.PyTuple_GetItem(args, i);
+
+		if (!o || (o != py._Py_NoneStruct &&
+			   py.PyObject_IsInstance(o, py.PyUnicode_Type) != 1 &&
+			   py.PyObject_IsInstance(o, py.PyBytes_Type) != 1 &&
+			   py.PyObject_IsInstance(o, py.PyLong_Type) != 1)) {
+			py.PyErr_Clear();
+			return false;
+		}
+	}
+	return true;
+}
+
 static PyObject *paths_once_call(struct sb_wrap *w, PyObject *args,
 				 PyObject *kwargs)
 {
 	Py_ssize_t i, n = py.PyTuple_Size(args), pos = 0;
-	PyObject *nargs = py.PyTuple_New(n), *nkw = NULL, *k, *v, *res = NULL;
+	PyObject *nargs, *nkw = NULL, *k, *v, *res = NULL;
 
+	if (plain_args(args, kwargs))
+		return real_calls[w - wraps](w, args, NULL);
+	nargs = py.PyTuple_New(n);
 	if (!nargs)
 		return NULL;
 	for (i = 0; i < n; i++) {
@@ -1516,6 +1593,8 @@ int sb_files_arm(void)
 		}
 		if (sb_wrap_install(&wraps[i]) < 0 || adopt(&wraps[i]) < 0)
 			return -1;
+		if (real_calls[i] == lstat_call)
+			sb_g.files.lstat = wraps[i].original;
 	}
 	return 0;
 }

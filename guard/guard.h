@@ -93,6 +93,7 @@ struct sb_guard {
 		PyObject *py_false, *py_true;
 		bool bool_fd_warns; /* 3.13+: a bool dir_fd= warns */
 		struct sb_dir_cache dirs; /* canonical directories */
+		PyObject *lstat; /* the original os.lstat (os.stat's fast way) */
 	} files;
 	/* api.c: registry entries whose denier is installed (or that do not
 	 * apply), the originals the deniers replaced (held here only) and

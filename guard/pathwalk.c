@@ -155,8 +155,28 @@ int sb_path_fd_dir(int fd, char out[PATH_MAX])
  * are cleared. */
 void sb_dir_cache_forget(struct sb_dir_cache *dc)
 {
-	if (++dc->gen == 0)
+	if (++dc->gen == 0) {
 		memset(dc->slot, 0, sizeof(dc->slot));
+		dc->cwd[0] = '\0';
+	}
+}
+
+/* The working directory, canonical (getcwd(3) returns it so), through the
+ * cache: remembered for the generation it was read in, never while a call
+ * that may change it is in flight. */
+static int cwd_of(struct sb_dir_cache *dc, char c[PATH_MAX])
+{
+	if (dc->cwd[0] == '/' && dc->cwd_gen == dc->gen) {
+		strcpy(c, dc->cwd);
+		return 0;
+	}
+	if (!getcwd(c, PATH_MAX) || c[0] != '/')
+		return -1; /* removed, or outside our root */
+	if (!dc->changing) {
+		strcpy(dc->cwd, c);
+		dc->cwd_gen = dc->gen;
+	}
+	return 0;
 }
 
 static struct sb_dir_cache_slot *dir_cache_slot(struct sb_dir_cache *dc,
@@ -210,15 +230,11 @@ static bool is_dot_name(const char *name)
 	return !*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
 }
 
-/* Fill fp for 'path', relative to 'base' (a canonical directory) when
- * given, else to dir_fd when >= 0, else to the cwd. -1 when it cannot be
- * located (unresolvable descriptor, no cwd, too long, a loop). */
-int sb_path_locate(struct sb_dir_cache *dc, const char *path, int dir_fd,
-		   const char *base, bool follow, struct sb_fs_paths *fp)
+/* Where a relative 'path' starts, into c: 'base' when given, else the
+ * directory of dir_fd when >= 0, else the cwd; "" for the root. */
+static int start_of(struct sb_dir_cache *dc, const char *path, int dir_fd,
+		    const char *base, char c[PATH_MAX])
 {
-	char *c = fp->canon;
-	const char *slash;
-
 	if (path[0] == '/') {
 		c[0] = '\0';
 	} else if (base) {
@@ -228,11 +244,25 @@ int sb_path_locate(struct sb_dir_cache *dc, const char *path, int dir_fd,
 	} else if (dir_fd >= 0) {
 		if (sb_path_fd_dir(dir_fd, c) < 0)
 			return -1;
-	} else if (!getcwd(c, PATH_MAX) || c[0] != '/') {
-		return -1; /* removed, or outside our root */
+	} else if (cwd_of(dc, c) < 0) {
+		return -1;
 	}
 	if (strcmp(c, "/") == 0)
 		c[0] = '\0';
+	return 0;
+}
+
+/* Fill fp for 'path', relative to 'base' (a canonical directory) when
+ * given, else to dir_fd when >= 0, else to the cwd. -1 when it cannot be
+ * located (unresolvable descriptor, no cwd, too long, a loop). */
+int sb_path_locate(struct sb_dir_cache *dc, const char *path, int dir_fd,
+		   const char *base, bool follow, struct sb_fs_paths *fp)
+{
+	char *c = fp->canon;
+	const char *slash;
+
+	if (start_of(dc, path, dir_fd, base, c) < 0)
+		return -1;
 	if (sb_path_lexical(fp->abs, c, path) < 0)
 		return -1;
 	slash = strrchr(path, '/');
@@ -241,4 +271,28 @@ int sb_path_locate(struct sb_dir_cache *dc, const char *path, int dir_fd,
 	if (resolve_dir(dc, c, path, (size_t)(slash - path)) < 0)
 		return -1;
 	return sb_path_resolve(c, slash + 1, follow, NULL);
+}
+
+int sb_path_locate_entry(struct sb_dir_cache *dc, const char *path,
+			 struct sb_fs_paths *fp)
+{
+	char *c = fp->canon;
+	const char *slash = strrchr(path, '/'), *name;
+	size_t n;
+
+	name = slash ? slash + 1 : path;
+	if (is_dot_name(name))
+		return -1;
+	if (start_of(dc, path, -1, NULL, c) < 0 ||
+	    sb_path_lexical(fp->abs, c, path) < 0)
+		return -1;
+	if (slash && slash != path &&
+	    resolve_dir(dc, c, path, (size_t)(slash - path)) < 0)
+		return -1;
+	n = strlen(c);
+	if (n + 1 + strlen(name) >= PATH_MAX)
+		return -1;
+	c[n] = '/';
+	strcpy(c + n + 1, name);
+	return 0;
 }

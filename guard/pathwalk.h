@@ -31,7 +31,12 @@ struct sb_fs_paths {
  * Another thread may rename while this one resolves (the GIL is released
  * during the syscall): the wrappers of the calls that change what a path
  * reaches forget before and after, and nothing is remembered meanwhile;
- * their events forget too, for a caller holding the original function. */
+ * their events forget too, for a caller holding the original function.
+ * The working directory is remembered the same way: os.chdir and
+ * os.fchdir are such calls (and their event, os.chdir, forgets), so
+ * getcwd(3) runs once per change, not at every relative path. A chdir(2)
+ * made by C code is not seen: relative paths are then judged from the
+ * directory the program last chose, as the rest of the cache is. */
 #define SB_DIR_CACHE_SLOTS 64
 #define SB_DIR_CACHE_LEN 512
 
@@ -47,6 +52,8 @@ struct sb_dir_cache {
 	unsigned gen;
 	int changing; /* calls that may change what a path reaches, in flight:
 		       * nothing is remembered meanwhile */
+	char cwd[PATH_MAX]; /* the working directory, for generation cwd_gen */
+	unsigned cwd_gen;
 };
 
 /* Forget every directory (a rename, remove, link... began or ended). */
@@ -60,6 +67,14 @@ void sb_dir_cache_forget(struct sb_dir_cache *dc);
  * loop): the caller refuses. */
 int sb_path_locate(struct sb_dir_cache *dc, const char *path, int dir_fd,
 		   const char *base, bool follow, struct sb_fs_paths *fp);
+
+/* Fill fp for 'path' (relative to the cwd when not absolute) whose last
+ * component the caller has just seen with lstat(2) to be no symlink: the
+ * directory part goes through the cache and the name is appended as it
+ * is, with no readlink(2). -1 when the name is ".", ".." or empty (or the
+ * path is "/"), or the path cannot be located: take sb_path_locate(). */
+int sb_path_locate_entry(struct sb_dir_cache *dc, const char *path,
+			 struct sb_fs_paths *fp);
 
 /* 'base' ("" for the root) joined with 'path', normalised like
  * os.path.abspath() ('..' pops lexically): 0, or -1 when too long. */

@@ -577,6 +577,60 @@ def test_chdir_and_relative_paths(sandboxed, tree):
     assert out["out_after"] == not_accepted(f"{tree}/outside/secret.txt")
 
 
+def test_the_remembered_cwd_and_stat_follow_changes(sandboxed, tree):
+    """The guard remembers the working directory and takes a stat of a name
+    that is no link in one lstat (guard/pathwalk.h, files.c stat_entry):
+    a chdir, an fchdir, a rename of the cwd and a file swapped for a link
+    each change the next verdict. rw/a/s.txt is masked: once rw/a is
+    renamed rw/c, s.txt in the cwd is rw/c/s.txt, which is not (a guard
+    that kept the old cwd refuses it)."""
+    out = probe(sandboxed, """\
+        here = os.getcwd()
+        os.makedirs("rw/a")
+        open("rw/a/x.txt", "w").write("x")
+        os.chdir("rw/a")
+        t("stat_a", lambda: os.stat("x.txt").st_size)
+        t("masked_a", lambda: open("s.txt", "w"))
+        t("rename", lambda: os.rename("../a", "../c"))
+        t("write_c", lambda: open("s.txt", "w").write("sc"))
+        t("stat_c", lambda: os.stat("s.txt").st_size)
+        t("fchdir", lambda: os.fchdir(os.open(here + "/data/sub",
+                                              os.O_RDONLY)))
+        t("stat_sub", lambda: os.stat("h.txt").st_size)
+        t("out_sub", lambda: os.stat("../../outside/secret.txt"))
+        t("write_sub", lambda: open("n.txt", "w"))
+        t("back", lambda: os.chdir(here + "/rw"))
+        t("file", lambda: open("l", "w").write("l"))
+        t("stat_file", lambda: os.stat("l").st_size)
+        os.remove("l")
+        os.symlink("../data/f.txt", "l")
+        t("link_in", lambda: os.stat("l").st_size)
+        t("lstat_link", lambda: os.path.islink("l"))
+        t("link_out", lambda: os.stat("../data/link_abs"))
+        os.remove("l")
+        open("l", "w").write("ll")
+        t("file_again", lambda: os.stat("l").st_size)
+        t("missing", lambda: os.stat("none"))
+        """, rules=RULES + f"ignore={tree}/rw/a/s.txt\n")
+    assert out["stat_a"] == "OK 1"
+    assert out["masked_a"].startswith("RuleFileNotFoundError: "), out
+    assert out["rename"] == "OK None"
+    assert out["write_c"] == "OK 2"
+    assert out["stat_c"] == "OK 2"
+    assert out["fchdir"] == "OK None"
+    assert out["stat_sub"] == "OK 1"
+    assert out["out_sub"] == not_accepted(f"{tree}/outside/secret.txt")
+    assert out["write_sub"] == (f"RulePermissionError: Cannot write to "
+                                f"'{tree}/data/'. {RO_REF}"), out
+    assert out["back"] == "OK None"
+    assert out["stat_file"] == "OK 1"
+    assert out["link_in"] == "OK 5"
+    assert out["lstat_link"] == "OK True"
+    assert out["link_out"] == not_accepted(f"{tree}/data/link_abs")
+    assert out["file_again"] == "OK 2"
+    assert out["missing"].startswith("FileNotFoundError: "), out["missing"]
+
+
 def test_shutil_and_tempfile(sandboxed, tree):
     out = probe(sandboxed, """\
         import shutil, tempfile

@@ -273,6 +273,69 @@ static void test_cache(void)
 	      "after the wrap: walked again");
 }
 
+/* The working directory is remembered like a directory (until forgotten,
+ * never while a change is in flight); an entry seen to be no link is
+ * appended to its directory as it is. */
+static void test_cwd_and_entry(void)
+{
+	static struct sb_dir_cache dc;
+	struct sb_fs_paths fp;
+	char p[PATH_MAX], cwd[PATH_MAX];
+
+	if (!getcwd(cwd, sizeof(cwd)) || chdir(top) < 0) {
+		ok(0, "chdir");
+		return;
+	}
+	is_int(sb_path_locate(&dc, "la/b", -1, NULL, true, &fp), 0,
+	       "cwd remembered: status");
+	is_str(fp.canon, at(p, "@/a/b"), "cwd remembered: canonical");
+	if (chdir("a") < 0)
+		ok(0, "chdir a");
+	sb_path_locate(&dc, "b", -1, NULL, true, &fp);
+	is_str(fp.canon, at(p, "@/b"),
+	       "a chdir not told: the remembered cwd still answers");
+	sb_dir_cache_forget(&dc);
+	sb_path_locate(&dc, "b", -1, NULL, true, &fp);
+	is_str(fp.canon, at(p, "@/a/b"), "forgotten: the cwd read again");
+	sb_dir_cache_forget(&dc); /* as a changing call begins */
+	dc.changing++;
+	if (chdir(top) < 0)
+		ok(0, "chdir top");
+	sb_path_locate(&dc, "a", -1, NULL, true, &fp);
+	is_str(fp.canon, at(p, "@/a"), "a chdir in flight: read again");
+	if (chdir("a") < 0)
+		ok(0, "chdir a again");
+	sb_path_locate(&dc, "b", -1, NULL, true, &fp);
+	is_str(fp.canon, at(p, "@/a/b"),
+	       "nothing remembered while the change is in flight");
+	dc.changing--;
+
+	is_int(sb_path_locate_entry(&dc, "../la/b/file", &fp), 0,
+	       "entry: status");
+	is_str(fp.canon, at(p, "@/a/b/file"),
+	       "entry: the directory resolved, the name as it is");
+	is_str(fp.abs, at(p, "@/la/b/file"), "entry: absolute");
+	is_int(sb_path_locate_entry(&dc, "file", &fp), 0, "entry in the cwd");
+	is_str(fp.canon, at(p, "@/a/file"), "entry in the cwd: canonical");
+	is_int(sb_path_locate_entry(&dc, at(p, "@/la/b/file"), &fp), 0,
+	       "absolute entry");
+	is_str(fp.canon, at(p, "@/a/b/file"), "absolute entry: canonical");
+	is_int(sb_path_locate_entry(&dc, "/etc", &fp), 0, "entry at the root");
+	is_str(fp.canon, "/etc", "entry at the root: canonical");
+	is_int(sb_path_locate_entry(&dc, "b/..", &fp), -1, "'..' is no entry");
+	is_int(sb_path_locate_entry(&dc, "b/.", &fp), -1, "'.' is no entry");
+	is_int(sb_path_locate_entry(&dc, "b/", &fp), -1,
+	       "a trailing slash is no entry");
+	is_int(sb_path_locate_entry(&dc, "/", &fp), -1, "the root is no entry");
+
+	/* a wrapped generation forgets the cwd too */
+	dc.gen = UINT_MAX;
+	sb_dir_cache_forget(&dc);
+	ok(dc.cwd[0] == '\0', "the generation wrapped: no cwd remembered");
+	if (chdir(cwd) < 0)
+		ok(0, "chdir back");
+}
+
 static void remove_tree(void)
 {
 	char cmd[PATH_MAX + 16];
@@ -289,6 +352,7 @@ int main(void)
 	test_long();
 	test_bases();
 	test_cache();
+	test_cwd_and_entry();
 	remove_tree();
 	return tap_done();
 }
