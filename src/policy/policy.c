@@ -1192,6 +1192,31 @@ static void stage_provider_keys(struct parser *ps)
 
 /* ---- files (2.6.3) ---- */
 
+/* A relative ignore= pattern is matched against the names of a path's
+ * components, which hold no '/': one with a slash (./secret.pem, ~/.ssh,
+ * logs/) would hide nothing while the file says it hides something.
+ * Refused, naming the two forms that hide what was meant. */
+static void ignore_with_slash(struct parser *ps, const struct sb_line *l)
+{
+	struct sb_arena *a = ps->p->arena;
+	const char *v = l->value, *name, *abs;
+	size_t n = strlen(v);
+	char *trim = sb_arena_strdup(a, v);
+
+	while (n > 1 && trim[n - 1] == '/')
+		trim[--n] = '\0';
+	name = strrchr(trim, '/') ? strrchr(trim, '/') + 1 : trim;
+	abs = expand_tilde(ps, trim);
+	if (abs[0] != '/')
+		abs = sb_path_join(a, ps->o->cwd,
+				   strncmp(abs, "./", 2) == 0 ? abs + 2 : abs);
+	sb_error(ps->p, l->ref,
+		 "In '%s', a relative pattern is matched against file names, "
+		 "which hold no '/': it would hide nothing. Write the path "
+		 "absolute (ignore=%s) or a name alone (ignore=%s).",
+		 l->text, abs, *name ? name : "*");
+}
+
 static void parse_expose(struct parser *ps, const struct sb_line *l,
 			 enum sb_expose_mode mode)
 {
@@ -1427,6 +1452,9 @@ static void stage_directives(struct parser *ps)
 				sb_error(p, l->ref,
 					 "In '%s', a pattern must be set.",
 					 l->text);
+			} else if (l->value[0] != '/' &&
+				   strchr(l->value, '/')) {
+				ignore_with_slash(ps, l);
 			} else {
 				ig = SB_VEC_PUSH(p->arena, p->ignores);
 				ig->pattern = l->value;

@@ -442,6 +442,31 @@ static void test_files(void)
 	one_error("ignore=\n", ".py-sandboxes(1): In 'ignore=', a pattern must "
 			       "be set.",
 		  "ignore: empty");
+	/* a relative pattern with a slash would hide nothing: refused */
+	{
+		static const char *const slashed[][3] = {
+			{ "./secret.pem", "/secret.pem", "secret.pem" },
+			{ "logs/", "/logs", "logs" },
+			{ "a/*.key", "/a/*.key", "*.key" },
+		};
+		char text[128], full[1024];
+		size_t k;
+
+		for (k = 0; k < SB_ARRAY_LEN(slashed); k++) {
+			snprintf(text, sizeof(text), "ignore=%s\n",
+				 slashed[k][0]);
+			snprintf(full, sizeof(full),
+				 ".py-sandboxes(1): In 'ignore=%s', a relative "
+				 "pattern is matched against file names, which "
+				 "hold no '/': it would hide nothing. Write the "
+				 "path absolute (ignore=%s%s) or a name alone "
+				 "(ignore=%s).",
+				 slashed[k][0], tmp, slashed[k][1],
+				 slashed[k][2]);
+			one_error(text, full, "ignore: a relative pattern with "
+					      "a slash is refused");
+		}
+	}
 	/* expose-list=: the names of one directory, none of its files */
 	make_dir("listed");
 	make_dir("listed/sub");
