@@ -217,10 +217,13 @@ static int make_plan(struct sb_arena *a, const struct sb_policy *p,
 		}
 		keep(a, pl, path, "python-sb's own file", KEEP_RO);
 	}
+	/* expose-ro= only: an expose-list= decides for its directory alone,
+	 * and the files under it follow the expose-rw= that holds them, as
+	 * in the guard (a read-only bind would make them read-only too) */
 	for (i = 0; i < p->exposes.n; i++) {
 		const struct sb_expose *e = &p->exposes.v[i];
 
-		if (e->mode != SB_EXPOSE_RW)
+		if (e->mode == SB_EXPOSE_RO)
 			keep_readonly(a, p, pl, e->path, e->rule);
 	}
 	if (ctx)

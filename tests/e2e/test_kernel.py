@@ -255,6 +255,27 @@ def test_an_expose_ro_inside_an_expose_rw_stays_read_only(run_sb, tree,
         and f"{root}/rw/ref/sub (writable again" in kept[0], r.stdout
 
 
+def test_an_expose_list_inside_an_expose_rw_keeps_its_files_writable(
+        run_sb, tree, user):
+    """expose-list=rw/box inside expose-rw=rw decides for the directory
+    alone: its files follow expose-rw=, under the kernel as in the guard
+    (a read-only bind of the listed directory made them EROFS)."""
+    root = tree.root
+    (root / "rw" / "box").mkdir()
+    (root / "rw" / "box" / "in.txt").write_text("orig\n")
+    chown_to(user, root / "rw")
+    (root / ".py-sandboxes").write_text(tree.rules(
+        [f"expose-list={root}/rw/box"]))
+    r = run_sb([f"--python={interpreter(user)}", "-c", NESTED,
+                "rw/box/in.txt", "rw/box/new.txt"],
+               unprivileged=(user == "nobody"))
+    assert r.returncode == 0, r.stderr
+    assert "write rw/box/in.txt ok" in r.stdout, (r.stdout, r.stderr)
+    assert "write rw/box/new.txt ok" in r.stdout, (r.stdout, r.stderr)
+    assert (root / "rw" / "box" / "in.txt").read_text() == "tampered\n"
+    assert (root / "rw" / "box" / "new.txt").read_text() == "tampered\n"
+
+
 def test_a_venv_inside_an_expose_rw_stays_read_only(run_sb, tree, user):
     """A venv in the writable tree is the interpreter's, exposed read-only
     implicitly: a child cannot plant a .pth in its site-packages (which
