@@ -997,7 +997,7 @@ static bool entry_shown(const struct sb_fs_paths *dir, const char *name)
 
 	if (sb_g.learning)
 		return true; /* learning lets everything happen */
-	if (strchr(name, '/') || sb_path_lexical(e.abs, dir->abs, name) < 0)
+	if (strchr(name, '/') || sb_path_lexical(e.abs, PATH_MAX, dir->abs, name) < 0)
 		return false;
 	/* expose-list= grants the names in it (ignore= still hides) */
 	ex = sb_fs_find_expose(sb_g.policy, dir->canon);

@@ -14,47 +14,6 @@
 
 #include "util.h"
 
-/* Append the components of 's' to out[0..*olen), lexically. */
-static int push_lexical(char out[PATH_MAX], size_t *olen, const char *s)
-{
-	size_t n;
-
-	for (s = sb_path_next(s, &n); n; s = sb_path_next(s + n, &n)) {
-		if (n == 1 && s[0] == '.')
-			continue;
-		if (n == 2 && s[0] == '.' && s[1] == '.') {
-			while (*olen > 0 && out[*olen - 1] != '/')
-				(*olen)--;
-			if (*olen > 0)
-				(*olen)--;
-		} else {
-			if (*olen + 1 + n >= PATH_MAX)
-				return -1;
-			out[*olen] = '/';
-			memcpy(out + *olen + 1, s, n);
-			*olen += 1 + n;
-		}
-		out[*olen] = '\0';
-	}
-	return 0;
-}
-
-/* 'base' ("" for the root) joined with 'path', normalised like
- * os.path.abspath(): what the messages show. */
-int sb_path_lexical(char out[PATH_MAX], const char *base, const char *path)
-{
-	size_t olen = 0;
-
-	out[0] = '\0';
-	if (path[0] != '/' && push_lexical(out, &olen, base) < 0)
-		return -1;
-	if (push_lexical(out, &olen, path) < 0)
-		return -1;
-	if (olen == 0)
-		strcpy(out, "/");
-	return 0;
-}
-
 /* Resolve 'rest' on top of 'out' (a canonical directory, "" for the root)
  * the way the kernel walks it: symlinks followed (the last component only
  * when 'follow' or when a slash trails it), '..' pops the real parent.
@@ -263,7 +222,7 @@ int sb_path_locate(struct sb_dir_cache *dc, const char *path, int dir_fd,
 
 	if (start_of(dc, path, dir_fd, base, c) < 0)
 		return -1;
-	if (sb_path_lexical(fp->abs, c, path) < 0)
+	if (sb_path_lexical(fp->abs, PATH_MAX, c, path) < 0)
 		return -1;
 	slash = strrchr(path, '/');
 	if (!slash || slash == path || is_dot_name(slash + 1))
@@ -284,7 +243,7 @@ int sb_path_locate_entry(struct sb_dir_cache *dc, const char *path,
 	if (is_dot_name(name))
 		return -1;
 	if (start_of(dc, path, -1, NULL, c) < 0 ||
-	    sb_path_lexical(fp->abs, c, path) < 0)
+	    sb_path_lexical(fp->abs, PATH_MAX, c, path) < 0)
 		return -1;
 	if (slash && slash != path &&
 	    resolve_dir(dc, c, path, (size_t)(slash - path)) < 0)

@@ -76,9 +76,6 @@ int sb_path_locate(struct sb_dir_cache *dc, const char *path, int dir_fd,
 int sb_path_locate_entry(struct sb_dir_cache *dc, const char *path,
 			 struct sb_fs_paths *fp);
 
-/* 'base' ("" for the root) joined with 'path', normalised like
- * os.path.abspath() ('..' pops lexically): 0, or -1 when too long. */
-int sb_path_lexical(char out[PATH_MAX], const char *base, const char *path);
 
 /* Resolve 'rest' on top of 'out' (a canonical directory, "" for the root)
  * as the kernel walks it; see pathwalk.c. *complete (may be NULL): every

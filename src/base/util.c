@@ -369,42 +369,54 @@ bool sb_fnmatch(const char *pat, const char *s)
 	return *pat == '\0';
 }
 
+/* Append the components of 's' to out[0..*olen), lexically. */
+static int push_lexical(char *out, size_t cap, size_t *olen, const char *s)
+{
+	size_t n;
+
+	for (s = sb_path_next(s, &n); n; s = sb_path_next(s + n, &n)) {
+		if (n == 1 && s[0] == '.')
+			continue;
+		if (n == 2 && s[0] == '.' && s[1] == '.') {
+			while (*olen > 0 && out[*olen - 1] != '/')
+				(*olen)--;
+			if (*olen > 0)
+				(*olen)--;
+		} else {
+			if (*olen + 1 + n >= cap)
+				return -1;
+			out[*olen] = '/';
+			memcpy(out + *olen + 1, s, n);
+			*olen += 1 + n;
+		}
+		out[*olen] = '\0';
+	}
+	return 0;
+}
+
+int sb_path_lexical(char *out, size_t cap, const char *base, const char *path)
+{
+	size_t olen = 0;
+
+	if (cap < 2)
+		return -1;
+	out[0] = '\0';
+	if (path[0] != '/' && push_lexical(out, cap, &olen, base) < 0)
+		return -1;
+	if (push_lexical(out, cap, &olen, path) < 0)
+		return -1;
+	if (olen == 0)
+		strcpy(out, "/");
+	return 0;
+}
+
 char *sb_path_normalize(struct sb_arena *a, const char *path)
 {
-	size_t n = strlen(path);
-	char *out = sb_arena_alloc(a, n + 2);
-	size_t o = 0;
-	const char *p = path;
+	/* never longer than the path and a leading slash: cannot fail */
+	size_t cap = strlen(path) + 2;
+	char *out = sb_arena_alloc(a, cap);
 
-	out[o++] = '/';
-	while (*p) {
-		const char *seg;
-		size_t len;
-
-		while (*p == '/')
-			p++;
-		seg = p;
-		while (*p && *p != '/')
-			p++;
-		len = (size_t)(p - seg);
-		if (len == 0 || (len == 1 && seg[0] == '.'))
-			continue;
-		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
-			if (o > 1) {
-				o--;
-				while (o > 1 && out[o - 1] != '/')
-					o--;
-				if (o > 1)
-					o--;
-			}
-			continue;
-		}
-		if (o > 1)
-			out[o++] = '/';
-		memcpy(out + o, seg, len);
-		o += len;
-	}
-	out[o] = '\0';
+	sb_path_lexical(out, cap, "", path);
 	return out;
 }
 

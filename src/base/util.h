@@ -83,7 +83,14 @@ bool sb_glob_star_match(const char *pat, const char *s);
 /* fnmatch-style glob ('*', '?', '[...]') used by ignore=; '/' is ordinary. */
 bool sb_fnmatch(const char *pat, const char *s);
 
-/* Lexically normalise an absolute path: collapse '//', '.', '..' (no syscall). */
+/* 'base' ("" for the root) joined with 'path' (unless 'path' is absolute)
+ * and normalised lexically like os.path.abspath(): '//' and '.' collapse,
+ * '..' pops the last component (never above the root), no trailing slash,
+ * "/" when empty. No syscall, no allocation (the guard's open() runs
+ * through it): 0, or -1 when the result needs more than 'cap' bytes. */
+int sb_path_lexical(char *out, size_t cap, const char *base, const char *path);
+
+/* The same for one path, in the arena; it cannot be too long. */
 char *sb_path_normalize(struct sb_arena *a, const char *path);
 /* Join 'rel' onto 'base' (unless rel is absolute) and normalise. */
 char *sb_path_join(struct sb_arena *a, const char *base, const char *rel);
