@@ -74,18 +74,6 @@ static bool writable(const struct sb_policy *p, const char *path, bool strict)
 	return false;
 }
 
-/* The writable exposure that holds 'path', for messages. */
-static const char *writable_root(const struct sb_policy *p, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < p->exposes.n; i++)
-		if (p->exposes.v[i].mode == SB_EXPOSE_RW &&
-		    sb_path_under(path, p->exposes.v[i].path))
-			return p->exposes.v[i].path;
-	return NULL;
-}
-
 /* Does a rule name 'path' itself (an implicit path it names decides)? */
 static bool named(const struct sb_policy *p, const char *path,
 		  enum sb_expose_mode mode, bool any_mode)
@@ -203,7 +191,7 @@ static int make_plan(struct sb_arena *a, const struct sb_policy *p,
 		path = sb_own_file(a, ig);
 		if (!path)
 			continue;
-		root = writable_root(p, path);
+		root = sb_policy_writable_root(p, path);
 		if (!root)
 			continue;
 		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) {

@@ -398,6 +398,11 @@ char *sb_sanitize(struct sb_arena *a, const char *s);
  * NULL for any other ignore= rule. */
 const char *sb_own_file(struct sb_arena *a, const struct sb_ignore *ig);
 
+/* The first expose-rw= that holds 'path' (the path itself or below it),
+ * or NULL: what a message names as the tree the program could write. */
+const char *sb_policy_writable_root(const struct sb_policy *p,
+				    const char *path);
+
 /* Look up a variable in an envp array; NULL when unset. */
 const char *sb_envp_get(const char *const *envp, const char *name);
 

@@ -131,8 +131,8 @@ const char *sb_own_file(struct sb_arena *a, const struct sb_ignore *ig)
 	return out;
 }
 
-/* The writable exposure that holds 'path', or NULL. */
-static const char *writable_root(const struct sb_policy *p, const char *path)
+const char *sb_policy_writable_root(const struct sb_policy *p,
+				    const char *path)
 {
 	size_t i;
 
@@ -156,7 +156,7 @@ void sb_protect_own_files(struct sb_policy *p)
 		if (f->state == SB_FILE_ERROR)
 			continue;
 		if (f->state == SB_FILE_ABSENT && i > 0 &&
-		    (root = writable_root(p, f->path))) {
+		    (root = sb_policy_writable_root(p, f->path))) {
 			/* no layer can hide a file that is not there yet */
 			sb_error(p, f->included_from,
 				 "%s: it does not exist, and 'expose-rw=%s' "
