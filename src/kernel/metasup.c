@@ -1,11 +1,16 @@
-/* metasup.c - mode and time changes judged by the file rules. Landlock has
- * no right for chmod or utimes, so the seccomp allowlist (seccomp.c) sends
- * chmod, fchmod, fchmodat, fchmodat2, utimensat, utimes, utime and
- * futimesat here. This file reads the call's path once from the program's
+/* metasup.c - mode and time changes, and inotify watches, judged by the
+ * file rules. Landlock has no right for chmod or utimes, nor any hook for
+ * an inotify watch (which reports the names made, removed and opened in a
+ * directory, and when a file is read or written, on any path the user may
+ * read: a directory no rule exposes, the caller's terminal), so the seccomp
+ * allowlist (seccomp.c) sends chmod, fchmod, fchmodat, fchmodat2,
+ * utimensat, utimes, utime, futimesat and inotify_add_watch here. This file reads the call's path once from the program's
  * memory, opens the object itself (O_PATH, no magic links: /proc/self
  * would be python-sb's), reads the real path of what it opened, and
  * performs the change on that descriptor only when the object lies in an
- * expose-rw tree and belongs to the program's user; the program's later
+ * expose-rw tree and belongs to the program's user (a watch: when it lies
+ * in an exposed tree, and a file in a tree exposed to be read, not only
+ * listed), through /proc/self/fd; the program's later
  * changes to its memory or to the file system cannot move the call. A
  * setuid or setgid bit is refused here too (the filter refuses it first).
  * It judges with the one file decision (fsrules.c), prints nothing, and
@@ -19,6 +24,7 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -31,7 +37,7 @@
 #include "notif.h"
 #include "suplog.h"
 
-#define GONE 1
+#define GONE LONG_MIN /* the caller went away: no call's result */
 
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452
@@ -48,6 +54,7 @@ bool sb_metasup_handles(int nr)
 	case __NR_utimes:
 	case __NR_utime:
 	case __NR_futimesat:
+	case __NR_inotify_add_watch:
 		return true;
 	default:
 		return false;
@@ -64,6 +71,9 @@ struct meta {
 	uint64_t times; /* its address, or 0: now */
 	int times_kind; /* 0 timespec[2], 1 timeval[2], 2 utimbuf */
 	bool null_ok;	/* utimensat: a NULL path is the descriptor */
+	bool watch;	/* inotify_add_watch (its path is the cwd's) */
+	int ifd;	/* its instance, the program's descriptor */
+	uint32_t mask;	/* its events */
 };
 
 static int decode(const struct seccomp_notif *req, struct meta *m)
@@ -105,6 +115,16 @@ static int decode(const struct seccomp_notif *req, struct meta *m)
 		m->times = a[2];
 		m->times_kind = 1;
 		break;
+	case __NR_inotify_add_watch:
+		m->ifd = (int)a[0];
+		m->path = a[1];
+		m->watch = true;
+		m->mask = (uint32_t)a[2];
+		/* not following a last symbolic link, or only a directory:
+		 * the open below does it (the watch follows our descriptor) */
+		if (m->mask & IN_DONT_FOLLOW)
+			m->flags = AT_SYMLINK_NOFOLLOW;
+		break;
 	case __NR_utimes:
 	case __NR_utime:
 		m->path = a[0];
@@ -121,6 +141,28 @@ static int decode(const struct seccomp_notif *req, struct meta *m)
 	if (!m->path && req->data.nr != __NR_fchmod && !m->null_ok)
 		return -EFAULT;
 	return 0;
+}
+
+/* An inotify watch on the object we opened ('link', our /proc/self/fd
+ * name of it), added to the program's instance 'ifd' (its descriptor
+ * number): the watch descriptor, or -errno. The kernel checks that the
+ * user may read the object (we hold the program's rights here). */
+static long add_watch(int pidfd, const struct meta *m,
+		      const struct stat *st, const char *link)
+{
+	uint32_t mask = m->mask & ~(uint32_t)(IN_DONT_FOLLOW | IN_ONLYDIR);
+	long rc;
+	int fd;
+
+	if ((m->mask & IN_ONLYDIR) && !S_ISDIR(st->st_mode))
+		return -ENOTDIR;
+	fd = sb_pidfd_getfd(pidfd, m->ifd);
+	if (fd < 0)
+		return -EBADF;
+	rc = inotify_add_watch(fd, link, mask);
+	rc = rc < 0 ? -errno : rc;
+	close(fd);
+	return rc;
 }
 
 static int read_times(pid_t pid, const struct meta *m, struct timespec ts[2],
@@ -207,7 +249,7 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 	if (m.path && sb_filecall_peek_string(req->pid, m.path, path,
 						 sizeof(path)) < 0)
 		return -EFAULT;
-	if (!m.chmod && read_times(req->pid, &m, ts, &now) < 0)
+	if (!m.chmod && !m.watch && read_times(req->pid, &m, ts, &now) < 0)
 		return -EFAULT;
 	fd = open_object(req->pid, pidfd, &m, m.path ? path : NULL);
 	/* what we read, and the /proc/PID/cwd we started from, were the
@@ -226,11 +268,32 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 		return -EACCES;
 	}
 	canon[n] = '\0';
-	sb_fs_decide(p, canon, canon, canon, true, &d);
+	sb_fs_decide(p, canon, canon, canon, !m.watch, &d);
 	if (d.verdict != SB_FS_ALLOW) {
-		sb_suplog_fs_refused((pid_t)req->pid, "file", canon, &d);
+		if (m.watch)
+			sb_suplog_fs_read_refused((pid_t)req->pid, "file",
+						  canon, &d);
+		else
+			sb_suplog_fs_refused((pid_t)req->pid, "file", canon,
+					     &d);
 		close(fd);
 		return -EPERM;
+	}
+	if (m.watch) {
+		/* a tree exposed to be listed: its directories' names,
+		 * not when its files are read or written */
+		if (d.expose && d.expose->mode == SB_EXPOSE_LIST &&
+		    !S_ISDIR(st.st_mode)) {
+			sb_suplog_refused((pid_t)req->pid, "file", canon,
+					  "an inotify watch on a file of a "
+					  "tree exposed to be listed only",
+					  NULL);
+			rc = -EPERM;
+		} else {
+			rc = add_watch(pidfd, &m, &st, link);
+		}
+		close(fd);
+		return rc;
 	}
 	/* the supervisor may hold capabilities the program has not: the
 	 * kernel's owner check, made for the program (no rule changes it) */
@@ -252,15 +315,14 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 	return rc;
 }
 
-long sb_metasup_serve(const struct sb_policy *p, int listener,
-		      const struct seccomp_notif *req)
+bool sb_metasup_serve(const struct sb_policy *p, int listener,
+		      const struct seccomp_notif *req, long *rc)
 {
 	int pidfd = sb_pidfd_of_caller((pid_t)req->pid);
-	long rc;
 
 	if (pidfd < 0)
-		return GONE;
-	rc = judge_and_perform(p, listener, req, pidfd);
+		return false;
+	*rc = judge_and_perform(p, listener, req, pidfd);
 	close(pidfd);
-	return rc;
+	return *rc != GONE;
 }

@@ -1168,16 +1168,18 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 		/* the path is walked and the change made with the
 		 * program's rights: root's CAP_DAC_READ_SEARCH reached files
 		 * under directories the program may not enter */
+		bool answer = true;
+
 		rc = caps_narrow(&sv);
 		if (rc == 0) {
-			rc = sb_metasup_serve(s->p, s->listener, req);
+			answer = sb_metasup_serve(s->p, s->listener, req, &rc);
 			caps_restore(&sv);
 		}
 		/* named like the filter's refusals (not logged as one:
 		 * the supervisor judged it) */
-		if (rc == -EPERM)
+		if (answer && rc == -EPERM)
 			report_denied(req, false);
-		if (rc != GONE)
+		if (answer)
 			reply(s->listener, req->id, rc);
 		return;
 	}

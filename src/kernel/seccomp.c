@@ -549,7 +549,10 @@ static const struct sb_sys_entry table[] = {
 	ALLOW("signalfd4", W_FD), ALLOW("timerfd_create", W_TIME),
 	ALLOW("timerfd_settime", W_TIME), ALLOW("timerfd_gettime", W_TIME),
 	ALLOW("inotify_init", W_FD), ALLOW("inotify_init1", W_FD),
-	ALLOW("inotify_add_watch", W_FILE), ALLOW("inotify_rm_watch", W_FD),
+	NOTIFY("inotify_add_watch", NULL,
+	       "Landlock does not judge a watch: the supervisor adds it "
+	       "inside an exposed tree only"),
+	ALLOW("inotify_rm_watch", W_FD),
 	ALLOW("memfd_create", W_MEM),
 	/* memory */
 	ALLOW("mmap", W_MEM), ALLOW("munmap", W_MEM),
@@ -791,7 +794,8 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 		"calls: the process is killed%s; connect, bind, listen, "
 		"sendmsg, sendmmsg, sendto with an address: the network "
 		"supervisor; chmod and utimes families: the supervisor, "
-		"inside expose-rw only",
+		"inside expose-rw only; inotify_add_watch: the supervisor, "
+		"inside an exposed tree only",
 		p->any_net_rule ? ""
 				: "; socket of AF_INET or AF_INET6 (no net= "
 				  "rule): EPERM");

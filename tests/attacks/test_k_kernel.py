@@ -422,3 +422,51 @@ def test_K14(tree, judge):
     finally:
         srv.close()
         _nft("delete", "table", "inet", table)
+
+
+def _keep_making(directory, stop):
+    """Entries made and removed in directory outside the sandbox, by
+    another process of the host, until stop is set."""
+    i = 0
+    while not stop.is_set():
+        name = os.path.join(directory, f"secret-name-{i}")
+        try:
+            with open(name, "w") as f:
+                f.write("x")
+            os.unlink(name)
+        except OSError:
+            pass
+        i += 1
+        stop.wait(0.05)
+
+
+@attack("K20", "native: an inotify watch on a directory no rule exposes")
+def test_K20(tree, judge):
+    """Landlock has no hook for an inotify watch: a program could watch any
+    path its user may read (a directory no rule exposes, the caller's
+    terminal) and learn the names made, opened and removed there and when
+    a file is read or written. The supervisor adds a watch only inside an
+    exposed tree. Evidence from outside: the names the helper wrote into
+    the exposed tree (a file on the host)."""
+    from harness import scaled
+    seen = tree.path("rw/seen")
+    stop = threading.Event()
+    makers = [threading.Thread(target=_keep_making, args=(tree.path(d), stop))
+              for d in ("outside", "rw")]
+    for t in makers:
+        t.start()
+    try:
+        wait = str(int(scaled(10)))
+        judge.native(attempt(tree, "inotify-watch", tree.path("outside"),
+                             seen, wait), "EPERM")
+        named = open(seen).read() if os.path.exists(seen) else ""
+        assert "secret-name" not in named, named
+        # a watch inside an exposed tree is the program's own business
+        assert attempt(tree, "inotify-watch", tree.path("rw"),
+                       tree.path("rw/seen-rw"), wait) == "ok"
+        with open(tree.path("rw/seen-rw")) as f:
+            assert "secret-name" in f.read()
+    finally:
+        stop.set()
+        for t in makers:
+            t.join()

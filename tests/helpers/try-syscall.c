@@ -27,6 +27,10 @@
  *     64 x 64 KiB on a full socket; then FILE is made and the helper
  *     waits, at most a minute, until the test removes it)
  *   raw NR[,ARG...]... (one line "NR ok|errno E" each)
+ *   inotify-watch PATH FILE SECONDS (an inotify watch on PATH; the names
+ *     its events carry are appended to FILE until one comes, at most
+ *     SECONDS)
+ *   tcxonc FD ACTION (TCOOFF 0, TCOON 1, TCIOFF 2, TCION 3)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strerrorname_np, pipe2, unshare */
@@ -48,6 +52,7 @@
 #include <mqueue.h>
 #include <poll.h>
 #include <net/if.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/msg.h>
 #include <sys/ptrace.h>
@@ -633,6 +638,39 @@ static int int80(void)
 }
 
 /* raw NR[,ARG...]: the call with these integer arguments */
+/* A watch on a directory or file, and what it tells: the names of the
+ * entries made, opened or removed there. */
+static int inotify_watch(const char *path, const char *file, int seconds)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	struct pollfd p = { .events = POLLIN };
+	bool named = false;
+	FILE *f;
+
+	p.fd = inotify_init1(IN_CLOEXEC);
+	if (p.fd < 0 || inotify_add_watch(p.fd, path, IN_ALL_EVENTS) < 0)
+		return result(-1);
+	while (!named && poll(&p, 1, seconds * 1000) > 0) {
+		ssize_t n = read(p.fd, buf, sizeof(buf)), off = 0;
+
+		f = fopen(file, "a");
+		while (f && n > 0 && off < n) {
+			const struct inotify_event *e = (void *)(buf + off);
+
+			if (e->len) {
+				fprintf(f, "%s\n", e->name);
+				named = true;
+			}
+			off += (ssize_t)(sizeof(*e) + e->len);
+		}
+		if (f)
+			fclose(f);
+		if (n <= 0)
+			break;
+	}
+	return result(0);
+}
+
 static int raw(int n, char **specs)
 {
 	int i;
@@ -762,5 +800,9 @@ int main(int argc, char **argv)
 		return int80();
 	if (argc >= 3 && strcmp(a, "raw") == 0)
 		return raw(argc - 2, argv + 2);
+	if (argc == 5 && strcmp(a, "inotify-watch") == 0)
+		return inotify_watch(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 4 && strcmp(a, "tcxonc") == 0)
+		return result(ioctl(atoi(argv[2]), TCXONC, atoi(argv[3])));
 	return usage();
 }
