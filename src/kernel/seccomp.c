@@ -82,7 +82,8 @@ static int notify_if(struct sb_seccomp_build *c, int nr, unsigned n,
 }
 
 /* ioctl: the one list of requests (sb_ioctl_safe, api_registry.c) the
- * Python layer allows for fcntl.ioctl too. */
+ * Python layer allows for fcntl.ioctl too, and the requests allowed with
+ * some arguments only (sb_ioctl_safe_args: TCXONC). */
 static int rules_ioctl(struct sb_seccomp_build *c, int nr)
 {
 	size_t i;
@@ -93,6 +94,17 @@ static int rules_ioctl(struct sb_seccomp_build *c, int nr)
 						sb_ioctl_safe[i] & LO32);
 
 		rc = allow_if(c, nr, 1, &a);
+	}
+	for (i = 0; i < sb_ioctl_safe_args_len && !rc; i++) {
+		struct scmp_arg_cmp a[2] = {
+			SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+				sb_ioctl_safe_args[i].request & LO32),
+			/* the kernel reads tcflow's action as an int */
+			SCMP_A2(SCMP_CMP_MASKED_EQ, LO32,
+				sb_ioctl_safe_args[i].arg & LO32),
+		};
+
+		rc = allow_if(c, nr, 2, a);
 	}
 	return rc;
 }
@@ -508,8 +520,9 @@ static const struct sb_sys_entry table[] = {
 	ALLOW("llistxattr", W_FILE), ALLOW("flistxattr", W_FD),
 	ARGS("ioctl", rules_ioctl, "an allowlist of requests: terminal "
 				   "modes and sizes, FIONREAD, FIONBIO, "
-				   "FIOCLEX...; never TIOCSTI, TIOCLINUX, "
-				   "TIOCSETD, TIOCSCTTY or SIOCS*"),
+				   "FIOCLEX...; TCXONC to restart only; "
+				   "never TIOCSTI, TIOCLINUX, TIOCSETD, "
+				   "TIOCSCTTY or SIOCS*"),
 	ARGS("mknod", rules_mknod, "regular files, FIFOs and sockets; no "
 				   "device node, no setuid bit"),
 	ARGS("mknodat", rules_mknod, "regular files, FIFOs and sockets; no "

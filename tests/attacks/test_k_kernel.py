@@ -29,7 +29,7 @@ import tty
 import pytest
 
 from harness import (API_ERR, NOBODY, api_denied, as_nobody, attack,
-                     helper_path)
+                     helper_path, scaled)
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 IPC_CREAT, IPC_RMID = 0o1000, 0
@@ -272,11 +272,12 @@ def test_K7(tree, judge):
     assert os.path.exists(tree.path("rw/daemon.pid"))
 
 
-def on_a_pty(tree, args):
+def on_a_pty(tree, args, after=None):
     """Run the helper with args inside the sandbox, python-sb's controlling
     terminal a real pty as a shell would give it. Returns (the helper's
     answer, what a reader of the terminal would get next, the pty's
-    window size afterwards)."""
+    window size afterwards); after(master, slave), if given, is called
+    once python-sb has returned, before the pty is closed."""
     master, slave = pty.openpty()
     tty.setraw(slave)
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
@@ -312,8 +313,12 @@ def on_a_pty(tree, args):
         queued = b""
     size = struct.unpack("HHHH", fcntl.ioctl(master, termios.TIOCGWINSZ,
                                              b"\0" * 8))[:2]
-    os.close(slave)
-    os.close(master)
+    try:
+        if after:
+            after(master, slave)
+    finally:
+        os.close(slave)
+        os.close(master)
     assert r.returncode == 0, (r.stdout, r.stderr)
     return r.stdout.strip().splitlines()[-1], queued, size
 
@@ -336,6 +341,42 @@ def test_K15(tree, judge):
     assert size == (24, 80), size
 
 
+def _prompt_shows(master, slave):
+    """What the caller's shell does after the run: write its prompt to the
+    terminal (the slave), which its reader (the master) must get."""
+    import select
+    os.set_blocking(slave, False)
+    try:
+        os.write(slave, b"PROMPT$ ")
+    except BlockingIOError:
+        return False  # output stopped: the shell would hang here
+    deadline = time.monotonic() + scaled(5)
+    got = b""
+    while b"PROMPT$ " not in got and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.2)[0]:
+            got += os.read(master, 4096)
+    return b"PROMPT$ " in got
+
+
+@attack("K21", "native: TCXONC's TCOOFF stops the caller's terminal "
+        "(a real pty)")
+def test_K21(tree, judge):
+    """tcflow(TCOOFF) on the inherited terminal stops its output, and it
+    stays stopped after python-sb returns: the caller's shell hangs on
+    its next prompt. TCXONC is allowed with TCOON and TCION only (readline
+    sends TCOON). Evidence from outside: a prompt written to the pty after
+    the run reaches its master."""
+    shown = []
+    answer, _, _ = on_a_pty(tree, ["tcxonc", "0", "0"],
+                            after=lambda m, s: shown.append(
+                                _prompt_shows(m, s)))
+    judge.native(answer, "EPERM")
+    assert shown == [True], "the terminal's output is stopped"
+    # a restart is the program's business
+    answer, _, _ = on_a_pty(tree, ["tcxonc", "0", "1"])
+    assert answer == "ok", answer
+
+
 @attack("K9", "pure Python: fcntl.ioctl(TIOCSTI) with only "
         "python-import=fcntl")
 def test_K9(case, judge):
@@ -350,11 +391,21 @@ def test_K9(case, judge):
                     "    fcntl.ioctl(0, termios.FIONREAD, b'0000')\n"
                     "except OSError as e:\n"
                     "    return e.errno\n",
+        # TCXONC is judged with its argument (K21): a restart passes
+        "tcooff": "import fcntl, termios\n"
+                  "return fcntl.ioctl(0, termios.TCXONC, termios.TCOOFF)\n",
+        "tcoon": "import fcntl, termios\n"
+                 "try:\n"
+                 "    fcntl.ioctl(0, termios.TCXONC, termios.TCOON)\n"
+                 "except OSError as e:\n"
+                 "    return e.errno\n",
     })
     judge.python(obs["tiocsti"], API_ERR,
                  api_denied("fcntl.ioctl", "process-control"))
+    assert obs["tcooff"].exc == API_ERR, obs["tcooff"]
     # a request of the list is not the guard's business
     assert obs["fionread"].escaped, obs["fionread"]
+    assert obs["tcoon"].escaped, obs["tcoon"]
 
 
 @attack("K10", "native: IP source routing in a send's ancillary data")
@@ -448,7 +499,6 @@ def test_K20(tree, judge):
     a file is read or written. The supervisor adds a watch only inside an
     exposed tree. Evidence from outside: the names the helper wrote into
     the exposed tree (a file on the host)."""
-    from harness import scaled
     seen = tree.path("rw/seen")
     stop = threading.Event()
     makers = [threading.Thread(target=_keep_making, args=(tree.path(d), stop))
