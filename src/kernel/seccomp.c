@@ -109,6 +109,34 @@ static int rules_ioctl(struct sb_seccomp_build *c, int nr)
 	return rc;
 }
 
+/* fcntl: the commands on the program's own descriptor, its locks, its
+ * signals (Landlock scopes them) and its pipes and seals. Never
+ * F_SETLEASE: a lease on a file the program may only read held every
+ * other process's open of it (a write lease: even a reader's) for the
+ * lease-break time, 45 s, outside the sandbox. */
+static int rules_fcntl(struct sb_seccomp_build *c, int nr)
+{
+	static const unsigned long ok[] = {
+		F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK,
+		F_SETLK, F_SETLKW, F_SETOWN, F_GETOWN, F_SETSIG, F_GETSIG,
+		F_SETOWN_EX, F_GETOWN_EX, 17, /* F_GETOWNER_UIDS */
+		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_GETLEASE, F_NOTIFY,
+		1027, 1028, /* F_DUPFD_QUERY, F_CREATED_QUERY */
+		F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS,
+		F_GET_SEALS, 1035, 1036, 1037, 1038, /* F_*_RW_HINT */
+	};
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < SB_ARRAY_LEN(ok) && !rc; i++) {
+		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+						ok[i]);
+
+		rc = allow_if(c, nr, 1, &a);
+	}
+	return rc;
+}
+
 /* The calls that name a process: only the caller's own (0). */
 static int rules_self_a0(struct sb_seccomp_build *c, int nr)
 {
@@ -509,7 +537,8 @@ static const struct sb_sys_entry table[] = {
 	ALLOW("sync", "flushes caches: harmless"),
 	ALLOW("fallocate", W_FD), ALLOW("fadvise64", W_FD),
 	ALLOW("readahead", W_FD), ALLOW("flock", W_FD),
-	ALLOW("fcntl", W_FD "; F_SETOWN's signals are scoped by Landlock"),
+	ARGS("fcntl", rules_fcntl, W_FD "; F_SETOWN's signals are scoped "
+				   "by Landlock; never F_SETLEASE"),
 	ALLOW("dup", W_FD), ALLOW("dup2", W_FD), ALLOW("dup3", W_FD),
 	ALLOW("pipe", W_FD), ALLOW("pipe2", W_FD),
 	ALLOW("sendfile", W_FD), ALLOW("copy_file_range", W_FD),
@@ -801,8 +830,9 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 	return sb_arena_printf(
 		a,
 		"an allowlist (docs/syscalls.md): every other call, and "
-		"ioctl, prctl, socket, setsockopt, clone, prlimit64 and the "
-		"scheduling calls outside their allowed arguments: EPERM; "
+		"ioctl, fcntl, prctl, socket, setsockopt, clone, prlimit64 "
+		"and the scheduling calls outside their allowed arguments: "
+		"EPERM; "
 		"clone3, openat2, io_uring: ENOSYS; another architecture's "
 		"calls: the process is killed%s; connect, bind, listen, "
 		"sendmsg, sendmmsg, sendto with an address: the network "

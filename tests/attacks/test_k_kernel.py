@@ -520,3 +520,36 @@ def test_K20(tree, judge):
         stop.set()
         for t in makers:
             t.join()
+
+
+@attack("K22", "native: a write lease on a read-only file holds every open "
+        "of it outside")
+def test_K22(tree, judge):
+    """fcntl(F_SETLEASE, F_WRLCK) on a file the program may only read (and
+    its user owns) made every other process's open of it, a reader's too,
+    wait until the holder let go or the lease-break time (45 s) passed:
+    a host program reading its own configuration hung. F_SETLEASE is not
+    on fcntl's list. Evidence from outside: how long a read of the file
+    takes while the program runs."""
+    tree.mkdir("ro")
+    target = tree.write("ro/config", "setting = 1\n")
+    marker = tree.path("rw/tried")
+    hold = int(scaled(10))
+    out = []
+    t = threading.Thread(target=lambda: out.append(
+        attempt(tree, "lease", target, marker, hold,
+                rules=f"expose-ro={tree.root}/ro\n")))
+    t.start()
+    try:
+        deadline = time.monotonic() + scaled(60)
+        while (not os.path.exists(marker) and t.is_alive() and
+               time.monotonic() < deadline):
+            time.sleep(0.05)
+        start = time.monotonic()
+        with open(target) as f:
+            assert f.read() == "setting = 1\n"
+        held = time.monotonic() - start
+    finally:
+        t.join()
+    judge.native(out[0], "EPERM")
+    assert held < hold / 2, f"a reader outside waited {held:.1f} s"

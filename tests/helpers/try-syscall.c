@@ -31,6 +31,8 @@
  *     its events carry are appended to FILE until one comes, at most
  *     SECONDS)
  *   tcxonc FD ACTION (TCOOFF 0, TCOON 1, TCIOFF 2, TCION 3)
+ *   lease PATH MARKER SECONDS (a write lease on PATH, opened read-only;
+ *     MARKER is made once it is tried, and a lease held SECONDS)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strerrorname_np, pipe2, unshare */
@@ -671,6 +673,24 @@ static int inotify_watch(const char *path, const char *file, int seconds)
 	return result(0);
 }
 
+/* A write lease holds every other open of the file, a reader's too, until
+ * its holder lets go or the lease-break time (45 s) passes; SIGIO, which
+ * tells the holder, is ignored. */
+static int lease(const char *path, const char *marker, int seconds)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1, m;
+
+	signal(SIGIO, SIG_IGN);
+	if (fd >= 0)
+		rc = fcntl(fd, F_SETLEASE, F_WRLCK);
+	m = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (m >= 0)
+		close(m);
+	if (rc == 0)
+		sleep((unsigned)seconds);
+	return result(rc);
+}
+
 static int raw(int n, char **specs)
 {
 	int i;
@@ -802,6 +822,8 @@ int main(int argc, char **argv)
 		return raw(argc - 2, argv + 2);
 	if (argc == 5 && strcmp(a, "inotify-watch") == 0)
 		return inotify_watch(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 5 && strcmp(a, "lease") == 0)
+		return lease(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 4 && strcmp(a, "tcxonc") == 0)
 		return result(ioctl(atoi(argv[2]), TCXONC, atoi(argv[3])));
 	return usage();
