@@ -29,7 +29,7 @@ import tty
 import pytest
 
 from harness import (API_ERR, NOBODY, api_denied, as_nobody, attack,
-                     helper_path, scaled)
+                     documented_escape, helper_path, scaled)
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 IPC_CREAT, IPC_RMID = 0o1000, 0
@@ -276,10 +276,12 @@ def on_a_pty(tree, args, after=None):
     """Run the helper with args inside the sandbox, python-sb's controlling
     terminal a real pty as a shell would give it. Returns (the helper's
     answer, what a reader of the terminal would get next, the pty's
-    window size afterwards); after(master, slave), if given, is called
-    once python-sb has returned, before the pty is closed."""
+    window size afterwards); after(master, slave, modes), if given, is
+    called once python-sb has returned, before the pty is closed, with the
+    terminal's modes before the run."""
     master, slave = pty.openpty()
     tty.setraw(slave)
+    modes = termios.tcgetattr(slave)
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     helper = tree.path("bin/try-syscall")
     os.makedirs(tree.path("bin"), exist_ok=True)
@@ -305,17 +307,20 @@ def on_a_pty(tree, args, after=None):
 
     r = subprocess.run(argv, stdin=slave, capture_output=True, text=True,
                        cwd=tree.root, preexec_fn=ctty, timeout=120)
-    # what a shell reading the terminal would get next
+    # what a shell reading the terminal would get next (its blocking
+    # flag as the run left it, for after())
+    blocking = os.get_blocking(slave)
     os.set_blocking(slave, False)
     try:
         queued = os.read(slave, 4096)
     except BlockingIOError:
         queued = b""
+    os.set_blocking(slave, blocking)
     size = struct.unpack("HHHH", fcntl.ioctl(master, termios.TIOCGWINSZ,
                                              b"\0" * 8))[:2]
     try:
         if after:
-            after(master, slave)
+            after(master, slave, modes)
     finally:
         os.close(slave)
         os.close(master)
@@ -368,13 +373,39 @@ def test_K21(tree, judge):
     the run reaches its master."""
     shown = []
     answer, _, _ = on_a_pty(tree, ["tcxonc", "0", "0"],
-                            after=lambda m, s: shown.append(
+                            after=lambda m, s, _: shown.append(
                                 _prompt_shows(m, s)))
     judge.native(answer, "EPERM")
     assert shown == [True], "the terminal's output is stopped"
     # a restart is the program's business
     answer, _, _ = on_a_pty(tree, ["tcxonc", "0", "1"])
     assert answer == "ok", answer
+
+
+@documented_escape(["firejail"],
+                   "weaknesses.md 38: python-sb execs firejail, so nothing "
+                   "of it is left to set the terminal back")
+@attack("K23", "native: O_NONBLOCK and the modes of the caller's terminal "
+        "outlive the run (a real pty)")
+def test_K23(tree, judge):
+    """The program shares its inherited descriptors' open file descriptions
+    with the caller: O_NONBLOCK set on them, or a terminal's modes (echo,
+    canonical input), stayed after python-sb returned (the caller's next
+    read failed with EAGAIN, its typing went unechoed). Both are the
+    program's to change while it runs; python-sb sets them back when the
+    run ends. Evidence from outside: the pty's flags and modes after the
+    run."""
+    after = []
+    answer, _, _ = on_a_pty(tree, ["tty-state", "0"],
+                            after=lambda m, s, modes: after.append(
+                                (os.get_blocking(s),
+                                 termios.tcgetattr(s) == modes)))
+    assert answer == "ok", answer  # the program's own business meanwhile
+    if after == [(True, True)]:
+        judge._record("refused by launcher (set back)", repr(after))
+    else:
+        judge._record("escaped", repr(after))
+    assert after == [(True, True)], "(blocking, same modes) after the run"
 
 
 @attack("K9", "pure Python: fcntl.ioctl(TIOCSTI) with only "

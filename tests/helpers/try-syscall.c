@@ -33,6 +33,8 @@
  *   tcxonc FD ACTION (TCOOFF 0, TCOON 1, TCIOFF 2, TCION 3)
  *   lease PATH MARKER SECONDS (a write lease on PATH, opened read-only;
  *     MARKER is made once it is tried, and a lease held SECONDS)
+ *   tty-state FD (O_NONBLOCK on FD's open file description, and its
+ *     terminal's ECHO and ICANON flipped)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strerrorname_np, pipe2, unshare */
@@ -64,6 +66,7 @@
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/xattr.h>
+#include <termios.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -691,6 +694,20 @@ static int lease(const char *path, const char *marker, int seconds)
 	return result(rc);
 }
 
+/* What the caller shares with the program: the open file description's
+ * flags and the terminal's modes. */
+static int tty_state(int fd)
+{
+	struct termios t;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+	    tcgetattr(fd, &t) < 0)
+		return result(-1);
+	t.c_lflag ^= ECHO | ICANON;
+	return result(tcsetattr(fd, TCSANOW, &t));
+}
+
 static int raw(int n, char **specs)
 {
 	int i;
@@ -824,6 +841,8 @@ int main(int argc, char **argv)
 		return inotify_watch(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 5 && strcmp(a, "lease") == 0)
 		return lease(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 3 && strcmp(a, "tty-state") == 0)
+		return tty_state(atoi(argv[2]));
 	if (argc == 4 && strcmp(a, "tcxonc") == 0)
 		return result(ioctl(atoi(argv[2]), TCXONC, atoi(argv[3])));
 	return usage();
