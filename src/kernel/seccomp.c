@@ -219,7 +219,10 @@ static int rules_socket(struct sb_seccomp_build *c, int nr)
 /* setsockopt: (level, name) pairs that tune the program's own socket.
  * Never IP_OPTIONS (source routing), IP_HDRINCL, IP_TRANSPARENT,
  * IP_FREEBIND, IPV6 routing or hop-by-hop headers, IPV6_PKTINFO (a source
- * address), SO_BINDTODEVICE, socket filters, TCP_ULP (kernel TLS). */
+ * address), SO_BINDTODEVICE, socket filters, TCP_ULP (kernel TLS), nor a
+ * multicast group's membership: joining one sends an IGMP or MLD report
+ * carrying the group's address (28 or 112 bits of the program's choice)
+ * on the local network, which no net= rule judges. */
 static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 {
 	static const struct {
@@ -241,8 +244,6 @@ static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 		{ IPPROTO_IP, IP_RECVERR },	 { IPPROTO_IP, IP_MTU_DISCOVER },
 		{ IPPROTO_IP, IP_MULTICAST_IF }, { IPPROTO_IP, IP_MULTICAST_TTL },
 		{ IPPROTO_IP, IP_MULTICAST_LOOP },
-		{ IPPROTO_IP, IP_ADD_MEMBERSHIP },
-		{ IPPROTO_IP, IP_DROP_MEMBERSHIP },
 		{ IPPROTO_IP, IP_PKTINFO },	 { IPPROTO_IP, IP_RECVTOS },
 		{ IPPROTO_IP, IP_RECVTTL },
 		{ IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT },
@@ -251,8 +252,6 @@ static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 		{ IPPROTO_IPV6, IPV6_MULTICAST_IF },
 		{ IPPROTO_IPV6, IPV6_MULTICAST_HOPS },
 		{ IPPROTO_IPV6, IPV6_MULTICAST_LOOP },
-		{ IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP },
-		{ IPPROTO_IPV6, IPV6_DROP_MEMBERSHIP },
 		{ IPPROTO_IPV6, IPV6_RECVPKTINFO },
 		{ IPPROTO_IPV6, IPV6_RECVERR },
 		{ IPPROTO_IPV6, IPV6_MTU_DISCOVER },
@@ -717,7 +716,8 @@ static const struct sb_sys_entry table[] = {
 	ARGS("setsockopt", rules_setsockopt, "an allowlist of levels and "
 					     "options; never IP_OPTIONS, "
 					     "routing headers, "
-					     "SO_BINDTODEVICE, TCP_ULP"),
+					     "SO_BINDTODEVICE, TCP_ULP, a "
+					     "multicast group's membership"),
 	/* host IPC objects: no file rule covers them */
 	REFUSE("shmget", W_IPC), REFUSE("shmat", W_IPC),
 	REFUSE("shmctl", W_IPC), REFUSE("shmdt", W_IPC),

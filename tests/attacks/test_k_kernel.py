@@ -584,3 +584,69 @@ def test_K22(tree, judge):
         t.join()
     judge.native(out[0], "EPERM")
     assert held < hold / 2, f"a reader outside waited {held:.1f} s"
+
+
+def _default_iface():
+    """The interface of the host's IPv4 default route, or None."""
+    try:
+        with open("/proc/net/route") as f:
+            for ln in f.read().splitlines()[1:]:
+                cols = ln.split()
+                if len(cols) > 2 and cols[1] == "00000000":
+                    return cols[0]
+    except OSError:
+        pass
+    return None
+
+
+def _sniff_reports(iface, marks, stop, seen):
+    """Outgoing frames on iface that carry one of marks (a group's bytes):
+    an IGMP report (IPv4 protocol 2) or an IPv6 packet (MLD)."""
+    import select
+    import socket
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    try:
+        s.bind((iface, 0))
+        while not stop.is_set():
+            if not select.select([s], [], [], 0.1)[0]:
+                continue
+            pkt, addr = s.recvfrom(65535)
+            if addr[2] != socket.PACKET_OUTGOING:
+                continue
+            ip4 = pkt[12:14] == b"\x08\x00" and pkt[23] == 2
+            ip6 = pkt[12:14] == b"\x86\xdd"
+            if (ip4 or ip6) and any(m in pkt for m in marks):
+                seen.append(pkt.hex())
+    finally:
+        s.close()
+
+
+@attack("K24", "native: a multicast join sends the group's address on the "
+        "local network (IGMP, MLD)")
+def test_K24(tree, judge):
+    """Joining a multicast group makes the kernel send a membership report
+    on the local network, whose group address is the program's choice: 28
+    bits a packet over IGMP, 112 over MLD, seen by any host of the link,
+    with net= rules that name no such address. setsockopt's list has no
+    membership. Evidence from outside: the reports on the host's default
+    interface, captured while the program runs (as root)."""
+    iface = _default_iface()
+    if os.geteuid() != 0 or not iface:
+        pytest.skip("capturing the reports needs root and a default route")
+    groups = {"239.83.69.67": bytes([239, 83, 69, 67]),
+              "ff0e::5345:4352:4554": bytes.fromhex("534543524554")}
+    stop, seen = threading.Event(), []
+    sniffer = threading.Thread(target=_sniff_reports,
+                               args=(iface, list(groups.values()), stop,
+                                     seen))
+    sniffer.start()
+    try:
+        rule = "net=ALLOW|UDP|127.0.0.1|9|OUT\n"
+        for group in groups:
+            judge.native(attempt(tree, "mcast-join", group, rules=rule),
+                         "EPERM")
+        stop.wait(scaled(1))
+    finally:
+        stop.set()
+        sniffer.join()
+    assert not seen, f"membership reports left on {iface}: {seen}"

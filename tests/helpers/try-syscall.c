@@ -35,6 +35,8 @@
  *     MARKER is made once it is tried, and a lease held SECONDS)
  *   tty-state FD (O_NONBLOCK on FD's open file description, and its
  *     terminal's ECHO and ICANON flipped)
+ *   mcast-join GROUP (an IPv4 or IPv6 multicast group joined on a UDP
+ *     socket, held a second: its report goes out meanwhile)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strerrorname_np, pipe2, unshare */
@@ -708,6 +710,30 @@ static int tty_state(int fd)
 	return result(tcsetattr(fd, TCSANOW, &t));
 }
 
+static int mcast_join(const char *group)
+{
+	struct ip_mreq m4 = { .imr_interface.s_addr = htonl(INADDR_ANY) };
+	struct ipv6_mreq m6 = { .ipv6mr_interface = 0 };
+	int s, rc;
+
+	if (inet_pton(AF_INET, group, &m4.imr_multiaddr) == 1) {
+		s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		rc = s < 0 ? -1
+			   : setsockopt(s, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m4,
+					sizeof(m4));
+	} else if (inet_pton(AF_INET6, group, &m6.ipv6mr_multiaddr) == 1) {
+		s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		rc = s < 0 ? -1
+			   : setsockopt(s, IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP,
+					&m6, sizeof(m6));
+	} else {
+		return usage();
+	}
+	if (rc == 0)
+		sleep(1);
+	return result(rc);
+}
+
 static int raw(int n, char **specs)
 {
 	int i;
@@ -841,6 +867,8 @@ int main(int argc, char **argv)
 		return inotify_watch(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 5 && strcmp(a, "lease") == 0)
 		return lease(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 3 && strcmp(a, "mcast-join") == 0)
+		return mcast_join(argv[2]);
 	if (argc == 3 && strcmp(a, "tty-state") == 0)
 		return tty_state(atoi(argv[2]));
 	if (argc == 4 && strcmp(a, "tcxonc") == 0)
