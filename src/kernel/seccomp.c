@@ -495,6 +495,8 @@ static int rules_personality(struct sb_seccomp_build *c, int nr)
 #define W_NET "the network supervisor performs it (netsup.c)"
 #define W_META "the supervisor performs it inside an expose-rw tree only; " \
 	       "never a setuid or setgid bit"
+#define W_XREAD "Landlock does not judge it: the supervisor reads it " \
+		"inside an exposed tree only"
 #define W_SYS "the machine's state (root's business, not a program's)"
 #define W_IPC "host IPC objects, outside every file rule"
 #define W_KERN "kernel attack surface no Python program needs"
@@ -543,9 +545,9 @@ static const struct sb_sys_entry table[] = {
 	ALLOW("sendfile", W_FD), ALLOW("copy_file_range", W_FD),
 	ALLOW("splice", W_FD), ALLOW("tee", W_FD),
 	ALLOW("umask", "the program's own umask"),
-	ALLOW("getxattr", W_FILE), ALLOW("lgetxattr", W_FILE),
-	ALLOW("fgetxattr", W_FD), ALLOW("listxattr", W_FILE),
-	ALLOW("llistxattr", W_FILE), ALLOW("flistxattr", W_FD),
+	NOTIFY("getxattr", NULL, W_XREAD), NOTIFY("lgetxattr", NULL, W_XREAD),
+	ALLOW("fgetxattr", W_FD), NOTIFY("listxattr", NULL, W_XREAD),
+	NOTIFY("llistxattr", NULL, W_XREAD), ALLOW("flistxattr", W_FD),
 	ARGS("ioctl", rules_ioctl, "an allowlist of requests: terminal "
 				   "modes and sizes, FIONREAD, FIONBIO, "
 				   "FIOCLEX...; TCXONC to restart only; "
@@ -837,8 +839,8 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 		"calls: the process is killed%s; connect, bind, listen, "
 		"sendmsg, sendmmsg, sendto with an address: the network "
 		"supervisor; chmod and utimes families: the supervisor, "
-		"inside expose-rw only; inotify_add_watch: the supervisor, "
-		"inside an exposed tree only",
+		"inside expose-rw only; inotify_add_watch and the xattr "
+		"reads by path: the supervisor, inside an exposed tree only",
 		p->any_net_rule ? ""
 				: "; socket of AF_INET or AF_INET6 (no net= "
 				  "rule): EPERM");

@@ -650,3 +650,31 @@ def test_K24(tree, judge):
         stop.set()
         sniffer.join()
     assert not seen, f"membership reports left on {iface}: {seen}"
+
+
+@attack("K25", "native: read an extended attribute of a file no rule "
+        "exposes")
+def test_K25(tree, judge):
+    """Landlock has no hook for reading an extended attribute: a program
+    read the user.* data of any file its user may reach, such as the
+    address a browser downloaded it from (user.xdg.origin.url), while the
+    file itself was refused. The supervisor reads attributes by path
+    inside an exposed tree only. Evidence from outside: what the helper
+    wrote into the exposed tree (a file on the host)."""
+    secret = b"https://example.org/download?token=K25-SECRET"
+    target = tree.write("outside/download.pdf", "x\n")
+    mine = tree.write("rw/mine", "x\n")
+    try:
+        os.setxattr(target, "user.xdg.origin.url", secret)
+        os.setxattr(mine, "user.note", b"K25-OWN")
+    except OSError as e:
+        pytest.skip(f"no user extended attributes here: {e}")
+    leak = tree.path("rw/leak")
+    judge.native(attempt(tree, "getxattr", target, "user.xdg.origin.url",
+                         leak), "EPERM")
+    got = open(leak, "rb").read() if os.path.exists(leak) else b""
+    assert b"K25-SECRET" not in got, got
+    # an attribute inside an exposed tree is the program's to read
+    assert attempt(tree, "getxattr", mine, "user.note", leak) == "ok"
+    with open(leak, "rb") as f:
+        assert f.read() == b"K25-OWN"

@@ -37,6 +37,7 @@
  *     terminal's ECHO and ICANON flipped)
  *   mcast-join GROUP (an IPv4 or IPv6 multicast group joined on a UDP
  *     socket, held a second: its report goes out meanwhile)
+ *   getxattr PATH NAME FILE (the attribute's value, appended to FILE)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strerrorname_np, pipe2, unshare */
@@ -734,6 +735,23 @@ static int mcast_join(const char *group)
 	return result(rc);
 }
 
+static int getxattr_action(const char *path, const char *name,
+			   const char *file)
+{
+	char v[4096];
+	ssize_t n = getxattr(path, name, v, sizeof(v));
+	FILE *f;
+
+	if (n < 0)
+		return result(-1);
+	f = fopen(file, "a");
+	if (f) {
+		fwrite(v, 1, (size_t)n, f);
+		fclose(f);
+	}
+	return result(0);
+}
+
 static int raw(int n, char **specs)
 {
 	int i;
@@ -867,6 +885,8 @@ int main(int argc, char **argv)
 		return inotify_watch(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 5 && strcmp(a, "lease") == 0)
 		return lease(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 5 && strcmp(a, "getxattr") == 0)
+		return getxattr_action(argv[2], argv[3], argv[4]);
 	if (argc == 3 && strcmp(a, "mcast-join") == 0)
 		return mcast_join(argv[2]);
 	if (argc == 3 && strcmp(a, "tty-state") == 0)
