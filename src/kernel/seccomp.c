@@ -58,6 +58,9 @@ struct sb_seccomp_build {
 	bool notify; /* a supervisor answers SCMP_ACT_NOTIFY */
 	bool inet;   /* the policy has net= rules: AF_INET(6) sockets */
 	bool debug;  /* the default is SCMP_ACT_NOTIFY (PYSB_DEBUG) */
+	/* Landlock scopes signals (ABI 6); else the signal calls go to the
+	 * supervisor, and F_SETOWN names no process */
+	bool scoped;
 };
 
 #define A_ALLOW SCMP_ACT_ALLOW
@@ -118,8 +121,8 @@ static int rules_fcntl(struct sb_seccomp_build *c, int nr)
 {
 	static const unsigned long ok[] = {
 		F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK,
-		F_SETLK, F_SETLKW, F_SETOWN, F_GETOWN, F_SETSIG, F_GETSIG,
-		F_SETOWN_EX, F_GETOWN_EX, 17, /* F_GETOWNER_UIDS */
+		F_SETLK, F_SETLKW, F_GETOWN, F_SETSIG, F_GETSIG,
+		F_GETOWN_EX, 17, /* F_GETOWNER_UIDS */
 		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_GETLEASE, F_NOTIFY,
 		1027, 1028, /* F_DUPFD_QUERY, F_CREATED_QUERY */
 		F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS,
@@ -134,7 +137,27 @@ static int rules_fcntl(struct sb_seccomp_build *c, int nr)
 
 		rc = allow_if(c, nr, 1, &a);
 	}
-	return rc;
+	if (rc)
+		return rc;
+	/* an owner's signals are Landlock's to scope (ABI 6); before it,
+	 * F_SETOWN may only clear the owner, and F_SETOWN_EX is refused */
+	if (c->scoped) {
+		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+						F_SETOWN);
+		struct scmp_arg_cmp b = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+						F_SETOWN_EX);
+
+		rc = allow_if(c, nr, 1, &a);
+		return rc ? rc : allow_if(c, nr, 1, &b);
+	}
+	{
+		struct scmp_arg_cmp a[2] = {
+			SCMP_A1(SCMP_CMP_MASKED_EQ, LO32, F_SETOWN),
+			SCMP_A2(SCMP_CMP_MASKED_EQ, LO32, 0),
+		};
+
+		return allow_if(c, nr, 2, a);
+	}
 }
 
 /* The calls that name a process: only the caller's own (0). */
@@ -490,7 +513,8 @@ static int rules_personality(struct sb_seccomp_build *c, int nr)
 #define W_FD "on a descriptor the program holds"
 #define W_MEM "the program's own memory"
 #define W_TIME "clocks and timers of the program"
-#define W_SIG "signals: Landlock scopes them to the sandbox"
+#define W_SIG "signals: Landlock scopes them to the sandbox (before ABI " \
+	      "6: the supervisor)"
 #define W_ID "the program's own identity (no capability to change it)"
 #define W_NET "the network supervisor performs it (netsup.c)"
 #define W_META "the supervisor performs it inside an expose-rw tree only; " \
@@ -539,7 +563,8 @@ static const struct sb_sys_entry table[] = {
 	ALLOW("fallocate", W_FD), ALLOW("fadvise64", W_FD),
 	ALLOW("readahead", W_FD), ALLOW("flock", W_FD),
 	ARGS("fcntl", rules_fcntl, W_FD "; F_SETOWN's signals are scoped "
-				   "by Landlock; never F_SETLEASE"),
+				   "by Landlock (before ABI 6: no owner); "
+				   "never F_SETLEASE"),
 	ALLOW("dup", W_FD), ALLOW("dup2", W_FD), ALLOW("dup3", W_FD),
 	ALLOW("pipe", W_FD), ALLOW("pipe2", W_FD),
 	ALLOW("sendfile", W_FD), ALLOW("copy_file_range", W_FD),
@@ -847,9 +872,10 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 }
 
 static int build(scmp_filter_ctx f, const struct sb_policy *p,
-		 bool notify, bool debug, const char **what)
+		 bool notify, bool debug, bool scoped, const char **what)
 {
-	struct sb_seccomp_build c = { f, notify, p->any_net_rule, debug };
+	struct sb_seccomp_build c = { f, notify, p->any_net_rule, debug,
+				      scoped };
 	size_t i;
 	int rc;
 
@@ -883,6 +909,14 @@ static int build(scmp_filter_ctx f, const struct sb_policy *p,
 		if (debug && (sb_filecall_handles(nr) || sb_sigcall_handles(nr)) &&
 		    allowed_alone(e))
 			continue;
+		/* Landlock does not scope signals before ABI 6: the
+		 * supervisor lets a signal reach the sandbox's processes only
+		 * (netsup.c); without one, none is sent */
+		if (!c.scoped && sb_sigcall_handles(nr)) {
+			if (notify)
+				rc = notify_if(&c, nr, 0, NULL);
+			continue;
+		}
 		switch (e->verdict) {
 		case SB_SYS_ALLOW:
 			rc = seccomp_rule_add(f, A_ALLOW, nr, 0);
@@ -960,7 +994,7 @@ int sb_seccomp_export(bool inet, bool debug, int fd)
 	if (!f)
 		return -ENOMEM;
 	p.any_net_rule = inet;
-	rc = build(f, &p, true, debug, &what);
+	rc = build(f, &p, true, debug, true, &what);
 	if (!rc)
 		rc = seccomp_export_bpf(f, fd);
 	seccomp_release(f);
@@ -968,14 +1002,15 @@ int sb_seccomp_export(bool inet, bool debug, int fd)
 }
 
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
-		     int *listener, const char **err)
+		     bool scoped, int *listener, const char **err)
 {
 	/* PYSB_DEBUG or a denial log: the supervisor reports each refusal
 	 * and answers EPERM itself; should it die, a notified call fails
 	 * (ENOSYS), never passes */
 	bool debug = listener && (getenv("PYSB_DEBUG") || p->log_path);
+	/* the prebuilt filters are for a Landlock that scopes signals */
 	const struct sb_seccomp_prebuilt *pb =
-		listener ? prebuilt(p->any_net_rule, debug) : NULL;
+		listener && scoped ? prebuilt(p->any_net_rule, debug) : NULL;
 	scmp_filter_ctx f;
 	const char *what = "seccomp_init";
 	int rc = -ENOMEM;
@@ -991,7 +1026,7 @@ int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 	}
 	f = seccomp_init(debug ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM));
 	if (f) {
-		rc = build(f, p, listener != NULL, debug, &what);
+		rc = build(f, p, listener != NULL, debug, scoped, &what);
 		if (!rc) {
 			what = "seccomp_load";
 			rc = seccomp_load(f);

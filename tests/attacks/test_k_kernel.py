@@ -678,3 +678,29 @@ def test_K25(tree, judge):
     assert attempt(tree, "getxattr", mine, "user.note", leak) == "ok"
     with open(leak, "rb") as f:
         assert f.read() == b"K25-OWN"
+
+
+@attack("K26", "native: under a Landlock below ABI 6, kill and F_SETOWN "
+        "reach a process outside")
+def test_K26(tree, judge):
+    """Landlock scopes signals from ABI 6 (Linux 6.12) on; python-sb runs
+    on ABI 4 and 5 too (Linux 6.7 to 6.11), where the allowlist let kill,
+    tgkill, sigqueue and pidfd_send_signal, and a descriptor's owner
+    (F_SETOWN, F_SETSIG), signal any process of the user: the caller's
+    shell, its editor. There the signal calls go to the supervisor, which
+    lets them reach the sandbox's processes only, and F_SETOWN may only
+    clear an owner. Run with $PYSB_LANDLOCK_ABI=5 (python-sb uses that
+    ABI); evidence from outside: a victim process of the user alive."""
+    env = dict(os.environ, PYSB_LANDLOCK_ABI="5")
+    v = victim(tree)
+    try:
+        for action in ("kill", "setown"):
+            judge.native(tree.native(tree.rules, [action, str(v.pid), "9"],
+                                     env=env), "EPERM")
+            time.sleep(0.2)
+            assert v.poll() is None, f"{action}: the victim was killed"
+        # the program's own process group stays its to signal
+        assert tree.native(tree.rules, ["kill", "0", "0"], env=env) == "ok"
+    finally:
+        v.kill()
+        v.wait()

@@ -38,6 +38,8 @@
  *   mcast-join GROUP (an IPv4 or IPv6 multicast group joined on a UDP
  *     socket, held a second: its report goes out meanwhile)
  *   getxattr PATH NAME FILE (the attribute's value, appended to FILE)
+ *   kill PID SIG | setown PID SIG (a pipe's owner made PID, with F_SETSIG
+ *     SIG, then written to: the kernel signals its owner)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strerrorname_np, pipe2, unshare */
@@ -752,6 +754,22 @@ static int getxattr_action(const char *path, const char *name,
 	return result(0);
 }
 
+static int setown(pid_t pid, int sig)
+{
+	int p[2], rc;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return result(-1);
+	rc = fcntl(p[0], F_SETSIG, sig);
+	if (rc == 0)
+		rc = fcntl(p[0], F_SETOWN, pid);
+	if (rc == 0)
+		rc = fcntl(p[0], F_SETFL, O_ASYNC);
+	if (rc == 0 && write(p[1], "x", 1) != 1)
+		rc = -1;
+	return result(rc);
+}
+
 static int raw(int n, char **specs)
 {
 	int i;
@@ -885,6 +903,10 @@ int main(int argc, char **argv)
 		return inotify_watch(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 5 && strcmp(a, "lease") == 0)
 		return lease(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 4 && strcmp(a, "kill") == 0)
+		return result(kill((pid_t)atoi(argv[2]), atoi(argv[3])));
+	if (argc == 4 && strcmp(a, "setown") == 0)
+		return setown((pid_t)atoi(argv[2]), atoi(argv[3]));
 	if (argc == 5 && strcmp(a, "getxattr") == 0)
 		return getxattr_action(argv[2], argv[3], argv[4]);
 	if (argc == 3 && strcmp(a, "mcast-join") == 0)
