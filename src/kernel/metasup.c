@@ -214,14 +214,25 @@ static long read_xattr(pid_t pid, const struct meta *m, const char *name,
  * number): the watch descriptor, or -errno. The kernel checks that the
  * user may read the object (we hold the program's rights here). */
 static long add_watch(int pidfd, const struct meta *m,
-		      const struct stat *st, const char *link)
+		      const struct stat *st, const char *link, bool names)
 {
+	/* a directory of a tree exposed to be listed: the events that
+	 * name entries made, removed or moved, not those that tell when
+	 * its files are opened, read or written */
+	const uint32_t naming = IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+				IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
 	uint32_t mask = m->mask & ~(uint32_t)(IN_DONT_FOLLOW | IN_ONLYDIR);
 	long rc;
 	int fd;
 
 	if ((m->mask & IN_ONLYDIR) && !S_ISDIR(st->st_mode))
 		return -ENOTDIR;
+	if (names) {
+		if (!(mask & naming))
+			return -EPERM;
+		mask &= naming | IN_ONESHOT | IN_MASK_ADD | IN_MASK_CREATE |
+			IN_EXCL_UNLINK;
+	}
 	fd = sb_pidfd_getfd(pidfd, m->ifd);
 	if (fd < 0)
 		return -EBADF;
@@ -368,7 +379,9 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 					  NULL);
 			rc = -EPERM;
 		} else if (m.watch) {
-			rc = add_watch(pidfd, &m, &st, link);
+			rc = add_watch(pidfd, &m, &st, link,
+				       d.expose &&
+					       d.expose->mode == SB_EXPOSE_LIST);
 		} else {
 			rc = read_xattr((pid_t)req->pid, &m, name, link);
 		}

@@ -551,6 +551,31 @@ def test_K20(tree, judge):
         stop.set()
         for t in makers:
             t.join()
+    # a tree exposed to be listed: names made there, not when its files
+    # are read (a host process reads one all along)
+    tree.mkdir("listed")
+    existing = tree.write("listed/existing", "x\n")
+    stop.clear()
+
+    def reader():
+        while not stop.is_set():
+            with open(existing) as f:
+                f.read()
+            stop.wait(0.05)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        answer = attempt(tree, "inotify-watch", tree.path("listed"),
+                         tree.path("rw/seen-listed"), str(int(scaled(2))),
+                         rules=f"expose-list={tree.root}/listed\n")
+    finally:
+        stop.set()
+        t.join()
+    assert answer == "ok", answer
+    named = (open(tree.path("rw/seen-listed")).read()
+             if os.path.exists(tree.path("rw/seen-listed")) else "")
+    assert "existing" not in named, named
 
 
 @attack("K22", "native: a write lease on a read-only file holds every open "
