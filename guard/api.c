@@ -563,15 +563,26 @@ int sb_api_event(const char *event, PyObject *args)
 		/* bytecode built at run time runs like exec'd code */
 		return dynamic_code("builtins.exec");
 	/* (fd, request, arg): a request of the one safe list passes (the
-	 * kernel layer allows the same list and no other) */
+	 * kernel layer allows the same lists and no other) */
 	if (strcmp(event, "fcntl.ioctl") == 0) {
 		PyObject *req = py.PyTuple_GetItem(args, 1);
-		long r = req ? py.PyLong_AsLong(req) : -1;
+		long r = req ? py.PyLong_AsLong(req) : -1, v = 0;
+		int is_int;
 
-		if (py.PyErr_Occurred())
+		if (py.PyErr_Occurred()) {
 			py.PyErr_Clear();
-		else if (sb_ioctl_request_safe((unsigned long)r))
-			return 0;
+		} else {
+			/* an int argument: TCXONC's restarts only */
+			is_int = sb_arg_int(py.PyTuple_Size(args) > 2
+						    ? py.PyTuple_GetItem(args, 2)
+						    : NULL,
+					    &v);
+			if (is_int < 0)
+				py.PyErr_Clear();
+			if (sb_ioctl_call_safe((unsigned long)r, is_int == 1,
+					       (unsigned long)v))
+				return 0;
+		}
 		return sb_guard_check_api("fcntl.ioctl");
 	}
 	/* (pid, signal): a signal to a child of this process passes when

@@ -55,10 +55,15 @@ def as_nobody(argv):
 
 def landlock_abi():
     """The running kernel's Landlock ABI (0: none), asked directly
-    (landlock_create_ruleset with LANDLOCK_CREATE_RULESET_VERSION)."""
+    (landlock_create_ruleset with LANDLOCK_CREATE_RULESET_VERSION), or
+    $PYSB_LANDLOCK_ABI when that is lower: python-sb then runs with that
+    ABI (an older kernel's Landlock)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     v = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint(1))
+    cap = os.environ.get("PYSB_LANDLOCK_ABI", "")
+    if len(cap) == 1 and "1" <= cap <= "9":
+        v = min(v, int(cap))
     return max(v, 0)
 
 

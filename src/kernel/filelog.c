@@ -162,9 +162,7 @@ static pid_t parent_of(pid_t pid)
 	return (pid_t)ppid;
 }
 
-/* Is 'target' in the sandbox's domain: 'root' or below it, or an orphan
- * of it that python-sb (the subreaper) took, never python-sb itself? */
-static bool in_sandbox(pid_t target, pid_t root)
+bool sb_filelog_in_sandbox(pid_t target, pid_t root)
 {
 	pid_t self = getpid(), p = target;
 	int hops;
@@ -188,7 +186,7 @@ void sb_filelog_signal(struct sb_filelog *fl, int listener,
 	if (!recording(fl) || !fl->signals)
 		return;
 	target = sb_sigcall_target(req);
-	if (target <= 0 || in_sandbox(target, root) ||
+	if (target <= 0 || sb_filelog_in_sandbox(target, root) ||
 	    ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
 		return;
 	snprintf(what, sizeof(what), "pid %d", (int)target);

@@ -26,6 +26,12 @@ struct sb_filelog *sb_filelog_new(struct sb_arena *a,
 void sb_filelog_note(struct sb_filelog *fl, int listener,
 		     const struct seccomp_notif *req);
 
+/* Is 'target' in the sandbox's domain: 'root' or below it, or an orphan
+ * of it that python-sb (the subreaper) took, never python-sb itself? Read
+ * from /proc now: a pid the caller names may be another's a moment
+ * later. */
+bool sb_filelog_in_sandbox(pid_t target, pid_t root);
+
 /* Record a signal that Landlock's scope will refuse: call 'req'
  * (sb_sigcall_handles) names a process outside the sandbox, whose first
  * process is 'root' (its descendants, and the orphans python-sb reaps,

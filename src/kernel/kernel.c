@@ -86,8 +86,9 @@ static const char *describe_landlock(struct sb_arena *a,
 				"named Unix sockets judged by python-sb as the "
 				"network supervisor");
 	if (abi < 6)
-		sb_buf_puts(&b, "; abstract Unix sockets and signals are not "
-				"scoped (ABI 6 needed)");
+		sb_buf_puts(&b, "; abstract Unix sockets refused and signals "
+				"kept to the sandbox by python-sb (Landlock "
+				"scopes them from ABI 6)");
 	if (p->ignores.n)
 		sb_buf_puts(&b, masked ? "; ignore= masked in the new root "
 					 "when the run starts"
@@ -232,7 +233,7 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 		return -1;
 	sb_prof_mark("landlock");
 	/* after Landlock: a failure here still runs nothing (exit 255) */
-	if (sb_seccomp_apply(a, p, listener, err) < 0)
+	if (sb_seccomp_apply(a, p, caps.landlock_abi >= 6, listener, err) < 0)
 		return -1;
 	sb_prof_mark("seccomp");
 	return 0;

@@ -22,6 +22,8 @@
 
 /* The running kernel's Landlock ABI version, 0 when it has none (not built,
  * or not in the lsm= list). */
+/* The kernel's Landlock ABI (0: none), or $PYSB_LANDLOCK_ABI when that is
+ * lower (a digit: the tests' older kernel). */
 int sb_landlock_abi(void);
 
 /* What net= becomes under Landlock (pure: no syscall). A right that is not

@@ -1,11 +1,20 @@
-/* metasup.c - mode and time changes judged by the file rules. Landlock has
- * no right for chmod or utimes, so the seccomp allowlist (seccomp.c) sends
- * chmod, fchmod, fchmodat, fchmodat2, utimensat, utimes, utime and
- * futimesat here. This file reads the call's path once from the program's
+/* metasup.c - mode and time changes, inotify watches and extended
+ * attributes read by path, judged by the file rules. Landlock has no right
+ * for chmod or utimes, nor any hook for an inotify watch (which reports the
+ * names made, removed and opened in a directory, and when a file is read
+ * or written, on any path the user may read: a directory no rule exposes,
+ * the caller's terminal) or for reading an extended attribute (a file's
+ * user.* data, the address a browser downloaded it from), so the seccomp
+ * allowlist (seccomp.c) sends chmod, fchmod, fchmodat, fchmodat2,
+ * utimensat, utimes, utime, futimesat, inotify_add_watch, getxattr,
+ * lgetxattr, listxattr and llistxattr here. This file reads the call's path once from the program's
  * memory, opens the object itself (O_PATH, no magic links: /proc/self
  * would be python-sb's), reads the real path of what it opened, and
  * performs the change on that descriptor only when the object lies in an
- * expose-rw tree and belongs to the program's user; the program's later
+ * expose-rw tree and belongs to the program's user (a watch or an
+ * attribute read: when it lies in an exposed tree, and a file in a tree
+ * exposed to be read, not only listed), through /proc/self/fd; the
+ * program's later
  * changes to its memory or to the file system cannot move the call. A
  * setuid or setgid bit is refused here too (the filter refuses it first).
  * It judges with the one file decision (fsrules.c), prints nothing, and
@@ -18,11 +27,15 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <utime.h>
 
@@ -31,7 +44,7 @@
 #include "notif.h"
 #include "suplog.h"
 
-#define GONE 1
+#define GONE LONG_MIN /* the caller went away: no call's result */
 
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452
@@ -48,6 +61,11 @@ bool sb_metasup_handles(int nr)
 	case __NR_utimes:
 	case __NR_utime:
 	case __NR_futimesat:
+	case __NR_inotify_add_watch:
+	case __NR_getxattr:
+	case __NR_lgetxattr:
+	case __NR_listxattr:
+	case __NR_llistxattr:
 		return true;
 	default:
 		return false;
@@ -64,7 +82,16 @@ struct meta {
 	uint64_t times; /* its address, or 0: now */
 	int times_kind; /* 0 timespec[2], 1 timeval[2], 2 utimbuf */
 	bool null_ok;	/* utimensat: a NULL path is the descriptor */
+	bool watch;	/* inotify_add_watch (its path is the cwd's) */
+	int ifd;	/* its instance, the program's descriptor */
+	uint32_t mask;	/* its events */
+	int xattr;	/* XATTR_GET or XATTR_LIST, or 0 */
+	uint64_t name;	/* XATTR_GET: the attribute's name */
+	uint64_t value; /* where its value (or the list) goes */
+	size_t size;	/* how much room is there: 0 asks the size */
 };
+
+enum { XATTR_GET = 1, XATTR_LIST };
 
 static int decode(const struct seccomp_notif *req, struct meta *m)
 {
@@ -105,6 +132,35 @@ static int decode(const struct seccomp_notif *req, struct meta *m)
 		m->times = a[2];
 		m->times_kind = 1;
 		break;
+	case __NR_inotify_add_watch:
+		m->ifd = (int)a[0];
+		m->path = a[1];
+		m->watch = true;
+		m->mask = (uint32_t)a[2];
+		/* not following a last symbolic link, or only a directory:
+		 * the open below does it (the watch follows our descriptor) */
+		if (m->mask & IN_DONT_FOLLOW)
+			m->flags = AT_SYMLINK_NOFOLLOW;
+		break;
+	case __NR_getxattr:
+	case __NR_lgetxattr:
+		m->xattr = XATTR_GET;
+		m->path = a[0];
+		m->name = a[1];
+		m->value = a[2];
+		m->size = (size_t)a[3];
+		if (req->data.nr == __NR_lgetxattr)
+			m->flags = AT_SYMLINK_NOFOLLOW;
+		break;
+	case __NR_listxattr:
+	case __NR_llistxattr:
+		m->xattr = XATTR_LIST;
+		m->path = a[0];
+		m->value = a[1];
+		m->size = (size_t)a[2];
+		if (req->data.nr == __NR_llistxattr)
+			m->flags = AT_SYMLINK_NOFOLLOW;
+		break;
 	case __NR_utimes:
 	case __NR_utime:
 		m->path = a[0];
@@ -121,6 +177,69 @@ static int decode(const struct seccomp_notif *req, struct meta *m)
 	if (!m->path && req->data.nr != __NR_fchmod && !m->null_ok)
 		return -EFAULT;
 	return 0;
+}
+
+/* An extended attribute of the object we opened ('link'), or the list of
+ * their names, read with the program's rights into the program's buffer:
+ * the length, or -errno (as the kernel answers: ERANGE for a buffer too
+ * small, ENODATA...). */
+static long read_xattr(pid_t pid, const struct meta *m, const char *name,
+		       const char *link)
+{
+	size_t room = m->size > XATTR_SIZE_MAX ? XATTR_SIZE_MAX : m->size;
+	char *buf = NULL;
+	ssize_t n;
+
+	if (room && !(buf = malloc(room)))
+		return -ENOMEM;
+	if (m->xattr == XATTR_GET)
+		n = getxattr(link, name, buf, room);
+	else
+		n = listxattr(link, buf, room);
+	if (n < 0) {
+		n = -errno;
+	} else if (n > 0 && room) {
+		struct iovec l = { buf, (size_t)n };
+		struct iovec r = { (void *)(uintptr_t)m->value, (size_t)n };
+
+		if (process_vm_writev(pid, &l, 1, &r, 1, 0) != n)
+			n = -EFAULT;
+	}
+	free(buf);
+	return n;
+}
+
+/* An inotify watch on the object we opened ('link', our /proc/self/fd
+ * name of it), added to the program's instance 'ifd' (its descriptor
+ * number): the watch descriptor, or -errno. The kernel checks that the
+ * user may read the object (we hold the program's rights here). */
+static long add_watch(int pidfd, const struct meta *m,
+		      const struct stat *st, const char *link, bool names)
+{
+	/* a directory of a tree exposed to be listed: the events that
+	 * name entries made, removed or moved, not those that tell when
+	 * its files are opened, read or written */
+	const uint32_t naming = IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+				IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
+	uint32_t mask = m->mask & ~(uint32_t)(IN_DONT_FOLLOW | IN_ONLYDIR);
+	long rc;
+	int fd;
+
+	if ((m->mask & IN_ONLYDIR) && !S_ISDIR(st->st_mode))
+		return -ENOTDIR;
+	if (names) {
+		if (!(mask & naming))
+			return -EPERM;
+		mask &= naming | IN_ONESHOT | IN_MASK_ADD | IN_MASK_CREATE |
+			IN_EXCL_UNLINK;
+	}
+	fd = sb_pidfd_getfd(pidfd, m->ifd);
+	if (fd < 0)
+		return -EBADF;
+	rc = inotify_add_watch(fd, link, mask);
+	rc = rc < 0 ? -errno : rc;
+	close(fd);
+	return rc;
 }
 
 static int read_times(pid_t pid, const struct meta *m, struct timespec ts[2],
@@ -196,7 +315,8 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 	struct meta m;
 	struct stat st;
 	char path[PATH_MAX], canon[PATH_MAX], link[64];
-	bool now = true;
+	char name[XATTR_NAME_MAX + 1];
+	bool now = true, read;
 	ssize_t n;
 	long rc;
 	int fd;
@@ -207,7 +327,14 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 	if (m.path && sb_filecall_peek_string(req->pid, m.path, path,
 						 sizeof(path)) < 0)
 		return -EFAULT;
-	if (!m.chmod && read_times(req->pid, &m, ts, &now) < 0)
+	rc = m.xattr == XATTR_GET ? sb_filecall_peek_string(req->pid, m.name,
+							    name, sizeof(name))
+				  : 0;
+	if (rc < 0)
+		return rc == -ENAMETOOLONG ? -ERANGE : rc;
+	/* a read of what lies there, not a change */
+	read = m.watch || m.xattr;
+	if (!m.chmod && !read && read_times(req->pid, &m, ts, &now) < 0)
 		return -EFAULT;
 	fd = open_object(req->pid, pidfd, &m, m.path ? path : NULL);
 	/* what we read, and the /proc/PID/cwd we started from, were the
@@ -226,11 +353,40 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 		return -EACCES;
 	}
 	canon[n] = '\0';
-	sb_fs_decide(p, canon, canon, canon, true, &d);
+	sb_fs_decide(p, canon, canon, canon, !read, &d);
 	if (d.verdict != SB_FS_ALLOW) {
-		sb_suplog_fs_refused((pid_t)req->pid, "file", canon, &d);
+		if (read)
+			sb_suplog_fs_read_refused((pid_t)req->pid, "file",
+						  canon, &d);
+		else
+			sb_suplog_fs_refused((pid_t)req->pid, "file", canon,
+					     &d);
 		close(fd);
 		return -EPERM;
+	}
+	if (read) {
+		/* a tree exposed to be listed: its directories' names,
+		 * not its files' contents nor when they are read */
+		if (d.expose && d.expose->mode == SB_EXPOSE_LIST &&
+		    !S_ISDIR(st.st_mode)) {
+			sb_suplog_refused((pid_t)req->pid, "file", canon,
+					  m.watch ? "an inotify watch on a "
+						    "file of a tree exposed "
+						    "to be listed only"
+						  : "an extended attribute of "
+						    "a file of a tree exposed "
+						    "to be listed only",
+					  NULL);
+			rc = -EPERM;
+		} else if (m.watch) {
+			rc = add_watch(pidfd, &m, &st, link,
+				       d.expose &&
+					       d.expose->mode == SB_EXPOSE_LIST);
+		} else {
+			rc = read_xattr((pid_t)req->pid, &m, name, link);
+		}
+		close(fd);
+		return rc;
 	}
 	/* the supervisor may hold capabilities the program has not: the
 	 * kernel's owner check, made for the program (no rule changes it) */
@@ -252,15 +408,14 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 	return rc;
 }
 
-long sb_metasup_serve(const struct sb_policy *p, int listener,
-		      const struct seccomp_notif *req)
+bool sb_metasup_serve(const struct sb_policy *p, int listener,
+		      const struct seccomp_notif *req, long *rc)
 {
 	int pidfd = sb_pidfd_of_caller((pid_t)req->pid);
-	long rc;
 
 	if (pidfd < 0)
-		return GONE;
-	rc = judge_and_perform(p, listener, req, pidfd);
+		return false;
+	*rc = judge_and_perform(p, listener, req, pidfd);
 	close(pidfd);
-	return rc;
+	return *rc != GONE;
 }

@@ -48,6 +48,7 @@
 #include "filecall.h"
 #include "filelog.h"
 #include "fsrules.h"
+#include "landlock.h"
 #include "run_limits.h"
 #include "metasup.h"
 #include "notif.h"
@@ -133,6 +134,7 @@ struct sup {
 	const struct sb_policy *p;
 	int listener;
 	struct sb_filelog *fl; /* a denial log's Landlock records, or NULL */
+	bool scoped; /* Landlock scopes signals (ABI 6) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct call *head, *tail;
@@ -1147,6 +1149,43 @@ static void report_denied(const struct seccomp_notif *req, bool log)
 	free(name);
 }
 
+/* Before Landlock's ABI 6 nothing keeps a signal inside the sandbox: the
+ * filter sends every signal call here (seccomp.c), and it goes on only to
+ * a process of the sandbox (sb_filelog_in_sandbox), its own process group
+ * (0), or a group whose leader is one (every process of a group is in its
+ * leader's session, and the program's sessions hold its processes only);
+ * never to every process (-1). The kernel delivers it to the pid the
+ * caller named, checked here a moment before. */
+static bool signal_stays_inside(const struct seccomp_notif *req)
+{
+	int32_t first = (int32_t)req->data.args[0];
+	pid_t target = sb_sigcall_target(req);
+	char what[48];
+
+	if (req->data.nr == __NR_kill && first == 0)
+		return true;
+	if (req->data.nr == __NR_kill && first < -1)
+		target = -first;
+	if (target > 0 && sb_filelog_in_sandbox(target, self_root))
+		return true;
+	if (sb_suplog_on()) {
+		if (first == -1 && req->data.nr == __NR_kill)
+			snprintf(what, sizeof(what), "every process");
+		else
+			snprintf(what, sizeof(what), "%s %d",
+				 first < -1 && req->data.nr == __NR_kill
+					 ? "process group"
+					 : "pid",
+				 (int)(target > 0 ? target : first));
+		sb_suplog_refused((pid_t)req->pid, "signal", what,
+				  "built in: a process outside the sandbox "
+				  "(Landlock below ABI 6: the supervisor "
+				  "judges)",
+				  NULL);
+	}
+	return false;
+}
+
 static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 {
 	struct call *c;
@@ -1168,16 +1207,18 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 		/* the path is walked and the change made with the
 		 * program's rights: root's CAP_DAC_READ_SEARCH reached files
 		 * under directories the program may not enter */
+		bool answer = true;
+
 		rc = caps_narrow(&sv);
 		if (rc == 0) {
-			rc = sb_metasup_serve(s->p, s->listener, req);
+			answer = sb_metasup_serve(s->p, s->listener, req, &rc);
 			caps_restore(&sv);
 		}
 		/* named like the filter's refusals (not logged as one:
 		 * the supervisor judged it) */
-		if (rc == -EPERM)
+		if (answer && rc == -EPERM)
 			report_denied(req, false);
-		if (rc != GONE)
+		if (answer)
 			reply(s->listener, req->id, rc);
 		return;
 	}
@@ -1189,6 +1230,14 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 		 * Landlock will refuse it, and let go on */
 		if (!sb_seccomp_lets_through(req->data.nr, req->data.args)) {
 			report_denied(req, true);
+			reply(s->listener, req->id, -EPERM);
+			return;
+		}
+		if (!s->scoped && sb_sigcall_handles(req->data.nr) &&
+		    (!signal_stays_inside(req) ||
+		     ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID,
+			   &req->id) != 0)) {
+			report_denied(req, false);
 			reply(s->listener, req->id, -EPERM);
 			return;
 		}
@@ -1395,6 +1444,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	close(hand[1]);
 	close(ack[0]);
 	self_root = pid;
+	s.scoped = sb_landlock_abi() >= 6;
 	/* while the child builds the same ruleset */
 	if (sb_suplog_on())
 		s.fl = sb_filelog_new(a, p, ctx);

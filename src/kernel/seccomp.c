@@ -58,6 +58,9 @@ struct sb_seccomp_build {
 	bool notify; /* a supervisor answers SCMP_ACT_NOTIFY */
 	bool inet;   /* the policy has net= rules: AF_INET(6) sockets */
 	bool debug;  /* the default is SCMP_ACT_NOTIFY (PYSB_DEBUG) */
+	/* Landlock scopes signals (ABI 6); else the signal calls go to the
+	 * supervisor, and F_SETOWN names no process */
+	bool scoped;
 };
 
 #define A_ALLOW SCMP_ACT_ALLOW
@@ -82,7 +85,8 @@ static int notify_if(struct sb_seccomp_build *c, int nr, unsigned n,
 }
 
 /* ioctl: the one list of requests (sb_ioctl_safe, api_registry.c) the
- * Python layer allows for fcntl.ioctl too. */
+ * Python layer allows for fcntl.ioctl too, and the requests allowed with
+ * some arguments only (sb_ioctl_safe_args: TCXONC). */
 static int rules_ioctl(struct sb_seccomp_build *c, int nr)
 {
 	size_t i;
@@ -94,7 +98,66 @@ static int rules_ioctl(struct sb_seccomp_build *c, int nr)
 
 		rc = allow_if(c, nr, 1, &a);
 	}
+	for (i = 0; i < sb_ioctl_safe_args_len && !rc; i++) {
+		struct scmp_arg_cmp a[2] = {
+			SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+				sb_ioctl_safe_args[i].request & LO32),
+			/* the kernel reads tcflow's action as an int */
+			SCMP_A2(SCMP_CMP_MASKED_EQ, LO32,
+				sb_ioctl_safe_args[i].arg & LO32),
+		};
+
+		rc = allow_if(c, nr, 2, a);
+	}
 	return rc;
+}
+
+/* fcntl: the commands on the program's own descriptor, its locks, its
+ * signals (Landlock scopes them) and its pipes and seals. Never
+ * F_SETLEASE: a lease on a file the program may only read held every
+ * other process's open of it (a write lease: even a reader's) for the
+ * lease-break time, 45 s, outside the sandbox. */
+static int rules_fcntl(struct sb_seccomp_build *c, int nr)
+{
+	static const unsigned long ok[] = {
+		F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK,
+		F_SETLK, F_SETLKW, F_GETOWN, F_SETSIG, F_GETSIG,
+		F_GETOWN_EX, 17, /* F_GETOWNER_UIDS */
+		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_GETLEASE, F_NOTIFY,
+		1027, 1028, /* F_DUPFD_QUERY, F_CREATED_QUERY */
+		F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS,
+		F_GET_SEALS, 1035, 1036, 1037, 1038, /* F_*_RW_HINT */
+	};
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < SB_ARRAY_LEN(ok) && !rc; i++) {
+		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+						ok[i]);
+
+		rc = allow_if(c, nr, 1, &a);
+	}
+	if (rc)
+		return rc;
+	/* an owner's signals are Landlock's to scope (ABI 6); before it,
+	 * F_SETOWN may only clear the owner, and F_SETOWN_EX is refused */
+	if (c->scoped) {
+		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+						F_SETOWN);
+		struct scmp_arg_cmp b = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
+						F_SETOWN_EX);
+
+		rc = allow_if(c, nr, 1, &a);
+		return rc ? rc : allow_if(c, nr, 1, &b);
+	}
+	{
+		struct scmp_arg_cmp a[2] = {
+			SCMP_A1(SCMP_CMP_MASKED_EQ, LO32, F_SETOWN),
+			SCMP_A2(SCMP_CMP_MASKED_EQ, LO32, 0),
+		};
+
+		return allow_if(c, nr, 2, a);
+	}
 }
 
 /* The calls that name a process: only the caller's own (0). */
@@ -179,7 +242,10 @@ static int rules_socket(struct sb_seccomp_build *c, int nr)
 /* setsockopt: (level, name) pairs that tune the program's own socket.
  * Never IP_OPTIONS (source routing), IP_HDRINCL, IP_TRANSPARENT,
  * IP_FREEBIND, IPV6 routing or hop-by-hop headers, IPV6_PKTINFO (a source
- * address), SO_BINDTODEVICE, socket filters, TCP_ULP (kernel TLS). */
+ * address), SO_BINDTODEVICE, socket filters, TCP_ULP (kernel TLS), nor a
+ * multicast group's membership: joining one sends an IGMP or MLD report
+ * carrying the group's address (28 or 112 bits of the program's choice)
+ * on the local network, which no net= rule judges. */
 static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 {
 	static const struct {
@@ -201,8 +267,6 @@ static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 		{ IPPROTO_IP, IP_RECVERR },	 { IPPROTO_IP, IP_MTU_DISCOVER },
 		{ IPPROTO_IP, IP_MULTICAST_IF }, { IPPROTO_IP, IP_MULTICAST_TTL },
 		{ IPPROTO_IP, IP_MULTICAST_LOOP },
-		{ IPPROTO_IP, IP_ADD_MEMBERSHIP },
-		{ IPPROTO_IP, IP_DROP_MEMBERSHIP },
 		{ IPPROTO_IP, IP_PKTINFO },	 { IPPROTO_IP, IP_RECVTOS },
 		{ IPPROTO_IP, IP_RECVTTL },
 		{ IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT },
@@ -211,8 +275,6 @@ static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 		{ IPPROTO_IPV6, IPV6_MULTICAST_IF },
 		{ IPPROTO_IPV6, IPV6_MULTICAST_HOPS },
 		{ IPPROTO_IPV6, IPV6_MULTICAST_LOOP },
-		{ IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP },
-		{ IPPROTO_IPV6, IPV6_DROP_MEMBERSHIP },
 		{ IPPROTO_IPV6, IPV6_RECVPKTINFO },
 		{ IPPROTO_IPV6, IPV6_RECVERR },
 		{ IPPROTO_IPV6, IPV6_MTU_DISCOVER },
@@ -451,11 +513,14 @@ static int rules_personality(struct sb_seccomp_build *c, int nr)
 #define W_FD "on a descriptor the program holds"
 #define W_MEM "the program's own memory"
 #define W_TIME "clocks and timers of the program"
-#define W_SIG "signals: Landlock scopes them to the sandbox"
+#define W_SIG "signals: Landlock scopes them to the sandbox (before ABI " \
+	      "6: the supervisor)"
 #define W_ID "the program's own identity (no capability to change it)"
 #define W_NET "the network supervisor performs it (netsup.c)"
 #define W_META "the supervisor performs it inside an expose-rw tree only; " \
 	       "never a setuid or setgid bit"
+#define W_XREAD "Landlock does not judge it: the supervisor reads it " \
+		"inside an exposed tree only"
 #define W_SYS "the machine's state (root's business, not a program's)"
 #define W_IPC "host IPC objects, outside every file rule"
 #define W_KERN "kernel attack surface no Python program needs"
@@ -497,19 +562,22 @@ static const struct sb_sys_entry table[] = {
 	ALLOW("sync", "flushes caches: harmless"),
 	ALLOW("fallocate", W_FD), ALLOW("fadvise64", W_FD),
 	ALLOW("readahead", W_FD), ALLOW("flock", W_FD),
-	ALLOW("fcntl", W_FD "; F_SETOWN's signals are scoped by Landlock"),
+	ARGS("fcntl", rules_fcntl, W_FD "; F_SETOWN's signals are scoped "
+				   "by Landlock (before ABI 6: no owner); "
+				   "never F_SETLEASE"),
 	ALLOW("dup", W_FD), ALLOW("dup2", W_FD), ALLOW("dup3", W_FD),
 	ALLOW("pipe", W_FD), ALLOW("pipe2", W_FD),
 	ALLOW("sendfile", W_FD), ALLOW("copy_file_range", W_FD),
 	ALLOW("splice", W_FD), ALLOW("tee", W_FD),
 	ALLOW("umask", "the program's own umask"),
-	ALLOW("getxattr", W_FILE), ALLOW("lgetxattr", W_FILE),
-	ALLOW("fgetxattr", W_FD), ALLOW("listxattr", W_FILE),
-	ALLOW("llistxattr", W_FILE), ALLOW("flistxattr", W_FD),
+	NOTIFY("getxattr", NULL, W_XREAD), NOTIFY("lgetxattr", NULL, W_XREAD),
+	ALLOW("fgetxattr", W_FD), NOTIFY("listxattr", NULL, W_XREAD),
+	NOTIFY("llistxattr", NULL, W_XREAD), ALLOW("flistxattr", W_FD),
 	ARGS("ioctl", rules_ioctl, "an allowlist of requests: terminal "
 				   "modes and sizes, FIONREAD, FIONBIO, "
-				   "FIOCLEX...; never TIOCSTI, TIOCLINUX, "
-				   "TIOCSETD, TIOCSCTTY or SIOCS*"),
+				   "FIOCLEX...; TCXONC to restart only; "
+				   "never TIOCSTI, TIOCLINUX, TIOCSETD, "
+				   "TIOCSCTTY or SIOCS*"),
 	ARGS("mknod", rules_mknod, "regular files, FIFOs and sockets; no "
 				   "device node, no setuid bit"),
 	ARGS("mknodat", rules_mknod, "regular files, FIFOs and sockets; no "
@@ -549,7 +617,10 @@ static const struct sb_sys_entry table[] = {
 	ALLOW("signalfd4", W_FD), ALLOW("timerfd_create", W_TIME),
 	ALLOW("timerfd_settime", W_TIME), ALLOW("timerfd_gettime", W_TIME),
 	ALLOW("inotify_init", W_FD), ALLOW("inotify_init1", W_FD),
-	ALLOW("inotify_add_watch", W_FILE), ALLOW("inotify_rm_watch", W_FD),
+	NOTIFY("inotify_add_watch", NULL,
+	       "Landlock does not judge a watch: the supervisor adds it "
+	       "inside an exposed tree only"),
+	ALLOW("inotify_rm_watch", W_FD),
 	ALLOW("memfd_create", W_MEM),
 	/* memory */
 	ALLOW("mmap", W_MEM), ALLOW("munmap", W_MEM),
@@ -672,7 +743,8 @@ static const struct sb_sys_entry table[] = {
 	ARGS("setsockopt", rules_setsockopt, "an allowlist of levels and "
 					     "options; never IP_OPTIONS, "
 					     "routing headers, "
-					     "SO_BINDTODEVICE, TCP_ULP"),
+					     "SO_BINDTODEVICE, TCP_ULP, a "
+					     "multicast group's membership"),
 	/* host IPC objects: no file rule covers them */
 	REFUSE("shmget", W_IPC), REFUSE("shmat", W_IPC),
 	REFUSE("shmctl", W_IPC), REFUSE("shmdt", W_IPC),
@@ -785,22 +857,25 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 	return sb_arena_printf(
 		a,
 		"an allowlist (docs/syscalls.md): every other call, and "
-		"ioctl, prctl, socket, setsockopt, clone, prlimit64 and the "
-		"scheduling calls outside their allowed arguments: EPERM; "
+		"ioctl, fcntl, prctl, socket, setsockopt, clone, prlimit64 "
+		"and the scheduling calls outside their allowed arguments: "
+		"EPERM; "
 		"clone3, openat2, io_uring: ENOSYS; another architecture's "
 		"calls: the process is killed%s; connect, bind, listen, "
 		"sendmsg, sendmmsg, sendto with an address: the network "
 		"supervisor; chmod and utimes families: the supervisor, "
-		"inside expose-rw only",
+		"inside expose-rw only; inotify_add_watch and the xattr "
+		"reads by path: the supervisor, inside an exposed tree only",
 		p->any_net_rule ? ""
 				: "; socket of AF_INET or AF_INET6 (no net= "
 				  "rule): EPERM");
 }
 
 static int build(scmp_filter_ctx f, const struct sb_policy *p,
-		 bool notify, bool debug, const char **what)
+		 bool notify, bool debug, bool scoped, const char **what)
 {
-	struct sb_seccomp_build c = { f, notify, p->any_net_rule, debug };
+	struct sb_seccomp_build c = { f, notify, p->any_net_rule, debug,
+				      scoped };
 	size_t i;
 	int rc;
 
@@ -834,6 +909,14 @@ static int build(scmp_filter_ctx f, const struct sb_policy *p,
 		if (debug && (sb_filecall_handles(nr) || sb_sigcall_handles(nr)) &&
 		    allowed_alone(e))
 			continue;
+		/* Landlock does not scope signals before ABI 6: the
+		 * supervisor lets a signal reach the sandbox's processes only
+		 * (netsup.c); without one, none is sent */
+		if (!c.scoped && sb_sigcall_handles(nr)) {
+			if (notify)
+				rc = notify_if(&c, nr, 0, NULL);
+			continue;
+		}
 		switch (e->verdict) {
 		case SB_SYS_ALLOW:
 			rc = seccomp_rule_add(f, A_ALLOW, nr, 0);
@@ -911,7 +994,7 @@ int sb_seccomp_export(bool inet, bool debug, int fd)
 	if (!f)
 		return -ENOMEM;
 	p.any_net_rule = inet;
-	rc = build(f, &p, true, debug, &what);
+	rc = build(f, &p, true, debug, true, &what);
 	if (!rc)
 		rc = seccomp_export_bpf(f, fd);
 	seccomp_release(f);
@@ -919,14 +1002,15 @@ int sb_seccomp_export(bool inet, bool debug, int fd)
 }
 
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
-		     int *listener, const char **err)
+		     bool scoped, int *listener, const char **err)
 {
 	/* PYSB_DEBUG or a denial log: the supervisor reports each refusal
 	 * and answers EPERM itself; should it die, a notified call fails
 	 * (ENOSYS), never passes */
 	bool debug = listener && (getenv("PYSB_DEBUG") || p->log_path);
+	/* the prebuilt filters are for a Landlock that scopes signals */
 	const struct sb_seccomp_prebuilt *pb =
-		listener ? prebuilt(p->any_net_rule, debug) : NULL;
+		listener && scoped ? prebuilt(p->any_net_rule, debug) : NULL;
 	scmp_filter_ctx f;
 	const char *what = "seccomp_init";
 	int rc = -ENOMEM;
@@ -942,7 +1026,7 @@ int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
 	}
 	f = seccomp_init(debug ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM));
 	if (f) {
-		rc = build(f, p, listener != NULL, debug, &what);
+		rc = build(f, p, listener != NULL, debug, scoped, &what);
 		if (!rc) {
 			what = "seccomp_load";
 			rc = seccomp_load(f);

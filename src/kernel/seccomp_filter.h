@@ -64,10 +64,12 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p);
  * is the notification fd, which the
  * caller must hand over and close before it execs. Without 'listener'
  * there is nobody to judge them: they, chmod and the utimes family fail
- * with EPERM (fail closed).
+ * with EPERM (fail closed). 'scoped': Landlock scopes signals (ABI 6);
+ * else the signal calls go to the supervisor too (refused without one),
+ * and F_SETOWN may only clear a descriptor's owner.
  * Returns 0, or -1 with *err naming the failing step. */
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
-		     int *listener, const char **err);
+		     bool scoped, int *listener, const char **err);
 
 /* With PYSB_DEBUG or a denial log the file calls (filecall.h) that the
  * table allows, or allows with arguments, and every call the filter

@@ -120,6 +120,13 @@ void sb_suplog_fs_refused(pid_t pid, const char *kind, const char *canon,
 	fs_refused(SB_LAYER_SUPERVISOR, pid, kind, canon, true, d);
 }
 
+void sb_suplog_fs_read_refused(pid_t pid, const char *kind,
+			       const char *canon,
+			       const struct sb_fs_decision *d)
+{
+	fs_refused(SB_LAYER_SUPERVISOR, pid, kind, canon, false, d);
+}
+
 void sb_suplog_landlock(pid_t pid, const char *canon, bool write,
 			const struct sb_fs_decision *d)
 {

@@ -36,6 +36,11 @@ struct sb_fs_decision;
  * expose-rw=<canon> to add unless an ignore= rule hides it. */
 void sb_suplog_fs_refused(pid_t pid, const char *kind, const char *canon,
 			  const struct sb_fs_decision *d);
+/* The same for a read the supervisor refused (an inotify watch), with
+ * expose-ro=<canon> to add. */
+void sb_suplog_fs_read_refused(pid_t pid, const char *kind,
+			       const char *canon,
+			       const struct sb_fs_decision *d);
 /* A file call Landlock refuses (filelog.c saw it before the kernel judged
  * it): layer "landlock", by "supervisor"; the rule that decided as for
  * sb_suplog_fs_refused, and expose-rw=<canon> to add for a write,

@@ -38,6 +38,7 @@
 #include "run_limits.h"
 #include "learn_native.h"
 #include "supervise.h"
+#include "ttystate.h"
 #include "suplog.h"
 #include "support.h"
 
@@ -600,8 +601,15 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 	   const struct sb_interp *interp, const char *const *envp)
 {
 	struct sb_arena *a = sb_arena_new();
-	int rc = run_with(a, p, cli, interp, envp);
+	struct sb_ttystate tty;
+	int rc;
 
+	/* where python-sb stays for the run (it execs the interpreter
+	 * under subprocess and none, firejail under firejail), it gives
+	 * the caller's descriptors back as they were */
+	sb_ttystate_save(&tty);
+	rc = run_with(a, p, cli, interp, envp);
+	sb_ttystate_restore(&tty);
 	sb_arena_free(a);
 	return rc;
 }

@@ -248,9 +248,10 @@ static int cmp_entry(const void *key, const void *elem)
 }
 
 /* Not TIOCSWINSZ: a new size signals the terminal's foreground group
- * (SIGWINCH), which is outside the sandbox. */
+ * (SIGWINCH), which is outside the sandbox. Not TCXONC whatever its
+ * argument: sb_ioctl_safe_args. */
 const unsigned long sb_ioctl_safe[] = {
-	TCGETS, TCSETS, TCSETSW, TCSETSF, TCGETA, TCSBRK, TCXONC, TCFLSH,
+	TCGETS, TCSETS, TCSETSW, TCSETSF, TCGETA, TCSBRK, TCFLSH,
 	TIOCGWINSZ, TIOCGPGRP, TIOCGSID, TIOCOUTQ, TIOCGPTN,
 	TIOCSPTLCK, TIOCGPTPEER, TIOCGETD, TIOCGEXCL, TIOCGSERIAL, TIOCMGET,
 	FIONREAD, FIONBIO, FIOCLEX, FIONCLEX, FIOASYNC, SIOCATMARK,
@@ -263,6 +264,16 @@ const unsigned long sb_ioctl_safe[] = {
 };
 const size_t sb_ioctl_safe_len = SB_ARRAY_LEN(sb_ioctl_safe);
 
+/* TCXONC (tcflow) restarts a terminal's output or input only: TCOOFF
+ * stops the output of a terminal the program inherited, and it stays
+ * stopped after the run (the caller's shell hangs on its next prompt);
+ * TCIOFF sends the device a STOP character. readline sends TCOON. */
+const struct sb_ioctl_arg sb_ioctl_safe_args[] = {
+	{ TCXONC, TCOON },
+	{ TCXONC, TCION },
+};
+const size_t sb_ioctl_safe_args_len = SB_ARRAY_LEN(sb_ioctl_safe_args);
+
 bool sb_ioctl_request_safe(unsigned long request)
 {
 	size_t i;
@@ -270,6 +281,21 @@ bool sb_ioctl_request_safe(unsigned long request)
 	for (i = 0; i < sb_ioctl_safe_len; i++)
 		if ((sb_ioctl_safe[i] & 0xffffffffUL) ==
 		    (request & 0xffffffffUL))
+			return true;
+	return false;
+}
+
+bool sb_ioctl_call_safe(unsigned long request, bool int_arg,
+			unsigned long arg)
+{
+	size_t i;
+
+	if (sb_ioctl_request_safe(request))
+		return true;
+	for (i = 0; int_arg && i < sb_ioctl_safe_args_len; i++)
+		if ((sb_ioctl_safe_args[i].request & 0xffffffffUL) ==
+			    (request & 0xffffffffUL) &&
+		    sb_ioctl_safe_args[i].arg == arg)
 			return true;
 	return false;
 }

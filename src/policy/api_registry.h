@@ -61,5 +61,16 @@ int sb_api_category_is_dangerous(enum sb_api_category c);
 extern const unsigned long sb_ioctl_safe[];
 extern const size_t sb_ioctl_safe_len;
 bool sb_ioctl_request_safe(unsigned long request);
+/* The requests allowed with these integer arguments only (TCXONC: the
+ * restarts, never TCOOFF), on the same two layers. */
+struct sb_ioctl_arg {
+	unsigned long request, arg;
+};
+extern const struct sb_ioctl_arg sb_ioctl_safe_args[];
+extern const size_t sb_ioctl_safe_args_len;
+/* Either list: a request of sb_ioctl_safe, or (request, arg) of
+ * sb_ioctl_safe_args when the argument is an integer ('int_arg'). */
+bool sb_ioctl_call_safe(unsigned long request, bool int_arg,
+			unsigned long arg);
 
 #endif

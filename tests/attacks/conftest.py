@@ -203,10 +203,11 @@ class Case:
         self.check_log(out)
         return out
 
-    def native(self, rules, args):
+    def native(self, rules, args, env=None):
         """Exec build/try-syscall from inside the sandbox (py-sandbox=false
         is the test's to write) and return its answer ("ok" or "errno
-        NAME"). "{ppid}" in args becomes the parent's pid, inside."""
+        NAME"). "{ppid}" in args becomes the parent's pid, inside. env:
+        python-sb's environment, if not the test's."""
         self.mkdir("bin")
         helper = self.path("bin/try-syscall")
         if not os.path.exists(helper):
@@ -217,7 +218,8 @@ class Case:
                 f"for a in {argv!r}]\n"
                 "os.execv(argv[0], argv)\n")
         rules = f"expose-ro={self.root}/bin\n" + rules
-        r = self._run(rules, [f"--python={self.python}", "-c", code])
+        r = self._run(rules, [f"--python={self.python}", "-c", code],
+                      env=env)
         assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
         lines = r.stdout.strip().splitlines()
         assert lines, r.stderr

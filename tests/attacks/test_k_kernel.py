@@ -29,7 +29,7 @@ import tty
 import pytest
 
 from harness import (API_ERR, NOBODY, api_denied, as_nobody, attack,
-                     helper_path)
+                     documented_escape, helper_path, scaled)
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 IPC_CREAT, IPC_RMID = 0o1000, 0
@@ -272,13 +272,16 @@ def test_K7(tree, judge):
     assert os.path.exists(tree.path("rw/daemon.pid"))
 
 
-def on_a_pty(tree, args):
+def on_a_pty(tree, args, after=None):
     """Run the helper with args inside the sandbox, python-sb's controlling
     terminal a real pty as a shell would give it. Returns (the helper's
     answer, what a reader of the terminal would get next, the pty's
-    window size afterwards)."""
+    window size afterwards); after(master, slave, modes), if given, is
+    called once python-sb has returned, before the pty is closed, with the
+    terminal's modes before the run."""
     master, slave = pty.openpty()
     tty.setraw(slave)
+    modes = termios.tcgetattr(slave)
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     helper = tree.path("bin/try-syscall")
     os.makedirs(tree.path("bin"), exist_ok=True)
@@ -304,16 +307,23 @@ def on_a_pty(tree, args):
 
     r = subprocess.run(argv, stdin=slave, capture_output=True, text=True,
                        cwd=tree.root, preexec_fn=ctty, timeout=120)
-    # what a shell reading the terminal would get next
+    # what a shell reading the terminal would get next (its blocking
+    # flag as the run left it, for after())
+    blocking = os.get_blocking(slave)
     os.set_blocking(slave, False)
     try:
         queued = os.read(slave, 4096)
     except BlockingIOError:
         queued = b""
+    os.set_blocking(slave, blocking)
     size = struct.unpack("HHHH", fcntl.ioctl(master, termios.TIOCGWINSZ,
                                              b"\0" * 8))[:2]
-    os.close(slave)
-    os.close(master)
+    try:
+        if after:
+            after(master, slave, modes)
+    finally:
+        os.close(slave)
+        os.close(master)
     assert r.returncode == 0, (r.stdout, r.stderr)
     return r.stdout.strip().splitlines()[-1], queued, size
 
@@ -336,6 +346,68 @@ def test_K15(tree, judge):
     assert size == (24, 80), size
 
 
+def _prompt_shows(master, slave):
+    """What the caller's shell does after the run: write its prompt to the
+    terminal (the slave), which its reader (the master) must get."""
+    import select
+    os.set_blocking(slave, False)
+    try:
+        os.write(slave, b"PROMPT$ ")
+    except BlockingIOError:
+        return False  # output stopped: the shell would hang here
+    deadline = time.monotonic() + scaled(5)
+    got = b""
+    while b"PROMPT$ " not in got and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.2)[0]:
+            got += os.read(master, 4096)
+    return b"PROMPT$ " in got
+
+
+@attack("K21", "native: TCXONC's TCOOFF stops the caller's terminal "
+        "(a real pty)")
+def test_K21(tree, judge):
+    """tcflow(TCOOFF) on the inherited terminal stops its output, and it
+    stays stopped after python-sb returns: the caller's shell hangs on
+    its next prompt. TCXONC is allowed with TCOON and TCION only (readline
+    sends TCOON). Evidence from outside: a prompt written to the pty after
+    the run reaches its master."""
+    shown = []
+    answer, _, _ = on_a_pty(tree, ["tcxonc", "0", "0"],
+                            after=lambda m, s, _: shown.append(
+                                _prompt_shows(m, s)))
+    judge.native(answer, "EPERM")
+    assert shown == [True], "the terminal's output is stopped"
+    # a restart is the program's business
+    answer, _, _ = on_a_pty(tree, ["tcxonc", "0", "1"])
+    assert answer == "ok", answer
+
+
+@documented_escape(["firejail"],
+                   "weaknesses.md 38: python-sb execs firejail, so nothing "
+                   "of it is left to set the terminal back")
+@attack("K23", "native: O_NONBLOCK and the modes of the caller's terminal "
+        "outlive the run (a real pty)")
+def test_K23(tree, judge):
+    """The program shares its inherited descriptors' open file descriptions
+    with the caller: O_NONBLOCK set on them, or a terminal's modes (echo,
+    canonical input), stayed after python-sb returned (the caller's next
+    read failed with EAGAIN, its typing went unechoed). Both are the
+    program's to change while it runs; python-sb sets them back when the
+    run ends. Evidence from outside: the pty's flags and modes after the
+    run."""
+    after = []
+    answer, _, _ = on_a_pty(tree, ["tty-state", "0"],
+                            after=lambda m, s, modes: after.append(
+                                (os.get_blocking(s),
+                                 termios.tcgetattr(s) == modes)))
+    assert answer == "ok", answer  # the program's own business meanwhile
+    if after == [(True, True)]:
+        judge._record("refused by launcher (set back)", repr(after))
+    else:
+        judge._record("escaped", repr(after))
+    assert after == [(True, True)], "(blocking, same modes) after the run"
+
+
 @attack("K9", "pure Python: fcntl.ioctl(TIOCSTI) with only "
         "python-import=fcntl")
 def test_K9(case, judge):
@@ -350,11 +422,21 @@ def test_K9(case, judge):
                     "    fcntl.ioctl(0, termios.FIONREAD, b'0000')\n"
                     "except OSError as e:\n"
                     "    return e.errno\n",
+        # TCXONC is judged with its argument (K21): a restart passes
+        "tcooff": "import fcntl, termios\n"
+                  "return fcntl.ioctl(0, termios.TCXONC, termios.TCOOFF)\n",
+        "tcoon": "import fcntl, termios\n"
+                 "try:\n"
+                 "    fcntl.ioctl(0, termios.TCXONC, termios.TCOON)\n"
+                 "except OSError as e:\n"
+                 "    return e.errno\n",
     })
     judge.python(obs["tiocsti"], API_ERR,
                  api_denied("fcntl.ioctl", "process-control"))
+    assert obs["tcooff"].exc == API_ERR, obs["tcooff"]
     # a request of the list is not the guard's business
     assert obs["fionread"].escaped, obs["fionread"]
+    assert obs["tcoon"].escaped, obs["tcoon"]
 
 
 @attack("K10", "native: IP source routing in a send's ancillary data")
@@ -422,3 +504,228 @@ def test_K14(tree, judge):
     finally:
         srv.close()
         _nft("delete", "table", "inet", table)
+
+
+def _keep_making(directory, stop):
+    """Entries made and removed in directory outside the sandbox, by
+    another process of the host, until stop is set."""
+    i = 0
+    while not stop.is_set():
+        name = os.path.join(directory, f"secret-name-{i}")
+        try:
+            with open(name, "w") as f:
+                f.write("x")
+            os.unlink(name)
+        except OSError:
+            pass
+        i += 1
+        stop.wait(0.05)
+
+
+@attack("K20", "native: an inotify watch on a directory no rule exposes")
+def test_K20(tree, judge):
+    """Landlock has no hook for an inotify watch: a program could watch any
+    path its user may read (a directory no rule exposes, the caller's
+    terminal) and learn the names made, opened and removed there and when
+    a file is read or written. The supervisor adds a watch only inside an
+    exposed tree. Evidence from outside: the names the helper wrote into
+    the exposed tree (a file on the host)."""
+    seen = tree.path("rw/seen")
+    stop = threading.Event()
+    makers = [threading.Thread(target=_keep_making, args=(tree.path(d), stop))
+              for d in ("outside", "rw")]
+    for t in makers:
+        t.start()
+    try:
+        wait = str(int(scaled(10)))
+        judge.native(attempt(tree, "inotify-watch", tree.path("outside"),
+                             seen, wait), "EPERM")
+        named = open(seen).read() if os.path.exists(seen) else ""
+        assert "secret-name" not in named, named
+        # a watch inside an exposed tree is the program's own business
+        assert attempt(tree, "inotify-watch", tree.path("rw"),
+                       tree.path("rw/seen-rw"), wait) == "ok"
+        with open(tree.path("rw/seen-rw")) as f:
+            assert "secret-name" in f.read()
+    finally:
+        stop.set()
+        for t in makers:
+            t.join()
+    # a tree exposed to be listed: names made there, not when its files
+    # are read (a host process reads one all along)
+    tree.mkdir("listed")
+    existing = tree.write("listed/existing", "x\n")
+    stop.clear()
+
+    def reader():
+        while not stop.is_set():
+            with open(existing) as f:
+                f.read()
+            stop.wait(0.05)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        answer = attempt(tree, "inotify-watch", tree.path("listed"),
+                         tree.path("rw/seen-listed"), str(int(scaled(2))),
+                         rules=f"expose-list={tree.root}/listed\n")
+    finally:
+        stop.set()
+        t.join()
+    assert answer == "ok", answer
+    named = (open(tree.path("rw/seen-listed")).read()
+             if os.path.exists(tree.path("rw/seen-listed")) else "")
+    assert "existing" not in named, named
+
+
+@attack("K22", "native: a write lease on a read-only file holds every open "
+        "of it outside")
+def test_K22(tree, judge):
+    """fcntl(F_SETLEASE, F_WRLCK) on a file the program may only read (and
+    its user owns) made every other process's open of it, a reader's too,
+    wait until the holder let go or the lease-break time (45 s) passed:
+    a host program reading its own configuration hung. F_SETLEASE is not
+    on fcntl's list. Evidence from outside: how long a read of the file
+    takes while the program runs."""
+    tree.mkdir("ro")
+    target = tree.write("ro/config", "setting = 1\n")
+    marker = tree.path("rw/tried")
+    hold = int(scaled(10))
+    out = []
+    t = threading.Thread(target=lambda: out.append(
+        attempt(tree, "lease", target, marker, hold,
+                rules=f"expose-ro={tree.root}/ro\n")))
+    t.start()
+    try:
+        deadline = time.monotonic() + scaled(60)
+        while (not os.path.exists(marker) and t.is_alive() and
+               time.monotonic() < deadline):
+            time.sleep(0.05)
+        start = time.monotonic()
+        with open(target) as f:
+            assert f.read() == "setting = 1\n"
+        held = time.monotonic() - start
+    finally:
+        t.join()
+    judge.native(out[0], "EPERM")
+    assert held < hold / 2, f"a reader outside waited {held:.1f} s"
+
+
+def _default_iface():
+    """The interface of the host's IPv4 default route, or None."""
+    try:
+        with open("/proc/net/route") as f:
+            for ln in f.read().splitlines()[1:]:
+                cols = ln.split()
+                if len(cols) > 2 and cols[1] == "00000000":
+                    return cols[0]
+    except OSError:
+        pass
+    return None
+
+
+def _sniff_reports(iface, marks, stop, seen):
+    """Outgoing frames on iface that carry one of marks (a group's bytes):
+    an IGMP report (IPv4 protocol 2) or an IPv6 packet (MLD)."""
+    import select
+    import socket
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    try:
+        s.bind((iface, 0))
+        while not stop.is_set():
+            if not select.select([s], [], [], 0.1)[0]:
+                continue
+            pkt, addr = s.recvfrom(65535)
+            if addr[2] != socket.PACKET_OUTGOING:
+                continue
+            ip4 = pkt[12:14] == b"\x08\x00" and pkt[23] == 2
+            ip6 = pkt[12:14] == b"\x86\xdd"
+            if (ip4 or ip6) and any(m in pkt for m in marks):
+                seen.append(pkt.hex())
+    finally:
+        s.close()
+
+
+@attack("K24", "native: a multicast join sends the group's address on the "
+        "local network (IGMP, MLD)")
+def test_K24(tree, judge):
+    """Joining a multicast group makes the kernel send a membership report
+    on the local network, whose group address is the program's choice: 28
+    bits a packet over IGMP, 112 over MLD, seen by any host of the link,
+    with net= rules that name no such address. setsockopt's list has no
+    membership. Evidence from outside: the reports on the host's default
+    interface, captured while the program runs (as root)."""
+    iface = _default_iface()
+    if os.geteuid() != 0 or not iface:
+        pytest.skip("capturing the reports needs root and a default route")
+    groups = {"239.83.69.67": bytes([239, 83, 69, 67]),
+              "ff0e::5345:4352:4554": bytes.fromhex("534543524554")}
+    stop, seen = threading.Event(), []
+    sniffer = threading.Thread(target=_sniff_reports,
+                               args=(iface, list(groups.values()), stop,
+                                     seen))
+    sniffer.start()
+    try:
+        rule = "net=ALLOW|UDP|127.0.0.1|9|OUT\n"
+        for group in groups:
+            judge.native(attempt(tree, "mcast-join", group, rules=rule),
+                         "EPERM")
+        stop.wait(scaled(1))
+    finally:
+        stop.set()
+        sniffer.join()
+    assert not seen, f"membership reports left on {iface}: {seen}"
+
+
+@attack("K25", "native: read an extended attribute of a file no rule "
+        "exposes")
+def test_K25(tree, judge):
+    """Landlock has no hook for reading an extended attribute: a program
+    read the user.* data of any file its user may reach, such as the
+    address a browser downloaded it from (user.xdg.origin.url), while the
+    file itself was refused. The supervisor reads attributes by path
+    inside an exposed tree only. Evidence from outside: what the helper
+    wrote into the exposed tree (a file on the host)."""
+    secret = b"https://example.org/download?token=K25-SECRET"
+    target = tree.write("outside/download.pdf", "x\n")
+    mine = tree.write("rw/mine", "x\n")
+    try:
+        os.setxattr(target, "user.xdg.origin.url", secret)
+        os.setxattr(mine, "user.note", b"K25-OWN")
+    except OSError as e:
+        pytest.skip(f"no user extended attributes here: {e}")
+    leak = tree.path("rw/leak")
+    judge.native(attempt(tree, "getxattr", target, "user.xdg.origin.url",
+                         leak), "EPERM")
+    got = open(leak, "rb").read() if os.path.exists(leak) else b""
+    assert b"K25-SECRET" not in got, got
+    # an attribute inside an exposed tree is the program's to read
+    assert attempt(tree, "getxattr", mine, "user.note", leak) == "ok"
+    with open(leak, "rb") as f:
+        assert f.read() == b"K25-OWN"
+
+
+@attack("K26", "native: under a Landlock below ABI 6, kill and F_SETOWN "
+        "reach a process outside")
+def test_K26(tree, judge):
+    """Landlock scopes signals from ABI 6 (Linux 6.12) on; python-sb runs
+    on ABI 4 and 5 too (Linux 6.7 to 6.11), where the allowlist let kill,
+    tgkill, sigqueue and pidfd_send_signal, and a descriptor's owner
+    (F_SETOWN, F_SETSIG), signal any process of the user: the caller's
+    shell, its editor. There the signal calls go to the supervisor, which
+    lets them reach the sandbox's processes only, and F_SETOWN may only
+    clear an owner. Run with $PYSB_LANDLOCK_ABI=5 (python-sb uses that
+    ABI); evidence from outside: a victim process of the user alive."""
+    env = dict(os.environ, PYSB_LANDLOCK_ABI="5")
+    v = victim(tree)
+    try:
+        for action in ("kill", "setown"):
+            judge.native(tree.native(tree.rules, [action, str(v.pid), "9"],
+                                     env=env), "EPERM")
+            time.sleep(0.2)
+            assert v.poll() is None, f"{action}: the victim was killed"
+        # the program's own process group stays its to signal
+        assert tree.native(tree.rules, ["kill", "0", "0"], env=env) == "ok"
+    finally:
+        v.kill()
+        v.wait()

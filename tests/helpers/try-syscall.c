@@ -27,6 +27,19 @@
  *     64 x 64 KiB on a full socket; then FILE is made and the helper
  *     waits, at most a minute, until the test removes it)
  *   raw NR[,ARG...]... (one line "NR ok|errno E" each)
+ *   inotify-watch PATH FILE SECONDS (an inotify watch on PATH; the names
+ *     its events carry are appended to FILE until one comes, at most
+ *     SECONDS)
+ *   tcxonc FD ACTION (TCOOFF 0, TCOON 1, TCIOFF 2, TCION 3)
+ *   lease PATH MARKER SECONDS (a write lease on PATH, opened read-only;
+ *     MARKER is made once it is tried, and a lease held SECONDS)
+ *   tty-state FD (O_NONBLOCK on FD's open file description, and its
+ *     terminal's ECHO and ICANON flipped)
+ *   mcast-join GROUP (an IPv4 or IPv6 multicast group joined on a UDP
+ *     socket, held a second: its report goes out meanwhile)
+ *   getxattr PATH NAME FILE (the attribute's value, appended to FILE)
+ *   kill PID SIG | setown PID SIG (a pipe's owner made PID, with F_SETSIG
+ *     SIG, then written to: the kernel signals its owner)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strerrorname_np, pipe2, unshare */
@@ -48,6 +61,7 @@
 #include <mqueue.h>
 #include <poll.h>
 #include <net/if.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/msg.h>
 #include <sys/ptrace.h>
@@ -57,6 +71,7 @@
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/xattr.h>
+#include <termios.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -633,6 +648,128 @@ static int int80(void)
 }
 
 /* raw NR[,ARG...]: the call with these integer arguments */
+/* A watch on a directory or file, and what it tells: the names of the
+ * entries made, opened or removed there. */
+static int inotify_watch(const char *path, const char *file, int seconds)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	struct pollfd p = { .events = POLLIN };
+	bool named = false;
+	FILE *f;
+
+	p.fd = inotify_init1(IN_CLOEXEC);
+	if (p.fd < 0 || inotify_add_watch(p.fd, path, IN_ALL_EVENTS) < 0)
+		return result(-1);
+	while (!named && poll(&p, 1, seconds * 1000) > 0) {
+		ssize_t n = read(p.fd, buf, sizeof(buf)), off = 0;
+
+		f = fopen(file, "a");
+		while (f && n > 0 && off < n) {
+			const struct inotify_event *e = (void *)(buf + off);
+
+			if (e->len) {
+				fprintf(f, "%s\n", e->name);
+				named = true;
+			}
+			off += (ssize_t)(sizeof(*e) + e->len);
+		}
+		if (f)
+			fclose(f);
+		if (n <= 0)
+			break;
+	}
+	return result(0);
+}
+
+/* A write lease holds every other open of the file, a reader's too, until
+ * its holder lets go or the lease-break time (45 s) passes; SIGIO, which
+ * tells the holder, is ignored. */
+static int lease(const char *path, const char *marker, int seconds)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1, m;
+
+	signal(SIGIO, SIG_IGN);
+	if (fd >= 0)
+		rc = fcntl(fd, F_SETLEASE, F_WRLCK);
+	m = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (m >= 0)
+		close(m);
+	if (rc == 0)
+		sleep((unsigned)seconds);
+	return result(rc);
+}
+
+/* What the caller shares with the program: the open file description's
+ * flags and the terminal's modes. */
+static int tty_state(int fd)
+{
+	struct termios t;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+	    tcgetattr(fd, &t) < 0)
+		return result(-1);
+	t.c_lflag ^= ECHO | ICANON;
+	return result(tcsetattr(fd, TCSANOW, &t));
+}
+
+static int mcast_join(const char *group)
+{
+	struct ip_mreq m4 = { .imr_interface.s_addr = htonl(INADDR_ANY) };
+	struct ipv6_mreq m6 = { .ipv6mr_interface = 0 };
+	int s, rc;
+
+	if (inet_pton(AF_INET, group, &m4.imr_multiaddr) == 1) {
+		s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		rc = s < 0 ? -1
+			   : setsockopt(s, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m4,
+					sizeof(m4));
+	} else if (inet_pton(AF_INET6, group, &m6.ipv6mr_multiaddr) == 1) {
+		s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		rc = s < 0 ? -1
+			   : setsockopt(s, IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP,
+					&m6, sizeof(m6));
+	} else {
+		return usage();
+	}
+	if (rc == 0)
+		sleep(1);
+	return result(rc);
+}
+
+static int getxattr_action(const char *path, const char *name,
+			   const char *file)
+{
+	char v[4096];
+	ssize_t n = getxattr(path, name, v, sizeof(v));
+	FILE *f;
+
+	if (n < 0)
+		return result(-1);
+	f = fopen(file, "a");
+	if (f) {
+		fwrite(v, 1, (size_t)n, f);
+		fclose(f);
+	}
+	return result(0);
+}
+
+static int setown(pid_t pid, int sig)
+{
+	int p[2], rc;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return result(-1);
+	rc = fcntl(p[0], F_SETSIG, sig);
+	if (rc == 0)
+		rc = fcntl(p[0], F_SETOWN, pid);
+	if (rc == 0)
+		rc = fcntl(p[0], F_SETFL, O_ASYNC);
+	if (rc == 0 && write(p[1], "x", 1) != 1)
+		rc = -1;
+	return result(rc);
+}
+
 static int raw(int n, char **specs)
 {
 	int i;
@@ -762,5 +899,21 @@ int main(int argc, char **argv)
 		return int80();
 	if (argc >= 3 && strcmp(a, "raw") == 0)
 		return raw(argc - 2, argv + 2);
+	if (argc == 5 && strcmp(a, "inotify-watch") == 0)
+		return inotify_watch(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 5 && strcmp(a, "lease") == 0)
+		return lease(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 4 && strcmp(a, "kill") == 0)
+		return result(kill((pid_t)atoi(argv[2]), atoi(argv[3])));
+	if (argc == 4 && strcmp(a, "setown") == 0)
+		return setown((pid_t)atoi(argv[2]), atoi(argv[3]));
+	if (argc == 5 && strcmp(a, "getxattr") == 0)
+		return getxattr_action(argv[2], argv[3], argv[4]);
+	if (argc == 3 && strcmp(a, "mcast-join") == 0)
+		return mcast_join(argv[2]);
+	if (argc == 3 && strcmp(a, "tty-state") == 0)
+		return tty_state(atoi(argv[2]));
+	if (argc == 4 && strcmp(a, "tcxonc") == 0)
+		return result(ioctl(atoi(argv[2]), TCXONC, atoi(argv[3])));
 	return usage();
 }

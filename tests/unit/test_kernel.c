@@ -67,7 +67,8 @@ static void test_describe(void)
 	       "landlock (ABI 5) + seccomp: files, TCP ports confined by the "
 	       "kernel; no inet socket can be made (no net= rule); named Unix "
 	       "sockets judged by python-sb as the network supervisor; abstract "
-	       "Unix sockets and signals are not scoped (ABI 6 needed).",
+	       "Unix sockets refused and signals kept to the sandbox by "
+	       "python-sb (Landlock scopes them from ABI 6).",
 	       "ABI 5: no scoping");
 	is_str(sb_kernel_describe(p.arena, &p, SB_PROVIDER_AUTO, &none),
 	       "auto picks subprocess, the Python layer only: landlock cannot "
@@ -378,7 +379,8 @@ static void test_args_copy_matches_the_filter(void)
 		int bad = 0;
 
 		p.arena = sb_arena_new();
-		if (chdir(dir) < 0 || sb_seccomp_apply(p.arena, &p, NULL, &err))
+		if (chdir(dir) < 0 ||
+		    sb_seccomp_apply(p.arena, &p, true, NULL, &err))
 			_exit(255);
 		for (i = 0; i < SB_ARRAY_LEN(calls); i++) {
 			char name[16];
