@@ -183,6 +183,23 @@ extern __thread int sb_guard_busy;
 /* Judge an access to 'path' (as written; relative to dir_fd when dir_fd is
  * >= 0, else to the cwd). 0 allowed, -1 refused (exception set). */
 int sb_files_check(const char *path, int dir_fd, bool write);
+/* The same for a name SQLite opens as a database (a path, or a "file:"
+ * URI: mode=ro reads, anything else writes; ":memory:" and "" are no
+ * file). */
+int sb_files_check_sqlite(const char *db);
+
+/* ---- files C libraries open by name (clibs.c) ---- */
+
+/* A module the import machinery has just made or filled (imports.c):
+ * _sqlite3's and _ssl's classes get their wrappers. 0, or -1 with an
+ * exception set: the module is then not handed out. */
+int sb_clibs_module_ready(PyObject *mod);
+/* sqlite3.connect/handle (3.10+): the connection gets the guard's
+ * authorizer before the program holds it. 0 or -1 (raised). */
+int sb_clibs_sqlite_opened(PyObject *conn);
+/* sqlite3.enable_load_extension (3.10+): enabling needs the native
+ * grant. 0 or -1 (raised). */
+int sb_clibs_sqlite_extension(PyObject *enabled);
 
 /* ---- learning (learn.c) ---- */
 

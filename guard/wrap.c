@@ -235,13 +235,92 @@ int sb_wrap_adopt_module(PyObject *mod)
 	return rc;
 }
 
+/* cls.name = v. A C class is immutable (a static type before 3.10,
+ * Py_TPFLAGS_IMMUTABLETYPE after) and setattr refuses it: the value then
+ * goes into the dict behind cls.__dict__ (the one object gc sees behind
+ * the proxy), and the type's attribute caches are told, as type_setattro
+ * does for a name that is no slot. The result is read back through the
+ * proxy: a gc module the program replaced cannot make it set another
+ * dict. 0, or -1 with an exception set. */
+static int set_on_class(PyObject *cls, const char *name, PyObject *v)
+{
+	PyObject *proxy, *gc = NULL, *refs = NULL, *key = NULL, *cur = NULL;
+	int r = -1;
+
+	if (py.PyObject_SetAttrString(cls, name, v) == 0)
+		return 0;
+	if (!py.PyErr_ExceptionMatches(PY_EXC(PyExc_TypeError)))
+		return -1;
+	py.PyErr_Clear();
+	proxy = py.PyObject_GetAttrString(cls, "__dict__");
+	if (!proxy)
+		return -1;
+	gc = py.PyImport_ImportModule("gc");
+	if (gc) {
+		PyObject *fn = py.PyObject_GetAttrString(gc, "get_referents");
+
+		refs = fn ? sb_guard_call1(fn, proxy) : NULL;
+		if (fn)
+			py.Py_DecRef(fn);
+	}
+	key = py.PyUnicode_FromString(name);
+	if (refs && key && py.PyList_Size(refs) == 1 &&
+	    py.PyDict_SetItem(py.PyList_GetItem(refs, 0), key, v) == 0) {
+		py.PyType_Modified(cls);
+		cur = py.PyObject_GetItem(proxy, key);
+	}
+	py.PyErr_Clear();
+	if (cur == v)
+		r = 0;
+	else
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "cannot wrap a method of a C class");
+	if (cur)
+		py.Py_DecRef(cur);
+	if (key)
+		py.Py_DecRef(key);
+	if (refs)
+		py.Py_DecRef(refs);
+	if (gc)
+		py.Py_DecRef(gc);
+	py.Py_DecRef(proxy);
+	return r;
+}
+
+int sb_wrap_install_on_class(struct sb_wrap *w, PyObject *cls,
+			     const char *name)
+{
+	PyObject *capsule, *meth;
+	int r;
+
+	if (w->fn)
+		return 0;
+	w->original = py.PyObject_GetAttrString(cls, name);
+	if (!w->original) {
+		py.PyErr_Clear(); /* not on this version or build */
+		return 0;
+	}
+	w->def.ml_name = name;
+	w->def.ml_meth = (void *)wrap_trampoline;
+	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
+	w->fn = capsule ? py.PyCFunction_NewEx(&w->def, capsule, NULL) : NULL;
+	if (capsule)
+		py.Py_DecRef(capsule);
+	meth = w->fn ? py.PyInstanceMethod_New(w->fn) : NULL;
+	r = meth ? set_on_class(cls, name, meth) : -1;
+	if (meth)
+		py.Py_DecRef(meth);
+	return r;
+}
+
 /* A method: w->attr is "Class.method" in w->module; the original is the
  * function found on the class, and the wrapper is bound like a method, so
  * it gets the instance as its first argument. */
 int sb_wrap_install_method(struct sb_wrap *w)
 {
 	PyObject *mods = py.PyImport_GetModuleDict();
-	PyObject *mod, *cls, *capsule, *meth;
+	PyObject *mod, *cls;
 	const char *dot = strchr(w->attr, '.');
 	char cname[128];
 	int r;
@@ -258,25 +337,101 @@ int sb_wrap_install_method(struct sb_wrap *w)
 		py.PyErr_Clear();
 		return 0;
 	}
-	w->original = py.PyObject_GetAttrString(cls, dot + 1);
+	r = sb_wrap_install_on_class(w, cls, dot + 1);
+	py.Py_DecRef(cls);
+	return r;
+}
+
+/* The getter of a wrapped attribute: the original's, through its
+ * __get__ (the descriptor itself stays out of Python's reach). */
+static PyObject *getter_trampoline(PyObject *self, PyObject *args,
+				   PyObject *kwargs)
+{
+	struct sb_wrap *w = py.PyCapsule_GetPointer(self, "pysb.wrap.get");
+	PyObject *get;
+	PyObject *res;
+
+	(void)kwargs;
+	if (!w)
+		return NULL;
+	get = py.PyObject_GetAttrString(w->original, "__get__");
+	if (!get)
+		return NULL;
+	py.Py_IncRef(args);
+	res = py.PyObject_CallObject(get, args);
+	py.Py_DecRef(args);
+	py.Py_DecRef(get);
+	return res;
+}
+
+static struct py_method_def getter_def = {
+	"__get__", (void *)getter_trampoline,
+	PY_METH_VARARGS | PY_METH_KEYWORDS, NULL
+};
+
+int sb_wrap_install_setter(struct sb_wrap *w, PyObject *cls, const char *name)
+{
+	PyObject *capsule, *get = NULL, *prop = NULL, *pargs;
+	int r = -1;
+
+	if (w->fn)
+		return 0;
+	w->original = py.PyObject_GetAttrString(cls, name);
 	if (!w->original) {
-		py.PyErr_Clear();
-		py.Py_DecRef(cls);
+		py.PyErr_Clear(); /* not on this version or build */
 		return 0;
 	}
-	w->def.ml_name = dot + 1;
+	w->def.ml_name = name;
 	w->def.ml_meth = (void *)wrap_trampoline;
 	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
 	capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
 	w->fn = capsule ? py.PyCFunction_NewEx(&w->def, capsule, NULL) : NULL;
 	if (capsule)
 		py.Py_DecRef(capsule);
-	meth = w->fn ? py.PyInstanceMethod_New(w->fn) : NULL;
-	r = meth ? py.PyObject_SetAttrString(cls, dot + 1, meth) : -1;
-	if (meth)
-		py.Py_DecRef(meth);
-	py.Py_DecRef(cls);
+	capsule = w->fn ? py.PyCapsule_New(w, "pysb.wrap.get", NULL) : NULL;
+	get = capsule ? py.PyCFunction_NewEx(&getter_def, capsule, NULL)
+		      : NULL;
+	if (capsule)
+		py.Py_DecRef(capsule);
+	pargs = get ? py.PyTuple_New(2) : NULL;
+	if (pargs) {
+		py.Py_IncRef(get);
+		py.PyTuple_SetItem(pargs, 0, get);
+		py.Py_IncRef(w->fn);
+		py.PyTuple_SetItem(pargs, 1, w->fn);
+		prop = py.PyObject_CallObject(py.PyProperty_Type, pargs);
+		py.Py_DecRef(pargs);
+	}
+	if (prop) {
+		r = set_on_class(cls, name, prop);
+		py.Py_DecRef(prop);
+	}
+	if (get)
+		py.Py_DecRef(get);
 	return r;
+}
+
+PyObject *sb_wrap_set_original(struct sb_wrap *w, PyObject *obj,
+			       PyObject *value)
+{
+	PyObject *set = py.PyObject_GetAttrString(w->original, "__set__");
+	PyObject *args, *res;
+
+	if (!set)
+		return NULL;
+	args = py.PyTuple_New(2);
+	if (!args) {
+		py.Py_DecRef(set);
+		return NULL;
+	}
+	py.Py_IncRef(obj);
+	py.PyTuple_SetItem(args, 0, obj);
+	py.Py_IncRef(value);
+	py.PyTuple_SetItem(args, 1, value);
+	res = py.PyObject_CallObject(set, args);
+	py.Py_DecRef(args);
+	py.Py_DecRef(set);
+	return res;
 }
 
 /* os.supports_dir_fd, supports_fd, supports_follow_symlinks and
