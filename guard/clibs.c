@@ -428,14 +428,11 @@ int sb_clibs_sqlite_extension(PyObject *enabled)
 		py.PyErr_Clear();
 		return 0;
 	}
+	/* a grant of any native entry opens raw memory, so it opens this
+	 * door too, as it does the import of a native module */
 	if (sb_api_category_opened(SB_API_NATIVE))
 		return 0;
-	if (sb_g.learning)
-		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
-			       ? sb_guard_refuse_halted()
-			       : 0;
-	sb_guard_note("api", door, NULL, "python-api=ALLOW:native");
-	return sb_guard_raise_api(door, "native");
+	return sb_guard_check_api(door);
 }
 
 /* Connection.enable_load_extension(enabled): 3.9 raises no event. */
