@@ -141,6 +141,23 @@ static void drop_pending(void)
 		py.Py_DecRef(tb);
 }
 
+/* SQLite hands the authorizer an ATTACH's file name only when it is a
+ * string literal: a bound parameter or an expression comes as None, and
+ * SQLite would open what it evaluates to. Refused, learning too (no rule
+ * could allow it). VACUUM INTO of any expression is judged: it attaches
+ * the value as a literal. */
+static int refuse_unnamed(void)
+{
+	static const char msg[] =
+		"ATTACH DATABASE opens a file the rules cannot judge when its "
+		"name is not a string literal (a parameter or an expression): "
+		"write the name as a literal ('...' with each ' doubled)";
+
+	/* no rule could allow it, so learning has nothing to record and
+	 * refuses it too: the enforcing run would */
+	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+}
+
 /* The guard's authorizer, bound to the program's callback (None: none).
  * (action, arg1, arg2, db_name, trigger): an ATTACH's file (arg1) is
  * judged as a database sqlite3.connect would open; the rest is the
@@ -164,23 +181,20 @@ static PyObject *authorize(PyObject *self, PyObject *args)
 			return py.PyLong_FromLong(SQLITE_DENY);
 		file = py.PyTuple_GetItem(args, 1);
 		r = sb_arg_path(file, name);
-		/* no name, or "": a private temporary database */
-		if (r == 0 && (file == py._Py_NoneStruct ||
-			       (py.PyObject_IsInstance(file,
-						       py.PyUnicode_Type) == 1 &&
-				py.PyObject_Length(file) == 0))) {
+		/* "": a private temporary database */
+		if (r == 0 && py.PyObject_IsInstance(file,
+						     py.PyUnicode_Type) == 1 &&
+		    py.PyObject_Length(file) == 0) {
 			name[0] = '\0';
 			r = 1;
 		}
 		if (r < 0)
-			return py.PyLong_FromLong(SQLITE_DENY);
-		if (r == 0 || (sb_g.armed && !sb_guard_busy &&
-			       sb_files_check_sqlite(name) < 0)) {
-			if (!py.PyErr_Occurred())
-				py.PyErr_SetString(
-					PY_EXC(PyExc_PermissionError),
-					"an ATTACH whose file name cannot "
-					"be judged");
+			r = 0; /* cannot be read: as good as unnamed */
+		py.PyErr_Clear();
+		if (!sb_g.armed || sb_guard_busy)
+			r = 2; /* the guard's own statements, or not armed */
+		if ((r == 0 && refuse_unnamed() < 0) ||
+		    (r == 1 && sb_files_check_sqlite(name) < 0)) {
 			drop_pending();
 			py.PyErr_Fetch(&pending_type, &pending_value,
 				       &pending_tb);
