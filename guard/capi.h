@@ -120,8 +120,7 @@ struct py_method_def {
 	X(PyList_Type)                                                         \
 	X(PyByteArray_Type)                                                    \
 	X(_Py_NoneStruct)                                                       \
-	X(PyType_Type)                                                         \
-	X(PyProperty_Type)
+	X(PyType_Type)
 
 #define SB_CAPI_EXCEPTIONS(X)                                                  \
 	X(PyExc_TypeError)                                                     \

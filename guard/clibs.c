@@ -1,12 +1,14 @@
 /* clibs.c - the files C libraries open by a name the program hands them,
  * with no audit event: SQLite's ATTACH DATABASE and VACUUM INTO (and its
- * extensions, native code), OpenSSL's certificate, key, DH parameter and
- * key log files. Each name is judged by the file guard (files.c), so the
- * rules, the refusals, the denial log and learning are its own. The doors
- * are methods of C classes (sqlite3.Connection and Cursor,
- * _ssl._SSLContext), wrapped on the classes themselves (wrap.c), when the
- * import machinery makes their module (imports.c); a class that cannot be
- * wrapped fails its module's import.
+ * extensions, native code), OpenSSL's certificate, key and DH parameter
+ * files (its key log file needs nothing here: _ssl opens it with
+ * _Py_fopen_obj, which raises "open"). Each name is judged by the file
+ * guard (files.c), so the rules, the refusals, the denial log and
+ * learning are its own. The doors are methods of C classes
+ * (sqlite3.Connection and Cursor, _ssl._SSLContext), wrapped on the
+ * classes themselves (wrap.c) when the import machinery makes their
+ * module (imports.c); a class that cannot be wrapped fails its module's
+ * import.
  *
  * SQLite: every connection gets the guard's authorizer, which judges the
  * file of each SQLITE_ATTACH (VACUUM INTO attaches its target the same
@@ -41,7 +43,6 @@ static size_t n_classes;
 struct meth_spec {
 	const char *name;
 	sb_wrap_fn call;
-	bool setter; /* a getset attribute, not a method */
 };
 
 /* The wrap of 'name' on the wrapped class 'obj' is an instance of
@@ -106,9 +107,7 @@ static int wrap_class(PyObject *mod, const char *module, const char *cname,
 		w->attr = specs[i].name;
 		w->call = specs[i].call;
 		sb_guard_busy++;
-		r = specs[i].setter
-			    ? sb_wrap_install_setter(w, cls, specs[i].name)
-			    : sb_wrap_install_on_class(w, cls, specs[i].name);
+		r = sb_wrap_install_on_class(w, cls, specs[i].name);
 		sb_guard_busy--;
 		if (r < 0) {
 			/* not counted as wrapped: a second import tries again */
@@ -460,17 +459,17 @@ static PyObject *enable_extension_call(struct sb_wrap *w, PyObject *args,
 }
 
 static const struct meth_spec connection_meths[] = {
-	{ "set_authorizer", set_authorizer_call, false },
-	{ "execute", execute_call, false },
-	{ "executemany", execute_call, false },
-	{ "executescript", execute_call, false },
-	{ "enable_load_extension", enable_extension_call, false },
+	{ "set_authorizer", set_authorizer_call },
+	{ "execute", execute_call },
+	{ "executemany", execute_call },
+	{ "executescript", execute_call },
+	{ "enable_load_extension", enable_extension_call },
 };
 
 static const struct meth_spec cursor_meths[] = {
-	{ "execute", execute_call, false },
-	{ "executemany", execute_call, false },
-	{ "executescript", execute_call, false },
+	{ "execute", execute_call },
+	{ "executemany", execute_call },
+	{ "executescript", execute_call },
 };
 
 /* ---- OpenSSL ---- */
@@ -621,48 +620,11 @@ static PyObject *default_paths_call(struct sb_wrap *w, PyObject *args,
 	return sb_wrap_call_original(w, args, kwargs);
 }
 
-/* keylog_filename = path: OpenSSL appends the TLS secrets to it. */
-static PyObject *keylog_call(struct sb_wrap *w, PyObject *args,
-			     PyObject *kwargs)
-{
-	PyObject *obj, *value, *fs;
-	char buf[PATH_MAX];
-	int r;
-
-	(void)kwargs;
-	if (py.PyTuple_Size(args) != 2) {
-		py.PyErr_SetString(PY_EXC(PyExc_TypeError),
-				   "keylog_filename: one value");
-		return NULL;
-	}
-	obj = py.PyTuple_GetItem(args, 0);
-	value = py.PyTuple_GetItem(args, 1);
-	if (value == py._Py_NoneStruct)
-		return sb_wrap_set_original(w, obj, value);
-	if (py.PyObject_IsInstance(value, py.PyUnicode_Type) == 1 ||
-	    py.PyObject_IsInstance(value, py.PyBytes_Type) == 1) {
-		py.Py_IncRef(value);
-		fs = value;
-	} else if (!(fs = py.PyOS_FSPath(value))) {
-		py.PyErr_Clear(); /* the original's TypeError */
-		return sb_wrap_set_original(w, obj, value);
-	}
-	r = sb_arg_path(fs, buf);
-	if (r < 0 || (r == 1 && sb_files_check(buf, -1, true) < 0)) {
-		py.Py_DecRef(fs);
-		return NULL;
-	}
-	value = sb_wrap_set_original(w, obj, fs);
-	py.Py_DecRef(fs);
-	return value;
-}
-
 static const struct meth_spec context_meths[] = {
-	{ "load_verify_locations", verify_locations_call, false },
-	{ "load_cert_chain", cert_chain_call, false },
-	{ "load_dh_params", dh_params_call, false },
-	{ "set_default_verify_paths", default_paths_call, false },
-	{ "keylog_filename", keylog_call, true },
+	{ "load_verify_locations", verify_locations_call },
+	{ "load_cert_chain", cert_chain_call },
+	{ "load_dh_params", dh_params_call },
+	{ "set_default_verify_paths", default_paths_call },
 };
 
 /* ---- modules ---- */

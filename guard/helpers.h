@@ -102,15 +102,6 @@ int sb_wrap_install_method(struct sb_wrap *w);
  * written as type_setattro would write it (wrap.c says how). */
 int sb_wrap_install_on_class(struct sb_wrap *w, PyObject *cls,
 			     const char *name);
-/* An attribute of a C class (a getset descriptor): reading it stays the
- * original's; setting it calls w->call(w, (obj, value), NULL), which ends
- * with sb_wrap_set_original(). Deleting it is refused (AttributeError). */
-int sb_wrap_install_setter(struct sb_wrap *w, PyObject *cls,
-			   const char *name);
-/* Set the wrapped attribute on 'obj' as the original would: None, or NULL
- * with an exception set. */
-PyObject *sb_wrap_set_original(struct sb_wrap *w, PyObject *obj,
-			       PyObject *value);
 /* A module _imp has just made or filled: the wrappers installed on its
  * first copy go on this one too (a fresh posix holds the originals). 0, or
  * -1 with an exception set. */

@@ -1,6 +1,7 @@
 """Files the C libraries open by a name the program hands them (guard/clibs.c,
 weaknesses 100): SQLite's ATTACH DATABASE and VACUUM INTO, sqlite3's
-extensions, and OpenSSL's certificate, key, DH parameter and key log files.
+extensions, and OpenSSL's certificate, key, DH parameter and key log files
+(the key log was judged already: _ssl opens it through the "open" event).
 Under os-sandbox=subprocess nothing but the guard stands between them and
 the file system, so each case looks from outside, in the test process, at
 what was created or written: nothing outside the rules, and the file once a
