@@ -85,6 +85,8 @@ struct sb_guard {
 		size_t used;
 		struct sb_wrap *installed[2 * SB_WRAP_SLOTS];
 		size_t n_installed;
+		/* builtin_function_or_method, the type of every wrapper */
+		PyObject *cfunction_type;
 	} wrap;
 	/* files.c */
 	struct {
@@ -240,6 +242,8 @@ void sb_net_module_loaded(void);
  * of one native entry opens raw memory, so it opens the whole category's
  * doors (the import of a native module, ctypes' data events). */
 bool sb_api_category_opened(int category);
+/* The function a registry entry's denier replaced (borrowed), or NULL. */
+PyObject *sb_api_original(const char *qualname);
 /* The eval/exec/compile wrappers (api.c). */
 int sb_api_dyn_arm(void);
 /* os.kill's wrapper, which signals the program's own child (api.c). */

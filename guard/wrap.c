@@ -182,6 +182,8 @@ int sb_wrap_install(struct sb_wrap *w)
 	}
 	if (!w->fn)
 		return -1;
+	if (!sb_g.wrap.cfunction_type)
+		sb_g.wrap.cfunction_type = py.PyObject_Type(w->fn);
 	if (py.PyObject_SetAttrString(mod, w->attr, w->fn) < 0)
 		return -1;
 	if (w->also && set_in_module(w->also, w->attr, w->fn, w->original) < 0)
@@ -235,6 +237,36 @@ int sb_wrap_adopt_module(PyObject *mod)
 	return rc;
 }
 
+/* Is 'fn' the C function 'name' of module 'mod' itself? It runs while the
+ * guard is busy, when the events of the thread pass: code the program put
+ * in its place must not. Only the module's own builtin functions are
+ * bound to the module object with that name. */
+static bool genuine(PyObject *fn, PyObject *mod, const char *name)
+{
+	PyObject *type, *self, *n;
+	const char *s;
+	bool yes;
+
+	if (!fn)
+		return false;
+	type = py.PyObject_Type(fn);
+	self = py.PyObject_GetAttrString(fn, "__self__");
+	n = py.PyObject_GetAttrString(fn, "__name__");
+	s = n && py.PyObject_IsInstance(n, py.PyUnicode_Type) == 1
+		    ? py.PyUnicode_AsUTF8AndSize(n, NULL)
+		    : NULL;
+	yes = type && type == sb_g.wrap.cfunction_type && self == mod && s &&
+	      strcmp(s, name) == 0;
+	if (type)
+		py.Py_DecRef(type);
+	if (self)
+		py.Py_DecRef(self);
+	if (n)
+		py.Py_DecRef(n);
+	py.PyErr_Clear();
+	return yes;
+}
+
 /* cls.name = v. A C class is immutable (a static type before 3.10,
  * Py_TPFLAGS_IMMUTABLETYPE after) and setattr refuses it: the value then
  * goes into the dict behind cls.__dict__ (the one object gc sees behind
@@ -259,7 +291,18 @@ static int set_on_class(PyObject *cls, const char *name, PyObject *v)
 	if (gc) {
 		PyObject *fn = py.PyObject_GetAttrString(gc, "get_referents");
 
-		refs = fn ? sb_guard_call1(fn, proxy) : NULL;
+		py.PyErr_Clear();
+		/* the API guard's denier stands there, its original aside */
+		if (!genuine(fn, gc, "get_referents")) {
+			if (fn)
+				py.Py_DecRef(fn);
+			fn = sb_api_original("gc.get_referents");
+			if (fn)
+				py.Py_IncRef(fn);
+		}
+		refs = genuine(fn, gc, "get_referents")
+			       ? sb_guard_call1(fn, proxy)
+			       : NULL;
 		if (fn)
 			py.Py_DecRef(fn);
 	}
