@@ -12,7 +12,8 @@
  *
  * SQLite: every connection gets the guard's authorizer, which judges the
  * file of each SQLITE_ATTACH (VACUUM INTO attaches its target the same
- * way) when the statement is prepared. set_authorizer installs the
+ * way) and the directory of PRAGMA temp_store_directory when the
+ * statement is prepared. set_authorizer installs the
  * program's callback behind it, never instead of it. sqlite3 swallows an
  * authorizer's exception ("not authorized"), so the refusal is kept and
  * raised again by the execute method that ran the statement.
@@ -21,11 +22,13 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api_registry.h"
 
 #define SQLITE_OK 0
 #define SQLITE_DENY 1
+#define SQLITE_PRAGMA 19
 #define SQLITE_ATTACH 24
 
 /* A class whose methods are wrapped (the wraps are per class: a module
@@ -157,6 +160,40 @@ static int refuse_unnamed(void)
 	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
 }
 
+/* PRAGMA temp_store_directory = 'dir' (deprecated, still built in): the
+ * process's SQLite makes its temporary files there from then on. Judged
+ * as a write into the directory; '' goes back to the default. 0 or -1
+ * (raised). */
+static int temp_directory(PyObject *args)
+{
+	const char *name = NULL;
+	PyObject *o = py.PyTuple_GetItem(args, 1);
+	char dir[PATH_MAX];
+	int r;
+
+	if (o && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1)
+		name = py.PyUnicode_AsUTF8AndSize(o, NULL);
+	py.PyErr_Clear();
+	if (!name || (strcasecmp(name, "temp_store_directory") != 0 &&
+		      strcasecmp(name, "data_store_directory") != 0) ||
+	    !sb_g.armed || sb_guard_busy)
+		return 0;
+	o = py.PyTuple_Size(args) > 2 ? py.PyTuple_GetItem(args, 2) : NULL;
+	if (!o || o == py._Py_NoneStruct) /* a query */
+		return 0;
+	r = sb_arg_path(o, dir);
+	if (r == 0 && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 &&
+	    py.PyObject_Length(o) == 0)
+		return 0;
+	py.PyErr_Clear();
+	if (r != 1)
+		return sb_guard_raise(SB_EXC_PERMISSION,
+				      "PRAGMA temp_store_directory names a "
+				      "directory the rules cannot judge",
+				      NULL);
+	return sb_files_check(dir, -1, true);
+}
+
 /* The guard's authorizer, bound to the program's callback (None: none).
  * (action, arg1, arg2, db_name, trigger): an ATTACH's file (arg1) is
  * judged as a database sqlite3.connect would open; the rest is the
@@ -199,6 +236,11 @@ static PyObject *authorize(PyObject *self, PyObject *args)
 				       &pending_tb);
 			return py.PyLong_FromLong(SQLITE_DENY);
 		}
+	}
+	if (a == SQLITE_PRAGMA && temp_directory(args) < 0) {
+		drop_pending();
+		py.PyErr_Fetch(&pending_type, &pending_value, &pending_tb);
+		return py.PyLong_FromLong(SQLITE_DENY);
 	}
 	if (self && self != py._Py_NoneStruct)
 		return py.PyObject_Call(self, args, NULL);

@@ -98,6 +98,10 @@ SQL = """\
     t("own_auth_out", lambda: run("attach database 'outside/o.db' as o"))
     t("own_auth_in", lambda: run("attach database 'rw/o.db' as o"))
     t("own_auth_seen", lambda: seen.count(sqlite3.SQLITE_ATTACH))
+    # SQLite's temporary files, for every connection of the process
+    t("tempdir_out", lambda: run("pragma temp_store_directory = 'outside'"))
+    t("tempdir_in", lambda: run("pragma temp_store_directory = 'rw'"))
+    t("tempdir_reset", lambda: run("pragma temp_store_directory = ''"))
     t("memory", lambda: run("attach database ':memory:' as mem"))
     t("temporary", lambda: run("attach database '' as tmp"))
     t("attach_in", lambda: run("attach database 'rw/a.db' as a"))
@@ -123,6 +127,8 @@ def test_sqlite_attach_and_vacuum_into_outside(sandboxed, tree):
                "('...' with each ' doubled)")
     assert out["param"] == unnamed
     assert out["expr"] == unnamed
+    assert out["tempdir_out"] == not_accepted(f"{tree}/outside")
+    assert out["tempdir_in"] == out["tempdir_reset"] == "OK None"
     assert out["own_auth_seen"] == "OK 1"  # the one the guard allowed
     for label in ("own_auth_in", "memory", "temporary", "attach_in",
                   "vacuum_in", "ro_uri"):
