@@ -1,7 +1,7 @@
 /* clibs.c - the files C libraries open by a name the program hands them,
  * with no audit event: SQLite's ATTACH DATABASE and VACUUM INTO (and its
  * extensions, native code), OpenSSL's certificate, key and DH parameter
- * files (its key log file needs nothing here: _ssl opens it with
+ * files (_ssl._test_decode_cert's too; its key log file needs nothing here: _ssl opens it with
  * _Py_fopen_obj, which raises "open"). Each name is judged by the file
  * guard (files.c), so the rules, the refusals, the denial log and
  * learning are its own. The doors are methods of C classes
@@ -662,6 +662,19 @@ static PyObject *default_paths_call(struct sb_wrap *w, PyObject *args,
 	return sb_wrap_call_original(w, args, kwargs);
 }
 
+/* _ssl._test_decode_cert(path): the certificate in a PEM file, decoded */
+static PyObject *decode_cert_call(struct sb_wrap *w, PyObject *args,
+				  PyObject *kwargs)
+{
+	static const struct path_param p[] = { { 0, "path" } };
+
+	return read_paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
+}
+
+static struct sb_wrap decode_cert_wrap = { .module = "_ssl",
+					   .attr = "_test_decode_cert",
+					   .call = decode_cert_call };
+
 static const struct meth_spec context_meths[] = {
 	{ "load_verify_locations", verify_locations_call },
 	{ "load_cert_chain", cert_chain_call },
@@ -719,6 +732,12 @@ int sb_clibs_module_ready(PyObject *mod)
 	} else if (name && strcmp(name, "_ssl") == 0) {
 		r = wrap_class(mod, name, "_SSLContext", context_meths,
 			       SB_ARRAY_LEN(context_meths));
+		if (r == 0 &&
+		    py.PyObject_HasAttrString(mod, decode_cert_wrap.attr)) {
+			sb_guard_busy++;
+			r = sb_wrap_install_in(&decode_cert_wrap, mod);
+			sb_guard_busy--;
+		}
 	}
 	if (name_obj)
 		py.Py_DecRef(name_obj);

@@ -95,6 +95,9 @@ struct sb_wrap {
 /* Install if 'module' is loaded; 0 when done or module absent, -1 on error
  * (exception set). Installing twice is harmless. */
 int sb_wrap_install(struct sb_wrap *w);
+/* The same on the module object 'mod' (one the import machinery is still
+ * making, not in sys.modules yet). */
+int sb_wrap_install_in(struct sb_wrap *w, PyObject *mod);
 /* The same for a method: attr is "Class.method". */
 int sb_wrap_install_method(struct sb_wrap *w);
 /* The same on the class 'cls' itself, for its method 'name' (w->attr is

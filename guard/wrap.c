@@ -147,12 +147,21 @@ static int set_in_module(const char *module, const char *attr, PyObject *fn,
 int sb_wrap_install(struct sb_wrap *w)
 {
 	PyObject *mods = py.PyImport_GetModuleDict();
-	PyObject *mod, *capsule;
+	PyObject *mod;
 
 	if (w->fn)
 		return 0;
 	mod = mods ? py.PyDict_GetItemString(mods, w->module) : NULL;
 	if (!mod)
+		return 0;
+	return sb_wrap_install_in(w, mod);
+}
+
+int sb_wrap_install_in(struct sb_wrap *w, PyObject *mod)
+{
+	PyObject *capsule;
+
+	if (w->fn)
 		return 0;
 	w->original = py.PyObject_GetAttrString(mod, w->attr);
 	if (!w->original) {

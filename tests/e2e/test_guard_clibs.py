@@ -220,6 +220,8 @@ TLS = """\
     t("raw_cafile", lambda: raw.load_verify_locations("outside/ca.pem"))
     t("raw_unbound", lambda: _ssl._SSLContext.load_verify_locations(
         raw, "outside/ca.pem"))
+    t("decode", lambda: _ssl._test_decode_cert("outside/cert.pem")[
+        "subject"])
     def raw_keylog():
         raw.keylog_filename = "outside/raw.log"
     t("raw_keylog", raw_keylog)
@@ -239,6 +241,7 @@ def test_ssl_files_outside(sandboxed, certs):
                         ("cert", "cert.pem"), ("dh", "dh.pem"),
                         ("keylog", "keys.log"), ("raw_cafile", "ca.pem"),
                         ("raw_unbound", "ca.pem"), ("raw_keylog", "raw.log"),
+                        ("decode", "cert.pem"),
                         ("env_cafile", "ca.pem")):
         path = f"{tree}/outside/{name}" if name else f"{tree}/outside"
         assert out[label] == not_accepted(path), label
@@ -254,6 +257,7 @@ def test_ssl_files_with_the_rule(sandboxed, certs):
                   "raw_unbound", "raw_keylog", "env_cafile"):
         assert out[label] == "OK None", label
     assert out["keylog"] == f"OK 'outside/keys.log'"
+    assert out["decode"] == "OK ((('commonName', 'pysb'),),)"
     assert os.path.exists(f"{tree}/outside/keys.log")
     assert os.path.exists(f"{tree}/outside/raw.log")
 
