@@ -291,29 +291,92 @@ static int install_authorizer(PyObject *conn, PyObject *cb)
  * here, and gets the authorizer before any statement runs (the wrappers
  * of set_authorizer and the execute methods install it first). */
 static PyObject *waiting;
+static PyObject *getrefcount; /* sys.getrefcount, taken with the module */
 
+/* sys.getrefcount(conn), called as the program's code would be (not
+ * busy), of the genuine function only; -1 when unknown. */
+static long refcount(PyObject *conn)
+{
+	PyObject *args, *n;
+	long v;
+
+	if (!getrefcount)
+		return -1;
+	args = py.PyTuple_New(1);
+	if (!args) {
+		py.PyErr_Clear();
+		return -1;
+	}
+	py.Py_IncRef(conn);
+	py.PyTuple_SetItem(args, 0, conn);
+	n = py.PyObject_CallObject(getrefcount, args);
+	py.Py_DecRef(args);
+	v = n ? py.PyLong_AsLong(n) : -1;
+	if (n)
+		py.Py_DecRef(n);
+	py.PyErr_Clear();
+	return v;
+}
+
+/* Does anything but 'waiting' (or 'seen') hold 'conn'? Its reference and
+ * the call's are counted. */
+static bool held_elsewhere(PyObject *conn)
+{
+	long n = refcount(conn);
+
+	return n < 0 || n > 2;
+}
+
+/* 0, or -1 with an exception set; a connection that does not take the
+ * authorizer yet stays waiting, unless nothing else holds it. */
 static int install_waiting(void)
 {
+	PyObject *list = waiting, *kept;
 	Py_ssize_t i, n;
-	PyObject *list = waiting;
 	int r = 0;
 
 	if (!list)
 		return 0;
 	waiting = NULL;
+	kept = py.PyList_New(0);
+	if (!kept) {
+		waiting = list;
+		return -1;
+	}
 	n = py.PyList_Size(list);
-	for (i = 0; i < n && r == 0; i++) {
-		r = install_authorizer(py.PyList_GetItem(list, i), NULL);
-		/* a connection whose __init__ failed after the event, or
-		 * closed since, runs no statement either (ProgrammingError,
-		 * taken when the module was made) */
-		if (r < 0 && programming_error &&
+	for (i = 0; i < n; i++) {
+		PyObject *conn = py.PyList_GetItem(list, i);
+
+		if (r == 0 && install_authorizer(conn, NULL) == 0)
+			continue;
+		/* ProgrammingError (taken when the module was made): another
+		 * thread's connection (check_same_thread), which its thread
+		 * installs at its first statement; one whose __init__ failed
+		 * after the event, or closed since, which runs none */
+		if (r == 0 && programming_error &&
 		    py.PyErr_ExceptionMatches(programming_error)) {
 			py.PyErr_Clear();
-			r = 0;
+			if (!held_elsewhere(conn))
+				continue;
+		} else if (r == 0) {
+			r = -1; /* the rest waits, the exception stands */
 		}
+		if (py.PyList_Append(kept, conn) < 0)
+			r = -1;
 	}
 	py.Py_DecRef(list);
+	if (py.PyList_Size(kept) == 0) {
+		py.Py_DecRef(kept);
+	} else if (!waiting) {
+		waiting = kept;
+	} else {
+		n = py.PyList_Size(kept);
+		for (i = 0; i < n; i++)
+			if (py.PyList_Append(waiting,
+					     py.PyList_GetItem(kept, i)) < 0)
+				r = -1;
+		py.Py_DecRef(kept);
+	}
 	return r;
 }
 
@@ -336,7 +399,6 @@ int sb_clibs_sqlite_opened(PyObject *conn)
 static bool no_handle_event;
 static PyObject *seen;
 static PyObject *cursor_connection; /* Cursor.connection.__get__ */
-static PyObject *getrefcount;       /* sys.getrefcount */
 
 static int remember(PyObject *conn, PyObject *cb)
 {
@@ -371,15 +433,9 @@ static void forget_dead(void)
 		py.PyErr_Clear();
 		return;
 	}
-	while (py.PyDict_Next(seen, &pos, &k, &v)) {
-		PyObject *n = sb_guard_call1(getrefcount,
-					     py.PyTuple_GetItem(v, 0));
-
-		if (n && py.PyLong_AsLong(n) <= 2)
+	while (py.PyDict_Next(seen, &pos, &k, &v))
+		if (!held_elsewhere(py.PyTuple_GetItem(v, 0)))
 			py.PyList_Append(dead, k);
-		if (n)
-			py.Py_DecRef(n);
-	}
 	for (i = 0; i < py.PyList_Size(dead); i++)
 		py.PyDict_DelItem(seen, py.PyList_GetItem(dead, i));
 	py.Py_DecRef(dead);
@@ -684,6 +740,23 @@ static const struct meth_spec context_meths[] = {
 
 /* ---- modules ---- */
 
+/* sys.getrefcount, if it is sys's own (the program may have put its
+ * code there) */
+static void take_getrefcount(void)
+{
+	PyObject *sys = py.PyImport_ImportModule("sys");
+	PyObject *fn = sys ? py.PyObject_GetAttrString(sys, "getrefcount")
+			   : NULL;
+
+	if (fn && sb_wrap_genuine(fn, sys, "getrefcount"))
+		getrefcount = fn;
+	else if (fn)
+		py.Py_DecRef(fn);
+	if (sys)
+		py.Py_DecRef(sys);
+	py.PyErr_Clear();
+}
+
 static int take_cursor_connection(PyObject *mod)
 {
 	PyObject *cls = py.PyObject_GetAttrString(mod, "Cursor");
@@ -695,9 +768,7 @@ static int take_cursor_connection(PyObject *mod)
 	cursor_connection = member ? py.PyObject_GetAttrString(member,
 							       "__get__")
 				   : NULL;
-	getrefcount = py.PySys_GetObject("getrefcount");
-	if (getrefcount)
-		py.Py_IncRef(getrefcount);
+
 	if (member)
 		py.Py_DecRef(member);
 	return cursor_connection ? 0 : -1;
@@ -728,6 +799,8 @@ int sb_clibs_module_ready(PyObject *mod)
 		if (r == 0 && !programming_error)
 			programming_error = py.PyObject_GetAttrString(
 				mod, "ProgrammingError");
+		if (r == 0 && !getrefcount)
+			take_getrefcount();
 		py.PyErr_Clear();
 	} else if (name && strcmp(name, "_ssl") == 0) {
 		r = wrap_class(mod, name, "_SSLContext", context_meths,

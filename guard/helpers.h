@@ -109,6 +109,9 @@ int sb_wrap_install_on_class(struct sb_wrap *w, PyObject *cls,
  * first copy go on this one too (a fresh posix holds the originals). 0, or
  * -1 with an exception set. */
 int sb_wrap_adopt_module(PyObject *mod);
+/* Is 'fn' module 'mod''s own C function 'name' (not what the program put
+ * in its place)? */
+bool sb_wrap_genuine(PyObject *fn, PyObject *mod, const char *name);
 /* Swap 'original' for 'fn' in the os.supports_* sets: 0 or -1. */
 int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn);
 /* Call the original with the same arguments (new reference or NULL). */

@@ -250,7 +250,7 @@ int sb_wrap_adopt_module(PyObject *mod)
  * guard is busy, when the events of the thread pass: code the program put
  * in its place must not. Only the module's own builtin functions are
  * bound to the module object with that name. */
-static bool genuine(PyObject *fn, PyObject *mod, const char *name)
+bool sb_wrap_genuine(PyObject *fn, PyObject *mod, const char *name)
 {
 	PyObject *type, *self, *n;
 	const char *s;
@@ -302,14 +302,14 @@ static int set_on_class(PyObject *cls, const char *name, PyObject *v)
 
 		py.PyErr_Clear();
 		/* the API guard's denier stands there, its original aside */
-		if (!genuine(fn, gc, "get_referents")) {
+		if (!sb_wrap_genuine(fn, gc, "get_referents")) {
 			if (fn)
 				py.Py_DecRef(fn);
 			fn = sb_api_original("gc.get_referents");
 			if (fn)
 				py.Py_IncRef(fn);
 		}
-		refs = genuine(fn, gc, "get_referents")
+		refs = sb_wrap_genuine(fn, gc, "get_referents")
 			       ? sb_guard_call1(fn, proxy)
 			       : NULL;
 		if (fn)

@@ -306,3 +306,23 @@ def test_the_files_are_learned(run_sb, certs):
     second = run_sb(["--python=/usr/bin/python3", "app.py"])
     assert second.returncode == 0, (rules, second.stderr)
     assert second.stdout == "done\n"
+
+
+def test_a_connection_of_another_thread_keeps_waiting(sandboxed, tree):
+    """A connection gets the authorizer at the first statement any thread
+    runs after it was made; one that only its own thread may use
+    (check_same_thread) refuses it from another thread, and must still get
+    it at its own first statement (it was dropped: the ATTACH passed)."""
+    out = probe(sandboxed, """\
+        import sqlite3, threading
+        c = sqlite3.connect(":memory:")
+        def other():
+            sqlite3.connect(":memory:").execute("select 1")
+        th = threading.Thread(target=other)
+        th.start()
+        th.join()
+        t("attach_out", lambda: c.execute(
+            "attach database 'outside/a.db' as a"))
+        """, rules=BASE + "python-api=ALLOW:threads\n")
+    assert out["attach_out"] == not_accepted(f"{tree}/outside/a.db")
+    assert not os.path.exists(f"{tree}/outside/a.db")
