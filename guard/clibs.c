@@ -1,25 +1,28 @@
 /* clibs.c - the files C libraries open by a name the program hands them,
- * with no audit event: SQLite's ATTACH DATABASE and VACUUM INTO (and its
- * extensions, native code), OpenSSL's certificate, key and DH parameter
- * files (_ssl._test_decode_cert's too; its key log file needs nothing here: _ssl opens it with
- * _Py_fopen_obj, which raises "open"). Each name is judged by the file
- * guard (files.c), so the rules, the refusals, the denial log and
- * learning are its own. The doors are methods of C classes
- * (sqlite3.Connection and Cursor, _ssl._SSLContext), wrapped on the
- * classes themselves (wrap.c) when the import machinery makes their
- * module (imports.c); a class that cannot be wrapped fails its module's
- * import.
+ * with no audit event: SQLite's ATTACH DATABASE, VACUUM INTO and PRAGMA
+ * temp_store_directory (and its extensions, native code), OpenSSL's
+ * certificate, key and DH parameter files (and _ssl._test_decode_cert's;
+ * its key log file needs nothing here: _ssl opens it with _Py_fopen_obj,
+ * which raises "open"; its configuration loads native code, so that
+ * setting $OPENSSL_CONF and its kin needs the native grant). Each name
+ * is judged by the file guard (files.c), so the rules, the refusals, the
+ * denial log and learning are its own.
+ * The doors are methods of C classes (sqlite3.Connection and Cursor,
+ * _ssl._SSLContext), wrapped on the classes themselves (wrap.c) when the
+ * import machinery makes their module (imports.c); a class that cannot
+ * be wrapped fails its module's import.
  *
  * SQLite: every connection gets the guard's authorizer, which judges the
  * file of each SQLITE_ATTACH (VACUUM INTO attaches its target the same
  * way) and the directory of PRAGMA temp_store_directory when the
- * statement is prepared. set_authorizer installs the
- * program's callback behind it, never instead of it. sqlite3 swallows an
- * authorizer's exception ("not authorized"), so the refusal is kept and
- * raised again by the execute method that ran the statement.
+ * statement is prepared. set_authorizer installs the program's callback
+ * behind it, never instead of it. sqlite3 swallows an authorizer's
+ * exception ("not authorized"), so the refusal is kept and raised again
+ * by the execute method that ran the statement.
  */
 #include "guard.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -48,8 +51,8 @@ struct meth_spec {
 	sb_wrap_fn call;
 };
 
-/* The wrap of 'name' on the wrapped class 'obj' is an instance of
- * (the first, sqlite3's Connection before a subclass), or NULL. */
+/* The wrap of method 'name' on the first wrapped class 'obj' is an
+ * instance of, or NULL. */
 static struct sb_wrap *wrap_for(PyObject *obj, const char *name)
 {
 	size_t i, j;
@@ -66,7 +69,8 @@ static struct sb_wrap *wrap_for(PyObject *obj, const char *name)
 	return NULL;
 }
 
-/* Wrap the methods of mod.<cname>: 0, or -1 with an exception set. */
+/* Wrap the methods of mod.<cname> ('module' is mod's name, a literal):
+ * 0, or -1 with an exception set. */
 static int wrap_class(PyObject *mod, const char *module, const char *cname,
 		      const struct meth_spec *specs, size_t n)
 {
@@ -738,6 +742,41 @@ static const struct meth_spec context_meths[] = {
 	{ "set_default_verify_paths", default_paths_call },
 };
 
+/* os.putenv (key, value): before OpenSSL first loads its configuration
+ * (at the first import of _ssl or _hashlib), $OPENSSL_CONF names the file
+ * it reads, and that file, $OPENSSL_MODULES and $OPENSSL_ENGINES the
+ * shared libraries it loads as providers and engines: native code, which
+ * needs the native grant as a native module does (imports.c). */
+int sb_clibs_putenv(PyObject *key)
+{
+	static const char *const names[] = { "OPENSSL_CONF", "OPENSSL_MODULES",
+					     "OPENSSL_ENGINES" };
+	char k[PATH_MAX], msg[256];
+	size_t i;
+	int r;
+
+	r = key ? sb_arg_path(key, k) : 0; /* str or bytes, as os.fsencode */
+	if (r <= 0) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	for (i = 0; i < SB_ARRAY_LEN(names); i++)
+		if (strcmp(k, names[i]) == 0)
+			break;
+	if (i == SB_ARRAY_LEN(names) || sb_api_category_opened(SB_API_NATIVE))
+		return 0;
+	if (sb_g.learning)
+		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
+			       ? sb_guard_refuse_halted()
+			       : 0;
+	snprintf(msg, sizeof(msg),
+		 "Setting %s lets OpenSSL load native code from the files it "
+		 "names: it needs the rule python-api=ALLOW:native",
+		 names[i]);
+	sb_guard_note("api", names[i], NULL, "python-api=ALLOW:native");
+	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+}
+
 /* ---- modules ---- */
 
 /* sys.getrefcount, if it is sys's own (the program may have put its
@@ -789,10 +828,10 @@ int sb_clibs_module_ready(PyObject *mod)
 
 		no_handle_event = hex && py.PyLong_AsLong(hex) < 0x030a0000;
 		py.PyErr_Clear();
-		r = wrap_class(mod, name, "Connection", connection_meths,
+		r = wrap_class(mod, "_sqlite3", "Connection", connection_meths,
 			       SB_ARRAY_LEN(connection_meths));
 		if (r == 0)
-			r = wrap_class(mod, name, "Cursor", cursor_meths,
+			r = wrap_class(mod, "_sqlite3", "Cursor", cursor_meths,
 				       SB_ARRAY_LEN(cursor_meths));
 		if (r == 0 && no_handle_event && !cursor_connection)
 			r = take_cursor_connection(mod);
@@ -803,7 +842,7 @@ int sb_clibs_module_ready(PyObject *mod)
 			take_getrefcount();
 		py.PyErr_Clear();
 	} else if (name && strcmp(name, "_ssl") == 0) {
-		r = wrap_class(mod, name, "_SSLContext", context_meths,
+		r = wrap_class(mod, "_ssl", "_SSLContext", context_meths,
 			       SB_ARRAY_LEN(context_meths));
 		if (r == 0 &&
 		    py.PyObject_HasAttrString(mod, decode_cert_wrap.attr)) {

@@ -469,7 +469,7 @@ struct path_spec {
 };
 
 enum special { SP_NONE, SP_SYMLINK, SP_SQLITE, SP_SQLITE_HANDLE,
-	       SP_SQLITE_EXTENSION };
+	       SP_SQLITE_EXTENSION, SP_PUTENV };
 
 struct event_spec {
 	const char *name;
@@ -529,6 +529,8 @@ static const struct event_spec events[] = {
 	 * (load_extension): clibs.c */
 	{ "sqlite3.connect/handle", { NO, NO }, SP_SQLITE_HANDLE },
 	{ "sqlite3.enable_load_extension", { NO, NO }, SP_SQLITE_EXTENSION },
+	/* $OPENSSL_CONF names files OpenSSL reads and loads: clibs.c */
+	{ "os.putenv", { NO, NO }, SP_PUTENV },
 };
 
 static PyObject *tuple_at(PyObject *args, int i)
@@ -711,6 +713,8 @@ int sb_files_event(const char *event, PyObject *args)
 		return sb_clibs_sqlite_opened(tuple_at(args, 0));
 	case SP_SQLITE_EXTENSION:
 		return sb_clibs_sqlite_extension(tuple_at(args, 1));
+	case SP_PUTENV:
+		return sb_clibs_putenv(tuple_at(args, 0));
 	default:
 		break;
 	}

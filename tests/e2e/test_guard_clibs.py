@@ -326,3 +326,46 @@ def test_a_connection_of_another_thread_keeps_waiting(sandboxed, tree):
         """, rules=BASE + "python-api=ALLOW:threads\n")
     assert out["attach_out"] == not_accepted(f"{tree}/outside/a.db")
     assert not os.path.exists(f"{tree}/outside/a.db")
+
+
+EVIL_CNF = """\
+openssl_conf = init
+[init]
+providers = prov
+[prov]
+evil = evil_sect
+[evil_sect]
+module = {dir}/evil_provider.so
+activate = 1
+"""
+
+
+def test_openssl_configuration_needs_the_native_grant(sandboxed, tree):
+    """$OPENSSL_CONF set before OpenSSL first loads its configuration: it
+    reads that file (outside the rules) and loads the providers it names
+    (native code). Here the provider is missing, so a configuration read
+    shows as a context that has no ciphers."""
+    with open(f"{tree}/outside/evil.cnf", "w") as f:
+        f.write(EVIL_CNF.format(dir=f"{tree}/outside"))
+    body = """\
+        def setenv(k, v):
+            os.environ[k] = v
+        t("conf", lambda: setenv("OPENSSL_CONF", "outside/evil.cnf"))
+        t("modules", lambda: setenv("OPENSSL_MODULES", "outside"))
+        t("engines", lambda: os.putenv(b"OPENSSL_ENGINES", b"outside"))
+        t("other", lambda: setenv("OPENSSL_X", "y"))
+        import ssl
+        t("context", lambda: ssl.create_default_context() and None)
+        """
+    out = probe(sandboxed, body)
+    for label, name in (("conf", "OPENSSL_CONF"),
+                        ("modules", "OPENSSL_MODULES"),
+                        ("engines", "OPENSSL_ENGINES")):
+        assert out[label] == (
+            f"RulePermissionError: Setting {name} lets OpenSSL load native "
+            f"code from the files it names: it needs the rule "
+            f"python-api=ALLOW:native"), label
+    assert out["other"] == "OK None"
+    assert out["context"] == "OK None"
+    out = probe(sandboxed, body, rules=BASE + "python-api=ALLOW:native\n")
+    assert out["conf"] == "OK None"
