@@ -174,6 +174,13 @@ static int install_denier(long idx)
 	return 0;
 }
 
+PyObject *sb_api_original(const char *qualname)
+{
+	long i = sb_api_lookup(qualname);
+
+	return i >= 0 && sb_g.api.originals ? sb_g.api.originals[i] : NULL;
+}
+
 static int install_deniers(void)
 {
 	size_t i;

@@ -105,7 +105,11 @@ struct py_method_def {
 	X(PyObject *, PyInstanceMethod_New, (PyObject *))                      \
 	X(int, PySet_Contains, (PyObject *, PyObject *))                       \
 	X(int, PySet_Discard, (PyObject *, PyObject *))                        \
-	X(int, PySet_Add, (PyObject *, PyObject *))
+	X(int, PySet_Add, (PyObject *, PyObject *))                            \
+	X(PyObject *, PyObject_GetItem, (PyObject *, PyObject *))              \
+	X(int, PyDict_DelItem, (PyObject *, PyObject *))                       \
+	X(Py_ssize_t, PyObject_Length, (PyObject *))                           \
+	X(void, PyType_Modified, (PyObject *))
 
 /* Data symbols: the address dlsym() returns is that of the variable. */
 #define SB_CAPI_TYPES(X)                                                       \

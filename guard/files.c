@@ -468,7 +468,8 @@ struct path_spec {
 	unsigned char flags;
 };
 
-enum special { SP_NONE, SP_SYMLINK, SP_SQLITE };
+enum special { SP_NONE, SP_SYMLINK, SP_SQLITE, SP_SQLITE_HANDLE,
+	       SP_SQLITE_EXTENSION, SP_PUTENV };
 
 struct event_spec {
 	const char *name;
@@ -524,6 +525,12 @@ static const struct event_spec events[] = {
 	 * through os.scandir, whose wrapper refuses and filters, so a refused
 	 * root yields nothing, as a missing one does under python */
 	{ "sqlite3.connect", { NO, NO }, SP_SQLITE },
+	/* SQL that opens files (ATTACH, VACUUM INTO) and native code
+	 * (load_extension): clibs.c */
+	{ "sqlite3.connect/handle", { NO, NO }, SP_SQLITE_HANDLE },
+	{ "sqlite3.enable_load_extension", { NO, NO }, SP_SQLITE_EXTENSION },
+	/* $OPENSSL_CONF names files OpenSSL reads and loads: clibs.c */
+	{ "os.putenv", { NO, NO }, SP_PUTENV },
 };
 
 static PyObject *tuple_at(PyObject *args, int i)
@@ -602,18 +609,18 @@ static bool uri_param_is(const char *q, const char *key, const char *value)
 	return is;
 }
 
-/* sqlite3.connect (database): SQLite opens the file in C, so this event is
- * the only door. With uri=True (which the event does not tell) a "file:"
- * name is a URI: both readings are judged. */
-static int judge_sqlite(PyObject *args)
+/* A database name SQLite opens: sqlite3.connect's, an ATTACH's or a
+ * VACUUM INTO's (clibs.c). With uri=True (which the event does not tell),
+ * or in an ATTACH when SQLite was built with SQLITE_USE_URI (Debian's
+ * is), a "file:" name is a URI: both readings are judged. */
+int sb_files_check_sqlite(const char *db)
 {
-	char db[PATH_MAX], uri[PATH_MAX];
+	char uri[PATH_MAX];
 	const char *s, *q;
 	size_t k = 0;
-	int r = sb_arg_path(tuple_at(args, 0), db);
 
-	if (r <= 0 || strcmp(db, ":memory:") == 0)
-		return r;
+	if (!db[0] || strcmp(db, ":memory:") == 0)
+		return 0; /* a private temporary or in-memory database */
 	if (strncmp(db, "file:", 5) != 0)
 		return judge(db, -1, WR, NULL);
 	/* read as a plain name, it can only be opened in a directory that
@@ -644,9 +651,19 @@ static int judge_sqlite(PyObject *args)
 		}
 	}
 	uri[k] = '\0';
-	if (!k)
-		return 0; /* an empty name is a private temporary database */
+	if (!k || strcmp(uri, ":memory:") == 0)
+		return 0; /* a private temporary or in-memory database */
 	return judge(uri, -1, uri_param_is(q, "mode", "ro") ? RD : WR, NULL);
+}
+
+/* sqlite3.connect (database): SQLite opens the file in C, so this event is
+ * the only door. */
+static int judge_sqlite(PyObject *args)
+{
+	char db[PATH_MAX];
+	int r = sb_arg_path(tuple_at(args, 0), db);
+
+	return r <= 0 ? r : sb_files_check_sqlite(db);
 }
 
 static const struct event_spec *find_event(const char *event)
@@ -692,6 +709,12 @@ int sb_files_event(const char *event, PyObject *args)
 	switch (e->special) {
 	case SP_SQLITE:
 		return judge_sqlite(args);
+	case SP_SQLITE_HANDLE:
+		return sb_clibs_sqlite_opened(tuple_at(args, 0));
+	case SP_SQLITE_EXTENSION:
+		return sb_clibs_sqlite_extension(tuple_at(args, 1));
+	case SP_PUTENV:
+		return sb_clibs_putenv(tuple_at(args, 0));
 	default:
 		break;
 	}

@@ -85,6 +85,8 @@ struct sb_guard {
 		size_t used;
 		struct sb_wrap *installed[2 * SB_WRAP_SLOTS];
 		size_t n_installed;
+		/* builtin_function_or_method, the type of every wrapper */
+		PyObject *cfunction_type;
 	} wrap;
 	/* files.c */
 	struct {
@@ -183,6 +185,26 @@ extern __thread int sb_guard_busy;
 /* Judge an access to 'path' (as written; relative to dir_fd when dir_fd is
  * >= 0, else to the cwd). 0 allowed, -1 refused (exception set). */
 int sb_files_check(const char *path, int dir_fd, bool write);
+/* The same for a name SQLite opens as a database (a path, or a "file:"
+ * URI: mode=ro reads, anything else writes; ":memory:" and "" are no
+ * file). */
+int sb_files_check_sqlite(const char *db);
+
+/* ---- files C libraries open by name (clibs.c) ---- */
+
+/* A module the import machinery has just made or filled (imports.c):
+ * _sqlite3's and _ssl's classes get their wrappers. 0, or -1 with an
+ * exception set: the module is then not handed out. */
+int sb_clibs_module_ready(PyObject *mod);
+/* sqlite3.connect/handle (3.10+): the connection gets the guard's
+ * authorizer before the program holds it. 0 or -1 (raised). */
+int sb_clibs_sqlite_opened(PyObject *conn);
+/* sqlite3.enable_load_extension (3.10+): enabling needs the native
+ * grant. 0 or -1 (raised). */
+int sb_clibs_sqlite_extension(PyObject *enabled);
+/* os.putenv (key): the variables that make OpenSSL load native code need
+ * the native grant. 0 or -1 (raised). */
+int sb_clibs_putenv(PyObject *key);
 
 /* ---- learning (learn.c) ---- */
 
@@ -223,6 +245,8 @@ void sb_net_module_loaded(void);
  * of one native entry opens raw memory, so it opens the whole category's
  * doors (the import of a native module, ctypes' data events). */
 bool sb_api_category_opened(int category);
+/* The function a registry entry's denier replaced (borrowed), or NULL. */
+PyObject *sb_api_original(const char *qualname);
 /* The eval/exec/compile wrappers (api.c). */
 int sb_api_dyn_arm(void);
 /* os.kill's wrapper, which signals the program's own child (api.c). */

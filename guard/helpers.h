@@ -95,12 +95,23 @@ struct sb_wrap {
 /* Install if 'module' is loaded; 0 when done or module absent, -1 on error
  * (exception set). Installing twice is harmless. */
 int sb_wrap_install(struct sb_wrap *w);
+/* The same on the module object 'mod' (one the import machinery is still
+ * making, not in sys.modules yet). */
+int sb_wrap_install_in(struct sb_wrap *w, PyObject *mod);
 /* The same for a method: attr is "Class.method". */
 int sb_wrap_install_method(struct sb_wrap *w);
+/* The same on the class 'cls' itself, for its method 'name' (w->attr is
+ * for messages only). A C class is wrapped in place too: its dict is
+ * written as type_setattro would write it (wrap.c says how). */
+int sb_wrap_install_on_class(struct sb_wrap *w, PyObject *cls,
+			     const char *name);
 /* A module _imp has just made or filled: the wrappers installed on its
  * first copy go on this one too (a fresh posix holds the originals). 0, or
  * -1 with an exception set. */
 int sb_wrap_adopt_module(PyObject *mod);
+/* Is 'fn' module 'mod''s own C function 'name' (not what the program put
+ * in its place)? */
+bool sb_wrap_genuine(PyObject *fn, PyObject *mod, const char *name);
 /* Swap 'original' for 'fn' in the os.supports_* sets: 0 or -1. */
 int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn);
 /* Call the original with the same arguments (new reference or NULL). */

@@ -994,7 +994,8 @@ static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 		goto out;
 	res = sb_wrap_call_original(w, nargs, NULL);
 	if (res && (check_loaded(res, name, m) < 0 ||
-		    sb_wrap_adopt_module(res) < 0)) {
+		    sb_wrap_adopt_module(res) < 0 ||
+		    sb_clibs_module_ready(res) < 0)) {
 		py.Py_DecRef(res);
 		res = NULL;
 	}
@@ -1064,7 +1065,8 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 	}
 	/* a copy made past the reload check (one not in sys.modules any
 	 * more, or with importlib.reload allowed) gets the wrappers too */
-	if (res && sb_wrap_adopt_module(res) < 0) {
+	if (res && (sb_wrap_adopt_module(res) < 0 ||
+		    sb_clibs_module_ready(res) < 0)) {
 		py.Py_DecRef(res);
 		res = NULL;
 	}
@@ -1089,7 +1091,8 @@ static PyObject *exec_module_call(struct sb_wrap *w, PyObject *args,
 				? py.PyTuple_GetItem(args, 0)
 				: NULL;
 
-	if (res && mod && sb_wrap_adopt_module(mod) < 0) {
+	if (res && mod &&
+	    (sb_wrap_adopt_module(mod) < 0 || sb_clibs_module_ready(mod) < 0)) {
 		py.Py_DecRef(res);
 		return NULL;
 	}

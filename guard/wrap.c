@@ -147,12 +147,21 @@ static int set_in_module(const char *module, const char *attr, PyObject *fn,
 int sb_wrap_install(struct sb_wrap *w)
 {
 	PyObject *mods = py.PyImport_GetModuleDict();
-	PyObject *mod, *capsule;
+	PyObject *mod;
 
 	if (w->fn)
 		return 0;
 	mod = mods ? py.PyDict_GetItemString(mods, w->module) : NULL;
 	if (!mod)
+		return 0;
+	return sb_wrap_install_in(w, mod);
+}
+
+int sb_wrap_install_in(struct sb_wrap *w, PyObject *mod)
+{
+	PyObject *capsule;
+
+	if (w->fn)
 		return 0;
 	w->original = py.PyObject_GetAttrString(mod, w->attr);
 	if (!w->original) {
@@ -182,6 +191,8 @@ int sb_wrap_install(struct sb_wrap *w)
 	}
 	if (!w->fn)
 		return -1;
+	if (!sb_g.wrap.cfunction_type)
+		sb_g.wrap.cfunction_type = py.PyObject_Type(w->fn);
 	if (py.PyObject_SetAttrString(mod, w->attr, w->fn) < 0)
 		return -1;
 	if (w->also && set_in_module(w->also, w->attr, w->fn, w->original) < 0)
@@ -235,13 +246,133 @@ int sb_wrap_adopt_module(PyObject *mod)
 	return rc;
 }
 
+/* Is 'fn' the C function 'name' of module 'mod' itself? It runs while the
+ * guard is busy, when the events of the thread pass: code the program put
+ * in its place must not. Only the module's own builtin functions are
+ * bound to the module object with that name. */
+bool sb_wrap_genuine(PyObject *fn, PyObject *mod, const char *name)
+{
+	PyObject *type, *self, *n;
+	const char *s;
+	bool yes;
+
+	if (!fn)
+		return false;
+	type = py.PyObject_Type(fn);
+	self = py.PyObject_GetAttrString(fn, "__self__");
+	n = py.PyObject_GetAttrString(fn, "__name__");
+	s = n && py.PyObject_IsInstance(n, py.PyUnicode_Type) == 1
+		    ? py.PyUnicode_AsUTF8AndSize(n, NULL)
+		    : NULL;
+	yes = type && type == sb_g.wrap.cfunction_type && self == mod && s &&
+	      strcmp(s, name) == 0;
+	if (type)
+		py.Py_DecRef(type);
+	if (self)
+		py.Py_DecRef(self);
+	if (n)
+		py.Py_DecRef(n);
+	py.PyErr_Clear();
+	return yes;
+}
+
+/* cls.name = v. A C class is immutable (a static type before 3.10,
+ * Py_TPFLAGS_IMMUTABLETYPE after) and setattr refuses it: the value then
+ * goes into the dict behind cls.__dict__ (the one object gc sees behind
+ * the proxy), and the type's attribute caches are told, as type_setattro
+ * does for a name that is no slot. The result is read back through the
+ * proxy: a gc module the program replaced cannot make it set another
+ * dict. 0, or -1 with an exception set. */
+static int set_on_class(PyObject *cls, const char *name, PyObject *v)
+{
+	PyObject *proxy, *gc = NULL, *refs = NULL, *key = NULL, *cur = NULL;
+	int r = -1;
+
+	if (py.PyObject_SetAttrString(cls, name, v) == 0)
+		return 0;
+	if (!py.PyErr_ExceptionMatches(PY_EXC(PyExc_TypeError)))
+		return -1;
+	py.PyErr_Clear();
+	proxy = py.PyObject_GetAttrString(cls, "__dict__");
+	if (!proxy)
+		return -1;
+	gc = py.PyImport_ImportModule("gc");
+	if (gc) {
+		PyObject *fn = py.PyObject_GetAttrString(gc, "get_referents");
+
+		py.PyErr_Clear();
+		/* the API guard's denier stands there, its original aside */
+		if (!sb_wrap_genuine(fn, gc, "get_referents")) {
+			if (fn)
+				py.Py_DecRef(fn);
+			fn = sb_api_original("gc.get_referents");
+			if (fn)
+				py.Py_IncRef(fn);
+		}
+		refs = sb_wrap_genuine(fn, gc, "get_referents")
+			       ? sb_guard_call1(fn, proxy)
+			       : NULL;
+		if (fn)
+			py.Py_DecRef(fn);
+	}
+	key = py.PyUnicode_FromString(name);
+	if (refs && key && py.PyList_Size(refs) == 1 &&
+	    py.PyDict_SetItem(py.PyList_GetItem(refs, 0), key, v) == 0) {
+		py.PyType_Modified(cls);
+		cur = py.PyObject_GetItem(proxy, key);
+	}
+	py.PyErr_Clear();
+	if (cur == v)
+		r = 0;
+	else
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "cannot wrap a method of a C class");
+	if (cur)
+		py.Py_DecRef(cur);
+	if (key)
+		py.Py_DecRef(key);
+	if (refs)
+		py.Py_DecRef(refs);
+	if (gc)
+		py.Py_DecRef(gc);
+	py.Py_DecRef(proxy);
+	return r;
+}
+
+int sb_wrap_install_on_class(struct sb_wrap *w, PyObject *cls,
+			     const char *name)
+{
+	PyObject *capsule, *meth;
+	int r;
+
+	if (w->fn)
+		return 0;
+	w->original = py.PyObject_GetAttrString(cls, name);
+	if (!w->original) {
+		py.PyErr_Clear(); /* not on this version or build */
+		return 0;
+	}
+	w->def.ml_name = name;
+	w->def.ml_meth = (void *)wrap_trampoline;
+	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
+	w->fn = capsule ? py.PyCFunction_NewEx(&w->def, capsule, NULL) : NULL;
+	if (capsule)
+		py.Py_DecRef(capsule);
+	meth = w->fn ? py.PyInstanceMethod_New(w->fn) : NULL;
+	r = meth ? set_on_class(cls, name, meth) : -1;
+	if (meth)
+		py.Py_DecRef(meth);
+	return r;
+}
+
 /* A method: w->attr is "Class.method" in w->module; the original is the
  * function found on the class, and the wrapper is bound like a method, so
  * it gets the instance as its first argument. */
 int sb_wrap_install_method(struct sb_wrap *w)
 {
 	PyObject *mods = py.PyImport_GetModuleDict();
-	PyObject *mod, *cls, *capsule, *meth;
+	PyObject *mod, *cls;
 	const char *dot = strchr(w->attr, '.');
 	char cname[128];
 	int r;
@@ -258,23 +389,7 @@ int sb_wrap_install_method(struct sb_wrap *w)
 		py.PyErr_Clear();
 		return 0;
 	}
-	w->original = py.PyObject_GetAttrString(cls, dot + 1);
-	if (!w->original) {
-		py.PyErr_Clear();
-		py.Py_DecRef(cls);
-		return 0;
-	}
-	w->def.ml_name = dot + 1;
-	w->def.ml_meth = (void *)wrap_trampoline;
-	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
-	capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
-	w->fn = capsule ? py.PyCFunction_NewEx(&w->def, capsule, NULL) : NULL;
-	if (capsule)
-		py.Py_DecRef(capsule);
-	meth = w->fn ? py.PyInstanceMethod_New(w->fn) : NULL;
-	r = meth ? py.PyObject_SetAttrString(cls, dot + 1, meth) : -1;
-	if (meth)
-		py.Py_DecRef(meth);
+	r = sb_wrap_install_on_class(w, cls, dot + 1);
 	py.Py_DecRef(cls);
 	return r;
 }

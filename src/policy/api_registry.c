@@ -180,6 +180,9 @@ const struct sb_api_entry sb_api_registry[] = {
 	E("signal.pthread_kill", PROCESS_CONTROL, SB_API_POSIX),
 	E("signal.raise_signal", PROCESS_CONTROL, 0),
 	E("signal.setitimer", PROCESS_CONTROL, SB_API_POSIX),
+	/* beyond the seed's 151: loads any shared library (guard/clibs.c
+	 * judges the call and its sqlite3.enable_load_extension event) */
+	E("sqlite3.Connection.enable_load_extension", NATIVE, SB_API_BY_ARGS),
 	E("subprocess.Popen", PROCESS_EXEC, SB_API_CLASS),
 	E("subprocess.call", PROCESS_EXEC, 0),
 	E("subprocess.check_call", PROCESS_EXEC, 0),

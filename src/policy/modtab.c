@@ -59,12 +59,15 @@
  *   select _socket _ssl      ordinary  descriptors; connections judged by
  *                                      the network guard (socket.*)
  *   _sqlite3                 ordinary  sqlite3.connect judged as a file
- *                                      (files.c); SQL's ATTACH and VACUUM
- *                                      INTO are not (docs/weaknesses.md)
+ *                                      (files.c); ATTACH and VACUUM INTO
+ *                                      by the guard's authorizer, and
+ *                                      enable_load_extension needs the
+ *                                      native grant (clibs.c)
  *   _ssl                     ordinary  load_verify_locations,
- *                                      load_cert_chain read (PEM only),
- *                                      keylog_filename writes: not judged
- *                                      (docs/weaknesses.md)
+ *                                      load_cert_chain, load_dh_params and
+ *                                      $SSL_CERT_FILE/DIR judged as reads
+ *                                      (clibs.c); keylog_filename raises
+ *                                      "open"
  *   pwd grp                  ordinary  read-only account lookups by name
  *                                      or id, no path (expanduser,
  *                                      getpass, pathlib, tarfile need them)

@@ -37,6 +37,7 @@ static const struct {
 	{ "ctypes.memset", SB_API_NATIVE },
 	{ "fcntl.ioctl", SB_API_PROCESS_CONTROL },
 	{ "pickle.Unpickler", SB_API_DESERIALIZATION },
+	{ "sqlite3.Connection.enable_load_extension", SB_API_NATIVE },
 };
 
 static int extra_category(const char *name)

@@ -1,0 +1,857 @@
+/* clibs.c - the files C libraries open by a name the program hands them,
+ * with no audit event: SQLite's ATTACH DATABASE, VACUUM INTO and PRAGMA
+ * temp_store_directory (and its extensions, native code), OpenSSL's
+ * certificate, key and DH parameter files (and _ssl._test_decode_cert's;
+ * its key log file needs nothing here: _ssl opens it with _Py_fopen_obj,
+ * which raises "open"; its configuration loads native code, so that
+ * setting $OPENSSL_CONF and its kin needs the native grant). Each name
+ * is judged by the file guard (files.c), so the rules, the refusals, the
+ * denial log and learning are its own.
+ * The doors are methods of C classes (sqlite3.Connection and Cursor,
+ * _ssl._SSLContext), wrapped on the classes themselves (wrap.c) when the
+ * import machinery makes their module (imports.c); a class that cannot
+ * be wrapped fails its module's import.
+ *
+ * SQLite: every connection gets the guard's authorizer, which judges the
+ * file of each SQLITE_ATTACH (VACUUM INTO attaches its target the same
+ * way) and the directory of PRAGMA temp_store_directory when the
+ * statement is prepared. set_authorizer installs the program's callback
+ * behind it, never instead of it. sqlite3 swallows an authorizer's
+ * exception ("not authorized"), so the refusal is kept and raised again
+ * by the execute method that ran the statement.
+ */
+#include "guard.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api_registry.h"
+
+#define SQLITE_OK 0
+#define SQLITE_DENY 1
+#define SQLITE_PRAGMA 19
+#define SQLITE_ATTACH 24
+
+/* A class whose methods are wrapped (the wraps are per class: a module
+ * made again makes new classes, each wrapped with its own originals). */
+struct wrapped_class {
+	PyObject *cls; /* held: its identity is what is compared */
+	struct sb_wrap *wraps;
+	size_t n;
+};
+
+#define MAX_CLASSES 16
+static struct wrapped_class classes[MAX_CLASSES];
+static size_t n_classes;
+
+struct meth_spec {
+	const char *name;
+	sb_wrap_fn call;
+};
+
+/* The wrap of method 'name' on the first wrapped class 'obj' is an
+ * instance of, or NULL. */
+static struct sb_wrap *wrap_for(PyObject *obj, const char *name)
+{
+	size_t i, j;
+
+	for (i = 0; i < n_classes; i++) {
+		if (py.PyObject_IsInstance(obj, classes[i].cls) != 1)
+			continue;
+		for (j = 0; j < classes[i].n; j++)
+			if (classes[i].wraps[j].original &&
+			    strcmp(classes[i].wraps[j].def.ml_name, name) == 0)
+				return &classes[i].wraps[j];
+	}
+	py.PyErr_Clear();
+	return NULL;
+}
+
+/* Wrap the methods of mod.<cname> ('module' is mod's name, a literal):
+ * 0, or -1 with an exception set. */
+static int wrap_class(PyObject *mod, const char *module, const char *cname,
+		      const struct meth_spec *specs, size_t n)
+{
+	PyObject *cls = py.PyObject_GetAttrString(mod, cname);
+	struct wrapped_class *c;
+	size_t i;
+
+	if (!cls) {
+		py.PyErr_Clear(); /* a multi-phase module not executed yet */
+		return 0;
+	}
+	for (i = 0; i < n_classes; i++) {
+		if (classes[i].cls == cls) {
+			py.Py_DecRef(cls);
+			return 0;
+		}
+	}
+	if (n_classes == MAX_CLASSES) {
+		py.Py_DecRef(cls);
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "too many copies of a module whose C "
+				   "classes the file guard wraps");
+		return -1;
+	}
+	c = &classes[n_classes];
+	c->wraps = sb_arena_alloc(sb_g.arena, n * sizeof(*c->wraps));
+	if (!c->wraps) {
+		py.Py_DecRef(cls);
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError), "out of memory");
+		return -1;
+	}
+	memset(c->wraps, 0, n * sizeof(*c->wraps));
+	c->cls = cls;
+	c->n = n;
+	n_classes++;
+	for (i = 0; i < n; i++) {
+		struct sb_wrap *w = &c->wraps[i];
+		int r;
+
+		w->module = module;
+		w->attr = specs[i].name;
+		w->call = specs[i].call;
+		sb_guard_busy++;
+		r = sb_wrap_install_on_class(w, cls, specs[i].name);
+		sb_guard_busy--;
+		if (r < 0) {
+			/* not counted as wrapped: a second import tries again */
+			n_classes--;
+			py.Py_DecRef(cls);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- SQLite ---- */
+
+/* The refusal an authorizer call made, raised again by the execute
+ * method that ran the statement (sqlite3 replaces it with "not
+ * authorized"). Per thread: a connection's statements run on the thread
+ * that calls execute. */
+static __thread PyObject *pending_type, *pending_value, *pending_tb;
+
+static void drop_pending(void)
+{
+	PyObject *t = pending_type, *v = pending_value, *tb = pending_tb;
+
+	pending_type = pending_value = pending_tb = NULL;
+	if (t)
+		py.Py_DecRef(t);
+	if (v)
+		py.Py_DecRef(v);
+	if (tb)
+		py.Py_DecRef(tb);
+}
+
+/* SQLite hands the authorizer an ATTACH's file name only when it is a
+ * string literal: a bound parameter or an expression comes as None, and
+ * SQLite would open what it evaluates to. Refused, learning too (no rule
+ * could allow it). VACUUM INTO of any expression is judged: it attaches
+ * the value as a literal. */
+static int refuse_unnamed(void)
+{
+	static const char msg[] =
+		"ATTACH DATABASE opens a file the rules cannot judge when its "
+		"name is not a string literal (a parameter or an expression): "
+		"write the name as a literal ('...' with each ' doubled)";
+
+	/* no rule could allow it, so learning has nothing to record and
+	 * refuses it too: the enforcing run would */
+	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+}
+
+/* PRAGMA temp_store_directory = 'dir' (deprecated, still built in): the
+ * process's SQLite makes its temporary files there from then on. Judged
+ * as a write into the directory; '' goes back to the default. 0 or -1
+ * (raised). */
+static int temp_directory(PyObject *args)
+{
+	const char *name = NULL;
+	PyObject *o = py.PyTuple_GetItem(args, 1);
+	char dir[PATH_MAX];
+	int r;
+
+	if (o && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1)
+		name = py.PyUnicode_AsUTF8AndSize(o, NULL);
+	py.PyErr_Clear();
+	if (!name || (strcasecmp(name, "temp_store_directory") != 0 &&
+		      strcasecmp(name, "data_store_directory") != 0) ||
+	    !sb_g.armed || sb_guard_busy)
+		return 0;
+	o = py.PyTuple_Size(args) > 2 ? py.PyTuple_GetItem(args, 2) : NULL;
+	if (!o || o == py._Py_NoneStruct) /* a query */
+		return 0;
+	r = sb_arg_path(o, dir);
+	if (r == 0 && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 &&
+	    py.PyObject_Length(o) == 0)
+		return 0;
+	py.PyErr_Clear();
+	if (r != 1)
+		return sb_guard_raise(SB_EXC_PERMISSION,
+				      "PRAGMA temp_store_directory names a "
+				      "directory the rules cannot judge",
+				      NULL);
+	return sb_files_check(dir, -1, true);
+}
+
+/* The guard's authorizer, bound to the program's callback (None: none).
+ * (action, arg1, arg2, db_name, trigger): an ATTACH's file (arg1) is
+ * judged as a database sqlite3.connect would open; the rest is the
+ * program's callback's to answer, or allowed. */
+static PyObject *authorize(PyObject *self, PyObject *args)
+{
+	PyObject *action = py.PyTuple_Size(args) >= 2
+				   ? py.PyTuple_GetItem(args, 0)
+				   : NULL;
+	long a = -1;
+	char name[PATH_MAX];
+
+	py.PyErr_Clear();
+	if (action && sb_arg_int(action, &a) < 0)
+		py.PyErr_Clear();
+	if (a == SQLITE_ATTACH) {
+		PyObject *file;
+		int r;
+
+		if (sb_g.halted)
+			return py.PyLong_FromLong(SQLITE_DENY);
+		file = py.PyTuple_GetItem(args, 1);
+		r = sb_arg_path(file, name);
+		/* "": a private temporary database */
+		if (r == 0 && py.PyObject_IsInstance(file,
+						     py.PyUnicode_Type) == 1 &&
+		    py.PyObject_Length(file) == 0) {
+			name[0] = '\0';
+			r = 1;
+		}
+		if (r < 0)
+			r = 0; /* cannot be read: as good as unnamed */
+		py.PyErr_Clear();
+		if (!sb_g.armed || sb_guard_busy)
+			r = 2; /* the guard's own statements, or not armed */
+		if ((r == 0 && refuse_unnamed() < 0) ||
+		    (r == 1 && sb_files_check_sqlite(name) < 0)) {
+			drop_pending();
+			py.PyErr_Fetch(&pending_type, &pending_value,
+				       &pending_tb);
+			return py.PyLong_FromLong(SQLITE_DENY);
+		}
+	}
+	if (a == SQLITE_PRAGMA && temp_directory(args) < 0) {
+		drop_pending();
+		py.PyErr_Fetch(&pending_type, &pending_value, &pending_tb);
+		return py.PyLong_FromLong(SQLITE_DENY);
+	}
+	if (self && self != py._Py_NoneStruct)
+		return py.PyObject_Call(self, args, NULL);
+	return py.PyLong_FromLong(SQLITE_OK);
+}
+
+static PyObject *programming_error; /* sqlite3.ProgrammingError */
+
+static struct py_method_def authorize_def = { "authorizer",
+					      (void *)authorize,
+					      PY_METH_VARARGS, NULL };
+
+/* conn.set_authorizer(the guard's, with 'cb' behind it), through the
+ * original method: 0 or -1 (raised). */
+static int install_authorizer(PyObject *conn, PyObject *cb)
+{
+	struct sb_wrap *w = wrap_for(conn, "set_authorizer");
+	PyObject *fn, *res;
+	PyObject *args;
+
+	if (!w) {
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "the file guard cannot judge this "
+				   "connection's ATTACH statements");
+		return -1;
+	}
+	fn = py.PyCFunction_NewEx(&authorize_def,
+				  cb ? cb : py._Py_NoneStruct, NULL);
+	args = fn ? py.PyTuple_New(2) : NULL;
+	if (!args) {
+		if (fn)
+			py.Py_DecRef(fn);
+		return -1;
+	}
+	py.Py_IncRef(conn);
+	py.PyTuple_SetItem(args, 0, conn);
+	py.PyTuple_SetItem(args, 1, fn);
+	res = sb_wrap_call_original(w, args, NULL);
+	py.Py_DecRef(args);
+	if (!res)
+		return -1;
+	py.Py_DecRef(res);
+	return 0;
+}
+
+/* sqlite3.connect/handle (3.10+) comes before the connection is marked
+ * initialised, when set_authorizer still refuses it: the connection waits
+ * here, and gets the authorizer before any statement runs (the wrappers
+ * of set_authorizer and the execute methods install it first). */
+static PyObject *waiting;
+static PyObject *getrefcount; /* sys.getrefcount, taken with the module */
+
+/* sys.getrefcount(conn), called as the program's code would be (not
+ * busy), of the genuine function only; -1 when unknown. */
+static long refcount(PyObject *conn)
+{
+	PyObject *args, *n;
+	long v;
+
+	if (!getrefcount)
+		return -1;
+	args = py.PyTuple_New(1);
+	if (!args) {
+		py.PyErr_Clear();
+		return -1;
+	}
+	py.Py_IncRef(conn);
+	py.PyTuple_SetItem(args, 0, conn);
+	n = py.PyObject_CallObject(getrefcount, args);
+	py.Py_DecRef(args);
+	v = n ? py.PyLong_AsLong(n) : -1;
+	if (n)
+		py.Py_DecRef(n);
+	py.PyErr_Clear();
+	return v;
+}
+
+/* Does anything but 'waiting' (or 'seen') hold 'conn'? Its reference and
+ * the call's are counted. */
+static bool held_elsewhere(PyObject *conn)
+{
+	long n = refcount(conn);
+
+	return n < 0 || n > 2;
+}
+
+/* 0, or -1 with an exception set; a connection that does not take the
+ * authorizer yet stays waiting, unless nothing else holds it. */
+static int install_waiting(void)
+{
+	PyObject *list = waiting, *kept;
+	Py_ssize_t i, n;
+	int r = 0;
+
+	if (!list)
+		return 0;
+	waiting = NULL;
+	kept = py.PyList_New(0);
+	if (!kept) {
+		waiting = list;
+		return -1;
+	}
+	n = py.PyList_Size(list);
+	for (i = 0; i < n; i++) {
+		PyObject *conn = py.PyList_GetItem(list, i);
+
+		if (r == 0 && install_authorizer(conn, NULL) == 0)
+			continue;
+		/* ProgrammingError (taken when the module was made): another
+		 * thread's connection (check_same_thread), which its thread
+		 * installs at its first statement; one whose __init__ failed
+		 * after the event, or closed since, which runs none */
+		if (r == 0 && programming_error &&
+		    py.PyErr_ExceptionMatches(programming_error)) {
+			py.PyErr_Clear();
+			if (!held_elsewhere(conn))
+				continue;
+		} else if (r == 0) {
+			r = -1; /* the rest waits, the exception stands */
+		}
+		if (py.PyList_Append(kept, conn) < 0)
+			r = -1;
+	}
+	py.Py_DecRef(list);
+	if (py.PyList_Size(kept) == 0) {
+		py.Py_DecRef(kept);
+	} else if (!waiting) {
+		waiting = kept;
+	} else {
+		n = py.PyList_Size(kept);
+		for (i = 0; i < n; i++)
+			if (py.PyList_Append(waiting,
+					     py.PyList_GetItem(kept, i)) < 0)
+				r = -1;
+		py.Py_DecRef(kept);
+	}
+	return r;
+}
+
+int sb_clibs_sqlite_opened(PyObject *conn)
+{
+	if (!conn)
+		return 0;
+	if (!waiting && !(waiting = py.PyList_New(0)))
+		return -1;
+	return py.PyList_Append(waiting, conn);
+}
+
+/* CPython 3.9 raises no sqlite3.connect/handle: a connection gets the
+ * authorizer at its first statement. Its connections take no weak
+ * reference: the ones seen are kept here by id, with the program's
+ * callback ({id: (connection, callback or None)}; an id is not reused
+ * while the connection lives), and dropped when nothing else holds them
+ * (at the next connection's first statement, before it runs: a lock the
+ * dropped one held is released first). */
+static bool no_handle_event;
+static PyObject *seen;
+static PyObject *cursor_connection; /* Cursor.connection.__get__ */
+
+static int remember(PyObject *conn, PyObject *cb)
+{
+	PyObject *id, *pair;
+	int r = -1;
+
+	if (!seen && !(seen = py.PyDict_New()))
+		return -1;
+	id = py.PyLong_FromVoidPtr(conn);
+	pair = id ? py.PyTuple_New(2) : NULL;
+	if (pair) {
+		py.Py_IncRef(conn);
+		py.PyTuple_SetItem(pair, 0, conn);
+		py.Py_IncRef(cb ? cb : py._Py_NoneStruct);
+		py.PyTuple_SetItem(pair, 1, cb ? cb : py._Py_NoneStruct);
+		r = py.PyDict_SetItem(seen, id, pair);
+		py.Py_DecRef(pair);
+	}
+	if (id)
+		py.Py_DecRef(id);
+	return r;
+}
+
+/* Drop the connections only 'seen' holds: sys.getrefcount counts the
+ * pair's reference and the call's. */
+static void forget_dead(void)
+{
+	PyObject *dead = py.PyList_New(0), *k, *v;
+	Py_ssize_t pos = 0, i;
+
+	if (!dead || !getrefcount) {
+		py.PyErr_Clear();
+		return;
+	}
+	while (py.PyDict_Next(seen, &pos, &k, &v))
+		if (!held_elsewhere(py.PyTuple_GetItem(v, 0)))
+			py.PyList_Append(dead, k);
+	for (i = 0; i < py.PyList_Size(dead); i++)
+		py.PyDict_DelItem(seen, py.PyList_GetItem(dead, i));
+	py.Py_DecRef(dead);
+	py.PyErr_Clear();
+}
+
+static int first_statement(PyObject *conn)
+{
+	PyObject *id, *pair;
+
+	if (!conn)
+		return 0;
+	id = py.PyLong_FromVoidPtr(conn);
+	if (!id)
+		return -1;
+	pair = seen ? py.PyDict_GetItem(seen, id) : NULL;
+	py.Py_DecRef(id);
+	if (pair && py.PyTuple_GetItem(pair, 0) == conn)
+		return 0;
+	if (seen)
+		forget_dead();
+	if (install_authorizer(conn, NULL) < 0)
+		return -1;
+	return remember(conn, NULL);
+}
+
+/* Connection.set_authorizer(authorizer_callback): the program's callback
+ * goes behind the guard's (None: the guard's alone). */
+static PyObject *set_authorizer_call(struct sb_wrap *w, PyObject *args,
+				     PyObject *kwargs)
+{
+	PyObject *conn = py.PyTuple_Size(args) >= 1
+				 ? py.PyTuple_GetItem(args, 0)
+				 : NULL;
+	PyObject *cb = sb_arg(args, kwargs, 1, "authorizer_callback");
+
+	if (install_waiting() < 0)
+		return NULL;
+	if (!conn || !cb)
+		return sb_wrap_call_original(w, args, kwargs);
+	if (cb == py._Py_NoneStruct)
+		cb = NULL;
+	if (install_authorizer(conn, cb) < 0 ||
+	    (no_handle_event && remember(conn, cb) < 0))
+		return NULL;
+	py.Py_IncRef(py._Py_NoneStruct);
+	return py._Py_NoneStruct;
+}
+
+/* The execute methods of Connection and Cursor: a statement the guard's
+ * authorizer refused fails with the refusal itself. */
+static PyObject *execute_call(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs)
+{
+	PyObject *self = py.PyTuple_Size(args) >= 1
+				 ? py.PyTuple_GetItem(args, 0)
+				 : NULL;
+	PyObject *res, *conn = NULL;
+	int r = install_waiting();
+
+	if (r < 0)
+		return NULL;
+	if (no_handle_event && self) {
+		/* the Connection itself, or a Cursor's, read through the C
+		 * class's member (a subclass may answer another) */
+		if (wrap_for(self, "set_authorizer")) {
+			py.Py_IncRef(self);
+			conn = self;
+		} else if (cursor_connection) {
+			conn = sb_guard_call1(cursor_connection, self);
+		}
+		r = conn ? first_statement(conn) : -1;
+		if (conn)
+			py.Py_DecRef(conn);
+		if (r < 0)
+			return NULL;
+	}
+	drop_pending();
+	res = sb_wrap_call_original(w, args, kwargs);
+	if (pending_type) {
+		if (res) {
+			drop_pending(); /* the program's own error handling */
+		} else {
+			py.PyErr_Clear();
+			py.PyErr_Restore(pending_type, pending_value,
+					 pending_tb);
+			pending_type = pending_value = pending_tb = NULL;
+		}
+	}
+	return res;
+}
+
+/* Enabling extensions lets SQL's load_extension() and
+ * Connection.load_extension load any shared library: native code, which
+ * needs the native grant as a native module does (imports.c). */
+int sb_clibs_sqlite_extension(PyObject *enabled)
+{
+	static const char door[] = "sqlite3.Connection.enable_load_extension";
+
+	if (!enabled || py.PyObject_IsTrue(enabled) != 1) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	/* a grant of any native entry opens raw memory, so it opens this
+	 * door too, as it does the import of a native module */
+	if (sb_api_category_opened(SB_API_NATIVE))
+		return 0;
+	return sb_guard_check_api(door);
+}
+
+/* Connection.enable_load_extension(enabled): 3.9 raises no event. */
+static PyObject *enable_extension_call(struct sb_wrap *w, PyObject *args,
+				       PyObject *kwargs)
+{
+	if (no_handle_event &&
+	    sb_clibs_sqlite_extension(sb_arg(args, kwargs, 1, "enabled")) < 0)
+		return NULL;
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+static const struct meth_spec connection_meths[] = {
+	{ "set_authorizer", set_authorizer_call },
+	{ "execute", execute_call },
+	{ "executemany", execute_call },
+	{ "executescript", execute_call },
+	{ "enable_load_extension", enable_extension_call },
+};
+
+static const struct meth_spec cursor_meths[] = {
+	{ "execute", execute_call },
+	{ "executemany", execute_call },
+	{ "executescript", execute_call },
+};
+
+/* ---- OpenSSL ---- */
+
+/* A path parameter: positional index (self is 0) and keyword. */
+struct path_param {
+	Py_ssize_t index;
+	const char *name;
+};
+
+/* Judge the path parameters of a call as reads, and hand the original
+ * each one as the path judged (a path-like object answers its
+ * __fspath__ once: the judgement and the call see the same path). */
+static PyObject *read_paths_call(struct sb_wrap *w, PyObject *args,
+				 PyObject *kwargs,
+				 const struct path_param *params, size_t n)
+{
+	PyObject *nargs = NULL, *nkw = NULL, *res = NULL;
+	char buf[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		bool positional = py.PyTuple_Size(args) > params[i].index;
+		PyObject *o = positional
+				      ? py.PyTuple_GetItem(args,
+							   params[i].index)
+				      : sb_kwarg(kwargs, params[i].name);
+		PyObject *fs;
+		int r;
+
+		if (!o || o == py._Py_NoneStruct)
+			continue;
+		if (py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 ||
+		    py.PyObject_IsInstance(o, py.PyBytes_Type) == 1) {
+			py.Py_IncRef(o);
+			fs = o;
+		} else {
+			fs = py.PyOS_FSPath(o);
+			if (!fs) {
+				py.PyErr_Clear(); /* the original's TypeError */
+				continue;
+			}
+		}
+		r = sb_arg_path(fs, buf);
+		if (r < 0 || (r == 1 && sb_files_check(buf, -1, false) < 0)) {
+			py.Py_DecRef(fs);
+			goto out;
+		}
+		if (fs == o) {
+			py.Py_DecRef(fs);
+			continue;
+		}
+		if (positional) {
+			if (!nargs) {
+				Py_ssize_t k, len = py.PyTuple_Size(args);
+
+				nargs = py.PyTuple_New(len);
+				for (k = 0; nargs && k < len; k++) {
+					PyObject *a =
+						py.PyTuple_GetItem(args, k);
+
+					py.Py_IncRef(a);
+					py.PyTuple_SetItem(nargs, k, a);
+				}
+			}
+			if (!nargs) {
+				py.Py_DecRef(fs);
+				goto out;
+			}
+			/* the tuple is ours: SetItem drops the old item */
+			py.PyTuple_SetItem(nargs, params[i].index, fs);
+		} else {
+			if (!nkw)
+				nkw = py.PyDict_Copy(kwargs);
+			if (!nkw || py.PyDict_SetItemString(
+					    nkw, params[i].name, fs) < 0) {
+				py.Py_DecRef(fs);
+				goto out;
+			}
+			py.Py_DecRef(fs);
+		}
+	}
+	res = sb_wrap_call_original(w, nargs ? nargs : args,
+				    nkw ? nkw : kwargs);
+out:
+	if (nargs)
+		py.Py_DecRef(nargs);
+	if (nkw)
+		py.Py_DecRef(nkw);
+	return res;
+}
+
+/* load_verify_locations(cafile=None, capath=None, cadata=None) */
+static PyObject *verify_locations_call(struct sb_wrap *w, PyObject *args,
+				       PyObject *kwargs)
+{
+	static const struct path_param p[] = { { 1, "cafile" },
+					       { 2, "capath" } };
+
+	return read_paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
+}
+
+/* load_cert_chain(certfile, keyfile=None, password=None) */
+static PyObject *cert_chain_call(struct sb_wrap *w, PyObject *args,
+				 PyObject *kwargs)
+{
+	static const struct path_param p[] = { { 1, "certfile" },
+					       { 2, "keyfile" } };
+
+	return read_paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
+}
+
+/* load_dh_params(path) */
+static PyObject *dh_params_call(struct sb_wrap *w, PyObject *args,
+				PyObject *kwargs)
+{
+	static const struct path_param p[] = { { 1, "path" } };
+
+	return read_paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
+}
+
+/* set_default_verify_paths(): OpenSSL reads $SSL_CERT_FILE and the
+ * directories of $SSL_CERT_DIR, which the program may have set
+ * (os.environ writes the C environment). Unset, they are the CA stores
+ * exposed implicitly. */
+static PyObject *default_paths_call(struct sb_wrap *w, PyObject *args,
+				    PyObject *kwargs)
+{
+	const char *file = getenv("SSL_CERT_FILE");
+	const char *dirs = getenv("SSL_CERT_DIR");
+	char buf[PATH_MAX];
+
+	if (file && *file && sb_files_check(file, -1, false) < 0)
+		return NULL;
+	while (dirs && *dirs) {
+		size_t n = strcspn(dirs, ":");
+
+		if (n && n < sizeof(buf)) {
+			memcpy(buf, dirs, n);
+			buf[n] = '\0';
+			if (sb_files_check(buf, -1, false) < 0)
+				return NULL;
+		}
+		dirs += n;
+		if (*dirs == ':')
+			dirs++;
+	}
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+/* _ssl._test_decode_cert(path): the certificate in a PEM file, decoded */
+static PyObject *decode_cert_call(struct sb_wrap *w, PyObject *args,
+				  PyObject *kwargs)
+{
+	static const struct path_param p[] = { { 0, "path" } };
+
+	return read_paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
+}
+
+static struct sb_wrap decode_cert_wrap = { .module = "_ssl",
+					   .attr = "_test_decode_cert",
+					   .call = decode_cert_call };
+
+static const struct meth_spec context_meths[] = {
+	{ "load_verify_locations", verify_locations_call },
+	{ "load_cert_chain", cert_chain_call },
+	{ "load_dh_params", dh_params_call },
+	{ "set_default_verify_paths", default_paths_call },
+};
+
+/* os.putenv (key, value): before OpenSSL first loads its configuration
+ * (at the first import of _ssl or _hashlib), $OPENSSL_CONF names the file
+ * it reads, and that file, $OPENSSL_MODULES and $OPENSSL_ENGINES the
+ * shared libraries it loads as providers and engines: native code, which
+ * needs the native grant as a native module does (imports.c). */
+int sb_clibs_putenv(PyObject *key)
+{
+	static const char *const names[] = { "OPENSSL_CONF", "OPENSSL_MODULES",
+					     "OPENSSL_ENGINES" };
+	char k[PATH_MAX], msg[256];
+	size_t i;
+	int r;
+
+	r = key ? sb_arg_path(key, k) : 0; /* str or bytes, as os.fsencode */
+	if (r <= 0) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	for (i = 0; i < SB_ARRAY_LEN(names); i++)
+		if (strcmp(k, names[i]) == 0)
+			break;
+	if (i == SB_ARRAY_LEN(names) || sb_api_category_opened(SB_API_NATIVE))
+		return 0;
+	if (sb_g.learning)
+		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
+			       ? sb_guard_refuse_halted()
+			       : 0;
+	snprintf(msg, sizeof(msg),
+		 "Setting %s lets OpenSSL load native code from the files it "
+		 "names: it needs the rule python-api=ALLOW:native",
+		 names[i]);
+	sb_guard_note("api", names[i], NULL, "python-api=ALLOW:native");
+	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+}
+
+/* ---- modules ---- */
+
+/* sys.getrefcount, if it is sys's own (the program may have put its
+ * code there) */
+static void take_getrefcount(void)
+{
+	PyObject *sys = py.PyImport_ImportModule("sys");
+	PyObject *fn = sys ? py.PyObject_GetAttrString(sys, "getrefcount")
+			   : NULL;
+
+	if (fn && sb_wrap_genuine(fn, sys, "getrefcount"))
+		getrefcount = fn;
+	else if (fn)
+		py.Py_DecRef(fn);
+	if (sys)
+		py.Py_DecRef(sys);
+	py.PyErr_Clear();
+}
+
+static int take_cursor_connection(PyObject *mod)
+{
+	PyObject *cls = py.PyObject_GetAttrString(mod, "Cursor");
+	PyObject *member = cls ? py.PyObject_GetAttrString(cls, "connection")
+			       : NULL;
+
+	if (cls)
+		py.Py_DecRef(cls);
+	cursor_connection = member ? py.PyObject_GetAttrString(member,
+							       "__get__")
+				   : NULL;
+
+	if (member)
+		py.Py_DecRef(member);
+	return cursor_connection ? 0 : -1;
+}
+
+int sb_clibs_module_ready(PyObject *mod)
+{
+	PyObject *name_obj = py.PyObject_GetAttrString(mod, "__name__");
+	const char *name = name_obj && py.PyObject_IsInstance(
+					       name_obj, py.PyUnicode_Type) == 1
+				   ? py.PyUnicode_AsUTF8AndSize(name_obj, NULL)
+				   : NULL;
+	int r = 0;
+
+	py.PyErr_Clear();
+	if (name && strcmp(name, "_sqlite3") == 0) {
+		PyObject *hex = py.PySys_GetObject("hexversion");
+
+		no_handle_event = hex && py.PyLong_AsLong(hex) < 0x030a0000;
+		py.PyErr_Clear();
+		r = wrap_class(mod, "_sqlite3", "Connection", connection_meths,
+			       SB_ARRAY_LEN(connection_meths));
+		if (r == 0)
+			r = wrap_class(mod, "_sqlite3", "Cursor", cursor_meths,
+				       SB_ARRAY_LEN(cursor_meths));
+		if (r == 0 && no_handle_event && !cursor_connection)
+			r = take_cursor_connection(mod);
+		if (r == 0 && !programming_error)
+			programming_error = py.PyObject_GetAttrString(
+				mod, "ProgrammingError");
+		if (r == 0 && !getrefcount)
+			take_getrefcount();
+		py.PyErr_Clear();
+	} else if (name && strcmp(name, "_ssl") == 0) {
+		r = wrap_class(mod, "_ssl", "_SSLContext", context_meths,
+			       SB_ARRAY_LEN(context_meths));
+		if (r == 0 &&
+		    py.PyObject_HasAttrString(mod, decode_cert_wrap.attr)) {
+			sb_guard_busy++;
+			r = sb_wrap_install_in(&decode_cert_wrap, mod);
+			sb_guard_busy--;
+		}
+	}
+	if (name_obj)
+		py.Py_DecRef(name_obj);
+	return r;
+}
