@@ -91,6 +91,7 @@ struct sb_guard {
 		PyObject *scandir_class; /* iterator over a filtered list */
 		PyObject *collect_fn;    /* list(it), then it.close() */
 		PyObject *py_false, *py_true;
+		PyObject *direntry_type; /* posix.DirEntry, found at arming */
 		bool bool_fd_warns; /* 3.13+: a bool dir_fd= warns */
 		struct sb_dir_cache dirs; /* canonical directories */
 	} files;
