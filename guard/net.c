@@ -74,6 +74,17 @@ static bool names_can_be_allowed(void)
 /* The text of a host argument (str, bytes or bytearray, as CPython's idna
  * converter takes). 1 with buf set; 0 when it is not text; 2 for text we
  * cannot read here (undecodable, NUL, too long): a name no pin can match. */
+/* Is the type of o exactly t (no subclass)? */
+static bool exact(PyObject *o, PyObject *t)
+{
+	PyObject *type = py.PyObject_Type(o);
+
+	if (type)
+		py.Py_DecRef(type);
+	py.PyErr_Clear();
+	return type == t;
+}
+
 static int host_text(PyObject *o, char buf[HOST_MAX])
 {
 	PyObject *b = NULL;
@@ -87,7 +98,9 @@ static int host_text(PyObject *o, char buf[HOST_MAX])
 	} else if (py.PyObject_IsInstance(o, py.PyBytes_Type) == 1) {
 		if (py.PyBytes_AsStringAndSize(o, &bs, &n) == 0)
 			s = bs;
-	} else if (py.PyObject_IsInstance(o, py.PyByteArray_Type) == 1) {
+	} else if (exact(o, py.PyByteArray_Type)) {
+		/* a subclass: CPython reads its bytes, PyBytes_FromObject its
+		 * __buffer__ (3.12+), which may answer another host */
 		b = py.PyBytes_FromObject(o);
 		if (b && py.PyBytes_AsStringAndSize(b, &bs, &n) == 0)
 			s = bs;
@@ -628,10 +641,19 @@ static int check_unix(enum net_op op, PyObject *addr)
 	size_t len;
 	bool ro;
 
+	/* only what the socket reads as the guard does: a str's text, the
+	 * bytes of a bytes, bytearray or memoryview. Any other bytes-like
+	 * object (a subclass, a class with __buffer__ on 3.12+) gives its
+	 * buffer once to the call and once here, maybe another path each
+	 * time (a connect that reached a socket outside the rules) */
 	if (py.PyObject_IsInstance(addr, py.PyUnicode_Type) == 1)
 		bytes = py.PyUnicode_EncodeFSDefault(addr);
-	else
+	else if (exact(addr, py.PyBytes_Type) ||
+		 exact(addr, py.PyByteArray_Type) ||
+		 exact(addr, py.PyMemoryView_Type))
 		bytes = py.PyBytes_FromObject(addr);
+	else
+		bytes = NULL;
 	if (!bytes || py.PyBytes_AsStringAndSize(bytes, &s, &n) < 0) {
 		if (bytes)
 			py.Py_DecRef(bytes);
