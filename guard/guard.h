@@ -217,6 +217,9 @@ int sb_imports_arm(void);
 int sb_api_arm(void);
 /* A module has just been imported: install the wrappers that target it. */
 void sb_api_module_loaded(void);
+/* The deniers of module 'as' on a module object sys.modules does not hold
+ * (an _imp.create_* copy). 0, or -1 with an exception. */
+int sb_api_adopt_module(PyObject *mod, const char *as);
 /* The same for the network guard (_socket and socket): cheap once done. */
 void sb_net_module_loaded(void);
 /* Does a rule allow any entry of this registry category (api.c)? A grant
