@@ -52,7 +52,7 @@ static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
 	if (py.PyErr_Occurred())
 		return NULL;
 	e = &sb_api_registry[--idx];
-	if (sb_guard_busy || library_may_call(e->qualname))
+	if (sb_guard_is_busy() || library_may_call(e->qualname))
 		return py.PyObject_Call(sb_g.api.originals[idx], args, kw);
 	if (sb_g.learning) {
 		if (sb_learn_record("api", e->qualname, NULL) < 0) {
@@ -258,10 +258,10 @@ void sb_api_module_loaded(void)
 		return;
 	sb_g.api.modules_seen = n;
 	sb_g.api.pending_init = false;
-	sb_guard_busy++;
+	sb_guard_busy_enter();
 	if (install_deniers() < 0)
 		py.PyErr_Clear(); /* the events still judge the originals */
-	sb_guard_busy--;
+	sb_guard_busy_leave();
 }
 
 int sb_api_arm(void)

@@ -1095,7 +1095,6 @@ static PyObject *listdir_call(struct sb_wrap *w, PyObject *args,
  * from a list). Compiled at the first os.scandir() call, not at start-up:
  * most programs never list a directory, and compiling has a cost. */
 static const char helpers_src[] =
-	"import _warnings\n"
 	"class ScandirIterator:\n"
 	"    __slots__ = ('_it', '_open')\n"
 	"    def __init__(self, entries):\n"
@@ -1113,7 +1112,7 @@ static const char helpers_src[] =
 	"        self._it = iter(())\n"
 	"        self._open = False\n"
 	/* CPython's ScandirIterator warns when dropped open */
-	"    def __del__(self, _warn=_warnings.warn):\n"
+	"    def __del__(self, _warn=_warnings_warn):\n"
 	"        if self._open:\n"
 	"            self._open = False\n"
 	"            _warn(f'unclosed scandir iterator {self!r}',\n"
@@ -1144,14 +1143,20 @@ static int make_helpers(void)
 
 	if (!globals)
 		return -1;
-	sb_guard_busy++;
+	/* the builtins and _warnings.warn taken at arming: the current
+	 * frame's builtins are the program's (a function made with its own
+	 * __builtins__ had its __import__ run by the import here, busy) */
+	sb_guard_busy_enter();
 	name = py.PyUnicode_FromString("posix");
-	if (name && py.PyDict_SetItemString(globals, "__name__", name) == 0 &&
+	if (name && sb_g.files.helper_builtins && sb_g.files.warn_fn &&
+	    py.PyDict_SetItemString(globals, "__name__", name) == 0 &&
+	    py.PyDict_SetItemString(globals, "_warnings_warn",
+				    sb_g.files.warn_fn) == 0 &&
 	    py.PyDict_SetItemString(globals, "__builtins__",
-				    py.PyEval_GetBuiltins()) == 0)
+				    sb_g.files.helper_builtins) == 0)
 		res = py.PyRun_String(helpers_src, PY_FILE_INPUT, globals,
 				      globals);
-	sb_guard_busy--;
+	sb_guard_busy_leave();
 	if (name)
 		py.Py_DecRef(name);
 	if (res) {
@@ -1300,6 +1305,34 @@ static void find_direntry(void)
 	py.PyErr_Clear();
 }
 
+/* What the scandir helpers need of builtins, taken before the program
+ * runs into a dictionary of their own (see make_helpers). */
+static void find_helper_builtins(void)
+{
+	static const char *const names[] = {
+		"__build_class__", "iter", "next", "list", "StopIteration",
+		"ResourceWarning",
+	};
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *b = mods ? py.PyDict_GetItemString(mods, "builtins") : NULL;
+	PyObject *w = mods ? py.PyDict_GetItemString(mods, "_warnings") : NULL;
+	PyObject *d = b ? py.PyModule_GetDict(b) : NULL;
+	PyObject *own = d ? py.PyDict_New() : NULL;
+	size_t i;
+
+	for (i = 0; own && i < SB_ARRAY_LEN(names); i++) {
+		PyObject *v = py.PyDict_GetItemString(d, names[i]);
+
+		if (!v || py.PyDict_SetItemString(own, names[i], v) < 0) {
+			py.Py_DecRef(own);
+			own = NULL;
+		}
+	}
+	sb_g.files.helper_builtins = own;
+	sb_g.files.warn_fn = w ? py.PyObject_GetAttrString(w, "warn") : NULL;
+	py.PyErr_Clear();
+}
+
 static int make_bools(void)
 {
 	PyObject *hex = py.PySys_GetObject("hexversion");
@@ -1311,6 +1344,7 @@ static int make_bools(void)
 	sb_g.files.py_false = py.PyBool_FromLong(0);
 	sb_g.files.py_true = py.PyBool_FromLong(1);
 	find_direntry();
+	find_helper_builtins();
 	return sb_g.files.py_false && sb_g.files.py_true ? 0 : -1;
 }
 

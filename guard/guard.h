@@ -92,6 +92,8 @@ struct sb_guard {
 		PyObject *collect_fn;    /* list(it), then it.close() */
 		PyObject *py_false, *py_true;
 		PyObject *direntry_type; /* posix.DirEntry, found at arming */
+		PyObject *helper_builtins; /* for scandir_class, at arming */
+		PyObject *warn_fn;	   /* _warnings.warn, at arming */
 		bool bool_fd_warns; /* 3.13+: a bool dir_fd= warns */
 		struct sb_dir_cache dirs; /* canonical directories */
 	} files;
@@ -174,9 +176,15 @@ struct sb_guard {
 
 extern struct sb_guard sb_g;
 
-/* Non-zero while the guard runs Python code of its own (loading its
- * exception classes, installing wrappers): events of that thread pass. */
+/* Non-zero while the guard runs code of its own (loading its exception
+ * classes at arming, installing wrappers): events of that thread pass,
+ * but only those raised from the frame the guard was entered from
+ * (sb_guard_is_busy): code in a frame the guard's call made runs judged.
+ * Entered and left with sb_guard_busy_enter() and _leave(). */
 extern __thread int sb_guard_busy;
+void sb_guard_busy_enter(void);
+void sb_guard_busy_leave(void);
+bool sb_guard_is_busy(void);
 
 /* ---- file helpers (files.c) ---- */
 

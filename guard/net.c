@@ -512,22 +512,60 @@ static int refuse_resolution(const char *host)
 
 /* ---- the socket behind an object ---- */
 
+/* Is fn a method written in C (a method descriptor, like str.join's
+ * type) that the class cls defines itself? A Python class has none: its
+ * methods are functions, and a C method taken from another class belongs
+ * to that one. */
+static bool c_method_of(PyObject *fn, PyObject *cls)
+{
+	PyObject *join = py.PyObject_GetAttrString(py.PyUnicode_Type, "join");
+	PyObject *mtype = join ? py.PyObject_Type(join) : NULL;
+	PyObject *ftype = py.PyObject_Type(fn);
+	PyObject *owner = ftype && ftype == mtype
+				  ? py.PyObject_GetAttrString(fn, "__objclass__")
+				  : NULL;
+	bool ok = owner && owner == cls;
+
+	if (join)
+		py.Py_DecRef(join);
+	if (mtype)
+		py.Py_DecRef(mtype);
+	if (ftype)
+		py.Py_DecRef(ftype);
+	if (owner)
+		py.Py_DecRef(owner);
+	py.PyErr_Clear();
+	return ok;
+}
+
 static int capture_socket_class(void)
 {
 	PyObject *mods = py.PyImport_GetModuleDict();
 	PyObject *mod = mods ? py.PyDict_GetItemString(mods, "_socket") : NULL;
-	PyObject *cls;
+	PyObject *cls, *fileno;
 
 	if (sb_g.net.c_fileno || !mod)
 		return 0;
 	cls = py.PyObject_GetAttrString(mod, "socket");
 	if (!cls)
 		return -1;
-	sb_g.net.c_fileno = py.PyObject_GetAttrString(cls, "fileno");
-	if (!sb_g.net.c_fileno) {
+	fileno = py.PyObject_GetAttrString(cls, "fileno");
+	if (!fileno) {
 		py.Py_DecRef(cls);
 		return -1;
 	}
+	/* the C class's own method: a module the program put in
+	 * sys.modules as _socket gave a fileno() that answered -1 (a closed
+	 * socket, let through) for every socket */
+	if (!c_method_of(fileno, cls)) {
+		py.Py_DecRef(fileno);
+		py.Py_DecRef(cls);
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "python-sb: _socket.socket is not the "
+				   "interpreter's");
+		return -1;
+	}
+	sb_g.net.c_fileno = fileno;
 	sb_g.net.c_socket_class = cls; /* kept for the life of the process */
 	return 0;
 }
@@ -549,9 +587,9 @@ static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 		return -1;
 	py.Py_IncRef(sock);
 	py.PyTuple_SetItem(args, 0, sock);
-	sb_guard_busy++;
+	sb_guard_busy_enter();
 	res = py.PyObject_CallObject(sb_g.net.c_fileno, args);
-	sb_guard_busy--;
+	sb_guard_busy_leave();
 	py.Py_DecRef(args);
 	if (!res)
 		return -1;
@@ -1281,7 +1319,7 @@ static PyObject *meth_trampoline(PyObject *self, PyObject *args,
 		sb_guard_refuse_halted();
 		return NULL;
 	}
-	if (!sb_g.armed || sb_guard_busy ||
+	if (!sb_g.armed || sb_guard_is_busy() ||
 	    (kwargs && py.PyDict_Size(kwargs) > 0))
 		return py.PyObject_Call(m->original, args, kwargs);
 	return m->call(m, args);
@@ -1689,10 +1727,10 @@ void sb_net_module_loaded(void)
 		return;
 	/* keep a pending exception of the caller's intact */
 	py.PyErr_Fetch(&t, &v, &tb);
-	sb_guard_busy++;
+	sb_guard_busy_enter();
 	if (install() < 0)
 		py.PyErr_Clear(); /* the events still judge every address */
-	sb_guard_busy--;
+	sb_guard_busy_leave();
 	py.PyErr_Restore(t, v, tb);
 }
 
