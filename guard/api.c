@@ -69,7 +69,8 @@ static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
  * attributes may not exist yet: ask again after the import. */
 static bool initializing(PyObject *mod)
 {
-	PyObject *spec = py.PyObject_GetAttrString(mod, "__spec__");
+	PyObject *d = py.PyModule_GetDict(mod);
+	PyObject *spec = d ? py.PyDict_GetItemString(d, "__spec__") : NULL;
 	PyObject *flag;
 	bool busy = false;
 
@@ -77,6 +78,7 @@ static bool initializing(PyObject *mod)
 		py.PyErr_Clear();
 		return false;
 	}
+	py.Py_IncRef(spec);
 	flag = py.PyObject_GetAttrString(spec, "_initializing");
 	py.Py_DecRef(spec);
 	if (!flag) {
@@ -86,6 +88,20 @@ static bool initializing(PyObject *mod)
 	busy = py.PyObject_IsTrue(flag) == 1;
 	py.Py_DecRef(flag);
 	return busy;
+}
+
+/* mod.attr from the module's dictionary (new reference, or NULL with
+ * no exception): no module __getattr__, no __getattribute__ of a module
+ * subclass runs. */
+static PyObject *module_attr(PyObject *mod, const char *attr)
+{
+	PyObject *d = py.PyModule_GetDict(mod);
+	PyObject *v = d ? py.PyDict_GetItemString(d, attr) : NULL;
+
+	py.PyErr_Clear();
+	if (v)
+		py.Py_IncRef(v);
+	return v;
 }
 
 /* Replace attr[.attr] of the module object mod by a denier of entry idx
@@ -105,10 +121,13 @@ static int deny_in(long idx, PyObject *mod, bool *absent)
 	py.Py_IncRef(parent);
 	strcpy(path, e->qualname + mlen + 1);
 	attr = path;
-	/* walk to the object that holds the last attribute */
+	/* walk to the object that holds the last attribute; the module's
+	 * own from its dictionary: a module the program put in sys.modules
+	 * may have a __getattr__, called here, busy, with the name */
 	while ((dot = strchr(attr, '.'))) {
 		*dot = '\0';
-		cur = py.PyObject_GetAttrString(parent, attr);
+		cur = parent == mod ? module_attr(mod, attr)
+				    : py.PyObject_GetAttrString(parent, attr);
 		py.Py_DecRef(parent);
 		if (!cur) {
 			py.PyErr_Clear();
@@ -118,7 +137,8 @@ static int deny_in(long idx, PyObject *mod, bool *absent)
 		parent = cur;
 		attr = dot + 1;
 	}
-	cur = py.PyObject_GetAttrString(parent, attr);
+	cur = parent == mod ? module_attr(mod, attr)
+			    : py.PyObject_GetAttrString(parent, attr);
 	if (!cur) {
 		py.PyErr_Clear();
 		py.Py_DecRef(parent);
@@ -198,6 +218,12 @@ static int install_denier(long idx)
 	parent = mods ? py.PyDict_GetItemString(mods, path) : NULL;
 	if (!parent)
 		return 0; /* not loaded yet: a later import will tell us */
+	if (!py.PyModule_GetDict(parent)) {
+		/* not a module (the program's object): the real one, when it
+		 * loads, gets the denier */
+		py.PyErr_Clear();
+		return 0;
+	}
 	if (initializing(parent)) {
 		sb_g.api.pending_init = true;
 		return 0;

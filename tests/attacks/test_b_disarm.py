@@ -283,3 +283,22 @@ def test_B21(case, judge):
     judge.python(out["fake"], "RuleSocketConnectionRefusedError",
                  "Guard network connection to '[127.0.0.1]:9' DENIED by "
                  "implicit default policy.")
+
+
+@attack("B22", "A module planted in sys.modules with a C __getattr__ the "
+        "guard calls busy")
+def test_B22(case, judge):
+    import os
+    out = case.run(ALL, {"planted": """
+        import sys, types
+        M = sys.modules
+        m = types.ModuleType('pty')
+        # called with each name the API guard looks up ('spawn', 'fork')
+        m.__getattr__ = M['posix'].mkdir
+        M['pty'] = m
+        import json                # the guard looks at sys.modules
+        raise LookupError('nothing to see inside')
+        """})
+    judge.structural(out["planted"], "LookupError", "the guard reads a "
+                     "module's own dictionary")
+    assert not any(os.path.exists(case.path(n)) for n in ("spawn", "fork"))
