@@ -284,10 +284,11 @@ void sb_api_module_loaded(void)
 		return;
 	sb_g.api.modules_seen = n;
 	sb_g.api.pending_init = false;
-	sb_guard_busy_enter();
+	/* not busy: it raises no event of its own, and a collection it
+	 * triggers may run a finalizer of the program's (a C callable
+	 * __del__) in this very frame */
 	if (install_deniers() < 0)
 		py.PyErr_Clear(); /* the events still judge the originals */
-	sb_guard_busy_leave();
 }
 
 int sb_api_arm(void)

@@ -1146,7 +1146,7 @@ static int make_helpers(void)
 	/* the builtins and _warnings.warn taken at arming: the current
 	 * frame's builtins are the program's (a function made with its own
 	 * __builtins__ had its __import__ run by the import here, busy) */
-	sb_guard_busy_enter();
+	sb_guard_own_compile_enter();
 	name = py.PyUnicode_FromString("posix");
 	if (name && sb_g.files.helper_builtins && sb_g.files.warn_fn &&
 	    py.PyDict_SetItemString(globals, "__name__", name) == 0 &&
@@ -1156,7 +1156,7 @@ static int make_helpers(void)
 				    sb_g.files.helper_builtins) == 0)
 		res = py.PyRun_String(helpers_src, PY_FILE_INPUT, globals,
 				      globals);
-	sb_guard_busy_leave();
+	sb_guard_own_compile_leave();
 	if (name)
 		py.Py_DecRef(name);
 	if (res) {

@@ -63,6 +63,31 @@ void sb_guard_busy_leave(void)
 	sb_guard_busy--;
 }
 
+/* The guard compiling code of its own (the eval guard's checked source,
+ * the scandir helpers): only the compile and exec events raised from the
+ * frame it was entered from pass, not the calls of a finalizer of the
+ * program's that a collection runs meanwhile in that frame. */
+static __thread int own_compile;
+static __thread PyObject *own_compile_frame;
+
+void sb_guard_own_compile_enter(void)
+{
+	own_compile_frame = py.PyEval_GetFrame();
+	own_compile++;
+}
+
+void sb_guard_own_compile_leave(void)
+{
+	own_compile--;
+}
+
+static bool own_compile_event(const char *event)
+{
+	return own_compile > 0 &&
+	       (strcmp(event, "compile") == 0 || strcmp(event, "exec") == 0) &&
+	       py.PyEval_GetFrame() == own_compile_frame;
+}
+
 bool sb_guard_is_busy(void)
 {
 	int d = sb_guard_busy;
@@ -333,7 +358,8 @@ static int hook(const char *event, PyObject *args, void *ud)
 			return arm(event);
 		return 0;
 	}
-	if (sb_guard_is_busy() || sb_g.provider_none)
+	if (sb_guard_is_busy() || sb_g.provider_none ||
+	    own_compile_event(event))
 		return 0;
 	/* -i: the REPL after the program compiles what is typed, frameless */
 	if (strcmp(event, "cpython.run_interactivehook") == 0)

@@ -185,6 +185,10 @@ extern __thread int sb_guard_busy;
 void sb_guard_busy_enter(void);
 void sb_guard_busy_leave(void);
 bool sb_guard_is_busy(void);
+/* Around the guard's own compile() or PyRun_String() while the program
+ * runs: only the compile and exec events of that frame pass. */
+void sb_guard_own_compile_enter(void);
+void sb_guard_own_compile_leave(void);
 
 /* ---- file helpers (files.c) ---- */
 

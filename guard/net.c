@@ -587,9 +587,8 @@ static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 		return -1;
 	py.Py_IncRef(sock);
 	py.PyTuple_SetItem(args, 0, sock);
-	sb_guard_busy_enter();
+	/* the C method, which raises no event: not busy */
 	res = py.PyObject_CallObject(sb_g.net.c_fileno, args);
-	sb_guard_busy_leave();
 	py.Py_DecRef(args);
 	if (!res)
 		return -1;
@@ -1727,10 +1726,8 @@ void sb_net_module_loaded(void)
 		return;
 	/* keep a pending exception of the caller's intact */
 	py.PyErr_Fetch(&t, &v, &tb);
-	sb_guard_busy_enter();
-	if (install() < 0)
+	if (install() < 0) /* no event of its own: not busy */
 		py.PyErr_Clear(); /* the events still judge every address */
-	sb_guard_busy_leave();
 	py.PyErr_Restore(t, v, tb);
 }
 
