@@ -52,7 +52,7 @@ static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
 	if (py.PyErr_Occurred())
 		return NULL;
 	e = &sb_api_registry[--idx];
-	if (sb_guard_busy || library_may_call(e->qualname))
+	if (sb_guard_is_busy() || library_may_call(e->qualname))
 		return py.PyObject_Call(sb_g.api.originals[idx], args, kw);
 	if (sb_g.learning) {
 		if (sb_learn_record("api", e->qualname, NULL) < 0) {
@@ -69,7 +69,8 @@ static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
  * attributes may not exist yet: ask again after the import. */
 static bool initializing(PyObject *mod)
 {
-	PyObject *spec = py.PyObject_GetAttrString(mod, "__spec__");
+	PyObject *d = py.PyModule_GetDict(mod);
+	PyObject *spec = d ? py.PyDict_GetItemString(d, "__spec__") : NULL;
 	PyObject *flag;
 	bool busy = false;
 
@@ -77,6 +78,7 @@ static bool initializing(PyObject *mod)
 		py.PyErr_Clear();
 		return false;
 	}
+	py.Py_IncRef(spec);
 	flag = py.PyObject_GetAttrString(spec, "_initializing");
 	py.Py_DecRef(spec);
 	if (!flag) {
@@ -88,51 +90,67 @@ static bool initializing(PyObject *mod)
 	return busy;
 }
 
-/* Replace module.attr[.attr] by a denier. 0, or -1 on error. */
-static int install_denier(long idx)
+/* mod.attr from the module's dictionary (new reference, or NULL with
+ * no exception): no module __getattr__, no __getattribute__ of a module
+ * subclass runs. */
+static PyObject *module_attr(PyObject *mod, const char *attr)
+{
+	PyObject *d = py.PyModule_GetDict(mod);
+	PyObject *v = d ? py.PyDict_GetItemString(d, attr) : NULL;
+
+	py.PyErr_Clear();
+	if (v)
+		py.Py_IncRef(v);
+	return v;
+}
+
+/* Replace attr[.attr] of the module object mod by a denier of entry idx
+ * (its qualname less the module). 0 (also when the attribute is absent:
+ * *absent is then set), or -1 on error. */
+static int deny_in(long idx, PyObject *mod, bool *absent)
 {
 	const struct sb_api_entry *e = &sb_api_registry[idx];
-	PyObject *mods = py.PyImport_GetModuleDict();
-	PyObject *parent, *cur, *capsule, *fn;
+	PyObject *parent = mod, *cur, *capsule, *fn;
 	char path[256], *dot, *attr;
 	size_t mlen = strcspn(e->qualname, ".");
 	int r;
 
-	if (mlen >= sizeof(path) || strlen(e->qualname) >= sizeof(path))
+	*absent = false;
+	if (strlen(e->qualname) >= sizeof(path))
 		return 0;
-	memcpy(path, e->qualname, mlen);
-	path[mlen] = '\0';
-	parent = mods ? py.PyDict_GetItemString(mods, path) : NULL;
-	if (!parent)
-		return 0; /* not loaded yet: a later import will tell us */
-	if (initializing(parent)) {
-		sb_g.api.pending_init = true;
-		return 0;
-	}
 	py.Py_IncRef(parent);
 	strcpy(path, e->qualname + mlen + 1);
 	attr = path;
-	/* walk to the object that holds the last attribute */
+	/* walk to the object that holds the last attribute; the module's
+	 * own from its dictionary: a module the program put in sys.modules
+	 * may have a __getattr__, called here, busy, with the name */
 	while ((dot = strchr(attr, '.'))) {
 		*dot = '\0';
-		cur = py.PyObject_GetAttrString(parent, attr);
+		cur = parent == mod ? module_attr(mod, attr)
+				    : py.PyObject_GetAttrString(parent, attr);
 		py.Py_DecRef(parent);
 		if (!cur) {
 			py.PyErr_Clear();
-			sb_g.api.done[idx] = 1; /* absent on this version */
+			*absent = true; /* absent on this version */
 			return 0;
 		}
 		parent = cur;
 		attr = dot + 1;
 	}
-	cur = py.PyObject_GetAttrString(parent, attr);
+	cur = parent == mod ? module_attr(mod, attr)
+			    : py.PyObject_GetAttrString(parent, attr);
 	if (!cur) {
 		py.PyErr_Clear();
 		py.Py_DecRef(parent);
-		sb_g.api.done[idx] = 1;
+		*absent = true;
 		return 0;
 	}
-	sb_g.api.originals[idx] = cur; /* kept for the library exemption */
+	/* kept for the library exemption and learning; a second copy of a
+	 * module (_imp.create_*) is the same C function */
+	if (sb_g.api.originals[idx])
+		py.Py_DecRef(cur);
+	else
+		sb_g.api.originals[idx] = cur;
 	sb_g.api.defs[idx].ml_name = e->qualname;
 	sb_g.api.defs[idx].ml_meth = (void *)denier_call;
 	sb_g.api.defs[idx].ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
@@ -162,7 +180,8 @@ static int install_denier(long idx)
 	} else {
 		r = py.PyObject_SetAttrString(parent, attr, fn);
 	}
-	if (r == 0 && sb_guard_replace_in_os_sets(cur, fn) < 0)
+	if (r == 0 && sb_guard_replace_in_os_sets(sb_g.api.originals[idx],
+						   fn) < 0)
 		py.PyErr_Clear();
 	py.Py_DecRef(fn);
 	py.Py_DecRef(parent);
@@ -170,6 +189,47 @@ static int install_denier(long idx)
 		/* an immutable type (a C class's method): events judge it */
 		py.PyErr_Clear();
 	}
+	return 0;
+}
+
+/* Is entry idx one the deniers replace (denied, neither a class, judged by
+ * its arguments nor dynamic code, which has its own wrappers)? */
+static bool replaced(long idx)
+{
+	return !allowed(idx) &&
+	       !(sb_api_registry[idx].tags & (SB_API_CLASS | SB_API_BY_ARGS)) &&
+	       sb_api_registry[idx].category != SB_API_DYNAMIC_CODE;
+}
+
+/* Replace module.attr[.attr] by a denier. 0, or -1 on error. */
+static int install_denier(long idx)
+{
+	const struct sb_api_entry *e = &sb_api_registry[idx];
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *parent;
+	char path[256];
+	size_t mlen = strcspn(e->qualname, ".");
+	bool absent;
+
+	if (mlen >= sizeof(path) || strlen(e->qualname) >= sizeof(path))
+		return 0;
+	memcpy(path, e->qualname, mlen);
+	path[mlen] = '\0';
+	parent = mods ? py.PyDict_GetItemString(mods, path) : NULL;
+	if (!parent)
+		return 0; /* not loaded yet: a later import will tell us */
+	if (!py.PyModule_GetDict(parent)) {
+		/* not a module (the program's object): the real one, when it
+		 * loads, gets the denier */
+		py.PyErr_Clear();
+		return 0;
+	}
+	if (initializing(parent)) {
+		sb_g.api.pending_init = true;
+		return 0;
+	}
+	if (deny_in(idx, parent, &absent) < 0)
+		return -1;
 	sb_g.api.done[idx] = 1;
 	return 0;
 }
@@ -181,6 +241,27 @@ PyObject *sb_api_original(const char *qualname)
 	return i >= 0 && sb_g.api.originals ? sb_g.api.originals[i] : NULL;
 }
 
+/* A module object made outside sys.modules (_imp.create_builtin,
+ * create_dynamic and their exec_*: a fresh copy of _posixsubprocess held
+ * the original fork_exec) gets the deniers of the module it is, 'as'
+ * (its name, or the PyInit_ name of its file). 0, or -1 on error. */
+int sb_api_adopt_module(PyObject *mod, const char *as)
+{
+	size_t i, n = strlen(as);
+	bool absent;
+
+	for (i = 0; i < sb_api_registry_len; i++) {
+		const char *q = sb_api_registry[i].qualname;
+
+		if (strncmp(q, as, n) != 0 || q[n] != '.' ||
+		    !replaced((long)i))
+			continue;
+		if (deny_in((long)i, mod, &absent) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int install_deniers(void)
 {
 	size_t i;
@@ -190,10 +271,7 @@ static int install_deniers(void)
 			continue;
 		/* classes keep their identity; eval/exec/compile have their
 		 * own wrappers (dyn_call) */
-		if (allowed((long)i) ||
-		    (sb_api_registry[i].tags & (SB_API_CLASS |
-						SB_API_BY_ARGS)) ||
-		    sb_api_registry[i].category == SB_API_DYNAMIC_CODE) {
+		if (!replaced((long)i)) {
 			sb_g.api.done[i] = 1;
 			continue;
 		}
@@ -213,10 +291,11 @@ void sb_api_module_loaded(void)
 		return;
 	sb_g.api.modules_seen = n;
 	sb_g.api.pending_init = false;
-	sb_guard_busy++;
+	/* not busy: it raises no event of its own, and a collection it
+	 * triggers may run a finalizer of the program's (a C callable
+	 * __del__) in this very frame */
 	if (install_deniers() < 0)
 		py.PyErr_Clear(); /* the events still judge the originals */
-	sb_guard_busy--;
 }
 
 int sb_api_arm(void)

@@ -67,7 +67,28 @@ int sb_arg_path(PyObject *arg, char buf[PATH_MAX])
 			return copy_path(s, n, buf);
 		py.PyErr_Clear(); /* surrogates: encode as the OS sees it */
 	}
-	fs = py.PyOS_FSPath(arg);
+	if (py.PyObject_IsInstance(arg, py.PyBytes_Type) != 1 &&
+	    py.PyObject_CheckBuffer(arg)) {
+		/* 3.9 and 3.10 take any bytes-like object as a path (os.mkdir,
+		 * os.open, ...: their path_t copies the buffer and never calls
+		 * __fspath__); 3.11 and later call __fspath__ or refuse it.
+		 * One that has both is read one way or the other by the
+		 * version: refused. */
+		PyObject *type = py.PyObject_Type(arg);
+		int both = type && py.PyObject_HasAttrString(type,
+							     "__fspath__");
+
+		if (type)
+			py.Py_DecRef(type);
+		py.PyErr_Clear();
+		if (both)
+			return sb_guard_raise(SB_EXC_PERMISSION,
+					      "A path given as a bytes-like object with __fspath__ is refused: the interpreter reads it as either; pass bytes or os.fspath() of it.",
+					      NULL);
+		fs = py.PyBytes_FromObject(arg);
+	} else {
+		fs = py.PyOS_FSPath(arg);
+	}
 	if (!fs) {
 		py.PyErr_Clear(); /* not a path: the original raises */
 		return 0;

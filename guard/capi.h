@@ -102,6 +102,7 @@ struct py_method_def {
 	X(PyObject *, PyEval_GetBuiltins, (void))                              \
 	X(PyObject *, PyObject_Repr, (PyObject *))                             \
 	X(PyObject *, PyBytes_FromObject, (PyObject *))                        \
+	X(int, PyObject_CheckBuffer, (PyObject *))                             \
 	X(PyObject *, PyInstanceMethod_New, (PyObject *))                      \
 	X(int, PySet_Contains, (PyObject *, PyObject *))                       \
 	X(int, PySet_Discard, (PyObject *, PyObject *))                        \
@@ -119,6 +120,7 @@ struct py_method_def {
 	X(PyTuple_Type)                                                        \
 	X(PyList_Type)                                                         \
 	X(PyByteArray_Type)                                                    \
+	X(PyMemoryView_Type)                                                   \
 	X(_Py_NoneStruct)                                                       \
 	X(PyType_Type)
 

@@ -113,9 +113,9 @@ static int wrap_class(PyObject *mod, const char *module, const char *cname,
 		w->module = module;
 		w->attr = specs[i].name;
 		w->call = specs[i].call;
-		sb_guard_busy++;
+		sb_guard_busy_enter();
 		r = sb_wrap_install_on_class(w, cls, specs[i].name);
-		sb_guard_busy--;
+		sb_guard_busy_leave();
 		if (r < 0) {
 			/* not counted as wrapped: a second import tries again */
 			n_classes--;
@@ -180,7 +180,7 @@ static int temp_directory(PyObject *args)
 	py.PyErr_Clear();
 	if (!name || (strcasecmp(name, "temp_store_directory") != 0 &&
 		      strcasecmp(name, "data_store_directory") != 0) ||
-	    !sb_g.armed || sb_guard_busy)
+	    !sb_g.armed || sb_guard_is_busy())
 		return 0;
 	o = py.PyTuple_Size(args) > 2 ? py.PyTuple_GetItem(args, 2) : NULL;
 	if (!o || o == py._Py_NoneStruct) /* a query */
@@ -231,7 +231,7 @@ static PyObject *authorize(PyObject *self, PyObject *args)
 		if (r < 0)
 			r = 0; /* cannot be read: as good as unnamed */
 		py.PyErr_Clear();
-		if (!sb_g.armed || sb_guard_busy)
+		if (!sb_g.armed || sb_guard_is_busy())
 			r = 2; /* the guard's own statements, or not armed */
 		if ((r == 0 && refuse_unnamed() < 0) ||
 		    (r == 1 && sb_files_check_sqlite(name) < 0)) {
@@ -846,9 +846,9 @@ int sb_clibs_module_ready(PyObject *mod)
 			       SB_ARRAY_LEN(context_meths));
 		if (r == 0 &&
 		    py.PyObject_HasAttrString(mod, decode_cert_wrap.attr)) {
-			sb_guard_busy++;
+			sb_guard_busy_enter();
 			r = sb_wrap_install_in(&decode_cert_wrap, mod);
-			sb_guard_busy--;
+			sb_guard_busy_leave();
 		}
 	}
 	if (name_obj)

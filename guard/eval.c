@@ -134,9 +134,9 @@ static PyObject *compile_raw(PyObject *src, PyObject *filename,
 	py.PyTuple_SetItem(args, 2, py.PyUnicode_FromString(mode));
 	py.PyTuple_SetItem(args, 3, py.PyLong_FromLong(flags));
 	py.PyTuple_SetItem(args, 4, py.PyLong_FromLong(1));
-	sb_guard_busy++;
+	sb_guard_own_compile_enter();
 	res = py.PyObject_Call(sb_g.eval.raw_compile, args, NULL);
-	sb_guard_busy--;
+	sb_guard_own_compile_leave();
 	py.Py_DecRef(args);
 	return res;
 }

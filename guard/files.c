@@ -436,6 +436,46 @@ static bool flags_write(long flags)
 	       (flags & O_TMPFILE) == O_TMPFILE;
 }
 
+/* A path-like object of an event raised after the call read it
+ * (io.FileIO's "open") or before it reads it (sqlite3.connect on 3.11 and
+ * later): its __fspath__ ran, or will run, once for the call and once for
+ * the judgment, and may answer two paths (FileIO read a file outside the
+ * rules). Only os.DirEntry's, which is C and answers its one path, is
+ * read here; any other is refused (builtins.open, os.open and the
+ * wrappers make it a str first: they never get here with one). */
+static int refuse_unpinned(PyObject *o, const char *call)
+{
+	PyObject *type;
+	int plain, r;
+
+	if (!o || o == py._Py_NoneStruct)
+		return 0;
+	plain = py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 ||
+		py.PyObject_IsInstance(o, py.PyBytes_Type) == 1 ||
+		py.PyObject_IsInstance(o, py.PyLong_Type) == 1 ||
+		py.PyObject_CheckBuffer(o);
+	py.PyErr_Clear();
+	if (plain)
+		return 0;
+	type = py.PyObject_Type(o);
+	if (!type)
+		return -1;
+	r = type != sb_g.files.direntry_type &&
+	    py.PyObject_HasAttrString(type, "__fspath__");
+	py.Py_DecRef(type);
+	py.PyErr_Clear();
+	if (!r)
+		return 0; /* not a path: the call raises its own error */
+	{
+		char msg[256];
+
+		snprintf(msg, sizeof(msg),
+			 "A path-like object given to %s is refused: the guard cannot tell which path the call used (its __fspath__ runs again); pass os.fspath() of it.",
+			 call);
+		return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+	}
+}
+
 /* "open" (path, mode, flags): builtins.open, io.FileIO, os.open. */
 static int on_open(PyObject *args)
 {
@@ -451,6 +491,8 @@ static int on_open(PyObject *args)
 		open_judged = NULL;
 		return 0;
 	}
+	if (refuse_unpinned(path, "io.FileIO") < 0)
+		return -1;
 	r = sb_arg_path(path, buf);
 	if (r <= 0)
 		return r;
@@ -661,8 +703,11 @@ int sb_files_check_sqlite(const char *db)
 static int judge_sqlite(PyObject *args)
 {
 	char db[PATH_MAX];
-	int r = sb_arg_path(tuple_at(args, 0), db);
+	int r = refuse_unpinned(tuple_at(args, 0), "sqlite3.connect");
 
+	if (r < 0)
+		return -1;
+	r = sb_arg_path(tuple_at(args, 0), db);
 	return r <= 0 ? r : sb_files_check_sqlite(db);
 }
 
@@ -818,6 +863,19 @@ static PyObject *lstat_call(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
 	if (kw_dir_fd(kwargs, &fd) < 0 ||
 	    judge_arg(arg_at(args, kwargs, 0, "path"), fd,
 		      RD | NF | J_ANCESTOR, NULL, NULL) < 0)
+		return NULL;
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+/* os.statvfs(path) and os.pathconf(path, name): no audit event, yet
+ * what they answer for a path (or their FileNotFoundError) tells what
+ * exists outside the rules; judged as stat() is. A descriptor passes
+ * (entry 10). */
+static PyObject *path_query_call(struct sb_wrap *w, PyObject *args,
+				 PyObject *kwargs)
+{
+	if (judge_arg(arg_at(args, kwargs, 0, "path"), -1, RD | J_ANCESTOR,
+		      NULL, NULL) < 0)
 		return NULL;
 	return sb_wrap_call_original(w, args, kwargs);
 }
@@ -1107,7 +1165,6 @@ static PyObject *listdir_call(struct sb_wrap *w, PyObject *args,
  * from a list). Compiled at the first os.scandir() call, not at start-up:
  * most programs never list a directory, and compiling has a cost. */
 static const char helpers_src[] =
-	"import _warnings\n"
 	"class ScandirIterator:\n"
 	"    __slots__ = ('_it', '_open')\n"
 	"    def __init__(self, entries):\n"
@@ -1125,7 +1182,7 @@ static const char helpers_src[] =
 	"        self._it = iter(())\n"
 	"        self._open = False\n"
 	/* CPython's ScandirIterator warns when dropped open */
-	"    def __del__(self, _warn=_warnings.warn):\n"
+	"    def __del__(self, _warn=_warnings_warn):\n"
 	"        if self._open:\n"
 	"            self._open = False\n"
 	"            _warn(f'unclosed scandir iterator {self!r}',\n"
@@ -1156,14 +1213,20 @@ static int make_helpers(void)
 
 	if (!globals)
 		return -1;
-	sb_guard_busy++;
+	/* the builtins and _warnings.warn taken at arming: the current
+	 * frame's builtins are the program's (a function made with its own
+	 * __builtins__ had its __import__ run by the import here, busy) */
+	sb_guard_own_compile_enter();
 	name = py.PyUnicode_FromString("posix");
-	if (name && py.PyDict_SetItemString(globals, "__name__", name) == 0 &&
+	if (name && sb_g.files.helper_builtins && sb_g.files.warn_fn &&
+	    py.PyDict_SetItemString(globals, "__name__", name) == 0 &&
+	    py.PyDict_SetItemString(globals, "_warnings_warn",
+				    sb_g.files.warn_fn) == 0 &&
 	    py.PyDict_SetItemString(globals, "__builtins__",
-				    py.PyEval_GetBuiltins()) == 0)
+				    sb_g.files.helper_builtins) == 0)
 		res = py.PyRun_String(helpers_src, PY_FILE_INPUT, globals,
 				      globals);
-	sb_guard_busy--;
+	sb_guard_own_compile_leave();
 	if (name)
 		py.Py_DecRef(name);
 	if (res) {
@@ -1213,6 +1276,10 @@ static struct sb_wrap wraps[] = {
 	  .call = lstat_call },
 	{ .module = "posix", .attr = "access", .also = "os",
 	  .call = access_call },
+	{ .module = "posix", .attr = "statvfs", .also = "os",
+	  .call = path_query_call },
+	{ .module = "posix", .attr = "pathconf", .also = "os",
+	  .call = path_query_call },
 	{ .module = "posix", .attr = "readlink", .also = "os",
 	  .call = readlink_call },
 	{ .module = "posix", .attr = "chroot", .also = "os",
@@ -1300,6 +1367,46 @@ static int adopt(struct sb_wrap *w)
 
 /* False, for os.access(): bool() returns it. */
 /* The two bools, and whether a bool used as a descriptor warns (3.13+). */
+/* posix.DirEntry, taken before the program runs (the program may replace
+ * the module's attribute, never the type of what os.scandir yields). */
+static void find_direntry(void)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *posix = mods ? py.PyDict_GetItemString(mods, "posix") : NULL;
+
+	sb_g.files.direntry_type =
+		posix ? py.PyObject_GetAttrString(posix, "DirEntry") : NULL;
+	py.PyErr_Clear();
+}
+
+/* What the scandir helpers need of builtins, taken before the program
+ * runs into a dictionary of their own (see make_helpers). */
+static void find_helper_builtins(void)
+{
+	static const char *const names[] = {
+		"__build_class__", "iter", "next", "list", "StopIteration",
+		"ResourceWarning",
+	};
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *b = mods ? py.PyDict_GetItemString(mods, "builtins") : NULL;
+	PyObject *w = mods ? py.PyDict_GetItemString(mods, "_warnings") : NULL;
+	PyObject *d = b ? py.PyModule_GetDict(b) : NULL;
+	PyObject *own = d ? py.PyDict_New() : NULL;
+	size_t i;
+
+	for (i = 0; own && i < SB_ARRAY_LEN(names); i++) {
+		PyObject *v = py.PyDict_GetItemString(d, names[i]);
+
+		if (!v || py.PyDict_SetItemString(own, names[i], v) < 0) {
+			py.Py_DecRef(own);
+			own = NULL;
+		}
+	}
+	sb_g.files.helper_builtins = own;
+	sb_g.files.warn_fn = w ? py.PyObject_GetAttrString(w, "warn") : NULL;
+	py.PyErr_Clear();
+}
+
 static int make_bools(void)
 {
 	PyObject *hex = py.PySys_GetObject("hexversion");
@@ -1310,6 +1417,8 @@ static int make_bools(void)
 	sb_g.files.bool_fd_warns = v >= 0x030d0000;
 	sb_g.files.py_false = py.PyBool_FromLong(0);
 	sb_g.files.py_true = py.PyBool_FromLong(1);
+	find_direntry();
+	find_helper_builtins();
 	return sb_g.files.py_false && sb_g.files.py_true ? 0 : -1;
 }
 

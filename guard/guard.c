@@ -43,6 +43,62 @@ struct sb_guard sb_g = {
 };
 __thread int sb_guard_busy;
 
+/* The frame each busy level was entered from: only the events raised
+ * while that frame is the current one are the guard's own (C code it
+ * called directly). Python code the guard calls runs in frames of its
+ * own, and any of it may be the program's: a method it planted on a
+ * class the guard calls, a builtin it swapped, a mapping's get(). */
+#define BUSY_DEPTH 32
+static __thread PyObject *busy_frames[BUSY_DEPTH];
+
+void sb_guard_busy_enter(void)
+{
+	if (sb_guard_busy >= 0 && sb_guard_busy < BUSY_DEPTH)
+		busy_frames[sb_guard_busy] = py.PyEval_GetFrame();
+	sb_guard_busy++;
+}
+
+void sb_guard_busy_leave(void)
+{
+	sb_guard_busy--;
+}
+
+/* The guard compiling code of its own (the eval guard's checked source,
+ * the scandir helpers): only the compile and exec events raised from the
+ * frame it was entered from pass, not the calls of a finalizer of the
+ * program's that a collection runs meanwhile in that frame. */
+static __thread int own_compile;
+static __thread PyObject *own_compile_frame;
+
+void sb_guard_own_compile_enter(void)
+{
+	own_compile_frame = py.PyEval_GetFrame();
+	own_compile++;
+}
+
+void sb_guard_own_compile_leave(void)
+{
+	own_compile--;
+}
+
+static bool own_compile_event(const char *event)
+{
+	return own_compile > 0 &&
+	       (strcmp(event, "compile") == 0 || strcmp(event, "exec") == 0) &&
+	       py.PyEval_GetFrame() == own_compile_frame;
+}
+
+bool sb_guard_is_busy(void)
+{
+	int d = sb_guard_busy;
+
+	if (d <= 0)
+		return false;
+	if (!sb_g.armed || d > BUSY_DEPTH)
+		return true; /* arming: the program has not run yet */
+	return py.PyEval_GetFrame() == busy_frames[d - 1];
+}
+
 __attribute__((noreturn, format(printf, 1, 2))) static void
 die(const char *fmt, ...)
 {
@@ -217,14 +273,21 @@ static int arm(const char *event)
 
 	if (sb_g.policy->provider == SB_PROVIDER_NONE)
 		return arm_none();
-	sb_guard_busy++;
+	sb_guard_busy_enter();
 	find_stdlib();
 	for (i = 0; i < SB_ARRAY_LEN(arm_steps); i++)
 		if (arm_steps[i].arm() < 0) {
-			sb_guard_busy--;
+			sb_guard_busy_leave();
 			return arm_failed(arm_steps[i].step);
 		}
-	sb_guard_busy--;
+	/* the exception classes, now: loaded at the first refusal, the
+	 * loader ran busy with the program's builtins and sys.modules (its
+	 * own __import__ ran with every check off) */
+	if (sb_guard_load_package() < 0) {
+		sb_guard_busy_leave();
+		return arm_failed("cannot load the pysandboxes package");
+	}
+	sb_guard_busy_leave();
 	sb_g.armed = true;
 	sb_g.starting = true;
 	sb_g.stdin_program = strcmp(event, "cpython.run_stdin") == 0;
@@ -295,7 +358,8 @@ static int hook(const char *event, PyObject *args, void *ud)
 			return arm(event);
 		return 0;
 	}
-	if (sb_guard_busy || sb_g.provider_none)
+	if (sb_guard_is_busy() || sb_g.provider_none ||
+	    own_compile_event(event))
 		return 0;
 	/* -i: the REPL after the program compiles what is typed, frameless */
 	if (strcmp(event, "cpython.run_interactivehook") == 0)

@@ -93,6 +93,9 @@ struct sb_guard {
 		PyObject *scandir_class; /* iterator over a filtered list */
 		PyObject *collect_fn;    /* list(it), then it.close() */
 		PyObject *py_false, *py_true;
+		PyObject *direntry_type; /* posix.DirEntry, found at arming */
+		PyObject *helper_builtins; /* for scandir_class, at arming */
+		PyObject *warn_fn;	   /* _warnings.warn, at arming */
 		bool bool_fd_warns; /* 3.13+: a bool dir_fd= warns */
 		struct sb_dir_cache dirs; /* canonical directories */
 		PyObject *lstat; /* the original os.lstat (os.stat's fast way) */
@@ -176,9 +179,19 @@ struct sb_guard {
 
 extern struct sb_guard sb_g;
 
-/* Non-zero while the guard runs Python code of its own (loading its
- * exception classes, installing wrappers): events of that thread pass. */
+/* Non-zero while the guard runs code of its own (loading its exception
+ * classes at arming, installing wrappers): events of that thread pass,
+ * but only those raised from the frame the guard was entered from
+ * (sb_guard_is_busy): code in a frame the guard's call made runs judged.
+ * Entered and left with sb_guard_busy_enter() and _leave(). */
 extern __thread int sb_guard_busy;
+void sb_guard_busy_enter(void);
+void sb_guard_busy_leave(void);
+bool sb_guard_is_busy(void);
+/* Around the guard's own compile() or PyRun_String() while the program
+ * runs: only the compile and exec events of that frame pass. */
+void sb_guard_own_compile_enter(void);
+void sb_guard_own_compile_leave(void);
 
 /* ---- file helpers (files.c) ---- */
 
@@ -239,6 +252,9 @@ int sb_imports_arm(void);
 int sb_api_arm(void);
 /* A module has just been imported: install the wrappers that target it. */
 void sb_api_module_loaded(void);
+/* The deniers of module 'as' on a module object sys.modules does not hold
+ * (an _imp.create_* copy). 0, or -1 with an exception. */
+int sb_api_adopt_module(PyObject *mod, const char *as);
 /* The same for the network guard (_socket and socket): cheap once done. */
 void sb_net_module_loaded(void);
 /* Does a rule allow any entry of this registry category (api.c)? A grant

@@ -117,9 +117,10 @@ int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn);
 /* Call the original with the same arguments (new reference or NULL). */
 PyObject *sb_wrap_call_original(struct sb_wrap *w, PyObject *args,
 				PyObject *kwargs);
-/* fn(*args), called by the guard itself (sb_guard_busy: the events of
- * that call pass): a new reference, or NULL with an exception set. The
- * tuple is taken over; a NULL one (its allocation failed) gives NULL. */
+/* fn(*args), called by the guard itself, judged as the program's code
+ * (fn is Python the program can reach): a new reference, or NULL with an
+ * exception set. The tuple is taken over; a NULL one (its allocation
+ * failed) gives NULL. */
 PyObject *sb_guard_call(PyObject *fn, PyObject *args);
 /* The same with one argument: fn(arg). */
 PyObject *sb_guard_call1(PyObject *fn, PyObject *arg);

@@ -919,6 +919,57 @@ static PyObject *judged_spec(const char *name, const char *canon,
 	return spec;
 }
 
+/* The modules _imp.create_* made, by their definition (static in the
+ * interpreter or the extension, whatever name or attributes the program
+ * gives the module object later): the names whose deniers they get, again
+ * after _imp.exec_* ran their exec slots. */
+#define ADOPTED_MAX 128
+static struct {
+	void *def;
+	char name[128];
+} adopted[ADOPTED_MAX];
+static size_t n_adopted;
+
+static void remember_adopted(void *def, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n_adopted; i++)
+		if (adopted[i].def == def && strcmp(adopted[i].name, name) == 0)
+			return;
+	if (n_adopted == ADOPTED_MAX || strlen(name) >= sizeof(adopted[0].name))
+		return;
+	adopted[n_adopted].def = def;
+	strcpy(adopted[n_adopted].name, name);
+	n_adopted++;
+}
+
+/* A module object _imp made: the wrappers and the API's deniers, of the
+ * module it is ('name'), and of what its file defines ('m', NULL for a
+ * builtin). 0, or -1 with an exception: it is then not handed out. */
+static int adopt_made(PyObject *mod, const char *name,
+		      const struct sb_extmod *m)
+{
+	void *def = py.PyModule_GetDef(mod);
+	size_t i;
+
+	if (!def)
+		py.PyErr_Clear();
+	if (sb_wrap_adopt_module(mod) < 0 ||
+	    sb_clibs_module_ready(mod) < 0 ||
+	    sb_api_adopt_module(mod, name) < 0)
+		return -1;
+	if (def)
+		remember_adopted(def, name);
+	for (i = 0; m && i < m->n_inits; i++) {
+		if (sb_api_adopt_module(mod, m->inits[i]) < 0)
+			return -1;
+		if (def)
+			remember_adopted(def, m->inits[i]);
+	}
+	return 0;
+}
+
 /* An attribute of the program's spec, None when it has none. */
 static PyObject *spec_attr(PyObject *spec, const char *attr)
 {
@@ -994,8 +1045,7 @@ static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 		goto out;
 	res = sb_wrap_call_original(w, nargs, NULL);
 	if (res && (check_loaded(res, name, m) < 0 ||
-		    sb_wrap_adopt_module(res) < 0 ||
-		    sb_clibs_module_ready(res) < 0)) {
+		    adopt_made(res, name, m) < 0)) {
 		py.Py_DecRef(res);
 		res = NULL;
 	}
@@ -1045,6 +1095,24 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 		py.Py_DecRef(name);
 		return NULL;
 	}
+	/* a builtin module not loaded yet is an import of it, as an
+	 * extension's create_dynamic is (judge_extension): the program
+	 * reached _posixsubprocess, gc or _socket with no rule (builtins on
+	 * Debian's python3) */
+	if (!(mods && py.PyDict_GetItemString(mods, buf)) &&
+	    !(((runtime_expect && strcmp(buf, runtime_expect) == 0) ||
+	       runtime_import()) &&
+	      runtime_may_load(buf))) {
+		char pending[256];
+
+		learn_pending[0] = '\0';
+		if (judge(buf) < 0) {
+			py.Py_DecRef(name);
+			return NULL;
+		}
+		take_pending(pending);
+		learn_success(pending, py._Py_NoneStruct);
+	}
 	/* the original gets the name judged, not the program's spec, which
 	 * it would read again (a property answering 'posix' the second time
 	 * rebuilt posix past the reload check) */
@@ -1064,9 +1132,9 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 		py.Py_DecRef(nargs);
 	}
 	/* a copy made past the reload check (one not in sys.modules any
-	 * more, or with importlib.reload allowed) gets the wrappers too */
-	if (res && (sb_wrap_adopt_module(res) < 0 ||
-		    sb_clibs_module_ready(res) < 0)) {
+	 * more, or with importlib.reload allowed) gets the wrappers and the
+	 * deniers too */
+	if (res && adopt_made(res, buf, NULL) < 0) {
 		py.Py_DecRef(res);
 		res = NULL;
 	}
@@ -1091,11 +1159,22 @@ static PyObject *exec_module_call(struct sb_wrap *w, PyObject *args,
 				? py.PyTuple_GetItem(args, 0)
 				: NULL;
 
+	void *def = res && mod ? py.PyModule_GetDef(mod) : NULL;
+	size_t i;
+
+	if (res && mod && !def)
+		py.PyErr_Clear();
 	if (res && mod &&
 	    (sb_wrap_adopt_module(mod) < 0 || sb_clibs_module_ready(mod) < 0)) {
 		py.Py_DecRef(res);
 		return NULL;
 	}
+	for (i = 0; def && i < n_adopted; i++)
+		if (adopted[i].def == def &&
+		    sb_api_adopt_module(mod, adopted[i].name) < 0) {
+			py.Py_DecRef(res);
+			return NULL;
+		}
 	return res;
 }
 

@@ -74,6 +74,17 @@ static bool names_can_be_allowed(void)
 /* The text of a host argument (str, bytes or bytearray, as CPython's idna
  * converter takes). 1 with buf set; 0 when it is not text; 2 for text we
  * cannot read here (undecodable, NUL, too long): a name no pin can match. */
+/* Is the type of o exactly t (no subclass)? */
+static bool exact(PyObject *o, PyObject *t)
+{
+	PyObject *type = py.PyObject_Type(o);
+
+	if (type)
+		py.Py_DecRef(type);
+	py.PyErr_Clear();
+	return type == t;
+}
+
 static int host_text(PyObject *o, char buf[HOST_MAX])
 {
 	PyObject *b = NULL;
@@ -87,7 +98,9 @@ static int host_text(PyObject *o, char buf[HOST_MAX])
 	} else if (py.PyObject_IsInstance(o, py.PyBytes_Type) == 1) {
 		if (py.PyBytes_AsStringAndSize(o, &bs, &n) == 0)
 			s = bs;
-	} else if (py.PyObject_IsInstance(o, py.PyByteArray_Type) == 1) {
+	} else if (exact(o, py.PyByteArray_Type)) {
+		/* a subclass: CPython reads its bytes, PyBytes_FromObject its
+		 * __buffer__ (3.12+), which may answer another host */
 		b = py.PyBytes_FromObject(o);
 		if (b && py.PyBytes_AsStringAndSize(b, &bs, &n) == 0)
 			s = bs;
@@ -499,22 +512,60 @@ static int refuse_resolution(const char *host)
 
 /* ---- the socket behind an object ---- */
 
+/* Is fn a method written in C (a method descriptor, like str.join's
+ * type) that the class cls defines itself? A Python class has none: its
+ * methods are functions, and a C method taken from another class belongs
+ * to that one. */
+static bool c_method_of(PyObject *fn, PyObject *cls)
+{
+	PyObject *join = py.PyObject_GetAttrString(py.PyUnicode_Type, "join");
+	PyObject *mtype = join ? py.PyObject_Type(join) : NULL;
+	PyObject *ftype = py.PyObject_Type(fn);
+	PyObject *owner = ftype && ftype == mtype
+				  ? py.PyObject_GetAttrString(fn, "__objclass__")
+				  : NULL;
+	bool ok = owner && owner == cls;
+
+	if (join)
+		py.Py_DecRef(join);
+	if (mtype)
+		py.Py_DecRef(mtype);
+	if (ftype)
+		py.Py_DecRef(ftype);
+	if (owner)
+		py.Py_DecRef(owner);
+	py.PyErr_Clear();
+	return ok;
+}
+
 static int capture_socket_class(void)
 {
 	PyObject *mods = py.PyImport_GetModuleDict();
 	PyObject *mod = mods ? py.PyDict_GetItemString(mods, "_socket") : NULL;
-	PyObject *cls;
+	PyObject *cls, *fileno;
 
 	if (sb_g.net.c_fileno || !mod)
 		return 0;
 	cls = py.PyObject_GetAttrString(mod, "socket");
 	if (!cls)
 		return -1;
-	sb_g.net.c_fileno = py.PyObject_GetAttrString(cls, "fileno");
-	if (!sb_g.net.c_fileno) {
+	fileno = py.PyObject_GetAttrString(cls, "fileno");
+	if (!fileno) {
 		py.Py_DecRef(cls);
 		return -1;
 	}
+	/* the C class's own method: a module the program put in
+	 * sys.modules as _socket gave a fileno() that answered -1 (a closed
+	 * socket, let through) for every socket */
+	if (!c_method_of(fileno, cls)) {
+		py.Py_DecRef(fileno);
+		py.Py_DecRef(cls);
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "python-sb: _socket.socket is not the "
+				   "interpreter's");
+		return -1;
+	}
+	sb_g.net.c_fileno = fileno;
 	sb_g.net.c_socket_class = cls; /* kept for the life of the process */
 	return 0;
 }
@@ -536,9 +587,8 @@ static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 		return -1;
 	py.Py_IncRef(sock);
 	py.PyTuple_SetItem(args, 0, sock);
-	sb_guard_busy++;
+	/* the C method, which raises no event: not busy */
 	res = py.PyObject_CallObject(sb_g.net.c_fileno, args);
-	sb_guard_busy--;
 	py.Py_DecRef(args);
 	if (!res)
 		return -1;
@@ -628,10 +678,19 @@ static int check_unix(enum net_op op, PyObject *addr)
 	size_t len;
 	bool ro;
 
+	/* only what the socket reads as the guard does: a str's text, the
+	 * bytes of a bytes, bytearray or memoryview. Any other bytes-like
+	 * object (a subclass, a class with __buffer__ on 3.12+) gives its
+	 * buffer once to the call and once here, maybe another path each
+	 * time (a connect that reached a socket outside the rules) */
 	if (py.PyObject_IsInstance(addr, py.PyUnicode_Type) == 1)
 		bytes = py.PyUnicode_EncodeFSDefault(addr);
-	else
+	else if (exact(addr, py.PyBytes_Type) ||
+		 exact(addr, py.PyByteArray_Type) ||
+		 exact(addr, py.PyMemoryView_Type))
 		bytes = py.PyBytes_FromObject(addr);
+	else
+		bytes = NULL;
 	if (!bytes || py.PyBytes_AsStringAndSize(bytes, &s, &n) < 0) {
 		if (bytes)
 			py.Py_DecRef(bytes);
@@ -1259,7 +1318,7 @@ static PyObject *meth_trampoline(PyObject *self, PyObject *args,
 		sb_guard_refuse_halted();
 		return NULL;
 	}
-	if (!sb_g.armed || sb_guard_busy ||
+	if (!sb_g.armed || sb_guard_is_busy() ||
 	    (kwargs && py.PyDict_Size(kwargs) > 0))
 		return py.PyObject_Call(m->original, args, kwargs);
 	return m->call(m, args);
@@ -1667,10 +1726,8 @@ void sb_net_module_loaded(void)
 		return;
 	/* keep a pending exception of the caller's intact */
 	py.PyErr_Fetch(&t, &v, &tb);
-	sb_guard_busy++;
-	if (install() < 0)
+	if (install() < 0) /* no event of its own: not busy */
 		py.PyErr_Clear(); /* the events still judge every address */
-	sb_guard_busy--;
 	py.PyErr_Restore(t, v, tb);
 }
 

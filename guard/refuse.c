@@ -136,7 +136,7 @@ static PyObject *load_package(void)
 
 	if (sb_g.refuse.pkg)
 		return sb_g.refuse.pkg;
-	sb_guard_busy++;
+	sb_guard_busy_enter();
 	globals = py.PyDict_New();
 	if (!globals)
 		goto out;
@@ -165,7 +165,7 @@ static PyObject *load_package(void)
 out_globals:
 	py.Py_DecRef(globals);
 out:
-	sb_guard_busy--;
+	sb_guard_busy_leave();
 	return mod;
 }
 
@@ -370,8 +370,8 @@ int sb_guard_raise(enum sb_exc kind, const char *message, const char *name)
 	log_refusal(exc_kind(kind), name ? name : message);
 	set_errno(kind);
 
-	if (!sb_g.refuse.pkg)
-		load_package();
+	/* loaded at arming, never here: the program's code would run in
+	 * the loader (its builtins, its sys.modules) */
 	cls = sb_g.refuse.exc_class[kind];
 	if (!cls)
 		return raise_fallback(PY_EXC(PyExc_PermissionError), message);
@@ -402,8 +402,8 @@ int sb_guard_raise_api(const char *qualname, const char *category)
 			      strchr(qualname, ' ') ? NULL : add);
 	}
 	log_refusal("api", qualname);
-	if (!sb_g.refuse.pkg)
-		load_package();
+	/* loaded at arming, never here: the program's code would run in
+	 * the loader (its builtins, its sys.modules) */
 	if (!sb_g.refuse.api_exc_class) {
 		snprintf(msg, sizeof(msg),
 			 "%s() is denied by the API guard (category: %s).",

@@ -13,7 +13,7 @@
 
 static PyObject *run_wrap(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
 {
-	if (!sb_g.armed || sb_guard_busy) {
+	if (!sb_g.armed || sb_guard_is_busy()) {
 		if (sb_g.halted) { /* stopped judging: nothing passes */
 			sb_guard_refuse_halted();
 			return NULL;
@@ -103,9 +103,12 @@ PyObject *sb_guard_call(PyObject *fn, PyObject *args)
 
 	if (!args)
 		return NULL;
-	sb_guard_busy++;
+	/* not busy: what it calls is Python code the program can reach (an
+	 * exception class's __init__, importlib's helpers given the
+	 * program's globals, the scandir iterator's methods) and replace,
+	 * by a C callable too (posix.system as __init__ ran the refusal's
+	 * message as a command); it raises no event of the guard's own */
 	res = py.PyObject_CallObject(fn, args);
-	sb_guard_busy--;
 	py.Py_DecRef(args);
 	return res;
 }

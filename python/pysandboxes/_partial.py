@@ -228,6 +228,20 @@ class _Worker:
 
 # ---- the pool of one sandboxes() context ----
 
+def _call_seconds(value):
+    """timeout=: the seconds a call may take, > 0 (inf: no limit). NaN
+    passed every comparison and meant no limit at all: refused, as 0 and
+    negative values are (every call failed at once)."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"timeout must be a number of seconds, not "
+                        f"{value!r}") from None
+    if not seconds > 0:
+        raise ValueError(f"timeout must be > 0 seconds, not {value!r}")
+    return seconds
+
+
 def _graceful_seconds(value):
     """graceful_shutdown=: True waits GRACEFUL_TIMEOUT, False does not
     wait, a number is the seconds to wait for calls in flight."""
@@ -257,8 +271,11 @@ class Daemon:
         self.python_args = list(conf["python_args"] or ())
         self.rules = rule_args(conf["extra_rules"])
         self.graceful = _graceful_seconds(conf["graceful_shutdown"])
-        self.timeout = float(conf["timeout"])
+        self.timeout = _call_seconds(conf["timeout"])
         self.max_result = int(conf["max_result"])
+        if self.max_result < 0:
+            raise ValueError(f"max_result must be >= 0 bytes, not "
+                             f"{conf['max_result']!r}")
         self.isolated = bool(conf.get("isolated"))
         self.limits = _unpickle.Limits(max_bytes=self.max_result + 4096)
         # output and exceptions: capped by the worker, whatever max_result

@@ -4,6 +4,8 @@ the walks find nothing to reset (B1) and no back-reference (B4, B5); the
 doors that remain (heap walks, frames, hooks, reload, code objects) are
 API-guard refusals."""
 
+import textwrap
+
 from harness import API_ERR, api_denied, attack
 
 ALL = "python-import=*\n"
@@ -153,3 +155,150 @@ def test_B16(case, judge):
                  api_denied("builtins.compile", "dynamic-code"))
     judge.python(out["code_replace"], API_ERR,
                  api_denied("builtins.exec", "dynamic-code"))
+
+
+# The guard's "busy" count let every event of its thread pass while it ran
+# Python code of its own, and the program could run code inside that:
+# the scandir helpers compiled with the builtins of the calling frame (a
+# function made with its own __builtins__), the refusal's exception class
+# (whose __init__ the program may replace), importlib's package
+# computation on the program's globals (a mapping's get()), and the
+# package loader run at the first refusal. Each probe plants a
+# posix.system() call there and raises what it met (a refusal), or
+# returns when the call ran unjudged.
+_BUSY = """
+    import sys
+    M = sys.modules
+    posix = M['posix']
+    met = []
+    def evil(*a, **k):
+        try:
+            posix.system('touch ' + MARK)
+        except BaseException as e:
+            met.append(e)
+        else:
+            met.append(None)
+"""
+_BUSY_END = """
+    if met and met[0] is not None:
+        raise met[0]
+    return 'ran unjudged' if met else 'never called'
+"""
+
+
+@attack("B20", "Program code run while the guard runs its own Python "
+        "(builtins, exception classes, importlib helpers)")
+def test_B20(case, judge):
+    import os
+    mark = case.path("busy-marker")
+
+    def probe(body):
+        return (f"MARK = {mark!r}\n" + textwrap.dedent(_BUSY) +
+                textwrap.dedent(body) + textwrap.dedent(_BUSY_END))
+    case.mkdir("d")
+    case.write("d/f", "x")
+    out = case.run("python-import=json\nexpose-ro=./d\n", {
+        "helper_builtins": probe("""
+            B = M['builtins']
+            own = dict(B.__dict__)
+            def imp(*a, **k):
+                evil()
+                return B.__import__(*a, **k)
+            own['__import__'] = imp
+            def trigger():
+                return list(posix.scandir('d'))
+            type(trigger)(trigger.__code__, {'__builtins__': own}, None,
+                          None, trigger.__closure__)()
+            if not met:
+                raise LookupError('never called')
+            """),
+        "helper_globals": probe("""
+            it = posix.scandir('d')
+            g = type(it).__init__.__globals__
+            real = g['__builtins__']['iter'] if isinstance(
+                g['__builtins__'], dict) else g['__builtins__'].iter
+            def iter_(x):
+                evil()
+                return real(x)
+            g['iter'] = iter_
+            list(posix.scandir('d'))
+            """),
+        "exception_init": probe("""
+            try:
+                open('/nonexistent/x')
+            except OSError as e:
+                cls = type(e)
+            init = cls.__init__
+            def patched(self, *a, **k):
+                evil()
+                init(self, *a, **k)
+            cls.__init__ = patched
+            try:
+                open('/etc/shadow')
+            except OSError:
+                pass
+            """),
+        "import_globals": probe("""
+            class G(dict):
+                def get(self, *a):
+                    evil()
+                    return dict.get(self, *a)
+            try:
+                __import__('decoder', G(__name__='json.x',
+                                       __package__='json'), None, (), 1)
+            except ImportError:
+                pass
+            """),
+    })
+    for label in ("helper_globals", "exception_init", "import_globals"):
+        judge.python(out[label], API_ERR,
+                     api_denied("posix.system", "process-exec"))
+    # the helpers' builtins are the guard's own now: the program's
+    # __import__ is never called
+    judge.structural(out["helper_builtins"], "LookupError", "the scandir "
+                     "helpers use builtins taken at arming")
+    assert not os.path.exists(mark)
+
+
+@attack("B21", "A module planted as _socket before the socket class is "
+        "captured")
+def test_B21(case, judge):
+    # a rule that lets a socket be made under the kernel providers
+    out = case.run(ALL + "net=ALLOW|TCP|127.0.0.1|7|OUT\n", {"fake": """
+        import sys, types
+        M = sys.modules
+        class Fake:
+            def fileno(self):
+                return -1          # a closed socket: let through
+        fake = types.ModuleType('_socket')
+        fake.socket = Fake
+        M['_socket'] = fake
+        import json                # the guard looks at sys.modules
+        del M['_socket']
+        import _socket
+        s = _socket.socket()
+        s.settimeout(5)
+        s.connect(('127.0.0.1', 9))
+        """})
+    judge.python(out["fake"], "RuleSocketConnectionRefusedError",
+                 "Guard network connection to '[127.0.0.1]:9' DENIED by "
+                 "implicit default policy.")
+
+
+@attack("B22", "A module planted in sys.modules with a C __getattr__ the "
+        "guard calls busy")
+def test_B22(case, judge):
+    import os
+    out = case.run(ALL, {"planted": """
+        import sys, types
+        M = sys.modules
+        m = types.ModuleType('pty')
+        # called with each name the API guard looks up ('spawn', 'fork')
+        m.__getattr__ = M['posix'].mkdir
+        M['pty'] = m
+        import json                # the guard looks at sys.modules
+        raise LookupError('nothing to see inside')
+        """})
+    judge.structural(out["planted"], "LookupError", "the guard reads a "
+                     "module's own dictionary")
+    assert not any(os.path.exists(case.path(n)) for n in ("spawn", "fork"))

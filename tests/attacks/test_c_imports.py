@@ -3,7 +3,10 @@ The import guard sits in the import system itself (not in a finder that
 sys.meta_path could lose), so every route ends in RuleModuleNotFoundError
 naming the module."""
 
-from harness import attack
+import os
+import textwrap
+
+from harness import api_denied, attack
 
 ERR = "RuleModuleNotFoundError"
 
@@ -67,3 +70,48 @@ def test_C7(case, judge):
         "submodule": "import asyncio.subprocess",
     })
     judge.python(out["submodule"], ERR, not_allowed("asyncio"))
+
+
+# A module _imp makes outside sys.modules: the import guard's wrappers of
+# _imp.create_builtin and create_dynamic judged the name of a builtin only
+# when it was loaded already (a reload), and gave a fresh copy the
+# wrappers but not the API's deniers, which are installed in sys.modules.
+_MADE = ("import sys\n"
+         "M = sys.modules\n"
+         "imp, fb = M['_imp'], M['_frozen_importlib']\n"
+         "B = fb.BuiltinImporter\n")
+
+
+@attack("C30", "A module made by _imp outside sys.modules (create_builtin, "
+        "create_dynamic, BuiltinImporter.create_module)")
+def test_C30(case, judge):
+    mark = case.path("forked")
+    out = case.run("python-import=json\n", {
+        # gc is builtin in every CPython, loaded by no start-up
+        "fresh_builtin": _MADE +
+        "return imp.create_builtin(fb.ModuleSpec('gc', B))\n",
+        # a second posix through the library's own door: its umask, which
+        # no audit event judges, was the original
+        "posix_copy": _MADE +
+        "return B.create_module(fb.ModuleSpec('posix', B)).umask(0)\n",
+    })
+    judge.python(out["fresh_builtin"], ERR, not_allowed("gc"))
+    judge.python(out["posix_copy"], "RuleApiPermissionError",
+                 api_denied("posix.umask", "privileges"))
+    # under python-import=*: _posixsubprocess (builtin in Debian's python3,
+    # an extension in pyenv's) made again, and its fork_exec (3.11's
+    # signature: the interpreters of the attack columns)
+    out = case.run("python-import=*\n", {"fork_exec": _MADE + textwrap.dedent(f"""\
+        fe = M['_frozen_importlib_external']
+        spec = fe.PathFinder.find_spec('_posixsubprocess')
+        mod = (imp.create_dynamic(spec) if spec is not None else
+               imp.create_builtin(fb.ModuleSpec('_posixsubprocess', B)))
+        r, w = M['posix'].pipe()
+        return mod.fork_exec(
+            [b'/usr/bin/touch', {mark.encode()!r}], [b'/usr/bin/touch'],
+            True, (w,), None, None, -1, -1, -1, -1, -1, -1, r, w, True,
+            False, -1, None, None, None, -1, None, False)
+        """)})
+    judge.python(out["fork_exec"], "RuleApiPermissionError",
+                 api_denied("_posixsubprocess.fork_exec", "process-exec"))
+    assert not os.path.exists(mark)

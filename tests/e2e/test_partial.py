@@ -472,6 +472,29 @@ def test_timeout(python, tmp_cwd):
                    "(timeout=); the sandbox process was replaced\nTrue\n4\n")
 
 
+def test_a_timeout_that_is_no_number_of_seconds_is_refused(python,
+                                                           tmp_cwd):
+    """timeout=nan passed every comparison: a call that never answered
+    held the caller for ever (the parent hung). It is refused, with 0 and
+    negative values (every call failed at once) and a negative
+    max_result=, before any worker starts."""
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes
+        import sbmod
+        for kw in ({'timeout': float('nan')}, {'timeout': 0},
+                   {'timeout': -1}, {'max_result': -1}):
+            try:
+                with sandboxes(workers=1, **kw):
+                    print(sbmod.sleep(30))
+            except ValueError as e:
+                print(e)
+    """, timeout=scaled(60)))
+    assert out == ("timeout must be > 0 seconds, not nan\n"
+                   "timeout must be > 0 seconds, not 0\n"
+                   "timeout must be > 0 seconds, not -1\n"
+                   "max_result must be >= 0 bytes, not -1\n")
+
+
 def test_too_many_deaths_refuse_calls(python, tmp_cwd):
     out = ok(run_app(python, tmp_cwd, """
         import os, signal
