@@ -68,6 +68,7 @@ struct py_method_def {
 	X(PyObject *, PyObject_Call, (PyObject *, PyObject *, PyObject *))     \
 	X(PyObject *, PyObject_CallObject, (PyObject *, PyObject *))           \
 	X(int, PyObject_IsInstance, (PyObject *, PyObject *))                  \
+	X(int, PyObject_IsSubclass, (PyObject *, PyObject *))                  \
 	X(int, PyObject_IsTrue, (PyObject *))                                  \
 	X(PyObject *, PyObject_Str, (PyObject *))                              \
 	X(PyObject *, PyDict_GetItemString, (PyObject *, const char *))        \

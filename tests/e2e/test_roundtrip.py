@@ -102,6 +102,19 @@ if __name__ == "__main__":
         print(p.map(sq, range(5)))
 """
 
+# multiprocessing.Process (not Pool, whose workers are another subclass of
+# BaseProcess): its start is the base class's, under two registry names
+QUEUE = """\
+import multiprocessing
+def put(q): q.put(42)
+if __name__ == "__main__":
+    q = multiprocessing.Queue()
+    p = multiprocessing.Process(target=put, args=(q,))
+    p.start()
+    print(q.get())
+    p.join()
+"""
+
 LOGGING = """\
 import logging
 logging.basicConfig(filename="log/app.log", level=logging.INFO,
@@ -253,6 +266,7 @@ PROGRAMS = {
     "asyncio": ({"prog.py": ASYNCIO}, ["prog.py"], None),
     "sqlite3": ({"prog.py": SQLITE, "db/.keep": ""}, ["prog.py"], None),
     "multiprocessing.Pool": ({"prog.py": POOL}, ["prog.py"], None),
+    "multiprocessing.Process": ({"prog.py": QUEUE}, ["prog.py"], None),
     "logging": ({"prog.py": LOGGING, "log/.keep": ""}, ["prog.py"], None),
     "tempfile": ({"prog.py": TEMPFILE}, ["prog.py"], None),
     "shutil": (dict(D, **{"prog.py": SHUTIL}), ["prog.py"], None),
@@ -281,6 +295,7 @@ PROGRAMS = {
 # cryptography: a CFFI extension, whose module definition lives in
 # _cffi_backend (its load check once refused it)
 QUICK = ("zipfile-create", "compileall", "sqlite3", "multiprocessing.Pool",
+         "multiprocessing.Process",
          "http.server+urllib", "asyncio", "shutil", "tarfile-list",
          "cryptography")
 
@@ -619,6 +634,31 @@ def test_a_native_connect_to_the_any_address_is_learned_as_loopback(
     assert nets == [f"net=ALLOW|TCP|127.0.0.1/32|{listener.port}|OUT"], rules
     assert second.returncode == 0 and second.stdout == "0 0\n", \
         (second.stdout, second.stderr, rules)
+
+
+def test_a_subclass_method_learns_the_base_class_name_it_reaches(tmp_path):
+    """multiprocessing.Process.start is BaseProcess.start, which the
+    registry also names: learning saw the subclass's denier only, and the
+    enforcing run, with that name allowed, reached the base class's denier
+    and was refused. Both names are learned for Process; a Pool (another
+    subclass) learns the base class's name only."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(QUEUE)
+    rules, second = learn_and_run(cwd, cwd, ["prog.py"])
+    api = [ln for ln in rules.splitlines() if "Process" in ln]
+    assert api == ["python-api=ALLOW:multiprocessing.Process.start",
+                   "python-api=ALLOW:multiprocessing.process.BaseProcess."
+                   "start"], rules
+    assert second.returncode == 0 and second.stdout == "42\n", \
+        (second.stderr, rules)
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "prog.py").write_text(POOL)
+    rules, second = learn_and_run(pool, pool, ["prog.py"])
+    api = [ln for ln in rules.splitlines() if "Process" in ln]
+    assert api == ["python-api=ALLOW:multiprocessing.process.BaseProcess."
+                   "start"], rules
+    assert second.returncode == 0, (second.stderr, rules)
 
 
 # ---- partial mode grants itself the decorated functions' module ----
