@@ -515,7 +515,9 @@ static const struct event_spec events[] = {
 	EV("shutil.move", { 0, -1, WR | NF }, { 1, -1, WR }),
 	EV("shutil.rmtree", { 0, 1, WR | NF }, NO),
 	EV("shutil.chown", { 0, -1, WR }, NO),
-	EV("shutil.make_archive", { 0, -1, WR }, { 2, -1, RD }),
+	/* base_name is a prefix, not a file: the archive (base_name plus
+	 * the format's suffix) is judged at its open */
+	EV("shutil.make_archive", { 2, -1, RD }, NO),
 	EV("shutil.unpack_archive", { 0, -1, RD },
 	   { 1, -1, WR | J_NONE_IS_CWD }),
 	EV("tempfile.mkstemp", { 0, -1, WR | NF }, NO),

@@ -144,6 +144,11 @@ shutil.rmtree("copy/sub")
 print(sorted(os.listdir("copy")))
 """
 
+ARCHIVE = """\
+import os, shutil, sys
+print(os.path.basename(shutil.make_archive(sys.argv[1], "gztar", "d")))
+"""
+
 CSV = """\
 import csv
 rows = list(csv.reader(open("data.csv")))
@@ -270,6 +275,8 @@ PROGRAMS = {
     "logging": ({"prog.py": LOGGING, "log/.keep": ""}, ["prog.py"], None),
     "tempfile": ({"prog.py": TEMPFILE}, ["prog.py"], None),
     "shutil": (dict(D, **{"prog.py": SHUTIL}), ["prog.py"], None),
+    "shutil.make_archive": (dict(D, **{"prog.py": ARCHIVE}),
+                            ["prog.py", "arch"], None),
     "csv": ({"prog.py": CSV, "data.csv": "a,b\nc,d\n"}, ["prog.py"], None),
     "os.walk+glob": (dict(D, **{"prog.py": WALK}), ["prog.py"], None),
     "pathlib": ({"prog.py": PATHLIB}, ["prog.py"], None),
@@ -659,6 +666,32 @@ def test_a_subclass_method_learns_the_base_class_name_it_reaches(tmp_path):
     assert api == ["python-api=ALLOW:multiprocessing.process.BaseProcess."
                    "start"], rules
     assert second.returncode == 0, (second.stderr, rules)
+
+
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_make_archive_in_home_writes_the_archive_only(tmp_path, who):
+    """shutil.make_archive's base name is a prefix, no file: it was judged
+    as a write of './arch', which learning in $HOME could not grant, so the
+    enforcing run was refused before the archive was opened. The archive
+    itself is judged at its open: learned as its own rule, and another
+    base name is refused."""
+    cwd = tmp_path
+    for rel, text in D.items():
+        (cwd / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cwd / rel).write_text(text)
+    (cwd / "prog.py").write_text(ARCHIVE)
+    if who == "unprivileged":
+        give_to_nobody(cwd)
+    rules, second = learn_and_run(cwd, cwd, ["prog.py", "arch"],
+                                  unprivileged=who == "unprivileged")
+    assert "expose-rw=./arch.tar.gz" in rules.splitlines(), rules
+    assert second.returncode == 0 and second.stdout == "arch.tar.gz\n", \
+        (second.stderr, rules)
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["prog.py", "other"], cwd, env_for(cwd, provider),
+                   unprivileged=who == "unprivileged")
+        assert r.returncode != 0 and not (cwd / "other.tar.gz").exists(), \
+            (provider, r.stdout, r.stderr)
 
 
 # ---- partial mode grants itself the decorated functions' module ----
