@@ -281,6 +281,8 @@ PROGRAMS = {
     "os.walk+glob": (dict(D, **{"prog.py": WALK}), ["prog.py"], None),
     "pathlib": ({"prog.py": PATHLIB}, ["prog.py"], None),
     "atomic-rename": ({"prog.py": RENAME}, ["prog.py"], None),
+    "local-import": ({"prog.py": "import helper\nprint(helper.X)\n",
+                      "helper.py": "X = 1\n"}, ["prog.py"], None),
     "pickle": ({"prog.py": PICKLE}, ["prog.py"], None),
     "configparser": ({"prog.py": CONFIG, "app.ini": "[main]\nname=x\n"},
                      ["prog.py"], None),
@@ -692,6 +694,34 @@ def test_make_archive_in_home_writes_the_archive_only(tmp_path, who):
                    unprivileged=who == "unprivileged")
         assert r.returncode != 0 and not (cwd / "other.tar.gz").exists(), \
             (provider, r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_a_module_beside_the_script_in_home_learns_the_listing(tmp_path,
+                                                                who):
+    """The start-up imports list the script's directory before the guard
+    arms, and importlib finds helper in that listing: learning saw no
+    listing, and under Landlock (which refused the start-up listing) the
+    import failed. Learned as expose-list=. (names only): a file beside it
+    stays unreadable."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text("import helper\nprint(helper.X)\n")
+    (cwd / "helper.py").write_text("X = 1\n")
+    (cwd / "notes.txt").write_text("PRIVATE\n")
+    if who == "unprivileged":
+        give_to_nobody(cwd)
+    rules, second = learn_and_run(cwd, cwd, ["prog.py"],
+                                  unprivileged=who == "unprivileged")
+    lines = rules.splitlines()
+    assert "expose-list=." in lines and "expose-ro=./helper.py" in lines, \
+        rules
+    assert second.returncode == 0 and second.stdout == "1\n", \
+        (second.stderr, rules)
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["-c", "print(open('notes.txt').read())"], cwd,
+                   env_for(cwd, provider),
+                   unprivileged=who == "unprivileged")
+        assert "PRIVATE" not in r.stdout, (provider, rules)
 
 
 # ---- partial mode grants itself the decorated functions' module ----
