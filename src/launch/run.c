@@ -216,6 +216,17 @@ static bool path_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+/* The real path of a directory, or NULL (missing, not a directory). */
+static const char *real_dir(struct sb_arena *a, const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(path, buf) || stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
+		return NULL;
+	return sb_arena_strdup(a, buf);
+}
+
 /* Learning: python-sb stays as the program's parent and writes the rules
  * when it ends (4.4). What native code opens, execs and connects to is
  * learned through a seccomp filter (learn_native.c), less what
@@ -242,6 +253,11 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	s.ctx.envp = host_env;
 	s.ctx.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
 	s.ctx.home = sb_envp_get(host_env, "HOME");
+	/* the records name the home directory by its real path: a home
+	 * reached through a link is still the home (never granted whole) */
+	if (s.ctx.home && s.ctx.home[0] == '/' && real_dir(a, s.ctx.home))
+		s.ctx.home = real_dir(a, s.ctx.home);
+	s.ctx.real_dir = real_dir;
 	s.ctx.python_trees = trees;
 	s.ctx.n_python_trees = trees[0] ? 1 : 0;
 	s.ctx.exists = path_exists;

@@ -485,6 +485,17 @@ struct place {
 
 typedef SB_VEC(struct place) place_vec;
 
+/* A place named by the environment, as the records name it (its real
+ * path), or NULL for the root. */
+static const char *place_dir(struct sb_arena *a,
+			     const struct sb_learn_ctx *ctx, const char *v)
+{
+	const char *r = ctx->real_dir ? ctx->real_dir(a, v) : NULL;
+
+	v = sb_path_normalize(a, r ? r : v);
+	return strcmp(v, "/") == 0 ? NULL : v;
+}
+
 static const char *env_dir(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 			   const char *name)
 {
@@ -493,8 +504,7 @@ static const char *env_dir(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 	/* "/" would make every path ${VAR}/...: not a location */
 	if (!v || v[0] != '/')
 		return NULL;
-	v = sb_path_normalize(a, v);
-	return strcmp(v, "/") == 0 ? NULL : v;
+	return place_dir(a, ctx, v);
 }
 
 static void add_place(struct sb_arena *a, place_vec *pv, const char *dir,

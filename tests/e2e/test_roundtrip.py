@@ -724,6 +724,42 @@ def test_a_module_beside_the_script_in_home_learns_the_listing(tmp_path,
         assert "PRIVATE" not in r.stdout, (provider, rules)
 
 
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_a_home_reached_through_a_link_is_still_the_home(tmp_path, who):
+    """HOME names a symbolic link to the real home directory, the working
+    directory is that home: learning compared the real working directory
+    with HOME as spelled, took the home for a directory of the program's
+    own and wrote expose-rw=. (the whole home). The home is now known by
+    its real path: the program's file gets its own rule, and a file beside
+    it is neither read nor written."""
+    real = tmp_path / "real-home"
+    (real / "data").mkdir(parents=True)
+    (real / "notes.txt").write_text("PRIVATE\n")
+    (tmp_path / "home").symlink_to(real)
+    home = tmp_path / "home"
+    (real / "prog.py").write_text(
+        "open('data/out.txt', 'w').write('x')\nprint('ok')\n")
+    if who == "unprivileged":
+        give_to_nobody(tmp_path)
+        os.lchown(home, NOBODY, NOBODY)
+    rules, second = learn_and_run(home, home, ["prog.py"],
+                                  unprivileged=who == "unprivileged")
+    lines = rules.splitlines()
+    assert "expose-rw=." not in lines and "expose-ro=." not in lines, rules
+    assert "expose-rw=./data/out.txt" in lines, rules
+    assert second.returncode == 0 and second.stdout == "ok\n", \
+        (second.stderr, rules)
+    evil = ("try:\n    print(open('notes.txt').read())\n"
+            "except OSError as e:\n    print('refused')\n"
+            "try:\n    open('notes.txt', 'w').write('gone')\n"
+            "except OSError as e:\n    print('refused')\n")
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["-c", evil], home, env_for(home, provider),
+                   unprivileged=who == "unprivileged")
+        assert "PRIVATE" not in r.stdout, (provider, rules)
+    assert (real / "notes.txt").read_text() == "PRIVATE\n"
+
+
 # ---- partial mode grants itself the decorated functions' module ----
 
 PARTIAL_MOD = """\
