@@ -271,19 +271,6 @@ size_t sb_learn_parse(struct sb_arena *a, const char *data, size_t len,
 
 /* A path that reads back as itself: no byte the lexer or ${} expansion
  * would act on (2.2, 2.3), no comma (one path per rule). */
-static bool safe_path(const char *s)
-{
-	const unsigned char *c = (const unsigned char *)s;
-
-	if (*s != '/' || sb_is_space(c[strlen(s) - 1]))
-		return false;
-	for (; *c; c++)
-		if (*c < 0x20 || *c == 0x7f || *c == '#' || *c == ',' ||
-		    *c == '"' || *c == '\'' || (*c == '$' && c[1] == '{'))
-			return false;
-	return true;
-}
-
 /* A name that can sit inside ${...} and a rule: identifier-like. */
 static bool safe_name(const char *s, bool dots)
 {
@@ -392,20 +379,32 @@ static const char review_header[] =
 	"UTF-8. They are shown\n# escaped (\\xNN), as comments: no rule "    \
 	"was written for them.";
 
-/* A name that is not written as a rule because a reviewer could not see
- * it as it is: shown escaped, as a comment, under one header. */
-static void flag_name(struct sb_arena *a, struct family *fam,
-		      const char *rule)
+static const char unspellable_header[] =
+	"# REVIEW: the program used these paths, which no rule can spell (a "  \
+	"'#', ',',\n# quote or '${', or a trailing space): no rule was "     \
+	"written for them.\n# Rename them, or grant a directory that holds " \
+	"them.";
+
+static void flag_under(struct sb_arena *a, struct family *fam,
+		       const char *header, const char *rule)
 {
 	struct group *g = NULL;
 	size_t i;
 
 	for (i = 0; i < fam->groups.n; i++)
-		if (fam->groups.v[i].header == review_header)
+		if (fam->groups.v[i].header == header)
 			g = &fam->groups.v[i];
 	if (!g)
-		g = new_group(a, fam, review_header);
+		g = new_group(a, fam, header);
 	*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(a, "# %s", rule);
+}
+
+/* A name that is not written as a rule because a reviewer could not see
+ * it as it is: shown escaped, as a comment, under one header. */
+static void flag_name(struct sb_arena *a, struct family *fam,
+		      const char *rule)
+{
+	flag_under(a, fam, review_header, rule);
 }
 
 /* ---- environment ---- */
@@ -588,6 +587,27 @@ static const struct place *find_place(const place_vec *pv, const char *path)
 		}
 	}
 	return best;
+}
+
+/* Can 'path' be written as a rule's value? The part of it below its place
+ * (a place is spelled ".", "~", "${TMPDIR:-/tmp}"...) must hold nothing the
+ * rule grammar reads otherwise: a comment, a list, a quote, a variable, a
+ * trailing space the parser strips. */
+static bool spellable(const place_vec *pv, const char *path)
+{
+	const struct place *pl = find_place(pv, path);
+	const unsigned char *c = (const unsigned char *)path;
+	size_t n = strlen(path);
+
+	if (pl)
+		c += strlen(pl->dir);
+	if (n && sb_is_space((unsigned char)path[n - 1]) && *c)
+		return false;
+	for (; *c; c++)
+		if (*c < 0x20 || *c == 0x7f || *c == '#' || *c == ',' ||
+		    *c == '"' || *c == '\'' || (*c == '$' && c[1] == '{'))
+			return false;
+	return true;
 }
 
 static const char *spell_path(struct sb_arena *a, const place_vec *pv,
@@ -787,7 +807,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		struct sb_fs_decision dec;
 		/* the system's files of /proc (meminfo, cpuinfo) are learned,
 		 * a process's own (its pid changes) never */
-		bool skip = !safe_path(path) || sb_path_proc_own(path) ||
+		bool skip = path[0] != '/' || sb_path_proc_own(path) ||
 			    (sb_path_under(path, "/proc") && f->write);
 		bool as_dir, list, listed;
 		struct want *nw;
@@ -857,6 +877,20 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		nw->write = f->write;
 		nw->is_dir = as_dir;
 		nw->list = list;
+	}
+	/* a path no rule can spell is shown for review, never written (and
+	 * covers nothing below it) */
+	for (i = 0; i < w.n; i++) {
+		if (spellable(&places, w.v[i].path))
+			continue;
+		flag_under(a, fam, unspellable_header,
+			   sb_arena_printf(a, "expose-%s=%s",
+					   want_mode(&w.v[i]) == SB_EXPOSE_LIST
+						   ? "list"
+					   : w.v[i].write ? "rw"
+							  : "ro",
+					   sb_learn_escape(a, w.v[i].path)));
+		w.v[i].dropped = true;
 	}
 	/* a learned directory covers what lies below it with the same or a
 	 * narrower mode: that line would add nothing */

@@ -760,6 +760,34 @@ def test_a_home_reached_through_a_link_is_still_the_home(tmp_path, who):
     assert (real / "notes.txt").read_text() == "PRIVATE\n"
 
 
+def test_a_name_no_rule_can_spell(tmp_path):
+    """A file named 'out#1.txt' (a comment), 'a,b' (a list) or '${X}' (a
+    variable) cannot be a rule's value. Learning dropped such a path before
+    anything else, so a program in a fresh directory that wrote only it was
+    learned without expose-rw=. and refused; in $HOME it was dropped
+    silently. Now the directory that holds it is learned as for any file,
+    and where the file itself would need a rule it is shown for review."""
+    prog = ("for n in ('out#1.txt', 'a,b', '${X}'):\n"
+            "    open(n, 'w').write('x')\nprint('ok')\n")
+    cwd = tmp_path / "w"
+    cwd.mkdir()
+    (cwd / "prog.py").write_text(prog)
+    rules, second = learn_and_run(cwd, tmp_path, ["prog.py"])
+    assert "expose-rw=." in rules.splitlines(), rules
+    assert second.returncode == 0 and second.stdout == "ok\n", \
+        (second.stderr, rules)
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "prog.py").write_text(prog)
+    rules, second = learn_and_run(home, home, ["prog.py"])
+    lines = rules.splitlines()
+    assert not any(ln.startswith("expose-rw=") for ln in lines), rules
+    for n in ("out#1.txt", "a,b", "${X}"):
+        assert f"# expose-rw={home}/{n}" in lines, rules
+    assert "no rule can spell" in rules
+    assert second.returncode != 0
+
+
 # ---- partial mode grants itself the decorated functions' module ----
 
 PARTIAL_MOD = """\

@@ -404,14 +404,30 @@ static void test_files(void)
 			   "file\tr\tf\t/proc/self/status\n"
 			   "file\tr\tf\t/proc\n"
 			   "file\tr\tf\t/usr/lib/python3.11/os.py\n"
-			   "file\tr\tf\t/home/u/.pyenv/versions/3.11.7/x.py\n"
+			   "file\tr\tf\t/home/u/.pyenv/versions/3.11.7/x.py\n",
+			   envp, NULL),
+	       "", "files: /proc and the interpreter's trees give nothing");
+	is_str(files_block(a,
 			   "file\tr\tf\t/etc/a#b\n"
 			   "file\tr\tf\t/etc/a,b\n"
-			   "file\tr\tf\t/etc/${X}\n",
+			   "file\tr\tf\t/etc/${X}\n"
+			   "file\tw\tf\t/home/u/t \n"
+			   "file\tw\td\t/srv/x#y\n"
+			   "file\tw\tf\t/srv/x#y/z\n",
 			   envp, NULL),
-	       "",
-	       "files: /proc, the interpreter's trees and unwritable paths "
-	       "give nothing");
+	       "# REVIEW: the program used these paths, which no rule can "
+	       "spell (a '#', ',',\n# quote or '${', or a trailing space): "
+	       "no rule was written for them.\n# Rename them, or grant a "
+	       "directory that holds them.\n# expose-ro=/etc/a#b\n"
+	       "# expose-ro=/etc/a,b\n# expose-ro=/etc/${X}\n"
+	       "# expose-rw=/home/u/t \n# expose-rw=/srv/x#y\n"
+	       "# expose-rw=/srv/x#y/z\n\n",
+	       "files: a path no rule can spell is shown for review, and "
+	       "covers nothing below it");
+	is_str(files_block(a, "file\tw\tf\t/work/proj/a#b\n", envp, NULL),
+	       "expose-rw=.\n\n",
+	       "files: a name no rule can spell inside the program's tree "
+	       "gives the tree");
 	is_str(files_block(a, "file\tr\tf\t/etc/a\\nb\n", envp, NULL),
 	       "# REVIEW: the program used these names, which hold control "
 	       "characters,\n# bidirectional-text marks or bytes that are "
