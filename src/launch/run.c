@@ -216,15 +216,12 @@ static bool path_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
-/* The real path of a directory, or NULL (missing, not a directory). */
-static const char *real_dir(struct sb_arena *a, const char *path)
+/* The real path of 'path', or NULL (missing, a loop). */
+static const char *real_path(struct sb_arena *a, const char *path)
 {
 	char buf[PATH_MAX];
-	struct stat st;
 
-	if (!realpath(path, buf) || stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
-		return NULL;
-	return sb_arena_strdup(a, buf);
+	return realpath(path, buf) ? sb_arena_strdup(a, buf) : NULL;
 }
 
 /* Learning: python-sb stays as the program's parent and writes the rules
@@ -255,9 +252,9 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	s.ctx.home = sb_envp_get(host_env, "HOME");
 	/* the records name the home directory by its real path: a home
 	 * reached through a link is still the home (never granted whole) */
-	if (s.ctx.home && s.ctx.home[0] == '/' && real_dir(a, s.ctx.home))
-		s.ctx.home = real_dir(a, s.ctx.home);
-	s.ctx.real_dir = real_dir;
+	if (s.ctx.home && s.ctx.home[0] == '/' && real_path(a, s.ctx.home))
+		s.ctx.home = real_path(a, s.ctx.home);
+	s.ctx.real_path = real_path;
 	s.ctx.python_trees = trees;
 	s.ctx.n_python_trees = trees[0] ? 1 : 0;
 	s.ctx.exists = path_exists;

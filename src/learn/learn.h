@@ -79,11 +79,13 @@ struct sb_learn_ctx {
 	 * (a file rule for one the program removed again could not be read
 	 * back); NULL: every file is taken to be there */
 	bool (*exists)(const char *path);
-	/* the real path of a directory the environment names ($HOME,
-	 * $TMPDIR...: the records hold real paths, so a place reached
-	 * through a symbolic link is known by its target), or NULL when it
-	 * cannot be resolved; NULL: the value is taken as it is spelled */
-	const char *(*real_dir)(struct sb_arena *a, const char *path);
+	/* the real path of 'path' now, or NULL when it cannot be resolved.
+	 * The records hold real paths: a place the environment names ($HOME,
+	 * $TMPDIR...) through a symbolic link is known by its target, and a
+	 * learned path that is a link when the rules are written (the
+	 * program swapped it) is not written as a rule, which the parser
+	 * would follow. NULL: paths are taken as spelled */
+	const char *(*real_path)(struct sb_arena *a, const char *path);
 	/* what learned the rules (a test's name, else the program), written
 	 * as "# Learned by ..." under each block; NULL: no such line */
 	const char *learned_by;

@@ -385,6 +385,11 @@ static const char unspellable_header[] =
 	"written for them.\n# Rename them, or grant a directory that holds " \
 	"them.";
 
+static const char swapped_header[] =
+	"# REVIEW: the program used these paths, which are symbolic links "   \
+	"now (or lie\n# under one), leading elsewhere: a rule would follow " \
+	"the link. No rule\n# was written for them.";
+
 static void flag_under(struct sb_arena *a, struct family *fam,
 		       const char *header, const char *rule)
 {
@@ -489,7 +494,7 @@ typedef SB_VEC(struct place) place_vec;
 static const char *place_dir(struct sb_arena *a,
 			     const struct sb_learn_ctx *ctx, const char *v)
 {
-	const char *r = ctx->real_dir ? ctx->real_dir(a, v) : NULL;
+	const char *r = ctx->real_path ? ctx->real_path(a, v) : NULL;
 
 	v = sb_path_normalize(a, r ? r : v);
 	return strcmp(v, "/") == 0 ? NULL : v;
@@ -881,9 +886,20 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 	/* a path no rule can spell is shown for review, never written (and
 	 * covers nothing below it) */
 	for (i = 0; i < w.n; i++) {
-		if (spellable(&places, w.v[i].path))
+		const char *real = ctx->real_path
+					   ? ctx->real_path(a, w.v[i].path)
+					   : NULL;
+		const char *header = unspellable_header;
+
+		/* there (lstat) but not resolved: a dangling link, which
+		 * would reach whatever is made at its target later */
+		if ((real && strcmp(real, w.v[i].path) != 0) ||
+		    (!real && ctx->real_path && ctx->exists &&
+		     ctx->exists(w.v[i].path)))
+			header = swapped_header;
+		else if (spellable(&places, w.v[i].path))
 			continue;
-		flag_under(a, fam, unspellable_header,
+		flag_under(a, fam, header,
 			   sb_arena_printf(a, "expose-%s=%s",
 					   want_mode(&w.v[i]) == SB_EXPOSE_LIST
 						   ? "list"

@@ -788,6 +788,52 @@ def test_a_name_no_rule_can_spell(tmp_path):
     assert second.returncode != 0
 
 
+PLANT = """\
+import os
+open("out", "w").write("x")
+open("data.txt", "w").write("y")
+os.remove("out")
+os.symlink(os.path.expanduser("~"), "out")
+os.remove("data.txt")
+os.symlink("/", "data.txt")
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_a_path_swapped_for_a_link_is_not_learned(tmp_path, who):
+    """A program run in $HOME writes ./out and ./data.txt, then, before it
+    ends, puts links to the home directory and to / in their place. The
+    learned expose-rw=./out and expose-rw=./data.txt were followed by the
+    parser: the next run could read and write all of / (only the check of
+    a missing include stood in the way). A learned path that is a link when
+    the rules are written is now shown for review, not written."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(PLANT)
+    (cwd / "secret.txt").write_text("PRIVATE\n")
+    if who == "unprivileged":
+        give_to_nobody(cwd)
+    first = sb_run(["--learn", "prog.py"], cwd, env_for(cwd),
+                   unprivileged=who == "unprivileged")
+    assert first.returncode == 0, first.stderr
+    rules = (cwd / ".py-sandboxes").read_text()
+    lines = rules.splitlines()
+    assert not [ln for ln in lines if ln.startswith("expose-rw=")], rules
+    assert f"# expose-rw={cwd}/out" in lines, rules
+    assert f"# expose-rw={cwd}/data.txt" in lines, rules
+    # without the includes (a machine that has both files)
+    (cwd / ".py-sandboxes").write_text(
+        "\n".join(ln for ln in lines if not ln.startswith("include")))
+    evil = ("for p in ('secret.txt', '/etc/hostname'):\n"
+            "    try:\n        print(open(p).read())\n"
+            "    except OSError:\n        print('refused')\n")
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["-c", evil], cwd, env_for(cwd, provider),
+                   unprivileged=who == "unprivileged")
+        assert r.stdout == "refused\nrefused\n", (provider, r.stdout,
+                                                  r.stderr, rules)
+
+
 # ---- partial mode grants itself the decorated functions' module ----
 
 PARTIAL_MOD = """\
