@@ -60,6 +60,7 @@ struct py_method_def {
 	X(void, PyErr_Fetch, (PyObject **, PyObject **, PyObject **))          \
 	X(void, PyErr_Restore, (PyObject *, PyObject *, PyObject *))           \
 	X(int, PyErr_ExceptionMatches, (PyObject *))                           \
+	X(int, PyErr_GivenExceptionMatches, (PyObject *, PyObject *))          \
 	X(PyObject *, PyImport_ImportModule, (const char *))                   \
 	X(PyObject *, PyImport_GetModuleDict, (void))                          \
 	X(PyObject *, PyObject_GetAttrString, (PyObject *, const char *))      \

@@ -834,6 +834,38 @@ def test_a_path_swapped_for_a_link_is_not_learned(tmp_path, who):
                                                   r.stderr, rules)
 
 
+OFFLINE = """\
+import socket, sys
+for host in sys.argv[1:]:
+    try:
+        socket.getaddrinfo(host, 443)
+        print("resolved")
+    except socket.gaierror:
+        print("no such name")
+"""
+
+
+def test_a_name_that_did_not_resolve_while_learning(tmp_path):
+    """A program that looks a name up and handles socket.gaierror (run
+    offline, or the name is gone): learning recorded nothing, and the
+    enforcing run was refused with the guard's own error, which the
+    program does not catch. The name is learned with the port asked, and a
+    lookup of it is answered as the resolver answers (no such name) while
+    it does not resolve; another name stays refused."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(OFFLINE)
+    rules, second = learn_and_run(cwd, cwd, ["prog.py", "example.invalid"])
+    assert "net=ALLOW|TCP|example.invalid|443|OUT" in rules.splitlines(), \
+        rules
+    assert second.returncode == 0 and \
+        second.stdout == "no such name\n", (second.stderr, rules)
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["prog.py", "example.invalid", "other.invalid"], cwd,
+                   env_for(cwd, provider))
+        assert r.stdout == "no such name\n", (provider, r.stdout)
+        assert "other.invalid' DENIED" in r.stderr, (provider, r.stderr)
+
+
 # ---- partial mode grants itself the decorated functions' module ----
 
 PARTIAL_MOD = """\
