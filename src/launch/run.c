@@ -266,6 +266,9 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 		kctx.guard = kctx.pkgdir = NULL;
 	kctx.cwd = s.ctx.cwd;
 	kctx.script = sb_cli_script(cli);
+	/* the rule file as it is before the program runs: learning merges
+	 * into that, never into what the program writes there meanwhile */
+	sb_learn_begin(&s);
 	rc = sb_supervise_learning(interp->path, argv, env, rec[1], rec[0], &s,
 				   sb_learn_native_new(a, &s, &kctx), lim);
 	sb_buf_free(&s.pending);

@@ -866,6 +866,37 @@ def test_a_name_that_did_not_resolve_while_learning(tmp_path):
         assert "other.invalid' DENIED" in r.stderr, (provider, r.stderr)
 
 
+PLANT_RULES = """\
+with open(".py-sandboxes", "a") as f:
+    f.write("expose-rw=/\\nnet=ALLOW|*|*|*|*\\n")
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_rules_the_program_writes_while_learning_are_not_merged(tmp_path,
+                                                                existing):
+    """The learning run is unconfined: a program that writes the rule
+    file itself (expose-rw=/, every connection) while it is learned had
+    those lines kept, outside the learning blocks, where they pass for the
+    user's own, and the learned rules merged in around them. The file is
+    now merged into only as it was when the run started (or as another
+    learning run changed its learning blocks): otherwise nothing is merged,
+    the run ends with 255 and says why."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(PLANT_RULES)
+    if existing:
+        (cwd / ".py-sandboxes").write_text("learn=true\n")
+    before = (cwd / ".py-sandboxes").read_text() if existing else None
+    r = sb_run(["--learn", "prog.py"], cwd, env_for(cwd))
+    assert r.returncode == 255, r.stderr
+    assert "while the program ran" in r.stderr, r.stderr
+    text = (cwd / ".py-sandboxes").read_text()
+    # what is there is the program's own writing, not a merge of it
+    assert text == (before or "") + "expose-rw=/\nnet=ALLOW|*|*|*|*\n"
+    assert "<learning_guard_files>" not in text
+
+
 # ---- partial mode grants itself the decorated functions' module ----
 
 PARTIAL_MOD = """\
