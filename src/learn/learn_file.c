@@ -86,7 +86,7 @@ static int dir_still_named(const struct rule_dir *d)
  * never released, by a stuck run or by a program that took it, ends this
  * run with the reason instead of a hang). */
 static int open_dir(struct sb_arena *a, const char *path, struct rule_dir *d,
-		    char *why, size_t n)
+		    bool lock, char *why, size_t n)
 {
 	char *dir = sb_arena_strdup(a, path), *slash = strrchr(dir, '/');
 	int waited;
@@ -108,7 +108,8 @@ static int open_dir(struct sb_arena *a, const char *path, struct rule_dir *d,
 					: "");
 		return -1;
 	}
-	for (waited = 0; flock(d->fd, LOCK_EX | LOCK_NB) < 0; waited++) {
+	for (waited = 0; lock && flock(d->fd, LOCK_EX | LOCK_NB) < 0;
+	     waited++) {
 		if (errno != EWOULDBLOCK && errno != EINTR) {
 			snprintf(why, n, "cannot lock its directory '%s': %s",
 				 d->dir, strerror(errno));
@@ -489,13 +490,15 @@ static int replace_text(const struct rule_dir *d, const char *old,
 	return 0;
 }
 
-/* Open and lock the directory, check the rule file and read it when it
- * exists (*old, malloc'ed, *len bytes; NULL when absent): 0, or -1 with
- * 'why' filled. */
+/* Open and lock the directory (unless only reading: a save renames a
+ * whole file into place), check the rule file and read it when it exists
+ * (*old, malloc'ed, *len bytes; NULL when absent): 0, or -1 with 'why'
+ * filled. */
 static int open_rules(struct sb_arena *a, const char *path, struct rule_dir *d,
-		      char **old, size_t *len, char *why, size_t n)
+		      bool lock, char **old, size_t *len, char *why, size_t n)
 {
-	if (open_dir(a, path, d, why, n) < 0 || check_rule_file(d, why, n) < 0)
+	if (open_dir(a, path, d, lock, why, n) < 0 ||
+	    check_rule_file(d, why, n) < 0)
 		return -1;
 	if (!d->st.st_mode)
 		return 0;
@@ -561,8 +564,8 @@ int sb_learn_begin(struct sb_learn_session *s)
 	int r = 0;
 
 	/* what stops it here stops the save too, which says why */
-	if (open_rules(s->arena, s->path, &d, &old, &len, why, sizeof(why)) <
-	    0) {
+	if (open_rules(s->arena, s->path, &d, false, &old, &len, why,
+		       sizeof(why)) < 0) {
 		r = -1;
 	} else {
 		remember(s, d.st.st_mode != 0, old, len);
@@ -650,22 +653,28 @@ int sb_learn_save(struct sb_learn_session *s)
 	settle_files(s);
 	if (!s->saved_once)
 		warn_hidden(s);
-	if (open_rules(s->arena, s->path, &d, &old, &len, why, sizeof(why)) < 0)
+	if (open_rules(s->arena, s->path, &d, true, &old, &len, why,
+		       sizeof(why)) < 0)
 		goto unsaved;
 	existed = d.st.st_mode != 0;
 	date_now(date, sizeof(date));
 	ctx.date = date;
 	ctx.learned_by = learned_by(s->arena, ctx.envp);
 	if (!as_seen(s, &ctx, existed, old, len)) {
-		snprintf(why, sizeof(why),
-			 "it was %s while the program ran, outside the "
-			 "learning blocks (by the program?); the learned "
-			 "rules are not merged into lines this run did not "
-			 "read: check the file",
-			 !s->seen_taken	       ? "not readable when it started"
-			 : s->seen_exists && !existed ? "removed"
-			 : !s->seen_exists     ? "made"
-					       : "changed");
+		if (!s->seen_taken)
+			snprintf(why, sizeof(why),
+				 "it could not be read when the run started; "
+				 "the learned rules are not merged into lines "
+				 "this run did not read");
+		else
+			snprintf(why, sizeof(why),
+				 "it was %s while the program ran, outside "
+				 "the learning blocks (by the program?); the "
+				 "learned rules are not merged into lines this "
+				 "run did not read: check the file",
+				 s->seen_exists && !existed ? "removed"
+				 : !s->seen_exists	    ? "made"
+							    : "changed");
 		goto unsaved;
 	}
 	if (existed) {
@@ -722,7 +731,7 @@ int sb_learn_save_result_mode(struct sb_arena *a, const char *path,
 	size_t len = 0;
 	int r = -1;
 
-	if (open_rules(a, path, &d, &old, &len, why, sizeof(why)) < 0)
+	if (open_rules(a, path, &d, true, &old, &len, why, sizeof(why)) < 0)
 		goto unsaved;
 	date_now(date, sizeof(date));
 	if (!sb_learn_result_mode(old ? old : "", objects, in_force, origin,
