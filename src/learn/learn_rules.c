@@ -390,6 +390,17 @@ static const char swapped_header[] =
 	"now (or lie\n# under one), leading elsewhere: a rule would follow " \
 	"the link. No rule\n# was written for them.";
 
+static const char too_wide_header[] =
+	"# REVIEW: the program made, removed or renamed entries right in "    \
+	"these\n# directories (or these entries), which no rule grants "    \
+	"without all that\n# lies below (the home directory, one above "    \
+	"it, or /): no rule was\n# written for them, and the next run is "  \
+	"refused there. Run the program\n# from a directory of its own "   \
+	"(it is then expose-rw=.).";
+
+/* At most this many entries are named under too_wide_header. */
+#define TOO_WIDE_SHOWN 20
+
 static void flag_under(struct sb_arena *a, struct family *fam,
 		       const char *header, const char *rule)
 {
@@ -796,6 +807,40 @@ static bool lookup_used(const struct sb_learned *l, const char *dir)
 	return false;
 }
 
+/* An entry made or removed where no rule may grant its directory: named
+ * for review (the first TOO_WIDE_SHOWN, then how many more). */
+static void flag_too_wide(struct sb_arena *a, struct family *fam,
+			  const place_vec *pv, const char *path, bool dir,
+			  size_t *n)
+{
+	const char *v = spell_path(a, pv, path);
+	size_t i;
+
+	++*n;
+	if (*n <= TOO_WIDE_SHOWN) {
+		flag_under(a, fam, too_wide_header,
+			   sb_learn_escape(a, dir && strcmp(v, "/") != 0
+						      ? sb_arena_printf(
+								a, "%s/", v)
+						      : v));
+		return;
+	}
+	for (i = 0; i < fam->groups.n; i++) {
+		struct group *g = &fam->groups.v[i];
+
+		const char *more;
+
+		if (g->header != too_wide_header)
+			continue;
+		more = sb_arena_printf(a, "# ... and %zu more",
+				       *n - TOO_WIDE_SHOWN);
+		if (g->lines.n > TOO_WIDE_SHOWN)
+			g->lines.v[TOO_WIDE_SHOWN] = more;
+		else
+			*SB_VEC_PUSH(a, g->lines) = more;
+	}
+}
+
 static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		      const struct sb_learn_ctx *ctx, struct family *fam)
 {
@@ -803,7 +848,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 	place_vec places = { 0 };
 	SB_VEC(struct want) w = { 0 };
 	struct group *g;
-	size_t i, j, k;
+	size_t i, j, k, n_too_wide = 0;
 
 	collect_places(a, ctx, &places);
 	for (i = 0; i < l->files.n; i++) {
@@ -852,8 +897,12 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 			 * listing may still be needed */
 			r.write = false;
 			if (!outside_dir(ctx, f, &list) &&
-			    (!listed || !outside_dir(ctx, &r, &list)))
+			    (!listed || !outside_dir(ctx, &r, &list))) {
+				if (f->write)
+					flag_too_wide(a, fam, &places, path,
+						      true, &n_too_wide);
 				continue;
+			}
 			as_dir = true;
 		} else if (ctx->exists && !ctx->exists(path)) {
 			/* made and removed again (a journal, a temporary
@@ -864,8 +913,13 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 			struct sb_learned_file parent = { d, true, true,
 							  false, false };
 
-			if (!f->write || !outside_dir(ctx, &parent, &list))
+			if (!f->write)
 				continue;
+			if (!outside_dir(ctx, &parent, &list)) {
+				flag_too_wide(a, fam, &places, path, false,
+					      &n_too_wide);
+				continue;
+			}
 			path = d;
 			as_dir = true;
 		}

@@ -897,6 +897,32 @@ def test_rules_the_program_writes_while_learning_are_not_merged(tmp_path,
     assert "<learning_guard_files>" not in text
 
 
+@pytest.mark.parametrize("place", ["fresh", "home"])
+def test_entries_made_right_in_home_are_named_for_review(tmp_path, place):
+    """An atomic write in $HOME (a temporary file beside the target, then
+    os.replace) needs Landlock's MAKE_REG and REMOVE_FILE on the home
+    directory, which no rule grants without all of it (weaknesses.md 61):
+    learning wrote the kept file's rule only, and nothing said the next
+    run would be refused. The learned file now says so, under a REVIEW
+    header, and grants nothing more; in a directory of the program's own
+    the same program is expose-rw=. and round-trips."""
+    cwd = tmp_path / "w"
+    cwd.mkdir()
+    home = cwd if place == "home" else tmp_path
+    (cwd / "prog.py").write_text(RENAME)
+    rules, second = learn_and_run(cwd, home, ["prog.py"])
+    lines = rules.splitlines()
+    if place == "home":
+        assert "# ./" in lines and "no rule grants without all" in rules, \
+            rules
+        assert "expose-rw=." not in lines, rules
+        assert second.returncode != 0
+    else:
+        assert "no rule grants without all" not in rules, rules
+        assert second.returncode == 0 and second.stdout == "v2\n", \
+            (second.stderr, rules)
+
+
 # ---- partial mode grants itself the decorated functions' module ----
 
 PARTIAL_MOD = """\

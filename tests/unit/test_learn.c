@@ -13,6 +13,16 @@
 
 #include "api_registry.h"
 #include "learn.h"
+
+/* what learning writes above entries made or removed where no rule may
+ * grant their directory (home, above it, /) */
+#define TOO_WIDE_HEADER                                                       \
+	"# REVIEW: the program made, removed or renamed entries right in "    \
+	"these\n# directories (or these entries), which no rule grants "    \
+	"without all that\n# lies below (the home directory, one above "    \
+	"it, or /): no rule was\n# written for them, and the next run is "  \
+	"refused there. Run the program\n# from a directory of its own "   \
+	"(it is then expose-rw=.).\n"
 #include "policy_internal.h"
 #include "tap.h"
 
@@ -390,6 +400,7 @@ static void test_files(void)
 			   "file\tr\td\t/srv/in\n"
 			   "file\tw\td\t/srv/in\n",
 			   envp, NULL),
+	       TOO_WIDE_HEADER "# ~/\n# /\n"
 	       "expose-rw=/srv/in\nexpose-rw=~/db\n\n",
 	       "files: entries made or removed outside trees: expose-rw= of "
 	       "the directory, never of home or /; it covers its files");
@@ -474,6 +485,7 @@ static void test_files(void)
 			    "file\tr\td\t/home/u/d\n",
 			    MARKERS, &c, NULL);
 		is_str(block(a, out, "files"),
+		       TOO_WIDE_HEADER "# ./gone\n"
 		       "expose-list=./d\nexpose-ro=./d/a.txt\n"
 		       "expose-rw=./db\n\n",
 		       "files: a vanished file's directory is writable, never "
