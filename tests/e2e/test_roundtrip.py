@@ -923,6 +923,30 @@ def test_entries_made_right_in_home_are_named_for_review(tmp_path, place):
             (second.stderr, rules)
 
 
+@pytest.mark.parametrize("place", ["fresh", "home"])
+def test_pythonpath_is_learned(tmp_path, place):
+    """The interpreter reads PYTHONPATH in C at its start, before the
+    guard arms: learning saw no read of it, and the enforcing run, which
+    starts with the env= rules only, did not find the package it names.
+    Learned as env=PYTHONPATH=${PYTHONPATH} (the review grades it: it
+    decides which code runs); the package's files still need their own
+    rules."""
+    cwd = tmp_path / "w"
+    (cwd / "lib" / "mypkg").mkdir(parents=True)
+    (cwd / "lib" / "mypkg" / "__init__.py").write_text("X = 7\n")
+    (cwd / "prog.py").write_text("import mypkg\nprint(mypkg.X)\n")
+    home = cwd if place == "home" else tmp_path
+    env = dict(env_for(home), PYTHONPATH=str(cwd / "lib"))
+    first = sb_run(["--learn", "prog.py"], cwd, env)
+    assert first.returncode == 0, first.stderr
+    rules = (cwd / ".py-sandboxes").read_text()
+    assert "env=PYTHONPATH=${PYTHONPATH}" in rules.splitlines(), rules
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["prog.py"], cwd, dict(env, OS_SANDBOX=provider))
+        assert (r.returncode, r.stdout) == (0, "7\n"), (provider, r.stderr,
+                                                      rules)
+
+
 # ---- partial mode grants itself the decorated functions' module ----
 
 PARTIAL_MOD = """\
