@@ -67,7 +67,8 @@ static int learn_base_names(long idx)
 			py.PyErr_Clear();
 			continue;
 		}
-		if (sb_learn_record("api", sb_api_registry[i].qualname, NULL) < 0)
+		if (sb_learn_record("api", sb_api_registry[i].qualname,
+				    NULL) < 0)
 			return -1;
 	}
 	return 0;
