@@ -1400,6 +1400,17 @@ fail:
 	return NULL;
 }
 
+/* Learning: a name looked up. Learned as a rule that names it with no
+ * port (it resolves, and reaches nothing), unless a connection to it is
+ * learned too (learn_rules.c): a lookup with no connection (a check that
+ * the name exists, gethostbyname) was not learned at all, and the
+ * enforcing run refused it. */
+static int learn_lookup(const char *host)
+{
+	return sb_learn_record("net", "tcp", "out", "0.0.0.0", "-", host,
+			       NULL);
+}
+
 /* The port of a getaddrinfo() call: an int, a number or a service name
  * (looked up as the resolver would), else -1 (None: no port). */
 static long gai_port(PyObject *o, bool udp)
@@ -1452,6 +1463,8 @@ static int learn_failed_lookup(const char *host, PyObject *port_arg,
 		if (sb_learn_record("net", type == SOCK_DGRAM ? "udp" : "tcp",
 				    "out", "0.0.0.0", pbuf, host, NULL) < 0)
 			r = -1;
+	} else if (learn_lookup(host) < 0) {
+		r = -1;
 	}
 out:
 	if (cls)
@@ -1511,10 +1524,16 @@ static PyObject *getaddrinfo_call(struct sb_wrap *w, PyObject *args,
 		 * came from, so that the rule names the host (4.3) */
 		PyObject *res = sb_wrap_call_original(w, args, kwargs);
 
-		if (res)
+		if (res) {
 			note_resolution(host, res);
-		else if (learn_failed_lookup(host, argv[1], argv[3]) < 0)
+			if (learn_lookup(host) < 0) {
+				py.Py_DecRef(res);
+				sb_guard_refuse_halted();
+				return NULL;
+			}
+		} else if (learn_failed_lookup(host, argv[1], argv[3]) < 0) {
 			return NULL;
+		}
 		return res;
 	}
 	if (pin || names_can_be_allowed())
@@ -1571,9 +1590,19 @@ static const struct sb_pin *byname_pin(PyObject *args, PyObject *kwargs,
 		return NULL;
 	if (hk == 1 && find_pin(host))
 		return find_pin(host);
-	if (!names_can_be_allowed() && !sb_g.learning) {
+	if (sb_g.learning) {
+		if (hk == 1 && learn_lookup(host) < 0) {
+			*refused = 1;
+			sb_guard_refuse_halted();
+		}
+		return NULL;
+	}
+	if (!names_can_be_allowed()) {
 		*refused = 1;
-		refuse_resolution(host);
+		if (hk == 1 && sb_net_unresolved(sb_g.policy, host))
+			raise_gai(EAI_NONAME);
+		else
+			refuse_resolution(host);
 	}
 	return NULL;
 }

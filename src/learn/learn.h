@@ -40,6 +40,8 @@ struct sb_learned_net {
 	struct sb_addr addr;
 	uint16_t port;
 	bool self; /* a port the run itself listened on (record port "self") */
+	/* a name looked up, no connection (record port "-"): 'host' only */
+	bool lookup;
 	const char *host; /* the name the program resolved, else NULL */
 };
 

@@ -150,7 +150,7 @@ static bool same_net(const struct sb_learned_net *x,
 		     const struct sb_learned_net *y)
 {
 	if (x->kind != y->kind || x->dir != y->dir || x->port != y->port ||
-	    x->self != y->self ||
+	    x->self != y->self || x->lookup != y->lookup ||
 	    x->addr.family != y->addr.family ||
 	    memcmp(x->addr.bytes, y->addr.bytes, sizeof(x->addr.bytes)) != 0)
 		return false;
@@ -236,10 +236,15 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 			return;
 		rec.self = rec.kind == SB_NET_TCP && rec.dir == SB_NET_OUT &&
 			   strcmp(f[4], "self") == 0;
+		rec.lookup = rec.kind == SB_NET_TCP && rec.dir == SB_NET_OUT &&
+			     strcmp(f[4], "-") == 0;
 		if (sb_addr_parse(f[3], &rec.addr) != 0 ||
-		    (!rec.self && !parse_port(f[4], &rec.port)) || !*f[5])
+		    (!rec.self && !rec.lookup && !parse_port(f[4], &rec.port)) ||
+		    !*f[5])
 			return;
 		rec.host = strcmp(f[5], "-") == 0 ? NULL : f[5];
+		if (rec.lookup && !rec.host)
+			return;
 		for (i = 0; i < l->nets.n; i++)
 			if (same_net(&l->nets.v[i], &rec))
 				return;
@@ -1051,6 +1056,19 @@ static int cmp_net_line(const void *x, const void *y)
 		      ((const struct net_key *)y)->line);
 }
 
+/* Does a learned connection (not a lookup) name 'host'? */
+static bool named_out(const struct sb_learned *l, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < l->nets.n; i++)
+		if (!l->nets.v[i].lookup && l->nets.v[i].host &&
+		    l->nets.v[i].dir == SB_NET_OUT &&
+		    sb_host_eq(l->nets.v[i].host, host))
+			return true;
+	return false;
+}
+
 static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		    const struct sb_learn_ctx *ctx, struct family *fam)
 {
@@ -1064,11 +1082,21 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		const char *dest, *var;
 		struct net_key *key;
 
-		if (ctx->policy)
+		if (n->lookup) {
+			/* a name looked up only: the rule that names it with
+			 * no port lets it resolve and reach nothing, unless
+			 * a connection to it, or a rule in force, names it */
+			if (!safe_host(n->host) || named_out(l, n->host) ||
+			    (ctx->policy &&
+			     (sb_pin_lookup(ctx->policy, n->host) ||
+			      sb_net_names_any(ctx->policy))))
+				continue;
+		} else if (ctx->policy) {
 			r = n->self ? sb_net_self_rule(ctx->policy, n->kind,
 						       n->dir, &n->addr)
 				    : sb_net_decide(ctx->policy, n->kind,
 						    n->dir, &n->addr, n->port);
+		}
 		if (r && r->allow)
 			continue;
 		if (n->dir == SB_NET_IN && addr_is_any(&n->addr)) {
@@ -1098,7 +1126,7 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		key->kind = n->kind;
 		key->dir = n->dir;
 		key->self = n->self;
-		if (n->self)
+		if (n->self || n->lookup)
 			continue;
 		for (k = 0; k < key->ports.n; k++)
 			if (key->ports.v[k] == n->port)
@@ -1133,7 +1161,8 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		key->line = sb_arena_printf(
 			a, "net=ALLOW|%s|%s|%s|%s",
 			key->kind == SB_NET_TCP ? "TCP" : "UDP", key->dest,
-			ports.s, key->dir == SB_NET_IN ? "IN" : "OUT");
+			ports.s ? ports.s : "",
+			key->dir == SB_NET_IN ? "IN" : "OUT");
 		sb_buf_free(&ports);
 	}
 	qsort(keys.v, keys.n, sizeof(*keys.v), cmp_net_line);

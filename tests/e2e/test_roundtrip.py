@@ -947,6 +947,49 @@ def test_pythonpath_is_learned(tmp_path, place):
                                                       rules)
 
 
+LOOKUP = """\
+import socket, sys
+print(socket.gethostbyname(sys.argv[1]))
+print(len(socket.getaddrinfo(sys.argv[1], None)) > 0)
+"""
+
+
+def test_a_lookup_with_no_connection_is_learned_as_lookup_only(tmp_path):
+    """socket.gethostbyname(name) and getaddrinfo(name, None), with no
+    connection after: learning recorded a name only for the connections
+    it led to, so nothing was learned and the enforcing run was refused.
+    Learned as net=ALLOW|TCP|<name>||OUT (no port): the name resolves, and
+    no connection to it is allowed."""
+    host = socket.gethostname()
+    try:
+        addr = socket.gethostbyname(host)
+    except OSError:
+        pytest.skip(f"{host} does not resolve here")
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(LOOKUP)
+    rules, second = learn_and_run(cwd, cwd, ["prog.py", host])
+    assert f"net=ALLOW|TCP|{host}||OUT" in rules.splitlines(), rules
+    assert second.returncode == 0 and \
+        second.stdout == f"{addr}\nTrue\n", (second.stderr, rules)
+    listener = Listener()
+    try:
+        evil = textwrap.dedent(f"""\
+            import socket
+            try:
+                socket.create_connection(({host!r}, {listener.port}),
+                                         timeout=5)
+                print("connected")
+            except OSError:
+                print("refused")
+            """)
+        for provider in ("auto", "subprocess"):
+            r = sb_run(["-c", evil], cwd, env_for(cwd, provider))
+            assert r.stdout == "refused\n", (provider, r.stdout, r.stderr)
+    finally:
+        listener.close()
+    assert listener.accepted == 0
+
+
 # ---- partial mode grants itself the decorated functions' module ----
 
 PARTIAL_MOD = """\

@@ -607,6 +607,18 @@ static void test_net(void)
 	       "net: ports merged and sorted, ${VAR} for values, * for the "
 	       "wildcard, allowed ones skipped; a port of the run's own "
 	       "listener is 'self' (TCP only)");
+	out = learn(a,
+		    "net\ttcp\tout\t0.0.0.0\t-\tlookup.example\n"
+		    "net\ttcp\tout\t0.0.0.0\t-\texample.com\n"
+		    "net\ttcp\tout\t93.184.216.34\t443\texample.com\n"
+		    "net\ttcp\tout\t0.0.0.0\t-\t-\n"
+		    "net\ttcp\tout\t0.0.0.0\t-\tbad|host\n",
+		    MARKERS, &c, NULL);
+	is_str(block(a, out, "socket"),
+	       "net=ALLOW|TCP|example.com|443|OUT\n"
+	       "net=ALLOW|TCP|lookup.example||OUT\n\n",
+	       "net: a name looked up only is learned with no port; a "
+	       "connection to it covers the lookup");
 	sb_policy_free(p);
 	sb_arena_free(a);
 }
