@@ -44,6 +44,36 @@ static bool library_may_call(const char *qualname)
 	       sb_guard_caller_is_library();
 }
 
+/* Learning: the denier set on a class (multiprocessing.Process.start) hands
+ * the call to the function it replaced, which also sits, under another
+ * registry name, on a base class (multiprocessing.process.BaseProcess.start).
+ * Enforcing with the subclass's name allowed leaves no denier there, so the
+ * lookup reaches the base class's denier: that name is learned too. Only a
+ * base class of the holder counts; another subclass's name is not used. */
+static int learn_base_names(long idx)
+{
+	PyObject *holder = sb_g.api.holders[idx];
+	size_t i;
+
+	if (!holder)
+		return 0;
+	for (i = 0; i < sb_api_registry_len; i++) {
+		PyObject *base = sb_g.api.holders[i];
+
+		if ((long)i == idx || !base ||
+		    sb_g.api.originals[i] != sb_g.api.originals[idx])
+			continue;
+		if (py.PyObject_IsSubclass(holder, base) != 1) {
+			py.PyErr_Clear();
+			continue;
+		}
+		if (sb_learn_record("api", sb_api_registry[i].qualname,
+				    NULL) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
 {
 	long idx = (long)(intptr_t)py.PyCapsule_GetPointer(self, "pysb.deny");
@@ -55,7 +85,8 @@ static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
 	if (sb_guard_is_busy() || library_may_call(e->qualname))
 		return py.PyObject_Call(sb_g.api.originals[idx], args, kw);
 	if (sb_g.learning) {
-		if (sb_learn_record("api", e->qualname, NULL) < 0) {
+		if (sb_learn_record("api", e->qualname, NULL) < 0 ||
+		    learn_base_names(idx) < 0) {
 			sb_guard_refuse_halted();
 			return NULL;
 		}
@@ -177,6 +208,10 @@ static int deny_in(long idx, PyObject *mod, bool *absent)
 		}
 		r = py.PyObject_SetAttrString(parent, attr, meth);
 		py.Py_DecRef(meth);
+		if (r == 0) {
+			py.Py_IncRef(parent);
+			sb_g.api.holders[idx] = parent;
+		}
 	} else {
 		r = py.PyObject_SetAttrString(parent, attr, fn);
 	}
@@ -304,6 +339,9 @@ int sb_api_arm(void)
 	sb_g.api.originals = sb_arena_alloc(
 		sb_g.arena,
 		(sb_api_registry_len + 1) * sizeof(*sb_g.api.originals));
+	sb_g.api.holders = sb_arena_alloc(
+		sb_g.arena,
+		(sb_api_registry_len + 1) * sizeof(*sb_g.api.holders));
 	sb_g.api.defs = sb_arena_alloc(
 		sb_g.arena, (sb_api_registry_len + 1) * sizeof(*sb_g.api.defs));
 	sb_g.api.modules_seen = -1;

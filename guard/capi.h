@@ -60,6 +60,7 @@ struct py_method_def {
 	X(void, PyErr_Fetch, (PyObject **, PyObject **, PyObject **))          \
 	X(void, PyErr_Restore, (PyObject *, PyObject *, PyObject *))           \
 	X(int, PyErr_ExceptionMatches, (PyObject *))                           \
+	X(int, PyErr_GivenExceptionMatches, (PyObject *, PyObject *))          \
 	X(PyObject *, PyImport_ImportModule, (const char *))                   \
 	X(PyObject *, PyImport_GetModuleDict, (void))                          \
 	X(PyObject *, PyObject_GetAttrString, (PyObject *, const char *))      \
@@ -68,6 +69,7 @@ struct py_method_def {
 	X(PyObject *, PyObject_Call, (PyObject *, PyObject *, PyObject *))     \
 	X(PyObject *, PyObject_CallObject, (PyObject *, PyObject *))           \
 	X(int, PyObject_IsInstance, (PyObject *, PyObject *))                  \
+	X(int, PyObject_IsSubclass, (PyObject *, PyObject *))                  \
 	X(int, PyObject_IsTrue, (PyObject *))                                  \
 	X(PyObject *, PyObject_Str, (PyObject *))                              \
 	X(PyObject *, PyDict_GetItemString, (PyObject *, const char *))        \

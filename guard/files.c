@@ -558,7 +558,9 @@ static const struct event_spec events[] = {
 	EV("shutil.move", { 0, -1, WR | NF }, { 1, -1, WR }),
 	EV("shutil.rmtree", { 0, 1, WR | NF }, NO),
 	EV("shutil.chown", { 0, -1, WR }, NO),
-	EV("shutil.make_archive", { 0, -1, WR }, { 2, -1, RD }),
+	/* base_name is a prefix, not a file: the archive (base_name plus
+	 * the format's suffix) is judged at its open */
+	EV("shutil.make_archive", { 2, -1, RD }, NO),
 	EV("shutil.unpack_archive", { 0, -1, RD },
 	   { 1, -1, WR | J_NONE_IS_CWD }),
 	EV("tempfile.mkstemp", { 0, -1, WR | NF }, NO),
@@ -1507,7 +1509,13 @@ static bool sys_flag(const char *name)
 
 /* sys.path entries at arming, within the interpreter's prefixes: where the
  * standard library and installed packages are. sys.path[0] (the script's
- * directory, '' for -c) is the program's: it needs a rule. */
+ * directory, '' for -c) is the program's: it needs a rule.
+ * Learning: the interpreter's start-up imports (site looking for
+ * sitecustomize) listed every entry before the guard armed, and importlib
+ * reads a later import from that listing, so no listing of the program's
+ * own entries would be seen: each is recorded as looked into here, which
+ * learn_rules.c turns into expose-list= only when a module was then loaded
+ * from it (a script in $HOME importing a module beside it). */
 static void expose_sys_path(void)
 {
 	static const char *const prefixes[] = { "prefix", "base_prefix",
@@ -1531,11 +1539,11 @@ static void expose_sys_path(void)
 	}
 	/* -I and -P (3.11+) put no script directory first */
 	first = sys_flag("isolated") || sys_flag("safe_path") ? 0 : 1;
-	for (i = first; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		if (sb_arg_path(py.PyList_GetItem(list, i), buf) != 1 ||
-		    !realpath(buf, canon) || stat(canon, &st) < 0)
+		    !realpath(*buf ? buf : ".", canon) || stat(canon, &st) < 0)
 			continue;
-		for (k = 0; k < np; k++) {
+		for (k = 0; k < np && i >= first; k++) {
 			if (sb_path_under(canon, pre[k])) {
 				sb_fs_add_implicit(sb_g.policy, canon,
 						   S_ISDIR(st.st_mode),
@@ -1543,6 +1551,9 @@ static void expose_sys_path(void)
 				break;
 			}
 		}
+		if (sb_g.learning && (i < first || k == np) &&
+		    S_ISDIR(st.st_mode) && sb_learn_lookup(canon) < 0)
+			return;
 	}
 	py.PyErr_Clear();
 }

@@ -106,6 +106,8 @@ struct sb_guard {
 	struct {
 		unsigned char *done;
 		PyObject **originals;
+		/* the class a denier was set on (NULL: a module's) */
+		PyObject **holders;
 		struct py_method_def *defs;
 		/* a module was caught mid-import: scan again even if
 		 * sys.modules did not grow since */

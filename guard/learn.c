@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -221,12 +222,41 @@ static struct sb_wrap env_wraps[] = {
 	  .call = environ_setitem },
 };
 
+/* The interpreter reads PYTHONPATH at its start, in C, before the guard
+ * arms: no read of it is seen, yet the enforcing run, which starts with
+ * the env= rules only, does not find the modules it names. Learned as read
+ * when set and honoured (not -E or -I). The other PYTHON* variables only
+ * tune the run (PYTHONUNBUFFERED, set machine-wide, would be learned by
+ * every program) or run code (PYTHONSTARTUP, PYTHONWARNINGS's categories):
+ * not learned. */
+static const char *const startup_env[] = { "PYTHONPATH" };
+
+static bool env_ignored(void)
+{
+	PyObject *flags = py.PySys_GetObject("flags");
+	PyObject *v = flags ? py.PyObject_GetAttrString(flags,
+						       "ignore_environment")
+			    : NULL;
+	bool yes = v && py.PyObject_IsTrue(v) == 1;
+
+	if (v)
+		py.Py_DecRef(v);
+	py.PyErr_Clear();
+	return yes;
+}
+
 int sb_learn_arm(void)
 {
 	size_t i;
 
 	if (!sb_g.learning)
 		return 0;
+	for (i = 0; !env_ignored() && i < SB_ARRAY_LEN(startup_env); i++) {
+		const char *v = getenv(startup_env[i]);
+
+		if (v && *v && sb_learn_record("env", startup_env[i], NULL) < 0)
+			return -1;
+	}
 	for (i = 0; i < SB_ARRAY_LEN(env_wraps); i++)
 		if (sb_wrap_install_method(&env_wraps[i]) < 0)
 			return -1;

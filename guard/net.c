@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -262,9 +263,8 @@ static int refuse_addr(enum net_op op, PyObject *addr, const char *why,
 	return ret;
 }
 
-/* socket.gaierror(EAI_AGAIN): what a pinned name without an address of the
- * wanted family gets, as a resolver that cannot answer would say. */
-static int raise_eai_again(void)
+/* socket.gaierror(code), as the resolver raises it. */
+static int raise_gai(int code)
 {
 	PyObject *mods = py.PyImport_GetModuleDict();
 	PyObject *mod = mods ? py.PyDict_GetItemString(mods, "_socket") : NULL;
@@ -274,20 +274,27 @@ static int raise_eai_again(void)
 	if (!cls) {
 		/* an answer, as the resolver's, not a refusal: no record */
 		sb_guard_no_log();
-		return raise_msg("Temporary failure in name resolution");
+		return raise_msg(gai_strerror(code));
 	}
 	args = py.PyTuple_New(2);
 	if (!args) {
 		py.Py_DecRef(cls);
 		return -1;
 	}
-	py.PyTuple_SetItem(args, 0, py.PyLong_FromLong(EAI_AGAIN));
-	py.PyTuple_SetItem(args, 1, py.PyUnicode_FromString(
-					    gai_strerror(EAI_AGAIN)));
+	py.PyTuple_SetItem(args, 0, py.PyLong_FromLong(code));
+	py.PyTuple_SetItem(args, 1,
+			   py.PyUnicode_FromString(gai_strerror(code)));
 	py.PyErr_SetObject(cls, args);
 	py.Py_DecRef(args);
 	py.Py_DecRef(cls);
 	return -1;
+}
+
+/* socket.gaierror(EAI_AGAIN): what a pinned name without an address of the
+ * wanted family gets, as a resolver that cannot answer would say. */
+static int raise_eai_again(void)
+{
+	return raise_gai(EAI_AGAIN);
 }
 
 /* The answer made of a pinned name's addresses: 'list', or, when the pin
@@ -1452,6 +1459,84 @@ fail:
 	return NULL;
 }
 
+/* Learning: a name looked up. Learned as a rule that names it with no
+ * port (it resolves, and reaches nothing), unless a connection to it is
+ * learned too (learn_rules.c): a lookup with no connection (a check that
+ * the name exists, gethostbyname) was not learned at all, and the
+ * enforcing run refused it. */
+static int learn_lookup(const char *host)
+{
+	return sb_learn_record("net", "tcp", "out", "0.0.0.0", "-", host,
+			       NULL);
+}
+
+/* The port of a getaddrinfo() call: an int, a number or a service name
+ * (looked up as the resolver would), else -1 (None: no port). */
+static long gai_port(PyObject *o, bool udp)
+{
+	char buf[HOST_MAX], *end;
+	struct servent *se;
+	long port = -1;
+	int hk;
+
+	if (!o || o == PY_NONE)
+		return -1;
+	if (sb_arg_int(o, &port) == 1)
+		return port >= 0 && port <= 65535 ? port : -1;
+	py.PyErr_Clear();
+	hk = host_text(o, buf);
+	if (hk != 1 || !buf[0] || strlen(buf) >= sizeof(buf))
+		return -1;
+	port = strtol(buf, &end, 10);
+	if (!*end)
+		return port >= 0 && port <= 65535 ? port : -1;
+	se = getservbyname(buf, udp ? "udp" : "tcp");
+	return se ? (long)ntohs((uint16_t)se->s_port) : -1;
+}
+
+/* Learning: a name that did not resolve while learning (socket.gaierror:
+ * offline, a resolver down) is still a name the program asked for. The
+ * rule that names it lets the enforcing run resolve it (and reach it, on
+ * that port) when it does resolve; nothing was learned before, and the
+ * lookup was refused, not answered. The exception stays as it was. */
+static int learn_failed_lookup(const char *host, PyObject *port_arg,
+			       PyObject *type_arg)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *mod = mods ? py.PyDict_GetItemString(mods, "_socket") : NULL;
+	PyObject *cls, *et, *ev, *tb;
+	char pbuf[24];
+	long type = 0, port;
+	int r = 0;
+
+	/* no call with the exception pending: set it aside first */
+	py.PyErr_Fetch(&et, &ev, &tb);
+	cls = mod ? py.PyObject_GetAttrString(mod, "gaierror") : NULL;
+	if (!cls || !et || !py.PyErr_GivenExceptionMatches(et, cls))
+		goto out;
+	if (sb_arg_int(type_arg, &type) < 0)
+		py.PyErr_Clear();
+	port = gai_port(port_arg, type == SOCK_DGRAM);
+	if (port > 0) {
+		snprintf(pbuf, sizeof(pbuf), "%ld", port);
+		if (sb_learn_record("net", type == SOCK_DGRAM ? "udp" : "tcp",
+				    "out", "0.0.0.0", pbuf, host, NULL) < 0)
+			r = -1;
+	} else if (learn_lookup(host) < 0) {
+		r = -1;
+	}
+out:
+	if (cls)
+		py.Py_DecRef(cls);
+	py.PyErr_Clear();
+	py.PyErr_Restore(et, ev, tb);
+	if (r < 0) {
+		sb_guard_refuse_halted();
+		return -1;
+	}
+	return 0;
+}
+
 static PyObject *getaddrinfo_call(struct sb_wrap *w, PyObject *args,
 				  PyObject *kwargs)
 {
@@ -1498,12 +1583,26 @@ static PyObject *getaddrinfo_call(struct sb_wrap *w, PyObject *args,
 		 * came from, so that the rule names the host (4.3) */
 		PyObject *res = sb_wrap_call_original(w, args, kwargs);
 
-		if (res)
+		if (res) {
 			note_resolution(host, res);
+			if (learn_lookup(host) < 0) {
+				py.Py_DecRef(res);
+				sb_guard_refuse_halted();
+				return NULL;
+			}
+		} else if (learn_failed_lookup(host, argv[1], argv[3]) < 0) {
+			return NULL;
+		}
 		return res;
 	}
 	if (pin || names_can_be_allowed())
 		return sb_wrap_call_original(w, args, kwargs);
+	if (hk == 1 && sb_net_unresolved(sb_g.policy, host)) {
+		/* a rule names it, and it had no address when the rules
+		 * were read: the resolver's answer, not a refusal */
+		raise_gai(EAI_NONAME);
+		return NULL;
+	}
 	refuse_resolution(host);
 	return NULL;
 }
@@ -1550,9 +1649,19 @@ static const struct sb_pin *byname_pin(PyObject *args, PyObject *kwargs,
 		return NULL;
 	if (hk == 1 && find_pin(host))
 		return find_pin(host);
-	if (!names_can_be_allowed() && !sb_g.learning) {
+	if (sb_g.learning) {
+		if (hk == 1 && learn_lookup(host) < 0) {
+			*refused = 1;
+			sb_guard_refuse_halted();
+		}
+		return NULL;
+	}
+	if (!names_can_be_allowed()) {
 		*refused = 1;
-		refuse_resolution(host);
+		if (hk == 1 && sb_net_unresolved(sb_g.policy, host))
+			raise_gai(EAI_NONAME);
+		else
+			refuse_resolution(host);
 	}
 	return NULL;
 }

@@ -217,6 +217,14 @@ static bool path_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+/* The real path of 'path', or NULL (missing, a loop). */
+static const char *real_path(struct sb_arena *a, const char *path)
+{
+	char buf[PATH_MAX];
+
+	return realpath(path, buf) ? sb_arena_strdup(a, buf) : NULL;
+}
+
 /* Learning: python-sb stays as the program's parent and writes the rules
  * when it ends (4.4). What native code opens, execs and connects to is
  * learned through a seccomp filter (learn_native.c), less what
@@ -243,6 +251,11 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	s.ctx.envp = host_env;
 	s.ctx.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
 	s.ctx.home = sb_envp_get(host_env, "HOME");
+	/* the records name the home directory by its real path: a home
+	 * reached through a link is still the home (never granted whole) */
+	if (s.ctx.home && s.ctx.home[0] == '/' && real_path(a, s.ctx.home))
+		s.ctx.home = real_path(a, s.ctx.home);
+	s.ctx.real_path = real_path;
 	s.ctx.python_trees = trees;
 	s.ctx.n_python_trees = trees[0] ? 1 : 0;
 	s.ctx.exists = path_exists;
@@ -254,6 +267,9 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 		kctx.guard = kctx.pkgdir = NULL;
 	kctx.cwd = s.ctx.cwd;
 	kctx.script = sb_cli_script(cli);
+	/* the rule file as it is before the program runs: learning merges
+	 * into that, never into what the program writes there meanwhile */
+	sb_learn_begin(&s);
 	rc = sb_supervise_learning(interp->path, argv, env, rec[1], rec[0], &s,
 				   sb_learn_native_new(a, &s, &kctx), lim);
 	sb_buf_free(&s.pending);

@@ -40,6 +40,8 @@ struct sb_learned_net {
 	struct sb_addr addr;
 	uint16_t port;
 	bool self; /* a port the run itself listened on (record port "self") */
+	/* a name looked up, no connection (record port "-"): 'host' only */
+	bool lookup;
 	const char *host; /* the name the program resolved, else NULL */
 };
 
@@ -79,6 +81,13 @@ struct sb_learn_ctx {
 	 * (a file rule for one the program removed again could not be read
 	 * back); NULL: every file is taken to be there */
 	bool (*exists)(const char *path);
+	/* the real path of 'path' now, or NULL when it cannot be resolved.
+	 * The records hold real paths: a place the environment names ($HOME,
+	 * $TMPDIR...) through a symbolic link is known by its target, and a
+	 * learned path that is a link when the rules are written (the
+	 * program swapped it) is not written as a rule, which the parser
+	 * would follow. NULL: paths are taken as spelled */
+	const char *(*real_path)(struct sb_arena *a, const char *path);
 	/* what learned the rules (a test's name, else the program), written
 	 * as "# Learned by ..." under each block; NULL: no such line */
 	const char *learned_by;

@@ -86,7 +86,7 @@ static int dir_still_named(const struct rule_dir *d)
  * never released, by a stuck run or by a program that took it, ends this
  * run with the reason instead of a hang). */
 static int open_dir(struct sb_arena *a, const char *path, struct rule_dir *d,
-		    char *why, size_t n)
+		    bool lock, char *why, size_t n)
 {
 	char *dir = sb_arena_strdup(a, path), *slash = strrchr(dir, '/');
 	int waited;
@@ -108,7 +108,8 @@ static int open_dir(struct sb_arena *a, const char *path, struct rule_dir *d,
 					: "");
 		return -1;
 	}
-	for (waited = 0; flock(d->fd, LOCK_EX | LOCK_NB) < 0; waited++) {
+	for (waited = 0; lock && flock(d->fd, LOCK_EX | LOCK_NB) < 0;
+	     waited++) {
 		if (errno != EWOULDBLOCK && errno != EINTR) {
 			snprintf(why, n, "cannot lock its directory '%s': %s",
 				 d->dir, strerror(errno));
@@ -489,13 +490,15 @@ static int replace_text(const struct rule_dir *d, const char *old,
 	return 0;
 }
 
-/* Open and lock the directory, check the rule file and read it when it
- * exists (*old, malloc'ed, *len bytes; NULL when absent): 0, or -1 with
- * 'why' filled. */
+/* Open and lock the directory (unless only reading: a save renames a
+ * whole file into place), check the rule file and read it when it exists
+ * (*old, malloc'ed, *len bytes; NULL when absent): 0, or -1 with 'why'
+ * filled. */
 static int open_rules(struct sb_arena *a, const char *path, struct rule_dir *d,
-		      char **old, size_t *len, char *why, size_t n)
+		      bool lock, char **old, size_t *len, char *why, size_t n)
 {
-	if (open_dir(a, path, d, why, n) < 0 || check_rule_file(d, why, n) < 0)
+	if (open_dir(a, path, d, lock, why, n) < 0 ||
+	    check_rule_file(d, why, n) < 0)
 		return -1;
 	if (!d->st.st_mode)
 		return 0;
@@ -542,6 +545,99 @@ static void announce(struct sb_arena *a, const struct rule_dir *d,
 	fprintf(stderr, "Check and update this file to validate the rules.\n");
 }
 
+static void remember(struct sb_learn_session *s, bool exists,
+		     const char *text, size_t len)
+{
+	s->seen_taken = true;
+	s->seen_exists = exists;
+	s->seen_len = exists ? len : 0;
+	s->seen = exists ? sb_arena_strndup(s->arena, text ? text : "", len)
+			 : NULL;
+}
+
+int sb_learn_begin(struct sb_learn_session *s)
+{
+	struct sb_buf none = { 0 };
+	struct rule_dir d;
+	char *old = NULL, why[PATH_MAX + 256];
+	size_t len = 0;
+	int r = 0;
+
+	/* what stops it here stops the save too, which says why */
+	if (open_rules(s->arena, s->path, &d, false, &old, &len, why,
+		       sizeof(why)) < 0) {
+		r = -1;
+	} else {
+		remember(s, d.st.st_mode != 0, old, len);
+	}
+	close_rules(&d, old, NULL, &none);
+	return r;
+}
+
+/* The lines of 'text' outside the learning blocks (# <learning_X> to
+ * # </learning_X>), stripped: what the user wrote, which a learning run
+ * never changes. */
+static const char *outside_blocks(struct sb_arena *a, const char *text,
+				  size_t len)
+{
+	struct sb_buf b = { 0 };
+	const char *s = text, *end = text + len, *res;
+	bool inside = false;
+
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		char *line = sb_strip(a, s, n);
+
+		if (sb_str_starts(line, "# <learning_"))
+			inside = true;
+		else if (sb_str_starts(line, "# </learning_"))
+			inside = false;
+		else if (!inside && *line)
+			sb_buf_printf(&b, "%s\n", line);
+		s += n + 1;
+	}
+	res = sb_arena_strdup(a, b.s ? b.s : "");
+	sb_buf_free(&b);
+	return res;
+}
+
+/* May the learned rules be merged into the rule file as it is now? It is
+ * as this run last saw it, or another learning run added to its learning
+ * blocks meanwhile (two runs at once lose nothing). Anything else was
+ * written by someone else, most likely the program, which ran
+ * unconfined: its lines would pass for the user's own. */
+static bool as_seen(struct sb_learn_session *s, const struct sb_learn_ctx *ctx,
+		    bool exists, const char *text, size_t len)
+{
+	const char *base;
+	size_t base_len;
+
+	if (!s->seen_taken || (s->seen_exists && !exists))
+		return false;
+	if (!exists)
+		return true;
+	if (s->seen_exists && len == s->seen_len &&
+	    memcmp(text, s->seen, len) == 0)
+		return true;
+	if (s->seen_exists) {
+		base = s->seen;
+		base_len = s->seen_len;
+	} else {
+		/* made meanwhile: a learning run makes it from the template */
+		struct sb_learned none = { 0 };
+		struct sb_buf t = { 0 };
+		bool added;
+
+		sb_learn_merge(s->arena, NULL, &none, ctx, &t, &added);
+		base = sb_arena_strndup(s->arena, t.s ? t.s : "", t.len);
+		base_len = t.len;
+		sb_buf_free(&t);
+	}
+	return strcmp(outside_blocks(s->arena, base, base_len),
+		      outside_blocks(s->arena, text, len)) == 0;
+}
+
 int sb_learn_save(struct sb_learn_session *s)
 {
 	struct sb_policy *check = NULL;
@@ -557,9 +653,30 @@ int sb_learn_save(struct sb_learn_session *s)
 	settle_files(s);
 	if (!s->saved_once)
 		warn_hidden(s);
-	if (open_rules(s->arena, s->path, &d, &old, &len, why, sizeof(why)) < 0)
+	if (open_rules(s->arena, s->path, &d, true, &old, &len, why,
+		       sizeof(why)) < 0)
 		goto unsaved;
 	existed = d.st.st_mode != 0;
+	date_now(date, sizeof(date));
+	ctx.date = date;
+	ctx.learned_by = learned_by(s->arena, ctx.envp);
+	if (!as_seen(s, &ctx, existed, old, len)) {
+		if (!s->seen_taken)
+			snprintf(why, sizeof(why),
+				 "it could not be read when the run started; "
+				 "the learned rules are not merged into lines "
+				 "this run did not read");
+		else
+			snprintf(why, sizeof(why),
+				 "it was %s while the program ran, outside "
+				 "the learning blocks (by the program?); the "
+				 "learned rules are not merged into lines this "
+				 "run did not read: check the file",
+				 s->seen_exists && !existed ? "removed"
+				 : !s->seen_exists	    ? "made"
+							    : "changed");
+		goto unsaved;
+	}
 	if (existed) {
 		/* a file with errors is never overwritten */
 		o.config_path = s->path;
@@ -573,9 +690,6 @@ int sb_learn_save(struct sb_learn_session *s)
 			goto unsaved;
 		}
 	}
-	date_now(date, sizeof(date));
-	ctx.date = date;
-	ctx.learned_by = learned_by(s->arena, ctx.envp);
 	sb_learn_merge(s->arena, existed ? old : NULL, &s->learned, &ctx, &out,
 		       &added);
 	/* a missing rule file is created even when nothing was learned: the
@@ -593,6 +707,7 @@ int sb_learn_save(struct sb_learn_session *s)
 			 sizeof(why)) < 0)
 		goto unsaved;
 	announce(s->arena, &d, s->display, s->ctx.cwd, out.s, backup);
+	remember(s, true, out.s, out.len);
 	s->saved_once = true;
 	r = 0;
 	goto out;
@@ -616,7 +731,7 @@ int sb_learn_save_result_mode(struct sb_arena *a, const char *path,
 	size_t len = 0;
 	int r = -1;
 
-	if (open_rules(a, path, &d, &old, &len, why, sizeof(why)) < 0)
+	if (open_rules(a, path, &d, true, &old, &len, why, sizeof(why)) < 0)
 		goto unsaved;
 	date_now(date, sizeof(date));
 	if (!sb_learn_result_mode(old ? old : "", objects, in_force, origin,

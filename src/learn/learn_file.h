@@ -13,7 +13,18 @@ struct sb_learn_session {
 	const char *display;     /* as messages name it */
 	bool saved_once;
 	bool quiet_when_unchanged;
+	/* the rule file as this run last read or wrote it (sb_learn_begin):
+	 * a save merges into that text only, never into what the program
+	 * (which ran unconfined) put there meanwhile */
+	bool seen_taken, seen_exists;
+	char *seen;
+	size_t seen_len;
 };
+
+/* Before the program starts: note the rule file as it is. 0, or -1 when
+ * it cannot be read (silent: the run goes on, and the save, which then
+ * refuses to merge, says why). */
+int sb_learn_begin(struct sb_learn_session *s);
 
 /* Take record bytes as they arrive. */
 void sb_learn_feed(struct sb_learn_session *s, const char *data, size_t len);

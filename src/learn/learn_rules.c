@@ -150,7 +150,7 @@ static bool same_net(const struct sb_learned_net *x,
 		     const struct sb_learned_net *y)
 {
 	if (x->kind != y->kind || x->dir != y->dir || x->port != y->port ||
-	    x->self != y->self ||
+	    x->self != y->self || x->lookup != y->lookup ||
 	    x->addr.family != y->addr.family ||
 	    memcmp(x->addr.bytes, y->addr.bytes, sizeof(x->addr.bytes)) != 0)
 		return false;
@@ -236,10 +236,15 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 			return;
 		rec.self = rec.kind == SB_NET_TCP && rec.dir == SB_NET_OUT &&
 			   strcmp(f[4], "self") == 0;
+		rec.lookup = rec.kind == SB_NET_TCP && rec.dir == SB_NET_OUT &&
+			     strcmp(f[4], "-") == 0;
 		if (sb_addr_parse(f[3], &rec.addr) != 0 ||
-		    (!rec.self && !parse_port(f[4], &rec.port)) || !*f[5])
+		    (!rec.self && !rec.lookup && !parse_port(f[4], &rec.port)) ||
+		    !*f[5])
 			return;
 		rec.host = strcmp(f[5], "-") == 0 ? NULL : f[5];
+		if (rec.lookup && !rec.host)
+			return;
 		for (i = 0; i < l->nets.n; i++)
 			if (same_net(&l->nets.v[i], &rec))
 				return;
@@ -271,19 +276,6 @@ size_t sb_learn_parse(struct sb_arena *a, const char *data, size_t len,
 
 /* A path that reads back as itself: no byte the lexer or ${} expansion
  * would act on (2.2, 2.3), no comma (one path per rule). */
-static bool safe_path(const char *s)
-{
-	const unsigned char *c = (const unsigned char *)s;
-
-	if (*s != '/' || sb_is_space(c[strlen(s) - 1]))
-		return false;
-	for (; *c; c++)
-		if (*c < 0x20 || *c == 0x7f || *c == '#' || *c == ',' ||
-		    *c == '"' || *c == '\'' || (*c == '$' && c[1] == '{'))
-			return false;
-	return true;
-}
-
 /* A name that can sit inside ${...} and a rule: identifier-like. */
 static bool safe_name(const char *s, bool dots)
 {
@@ -392,20 +384,48 @@ static const char review_header[] =
 	"UTF-8. They are shown\n# escaped (\\xNN), as comments: no rule "    \
 	"was written for them.";
 
-/* A name that is not written as a rule because a reviewer could not see
- * it as it is: shown escaped, as a comment, under one header. */
-static void flag_name(struct sb_arena *a, struct family *fam,
-		      const char *rule)
+static const char unspellable_header[] =
+	"# REVIEW: the program used these paths, which no rule can spell (a "  \
+	"'#', ',',\n# quote or '${', or a trailing space): no rule was "     \
+	"written for them.\n# Rename them, or grant a directory that holds " \
+	"them.";
+
+static const char swapped_header[] =
+	"# REVIEW: the program used these paths, which are symbolic links "   \
+	"now (or lie\n# under one), leading elsewhere: a rule would follow " \
+	"the link. No rule\n# was written for them.";
+
+static const char too_wide_header[] =
+	"# REVIEW: the program made, removed or renamed entries right in "    \
+	"these\n# directories (or these entries), which no rule grants "    \
+	"without all that\n# lies below (the home directory, one above "    \
+	"it, or /): no rule was\n# written for them, and the next run is "  \
+	"refused there. Run the program\n# from a directory of its own "   \
+	"(it is then expose-rw=.).";
+
+/* At most this many entries are named under too_wide_header. */
+#define TOO_WIDE_SHOWN 20
+
+static void flag_under(struct sb_arena *a, struct family *fam,
+		       const char *header, const char *rule)
 {
 	struct group *g = NULL;
 	size_t i;
 
 	for (i = 0; i < fam->groups.n; i++)
-		if (fam->groups.v[i].header == review_header)
+		if (fam->groups.v[i].header == header)
 			g = &fam->groups.v[i];
 	if (!g)
-		g = new_group(a, fam, review_header);
+		g = new_group(a, fam, header);
 	*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(a, "# %s", rule);
+}
+
+/* A name that is not written as a rule because a reviewer could not see
+ * it as it is: shown escaped, as a comment, under one header. */
+static void flag_name(struct sb_arena *a, struct family *fam,
+		      const char *rule)
+{
+	flag_under(a, fam, review_header, rule);
 }
 
 /* ---- environment ---- */
@@ -485,6 +505,17 @@ struct place {
 
 typedef SB_VEC(struct place) place_vec;
 
+/* A place named by the environment, as the records name it (its real
+ * path), or NULL for the root. */
+static const char *place_dir(struct sb_arena *a,
+			     const struct sb_learn_ctx *ctx, const char *v)
+{
+	const char *r = ctx->real_path ? ctx->real_path(a, v) : NULL;
+
+	v = sb_path_normalize(a, r ? r : v);
+	return strcmp(v, "/") == 0 ? NULL : v;
+}
+
 static const char *env_dir(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 			   const char *name)
 {
@@ -493,8 +524,7 @@ static const char *env_dir(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 	/* "/" would make every path ${VAR}/...: not a location */
 	if (!v || v[0] != '/')
 		return NULL;
-	v = sb_path_normalize(a, v);
-	return strcmp(v, "/") == 0 ? NULL : v;
+	return place_dir(a, ctx, v);
 }
 
 static void add_place(struct sb_arena *a, place_vec *pv, const char *dir,
@@ -578,6 +608,27 @@ static const struct place *find_place(const place_vec *pv, const char *path)
 		}
 	}
 	return best;
+}
+
+/* Can 'path' be written as a rule's value? The part of it below its place
+ * (a place is spelled ".", "~", "${TMPDIR:-/tmp}"...) must hold nothing the
+ * rule grammar reads otherwise: a comment, a list, a quote, a variable, a
+ * trailing space the parser strips. */
+static bool spellable(const place_vec *pv, const char *path)
+{
+	const struct place *pl = find_place(pv, path);
+	const unsigned char *c = (const unsigned char *)path;
+	size_t n = strlen(path);
+
+	if (pl)
+		c += strlen(pl->dir);
+	if (n && sb_is_space((unsigned char)path[n - 1]) && *c)
+		return false;
+	for (; *c; c++)
+		if (*c < 0x20 || *c == 0x7f || *c == '#' || *c == ',' ||
+		    *c == '"' || *c == '\'' || (*c == '$' && c[1] == '{'))
+			return false;
+	return true;
 }
 
 static const char *spell_path(struct sb_arena *a, const place_vec *pv,
@@ -761,6 +812,40 @@ static bool lookup_used(const struct sb_learned *l, const char *dir)
 	return false;
 }
 
+/* An entry made or removed where no rule may grant its directory: named
+ * for review (the first TOO_WIDE_SHOWN, then how many more). */
+static void flag_too_wide(struct sb_arena *a, struct family *fam,
+			  const place_vec *pv, const char *path, bool dir,
+			  size_t *n)
+{
+	const char *v = spell_path(a, pv, path);
+	size_t i;
+
+	++*n;
+	if (*n <= TOO_WIDE_SHOWN) {
+		flag_under(a, fam, too_wide_header,
+			   sb_learn_escape(a, dir && strcmp(v, "/") != 0
+						      ? sb_arena_printf(
+								a, "%s/", v)
+						      : v));
+		return;
+	}
+	for (i = 0; i < fam->groups.n; i++) {
+		struct group *g = &fam->groups.v[i];
+
+		const char *more;
+
+		if (g->header != too_wide_header)
+			continue;
+		more = sb_arena_printf(a, "# ... and %zu more",
+				       *n - TOO_WIDE_SHOWN);
+		if (g->lines.n > TOO_WIDE_SHOWN)
+			g->lines.v[TOO_WIDE_SHOWN] = more;
+		else
+			*SB_VEC_PUSH(a, g->lines) = more;
+	}
+}
+
 static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		      const struct sb_learn_ctx *ctx, struct family *fam)
 {
@@ -768,7 +853,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 	place_vec places = { 0 };
 	SB_VEC(struct want) w = { 0 };
 	struct group *g;
-	size_t i, j, k;
+	size_t i, j, k, n_too_wide = 0;
 
 	collect_places(a, ctx, &places);
 	for (i = 0; i < l->files.n; i++) {
@@ -777,7 +862,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		struct sb_fs_decision dec;
 		/* the system's files of /proc (meminfo, cpuinfo) are learned,
 		 * a process's own (its pid changes) never */
-		bool skip = !safe_path(path) || sb_path_proc_own(path) ||
+		bool skip = path[0] != '/' || sb_path_proc_own(path) ||
 			    (sb_path_under(path, "/proc") && f->write);
 		bool as_dir, list, listed;
 		struct want *nw;
@@ -817,8 +902,12 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 			 * listing may still be needed */
 			r.write = false;
 			if (!outside_dir(ctx, f, &list) &&
-			    (!listed || !outside_dir(ctx, &r, &list)))
+			    (!listed || !outside_dir(ctx, &r, &list))) {
+				if (f->write)
+					flag_too_wide(a, fam, &places, path,
+						      true, &n_too_wide);
 				continue;
+			}
 			as_dir = true;
 		} else if (ctx->exists && !ctx->exists(path)) {
 			/* made and removed again (a journal, a temporary
@@ -829,8 +918,13 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 			struct sb_learned_file parent = { d, true, true,
 							  false, false };
 
-			if (!f->write || !outside_dir(ctx, &parent, &list))
+			if (!f->write)
 				continue;
+			if (!outside_dir(ctx, &parent, &list)) {
+				flag_too_wide(a, fam, &places, path, false,
+					      &n_too_wide);
+				continue;
+			}
 			path = d;
 			as_dir = true;
 		}
@@ -847,6 +941,31 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		nw->write = f->write;
 		nw->is_dir = as_dir;
 		nw->list = list;
+	}
+	/* a path no rule can spell is shown for review, never written (and
+	 * covers nothing below it) */
+	for (i = 0; i < w.n; i++) {
+		const char *real = ctx->real_path
+					   ? ctx->real_path(a, w.v[i].path)
+					   : NULL;
+		const char *header = unspellable_header;
+
+		/* there (lstat) but not resolved: a dangling link, which
+		 * would reach whatever is made at its target later */
+		if ((real && strcmp(real, w.v[i].path) != 0) ||
+		    (!real && ctx->real_path && ctx->exists &&
+		     ctx->exists(w.v[i].path)))
+			header = swapped_header;
+		else if (spellable(&places, w.v[i].path))
+			continue;
+		flag_under(a, fam, header,
+			   sb_arena_printf(a, "expose-%s=%s",
+					   want_mode(&w.v[i]) == SB_EXPOSE_LIST
+						   ? "list"
+					   : w.v[i].write ? "rw"
+							  : "ro",
+					   sb_learn_escape(a, w.v[i].path)));
+		w.v[i].dropped = true;
 	}
 	/* a learned directory covers what lies below it with the same or a
 	 * narrower mode: that line would add nothing */
@@ -937,6 +1056,19 @@ static int cmp_net_line(const void *x, const void *y)
 		      ((const struct net_key *)y)->line);
 }
 
+/* Does a learned connection (not a lookup) name 'host'? */
+static bool named_out(const struct sb_learned *l, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < l->nets.n; i++)
+		if (!l->nets.v[i].lookup && l->nets.v[i].host &&
+		    l->nets.v[i].dir == SB_NET_OUT &&
+		    sb_host_eq(l->nets.v[i].host, host))
+			return true;
+	return false;
+}
+
 static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		    const struct sb_learn_ctx *ctx, struct family *fam)
 {
@@ -950,11 +1082,21 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		const char *dest, *var;
 		struct net_key *key;
 
-		if (ctx->policy)
+		if (n->lookup) {
+			/* a name looked up only: the rule that names it with
+			 * no port lets it resolve and reach nothing, unless
+			 * a connection to it, or a rule in force, names it */
+			if (!safe_host(n->host) || named_out(l, n->host) ||
+			    (ctx->policy &&
+			     (sb_pin_lookup(ctx->policy, n->host) ||
+			      sb_net_names_any(ctx->policy))))
+				continue;
+		} else if (ctx->policy) {
 			r = n->self ? sb_net_self_rule(ctx->policy, n->kind,
 						       n->dir, &n->addr)
 				    : sb_net_decide(ctx->policy, n->kind,
 						    n->dir, &n->addr, n->port);
+		}
 		if (r && r->allow)
 			continue;
 		if (n->dir == SB_NET_IN && addr_is_any(&n->addr)) {
@@ -984,7 +1126,7 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		key->kind = n->kind;
 		key->dir = n->dir;
 		key->self = n->self;
-		if (n->self)
+		if (n->self || n->lookup)
 			continue;
 		for (k = 0; k < key->ports.n; k++)
 			if (key->ports.v[k] == n->port)
@@ -1019,7 +1161,8 @@ static void gen_net(struct sb_arena *a, const struct sb_learned *l,
 		key->line = sb_arena_printf(
 			a, "net=ALLOW|%s|%s|%s|%s",
 			key->kind == SB_NET_TCP ? "TCP" : "UDP", key->dest,
-			ports.s, key->dir == SB_NET_IN ? "IN" : "OUT");
+			ports.s ? ports.s : "",
+			key->dir == SB_NET_IN ? "IN" : "OUT");
 		sb_buf_free(&ports);
 	}
 	qsort(keys.v, keys.n, sizeof(*keys.v), cmp_net_line);

@@ -269,6 +269,10 @@ struct sb_policy {
 	SB_VEC(struct sb_net_rule) nets; /* DENY rules first, then ALLOW */
 	bool any_net_rule;               /* some net= line was given */
 	SB_VEC(struct sb_pin) pins;
+	/* the names of ALLOW rules that did not resolve (the rule allows
+	 * nothing): a lookup of one is answered "no such name", as the
+	 * resolver answered, not refused */
+	SB_VEC(const char *) unresolved;
 	SB_VEC(struct sb_import) imports;
 	bool import_all;
 	uint8_t *api_allow; /* indexed like sb_api_registry, 1 = allowed */

@@ -521,6 +521,16 @@ const struct sb_pin *sb_pin_lookup(const struct sb_policy *p,
 	return NULL;
 }
 
+bool sb_net_unresolved(const struct sb_policy *p, const char *host)
+{
+	size_t i;
+
+	for (i = 0; p && host && i < p->unresolved.n; i++)
+		if (sb_host_eq(p->unresolved.v[i], host))
+			return true;
+	return false;
+}
+
 /* One part of an inet_aton address: decimal, 0-prefixed octal or 0x hex,
  * as C writes numbers. The end of the digits, or NULL. */
 static const char *aton_part(const char *s, uint32_t *out)
@@ -908,6 +918,10 @@ static void net_host(struct sb_policy *p, const struct sb_parse_opts *opts,
 			why ? why : "unknown error");
 	else
 		reason = "invalid network specification. That does not resolve to any network.";
+	if (f->allow && st == SB_RESOLVE_NONAME && host_syntax_ok(host) &&
+	    !strchr(host, '*') && !sb_net_unresolved(p, host))
+		*SB_VEC_PUSH(p->arena, p->unresolved) =
+			host_key(p->arena, host);
 	/* Dropping an ALLOW grants nothing; dropping a DENY would lift a
 	 * restriction its author wrote on purpose, so that one is fatal. */
 	if (f->allow)

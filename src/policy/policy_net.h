@@ -88,6 +88,10 @@ bool sb_host_eq(const char *a, const char *b);
 const struct sb_pin *sb_pin_lookup(const struct sb_policy *p,
 				   const char *host);
 
+/* Does an ALLOW rule name 'host', which did not resolve when the rules
+ * were read? (compared as sb_host_eq() does) */
+bool sb_net_unresolved(const struct sb_policy *p, const char *host);
+
 /* Does some ALLOW rule for OUT with a port name every host ('*' as its
  * NETWORK)? Then any name may be resolved; an address, a network or
  * 0.0.0.0/0 allows addresses, never lookups. */

@@ -102,6 +102,19 @@ if __name__ == "__main__":
         print(p.map(sq, range(5)))
 """
 
+# multiprocessing.Process (not Pool, whose workers are another subclass of
+# BaseProcess): its start is the base class's, under two registry names
+QUEUE = """\
+import multiprocessing
+def put(q): q.put(42)
+if __name__ == "__main__":
+    q = multiprocessing.Queue()
+    p = multiprocessing.Process(target=put, args=(q,))
+    p.start()
+    print(q.get())
+    p.join()
+"""
+
 LOGGING = """\
 import logging
 logging.basicConfig(filename="log/app.log", level=logging.INFO,
@@ -129,6 +142,11 @@ import os, shutil
 shutil.copytree("d", "copy", dirs_exist_ok=True)
 shutil.rmtree("copy/sub")
 print(sorted(os.listdir("copy")))
+"""
+
+ARCHIVE = """\
+import os, shutil, sys
+print(os.path.basename(shutil.make_archive(sys.argv[1], "gztar", "d")))
 """
 
 CSV = """\
@@ -253,13 +271,18 @@ PROGRAMS = {
     "asyncio": ({"prog.py": ASYNCIO}, ["prog.py"], None),
     "sqlite3": ({"prog.py": SQLITE, "db/.keep": ""}, ["prog.py"], None),
     "multiprocessing.Pool": ({"prog.py": POOL}, ["prog.py"], None),
+    "multiprocessing.Process": ({"prog.py": QUEUE}, ["prog.py"], None),
     "logging": ({"prog.py": LOGGING, "log/.keep": ""}, ["prog.py"], None),
     "tempfile": ({"prog.py": TEMPFILE}, ["prog.py"], None),
     "shutil": (dict(D, **{"prog.py": SHUTIL}), ["prog.py"], None),
+    "shutil.make_archive": (dict(D, **{"prog.py": ARCHIVE}),
+                            ["prog.py", "arch"], None),
     "csv": ({"prog.py": CSV, "data.csv": "a,b\nc,d\n"}, ["prog.py"], None),
     "os.walk+glob": (dict(D, **{"prog.py": WALK}), ["prog.py"], None),
     "pathlib": ({"prog.py": PATHLIB}, ["prog.py"], None),
     "atomic-rename": ({"prog.py": RENAME}, ["prog.py"], None),
+    "local-import": ({"prog.py": "import helper\nprint(helper.X)\n",
+                      "helper.py": "X = 1\n"}, ["prog.py"], None),
     "pickle": ({"prog.py": PICKLE}, ["prog.py"], None),
     "configparser": ({"prog.py": CONFIG, "app.ini": "[main]\nname=x\n"},
                      ["prog.py"], None),
@@ -281,6 +304,7 @@ PROGRAMS = {
 # cryptography: a CFFI extension, whose module definition lives in
 # _cffi_backend (its load check once refused it)
 QUICK = ("zipfile-create", "compileall", "sqlite3", "multiprocessing.Pool",
+         "multiprocessing.Process",
          "http.server+urllib", "asyncio", "shutil", "tarfile-list",
          "cryptography")
 
@@ -619,6 +643,351 @@ def test_a_native_connect_to_the_any_address_is_learned_as_loopback(
     assert nets == [f"net=ALLOW|TCP|127.0.0.1/32|{listener.port}|OUT"], rules
     assert second.returncode == 0 and second.stdout == "0 0\n", \
         (second.stdout, second.stderr, rules)
+
+
+def test_a_subclass_method_learns_the_base_class_name_it_reaches(tmp_path):
+    """multiprocessing.Process.start is BaseProcess.start, which the
+    registry also names: learning saw the subclass's denier only, and the
+    enforcing run, with that name allowed, reached the base class's denier
+    and was refused. Both names are learned for Process; a Pool (another
+    subclass) learns the base class's name only."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(QUEUE)
+    rules, second = learn_and_run(cwd, cwd, ["prog.py"])
+    api = [ln for ln in rules.splitlines() if "Process" in ln]
+    assert api == ["python-api=ALLOW:multiprocessing.Process.start",
+                   "python-api=ALLOW:multiprocessing.process.BaseProcess."
+                   "start"], rules
+    assert second.returncode == 0 and second.stdout == "42\n", \
+        (second.stderr, rules)
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "prog.py").write_text(POOL)
+    rules, second = learn_and_run(pool, pool, ["prog.py"])
+    api = [ln for ln in rules.splitlines() if "Process" in ln]
+    assert api == ["python-api=ALLOW:multiprocessing.process.BaseProcess."
+                   "start"], rules
+    assert second.returncode == 0, (second.stderr, rules)
+
+
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_make_archive_in_home_writes_the_archive_only(tmp_path, who):
+    """shutil.make_archive's base name is a prefix, no file: it was judged
+    as a write of './arch', which learning in $HOME could not grant, so the
+    enforcing run was refused before the archive was opened. The archive
+    itself is judged at its open: learned as its own rule, and another
+    base name is refused."""
+    cwd = tmp_path
+    for rel, text in D.items():
+        (cwd / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cwd / rel).write_text(text)
+    (cwd / "prog.py").write_text(ARCHIVE)
+    if who == "unprivileged":
+        give_to_nobody(cwd)
+    rules, second = learn_and_run(cwd, cwd, ["prog.py", "arch"],
+                                  unprivileged=who == "unprivileged")
+    assert "expose-rw=./arch.tar.gz" in rules.splitlines(), rules
+    assert second.returncode == 0 and second.stdout == "arch.tar.gz\n", \
+        (second.stderr, rules)
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["prog.py", "other"], cwd, env_for(cwd, provider),
+                   unprivileged=who == "unprivileged")
+        assert r.returncode != 0 and not (cwd / "other.tar.gz").exists(), \
+            (provider, r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_a_module_beside_the_script_in_home_learns_the_listing(tmp_path,
+                                                                who):
+    """The start-up imports list the script's directory before the guard
+    arms, and importlib finds helper in that listing: learning saw no
+    listing, and under Landlock (which refused the start-up listing) the
+    import failed. Learned as expose-list=. (names only): a file beside it
+    stays unreadable."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text("import helper\nprint(helper.X)\n")
+    (cwd / "helper.py").write_text("X = 1\n")
+    (cwd / "notes.txt").write_text("PRIVATE\n")
+    if who == "unprivileged":
+        give_to_nobody(cwd)
+    rules, second = learn_and_run(cwd, cwd, ["prog.py"],
+                                  unprivileged=who == "unprivileged")
+    lines = rules.splitlines()
+    assert "expose-list=." in lines and "expose-ro=./helper.py" in lines, \
+        rules
+    assert second.returncode == 0 and second.stdout == "1\n", \
+        (second.stderr, rules)
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["-c", "print(open('notes.txt').read())"], cwd,
+                   env_for(cwd, provider),
+                   unprivileged=who == "unprivileged")
+        assert "PRIVATE" not in r.stdout, (provider, rules)
+
+
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_a_home_reached_through_a_link_is_still_the_home(tmp_path, who):
+    """HOME names a symbolic link to the real home directory, the working
+    directory is that home: learning compared the real working directory
+    with HOME as spelled, took the home for a directory of the program's
+    own and wrote expose-rw=. (the whole home). The home is now known by
+    its real path: the program's file gets its own rule, and a file beside
+    it is neither read nor written."""
+    real = tmp_path / "real-home"
+    (real / "data").mkdir(parents=True)
+    (real / "notes.txt").write_text("PRIVATE\n")
+    (tmp_path / "home").symlink_to(real)
+    home = tmp_path / "home"
+    (real / "prog.py").write_text(
+        "open('data/out.txt', 'w').write('x')\nprint('ok')\n")
+    if who == "unprivileged":
+        give_to_nobody(tmp_path)
+        os.lchown(home, NOBODY, NOBODY)
+    rules, second = learn_and_run(home, home, ["prog.py"],
+                                  unprivileged=who == "unprivileged")
+    lines = rules.splitlines()
+    assert "expose-rw=." not in lines and "expose-ro=." not in lines, rules
+    assert "expose-rw=./data/out.txt" in lines, rules
+    assert second.returncode == 0 and second.stdout == "ok\n", \
+        (second.stderr, rules)
+    evil = ("try:\n    print(open('notes.txt').read())\n"
+            "except OSError as e:\n    print('refused')\n"
+            "try:\n    open('notes.txt', 'w').write('gone')\n"
+            "except OSError as e:\n    print('refused')\n")
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["-c", evil], home, env_for(home, provider),
+                   unprivileged=who == "unprivileged")
+        assert "PRIVATE" not in r.stdout, (provider, rules)
+    assert (real / "notes.txt").read_text() == "PRIVATE\n"
+
+
+def test_a_name_no_rule_can_spell(tmp_path):
+    """A file named 'out#1.txt' (a comment), 'a,b' (a list) or '${X}' (a
+    variable) cannot be a rule's value. Learning dropped such a path before
+    anything else, so a program in a fresh directory that wrote only it was
+    learned without expose-rw=. and refused; in $HOME it was dropped
+    silently. Now the directory that holds it is learned as for any file,
+    and where the file itself would need a rule it is shown for review."""
+    prog = ("for n in ('out#1.txt', 'a,b', '${X}'):\n"
+            "    open(n, 'w').write('x')\nprint('ok')\n")
+    cwd = tmp_path / "w"
+    cwd.mkdir()
+    (cwd / "prog.py").write_text(prog)
+    rules, second = learn_and_run(cwd, tmp_path, ["prog.py"])
+    assert "expose-rw=." in rules.splitlines(), rules
+    assert second.returncode == 0 and second.stdout == "ok\n", \
+        (second.stderr, rules)
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "prog.py").write_text(prog)
+    rules, second = learn_and_run(home, home, ["prog.py"])
+    lines = rules.splitlines()
+    assert not any(ln.startswith("expose-rw=") for ln in lines), rules
+    for n in ("out#1.txt", "a,b", "${X}"):
+        assert f"# expose-rw={home}/{n}" in lines, rules
+    assert "no rule can spell" in rules
+    assert second.returncode != 0
+
+
+PLANT = """\
+import os
+open("out", "w").write("x")
+open("data.txt", "w").write("y")
+os.remove("out")
+os.symlink(os.path.expanduser("~"), "out")
+os.remove("data.txt")
+os.symlink("/", "data.txt")
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_a_path_swapped_for_a_link_is_not_learned(tmp_path, who):
+    """A program run in $HOME writes ./out and ./data.txt, then, before it
+    ends, puts links to the home directory and to / in their place. The
+    learned expose-rw=./out and expose-rw=./data.txt were followed by the
+    parser: the next run could read and write all of / (only the check of
+    a missing include stood in the way). A learned path that is a link when
+    the rules are written is now shown for review, not written."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(PLANT)
+    (cwd / "secret.txt").write_text("PRIVATE\n")
+    if who == "unprivileged":
+        give_to_nobody(cwd)
+    first = sb_run(["--learn", "prog.py"], cwd, env_for(cwd),
+                   unprivileged=who == "unprivileged")
+    assert first.returncode == 0, first.stderr
+    rules = (cwd / ".py-sandboxes").read_text()
+    lines = rules.splitlines()
+    assert not [ln for ln in lines if ln.startswith("expose-rw=")], rules
+    assert f"# expose-rw={cwd}/out" in lines, rules
+    assert f"# expose-rw={cwd}/data.txt" in lines, rules
+    # without the includes (a machine that has both files)
+    (cwd / ".py-sandboxes").write_text(
+        "\n".join(ln for ln in lines if not ln.startswith("include")))
+    evil = ("for p in ('secret.txt', '/etc/hostname'):\n"
+            "    try:\n        print(open(p).read())\n"
+            "    except OSError:\n        print('refused')\n")
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["-c", evil], cwd, env_for(cwd, provider),
+                   unprivileged=who == "unprivileged")
+        assert r.stdout == "refused\nrefused\n", (provider, r.stdout,
+                                                  r.stderr, rules)
+
+
+OFFLINE = """\
+import socket, sys
+for host in sys.argv[1:]:
+    try:
+        socket.getaddrinfo(host, 443)
+        print("resolved")
+    except socket.gaierror:
+        print("no such name")
+"""
+
+
+def test_a_name_that_did_not_resolve_while_learning(tmp_path):
+    """A program that looks a name up and handles socket.gaierror (run
+    offline, or the name is gone): learning recorded nothing, and the
+    enforcing run was refused with the guard's own error, which the
+    program does not catch. The name is learned with the port asked, and a
+    lookup of it is answered as the resolver answers (no such name) while
+    it does not resolve; another name stays refused."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(OFFLINE)
+    rules, second = learn_and_run(cwd, cwd, ["prog.py", "example.invalid"])
+    assert "net=ALLOW|TCP|example.invalid|443|OUT" in rules.splitlines(), \
+        rules
+    assert second.returncode == 0 and \
+        second.stdout == "no such name\n", (second.stderr, rules)
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["prog.py", "example.invalid", "other.invalid"], cwd,
+                   env_for(cwd, provider))
+        assert r.stdout == "no such name\n", (provider, r.stdout)
+        assert "other.invalid' DENIED" in r.stderr, (provider, r.stderr)
+
+
+PLANT_RULES = """\
+with open(".py-sandboxes", "a") as f:
+    f.write("expose-rw=/\\nnet=ALLOW|*|*|*|*\\n")
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_rules_the_program_writes_while_learning_are_not_merged(tmp_path,
+                                                                existing):
+    """The learning run is unconfined: a program that writes the rule
+    file itself (expose-rw=/, every connection) while it is learned had
+    those lines kept, outside the learning blocks, where they pass for the
+    user's own, and the learned rules merged in around them. The file is
+    now merged into only as it was when the run started (or as another
+    learning run changed its learning blocks): otherwise nothing is merged,
+    the run ends with 255 and says why."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(PLANT_RULES)
+    if existing:
+        (cwd / ".py-sandboxes").write_text("learn=true\n")
+    before = (cwd / ".py-sandboxes").read_text() if existing else None
+    r = sb_run(["--learn", "prog.py"], cwd, env_for(cwd))
+    assert r.returncode == 255, r.stderr
+    assert "while the program ran" in r.stderr, r.stderr
+    text = (cwd / ".py-sandboxes").read_text()
+    # what is there is the program's own writing, not a merge of it
+    assert text == (before or "") + "expose-rw=/\nnet=ALLOW|*|*|*|*\n"
+    assert "<learning_guard_files>" not in text
+
+
+@pytest.mark.parametrize("place", ["fresh", "home"])
+def test_entries_made_right_in_home_are_named_for_review(tmp_path, place):
+    """An atomic write in $HOME (a temporary file beside the target, then
+    os.replace) needs Landlock's MAKE_REG and REMOVE_FILE on the home
+    directory, which no rule grants without all of it (weaknesses.md 61):
+    learning wrote the kept file's rule only, and nothing said the next
+    run would be refused. The learned file now says so, under a REVIEW
+    header, and grants nothing more; in a directory of the program's own
+    the same program is expose-rw=. and round-trips."""
+    cwd = tmp_path / "w"
+    cwd.mkdir()
+    home = cwd if place == "home" else tmp_path
+    (cwd / "prog.py").write_text(RENAME)
+    rules, second = learn_and_run(cwd, home, ["prog.py"])
+    lines = rules.splitlines()
+    if place == "home":
+        assert "# ./" in lines and "no rule grants without all" in rules, \
+            rules
+        assert "expose-rw=." not in lines, rules
+        assert second.returncode != 0
+    else:
+        assert "no rule grants without all" not in rules, rules
+        assert second.returncode == 0 and second.stdout == "v2\n", \
+            (second.stderr, rules)
+
+
+@pytest.mark.parametrize("place", ["fresh", "home"])
+def test_pythonpath_is_learned(tmp_path, place):
+    """The interpreter reads PYTHONPATH in C at its start, before the
+    guard arms: learning saw no read of it, and the enforcing run, which
+    starts with the env= rules only, did not find the package it names.
+    Learned as env=PYTHONPATH=${PYTHONPATH} (the review grades it: it
+    decides which code runs); the package's files still need their own
+    rules."""
+    cwd = tmp_path / "w"
+    (cwd / "lib" / "mypkg").mkdir(parents=True)
+    (cwd / "lib" / "mypkg" / "__init__.py").write_text("X = 7\n")
+    (cwd / "prog.py").write_text("import mypkg\nprint(mypkg.X)\n")
+    home = cwd if place == "home" else tmp_path
+    env = dict(env_for(home), PYTHONPATH=str(cwd / "lib"))
+    first = sb_run(["--learn", "prog.py"], cwd, env)
+    assert first.returncode == 0, first.stderr
+    rules = (cwd / ".py-sandboxes").read_text()
+    assert "env=PYTHONPATH=${PYTHONPATH}" in rules.splitlines(), rules
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["prog.py"], cwd, dict(env, OS_SANDBOX=provider))
+        assert (r.returncode, r.stdout) == (0, "7\n"), (provider, r.stderr,
+                                                      rules)
+
+
+LOOKUP = """\
+import socket, sys
+print(socket.gethostbyname(sys.argv[1]))
+print(len(socket.getaddrinfo(sys.argv[1], None)) > 0)
+"""
+
+
+def test_a_lookup_with_no_connection_is_learned_as_lookup_only(tmp_path):
+    """socket.gethostbyname(name) and getaddrinfo(name, None), with no
+    connection after: learning recorded a name only for the connections
+    it led to, so nothing was learned and the enforcing run was refused.
+    Learned as net=ALLOW|TCP|<name>||OUT (no port): the name resolves, and
+    no connection to it is allowed."""
+    host = socket.gethostname()
+    try:
+        addr = socket.gethostbyname(host)
+    except OSError:
+        pytest.skip(f"{host} does not resolve here")
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(LOOKUP)
+    rules, second = learn_and_run(cwd, cwd, ["prog.py", host])
+    assert f"net=ALLOW|TCP|{host}||OUT" in rules.splitlines(), rules
+    assert second.returncode == 0 and \
+        second.stdout == f"{addr}\nTrue\n", (second.stderr, rules)
+    listener = Listener()
+    try:
+        evil = textwrap.dedent(f"""\
+            import socket
+            try:
+                socket.create_connection(({host!r}, {listener.port}),
+                                         timeout=5)
+                print("connected")
+            except OSError:
+                print("refused")
+            """)
+        for provider in ("auto", "subprocess"):
+            r = sb_run(["-c", evil], cwd, env_for(cwd, provider))
+            assert r.stdout == "refused\n", (provider, r.stdout, r.stderr)
+    finally:
+        listener.close()
+    assert listener.accepted == 0
 
 
 # ---- partial mode grants itself the decorated functions' module ----
