@@ -731,6 +731,74 @@ static PyObject *decode_cert_call(struct sb_wrap *w, PyObject *args,
 	return read_paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
 }
 
+/* _sqlite3.connect(database, ...): a path-like database (pathlib.Path,
+ * which code passes every day) is made its os.fspath() here, once, and the
+ * call goes on with that string: the sqlite3.connect event and SQLite then
+ * see the same name. Handed on as it was, the call would read it again
+ * after the event (3.11+), which the file guard refuses (files.c
+ * refuse_unpinned). */
+static PyObject *connect_call(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs)
+{
+	PyObject *o = NULL, *type, *path, *nargs = NULL, *nkw = NULL, *res;
+	bool kw = false;
+	int has = 0;
+	Py_ssize_t i, n = args ? py.PyTuple_Size(args) : 0;
+
+	if (n > 0)
+		o = py.PyTuple_GetItem(args, 0);
+	else if (kwargs && (o = py.PyDict_GetItemString(kwargs, "database")))
+		kw = true;
+	if (o && py.PyObject_IsInstance(o, py.PyUnicode_Type) != 1 &&
+	    py.PyObject_IsInstance(o, py.PyBytes_Type) != 1 &&
+	    (type = py.PyObject_Type(o))) {
+		has = py.PyObject_HasAttrString(type, "__fspath__");
+		py.Py_DecRef(type);
+	}
+	py.PyErr_Clear();
+	if (!has)
+		return sb_wrap_call_original(w, args, kwargs);
+	path = py.PyOS_FSPath(o);
+	if (!path)
+		return NULL;
+	if (kw) {
+		nkw = py.PyDict_Copy(kwargs);
+		if (!nkw || py.PyDict_SetItemString(nkw, "database", path) < 0)
+			goto out;
+		res = sb_wrap_call_original(w, args, nkw);
+	} else {
+		nargs = py.PyTuple_New(n);
+		if (!nargs)
+			goto out;
+		py.Py_IncRef(path);
+		py.PyTuple_SetItem(nargs, 0, path);
+		for (i = 1; i < n; i++) {
+			PyObject *a = py.PyTuple_GetItem(args, i);
+
+			py.Py_IncRef(a);
+			py.PyTuple_SetItem(nargs, i, a);
+		}
+		res = sb_wrap_call_original(w, nargs, kwargs);
+	}
+	py.Py_DecRef(path);
+	if (nargs)
+		py.Py_DecRef(nargs);
+	if (nkw)
+		py.Py_DecRef(nkw);
+	return res;
+out:
+	py.Py_DecRef(path);
+	if (nargs)
+		py.Py_DecRef(nargs);
+	if (nkw)
+		py.Py_DecRef(nkw);
+	return NULL;
+}
+
+static struct sb_wrap connect_wrap = { .module = "_sqlite3",
+				       .attr = "connect",
+				       .call = connect_call };
+
 static struct sb_wrap decode_cert_wrap = { .module = "_ssl",
 					   .attr = "_test_decode_cert",
 					   .call = decode_cert_call };
@@ -841,6 +909,11 @@ int sb_clibs_module_ready(PyObject *mod)
 		if (r == 0 && !getrefcount)
 			take_getrefcount();
 		py.PyErr_Clear();
+		if (r == 0 && py.PyObject_HasAttrString(mod, connect_wrap.attr)) {
+			sb_guard_busy_enter();
+			r = sb_wrap_install_in(&connect_wrap, mod);
+			sb_guard_busy_leave();
+		}
 	} else if (name && strcmp(name, "_ssl") == 0) {
 		r = wrap_class(mod, "_ssl", "_SSLContext", context_meths,
 			       SB_ARRAY_LEN(context_meths));

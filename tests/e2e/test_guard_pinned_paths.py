@@ -7,7 +7,8 @@ another, on every CPython found:
   itself, and sqlite3.connect(p) (3.11+) raises its event before it
   converts: the guard called __fspath__ a second time, and an object that
   answers twice had FileIO read a file outside the rules and sqlite3 make
-  one;
+  one (sqlite3.connect now converts a path-like once itself, so a
+  pathlib.Path works; FileIO refuses one);
 - CPython 3.9 and 3.10 take a bytearray or memoryview as a path (os.mkdir,
   os.open...): the guard read no path from it and let the call through;
 - on 3.12+, a class with __buffer__ given as an AF_UNIX address gives one
@@ -66,8 +67,11 @@ def test_a_path_like_that_answers_twice_reaches_nothing_outside(
                 print(label, 'returned', fn())
             except Exception as e:
                 print(label, 'raised', type(e).__name__)
-        # what a program may pass: a str, a DirEntry, open() of a Path
+        # what a program may pass: a str, a DirEntry, open() of a Path,
+        # sqlite3.connect of a Path (the guard's wrapper converts it once)
         import os, pathlib
+        sqlite3.connect(pathlib.Path(k + '/p.db')).execute(
+            'create table t(x)')
         print(FileIO(k + '/f').read(), FileIO(next(os.scandir(k))).read(),
               open(pathlib.Path(k + '/f')).read())
         """))
@@ -81,6 +85,7 @@ def test_a_path_like_that_answers_twice_reaches_nothing_outside(
         assert f"{label} raised RulePermissionError" in lines or \
             f"{label} raised RuleFileNotFoundError" in lines, r.stdout
     assert lines[-1] == "b'inside' b'inside' inside", r.stdout
+    assert (tmp_cwd / "ok" / "p.db").exists()
 
 
 def test_a_bytes_like_path_is_judged(sandboxed, tmp_cwd):
