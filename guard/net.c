@@ -674,7 +674,8 @@ static unsigned sock_kind(enum net_op op, PyObject *addr,
 
 /* A path address needs write access through the file rules (5.2); an
  * abstract one (leading NUL, or empty: the kernel autobinds an abstract
- * name) is refused, since no rule can name it. */
+ * name) is refused, since no rule can name it, unless the policy allows
+ * the whole network (sb_net_allows_abstract). */
 static int check_unix(enum net_op op, PyObject *addr)
 {
 	char path[PATH_MAX], add[PATH_MAX + 16];
@@ -707,6 +708,9 @@ static int check_unix(enum net_op op, PyObject *addr)
 	}
 	if (n == 0 || s[0] == '\0') {
 		py.Py_DecRef(bytes);
+		/* a policy that allows the whole network allows these too */
+		if (sb_net_allows_abstract(sb_g.policy))
+			return 0;
 		return refuse_addr(op, addr,
 				   "abstract AF_UNIX addresses cannot be evaluated by a rule.",
 				   NULL);

@@ -24,6 +24,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "policy_net.h"
+
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
 #define __NR_landlock_add_rule 445
@@ -586,8 +588,13 @@ static int restrict_self(struct sb_arena *a, const struct sb_policy *p,
 		attr.handled_access_net |= LL_NET_CONNECT_TCP;
 	if (plan.bind_handled || !ctx)
 		attr.handled_access_net |= LL_NET_BIND_TCP;
+	/* abstract Unix sockets outside the sandbox: only for a policy
+	 * that allows the whole network (net=ALLOW|*|*|*|*) */
 	if (abi >= 6)
-		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+		attr.scoped = LL_SCOPE_SIGNAL |
+			      (sb_net_allows_abstract(p)
+				       ? 0
+				       : LL_SCOPE_ABSTRACT_UNIX_SOCKET);
 
 	ruleset = (int)sys_landlock_create_ruleset(&attr, sizeof(attr), 0);
 	if (ruleset < 0) {

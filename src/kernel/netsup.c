@@ -378,6 +378,8 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	*pathfd = -1;
 	if (*len <= off) /* unnamed: autobind, or the kernel says EINVAL */
 		return 0;
+	if (sun->sun_path[0] == '\0' && sb_net_allows_abstract(p))
+		return 0; /* net=ALLOW|*|*|*|*: the whole network */
 	if (sun->sun_path[0] == '\0') {
 		/* bound too: the abstract names of the host's network
 		 * namespace are the host's, and a listener there is a service

@@ -656,6 +656,25 @@ bool sb_net_names_any(const struct sb_policy *p)
 	return false;
 }
 
+bool sb_net_allows_abstract(const struct sb_policy *p)
+{
+	bool all = false;
+	size_t i;
+
+	for (i = 0; i < p->nets.n; i++) {
+		const struct sb_net_rule *r = &p->nets.v[i];
+
+		if (!r->allow)
+			return false;
+		if (r->any_host && !r->self &&
+		    r->kinds == (SB_NET_TCP | SB_NET_UDP) &&
+		    r->dirs == (SB_NET_IN | SB_NET_OUT) && r->n_ports == 1 &&
+		    r->ports[0].lo == 0 && r->ports[0].hi == PORT_MAX)
+			all = true;
+	}
+	return all;
+}
+
 bool sb_net_name_allowed(const struct sb_policy *p, const char *host)
 {
 	return sb_pin_lookup(p, host) || sb_net_names_any(p);

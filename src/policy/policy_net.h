@@ -97,6 +97,11 @@ bool sb_net_unresolved(const struct sb_policy *p, const char *host);
  * 0.0.0.0/0 allows addresses, never lookups. */
 bool sb_net_names_any(const struct sb_policy *p);
 
+/* Does the policy allow the whole network, so that abstract Unix socket
+ * names (which no rule can name) are allowed too: an ALLOW rule with every
+ * field '*' (net=ALLOW|*|*|*|*), and no DENY rule. */
+bool sb_net_allows_abstract(const struct sb_policy *p);
+
 /* May 'host' be resolved: a rule names it (it is pinned), or
  * sb_net_names_any(). */
 bool sb_net_name_allowed(const struct sb_policy *p, const char *host);

@@ -145,9 +145,10 @@ def test_E10(case, judge, tcp_port):
     judge.python(out["listen"], ERR, implicit("0.0.0.0", 0))
 
 
-@attack("E12", "Abstract AF_UNIX addresses")
+@attack("E12", "Abstract AF_UNIX addresses (a policy short of the whole "
+                "network)")
 def test_E12(case, judge, tcp_port):
-    out = case.run("python-import=*\nnet=ALLOW|*|*|*|*\n", probes({
+    out = case.run("python-import=*\nnet=ALLOW|TCP,UDP|*|*|OUT\n", probes({
         "connect": "socket.socket(socket.AF_UNIX).connect('\\0pysb-x')",
         "sendto": "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)"
                   ".sendto(b'x', b'\\0pysb-x')",

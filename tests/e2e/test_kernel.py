@@ -401,6 +401,33 @@ def test_an_abstract_name_is_not_offered_outside(attempt):
     assert offer_abstract(attempt, name, "none") == ("accepted", True)
 
 
+def test_a_policy_that_allows_the_whole_network_allows_abstract_names(
+        attempt):
+    """No rule can name an abstract Unix socket, but net=ALLOW|*|*|*|* (and
+    no DENY rule) allows the whole network, abstract names included: the
+    supervisor lets connect and bind through and Landlock's scope is off
+    for them. Any narrower rule keeps them refused. Seen from outside: a
+    host listener reached, a name inside reached by a host client."""
+    name = f"pysb-all-{os.getpid()}-{threading.get_ident()}"
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind("\0" + name)
+    s.listen(4)
+    try:
+        assert attempt(["connect-abstract", name],
+                       ["net=ALLOW|*|*|*|*"]) == "ok"
+        assert attempt(["connect-abstract", name],
+                       ["net=ALLOW|TCP,UDP|*|*|OUT"]) == "errno EPERM"
+        assert attempt(["connect-abstract", name],
+                       ["net=ALLOW|*|*|*|*",
+                        "net=DENY|TCP|10.0.0.0/8|*|*"]) == "errno EPERM"
+    finally:
+        s.close()
+    offered = f"pysb-all-offer-{os.getpid()}-{threading.get_ident()}"
+    assert reached_from_outside(
+        lambda: attempt(["bind-abstract", offered, str(int(scaled(10)))],
+                        ["net=ALLOW|*|*|*|*"]), offered) == ("accepted", True)
+
+
 class UdpServer:
     """A UDP socket on a free port that records what it receives."""
 

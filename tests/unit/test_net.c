@@ -1508,6 +1508,41 @@ static void test_names(void)
 	t_free(&t);
 }
 
+/* Abstract Unix names: only a policy that allows the whole network. */
+static void test_abstract(void)
+{
+	static const struct {
+		const char *rules[2];
+		bool allows;
+	} cases[] = {
+		{ { "net=ALLOW|*|*|*|*" }, true },
+		{ { "net=ALLOW|any|*|*|*" }, true },
+		{ { "net=ALLOW|TCP,UDP|*|*|IN,OUT" }, true },
+		{ { "net=ALLOW|TCP|*|*|*" }, false },
+		{ { "net=ALLOW|*|*|*|OUT" }, false },
+		{ { "net=ALLOW|*|*|1-65535|*" }, false },
+		{ { "net=ALLOW|*|0.0.0.0/0|*|*" }, false },
+		{ { "net=ALLOW|*|*|*|*", "net=DENY|TCP|10.0.0.0/8|*|*" },
+		  false },
+		{ { NULL }, false },
+	};
+	size_t i, k;
+
+	for (i = 0; i < SB_ARRAY_LEN(cases); i++) {
+		struct t t;
+
+		t_init(&t);
+		for (k = 0; k < 2 && cases[i].rules[k]; k++)
+			parse(&t, cases[i].rules[k]);
+		is_int(sb_net_allows_abstract(&t.p), cases[i].allows,
+		       "abstract names: %s%s%s",
+		       cases[i].rules[0] ? cases[i].rules[0] : "no rule",
+		       cases[i].rules[1] ? " + " : "",
+		       cases[i].rules[1] ? cases[i].rules[1] : "");
+		t_free(&t);
+	}
+}
+
 /* DNS messages a program sends to port 53. */
 static size_t dns_msg(uint8_t *b, uint16_t flags, uint16_t qd, uint16_t an,
 		      uint16_t ar, const char *qname, bool opt)
@@ -1634,6 +1669,7 @@ int main(void)
 	test_destinations();
 	test_numeric();
 	test_names();
+	test_abstract();
 	test_dns_query();
 	test_helpers();
 	test_dns();
