@@ -1188,7 +1188,7 @@ static const char helpers_src[] =
 	"        if self._open:\n"
 	"            self._open = False\n"
 	"            _warn(f'unclosed scandir iterator {self!r}',\n"
-	"                  ResourceWarning, 1, self)\n"
+	"                  ResourceWarning, 2, self)\n"
 	"    def __enter__(self):\n"
 	"        return self\n"
 	"    def __exit__(self, *exc):\n"
@@ -1385,9 +1385,12 @@ static void find_direntry(void)
  * runs into a dictionary of their own (see make_helpers). */
 static void find_helper_builtins(void)
 {
+	/* __import__: _warnings.warn imports warnings through the frame's
+	 * builtins when it is not loaded (the ResourceWarning of an unclosed
+	 * iterator was lost with a KeyError) */
 	static const char *const names[] = {
 		"__build_class__", "iter", "next", "list", "StopIteration",
-		"ResourceWarning",
+		"ResourceWarning", "__import__",
 	};
 	PyObject *mods = py.PyImport_GetModuleDict();
 	PyObject *b = mods ? py.PyDict_GetItemString(mods, "builtins") : NULL;
