@@ -20,7 +20,7 @@
  * From the first component that does not exist on, the rest is taken as
  * written: it names what the call would create. A dangling link is thus
  * judged by where it points, not by where it sits. -1 when the path is too
- * long or loops (the call itself would fail: refusing is safe). */
+ * long or loops (errno ELOOP: the call itself would fail). */
 int sb_path_resolve(char out[PATH_MAX], const char *rest_in, bool follow,
 		    bool *complete)
 {
@@ -70,8 +70,10 @@ int sb_path_resolve(char out[PATH_MAX], const char *rest_in, bool follow,
 				missing = true;
 			continue;
 		}
-		if (++links > SB_MAX_LINKS)
+		if (++links > SB_MAX_LINKS) {
+			errno = ELOOP;
 			return -1;
+		}
 		/* the target replaces the component; what followed stays */
 		tail = strlen(p);
 		if ((size_t)r + tail >= sizeof(link))

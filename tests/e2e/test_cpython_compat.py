@@ -34,6 +34,20 @@ CASES = {
         print(os.readlink('a') == os.path.abspath('a') + '/b')
         print(posixpath.realpath('a') == os.path.abspath('a') + '/b')
         """,
+    # a loop of links met on the way fails with ELOOP, as the call would
+    # (test_pathlib.test_resolve_loop), not with the guard's refusal
+    "symlink_loop_eloop": """
+        import os, pathlib
+        os.symlink('x/inside', 'x')
+        try:
+            print(pathlib.Path('x').resolve(strict=True))
+        except (OSError, RuntimeError) as e:  # RuntimeError before 3.13
+            print(type(e).__name__, getattr(e, 'errno', None))
+        try:
+            os.stat('x')
+        except OSError as e:
+            print(type(e).__name__, e.errno)
+        """,
     # an unclosed scandir iterator warns; a closed or exhausted one does
     # not (test_os.test_resource_warning)
     "scandir_warning": """
