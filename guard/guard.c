@@ -280,6 +280,8 @@ static int arm(const char *event)
 			sb_guard_busy_leave();
 			return arm_failed(arm_steps[i].step);
 		}
+	/* after the wrappers: genuine means a builtin function as they are */
+	sb_wrap_take_get_referents();
 	/* the exception classes, now: loaded at the first refusal, the
 	 * loader ran busy with the program's builtins and sys.modules (its
 	 * own __import__ ran with every check off) */

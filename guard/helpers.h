@@ -112,6 +112,9 @@ int sb_wrap_adopt_module(PyObject *mod);
 /* Is 'fn' module 'mod''s own C function 'name' (not what the program put
  * in its place)? */
 bool sb_wrap_genuine(PyObject *fn, PyObject *mod, const char *name);
+/* Take gc.get_referents while the guard arms (the program has not run):
+ * what wrapping a method of a C class needs later. */
+void sb_wrap_take_get_referents(void);
 /* Swap 'original' for 'fn' in the os.supports_* sets: 0 or -1. */
 int sb_guard_replace_in_os_sets(PyObject *original, PyObject *fn);
 /* Call the original with the same arguments (new reference or NULL). */

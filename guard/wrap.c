@@ -249,6 +249,21 @@ int sb_wrap_adopt_module(PyObject *mod)
 	return rc;
 }
 
+void sb_wrap_take_get_referents(void)
+{
+	PyObject *gc = py.PyImport_ImportModule("gc");
+	PyObject *fn = gc ? py.PyObject_GetAttrString(gc, "get_referents")
+			  : NULL;
+
+	if (fn && sb_wrap_genuine(fn, gc, "get_referents"))
+		sb_g.wrap.get_referents = fn;
+	else if (fn)
+		py.Py_DecRef(fn);
+	if (gc)
+		py.Py_DecRef(gc);
+	py.PyErr_Clear();
+}
+
 /* Is 'fn' the C function 'name' of module 'mod' itself? It runs while the
  * guard is busy, when the events of the thread pass: code the program put
  * in its place must not. Only the module's own builtin functions are
@@ -299,7 +314,13 @@ static int set_on_class(PyObject *cls, const char *name, PyObject *v)
 	proxy = py.PyObject_GetAttrString(cls, "__dict__");
 	if (!proxy)
 		return -1;
-	gc = py.PyImport_ImportModule("gc");
+	if (sb_g.wrap.get_referents) {
+		/* its event passes as the guard's own: a C function, no frame */
+		sb_guard_busy_enter();
+		refs = sb_guard_call1(sb_g.wrap.get_referents, proxy);
+		sb_guard_busy_leave();
+	}
+	gc = refs ? NULL : py.PyImport_ImportModule("gc");
 	if (gc) {
 		PyObject *fn = py.PyObject_GetAttrString(gc, "get_referents");
 
