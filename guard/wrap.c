@@ -251,6 +251,8 @@ int sb_wrap_adopt_module(PyObject *mod)
 
 void sb_wrap_take_get_referents(void)
 {
+	PyObject *mods = py.PyImport_GetModuleDict();
+	bool loaded = mods && py.PyDict_GetItemString(mods, "gc");
 	PyObject *gc = py.PyImport_ImportModule("gc");
 	PyObject *fn = gc ? py.PyObject_GetAttrString(gc, "get_referents")
 			  : NULL;
@@ -261,6 +263,16 @@ void sb_wrap_take_get_referents(void)
 		py.Py_DecRef(fn);
 	if (gc)
 		py.Py_DecRef(gc);
+	/* the program finds sys.modules as python leaves it: no gc there
+	 * (its own import of gc is judged as the import it is) */
+	if (!loaded && mods && py.PyDict_GetItemString(mods, "gc")) {
+		PyObject *key = py.PyUnicode_FromString("gc");
+
+		if (key) {
+			py.PyDict_DelItem(mods, key);
+			py.Py_DecRef(key);
+		}
+	}
 	py.PyErr_Clear();
 }
 
