@@ -608,6 +608,43 @@ struct path_param {
 	const char *name;
 };
 
+/* Put 'v' (a reference taken over) in place of parameter 'p' of a call,
+ * in *nargs or *nkw, copies of args and kwargs made at the first change.
+ * 0, or -1 with an exception set. */
+static int replace_param(PyObject *args, PyObject *kwargs, bool positional,
+			 const struct path_param *p, PyObject *v,
+			 PyObject **nargs, PyObject **nkw)
+{
+	if (positional) {
+		if (!*nargs) {
+			Py_ssize_t k, len = py.PyTuple_Size(args);
+
+			*nargs = py.PyTuple_New(len);
+			for (k = 0; *nargs && k < len; k++) {
+				PyObject *a = py.PyTuple_GetItem(args, k);
+
+				py.Py_IncRef(a);
+				py.PyTuple_SetItem(*nargs, k, a);
+			}
+		}
+		if (!*nargs) {
+			py.Py_DecRef(v);
+			return -1;
+		}
+		/* the tuple is ours: SetItem drops the old item */
+		py.PyTuple_SetItem(*nargs, p->index, v);
+		return 0;
+	}
+	if (!*nkw)
+		*nkw = py.PyDict_Copy(kwargs);
+	if (!*nkw || py.PyDict_SetItemString(*nkw, p->name, v) < 0) {
+		py.Py_DecRef(v);
+		return -1;
+	}
+	py.Py_DecRef(v);
+	return 0;
+}
+
 /* Judge the path parameters of a call as reads, and hand the original
  * each one as the path judged (a path-like object answers its
  * __fspath__ once: the judgement and the call see the same path). */
@@ -650,35 +687,9 @@ static PyObject *read_paths_call(struct sb_wrap *w, PyObject *args,
 			py.Py_DecRef(fs);
 			continue;
 		}
-		if (positional) {
-			if (!nargs) {
-				Py_ssize_t k, len = py.PyTuple_Size(args);
-
-				nargs = py.PyTuple_New(len);
-				for (k = 0; nargs && k < len; k++) {
-					PyObject *a =
-						py.PyTuple_GetItem(args, k);
-
-					py.Py_IncRef(a);
-					py.PyTuple_SetItem(nargs, k, a);
-				}
-			}
-			if (!nargs) {
-				py.Py_DecRef(fs);
-				goto out;
-			}
-			/* the tuple is ours: SetItem drops the old item */
-			py.PyTuple_SetItem(nargs, params[i].index, fs);
-		} else {
-			if (!nkw)
-				nkw = py.PyDict_Copy(kwargs);
-			if (!nkw || py.PyDict_SetItemString(
-					    nkw, params[i].name, fs) < 0) {
-				py.Py_DecRef(fs);
-				goto out;
-			}
-			py.Py_DecRef(fs);
-		}
+		if (replace_param(args, kwargs, positional, &params[i], fs,
+				  &nargs, &nkw) < 0)
+			goto out;
 	}
 	res = sb_wrap_call_original(w, nargs ? nargs : args,
 				    nkw ? nkw : kwargs);
@@ -766,19 +777,17 @@ static PyObject *decode_cert_call(struct sb_wrap *w, PyObject *args,
 static PyObject *connect_call(struct sb_wrap *w, PyObject *args,
 			      PyObject *kwargs)
 {
-	PyObject *o = NULL, *type, *path, *nargs = NULL, *nkw = NULL, *res;
-	bool kw = false;
+	static const struct path_param database = { 0, "database" };
+	PyObject *o, *type, *path, *nargs = NULL, *nkw = NULL, *res = NULL;
+	bool positional = py.PyTuple_Size(args) > 0;
 	int has = 0;
-	Py_ssize_t i, n = args ? py.PyTuple_Size(args) : 0;
 
-	if (n > 0)
-		o = py.PyTuple_GetItem(args, 0);
-	else if (kwargs && (o = py.PyDict_GetItemString(kwargs, "database")))
-		kw = true;
+	o = positional ? py.PyTuple_GetItem(args, 0)
+		       : sb_kwarg(kwargs, database.name);
 	/* a factory gets the database as the program gave it (CPython's
 	 * test_factory_database_arg): what it hands Connection() is judged
 	 * by the event, and a path-like there is refused */
-	if (n > 5 || (kwargs && py.PyDict_GetItemString(kwargs, "factory")))
+	if (py.PyTuple_Size(args) > 5 || sb_kwarg(kwargs, "factory"))
 		o = NULL;
 	if (o && py.PyObject_IsInstance(o, py.PyUnicode_Type) != 1 &&
 	    py.PyObject_IsInstance(o, py.PyBytes_Type) != 1 &&
@@ -790,40 +799,15 @@ static PyObject *connect_call(struct sb_wrap *w, PyObject *args,
 	if (!has)
 		return sb_wrap_call_original(w, args, kwargs);
 	path = py.PyOS_FSPath(o);
-	if (!path)
-		return NULL;
-	if (kw) {
-		nkw = py.PyDict_Copy(kwargs);
-		if (!nkw || py.PyDict_SetItemString(nkw, "database", path) < 0)
-			goto out;
-		res = sb_wrap_call_original(w, args, nkw);
-	} else {
-		nargs = py.PyTuple_New(n);
-		if (!nargs)
-			goto out;
-		py.Py_IncRef(path);
-		py.PyTuple_SetItem(nargs, 0, path);
-		for (i = 1; i < n; i++) {
-			PyObject *a = py.PyTuple_GetItem(args, i);
-
-			py.Py_IncRef(a);
-			py.PyTuple_SetItem(nargs, i, a);
-		}
-		res = sb_wrap_call_original(w, nargs, kwargs);
-	}
-	py.Py_DecRef(path);
+	if (path && replace_param(args, kwargs, positional, &database, path,
+				  &nargs, &nkw) == 0)
+		res = sb_wrap_call_original(w, nargs ? nargs : args,
+					    nkw ? nkw : kwargs);
 	if (nargs)
 		py.Py_DecRef(nargs);
 	if (nkw)
 		py.Py_DecRef(nkw);
 	return res;
-out:
-	py.Py_DecRef(path);
-	if (nargs)
-		py.Py_DecRef(nargs);
-	if (nkw)
-		py.Py_DecRef(nkw);
-	return NULL;
 }
 
 static struct sb_wrap connect_wrap = { .module = "_sqlite3",
@@ -957,5 +941,11 @@ int sb_clibs_module_ready(PyObject *mod)
 	}
 	if (name_obj)
 		py.Py_DecRef(name_obj);
+	/* a failure whose exception a step cleared still fails the import,
+	 * with a message rather than a SystemError */
+	if (r < 0 && !py.PyErr_Occurred())
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "the file guard cannot judge the files this "
+				   "module opens: refused");
 	return r;
 }
