@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "policy_net.h"
 #include "selfprotect.h"
 #include <linux/securebits.h>
 #include "prof.h"
@@ -74,7 +75,9 @@ static const char *describe_landlock(struct sb_arena *a,
 	else if (net.bind_handled)
 		sb_buf_puts(&b, ", TCP bind ports");
 	if (abi >= 6)
-		sb_buf_puts(&b, ", abstract Unix sockets and signals");
+		sb_buf_puts(&b, sb_net_allows_abstract(p)
+					? ", signals"
+					: ", abstract Unix sockets and signals");
 	sb_buf_puts(&b, " confined by the kernel; ");
 	/* with net= rules Landlock's TCP ports are a second fence only */
 	if (p->any_net_rule)
@@ -86,9 +89,16 @@ static const char *describe_landlock(struct sb_arena *a,
 				"named Unix sockets judged by python-sb as the "
 				"network supervisor");
 	if (abi < 6)
-		sb_buf_puts(&b, "; abstract Unix sockets refused and signals "
-				"kept to the sandbox by python-sb (Landlock "
-				"scopes them from ABI 6)");
+		sb_buf_puts(&b, sb_net_allows_abstract(p)
+					? "; signals kept to the sandbox by "
+					  "python-sb (Landlock scopes them from "
+					  "ABI 6)"
+					: "; abstract Unix sockets refused and "
+					  "signals kept to the sandbox by python-sb "
+					  "(Landlock scopes them from ABI 6)");
+	if (sb_net_allows_abstract(p))
+		sb_buf_puts(&b, "; abstract Unix sockets allowed, the host's "
+				"included (net=ALLOW|*|*|*|* and no DENY rule)");
 	if (p->ignores.n)
 		sb_buf_puts(&b, masked ? "; ignore= masked in the new root "
 					 "when the run starts"

@@ -10,6 +10,8 @@ def test_help_exits_0_with_usage(run_sb, flag):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("usage: python-sb"), r.stdout
     assert "--pysandboxes-config" in r.stdout
+    assert "--pysandboxes-review" in r.stdout
+    assert "$PYSB_PYTHON" in r.stdout
 
 
 @pytest.mark.unprivileged
