@@ -906,7 +906,9 @@ int sb_clibs_module_ready(PyObject *mod)
 	int r = 0;
 
 	py.PyErr_Clear();
-	if (name && strcmp(name, "_sqlite3") == 0) {
+	if (sb_sysfiles_module_ready(mod, name) < 0)
+		r = -1;
+	else if (name && strcmp(name, "_sqlite3") == 0) {
 		PyObject *hex = py.PySys_GetObject("hexversion");
 
 		no_handle_event = hex && py.PyLong_AsLong(hex) < 0x030a0000;

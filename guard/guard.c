@@ -264,6 +264,7 @@ static const struct {
 	{ sb_api_dyn_arm, "cannot install the API guard" },
 	{ sb_api_kill_arm, "cannot install the API guard" },
 	{ sb_net_arm, "cannot install the network guard" },
+	{ sb_sysfiles_arm, "cannot install the file guard" },
 	{ sb_learn_arm, "cannot install the learning recorders" },
 };
 

@@ -208,6 +208,15 @@ int sb_files_check(const char *path, int dir_fd, bool write);
  * file). */
 int sb_files_check_sqlite(const char *db);
 
+/* ---- system files C functions read by a fixed name (sysfiles.c) ---- */
+
+/* pwd, grp, spwd and _socket's services and protocols lookups, judged as
+ * reads of /etc/passwd, /etc/group, /etc/shadow, /etc/services and
+ * /etc/protocols. Both 0, or -1 with an exception set. */
+int sb_sysfiles_arm(void);
+/* 'mod', just made by the import machinery, under the name 'name'. */
+int sb_sysfiles_module_ready(PyObject *mod, const char *name);
+
 /* ---- files C libraries open by name (clibs.c) ---- */
 
 /* A module the import machinery has just made or filled (imports.c):

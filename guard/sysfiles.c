@@ -1,0 +1,99 @@
+/* sysfiles.c - the system files C functions read by a fixed name, with no
+ * audit event: the account databases of pwd, grp and spwd (glibc's NSS,
+ * whose "files" source reads /etc/passwd, /etc/group, /etc/shadow) and the
+ * services and protocols tables of socket (/etc/services, /etc/protocols).
+ * Each call is judged by the file guard (files.c) as a read of its file
+ * before it runs, so that `pwd.getpwall()` lists the accounts only where
+ * `open("/etc/passwd")` would be allowed: the rules, the refusal, the
+ * denial log and learning (expose-ro=/etc/passwd) are the file guard's.
+ * Without this the Python layer let these reads through while refusing
+ * the same file by open() (under the kernel layer Landlock refused NSS,
+ * which then answered "not found").
+ * NSS sources other than files (sss, LDAP, systemd's) reach their daemons
+ * by socket: judged by the network guard and the kernel layer, not here.
+ * The wrappers are installed on the modules when the guard arms (pwd is
+ * loaded by the interpreter's own start) and when the import machinery
+ * makes them (imports.c through sb_clibs_module_ready).
+ */
+#include "guard.h"
+
+#include <string.h>
+
+/* One function of a module, and the file it reads. */
+struct sysfile_call {
+	struct sb_wrap wrap;
+	const char *file;
+};
+
+static PyObject *sysfile_call(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs);
+
+#define SYSFILE(mod, name, path)                                        \
+	{ .wrap = { .module = mod, .attr = name, .call = sysfile_call }, \
+	  .file = path }
+#define SOCKFILE(name, path)                                            \
+	{ .wrap = { .module = "_socket", .attr = name, .also = "socket", \
+		    .call = sysfile_call },                              \
+	  .file = path }
+
+static struct sysfile_call calls[] = {
+	SYSFILE("pwd", "getpwuid", "/etc/passwd"),
+	SYSFILE("pwd", "getpwnam", "/etc/passwd"),
+	SYSFILE("pwd", "getpwall", "/etc/passwd"),
+	SYSFILE("grp", "getgrgid", "/etc/group"),
+	SYSFILE("grp", "getgrnam", "/etc/group"),
+	SYSFILE("grp", "getgrall", "/etc/group"),
+	SYSFILE("spwd", "getspnam", "/etc/shadow"),
+	SYSFILE("spwd", "getspall", "/etc/shadow"),
+	SOCKFILE("getservbyname", "/etc/services"),
+	SOCKFILE("getservbyport", "/etc/services"),
+	SOCKFILE("getprotobyname", "/etc/protocols"),
+};
+
+static PyObject *sysfile_call(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs)
+{
+	const struct sysfile_call *c = (const struct sysfile_call *)w;
+
+	if (sb_files_check(c->file, -1, false) < 0)
+		return NULL;
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+/* The wrappers of module 'name' into 'mod'. 0, or -1 with an exception. */
+static int install_for(const char *name, PyObject *mod)
+{
+	int r = 0;
+	size_t i;
+
+	sb_guard_busy_enter();
+	for (i = 0; r == 0 && i < SB_ARRAY_LEN(calls); i++)
+		if (strcmp(calls[i].wrap.module, name) == 0)
+			r = sb_wrap_install_in(&calls[i].wrap, mod);
+	sb_guard_busy_leave();
+	return r;
+}
+
+int sb_sysfiles_module_ready(PyObject *mod, const char *name)
+{
+	if (!name || (strcmp(name, "pwd") != 0 && strcmp(name, "grp") != 0 &&
+		      strcmp(name, "spwd") != 0 && strcmp(name, "_socket") != 0))
+		return 0;
+	return install_for(name, mod);
+}
+
+int sb_sysfiles_arm(void)
+{
+	static const char *const loaded[] = { "pwd", "grp", "spwd",
+					      "_socket" };
+	PyObject *mods = py.PyImport_GetModuleDict();
+	size_t i;
+
+	for (i = 0; mods && i < SB_ARRAY_LEN(loaded); i++) {
+		PyObject *mod = py.PyDict_GetItemString(mods, loaded[i]);
+
+		if (mod && install_for(loaded[i], mod) < 0)
+			return -1;
+	}
+	return 0;
+}
