@@ -350,9 +350,9 @@ def test_the_guest_log_port_cannot_flood_nor_forge_the_host_log(work):
     assert not os.path.exists("/tmp/pysb-forged")
 
 
-# The stand-in: finds its ports by the names on its command line, says
-# "up", floods pysb.log, sends two good records, prints, exits 7.
-FAKE_QEMU = r"""#!/usr/bin/python3
+# A stand-in for qemu: finds its ports by the names on its command line
+# and says "up"; what it does then follows.
+FAKE_PORTS = r"""#!/usr/bin/python3
 import os, sys
 a = sys.argv
 fds, names = {}, {}
@@ -363,8 +363,12 @@ for i, x in enumerate(a):
     if x == "-device" and a[i + 1].startswith("virtserialport"):
         kv = dict(p.split("=", 1) for p in a[i + 1].split(",")[1:])
         names[kv["name"]] = fds[kv["chardev"]]
-ctl, log, out = names["pysb.ctl"], names["pysb.log"], names["pysb.out"]
+ctl, log, out = names["pysb.ctl"], names.get("pysb.log"), names["pysb.out"]
 os.write(ctl, b"up\n")
+"""
+
+# ... floods pysb.log, sends two good records, prints, exits 7
+FAKE_QEMU = FAKE_PORTS + r"""
 def w(fd, b):
     while b:
         b = b[os.write(fd, b):]
@@ -384,6 +388,29 @@ w(log, b"rec\tpython\tfile\t/unfinished")
 w(out, b"after the flood\n")
 os.write(ctl, b"exit 7\n")
 """
+
+
+def test_a_guest_that_outlives_limit_time_is_stopped(work):
+    """The guest's own timer ends the run at limit-time (counted from the
+    program's start, not the boot); a guest that does not (its kernel
+    taken over, or hung) is stopped from the host 30 s later, with the
+    same message and status, and the record in the host's log. A stand-in
+    for qemu that says "up" and then nothing."""
+    _need_qemu()
+    fake = work / "fake-qemu"
+    fake.write_text(FAKE_PORTS + "import time\ntime.sleep(3600)\n")
+    fake.chmod(0o755)
+    log = work / "deny.jsonl"
+    _rules(work, f"log-file={log}", "limit-time=1s")
+    r = _run(_argv("root", "-c", "pass"), work, timeout=120,
+             env=dict(os.environ, PYSB_QEMU=str(fake)))
+    assert r.returncode == LIMIT_STATUS, r.stderr
+    assert "did not end the run 30 s past its limit-time" in r.stderr
+    assert "python-sb: limit-time=1s reached: the run was stopped" in \
+        r.stderr
+    recs = _log_lines(log)
+    assert [(x["kind"], x["target"], x["by"]) for x in recs] == \
+        [("limit", "limit-time=1s", "supervisor")]
 
 
 def test_missing_kernel(work):
