@@ -11,9 +11,13 @@ an unexposed file that is not there, a read-only exposure that refuses a
 write (with the Python layer off, so that the guest's kernel and qemu's
 read-only share are what refuse), as root and as uid 65534. The refusals
 (an unknown key, a missing kernel, qemu or passt) start no machine.
-Partial mode runs its worker in the guest. With net= rules the guest
-reaches, through passt, what the rules allow and nothing else, judged in
-the guest and, for TCP ports, on the host (passt's Landlock ruleset).
+Partial mode runs its worker in the guest. limit-* and log-file= mean what
+they mean under landlock (the same program under both gives the same
+status, message and log records), the log written on the host from the
+guest's records, which a stand-in qemu floods with garbage. With net= rules
+the guest reaches, through passt, what the rules allow and nothing else,
+judged in the guest and, for TCP ports, on the host (passt's Landlock
+ruleset).
 
 The tests skip, with the reason, where qemu-system-x86_64 or a kernel with
 the 9p modules is not installed (scripts/deps --all installs both)."""
