@@ -607,11 +607,12 @@ static int out_of_way(int fd, const char *what)
 /* fd at number 'want', inherited by the stage */
 static void place(int fd, int want, const char *what)
 {
-	if (want < 3 || want > 800 || dup2(fd, want) < 0) {
-		if (errno == 0)
-			errno = EBADF;
+	if (want < 3 || want > 800) {
+		errno = EBADF;
 		die(what, NULL);
 	}
+	if (dup2(fd, want) < 0)
+		die(what, NULL);
 	close(fd);
 }
 
