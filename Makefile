@@ -76,7 +76,7 @@ fuzz-build: deps-if-needed
 			-Dbuildtype=debugoptimized; \
 	fi
 	$(NINJA) -C $(FUZZ_BUILD) tests/fuzz_policy tests/fuzz_net \
-		tests/fuzz_prescan tests/fuzz_review
+		tests/fuzz_prescan tests/fuzz_review tests/fuzz_denial
 
 fuzz: fuzz-build
 	@scripts/check --fuzz-only --fuzz-build $(FUZZ_BUILD) \

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -247,4 +248,102 @@ int sb_denial_write(int fd, const struct sb_denial *d, uint64_t cap)
 		err = -EIO;
 	sb_buf_free(&b);
 	return err;
+}
+
+/* ---- the guest's records (os-sandbox=qemu) ---- */
+
+static void wire_opt(struct sb_buf *b, const char *s)
+{
+	sb_buf_puts(b, s ? "\t+" : "\t-");
+	if (s)
+		sb_buf_put_field(b, s);
+}
+
+void sb_denial_wire(struct sb_buf *b, const struct sb_denial *d)
+{
+	sb_buf_puts(b, "rec\t");
+	sb_buf_put_field(b, d->layer ? d->layer : "?");
+	sb_buf_puts(b, "\t");
+	sb_buf_put_field(b, d->kind ? d->kind : "?");
+	sb_buf_puts(b, "\t");
+	sb_buf_put_field(b, d->target ? d->target : "");
+	wire_opt(b, d->rule);
+	wire_opt(b, d->add);
+	sb_buf_puts(b, "\t");
+	sb_buf_put_field(b, d->by ? d->by : "?");
+	sb_buf_printf(b, "\t%ld\n", d->pid > 0 ? (long)d->pid : 0L);
+}
+
+int sb_denial_send(int fd, const struct sb_denial *d)
+{
+	struct sb_buf b = { 0 };
+	size_t off = 0;
+	int err = 0;
+
+	if (fd < 0)
+		return 0;
+	sb_denial_wire(&b, d);
+	/* one record, not cut: a longer one is dropped by the host anyway */
+	if (b.len > SB_DENIAL_WIRE_MAX)
+		err = -E2BIG;
+	while (!err && off < b.len) {
+		ssize_t n = write(fd, b.s + off, b.len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			err = n < 0 ? -errno : -EIO;
+		else
+			off += (size_t)n;
+	}
+	sb_buf_free(&b);
+	return err;
+}
+
+static bool one_of(const char *s, const char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, v[i]) == 0)
+			return true;
+	return false;
+}
+
+bool sb_denial_unwire(struct sb_arena *a, const char *line, size_t n,
+		      struct sb_denial *d)
+{
+	static const char *const layers[] = { SB_LAYER_PYTHON,
+					      SB_LAYER_SUPERVISOR,
+					      SB_LAYER_SECCOMP,
+					      SB_LAYER_LANDLOCK };
+	static const char *const bys[] = { "supervisor", "sandbox" };
+	char *f[8], *end;
+	bool bad = false;
+	long pid;
+
+	if (n > SB_DENIAL_WIRE_MAX ||
+	    sb_split_fields(a, line, n, f, 8, &bad) != 8 || bad ||
+	    strcmp(f[0], "rec") != 0 || !one_of(f[1], layers, 4) ||
+	    !one_of(f[6], bys, 2) || (f[4][0] != '+' && f[4][0] != '-') ||
+	    (f[5][0] != '+' && f[5][0] != '-') ||
+	    (f[4][0] == '-' && f[4][1]) || (f[5][0] == '-' && f[5][1]))
+		return false;
+	/* a kind as long as the relay of the guard's datagrams takes
+	 * (suplog.c), or a supervisor's */
+	if (!f[2][0] || strlen(f[2]) > 32)
+		return false;
+	if (f[7][0] < '0' || f[7][0] > '9' || strlen(f[7]) > 10)
+		return false;
+	errno = 0;
+	pid = strtol(f[7], &end, 10);
+	if (errno || *end || pid > 0x7fffffffL)
+		return false;
+	memset(d, 0, sizeof(*d));
+	d->layer = f[1];
+	d->kind = f[2];
+	d->target = f[3];
+	d->rule = f[4][0] == '+' ? f[4] + 1 : NULL;
+	d->add = f[5][0] == '+' ? f[5] + 1 : NULL;
+	d->by = f[6];
+	d->pid = (pid_t)pid;
+	return true;
 }

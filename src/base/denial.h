@@ -10,6 +10,7 @@
 #ifndef SB_DENIAL_H
 #define SB_DENIAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -57,5 +58,25 @@ void sb_denial_format(struct sb_buf *b, const struct sb_denial *d,
  * past it is replaced by one of kind "log-full", padded to the cap, and
  * nothing is written to a file at the cap (-EFBIG). */
 int sb_denial_write(int fd, const struct sb_denial *d, uint64_t cap);
+
+/* The guest's log under os-sandbox=qemu: the second stage in the guest
+ * sends each record as one line of tab-separated fields on a virtio-serial
+ * port ("rec", layer, kind, target, +rule or -, +add or -, by, pid), and
+ * the launcher on the host, which takes nothing else from that port,
+ * writes the log's record with its own time (sb_denial_write). The guest
+ * names no path and no time; a line longer than SB_DENIAL_WIRE_MAX is not
+ * a record. */
+#define SB_DENIAL_WIRE_MAX 65536
+/* Append the line, newline included, to b. */
+void sb_denial_wire(struct sb_buf *b, const struct sb_denial *d);
+/* The line of 'd' on fd (a blocking port: every byte of it, in order). 0
+ * or -errno. */
+int sb_denial_send(int fd, const struct sb_denial *d);
+/* The record of one line (without its newline), its strings in 'a'; false
+ * when the line is not one sb_denial_wire writes: another layer, a "by"
+ * other than "supervisor" or "sandbox", an empty kind or one over 32
+ * bytes, a pid that is not a number. */
+bool sb_denial_unwire(struct sb_arena *a, const char *line, size_t n,
+		      struct sb_denial *d);
 
 #endif

@@ -14,6 +14,12 @@
  * record's "net" entry (net= rules), it loads the virtio-net modules and
  * gives the card the address, and the machine the route, the launcher
  * names (passt on the host is the gateway), and brings the loopback up.
+ * With "log" (a log-file= rule) it opens the pysb.log port, on which the
+ * stage sends its denial records to the launcher (the host writes the
+ * log), and makes the guard's relay to the stage, at the numbers the
+ * records name. With "limits" (limit-memory, limit-processes, limit-cpu)
+ * it makes the program's cgroup v2 and hands the stage its cgroup.procs
+ * (which the program joins before exec) and its directory.
  *
  * The control port's lines: guest -> host "up" (the root is built, the
  * stage starts), "exit N", "fail TEXT"; host -> guest "sig N".
@@ -585,6 +591,110 @@ static void chan_drain(void)
 	}
 }
 
+/* ---- the denial log and the limits: descriptors for the stage ---- */
+
+/* fd moved out of the way of the numbers the stage is given */
+static int out_of_way(int fd, const char *what)
+{
+	int h = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 900);
+
+	if (h < 0)
+		die(what, NULL);
+	close(fd);
+	return h;
+}
+
+/* fd at number 'want', inherited by the stage */
+static void place(int fd, int want, const char *what)
+{
+	if (want < 3 || want > 800) {
+		errno = EBADF;
+		die(what, NULL);
+	}
+	if (dup2(fd, want) < 0)
+		die(what, NULL);
+	close(fd);
+}
+
+/* The record's "log LOG RELAY PEER": the pysb.log port at LOG, where the
+ * stage's supervisor writes its records for the host; a datagram socket
+ * pair, the supervisor's end at RELAY (SO_PASSCRED: the kernel tells the
+ * sender), the guard's at PEER (the number the policy blob names). */
+static void log_open(int log, int relay, int peer)
+{
+	int port = -1, sv[2], on = 1;
+
+	for (int tries = 0; port < 0 && tries < 3000; tries++) {
+		port = open_port("pysb.log");
+		if (port < 0)
+			usleep(10000);
+	}
+	if (port < 0)
+		die("open the virtio-serial port", "pysb.log");
+	port = out_of_way(port, "move the log port");
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
+	    fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0)
+		die("the denial log's relay", NULL);
+	shutdown(sv[0], SHUT_WR);
+	shutdown(sv[1], SHUT_RD);
+	sv[0] = out_of_way(sv[0], "move the relay");
+	sv[1] = out_of_way(sv[1], "move the relay");
+	place(port, log, "the log port's descriptor number");
+	place(sv[0], relay, "the relay's descriptor number");
+	place(sv[1], peer, "the relay's descriptor number");
+}
+
+static void cg_write(const char *file, const char *text, bool must)
+{
+	char path[128];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : write(fd, text, strlen(text));
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)strlen(text) && must)
+		die("write the cgroup's", path);
+}
+
+/* The record's "limits MEM PIDS CPU PROCS DIR": the program's cgroup v2,
+ * with memory.max MEM (bytes) and pids.max PIDS ("0": none; CPU "1": the
+ * stage reads its cpu.stat), its cgroup.procs at PROCS and its directory
+ * (O_PATH) at DIR. The stage's supervisor stays outside it, in the root
+ * cgroup with this init. Any step that fails stops the run: a limit is
+ * never dropped. */
+static void cgroup_make(const char *mem, const char *pids, int procs, int dir)
+{
+	int fd;
+
+	mkdir("/sys/fs/cgroup", 0755);
+	if (mount("cgroup2", "/sys/fs/cgroup", "cgroup2",
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		die("mount cgroup2 on", "/sys/fs/cgroup");
+	if (strcmp(mem, "0") != 0)
+		cg_write("cgroup.subtree_control", "+memory", true);
+	if (strcmp(pids, "0") != 0)
+		cg_write("cgroup.subtree_control", "+pids", true);
+	if (mkdir("/sys/fs/cgroup/pysb", 0755) < 0)
+		die("mkdir", "/sys/fs/cgroup/pysb");
+	if (strcmp(mem, "0") != 0) {
+		cg_write("pysb/memory.max", mem, true);
+		/* no way around it through swap, where there is one */
+		cg_write("pysb/memory.swap.max", "0", false);
+	}
+	if (strcmp(pids, "0") != 0)
+		cg_write("pysb/pids.max", pids, true);
+	fd = open("/sys/fs/cgroup/pysb/cgroup.procs", O_WRONLY | O_CLOEXEC);
+	fd = out_of_way(fd, "open the cgroup's cgroup.procs");
+	place(fd, procs, "the cgroup's descriptor number");
+	fd = open("/sys/fs/cgroup/pysb", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = out_of_way(fd, "open the cgroup");
+	place(fd, dir, "the cgroup's descriptor number");
+}
+
 /* Wait for the stage, passing on the signals the launcher sends; returns
  * its status as an exit code. */
 static int supervise(pid_t child)
@@ -661,7 +771,8 @@ int main(void)
 	char *args[MAX_ARGS];
 	int n_args = 0, policy_fd = -1, stage_fd = -1, channel = 0, in, out,
 	    err, con;
-	const char *net[3] = { NULL, NULL, NULL };
+	const char *net[3] = { NULL, NULL, NULL }, *lims[5] = { NULL },
+		   *logs[3] = { NULL };
 	sigset_t set;
 	pid_t child;
 	int status;
@@ -755,6 +866,12 @@ int main(void)
 			net[0] = need(&r);
 			net[1] = need(&r);
 			net[2] = need(&r);
+		} else if (strcmp(k, "log") == 0) {
+			for (int i = 0; i < 3; i++)
+				logs[i] = need(&r);
+		} else if (strcmp(k, "limits") == 0) {
+			for (int i = 0; i < 5; i++)
+				lims[i] = need(&r);
 		} else if (strcmp(k, "stage-fd") == 0) {
 			stage_fd = atoi(need(&r));
 		} else if (strcmp(k, "arg") == 0) {
@@ -788,6 +905,12 @@ int main(void)
 	/* the blobs onto memfds before the initramfs is hidden */
 	file_to_fd("/pysb/policy", policy_fd);
 	file_to_fd("/pysb/stage", stage_fd);
+	/* after them: their numbers are taken, the new ones go elsewhere
+	 * first (out_of_way), then where the records say */
+	if (logs[0])
+		log_open(atoi(logs[0]), atoi(logs[1]), atoi(logs[2]));
+	if (lims[0])
+		cgroup_make(lims[0], lims[1], atoi(lims[3]), atoi(lims[4]));
 	if (chdir(ROOT) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 ||
 	    chroot(".") < 0 || chdir("/") < 0)
 		die("switch to the new root", NULL);
@@ -825,6 +948,12 @@ int main(void)
 	close(err);
 	if (channel)
 		close(channel); /* the worker's end is the worker's alone */
+	for (int i = 0; logs[0] && i < 3; i++)
+		close(atoi(logs[i])); /* the stage's */
+	if (lims[0]) {
+		close(atoi(lims[3]));
+		close(atoi(lims[4]));
+	}
 	status = supervise(child);
 	chan_drain();
 	say("exit %d", status);

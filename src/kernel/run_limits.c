@@ -211,6 +211,18 @@ void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
 	size_t n = 0;
 
 	plan_init(p, l);
+	if (provider == SB_PROVIDER_QEMU) {
+		/* the guest's kernel is python-sb's: its init makes the
+		 * cgroup, as root there, whoever runs qemu here */
+		l->guest = true;
+		if (mem)
+			l->mech[SB_LIMIT_MEMORY] = SB_MECH_GUEST;
+		if (pids)
+			l->mech[SB_LIMIT_PROCESSES] = SB_MECH_GUEST;
+		if (p->limits[SB_LIMIT_CPU].value)
+			l->mech[SB_LIMIT_CPU] = SB_MECH_GUEST;
+		return;
+	}
 	if (mem)
 		ctrls[n++] = "memory";
 	if (pids)
@@ -312,7 +324,19 @@ static const char *mech_text(struct sb_arena *a, const struct sb_limits *l,
 				       "cgroup v2, %s of the run's own cgroup "
 				       "under %s: every process of the run",
 				       v2[which], l->cg_dir[0]);
+	case SB_MECH_GUEST:
+		return sb_arena_printf(a,
+				       "cgroup v2, %s of the program's own "
+				       "cgroup in the guest, which its init "
+				       "makes: every process of the run",
+				       v2[which]);
 	case SB_MECH_TIMER:
+		if (l->guest)
+			return "the timer of the guest's supervisor, from the "
+			       "program's start (the boot does not count): at "
+			       "expiry every process of the run is killed (and "
+			       "the machine stopped from outside, should the "
+			       "guest not end the run 30 s later)";
 		return "the supervisor's timer: at expiry every process of "
 		       "the run is killed";
 	case SB_MECH_REFUSED:
@@ -854,7 +878,7 @@ void sb_limits_cpu_check(struct sb_limits *l, int fd, pid_t pid)
 /* A limit ended the run: said on stderr, and a record in the denial log
  * (kind "limit", the rule as target and as what decided, nothing to add
  * but a larger limit), for the process the run started. */
-static int limit_reached(const struct sb_limits *l, enum sb_limit which)
+int sb_limits_reached(const struct sb_limits *l, enum sb_limit which)
 {
 	const struct sb_limit_rule *r = &l->p->limits[which];
 	struct sb_arena *a;
@@ -877,7 +901,7 @@ int sb_limits_outer_verdict(const struct sb_limits *l, int rc)
 {
 	if (rc != 128 + SIGKILL || !oom_killed(l))
 		return rc;
-	return limit_reached(l, SB_LIMIT_MEMORY);
+	return sb_limits_reached(l, SB_LIMIT_MEMORY);
 }
 
 int sb_limits_verdict(const struct sb_limits *l, int wstatus,
@@ -905,7 +929,7 @@ int sb_limits_verdict(const struct sb_limits *l, int wstatus,
 	else if (sig == SIGKILL && oom_killed(l))
 		which = SB_LIMIT_MEMORY;
 	if (which >= 0)
-		return limit_reached(l, (enum sb_limit)which);
+		return sb_limits_reached(l, (enum sb_limit)which);
 	return sb_sup_exit_status(wstatus);
 }
 

@@ -20,6 +20,8 @@ enum sb_limit_mech {
 	SB_MECH_CGROUP_V2, /* the run's own cgroup, v2 */
 	SB_MECH_TIMER,     /* the supervisor's timer (limit-time) */
 	SB_MECH_REFUSED,   /* nothing here holds it: the run is refused */
+	SB_MECH_GUEST,     /* os-sandbox=qemu: a cgroup v2 of the guest,
+			    * which its init makes (src/guest/init.c) */
 };
 
 struct sb_limits {
@@ -46,6 +48,7 @@ struct sb_limits {
 	bool oom_ended; /* an OOM kill in the run's cgroup ended it */
 	bool cpu_ended; /* the run's cgroup used up limit-cpu */
 	pid_t pid;      /* the process the run started (sb_sup_loop), 0 */
+	bool guest;     /* planned for qemu's guest (SB_MECH_GUEST) */
 };
 
 /* Decide which mechanism holds each limit of 'p' under 'provider' (after
@@ -57,7 +60,10 @@ struct sb_limits {
  * under subprocess, none, landlock, bwrap, and unshare as root (as a user
  * it enters its user namespace first); never under firejail, which
  * python-sb execs. A limit nothing holds (limit-processes as root without
- * a cgroup: RLIMIT_NPROC does not bind uid 0) is SB_MECH_REFUSED.
+ * a cgroup: RLIMIT_NPROC does not bind uid 0) is SB_MECH_REFUSED. Under
+ * qemu the guest holds them all: memory, processes and CPU time in a
+ * cgroup v2 its init makes (SB_MECH_GUEST), the others as rlimits and the
+ * timer of its second stage.
  * Reads the cgroup file system; never creates anything. */
 void sb_limits_plan(struct sb_arena *a, const struct sb_policy *p,
 		    enum sb_provider provider, uid_t euid, struct sb_limits *l);
@@ -138,6 +144,10 @@ void sb_limits_watch_close(struct sb_limit_watch *w);
  * else the usual status (the program's, 128+N for signal N). */
 int sb_limits_verdict(const struct sb_limits *l, int wstatus,
 		      const struct rusage *ru);
+/* Limit 'which' ended the run: say so on stderr as sb_limits_verdict does,
+ * record it in the denial log, and return SB_EXIT_LIMIT (qemu's launcher,
+ * when the guest did not end the run itself). */
+int sb_limits_reached(const struct sb_limits *l, enum sb_limit which);
 /* For a launcher whose supervisor runs where the cgroup cannot be seen
  * (unshare, bwrap): the status 'rc' it got, or SB_EXIT_LIMIT after the
  * message when the program died of SIGKILL (128+9) and the OOM killer of

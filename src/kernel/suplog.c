@@ -21,6 +21,8 @@
 
 static int log_fd = -1, relay_fd = -1, peer_fd = -1;
 static uint64_t log_cap;
+/* the log is the guest's port to the host (os-sandbox=qemu) */
+static bool wire;
 /* a guard said SB_RELAY_STARTED */
 static bool program_started;
 
@@ -37,6 +39,20 @@ void sb_suplog_fds(int *log, int *relay, int *relay_peer)
 	*log = log_fd;
 	*relay = relay_fd;
 	*relay_peer = peer_fd;
+}
+
+void sb_suplog_set_wire(bool on)
+{
+	wire = on;
+}
+
+/* One record: to the log, or, in the guest, to the host that writes it. */
+static void emit(const struct sb_denial *d)
+{
+	if (wire)
+		sb_denial_send(log_fd, d);
+	else
+		sb_denial_write(log_fd, d, log_cap);
 }
 
 bool sb_suplog_on(void)
@@ -74,7 +90,7 @@ static void refused(const char *layer, pid_t pid, const char *kind,
 		.add = add,
 	};
 
-	sb_denial_write(log_fd, &d, log_cap);
+	emit(&d);
 }
 
 void sb_suplog_refused(pid_t pid, const char *kind, const char *target,
@@ -170,7 +186,7 @@ static void relay_one(struct sb_arena *a, const char *data, size_t n,
 	d.target = f[1];
 	d.rule = f[2][0] == '+' ? f[2] + 1 : NULL;
 	d.add = f[3][0] == '+' ? f[3] + 1 : NULL;
-	sb_denial_write(log_fd, &d, log_cap);
+	emit(&d);
 }
 
 void sb_suplog_drain(void)

@@ -15,6 +15,10 @@
  * supervisor closes once the program is started (sb_suplog_started);
  * 'cap' the log-max-size= (sb_denial_write). */
 void sb_suplog_set(int log, int relay, int relay_peer, uint64_t cap);
+/* In the guest of os-sandbox=qemu: 'log' is the virtio-serial port to the
+ * launcher on the host, which writes the log; each record goes as the line
+ * sb_denial_send writes (the host applies the cap). */
+void sb_suplog_set_wire(bool on);
 /* What sb_suplog_set was given (-1: nothing): how the launcher hands the
  * log and the relay to the second stage of bwrap and firejail. */
 void sb_suplog_fds(int *log, int *relay, int *relay_peer);

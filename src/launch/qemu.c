@@ -21,7 +21,12 @@
  * stdin, stdout and stderr are virtio-serial ports relayed here; a fourth
  * port carries the guest's "up", "exit N" or "fail TEXT" and our "sig N";
  * a fifth, with --pysandboxes-channel, is partial mode's socket to its
- * worker (chan_move); the serial console is shown only with
+ * worker (chan_move); a sixth, with log-file=, carries the guest's denial
+ * records as lines, which this launcher checks and writes to the log it
+ * opened (log_data): the guest never names the file. limit-* are held in
+ * the guest (its init's cgroup, its stage's rlimits and timer), and
+ * limit-time from here too, should the guest not end the run; the serial
+ * console is shown only with
  * qemu.show_boot_console. qemu runs
  * in a process group of its own, so that a terminal's Ctrl-C reaches the
  * program through us and not qemu. With net= rules the guest has one
@@ -52,11 +57,14 @@
 #include "config.h"
 #include "bufio.h"
 #include "exit_status.h"
+#include "denial.h"
 #include "fdio.h"
 #include "notif.h"
 #include "ns.h"
 #include "qemu_net.h"
+#include "run_limits.h"
 #include "stage.h"
+#include "suplog.h"
 #include "support.h"
 #include "vmlinux.h"
 
@@ -68,6 +76,12 @@
 #define MAX_SHARES 22
 #define MAX_FILE (64 << 20) /* bytes of a file exposed alone */
 #define CONSOLE_LOG ".pysandbox-qemu-console.log"
+/* MiB of the guest beside limit-memory: its kernel, the init, the stage */
+#define GUEST_RESERVE_MIB 256
+/* seconds past limit-time after which the launcher ends a guest that did
+ * not end the run itself (its own timer counts from the program's start,
+ * a moment after "up") */
+#define LIMIT_TIME_GRACE 30
 
 static bool truthy(const char *v)
 {
@@ -115,6 +129,9 @@ static unsigned long long parse_memory(const char *v)
 int sb_qemu_options(struct sb_arena *a, const struct sb_policy *p,
 		    struct sb_qemu_opts *o, const char **err)
 {
+	const struct sb_provider_opt *mem_rule = NULL;
+	uint64_t lim = p->limits[SB_LIMIT_MEMORY].value;
+	unsigned long long need;
 	size_t i;
 
 	o->memory_mib = 2048;
@@ -131,6 +148,7 @@ int sb_qemu_options(struct sb_arena *a, const struct sb_policy *p,
 		if (po->provider != SB_PROVIDER_QEMU)
 			continue;
 		if (strcmp(k, "memory") == 0) {
+			mem_rule = po;
 			o->memory_mib = parse_memory(v);
 			if (o->memory_mib < 64 || o->memory_mib > 1048576)
 				want = "a size of 64M to 1T (512M, 2G; a plain "
@@ -167,30 +185,48 @@ int sb_qemu_options(struct sb_arena *a, const struct sb_policy *p,
 			return -1;
 		}
 	}
+	if (!lim)
+		return 0;
+	/* limit-memory holds the program's cgroup in the guest: the machine
+	 * holds it, and the guest's kernel, init and supervisor beside it,
+	 * or the guest's own OOM killer would end the program first */
+	need = (lim + (1ULL << 20) - 1) / (1ULL << 20) + GUEST_RESERVE_MIB;
+	if (!mem_rule && o->memory_mib < need)
+		o->memory_mib = need;
+	else if (mem_rule && o->memory_mib < need) {
+		*err = sb_arena_printf(
+			a,
+			"%s: %s does not fit in %s (from %s): the guest needs "
+			"at least %lluM, the limit and %d MiB for its kernel "
+			"and python-sb's supervisor; raise qemu.memory or "
+			"lower the limit",
+			sb_ref_format(a, p->limits[SB_LIMIT_MEMORY].ref),
+			sb_sanitize(a, p->limits[SB_LIMIT_MEMORY].rule),
+			sb_sanitize(a, mem_rule->rule),
+			sb_ref_format(a, mem_rule->ref), need,
+			GUEST_RESERVE_MIB);
+		return -1;
+	}
+	if (o->memory_mib > 1048576) {
+		*err = sb_arena_printf(
+			a, "%s: %s: the guest cannot have the memory it needs "
+			   "(more than 1T)",
+			sb_ref_format(a, p->limits[SB_LIMIT_MEMORY].ref),
+			sb_sanitize(a, p->limits[SB_LIMIT_MEMORY].rule));
+		return -1;
+	}
 	return 0;
 }
 
 const char *sb_qemu_refusal(struct sb_arena *a, const struct sb_policy *p)
 {
-	size_t i;
+	struct sb_qemu_opts o;
+	const char *err;
 
-	if (p->log_path)
-		return sb_arena_printf(
-			a,
-			"%s: os-sandbox=qemu does not write a denial log in "
-			"this version; remove the rule or use "
-			"os-sandbox=landlock",
-			sb_ref_format(a, p->log_ref));
-	for (i = 0; i < SB_LIMIT_COUNT; i++)
-		if (p->limits[i].value)
-			return sb_arena_printf(
-				a,
-				"%s: os-sandbox=qemu does not apply limit-* "
-				"rules in this version (qemu.memory caps the "
-				"guest's memory); remove the rule or use "
-				"os-sandbox=landlock",
-				sb_ref_format(a, p->limits[i].ref));
-	return NULL;
+	/* log-file= and limit-* are the guest's (the stage's supervisor),
+	 * the log written here: what is left is a bad qemu.* key, or a
+	 * limit-memory that qemu.memory cannot hold */
+	return sb_qemu_options(a, p, &o, &err) < 0 ? err : NULL;
 }
 
 /* ---- the host's pieces: qemu, the kernel, its modules, the init ---- */
@@ -592,6 +628,22 @@ static const char *plan_record(struct sb_arena *a, const struct sb_policy *p,
 	return NULL;
 }
 
+/* A descriptor number for the guest's stage: the first from 'from' on
+ * that 'used' does not hold, which it then holds. */
+static int guest_fd(int *used, int *n, int from)
+{
+	for (int fd = from < 3 ? 3 : from;; fd++) {
+		bool taken = false;
+
+		for (int i = 0; i < *n; i++)
+			taken = taken || used[i] == fd;
+		if (!taken) {
+			used[(*n)++] = fd;
+			return fd;
+		}
+	}
+}
+
 /* qemu's option values: a comma is doubled. */
 static const char *qarg(struct sb_arena *a, const char *s)
 {
@@ -610,8 +662,9 @@ static const char *qarg(struct sb_arena *a, const char *s)
 
 /* ---- the relay ---- */
 
-/* P_RPC: partial mode's channel, only when the run has one */
-enum { P_CTL, P_IN, P_OUT, P_ERR, P_CON, P_RPC, N_PORTS };
+/* P_RPC: partial mode's channel, only when the run has one; P_LOG: the
+ * guest's denial records, only with log-file= */
+enum { P_CTL, P_IN, P_OUT, P_ERR, P_CON, P_RPC, P_LOG, N_PORTS };
 
 struct relay {
 	int sock[N_PORTS]; /* our ends */
@@ -633,6 +686,21 @@ struct relay {
 	char to_guest[65536], to_host[65536];
 	size_t tg_len, tg_off, th_len, th_off;
 	const char *fail;
+	/* the denial log (log-file=): the file, opened here before the run,
+	 * and the guest's lines from P_LOG; each one sb_denial_unwire takes
+	 * becomes a record written here, anything else is counted and
+	 * dropped: a line cut at the buffer's end is dropped to its
+	 * newline */
+	int log_fd;
+	uint64_t log_cap;
+	char log_line[SB_DENIAL_WIRE_MAX + 1];
+	size_t log_len;
+	bool log_skip;
+	unsigned long long log_bad;
+	/* limit-time (ms, 0: none): the guest's supervisor ends the run;
+	 * should it not, this launcher does LIMIT_TIME_GRACE s later */
+	long long limit_ms, up_at;
+	bool limit_hit;
 };
 
 static int write_all(int fd, const char *s, size_t n)
@@ -682,6 +750,8 @@ static void ctl_lines(struct sb_arena *a, struct relay *r)
 
 		*nl = '\0';
 		if (strcmp(r->ctl, "up") == 0) {
+			if (!r->up)
+				r->up_at = now_ms();
 			r->up = true;
 			if (getenv("PYSB_DEBUG"))
 				fprintf(stderr,
@@ -702,8 +772,82 @@ static void ctl_lines(struct sb_arena *a, struct relay *r)
 		r->ctl_len = 0;
 }
 
+/* One line of the guest's log port, without its newline. */
+static void log_record(struct relay *r, const char *line, size_t n)
+{
+	struct sb_arena *a = sb_arena_new();
+	struct sb_denial d;
+
+	if (sb_denial_unwire(a, line, n, &d))
+		sb_denial_write(r->log_fd, &d, r->log_cap);
+	else
+		r->log_bad++;
+	sb_arena_free(a);
+}
+
+/* What the log port brought: whole lines to log_record, a line longer
+ * than the buffer dropped (the guest may send anything, as fast as it
+ * likes: nothing here grows nor waits for it). */
+static void log_data(struct relay *r, const char *buf, size_t n)
+{
+	while (n) {
+		const char *nl = memchr(buf, '\n', n);
+		size_t k = nl ? (size_t)(nl - buf) : n;
+
+		if (r->log_skip) {
+			/* the rest of a line too long to be a record */
+		} else if (r->log_len + k > SB_DENIAL_WIRE_MAX) {
+			r->log_skip = true;
+			r->log_len = 0;
+		} else {
+			memcpy(r->log_line + r->log_len, buf, k);
+			r->log_len += k;
+		}
+		if (!nl)
+			return;
+		if (r->log_skip)
+			r->log_bad++;
+		else
+			log_record(r, r->log_line, r->log_len);
+		r->log_skip = false;
+		r->log_len = 0;
+		buf += k + 1;
+		n -= k + 1;
+	}
+}
+
+/* After the run: a last line without its newline is no record, and what
+ * was dropped is said once, in the log. */
+static void log_finish(struct relay *r)
+{
+	char what[160];
+	struct sb_denial d = {
+		.layer = SB_LAYER_SUPERVISOR,
+		.kind = "log-malformed",
+		.target = what,
+		.rule = "built in: the guest's records (os-sandbox=qemu)",
+		.by = "supervisor",
+		.pid = r->qemu,
+	};
+
+	if (r->log_fd < 0)
+		return;
+	if (r->log_len || r->log_skip)
+		r->log_bad++;
+	if (!r->log_bad)
+		return;
+	snprintf(what, sizeof(what),
+		 "%llu line%s from the guest's log port %s not a record and "
+		 "%s dropped",
+		 r->log_bad, r->log_bad == 1 ? "" : "s",
+		 r->log_bad == 1 ? "was" : "were",
+		 r->log_bad == 1 ? "was" : "were");
+	sb_denial_write(r->log_fd, &d, r->log_cap);
+}
+
 /* What one port brought: the program's stdout and stderr to ours, the
- * console to its buffer, the control port's lines to ctl_lines(). */
+ * console to its buffer, the log port's lines to the log, the control
+ * port's lines to ctl_lines(). */
 static void deliver(struct sb_arena *a, struct relay *r, int port,
 		    const char *buf, size_t n)
 {
@@ -715,6 +859,8 @@ static void deliver(struct sb_arena *a, struct relay *r, int port,
 		(void)write_all(2, buf, n);
 	} else if (port == P_CON) {
 		console_data(r, buf, n);
+	} else if (port == P_LOG) {
+		log_data(r, buf, n);
 	} else {
 		room = sizeof(r->ctl) - r->ctl_len;
 		k = n < room ? n : room;
@@ -875,6 +1021,13 @@ static int relay(struct sb_arena *a, struct relay *r)
 			kill(r->qemu, SIGKILL);
 			kill_at = now + 60000;
 		}
+		if (kill_at < 0 && r->up && r->limit_ms && !r->exited &&
+		    now >= r->up_at + r->limit_ms) {
+			/* the guest's timer did not end the run */
+			r->limit_hit = true;
+			kill(r->qemu, SIGKILL);
+			kill_at = now + 60000;
+		}
 		if (kill_at >= 0 && now >= kill_at) {
 			kill(r->qemu, SIGKILL);
 			kill_at = now + 60000;
@@ -883,6 +1036,8 @@ static int relay(struct sb_arena *a, struct relay *r)
 			t = (int)(kill_at - now);
 		else if (!r->up)
 			t = (int)(deadline - now);
+		else if (r->limit_ms && !r->exited)
+			t = (int)(r->up_at + r->limit_ms - now);
 		if (poll(pf, N_PORTS + 4, t) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -961,6 +1116,7 @@ static int relay(struct sb_arena *a, struct relay *r)
 			deliver(a, r, i, buf, (size_t)n);
 		}
 	}
+	log_finish(r);
 	if (timed_out)
 		r->fail = sb_arena_printf(
 			a,
@@ -997,7 +1153,11 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	int stage_fd, stage_gfd, initrd_fd, kernel_fd, pairs[N_PORTS][2], r,
 		net_fd = -1;
 	struct sb_qemu_net net = { 0 };
-	bool kvm;
+	struct sb_limits own_lim;
+	const struct sb_limits *lim = ctx->limits;
+	int used[10], n_used = 0, log_file = -1, log_relay = -1, log_peer = -1;
+	unsigned lim_mask = 0;
+	bool kvm, log_on;
 	SB_VEC(char *) qa = { 0 };
 	struct relay rl = { 0 };
 	sigset_t set, old;
@@ -1058,6 +1218,18 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 				  "policy took its descriptor number",
 				  "give the run one (</dev/null)");
 
+	/* the denial log the launcher opened (run.c) and the numbers of its
+	 * relay, which the blob gave the guard: the guest makes its own */
+	sb_suplog_fds(&log_file, &log_relay, &log_peer);
+	log_on = log_file >= 0 && log_relay >= 0 && log_peer >= 0;
+	if (!lim) {
+		sb_limits_plan(a, p, SB_PROVIDER_QEMU, geteuid(), &own_lim);
+		lim = &own_lim;
+	}
+	for (i = 0; i < SB_LIMIT_COUNT; i++)
+		if (lim->mech[i] == SB_MECH_GUEST)
+			lim_mask |= 1u << i;
+
 	/* the run record, the stage record, the policy */
 	cpio_entry(&img, "modules", S_IFDIR | 0700, NULL, 0);
 	cpio_entry(&img, "pysb", S_IFDIR | 0700, NULL, 0);
@@ -1066,10 +1238,17 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 			  p->any_net_rule ? MAX_SHARES - 1 : MAX_SHARES);
 	if (err)
 		return fail_setup(err, NULL);
-	/* the stage record's number in the guest: after the policy's, and
-	 * not the channel's */
-	stage_gfd = policy_fd + 1 == ctx->channel_fd ? policy_fd + 2
-						       : policy_fd + 1;
+	/* the numbers the guest's stage gets: the policy's, the channel's
+	 * and the guard's end of the log's relay are the blob's (the host's
+	 * own); the others are free ones after the policy's */
+	used[n_used++] = policy_fd;
+	if (ctx->channel_fd > 0)
+		used[n_used++] = ctx->channel_fd;
+	if (log_on) {
+		used[n_used++] = log_relay;
+		used[n_used++] = log_peer;
+	}
+	stage_gfd = guest_fd(used, &n_used, policy_fd + 1);
 	put0(&rec, "policy-fd");
 	put0(&rec, sb_arena_printf(a, "%d", policy_fd));
 	put0(&rec, "stage-fd");
@@ -1090,6 +1269,39 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 		put0(&rec, SB_QEMU_NET_PREFIX);
 		put0(&rec, SB_QEMU_NET_GW);
 	}
+	sb_stage_init(&st, ctx, policy_fd, guarded, env);
+	if (log_on) {
+		/* the guest's supervisor sends its records on the log port,
+		 * this launcher writes them to the file the host's rules
+		 * name (relay() and log_data) */
+		st.log_fd = guest_fd(used, &n_used, stage_gfd + 1);
+		st.relay_fd = log_relay;
+		st.log_wire = true;
+		put0(&rec, "log");
+		put0(&rec, sb_arena_printf(a, "%d", st.log_fd));
+		put0(&rec, sb_arena_printf(a, "%d", log_relay));
+		put0(&rec, sb_arena_printf(a, "%d", log_peer));
+	}
+	if (lim_mask) {
+		/* the program's cgroup v2 in the guest, made by its init:
+		 * the stage joins the program to it and watches it */
+		st.cgroup_mask = lim_mask;
+		st.cgroup_version = 2;
+		st.cgroup_fd[0] = guest_fd(used, &n_used, stage_gfd + 1);
+		st.cgroup_dir_fd = guest_fd(used, &n_used, stage_gfd + 1);
+		put0(&rec, "limits");
+		put0(&rec, sb_arena_printf(
+				   a, "%llu",
+				   (unsigned long long)
+					   p->limits[SB_LIMIT_MEMORY].value));
+		put0(&rec, sb_arena_printf(
+				   a, "%llu",
+				   (unsigned long long)
+					   p->limits[SB_LIMIT_PROCESSES].value));
+		put0(&rec, lim_mask & (1u << SB_LIMIT_CPU) ? "1" : "0");
+		put0(&rec, sb_arena_printf(a, "%d", st.cgroup_fd[0]));
+		put0(&rec, sb_arena_printf(a, "%d", st.cgroup_dir_fd));
+	}
 	put0(&rec, "arg");
 	put0(&rec, self);
 	put0(&rec, "arg");
@@ -1101,7 +1313,6 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 		put0(&rec, argv[i]);
 	}
 	put0(&rec, "end");
-	sb_stage_init(&st, ctx, policy_fd, guarded, env);
 	stage_fd = sb_stage_write(&st);
 	if (stage_fd < 0)
 		return fail_setup("memfd for the stage record",
@@ -1220,6 +1431,12 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 			    names[i]);
 		}
 	}
+	if (log_on) {
+		ARG("-chardev");
+		ARG("socket,id=log,fd=%d", pairs[P_LOG][1]);
+		ARG("-device");
+		ARG("virtserialport,bus=vs.0,chardev=log,name=pysb.log");
+	}
 	if (ctx->channel_fd > 0) {
 		ARG("-chardev");
 		ARG("socket,id=rpc,fd=%d", pairs[P_RPC][1]);
@@ -1324,6 +1541,18 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 		close(rl.sock[P_RPC]);
 		rl.sock[P_RPC] = -1;
 	}
+	rl.log_fd = -1;
+	if (log_on) {
+		rl.log_fd = log_file;
+		rl.log_cap = p->log_max;
+	} else {
+		close(rl.sock[P_LOG]);
+		rl.sock[P_LOG] = -1;
+	}
+	if (p->limits[SB_LIMIT_TIME].value)
+		rl.limit_ms = ((long long)p->limits[SB_LIMIT_TIME].value +
+			       LIMIT_TIME_GRACE) *
+			      1000;
 	rl.pidfd = sb_pidfd_open(rl.qemu, 0);
 	if (net_fd >= 0) {
 		/* qemu's now: passt sees the end of file when qemu ends */
@@ -1348,6 +1577,14 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 			close(rl.sock[i]);
 	if (rl.exited && !rl.fail)
 		return rl.exit_code;
+	if (rl.limit_hit) {
+		fprintf(stderr,
+			"python-sb: os-sandbox=qemu: the guest did not end the "
+			"run %d s past its limit-time; the machine was "
+			"stopped.\n",
+			LIMIT_TIME_GRACE);
+		return sb_limits_reached(lim, SB_LIMIT_TIME);
+	}
 	if (kvm && !rl.up && !rl.fail) {
 		close(rl.sfd);
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -1378,8 +1615,14 @@ int sb_qemu_run(struct sb_arena *a, const struct sb_policy *p,
 		char *const env[], int policy_fd, bool guarded)
 {
 	bool kvm_broke = false;
-	int rc = boot(a, p, ctx, argv, env, policy_fd, guarded, true,
-		      &kvm_broke);
+	int log, relay, peer, rc;
+
+	/* the relay's ends are the guest's to make (init.c): qemu inherits
+	 * neither */
+	sb_suplog_fds(&log, &relay, &peer);
+	if (peer >= 0)
+		fcntl(peer, F_SETFD, FD_CLOEXEC);
+	rc = boot(a, p, ctx, argv, env, policy_fd, guarded, true, &kvm_broke);
 
 	if (!kvm_broke)
 		return rc;

@@ -13,7 +13,9 @@
 #include "policy.h"
 
 struct sb_qemu_opts {
-	unsigned long long memory_mib; /* qemu.memory, default 2048 */
+	unsigned long long memory_mib; /* qemu.memory, default 2048 (or
+					* limit-memory and 256 MiB when that
+					* is more) */
 	bool use_kvm;                  /* qemu.use_kvm, default true */
 	bool show_boot_console;        /* qemu.show_boot_console */
 	int start_timeout;             /* qemu.start_timeout; 0: default */
@@ -24,8 +26,9 @@ struct sb_qemu_opts {
 int sb_qemu_options(struct sb_arena *a, const struct sb_policy *p,
 		    struct sb_qemu_opts *o, const char **err);
 
-/* Why this policy cannot run under qemu (net=, log-file=, limit-*), or
- * NULL (pure). */
+/* Why this policy cannot run under qemu (a bad qemu.* key, a limit-memory
+ * that qemu.memory cannot hold beside the guest's own needs), or NULL
+ * (pure). */
 const char *sb_qemu_refusal(struct sb_arena *a, const struct sb_policy *p);
 
 /* The guest kernel python-sb would boot ($PYSB_QEMU_KERNEL, else the

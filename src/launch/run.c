@@ -456,7 +456,8 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	case SB_PROVIDER_FIREJAIL:
 		break;
 	case SB_PROVIDER_QEMU:
-		/* before the log is opened: what qemu cannot carry */
+		/* before the log is opened: a bad qemu.* key, or a
+		 * limit-memory the guest's memory cannot hold */
 		if ((refused = sb_qemu_refusal(a, p))) {
 			fprintf(stderr, "python-sb: %s; nothing was run.\n",
 				refused);
@@ -587,8 +588,10 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		return rc;
 	}
 	/* qemu: the guest's second stage holds the kernel layer */
-	if (provider == SB_PROVIDER_QEMU)
+	if (provider == SB_PROVIDER_QEMU) {
+		kctx.limits = &lim; /* held in the guest (SB_MECH_GUEST) */
 		return sb_qemu_run(a, p, &kctx, argv, env, fd, with_guard);
+	}
 	/* firejail is exec'd: its second stage holds the limits */
 	if (provider == SB_PROVIDER_FIREJAIL) {
 		kctx.limits = &lim;

@@ -93,6 +93,7 @@ int sb_stage_write(const struct sb_stage *st)
 	put(&b, "log-fd", num);
 	snprintf(num, sizeof(num), "%d", st->relay_fd);
 	put(&b, "relay-fd", num);
+	put(&b, "log-wire", st->log_wire ? "1" : "0");
 	for (i = 0; st->env[i]; i++)
 		put(&b, "env", st->env[i]);
 	sb_buf_puts(&b, "end\n");
@@ -184,6 +185,8 @@ static const char *read_record(struct sb_arena *a, const char *data,
 				st->relay_fd = strcmp(f[1], "-1") == 0
 						       ? -1
 						       : sb_fd_parse(f[1]);
+			else if (strcmp(f[0], "log-wire") == 0)
+				st->log_wire = strcmp(f[1], "1") == 0;
 			else if (strcmp(f[0], "env") == 0 && strchr(f[1], '='))
 				*SB_VEC_PUSH(a, env) = f[1];
 			else
@@ -341,8 +344,10 @@ int sb_stage_main(int argc, char **argv)
 	     fcntl(st.relay_fd, F_SETFD, FD_CLOEXEC) < 0))
 		err = sb_arena_printf(a, "the denial log's descriptors: %s",
 				      strerror(errno));
-	if (!err && st.log_fd >= 0)
+	if (!err && st.log_fd >= 0) {
 		sb_suplog_set(st.log_fd, st.relay_fd, -1, p->log_max);
+		sb_suplog_set_wire(st.log_wire);
+	}
 	if (err) {
 		rc = fail(err);
 		goto out;
@@ -375,14 +380,23 @@ int sb_stage_main(int argc, char **argv)
 	for (int k = 0; k < 2; k++)
 		if (st.cgroup_fd[k] >= 0)
 			fcntl(st.cgroup_fd[k], F_SETFD, FD_CLOEXEC);
+	/* the memory cgroup's directory for its OOM events; a v2 cgroup's
+	 * for its cpu.stat too (qemu's guest: the init made it, and this
+	 * supervisor reads the run's CPU time as the host's does) */
 	if (st.cgroup_dir_fd >= 0 &&
-	    (st.cgroup_mask & (1u << SB_LIMIT_MEMORY))) {
+	    (st.cgroup_mask & (1u << SB_LIMIT_MEMORY |
+			       (st.cgroup_version == 2 ? 1u << SB_LIMIT_CPU
+						       : 0)))) {
 		fcntl(st.cgroup_dir_fd, F_SETFD, FD_CLOEXEC);
 		lim.cg_fd[0] = st.cgroup_dir_fd;
 		lim.cg_version = st.cgroup_version;
-		lim.mech[SB_LIMIT_MEMORY] = st.cgroup_version == 2
-						    ? SB_MECH_CGROUP_V2
-						    : SB_MECH_CGROUP_V1;
+		if (st.cgroup_mask & (1u << SB_LIMIT_MEMORY))
+			lim.mech[SB_LIMIT_MEMORY] =
+				st.cgroup_version == 2 ? SB_MECH_CGROUP_V2
+						       : SB_MECH_CGROUP_V1;
+		if (st.cgroup_version == 2 &&
+		    (st.cgroup_mask & (1u << SB_LIMIT_CPU)))
+			lim.mech[SB_LIMIT_CPU] = SB_MECH_CGROUP_V2;
 	}
 	ctx.limits = &lim;
 	rc = sb_netsup_run(a, p, &ctx, st.path, argv + 3, st.env);

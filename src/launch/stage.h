@@ -35,10 +35,13 @@ struct sb_stage {
 	unsigned cgroup_mask;
 	int cgroup_fd[2];
 	int cgroup_version;  /* 1 or 2, with cgroup_dir_fd: the memory */
-	int cgroup_dir_fd;   /* cgroup (O_PATH), for its OOM events; -1 */
+	int cgroup_dir_fd;   /* cgroup (O_PATH), for its OOM events (v2:
+			      * its cpu.stat too, for limit-cpu); -1 */
 	char *const *env;           /* the program's environment */
 	int log_fd, relay_fd;       /* the denial log and the supervisor's
 				     * end of the guard's relay; -1: none */
+	bool log_wire;              /* log_fd is qemu's port to the host,
+				     * which writes the log (denial.h) */
 };
 
 /* 'st' for this run as every tool starts it (bwrap, firejail, qemu's

@@ -11,9 +11,13 @@ an unexposed file that is not there, a read-only exposure that refuses a
 write (with the Python layer off, so that the guest's kernel and qemu's
 read-only share are what refuse), as root and as uid 65534. The refusals
 (an unknown key, a missing kernel, qemu or passt) start no machine.
-Partial mode runs its worker in the guest. With net= rules the guest
-reaches, through passt, what the rules allow and nothing else, judged in
-the guest and, for TCP ports, on the host (passt's Landlock ruleset).
+Partial mode runs its worker in the guest. limit-* and log-file= mean what
+they mean under landlock (the same program under both gives the same
+status, message and log records), the log written on the host from the
+guest's records, which a stand-in qemu floods with garbage. With net= rules
+the guest reaches, through passt, what the rules allow and nothing else,
+judged in the guest and, for TCP ports, on the host (passt's Landlock
+ruleset).
 
 The tests skip, with the reason, where qemu-system-x86_64 or a kernel with
 the 9p modules is not installed (scripts/deps --all installs both)."""
@@ -171,19 +175,246 @@ def test_hidden_and_read_only(work, user):
     assert (work / "rw" / "new.txt").read_text() == "y"
 
 
-@pytest.mark.parametrize("rule,message", [
-    ("qemu.cpus=2", ".py-sandboxes(2): Unknown key 'qemu.cpus'"),
-    ("qemu.memory=2GB", "Invalid value '2GB' for 'qemu.memory'"),
-    ("log-file=/tmp/pysb-qemu-never.jsonl", "does not write a denial log"),
-    ("limit-memory=512M", "does not apply limit-* rules"),
-], ids=["unknown-key", "bad-value", "log", "limit"])
-def test_a_rule_qemu_cannot_hold_stops_the_run(work, rule, message):
-    _rules(work, rule)
+@pytest.mark.parametrize("rules,message", [
+    (["qemu.cpus=2"], ".py-sandboxes(2): Unknown key 'qemu.cpus'"),
+    (["qemu.memory=2GB"], "Invalid value '2GB' for 'qemu.memory'"),
+    (["log-file=/tmp/pysb-qemu-never.jsonl", "limit-memory=1G",
+      "qemu.memory=1024M"],
+     ".py-sandboxes(3): limit-memory=1G does not fit in qemu.memory=1024M "
+     "(from .py-sandboxes(4)): the guest needs at least 1280M"),
+], ids=["unknown-key", "bad-value", "memory-beyond-the-guest"])
+def test_a_rule_qemu_cannot_hold_stops_the_run(work, rules, message):
+    """What the guest cannot hold stops the run before anything starts,
+    and before the denial log is opened. log-file= and limit-* are held
+    (test_a_limit_and_the_log_as_under_landlock): only a limit-memory
+    that the machine's memory cannot hold beside the guest's own needs
+    is refused."""
+    _rules(work, *rules)
     r = _run(_argv("root", "-c", "print('RAN')"), work, timeout=30)
     assert r.returncode == 255
     assert "RAN" not in r.stdout
     assert message in r.stderr
     assert not os.path.exists("/tmp/pysb-qemu-never.jsonl")
+
+
+def test_explain_names_the_guest_limits(work):
+    _rules(work, "limit-memory=256M", "limit-processes=8", "limit-cpu=2s",
+           "limit-time=5s", "limit-open-files=64")
+    r = _run(_argv("root", "--pysandboxes-explain", "-c", "pass"), work,
+             timeout=30)
+    assert r.returncode == 0, r.stderr
+    said = {x.split(":")[0][len("#   "):]: x for x in r.stdout.splitlines()
+            if x.startswith("#   limit-")}
+    for rule, how in (("limit-memory=256M", "memory.max"),
+                      ("limit-processes=8", "pids.max"),
+                      ("limit-cpu=2s", "cpu.stat")):
+        assert how in said[rule] and "cgroup in the guest" in said[rule]
+    assert "from the program's start" in said["limit-time=5s"]
+    assert "RLIMIT_NOFILE" in said["limit-open-files=64"]
+
+
+# ---- limit-* and log-file= (held in the guest, the log written here) ----
+
+LIMIT_STATUS = 124
+
+# refusals of the Python layer, then a busy loop that limit-time ends
+REFUSE_THEN_SPIN = """\
+import sys
+n = int(sys.argv[1])
+for i in range(n):
+    try:
+        open(f"/pysb-not-exposed/{i}")
+    except OSError:
+        pass
+print("refused", n, flush=True)
+while True:
+    pass
+"""
+
+# processes past limit-processes fail; then memory past limit-memory
+FORK_THEN_BALLOON = """\
+import os
+kids = []
+try:
+    for i in range(50):
+        pid = os.fork()
+        if pid == 0:
+            import time
+            time.sleep(60)
+            os._exit(0)
+        kids.append(pid)
+except OSError as e:
+    print("forks", len(kids), e.errno, flush=True)
+for k in kids:
+    os.kill(k, 9)
+    os.waitpid(k, 0)
+chunks = []
+while True:
+    chunks.append(bytearray(b"\\x01") * (4 << 20))
+"""
+
+SPIN = "while True:\n    pass\n"
+
+
+def _log_lines(path):
+    """The records, without what differs between two runs (time, pid)."""
+    import json
+    out = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        assert rec.pop("time") and isinstance(rec.pop("pid"), int)
+        out.append(rec)
+    return out
+
+
+def _limited(work, user, provider, rules, code, *args):
+    (work / ".py-sandboxes").write_text(
+        f"os-sandbox={provider}\n" + "".join(f"{x}\n" for x in rules))
+    return _run(_argv(user, "-c", code, *args), work, timeout=180)
+
+
+@pytest.mark.parametrize("case,user", [
+    ("time-and-log", "root"), ("time-and-log", "nobody"),
+    ("processes-and-memory", "root"), ("cpu", "root")])
+def test_a_limit_and_the_log_as_under_landlock(work, case, user):
+    """The same program under landlock and under qemu: the same exit
+    status, the same message, and in the host's log file the same records
+    (time and pid aside), carried from the guest's supervisor over the
+    pysb.log port. limit-time counts the program's time, not the boot:
+    the qemu run's wall time is the boot plus the limit."""
+    _need_qemu()
+    log = work / "deny.jsonl"
+    if case == "time-and-log":
+        rules = [f"log-file={log}", "limit-time=3s", "python-import=sys"]
+        code, args = REFUSE_THEN_SPIN, ["300"]
+        message = "python-sb: limit-time=3s reached: the run was stopped"
+    elif case == "processes-and-memory":
+        rules = [f"log-file={log}", "limit-memory=96M", "limit-processes=6",
+                 "python-import=os, time", "python-api=ALLOW:process-exec"]
+        code, args = FORK_THEN_BALLOON, []
+        message = "python-sb: limit-memory=96M reached: the run was stopped"
+    else:
+        rules = [f"log-file={log}", "limit-cpu=2s"]
+        code, args = SPIN, []
+        message = "python-sb: limit-cpu=2s reached: the run was stopped"
+    seen = {}
+    for provider in ("landlock", "qemu"):
+        if log.exists():
+            log.unlink()
+        r = _limited(work, user, provider, rules, code, *args)
+        assert r.returncode == LIMIT_STATUS, (provider, r.stderr)
+        assert message in r.stderr, (provider, r.stderr)
+        seen[provider] = (r.stdout, _log_lines(log))
+    assert seen["qemu"] == seen["landlock"]
+    stdout, records = seen["qemu"]
+    if case == "time-and-log":
+        assert stdout == "refused 300\n"
+        files = [x for x in records if x["kind"] == "file"]
+        assert len(files) == 300
+        assert files[0] == {"layer": "python", "kind": "file",
+                            "target": "/pysb-not-exposed/0",
+                            "rule": "no rule",
+                            "add": "expose-ro=/pysb-not-exposed/0",
+                            "by": "sandbox"}
+    if case == "processes-and-memory":
+        # the program and 5 children: the sixth fork fails (EAGAIN)
+        assert stdout == "forks 5 11\n"
+    assert records[-1]["kind"] == "limit"
+    assert records[-1]["target"] == message.split()[1]
+    assert records[-1]["by"] == "supervisor"
+
+
+def test_the_guest_log_port_cannot_flood_nor_forge_the_host_log(work):
+    """A guest taken over may write anything on its log port, as fast as
+    it likes. A stand-in for qemu that writes garbage, a line far longer
+    than any record, binary noise and a flood on that port, then two
+    well-formed records: the run ends with the guest's status, the log
+    holds those two records (written by the host, as JSON, at the path the
+    host's rules name) and one that counts what was dropped, and nothing
+    else of what the guest sent."""
+    _need_qemu()
+    fake = work / "fake-qemu"
+    fake.write_text(FAKE_QEMU)
+    fake.chmod(0o755)
+    log = work / "deny.jsonl"
+    _rules(work, f"log-file={log}")
+    r = _run(_argv("root", "-c", "pass"), work, timeout=120,
+             env=dict(os.environ, PYSB_QEMU=str(fake)))
+    assert r.returncode == 7, r.stderr
+    assert r.stdout == "after the flood\n"
+    import json
+    recs = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [x["kind"] for x in recs] == ["file", "network", "log-malformed"]
+    assert recs[0]["target"] == "/etc/tab\there"
+    assert recs[0]["by"] == "sandbox" and recs[0]["pid"] == 42
+    assert recs[1]["rule"] == "no rule" and recs[1]["add"] is None
+    dropped = int(recs[2]["target"].split()[0])
+    assert dropped >= 6, recs[2]
+    assert "/tmp/pysb-forged" not in log.read_text()
+    assert not os.path.exists("/tmp/pysb-forged")
+
+
+# A stand-in for qemu: finds its ports by the names on its command line
+# and says "up"; what it does then follows.
+FAKE_PORTS = r"""#!/usr/bin/python3
+import os, sys
+a = sys.argv
+fds, names = {}, {}
+for i, x in enumerate(a):
+    if x == "-chardev":
+        kv = dict(p.split("=", 1) for p in a[i + 1].split(",")[1:])
+        fds[kv["id"]] = int(kv["fd"])
+    if x == "-device" and a[i + 1].startswith("virtserialport"):
+        kv = dict(p.split("=", 1) for p in a[i + 1].split(",")[1:])
+        names[kv["name"]] = fds[kv["chardev"]]
+ctl, log, out = names["pysb.ctl"], names.get("pysb.log"), names["pysb.out"]
+os.write(ctl, b"up\n")
+"""
+
+# ... floods pysb.log, sends two good records, prints, exits 7
+FAKE_QEMU = FAKE_PORTS + r"""
+def w(fd, b):
+    while b:
+        b = b[os.write(fd, b):]
+w(log, b"not a record\n")
+w(log, b"rec\tpython\tfile\t/x\t-\t-\tsandbox\tnot-a-pid\n")
+w(log, b"rec\troot\tfile\t/x\t-\t-\tsandbox\t1\n")
+w(log, b"rec\tpython\tfile\t/x\t-\t-\tkernel\t1\n")
+w(log, b"path\t/tmp/pysb-forged\n")
+w(log, b"rec\tpython\tfile\t" + b"A" * (1 << 20) + b"\t-\t-\tsandbox\t1\n")
+w(log, bytes(range(256)) * 4096 + b"\n")
+for i in range(64):
+    w(log, b"\xff\x00garbage" * 8192)
+w(log, b"\n")
+w(log, b"rec\tpython\tfile\t/etc/tab\\there\t-\t+expose-ro=/etc\tsandbox\t42\n")
+w(log, b"rec\tsupervisor\tnetwork\t10.0.0.1:80\t-\t-\tsupervisor\t43\n")
+w(log, b"rec\tpython\tfile\t/unfinished")
+w(out, b"after the flood\n")
+os.write(ctl, b"exit 7\n")
+"""
+
+
+def test_a_guest_that_outlives_limit_time_is_stopped(work):
+    """The guest's own timer ends the run at limit-time (counted from the
+    program's start, not the boot); a guest that does not (its kernel
+    taken over, or hung) is stopped from the host 30 s later, with the
+    same message and status, and the record in the host's log. A stand-in
+    for qemu that says "up" and then nothing."""
+    _need_qemu()
+    fake = work / "fake-qemu"
+    fake.write_text(FAKE_PORTS + "import time\ntime.sleep(3600)\n")
+    fake.chmod(0o755)
+    log = work / "deny.jsonl"
+    _rules(work, f"log-file={log}", "limit-time=1s")
+    r = _run(_argv("root", "-c", "pass"), work, timeout=120,
+             env=dict(os.environ, PYSB_QEMU=str(fake)))
+    assert r.returncode == LIMIT_STATUS, r.stderr
+    assert "did not end the run 30 s past its limit-time" in r.stderr
+    assert "python-sb: limit-time=1s reached: the run was stopped" in \
+        r.stderr
+    recs = _log_lines(log)
+    assert [(x["kind"], x["target"], x["by"]) for x in recs] == \
+        [("limit", "limit-time=1s", "supervisor")]
 
 
 def test_missing_kernel(work):

@@ -160,11 +160,70 @@ static void test_cap(void)
 	close(fd);
 }
 
+/* The guest's lines (os-sandbox=qemu): what sb_denial_wire writes comes
+ * back field for field, whatever bytes the fields hold; a line of any
+ * other form is refused. */
+static void test_wire(void)
+{
+	struct sb_denial d = {
+		.layer = SB_LAYER_PYTHON,
+		.kind = "file",
+		.target = "/a\tb\nc\\d \xff",
+		.rule = NULL,
+		.add = "expose-ro=/a",
+		.by = "sandbox",
+		.pid = 118,
+	}, back;
+	static const char *const bad[] = {
+		"",
+		"rec",
+		"not a record",
+		"rec\tpython\tfile\t/x\t-\t-\tsandbox",
+		"rec\tpython\tfile\t/x\t-\t-\tsandbox\t1\textra",
+		"rec\troot\tfile\t/x\t-\t-\tsandbox\t1",
+		"rec\tpython\tfile\t/x\t-\t-\tkernel\t1",
+		"rec\tpython\t\t/x\t-\t-\tsandbox\t1",
+		"rec\tpython\tfile\t/x\tno-flag\t-\tsandbox\t1",
+		"rec\tpython\tfile\t/x\t-junk\t-\tsandbox\t1",
+		"rec\tpython\tfile\t/x\t-\t-\tsandbox\t-1",
+		"rec\tpython\tfile\t/x\t-\t-\tsandbox\t99999999999",
+		"rec\tpython\tfile\t/x\t-\t-\tsandbox\t1x",
+		"rec\tpython\tfile\t/x\\q\t-\t-\tsandbox\t1",
+		"rec\tpython\taaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\t/x\t-\t-\tsandbox\t1",
+	};
+	static const char nul[] = "rec\tpython\tfile\t/x\0y\t-\t-\tsandbox\t1";
+	struct sb_buf b = { 0 };
+	struct sb_arena *a = sb_arena_new();
+	size_t i;
+
+	sb_denial_wire(&b, &d);
+	ok(b.len > 0 && b.s[b.len - 1] == '\n' &&
+		   memchr(b.s, '\n', b.len) == b.s + b.len - 1,
+	   "wire: one line");
+	ok(sb_denial_unwire(a, b.s, b.len - 1, &back), "wire: taken back");
+	is_str(back.layer, d.layer, "wire: layer");
+	is_str(back.kind, d.kind, "wire: kind");
+	is_str(back.target, d.target, "wire: target with tab, newline, "
+				      "backslash, a non-UTF-8 byte");
+	ok(back.rule == NULL, "wire: no rule stays none");
+	is_str(back.add, d.add, "wire: add");
+	is_str(back.by, d.by, "wire: by");
+	is_int(back.pid, 118, "wire: pid");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(!sb_denial_unwire(a, bad[i], strlen(bad[i]), &back),
+		   "wire: refused: %zu", i);
+	ok(!sb_denial_unwire(a, nul, sizeof(nul) - 1, &back),
+	   "wire: refused: a NUL");
+	sb_buf_free(&b);
+	sb_arena_free(a);
+}
+
 int main(void)
 {
 	test_strings();
 	test_record();
 	test_write();
 	test_cap();
+	test_wire();
 	return tap_done();
 }
