@@ -356,8 +356,9 @@ static int fd_path(int fd, char *out, size_t size)
 /* A named Unix socket: judged by the file rules as a write (as the Python
  * layer does), then replaced by /proc/self/fd/N of an O_PATH descriptor of
  * what was judged, so that a symlink swapped in afterwards cannot move the
- * call. For bind ('create') the directory is pinned and the last component
- * is made in it. An abstract name cannot be named by a rule: refused,
+ * call. For bind ('create') the directory is pinned, as the program's
+ * mount namespace has it (a read-only tree selfprotect.c binds there stays
+ * read-only: attack K30), and the last component is made in it. An abstract name cannot be named by a rule: refused,
  * connect, send and bind alike, as the Python layer does (an unnamed
  * socket's autobind, a random name, goes through). 0 with *pathfd (or -1: the address goes to the
  * kernel as it is), or -errno. */
@@ -431,8 +432,15 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 		return -EACCES;
 	}
 	if (create) {
+		/* made in the program's own mount of the directory: a
+		 * read-only bind of its namespace refuses it (metasup.c) */
+		int mine = sb_reopen_as_seen_by(pid, fd, canon);
 		size_t cl = strlen(canon);
 
+		close(fd);
+		if (mine < 0)
+			return mine == -ESRCH ? -EACCES : mine;
+		fd = mine;
 		if (cl + strlen(base) + 2 > sizeof(canon)) {
 			close(fd);
 			return -ENAMETOOLONG;

@@ -729,3 +729,55 @@ def test_K26(tree, judge):
     finally:
         v.kill()
         v.wait()
+
+
+@attack("K30", "native: chmod, utimes and a Unix socket's bind in a "
+        "read-only tree inside expose-rw= (a venv's site-packages), made "
+        "by the supervisor")
+def test_K30(tree, judge):
+    """Under landlock, python-sb keeps a read-only tree that an expose-rw=
+    covers (the interpreter's, a venv's site-packages, the guard, its own
+    files) read-only by a bind mount in the program's own mount namespace
+    (selfprotect.c). The supervisor, which makes the mode and time changes
+    and binds Unix sockets for the program, lives in the host's: it
+    resolved the program's path there, where the tree is writable, so
+    chmod 666 made the venv's modules writable to every user and a bind
+    put a socket file into site-packages while the program's own write got
+    EROFS. Evidence from outside: the module's mode and times, and no new
+    entry."""
+    import glob
+    venv = tree.path("rw/venv")
+    subprocess.run([tree.python, "-m", "venv", "--without-pip", venv],
+                   check=True, capture_output=True)
+    site = glob.glob(os.path.join(venv, "lib", "python3*",
+                                  "site-packages"))[0]
+    mod = os.path.join(site, "mod.py")
+    with open(mod, "w") as f:
+        f.write("x = 1\n")
+    os.chmod(mod, 0o644)
+    pth = os.path.join(site, "planted.pth")
+    outer = tree.python
+    tree.python = os.path.join(venv, "bin", "python")
+    try:
+        # nothing of the program's own reaches it...
+        judge.native(attempt(tree, "open-write", mod), "EROFS")
+        st = os.stat(mod)
+        # ...nor what the supervisor does for it
+        judge.native(attempt(tree, "chmod", mod, "666"), "EROFS")
+        judge.native(attempt(tree, "utimes", mod), "EROFS")
+        judge.native(attempt(tree, "bind-unix", pth), "EROFS")
+        after = os.stat(mod)
+        assert (after.st_mode, after.st_mtime_ns) == \
+            (st.st_mode, st.st_mtime_ns)
+        assert not os.path.lexists(pth)
+        # the writable tree around it stays the program's
+        own = tree.write("rw/own", "x\n")
+        os.chmod(own, 0o600)
+        if tree.nobody:
+            os.chown(own, NOBODY, NOBODY)
+        assert attempt(tree, "chmod", own, "640") == "ok"
+        assert os.stat(own).st_mode & 0o777 == 0o640
+        assert attempt(tree, "bind-unix", tree.path("rw/sock")) == "ok"
+        assert os.path.exists(tree.path("rw/sock"))
+    finally:
+        tree.python = outer

@@ -7,7 +7,8 @@
  *   open-read PATH | open-write PATH | read PATH | exec PATH [ARG...]
  *   connect-tcp IP PORT | sendto-udp IP PORT | connect-abstract NAME
  *   bind-abstract NAME SECONDS (then "accepted" if anyone connected)
- *   connect-unix PATH | ptrace-parent | kill-parent | write-proc-mem
+ *   connect-unix PATH | bind-unix PATH | ptrace-parent | kill-parent
+ *   write-proc-mem
  *   init-module | socket-raw | socket-netlink | unshare-user
  *   tiocsti FD TEXT | winsize FD ROWS COLS (TIOCSWINSZ)
  *   prlimit-nofile PID | setpriority PID NICE
@@ -156,6 +157,24 @@ static int unix_action(const char *name, bool abstract)
 	if (fd < 0)
 		return result(-1);
 	return result(connect(fd, (struct sockaddr *)&sun, len));
+}
+
+/* Bind a Unix socket to a path: the socket file it makes. */
+static int bind_unix(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t n = strlen(path);
+	int fd;
+
+	if (n + 1 >= sizeof(sun.sun_path))
+		return usage();
+	memcpy(sun.sun_path, path, n);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return result(-1);
+	return result(bind(fd, (struct sockaddr *)&sun,
+			   (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				       n + 1)));
 }
 
 /* Offer a service under an abstract name: bind and listen, say so, then
@@ -814,6 +833,8 @@ int main(int argc, char **argv)
 		return bind_abstract(argv[2], argv[3]);
 	if (argc == 3 && strcmp(a, "connect-unix") == 0)
 		return unix_action(argv[2], false);
+	if (argc == 3 && strcmp(a, "bind-unix") == 0)
+		return bind_unix(argv[2]);
 	if (argc == 2 && strcmp(a, "ptrace-parent") == 0)
 		return ptrace_parent();
 	if (argc == 2 && strcmp(a, "kill-parent") == 0)
