@@ -1165,11 +1165,12 @@ static void report_denied(const struct seccomp_notif *req, bool log)
  * (0), or a group whose leader is one (every process of a group is in its
  * leader's session, and the program's sessions hold its processes only);
  * never to every process (-1). The kernel delivers it to the pid the
- * caller named, checked here a moment before. */
-static bool signal_stays_inside(const struct seccomp_notif *req)
+ * caller named, checked here a moment before; a pidfd is judged and used
+ * here (pidfd_signal). 'target': the process the call names, or 0. */
+static bool signal_stays_inside(const struct seccomp_notif *req,
+				pid_t target)
 {
 	int32_t first = (int32_t)req->data.args[0];
-	pid_t target = sb_sigcall_target(req);
 	char what[48];
 
 	if (req->data.nr == __NR_kill && first == 0)
@@ -1194,6 +1195,41 @@ static bool signal_stays_inside(const struct seccomp_notif *req)
 				  NULL);
 	}
 	return false;
+}
+
+/* pidfd_send_signal below ABI 6. Its pidfd is a descriptor number, which
+ * another thread of the program pointed at a process outside (dup2)
+ * between our check and the kernel's use of it when the call was let go
+ * on (attack K31): it is judged and sent here, on our own duplicate of
+ * the pidfd, with our copy of its siginfo; the receiver sees python-sb as
+ * the sender. 0, -errno, or GONE. */
+static long pidfd_signal(int listener, const struct seccomp_notif *req)
+{
+	const __u64 *a = req->data.args;
+	int pidfd = sb_pidfd_of_caller((pid_t)req->pid), fd;
+	siginfo_t info;
+	long rc;
+
+	if (pidfd < 0)
+		return GONE;
+	fd = sb_pidfd_getfd(pidfd, (int)a[0]);
+	close(pidfd);
+	if (fd < 0)
+		return -EBADF;
+	if (!signal_stays_inside(req, sb_pidfd_target(getpid(), fd)))
+		rc = -EPERM;
+	else if (a[2] && sb_peek((pid_t)req->pid, a[2], &info,
+				 sizeof(info)) < 0)
+		rc = -EFAULT;
+	else if (!still_pending(listener, req->id))
+		rc = GONE;
+	else if (syscall(SYS_pidfd_send_signal, fd, (int)a[1],
+			 a[2] ? &info : NULL, (unsigned)a[3]) < 0)
+		rc = -errno;
+	else
+		rc = 0;
+	close(fd);
+	return rc;
 }
 
 static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
@@ -1243,8 +1279,16 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 			reply(s->listener, req->id, -EPERM);
 			return;
 		}
+		if (!s->scoped && req->data.nr == __NR_pidfd_send_signal) {
+			rc = pidfd_signal(s->listener, req);
+			if (rc == -EPERM)
+				report_denied(req, false);
+			if (rc != GONE)
+				reply(s->listener, req->id, rc);
+			return;
+		}
 		if (!s->scoped && sb_sigcall_handles(req->data.nr) &&
-		    (!signal_stays_inside(req) ||
+		    (!signal_stays_inside(req, sb_sigcall_target(req)) ||
 		     ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID,
 			   &req->id) != 0)) {
 			report_denied(req, false);

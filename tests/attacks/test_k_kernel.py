@@ -781,3 +781,31 @@ def test_K30(tree, judge):
         assert os.path.exists(tree.path("rw/sock"))
     finally:
         tree.python = outer
+
+
+@attack("K31", "native: under a Landlock below ABI 6, a pidfd switched "
+        "by another thread after the supervisor checked it")
+def test_K31(tree, judge):
+    """Below ABI 6 the supervisor lets a signal call go on only to a
+    process of the sandbox (K26). pidfd_send_signal names its target by a
+    descriptor, which the program's threads share: one thread signals
+    through descriptor N while another keeps turning N (dup2) into a pidfd
+    of a process outside and back. The supervisor read N's target (the
+    program's own child), let the call go on, and the kernel used what N
+    had become: the victim outside got the signal within a second. Now
+    the supervisor sends it itself on its own duplicate of the pidfd it
+    judged. Run with $PYSB_LANDLOCK_ABI=5; evidence from outside: a victim
+    process of the user alive (SIGUSR1 ends it)."""
+    env = dict(os.environ, PYSB_LANDLOCK_ABI="5")
+    v = victim(tree)
+    try:
+        judge.native(tree.native(tree.rules, ["pidfd-race", str(v.pid),
+                                              str(int(scaled(5)))],
+                                 env=env), "EPERM")
+        time.sleep(0.2)
+        assert v.poll() is None, "the victim got the signal"
+        # the program's own process group stays its to signal
+        assert tree.native(tree.rules, ["kill", "0", "0"], env=env) == "ok"
+    finally:
+        v.kill()
+        v.wait()

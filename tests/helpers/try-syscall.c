@@ -8,7 +8,8 @@
  *   connect-tcp IP PORT | sendto-udp IP PORT | connect-abstract NAME
  *   bind-abstract NAME SECONDS (then "accepted" if anyone connected)
  *   connect-unix PATH | bind-unix PATH | ptrace-parent | kill-parent
- *   write-proc-mem
+ *   write-proc-mem | pidfd-race PID SECONDS (a pidfd_send_signal whose
+ *     descriptor a second thread flips between a child's and PID's)
  *   init-module | socket-raw | socket-netlink | unshare-user
  *   tiocsti FD TEXT | winsize FD ROWS COLS (TIOCSWINSZ)
  *   prlimit-nofile PID | setpriority PID NICE
@@ -61,6 +62,7 @@
 #include <linux/keyctl.h>
 #include <mqueue.h>
 #include <poll.h>
+#include <pthread.h>
 #include <net/if.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
@@ -73,6 +75,7 @@
 #include <sys/time.h>
 #include <sys/xattr.h>
 #include <termios.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -175,6 +178,67 @@ static int bind_unix(const char *path)
 	return result(bind(fd, (struct sockaddr *)&sun,
 			   (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
 				       n + 1)));
+}
+
+/* pidfd_send_signal(SIGUSR1) on a descriptor that a second thread keeps
+ * pointing (dup2) now at a pidfd of a child of ours, which ignores the
+ * signal, now at one of 'victim': a check of the descriptor made before
+ * the kernel uses it is raced. "ok" when the victim is gone (the signal
+ * got out) within 'secs', else the errno the victim's sends got. */
+static int pidfd_flip[3];
+static volatile int pidfd_flipping = 1;
+
+static void *pidfd_flipper(void *unused)
+{
+	(void)unused;
+	while (pidfd_flipping) {
+		dup2(pidfd_flip[0], pidfd_flip[2]);
+		dup2(pidfd_flip[1], pidfd_flip[2]);
+	}
+	return NULL;
+}
+
+static int pidfd_race(const char *victim, const char *secs)
+{
+	struct pollfd gone = { .events = POLLIN };
+	time_t end = time(NULL) + atoi(secs);
+	pthread_t t;
+	int err = EPERM, escaped = 0;
+	pid_t child = fork();
+
+	if (child == 0) {
+		signal(SIGUSR1, SIG_IGN);
+		for (;;)
+			pause();
+	}
+	if (child < 0)
+		return result(-1);
+	pidfd_flip[0] = (int)syscall(SYS_pidfd_open, child, 0);
+	pidfd_flip[1] = (int)syscall(SYS_pidfd_open, atoi(victim), 0);
+	if (pidfd_flip[0] < 0 || pidfd_flip[1] < 0) {
+		err = errno;
+		kill(child, SIGKILL);
+		errno = err;
+		return result(-1);
+	}
+	gone.fd = pidfd_flip[1];
+	pidfd_flip[2] = dup(pidfd_flip[0]);
+	if (pidfd_flip[2] < 0 ||
+	    pthread_create(&t, NULL, pidfd_flipper, NULL) != 0)
+		return result(-1);
+	while (!escaped && time(NULL) < end) {
+		if (syscall(SYS_pidfd_send_signal, pidfd_flip[2], SIGUSR1,
+			    NULL, 0) < 0 && errno != EBADF)
+			err = errno;
+		escaped = poll(&gone, 1, 0) == 1;
+	}
+	pidfd_flipping = 0;
+	pthread_join(t, NULL);
+	kill(child, SIGKILL);
+	if (escaped)
+		return result(0);
+	errno = err;
+	return result(-1);
 }
 
 /* Offer a service under an abstract name: bind and listen, say so, then
@@ -835,6 +899,8 @@ int main(int argc, char **argv)
 		return unix_action(argv[2], false);
 	if (argc == 3 && strcmp(a, "bind-unix") == 0)
 		return bind_unix(argv[2]);
+	if (argc == 4 && strcmp(a, "pidfd-race") == 0)
+		return pidfd_race(argv[2], argv[3]);
 	if (argc == 2 && strcmp(a, "ptrace-parent") == 0)
 		return ptrace_parent();
 	if (argc == 2 && strcmp(a, "kill-parent") == 0)
