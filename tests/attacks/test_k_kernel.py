@@ -28,8 +28,8 @@ import tty
 
 import pytest
 
-from harness import (API_ERR, NOBODY, api_denied, as_nobody, attack,
-                     documented_escape, helper_path, scaled)
+from harness import (API_ERR, DEBIAN_PYTHON, NOBODY, api_denied, as_nobody,
+                     attack, documented_escape, helper_path, scaled)
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 IPC_CREAT, IPC_RMID = 0o1000, 0
@@ -809,3 +809,64 @@ def test_K31(tree, judge):
     finally:
         v.kill()
         v.wait()
+
+
+# The caller of python-sb, as a program that uses signal-driven I/O would
+# be: the owner (F_SETOWN) of the socket it hands over as stdin, with a
+# SIGIO handler. It prints the helper's answer, does I/O on the socket
+# while the helper waits, and says how many SIGIO it got.
+_OWNER = r'''
+import fcntl, os, signal, socket, subprocess, sys, time
+got = []
+signal.signal(signal.SIGIO, lambda *a: got.append(1))
+a, b = socket.socketpair()
+fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, os.getpid())
+p = subprocess.Popen(sys.argv[1:], stdin=a.fileno(), stdout=subprocess.PIPE,
+                     text=True)
+line = p.stdout.readline()
+print("ANSWER", line.strip(), flush=True)
+for _ in range(5):
+    b.send(b"x")
+    time.sleep(0.1)
+p.communicate()
+print("SIGIO", len(got), flush=True)
+'''
+
+
+@attack("K32", "native: F_SETSIG and O_ASYNC on an inherited descriptor "
+        "whose owner is the caller")
+def test_K32(tree, judge):
+    """An inherited descriptor shares its open file description with the
+    caller, its owner (F_SETOWN) and its signal included. A caller that
+    owns it (signal-driven I/O, or F_SETOWN for SIGURG) set that owner
+    itself, so Landlock's signal scope, which judges the domain of who set
+    the owner, lets the signal through: the program made the signal
+    SIGKILL (F_SETSIG), set O_ASYNC, and the caller died at its next I/O
+    on the socket. The filter refuses F_SETSIG and O_ASYNC (F_SETFL,
+    FIOASYNC). Evidence from outside: the caller alive, no SIGIO."""
+    helper = tree.path("bin/try-syscall")
+    os.makedirs(tree.path("bin"), exist_ok=True)
+    if not os.path.exists(helper):
+        import shutil
+        shutil.copy2(helper_path(), helper)
+    tree.write(".py-sandboxes", tree.rules + f"expose-ro={tree.root}/bin\n"
+               f"os-sandbox={tree.os_sandbox}\n")
+    owner = tree.write("owner.py", _OWNER)
+    code = (f"import os\nos.execv({helper!r}, "
+            f"{[helper, 'async-owner', '0', str(int(scaled(3)))]!r})\n")
+    argv = [DEBIAN_PYTHON, owner, tree.sb, f"--python={tree.python}", "-c",
+            code]
+    if tree.nobody:
+        from harness import chown_tree
+        chown_tree(tree.root)
+        argv = as_nobody(argv)
+    r = subprocess.run(argv, capture_output=True, text=True, cwd=tree.root,
+                       stdin=subprocess.DEVNULL, timeout=scaled(120))
+    lines = dict(ln.split(" ", 1) for ln in r.stdout.splitlines()
+                 if ln.startswith(("ANSWER ", "SIGIO ")))
+    answer = lines.get("ANSWER", "")
+    if r.returncode == -signal.SIGKILL:
+        answer = "ok"  # the caller is gone: the signal got out
+    judge.native(answer, "EPERM")
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    assert lines.get("SIGIO") == "0", r.stdout

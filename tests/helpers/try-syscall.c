@@ -10,6 +10,8 @@
  *   connect-unix PATH | bind-unix PATH | ptrace-parent | kill-parent
  *   write-proc-mem | pidfd-race PID SECONDS (a pidfd_send_signal whose
  *     descriptor a second thread flips between a child's and PID's)
+ *   async-owner FD SECONDS (F_SETSIG SIGKILL and O_ASYNC on FD, then
+ *     SECONDS of sleep while its owner does I/O)
  *   init-module | socket-raw | socket-netlink | unshare-user
  *   tiocsti FD TEXT | winsize FD ROWS COLS (TIOCSWINSZ)
  *   prlimit-nofile PID | setpriority PID NICE
@@ -853,6 +855,25 @@ static int setown(pid_t pid, int sig)
 	return result(rc);
 }
 
+/* The signal of descriptor fd's owner made SIGKILL (F_SETSIG) and O_ASYNC
+ * set on it: the owner is signalled at its next I/O. The answer is
+ * printed, then the helper waits 'secs' while the test does I/O. */
+static int async_owner(int fd, const char *secs)
+{
+	int rc = fcntl(fd, F_SETSIG, SIGKILL), err = errno;
+	int flags = fcntl(fd, F_GETFL);
+
+	if (fcntl(fd, F_SETFL, flags | O_ASYNC) < 0) {
+		err = errno;
+		rc = -1;
+	}
+	errno = err;
+	result(rc);
+	fflush(stdout);
+	sleep((unsigned)atoi(secs));
+	return 0;
+}
+
 static int raw(int n, char **specs)
 {
 	int i;
@@ -899,6 +920,8 @@ int main(int argc, char **argv)
 		return unix_action(argv[2], false);
 	if (argc == 3 && strcmp(a, "bind-unix") == 0)
 		return bind_unix(argv[2]);
+	if (argc == 4 && strcmp(a, "async-owner") == 0)
+		return async_owner(atoi(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(a, "pidfd-race") == 0)
 		return pidfd_race(argv[2], argv[3]);
 	if (argc == 2 && strcmp(a, "ptrace-parent") == 0)
