@@ -783,6 +783,21 @@ static long copy_msghdr(const struct sb_policy *p, struct call *c,
 	return 0;
 }
 
+/* A send's flags as this process passes them on: the ones that tell how
+ * to send, never MSG_ZEROCOPY. The supervisor sends its own copy of the
+ * payload and frees it when sendmsg returns; with zero copy the kernel
+ * kept referring to those pages until it sent them (a full window: later),
+ * and whatever this process had put there meanwhile left for the peer, its
+ * pointers and data (attack K33). Unknown bits go too: a flag a later
+ * kernel adds is not passed on unread. */
+static int send_flags(uint64_t raw)
+{
+	const int ok = MSG_OOB | MSG_DONTROUTE | MSG_DONTWAIT | MSG_EOR |
+		       MSG_NOSIGNAL | MSG_MORE | MSG_CONFIRM | MSG_FASTOPEN;
+
+	return (int)raw & ok;
+}
+
 /* ---- one notification ---- */
 
 static long prepare_send(const struct sb_policy *p, struct call *c)
@@ -796,10 +811,10 @@ static long prepare_send(const struct sb_policy *p, struct call *c)
 			n = MAX_MMSG; /* sendmmsg may send fewer */
 		if (n == 0)
 			return -EINVAL;
-		c->flags = (int)c->args[3];
+		c->flags = send_flags(c->args[3]);
 	} else {
-		c->flags = (int)(c->nr == __NR_sendto ? c->args[3]
-						       : c->args[2]);
+		c->flags = send_flags(c->nr == __NR_sendto ? c->args[3]
+							 : c->args[2]);
 	}
 	c->msgs = calloc(n, sizeof(*c->msgs));
 	if (!c->msgs)
@@ -877,9 +892,9 @@ static long open_call(int listener, struct call *c)
 	    getsockopt(c->sock, SOL_SOCKET, SO_PROTOCOL, &c->proto, &ol) < 0)
 		return -errno;
 	if (c->nr == __NR_sendmmsg || c->nr == __NR_sendto)
-		c->flags = (int)c->args[3];
+		c->flags = send_flags(c->args[3]);
 	else if (c->nr == __NR_sendmsg)
-		c->flags = (int)c->args[2];
+		c->flags = send_flags(c->args[2]);
 	fl = fcntl(c->sock, F_GETFL);
 	if (c->nr == __NR_connect)
 		c->blocking = !(fl & O_NONBLOCK);

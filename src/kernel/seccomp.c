@@ -258,7 +258,9 @@ static int rules_socket(struct sb_seccomp_build *c, int nr)
  * address), SO_BINDTODEVICE, socket filters, TCP_ULP (kernel TLS), nor a
  * multicast group's membership: joining one sends an IGMP or MLD report
  * carrying the group's address (28 or 112 bits of the program's choice)
- * on the local network, which no net= rule judges. */
+ * on the local network, which no net= rule judges. Nor SO_ZEROCOPY: a
+ * sendmsg goes through the supervisor, which sends a copy (never with
+ * MSG_ZEROCOPY: netsup.c), so its completions would never come. */
 static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 {
 	static const struct {
@@ -274,7 +276,7 @@ static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 		{ SOL_SOCKET, 67 }, /* SO_{RCV,SND}TIMEO old and new */
 		{ SOL_SOCKET, SO_TIMESTAMP },	 { SOL_SOCKET, SO_TIMESTAMPNS },
 		{ SOL_SOCKET, SO_PRIORITY },	 { SOL_SOCKET, SO_DONTROUTE },
-		{ SOL_SOCKET, SO_ZEROCOPY },	 { SOL_SOCKET, SO_INCOMING_CPU },
+		{ SOL_SOCKET, SO_INCOMING_CPU },
 		{ SOL_SOCKET, SO_PASSSEC },	 { SOL_SOCKET, SO_NO_CHECK },
 		{ IPPROTO_IP, IP_TOS },		 { IPPROTO_IP, IP_TTL },
 		{ IPPROTO_IP, IP_RECVERR },	 { IPPROTO_IP, IP_MTU_DISCOVER },

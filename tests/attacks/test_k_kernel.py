@@ -870,3 +870,60 @@ def test_K32(tree, judge):
     judge.native(answer, "EPERM")
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
     assert lines.get("SIGIO") == "0", r.stdout
+
+
+@attack("K33", "native: a send with MSG_ZEROCOPY through the supervisor "
+        "carries its freed memory")
+def test_K33(tree, judge):
+    """sendmsg goes to the supervisor, which sends its own copy of the
+    payload and frees it as soon as sendmsg returns. With SO_ZEROCOPY and
+    MSG_ZEROCOPY passed on, the kernel kept referring to those pages until
+    it could send them (the peer's window full: later), and what the
+    supervisor had put there meanwhile left instead: its pointers and data,
+    to an address a rule allows. SO_ZEROCOPY is refused and the supervisor
+    passes on the flags that say how to send only. Evidence from outside:
+    the listener gets the program's bytes and nothing else (under landlock
+    it got 600 to 2048 foreign bytes of 4096; under the namespace
+    providers pasta reads the namespace's side at once, so the window
+    never fills there, and the answer, zero copy granted, is the
+    evidence)."""
+    import socket
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(32)
+    srv.settimeout(scaled(60))
+    port = srv.getsockname()[1]
+    done, got = threading.Event(), []
+
+    def reader():
+        try:
+            c, _ = srv.accept()
+        except OSError:
+            return
+        done.wait(scaled(120))  # the window stays full meanwhile
+        c.settimeout(scaled(3))
+        try:
+            while True:
+                d = c.recv(65536)
+                if not d:
+                    break
+                got.append(d)
+        except OSError:
+            pass
+        c.close()
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        answer = attempt(tree, "zerocopy-send", "127.0.0.1", port,
+                         rules=f"net=ALLOW|TCP|127.0.0.1|{port}|OUT\n")
+    finally:
+        done.set()
+        t.join()
+        srv.close()
+    data = b"".join(got)
+    foreign = len(data) - data.count(b"A")
+    judge.native(answer if not foreign else "ok", "EPERM")
+    assert data, "nothing arrived: the test saw nothing"
+    assert foreign == 0, f"{foreign} of {len(data)} bytes were not sent"

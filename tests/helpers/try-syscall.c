@@ -10,6 +10,8 @@
  *   connect-unix PATH | bind-unix PATH | ptrace-parent | kill-parent
  *   write-proc-mem | pidfd-race PID SECONDS (a pidfd_send_signal whose
  *     descriptor a second thread flips between a child's and PID's)
+ *   zerocopy-send IP PORT (60 KB of 'A' with MSG_ZEROCOPY until the
+ *     send buffer is full, then other calls to the supervisor)
  *   async-owner FD SECONDS (F_SETSIG SIGKILL and O_ASYNC on FD, then
  *     SECONDS of sleep while its owner does I/O)
  *   init-module | socket-raw | socket-netlink | unshare-user
@@ -874,6 +876,55 @@ static int async_owner(int fd, const char *secs)
 	return 0;
 }
 
+/* A TCP connection to IP PORT with zero copy (SO_ZEROCOPY), a small send
+ * buffer, and 60 KB of 'A' sent with MSG_ZEROCOPY until it is full, then a
+ * few other calls that go to the supervisor: the peer (the test) must get
+ * 'A' and nothing else. "ok" when zero copy was set and a send took it,
+ * else the first errno. */
+static int zerocopy_send(const char *ip, const char *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	static char buf[60000];
+	struct iovec v = { buf, sizeof(buf) };
+	struct msghdr h = { .msg_iov = &v, .msg_iovlen = 1 };
+	int s, one = 1, small = 4096, i, err = 0;
+	bool sent = false;
+
+	if (inet_addr_of(ip, port, &ss, &len) < 0)
+		return usage();
+	memset(buf, 'A', sizeof(buf));
+	s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return result(-1);
+	if (setsockopt(s, SOL_SOCKET, 60 /* SO_ZEROCOPY */, &one,
+		       sizeof(one)) < 0)
+		err = errno;
+	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	if (connect(s, (struct sockaddr *)&ss, len) < 0)
+		return result(-1);
+	for (i = 0; i < 64; i++) {
+		if (sendmsg(s, &h, 0x4000000 /* MSG_ZEROCOPY */ |
+					   MSG_DONTWAIT) < 0)
+			break;
+		sent = true;
+	}
+	for (i = 0; i < 16; i++) {
+		int t = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (t >= 0) {
+			connect(t, (struct sockaddr *)&ss, len);
+			close(t);
+		}
+	}
+	sleep(1);
+	if (err) {
+		errno = err;
+		return result(-1);
+	}
+	return result(sent ? 0 : -1);
+}
+
 static int raw(int n, char **specs)
 {
 	int i;
@@ -922,6 +973,8 @@ int main(int argc, char **argv)
 		return bind_unix(argv[2]);
 	if (argc == 4 && strcmp(a, "async-owner") == 0)
 		return async_owner(atoi(argv[2]), argv[3]);
+	if (argc == 4 && strcmp(a, "zerocopy-send") == 0)
+		return zerocopy_send(argv[2], argv[3]);
 	if (argc == 4 && strcmp(a, "pidfd-race") == 0)
 		return pidfd_race(argv[2], argv[3]);
 	if (argc == 2 && strcmp(a, "ptrace-parent") == 0)
