@@ -39,6 +39,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -1010,6 +1011,31 @@ static long perform(struct call *c)
 	return rc;
 }
 
+/* A named Unix socket's file gets the mode the program's umask leaves,
+ * not python-sb's: a program that set umask 077 to keep its socket to
+ * itself got one any local user could connect to when python-sb ran with
+ * umask 000 (attack K34). The umask is the process's; only the main
+ * thread makes files here (a bind never blocks, so no worker performs
+ * one). */
+static int bind_as_program(const struct call *c)
+{
+	mode_t ours;
+	int mask, rc;
+
+	if (c->family != AF_UNIX)
+		return bind(c->sock, (const struct sockaddr *)&c->addr,
+			    c->addrlen);
+	mask = sb_umask_of(c->pid);
+	if (mask < 0) {
+		errno = EACCES;
+		return -1;
+	}
+	ours = umask((mode_t)mask);
+	rc = bind(c->sock, (const struct sockaddr *)&c->addr, c->addrlen);
+	umask(ours);
+	return rc;
+}
+
 static long perform_as_program(struct call *c)
 {
 	unsigned i;
@@ -1020,7 +1046,7 @@ static long perform_as_program(struct call *c)
 		rc = connect(c->sock, (struct sockaddr *)&c->addr, c->addrlen);
 		break;
 	case __NR_bind:
-		rc = bind(c->sock, (struct sockaddr *)&c->addr, c->addrlen);
+		rc = bind_as_program(c);
 		break;
 	case __NR_listen:
 		rc = listen(c->sock, (int)c->args[1]);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -85,6 +86,23 @@ int sb_reopen_as_seen_by(pid_t pid, int fd, const char *canon)
 		return -EACCES;
 	}
 	return nfd;
+}
+
+int sb_umask_of(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned mask = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "Umask: %o", &mask) == 1;
+	fclose(f);
+	return found && mask <= 0777 ? (int)mask : -1;
 }
 
 int sb_pidfd_send_signal(int pidfd, int sig)

@@ -31,6 +31,10 @@ int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len);
  * the path names another object there). */
 int sb_reopen_as_seen_by(pid_t pid, int fd, const char *canon);
 
+/* The file mode creation mask of process 'pid' (its status's "Umask:"),
+ * or -1. */
+int sb_umask_of(pid_t pid);
+
 /* Send 'sig' to the process behind 'pidfd'; 0, or -1 with errno. */
 int sb_pidfd_send_signal(int pidfd, int sig);
 

@@ -927,3 +927,26 @@ def test_K33(tree, judge):
     judge.native(answer if not foreign else "ok", "EPERM")
     assert data, "nothing arrived: the test saw nothing"
     assert foreign == 0, f"{foreign} of {len(data)} bytes were not sent"
+
+
+@attack("K34", "native: a Unix socket bound under umask 077 made with "
+        "python-sb's umask by the supervisor")
+def test_K34(tree, judge):
+    """The supervisor binds a named Unix socket for the program, and the
+    kernel gave the socket file the mode python-sb's umask leaves, not the
+    program's: a program that set umask 077 to keep its socket to itself
+    got one every local user could connect to (write permission on the
+    file) when python-sb ran under umask 000. Evidence from outside: the
+    socket file's mode."""
+    old = os.umask(0)
+    try:
+        answer = attempt(tree, "bind-unix-private", tree.path("rw/private"))
+    finally:
+        os.umask(old)
+    assert answer == "ok", answer
+    mode = os.stat(tree.path("rw/private")).st_mode & 0o777
+    if mode & 0o077:
+        judge._record("escaped", oct(mode))
+    else:
+        judge._record("refused by kernel (the program's umask)", oct(mode))
+    assert mode == 0o700, oct(mode)

@@ -8,6 +8,7 @@
  *   connect-tcp IP PORT | sendto-udp IP PORT | connect-abstract NAME
  *   bind-abstract NAME SECONDS (then "accepted" if anyone connected)
  *   connect-unix PATH | bind-unix PATH | ptrace-parent | kill-parent
+ *   bind-unix-private PATH (bind-unix under umask 077)
  *   write-proc-mem | pidfd-race PID SECONDS (a pidfd_send_signal whose
  *     descriptor a second thread flips between a child's and PID's)
  *   zerocopy-send IP PORT (60 KB of 'A' with MSG_ZEROCOPY until the
@@ -971,6 +972,10 @@ int main(int argc, char **argv)
 		return unix_action(argv[2], false);
 	if (argc == 3 && strcmp(a, "bind-unix") == 0)
 		return bind_unix(argv[2]);
+	if (argc == 3 && strcmp(a, "bind-unix-private") == 0) {
+		umask(077);
+		return bind_unix(argv[2]);
+	}
 	if (argc == 4 && strcmp(a, "async-owner") == 0)
 		return async_owner(atoi(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(a, "zerocopy-send") == 0)
