@@ -60,8 +60,8 @@ bool sb_sigcall_handles(int nr)
 	       nr == __NR_pidfd_send_signal;
 }
 
-/* The "Pid:" line of the caller's /proc/PID/fdinfo/FD of a pidfd. */
-static pid_t pidfd_target(pid_t pid, int fd)
+/* The "Pid:" line of /proc/PID/fdinfo/FD of a pidfd. */
+pid_t sb_pidfd_target(pid_t pid, int fd)
 {
 	char path[64], line[128];
 	pid_t target = 0;
@@ -83,7 +83,7 @@ pid_t sb_sigcall_target(const struct seccomp_notif *req)
 	int32_t first = (int32_t)req->data.args[0];
 
 	if (req->data.nr == __NR_pidfd_send_signal)
-		return pidfd_target((pid_t)req->pid, first);
+		return sb_pidfd_target((pid_t)req->pid, first);
 	return first > 0 ? (pid_t)first : 0;
 }
 

@@ -46,6 +46,9 @@ bool sb_sigcall_handles(int nr);
  * namespace: 0 when it names none (a process group, every process) or
  * its pidfd cannot be read. */
 pid_t sb_sigcall_target(const struct seccomp_notif *req);
+/* The process pidfd 'fd' of process 'pid' names (its fdinfo's "Pid:"), or
+ * 0 when it names none or cannot be read. */
+pid_t sb_pidfd_target(pid_t pid, int fd);
 
 /* The accesses of notified call 'req' into out[2] (rename: the source's
  * removal, then the target's making): how many, 0 when it is no file

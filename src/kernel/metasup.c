@@ -7,16 +7,21 @@
  * user.* data, the address a browser downloaded it from), so the seccomp
  * allowlist (seccomp.c) sends chmod, fchmod, fchmodat, fchmodat2,
  * utimensat, utimes, utime, futimesat, inotify_add_watch, getxattr,
- * lgetxattr, listxattr and llistxattr here. This file reads the call's path once from the program's
- * memory, opens the object itself (O_PATH, no magic links: /proc/self
- * would be python-sb's), reads the real path of what it opened, and
- * performs the change on that descriptor only when the object lies in an
- * expose-rw tree and belongs to the program's user (a watch or an
+ * lgetxattr, listxattr and llistxattr here. This file reads the call's
+ * path once from the program's memory, opens the object itself (O_PATH, no
+ * magic links: /proc/self would be python-sb's), reads the real path of
+ * what it opened, and performs the change on that object only when it lies
+ * in an expose-rw tree and belongs to the program's user (a watch or an
  * attribute read: when it lies in an exposed tree, and a file in a tree
  * exposed to be read, not only listed), through /proc/self/fd; the
- * program's later
- * changes to its memory or to the file system cannot move the call. A
- * setuid or setgid bit is refused here too (the filter refuses it first).
+ * program's later changes to its memory or to the file system cannot move
+ * the call. A change is made on the program's own mount of the object
+ * (opened again by its real path under /proc/PID/root): under
+ * os-sandbox=landlock the program has a mount namespace of its own, where
+ * selfprotect.c binds read-only trees read-only, and python-sb's has no
+ * such bind (a chmod there went through where the program's own write got
+ * EROFS: attack K30). A setuid or setgid bit is refused here too (the
+ * filter refuses it first).
  * It judges with the one file decision (fsrules.c), prints nothing, and
  * records each refusal in the denial log when there is one (suplog.c).
  */
@@ -337,8 +342,29 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 	if (!m.chmod && !read && read_times(req->pid, &m, ts, &now) < 0)
 		return -EFAULT;
 	fd = open_object(req->pid, pidfd, &m, m.path ? path : NULL);
-	/* what we read, and the /proc/PID/cwd we started from, were the
-	 * caller's, not a recycled pid's: checked after both */
+	if (fd >= 0) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, canon, sizeof(canon) - 1);
+		if (n <= 0 || canon[0] != '/' || fstat(fd, &st) < 0) {
+			close(fd);
+			fd = -EACCES;
+		} else {
+			canon[n] = '\0';
+		}
+	}
+	/* a change is made on the program's own mount of what we found by
+	 * its path (a descriptor of its own is that already): a read-only
+	 * bind there (selfprotect.c) refuses it as it would the program */
+	if (fd >= 0 && !read && m.path) {
+		int mine = sb_reopen_as_seen_by(req->pid, fd, canon);
+
+		close(fd);
+		fd = mine;
+		if (fd >= 0)
+			snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	}
+	/* what we read, and the /proc/PID/cwd and root we started from,
+	 * were the caller's, not a recycled pid's: checked after them */
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) {
 		if (fd >= 0)
 			close(fd);
@@ -346,13 +372,6 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 	}
 	if (fd < 0)
 		return fd == -ESRCH ? GONE : fd;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, canon, sizeof(canon) - 1);
-	if (n <= 0 || canon[0] != '/' || fstat(fd, &st) < 0) {
-		close(fd);
-		return -EACCES;
-	}
-	canon[n] = '\0';
 	sb_fs_decide(p, canon, canon, canon, !read, &d);
 	if (d.verdict != SB_FS_ALLOW) {
 		if (read)

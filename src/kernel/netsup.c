@@ -39,6 +39,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -356,8 +357,9 @@ static int fd_path(int fd, char *out, size_t size)
 /* A named Unix socket: judged by the file rules as a write (as the Python
  * layer does), then replaced by /proc/self/fd/N of an O_PATH descriptor of
  * what was judged, so that a symlink swapped in afterwards cannot move the
- * call. For bind ('create') the directory is pinned and the last component
- * is made in it. An abstract name cannot be named by a rule: refused,
+ * call. For bind ('create') the directory is pinned, as the program's
+ * mount namespace has it (a read-only tree selfprotect.c binds there stays
+ * read-only: attack K30), and the last component is made in it. An abstract name cannot be named by a rule: refused,
  * connect, send and bind alike, as the Python layer does (an unnamed
  * socket's autobind, a random name, goes through). 0 with *pathfd (or -1: the address goes to the
  * kernel as it is), or -errno. */
@@ -431,8 +433,15 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 		return -EACCES;
 	}
 	if (create) {
+		/* made in the program's own mount of the directory: a
+		 * read-only bind of its namespace refuses it (metasup.c) */
+		int mine = sb_reopen_as_seen_by(pid, fd, canon);
 		size_t cl = strlen(canon);
 
+		close(fd);
+		if (mine < 0)
+			return mine == -ESRCH ? -EACCES : mine;
+		fd = mine;
 		if (cl + strlen(base) + 2 > sizeof(canon)) {
 			close(fd);
 			return -ENAMETOOLONG;
@@ -775,6 +784,21 @@ static long copy_msghdr(const struct sb_policy *p, struct call *c,
 	return 0;
 }
 
+/* A send's flags as this process passes them on: the ones that tell how
+ * to send, never MSG_ZEROCOPY. The supervisor sends its own copy of the
+ * payload and frees it when sendmsg returns; with zero copy the kernel
+ * kept referring to those pages until it sent them (a full window: later),
+ * and whatever this process had put there meanwhile left for the peer, its
+ * pointers and data (attack K33). Unknown bits go too: a flag a later
+ * kernel adds is not passed on unread. */
+static int send_flags(uint64_t raw)
+{
+	const int ok = MSG_OOB | MSG_DONTROUTE | MSG_DONTWAIT | MSG_EOR |
+		       MSG_NOSIGNAL | MSG_MORE | MSG_CONFIRM | MSG_FASTOPEN;
+
+	return (int)raw & ok;
+}
+
 /* ---- one notification ---- */
 
 static long prepare_send(const struct sb_policy *p, struct call *c)
@@ -788,10 +812,10 @@ static long prepare_send(const struct sb_policy *p, struct call *c)
 			n = MAX_MMSG; /* sendmmsg may send fewer */
 		if (n == 0)
 			return -EINVAL;
-		c->flags = (int)c->args[3];
+		c->flags = send_flags(c->args[3]);
 	} else {
-		c->flags = (int)(c->nr == __NR_sendto ? c->args[3]
-						       : c->args[2]);
+		c->flags = send_flags(c->nr == __NR_sendto ? c->args[3]
+							 : c->args[2]);
 	}
 	c->msgs = calloc(n, sizeof(*c->msgs));
 	if (!c->msgs)
@@ -869,9 +893,9 @@ static long open_call(int listener, struct call *c)
 	    getsockopt(c->sock, SOL_SOCKET, SO_PROTOCOL, &c->proto, &ol) < 0)
 		return -errno;
 	if (c->nr == __NR_sendmmsg || c->nr == __NR_sendto)
-		c->flags = (int)c->args[3];
+		c->flags = send_flags(c->args[3]);
 	else if (c->nr == __NR_sendmsg)
-		c->flags = (int)c->args[2];
+		c->flags = send_flags(c->args[2]);
 	fl = fcntl(c->sock, F_GETFL);
 	if (c->nr == __NR_connect)
 		c->blocking = !(fl & O_NONBLOCK);
@@ -987,6 +1011,31 @@ static long perform(struct call *c)
 	return rc;
 }
 
+/* A named Unix socket's file gets the mode the program's umask leaves,
+ * not python-sb's: a program that set umask 077 to keep its socket to
+ * itself got one any local user could connect to when python-sb ran with
+ * umask 000 (attack K34). The umask is the process's; only the main
+ * thread makes files here (a bind never blocks, so no worker performs
+ * one). */
+static int bind_as_program(const struct call *c)
+{
+	mode_t ours;
+	int mask, rc;
+
+	if (c->family != AF_UNIX)
+		return bind(c->sock, (const struct sockaddr *)&c->addr,
+			    c->addrlen);
+	mask = sb_umask_of(c->pid);
+	if (mask < 0) {
+		errno = EACCES;
+		return -1;
+	}
+	ours = umask((mode_t)mask);
+	rc = bind(c->sock, (const struct sockaddr *)&c->addr, c->addrlen);
+	umask(ours);
+	return rc;
+}
+
 static long perform_as_program(struct call *c)
 {
 	unsigned i;
@@ -997,7 +1046,7 @@ static long perform_as_program(struct call *c)
 		rc = connect(c->sock, (struct sockaddr *)&c->addr, c->addrlen);
 		break;
 	case __NR_bind:
-		rc = bind(c->sock, (struct sockaddr *)&c->addr, c->addrlen);
+		rc = bind_as_program(c);
 		break;
 	case __NR_listen:
 		rc = listen(c->sock, (int)c->args[1]);
@@ -1157,11 +1206,12 @@ static void report_denied(const struct seccomp_notif *req, bool log)
  * (0), or a group whose leader is one (every process of a group is in its
  * leader's session, and the program's sessions hold its processes only);
  * never to every process (-1). The kernel delivers it to the pid the
- * caller named, checked here a moment before. */
-static bool signal_stays_inside(const struct seccomp_notif *req)
+ * caller named, checked here a moment before; a pidfd is judged and used
+ * here (pidfd_signal). 'target': the process the call names, or 0. */
+static bool signal_stays_inside(const struct seccomp_notif *req,
+				pid_t target)
 {
 	int32_t first = (int32_t)req->data.args[0];
-	pid_t target = sb_sigcall_target(req);
 	char what[48];
 
 	if (req->data.nr == __NR_kill && first == 0)
@@ -1186,6 +1236,41 @@ static bool signal_stays_inside(const struct seccomp_notif *req)
 				  NULL);
 	}
 	return false;
+}
+
+/* pidfd_send_signal below ABI 6. Its pidfd is a descriptor number, which
+ * another thread of the program pointed at a process outside (dup2)
+ * between our check and the kernel's use of it when the call was let go
+ * on (attack K31): it is judged and sent here, on our own duplicate of
+ * the pidfd, with our copy of its siginfo; the receiver sees python-sb as
+ * the sender. 0, -errno, or GONE. */
+static long pidfd_signal(int listener, const struct seccomp_notif *req)
+{
+	const __u64 *a = req->data.args;
+	int pidfd = sb_pidfd_of_caller((pid_t)req->pid), fd;
+	siginfo_t info;
+	long rc;
+
+	if (pidfd < 0)
+		return GONE;
+	fd = sb_pidfd_getfd(pidfd, (int)a[0]);
+	close(pidfd);
+	if (fd < 0)
+		return -EBADF;
+	if (!signal_stays_inside(req, sb_pidfd_target(getpid(), fd)))
+		rc = -EPERM;
+	else if (a[2] && sb_peek((pid_t)req->pid, a[2], &info,
+				 sizeof(info)) < 0)
+		rc = -EFAULT;
+	else if (!still_pending(listener, req->id))
+		rc = GONE;
+	else if (syscall(SYS_pidfd_send_signal, fd, (int)a[1],
+			 a[2] ? &info : NULL, (unsigned)a[3]) < 0)
+		rc = -errno;
+	else
+		rc = 0;
+	close(fd);
+	return rc;
 }
 
 static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
@@ -1235,8 +1320,16 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 			reply(s->listener, req->id, -EPERM);
 			return;
 		}
+		if (!s->scoped && req->data.nr == __NR_pidfd_send_signal) {
+			rc = pidfd_signal(s->listener, req);
+			if (rc == -EPERM)
+				report_denied(req, false);
+			if (rc != GONE)
+				reply(s->listener, req->id, rc);
+			return;
+		}
 		if (!s->scoped && sb_sigcall_handles(req->data.nr) &&
-		    (!signal_stays_inside(req) ||
+		    (!signal_stays_inside(req, sb_sigcall_target(req)) ||
 		     ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID,
 			   &req->id) != 0)) {
 			report_denied(req, false);

@@ -5,7 +5,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -55,6 +58,51 @@ int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len)
 	if (len && process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)len)
 		return -EFAULT;
 	return 0;
+}
+
+int sb_reopen_as_seen_by(pid_t pid, int fd, const char *canon)
+{
+	/* a real path has no link on the way; a last one is the object
+	 * itself (O_NOFOLLOW) when we opened it so */
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS,
+	};
+	struct stat ours, theirs;
+	char root[64];
+	int rfd, nfd;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EACCES;
+	nfd = (int)syscall(SYS_openat2, rfd, canon, &how, sizeof(how));
+	close(rfd);
+	if (nfd < 0)
+		return -EACCES;
+	if (fstat(fd, &ours) < 0 || fstat(nfd, &theirs) < 0 ||
+	    ours.st_dev != theirs.st_dev || ours.st_ino != theirs.st_ino) {
+		close(nfd);
+		return -EACCES;
+	}
+	return nfd;
+}
+
+int sb_umask_of(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned mask = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "Umask: %o", &mask) == 1;
+	fclose(f);
+	return found && mask <= 0777 ? (int)mask : -1;
 }
 
 int sb_pidfd_send_signal(int pidfd, int sig)

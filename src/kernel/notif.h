@@ -19,6 +19,22 @@ int sb_pidfd_getfd(int pidfd, int fd);
 /* Copy 'len' bytes at 'remote' in process 'pid'; 0 or -EFAULT. */
 int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len);
 
+/* The object of our descriptor 'fd', which we opened by a path and whose
+ * real path (as we see the file system) is 'canon', opened again as the
+ * process 'pid' sees it: the same path under its root (/proc/PID/root,
+ * no symbolic link followed), so that a change made on it goes through
+ * that process's mount of it. Under os-sandbox=landlock the program runs
+ * in a mount namespace of its own, where the read-only trees that an
+ * expose-rw= covers are bound read-only (selfprotect.c): made on our
+ * mount, a change the program's own call would have got EROFS for went
+ * through. An O_PATH descriptor of the same object, or -errno (EACCES:
+ * the path names another object there). */
+int sb_reopen_as_seen_by(pid_t pid, int fd, const char *canon);
+
+/* The file mode creation mask of process 'pid' (its status's "Umask:"),
+ * or -1. */
+int sb_umask_of(pid_t pid);
+
 /* Send 'sig' to the process behind 'pidfd'; 0, or -1 with errno. */
 int sb_pidfd_send_signal(int pidfd, int sig);
 

@@ -116,12 +116,17 @@ static int rules_ioctl(struct sb_seccomp_build *c, int nr)
  * signals (Landlock scopes them) and its pipes and seals. Never
  * F_SETLEASE: a lease on a file the program may only read held every
  * other process's open of it (a write lease: even a reader's) for the
- * lease-break time, 45 s, outside the sandbox. */
+ * lease-break time, 45 s, outside the sandbox. Never O_ASYNC (F_SETFL)
+ * nor F_SETSIG: an inherited descriptor shares its open file description,
+ * and its owner, with the caller; where the caller had made itself the
+ * owner (F_SETOWN), Landlock's scope does not apply (the caller set it),
+ * and the program chose the signal the caller got at the next I/O, SIGKILL
+ * included (attack K32). */
 static int rules_fcntl(struct sb_seccomp_build *c, int nr)
 {
 	static const unsigned long ok[] = {
-		F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK,
-		F_SETLK, F_SETLKW, F_GETOWN, F_SETSIG, F_GETSIG,
+		F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_GETLK,
+		F_SETLK, F_SETLKW, F_GETOWN, F_GETSIG,
 		F_GETOWN_EX, 17, /* F_GETOWNER_UIDS */
 		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_GETLEASE, F_NOTIFY,
 		1027, 1028, /* F_DUPFD_QUERY, F_CREATED_QUERY */
@@ -136,6 +141,14 @@ static int rules_fcntl(struct sb_seccomp_build *c, int nr)
 						ok[i]);
 
 		rc = allow_if(c, nr, 1, &a);
+	}
+	if (!rc) {
+		struct scmp_arg_cmp a[2] = {
+			SCMP_A1(SCMP_CMP_MASKED_EQ, LO32, F_SETFL),
+			SCMP_A2(SCMP_CMP_MASKED_EQ, O_ASYNC, 0),
+		};
+
+		rc = allow_if(c, nr, 2, a);
 	}
 	if (rc)
 		return rc;
@@ -245,7 +258,9 @@ static int rules_socket(struct sb_seccomp_build *c, int nr)
  * address), SO_BINDTODEVICE, socket filters, TCP_ULP (kernel TLS), nor a
  * multicast group's membership: joining one sends an IGMP or MLD report
  * carrying the group's address (28 or 112 bits of the program's choice)
- * on the local network, which no net= rule judges. */
+ * on the local network, which no net= rule judges. Nor SO_ZEROCOPY: a
+ * sendmsg goes through the supervisor, which sends a copy (never with
+ * MSG_ZEROCOPY: netsup.c), so its completions would never come. */
 static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 {
 	static const struct {
@@ -261,7 +276,7 @@ static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 		{ SOL_SOCKET, 67 }, /* SO_{RCV,SND}TIMEO old and new */
 		{ SOL_SOCKET, SO_TIMESTAMP },	 { SOL_SOCKET, SO_TIMESTAMPNS },
 		{ SOL_SOCKET, SO_PRIORITY },	 { SOL_SOCKET, SO_DONTROUTE },
-		{ SOL_SOCKET, SO_ZEROCOPY },	 { SOL_SOCKET, SO_INCOMING_CPU },
+		{ SOL_SOCKET, SO_INCOMING_CPU },
 		{ SOL_SOCKET, SO_PASSSEC },	 { SOL_SOCKET, SO_NO_CHECK },
 		{ IPPROTO_IP, IP_TOS },		 { IPPROTO_IP, IP_TTL },
 		{ IPPROTO_IP, IP_RECVERR },	 { IPPROTO_IP, IP_MTU_DISCOVER },
@@ -564,7 +579,8 @@ static const struct sb_sys_entry table[] = {
 	ALLOW("readahead", W_FD), ALLOW("flock", W_FD),
 	ARGS("fcntl", rules_fcntl, W_FD "; F_SETOWN's signals are scoped "
 				   "by Landlock (before ABI 6: no owner); "
-				   "never F_SETLEASE"),
+				   "never F_SETLEASE, F_SETSIG, nor O_ASYNC "
+				   "by F_SETFL"),
 	ALLOW("dup", W_FD), ALLOW("dup2", W_FD), ALLOW("dup3", W_FD),
 	ALLOW("pipe", W_FD), ALLOW("pipe2", W_FD),
 	ALLOW("sendfile", W_FD), ALLOW("copy_file_range", W_FD),

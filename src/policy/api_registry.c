@@ -251,13 +251,15 @@ static int cmp_entry(const void *key, const void *elem)
 }
 
 /* Not TIOCSWINSZ: a new size signals the terminal's foreground group
- * (SIGWINCH), which is outside the sandbox. Not TCXONC whatever its
- * argument: sb_ioctl_safe_args. */
+ * (SIGWINCH), which is outside the sandbox. Not FIOASYNC: O_ASYNC on an
+ * inherited descriptor signals its owner, which the caller may be (the
+ * kernel layer refuses it by F_SETFL too: seccomp.c). Not TCXONC whatever
+ * its argument: sb_ioctl_safe_args. */
 const unsigned long sb_ioctl_safe[] = {
 	TCGETS, TCSETS, TCSETSW, TCSETSF, TCGETA, TCSBRK, TCFLSH,
 	TIOCGWINSZ, TIOCGPGRP, TIOCGSID, TIOCOUTQ, TIOCGPTN,
 	TIOCSPTLCK, TIOCGPTPEER, TIOCGETD, TIOCGEXCL, TIOCGSERIAL, TIOCMGET,
-	FIONREAD, FIONBIO, FIOCLEX, FIONCLEX, FIOASYNC, SIOCATMARK,
+	FIONREAD, FIONBIO, FIOCLEX, FIONCLEX, SIOCATMARK,
 	SIOCGIFCONF, SIOCGIFINDEX, SIOCGIFNAME, SIOCGIFFLAGS, SIOCGIFADDR,
 	SIOCGIFHWADDR, SIOCGIFMTU, SIOCGIFNETMASK,
 	0x8906UL,     /* SIOCGSTAMP */

@@ -28,8 +28,8 @@ import tty
 
 import pytest
 
-from harness import (API_ERR, NOBODY, api_denied, as_nobody, attack,
-                     documented_escape, helper_path, scaled)
+from harness import (API_ERR, DEBIAN_PYTHON, NOBODY, api_denied, as_nobody,
+                     attack, documented_escape, helper_path, scaled)
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 IPC_CREAT, IPC_RMID = 0o1000, 0
@@ -729,3 +729,224 @@ def test_K26(tree, judge):
     finally:
         v.kill()
         v.wait()
+
+
+@attack("K30", "native: chmod, utimes and a Unix socket's bind in a "
+        "read-only tree inside expose-rw= (a venv's site-packages), made "
+        "by the supervisor")
+def test_K30(tree, judge):
+    """Under landlock, python-sb keeps a read-only tree that an expose-rw=
+    covers (the interpreter's, a venv's site-packages, the guard, its own
+    files) read-only by a bind mount in the program's own mount namespace
+    (selfprotect.c). The supervisor, which makes the mode and time changes
+    and binds Unix sockets for the program, lives in the host's: it
+    resolved the program's path there, where the tree is writable, so
+    chmod 666 made the venv's modules writable to every user and a bind
+    put a socket file into site-packages while the program's own write got
+    EROFS. Evidence from outside: the module's mode and times, and no new
+    entry."""
+    import glob
+    venv = tree.path("rw/venv")
+    subprocess.run([tree.python, "-m", "venv", "--without-pip", venv],
+                   check=True, capture_output=True)
+    site = glob.glob(os.path.join(venv, "lib", "python3*",
+                                  "site-packages"))[0]
+    mod = os.path.join(site, "mod.py")
+    with open(mod, "w") as f:
+        f.write("x = 1\n")
+    os.chmod(mod, 0o644)
+    pth = os.path.join(site, "planted.pth")
+    outer = tree.python
+    tree.python = os.path.join(venv, "bin", "python")
+    try:
+        # nothing of the program's own reaches it...
+        judge.native(attempt(tree, "open-write", mod), "EROFS")
+        st = os.stat(mod)
+        # ...nor what the supervisor does for it
+        judge.native(attempt(tree, "chmod", mod, "666"), "EROFS")
+        judge.native(attempt(tree, "utimes", mod), "EROFS")
+        judge.native(attempt(tree, "bind-unix", pth), "EROFS")
+        after = os.stat(mod)
+        assert (after.st_mode, after.st_mtime_ns) == \
+            (st.st_mode, st.st_mtime_ns)
+        assert not os.path.lexists(pth)
+        # the writable tree around it stays the program's
+        own = tree.write("rw/own", "x\n")
+        os.chmod(own, 0o600)
+        if tree.nobody:
+            os.chown(own, NOBODY, NOBODY)
+        assert attempt(tree, "chmod", own, "640") == "ok"
+        assert os.stat(own).st_mode & 0o777 == 0o640
+        assert attempt(tree, "bind-unix", tree.path("rw/sock")) == "ok"
+        assert os.path.exists(tree.path("rw/sock"))
+    finally:
+        tree.python = outer
+
+
+@attack("K31", "native: under a Landlock below ABI 6, a pidfd switched "
+        "by another thread after the supervisor checked it")
+def test_K31(tree, judge):
+    """Below ABI 6 the supervisor lets a signal call go on only to a
+    process of the sandbox (K26). pidfd_send_signal names its target by a
+    descriptor, which the program's threads share: one thread signals
+    through descriptor N while another keeps turning N (dup2) into a pidfd
+    of a process outside and back. The supervisor read N's target (the
+    program's own child), let the call go on, and the kernel used what N
+    had become: the victim outside got the signal within a second. Now
+    the supervisor sends it itself on its own duplicate of the pidfd it
+    judged. Run with $PYSB_LANDLOCK_ABI=5; evidence from outside: a victim
+    process of the user alive (SIGUSR1 ends it)."""
+    env = dict(os.environ, PYSB_LANDLOCK_ABI="5")
+    v = victim(tree)
+    try:
+        judge.native(tree.native(tree.rules, ["pidfd-race", str(v.pid),
+                                              str(int(scaled(5)))],
+                                 env=env), "EPERM")
+        time.sleep(0.2)
+        assert v.poll() is None, "the victim got the signal"
+        # the program's own process group stays its to signal
+        assert tree.native(tree.rules, ["kill", "0", "0"], env=env) == "ok"
+    finally:
+        v.kill()
+        v.wait()
+
+
+# The caller of python-sb, as a program that uses signal-driven I/O would
+# be: the owner (F_SETOWN) of the socket it hands over as stdin, with a
+# SIGIO handler. It prints the helper's answer, does I/O on the socket
+# while the helper waits, and says how many SIGIO it got.
+_OWNER = r'''
+import fcntl, os, signal, socket, subprocess, sys, time
+got = []
+signal.signal(signal.SIGIO, lambda *a: got.append(1))
+a, b = socket.socketpair()
+fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, os.getpid())
+p = subprocess.Popen(sys.argv[1:], stdin=a.fileno(), stdout=subprocess.PIPE,
+                     text=True)
+line = p.stdout.readline()
+print("ANSWER", line.strip(), flush=True)
+for _ in range(5):
+    b.send(b"x")
+    time.sleep(0.1)
+p.communicate()
+print("SIGIO", len(got), flush=True)
+'''
+
+
+@attack("K32", "native: F_SETSIG and O_ASYNC on an inherited descriptor "
+        "whose owner is the caller")
+def test_K32(tree, judge):
+    """An inherited descriptor shares its open file description with the
+    caller, its owner (F_SETOWN) and its signal included. A caller that
+    owns it (signal-driven I/O, or F_SETOWN for SIGURG) set that owner
+    itself, so Landlock's signal scope, which judges the domain of who set
+    the owner, lets the signal through: the program made the signal
+    SIGKILL (F_SETSIG), set O_ASYNC, and the caller died at its next I/O
+    on the socket. The filter refuses F_SETSIG and O_ASYNC (F_SETFL,
+    FIOASYNC). Evidence from outside: the caller alive, no SIGIO."""
+    helper = tree.path("bin/try-syscall")
+    os.makedirs(tree.path("bin"), exist_ok=True)
+    if not os.path.exists(helper):
+        import shutil
+        shutil.copy2(helper_path(), helper)
+    tree.write(".py-sandboxes", tree.rules + f"expose-ro={tree.root}/bin\n"
+               f"os-sandbox={tree.os_sandbox}\n")
+    owner = tree.write("owner.py", _OWNER)
+    code = (f"import os\nos.execv({helper!r}, "
+            f"{[helper, 'async-owner', '0', str(int(scaled(3)))]!r})\n")
+    argv = [DEBIAN_PYTHON, owner, tree.sb, f"--python={tree.python}", "-c",
+            code]
+    if tree.nobody:
+        from harness import chown_tree
+        chown_tree(tree.root)
+        argv = as_nobody(argv)
+    r = subprocess.run(argv, capture_output=True, text=True, cwd=tree.root,
+                       stdin=subprocess.DEVNULL, timeout=scaled(120))
+    lines = dict(ln.split(" ", 1) for ln in r.stdout.splitlines()
+                 if ln.startswith(("ANSWER ", "SIGIO ")))
+    answer = lines.get("ANSWER", "")
+    if r.returncode == -signal.SIGKILL:
+        answer = "ok"  # the caller is gone: the signal got out
+    judge.native(answer, "EPERM")
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    assert lines.get("SIGIO") == "0", r.stdout
+
+
+@attack("K33", "native: a send with MSG_ZEROCOPY through the supervisor "
+        "carries its freed memory")
+def test_K33(tree, judge):
+    """sendmsg goes to the supervisor, which sends its own copy of the
+    payload and frees it as soon as sendmsg returns. With SO_ZEROCOPY and
+    MSG_ZEROCOPY passed on, the kernel kept referring to those pages until
+    it could send them (the peer's window full: later), and what the
+    supervisor had put there meanwhile left instead: its pointers and data,
+    to an address a rule allows. SO_ZEROCOPY is refused and the supervisor
+    passes on the flags that say how to send only. Evidence from outside:
+    the listener gets the program's bytes and nothing else (under landlock
+    it got 600 to 2048 foreign bytes of 4096; under the namespace
+    providers pasta reads the namespace's side at once, so the window
+    never fills there, and the answer, zero copy granted, is the
+    evidence)."""
+    import socket
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(32)
+    srv.settimeout(scaled(60))
+    port = srv.getsockname()[1]
+    done, got = threading.Event(), []
+
+    def reader():
+        try:
+            c, _ = srv.accept()
+        except OSError:
+            return
+        done.wait(scaled(120))  # the window stays full meanwhile
+        c.settimeout(scaled(3))
+        try:
+            while True:
+                d = c.recv(65536)
+                if not d:
+                    break
+                got.append(d)
+        except OSError:
+            pass
+        c.close()
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        answer = attempt(tree, "zerocopy-send", "127.0.0.1", port,
+                         rules=f"net=ALLOW|TCP|127.0.0.1|{port}|OUT\n")
+    finally:
+        done.set()
+        t.join()
+        srv.close()
+    data = b"".join(got)
+    foreign = len(data) - data.count(b"A")
+    judge.native(answer if not foreign else "ok", "EPERM")
+    assert data, "nothing arrived: the test saw nothing"
+    assert foreign == 0, f"{foreign} of {len(data)} bytes were not sent"
+
+
+@attack("K34", "native: a Unix socket bound under umask 077 made with "
+        "python-sb's umask by the supervisor")
+def test_K34(tree, judge):
+    """The supervisor binds a named Unix socket for the program, and the
+    kernel gave the socket file the mode python-sb's umask leaves, not the
+    program's: a program that set umask 077 to keep its socket to itself
+    got one every local user could connect to (write permission on the
+    file) when python-sb ran under umask 000. Evidence from outside: the
+    socket file's mode."""
+    old = os.umask(0)
+    try:
+        answer = attempt(tree, "bind-unix-private", tree.path("rw/private"))
+    finally:
+        os.umask(old)
+    assert answer == "ok", answer
+    mode = os.stat(tree.path("rw/private")).st_mode & 0o777
+    if mode & 0o077:
+        judge._record("escaped", oct(mode))
+    else:
+        judge._record("refused by kernel (the program's umask)", oct(mode))
+    assert mode == 0o700, oct(mode)

@@ -7,7 +7,14 @@
  *   open-read PATH | open-write PATH | read PATH | exec PATH [ARG...]
  *   connect-tcp IP PORT | sendto-udp IP PORT | connect-abstract NAME
  *   bind-abstract NAME SECONDS (then "accepted" if anyone connected)
- *   connect-unix PATH | ptrace-parent | kill-parent | write-proc-mem
+ *   connect-unix PATH | bind-unix PATH | ptrace-parent | kill-parent
+ *   bind-unix-private PATH (bind-unix under umask 077)
+ *   write-proc-mem | pidfd-race PID SECONDS (a pidfd_send_signal whose
+ *     descriptor a second thread flips between a child's and PID's)
+ *   zerocopy-send IP PORT (60 KB of 'A' with MSG_ZEROCOPY until the
+ *     send buffer is full, then other calls to the supervisor)
+ *   async-owner FD SECONDS (F_SETSIG SIGKILL and O_ASYNC on FD, then
+ *     SECONDS of sleep while its owner does I/O)
  *   init-module | socket-raw | socket-netlink | unshare-user
  *   tiocsti FD TEXT | winsize FD ROWS COLS (TIOCSWINSZ)
  *   prlimit-nofile PID | setpriority PID NICE
@@ -60,6 +67,7 @@
 #include <linux/keyctl.h>
 #include <mqueue.h>
 #include <poll.h>
+#include <pthread.h>
 #include <net/if.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
@@ -72,6 +80,7 @@
 #include <sys/time.h>
 #include <sys/xattr.h>
 #include <termios.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -156,6 +165,85 @@ static int unix_action(const char *name, bool abstract)
 	if (fd < 0)
 		return result(-1);
 	return result(connect(fd, (struct sockaddr *)&sun, len));
+}
+
+/* Bind a Unix socket to a path: the socket file it makes. */
+static int bind_unix(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t n = strlen(path);
+	int fd;
+
+	if (n + 1 >= sizeof(sun.sun_path))
+		return usage();
+	memcpy(sun.sun_path, path, n);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return result(-1);
+	return result(bind(fd, (struct sockaddr *)&sun,
+			   (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				       n + 1)));
+}
+
+/* pidfd_send_signal(SIGUSR1) on a descriptor that a second thread keeps
+ * pointing (dup2) now at a pidfd of a child of ours, which ignores the
+ * signal, now at one of 'victim': a check of the descriptor made before
+ * the kernel uses it is raced. "ok" when the victim is gone (the signal
+ * got out) within 'secs', else the errno the victim's sends got. */
+static int pidfd_flip[3];
+static volatile int pidfd_flipping = 1;
+
+static void *pidfd_flipper(void *unused)
+{
+	(void)unused;
+	while (pidfd_flipping) {
+		dup2(pidfd_flip[0], pidfd_flip[2]);
+		dup2(pidfd_flip[1], pidfd_flip[2]);
+	}
+	return NULL;
+}
+
+static int pidfd_race(const char *victim, const char *secs)
+{
+	struct pollfd gone = { .events = POLLIN };
+	time_t end = time(NULL) + atoi(secs);
+	pthread_t t;
+	int err = EPERM, escaped = 0;
+	pid_t child = fork();
+
+	if (child == 0) {
+		signal(SIGUSR1, SIG_IGN);
+		for (;;)
+			pause();
+	}
+	if (child < 0)
+		return result(-1);
+	pidfd_flip[0] = (int)syscall(SYS_pidfd_open, child, 0);
+	pidfd_flip[1] = (int)syscall(SYS_pidfd_open, atoi(victim), 0);
+	if (pidfd_flip[0] < 0 || pidfd_flip[1] < 0) {
+		err = errno;
+		kill(child, SIGKILL);
+		errno = err;
+		return result(-1);
+	}
+	gone.fd = pidfd_flip[1];
+	pidfd_flip[2] = dup(pidfd_flip[0]);
+	if (pidfd_flip[2] < 0 ||
+	    pthread_create(&t, NULL, pidfd_flipper, NULL) != 0)
+		return result(-1);
+	while (!escaped && time(NULL) < end) {
+		if (syscall(SYS_pidfd_send_signal, pidfd_flip[2], SIGUSR1,
+			    NULL, 0) < 0 && errno != EBADF)
+			err = errno;
+		escaped = poll(&gone, 1, 0) == 1;
+	}
+	pidfd_flipping = 0;
+	pthread_join(t, NULL);
+	kill(child, SIGKILL);
+	if (escaped)
+		return result(0);
+	errno = err;
+	return result(-1);
 }
 
 /* Offer a service under an abstract name: bind and listen, say so, then
@@ -770,6 +858,74 @@ static int setown(pid_t pid, int sig)
 	return result(rc);
 }
 
+/* The signal of descriptor fd's owner made SIGKILL (F_SETSIG) and O_ASYNC
+ * set on it: the owner is signalled at its next I/O. The answer is
+ * printed, then the helper waits 'secs' while the test does I/O. */
+static int async_owner(int fd, const char *secs)
+{
+	int rc = fcntl(fd, F_SETSIG, SIGKILL), err = errno;
+	int flags = fcntl(fd, F_GETFL);
+
+	if (fcntl(fd, F_SETFL, flags | O_ASYNC) < 0) {
+		err = errno;
+		rc = -1;
+	}
+	errno = err;
+	result(rc);
+	fflush(stdout);
+	sleep((unsigned)atoi(secs));
+	return 0;
+}
+
+/* A TCP connection to IP PORT with zero copy (SO_ZEROCOPY), a small send
+ * buffer, and 60 KB of 'A' sent with MSG_ZEROCOPY until it is full, then a
+ * few other calls that go to the supervisor: the peer (the test) must get
+ * 'A' and nothing else. "ok" when zero copy was set and a send took it,
+ * else the first errno. */
+static int zerocopy_send(const char *ip, const char *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	static char buf[60000];
+	struct iovec v = { buf, sizeof(buf) };
+	struct msghdr h = { .msg_iov = &v, .msg_iovlen = 1 };
+	int s, one = 1, small = 4096, i, err = 0;
+	bool sent = false;
+
+	if (inet_addr_of(ip, port, &ss, &len) < 0)
+		return usage();
+	memset(buf, 'A', sizeof(buf));
+	s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return result(-1);
+	if (setsockopt(s, SOL_SOCKET, 60 /* SO_ZEROCOPY */, &one,
+		       sizeof(one)) < 0)
+		err = errno;
+	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	if (connect(s, (struct sockaddr *)&ss, len) < 0)
+		return result(-1);
+	for (i = 0; i < 64; i++) {
+		if (sendmsg(s, &h, 0x4000000 /* MSG_ZEROCOPY */ |
+					   MSG_DONTWAIT) < 0)
+			break;
+		sent = true;
+	}
+	for (i = 0; i < 16; i++) {
+		int t = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (t >= 0) {
+			connect(t, (struct sockaddr *)&ss, len);
+			close(t);
+		}
+	}
+	sleep(1);
+	if (err) {
+		errno = err;
+		return result(-1);
+	}
+	return result(sent ? 0 : -1);
+}
+
 static int raw(int n, char **specs)
 {
 	int i;
@@ -814,6 +970,18 @@ int main(int argc, char **argv)
 		return bind_abstract(argv[2], argv[3]);
 	if (argc == 3 && strcmp(a, "connect-unix") == 0)
 		return unix_action(argv[2], false);
+	if (argc == 3 && strcmp(a, "bind-unix") == 0)
+		return bind_unix(argv[2]);
+	if (argc == 3 && strcmp(a, "bind-unix-private") == 0) {
+		umask(077);
+		return bind_unix(argv[2]);
+	}
+	if (argc == 4 && strcmp(a, "async-owner") == 0)
+		return async_owner(atoi(argv[2]), argv[3]);
+	if (argc == 4 && strcmp(a, "zerocopy-send") == 0)
+		return zerocopy_send(argv[2], argv[3]);
+	if (argc == 4 && strcmp(a, "pidfd-race") == 0)
+		return pidfd_race(argv[2], argv[3]);
 	if (argc == 2 && strcmp(a, "ptrace-parent") == 0)
 		return ptrace_parent();
 	if (argc == 2 && strcmp(a, "kill-parent") == 0)
