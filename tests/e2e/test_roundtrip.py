@@ -989,48 +989,6 @@ def test_variables_the_c_library_reads_are_learned(tmp_path, category, host,
             (provider, r.stderr, rules)
 
 
-LIBC_ENV = """\
-import locale, sys, time
-print(time.localtime(86400 * 365).tm_hour, time.tzname)
-print(locale.setlocale(getattr(locale, sys.argv[1]), ""))
-"""
-
-
-@pytest.mark.parametrize("category,host,learned", [
-    ("LC_TIME", {"LC_TIME": "C.UTF-8", "LANG": "C.UTF-8"}, ["LC_TIME"]),
-    ("LC_ALL", {"LANG": "C.UTF-8"}, ["LANG"]),
-    ("LC_NUMERIC", {"LC_ALL": "C.UTF-8", "LC_NUMERIC": "C.UTF-8"},
-     ["LC_ALL"]),
-])
-def test_variables_the_c_library_reads_are_learned(tmp_path, category, host,
-                                                   learned):
-    """libc reads TZ (CPython initialises time at every start) and, for
-    setlocale(category, ""), LC_ALL, LC_<category> or LANG: no read the
-    guard sees, so the enforcing run answered in UTC and the C locale,
-    silently. Learned as env=NAME=${NAME} when the host has them, in libc's
-    order (LC_ALL alone when set); nothing else of the host's environment
-    is (a secret the program never read stays out)."""
-    cwd = tmp_path / "w"
-    cwd.mkdir()
-    (cwd / "prog.py").write_text(LIBC_ENV)
-    env = {k: v for k, v in env_for(tmp_path).items()
-           if not k.startswith(("LC_", "LANG", "TZ"))}
-    env.update(host, TZ="Asia/Tokyo", APP_SECRET_TOKEN="hunter2")
-    want = subprocess.run([PY, "prog.py", category], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=scaled(60))
-    assert want.returncode == 0 and "JST" in want.stdout, want
-    first = sb_run(["--learn", "prog.py", category], cwd, env)
-    assert first.returncode == 0, first.stderr
-    rules = (cwd / ".py-sandboxes").read_text()
-    got = sorted(ln.split("=", 2)[1] for ln in rules.splitlines()
-                 if ln.startswith("env="))
-    assert got == sorted(learned + ["TZ"]), rules
-    for provider in ("auto", "subprocess"):
-        r = sb_run(["prog.py", category], cwd, dict(env, OS_SANDBOX=provider))
-        assert (r.returncode, r.stdout) == (0, want.stdout), \
-            (provider, r.stderr, rules)
-
-
 OWN_FDS = """\
 import os, sys
 def count():
