@@ -59,6 +59,8 @@ struct py_method_def {
 	X(void, PyErr_Clear, (void))                                           \
 	X(void, PyErr_Fetch, (PyObject **, PyObject **, PyObject **))          \
 	X(void, PyErr_Restore, (PyObject *, PyObject *, PyObject *))           \
+	X(void, PyErr_WriteUnraisable, (PyObject *))                           \
+	X(void, PyErr_Print, (void))                                           \
 	X(int, PyErr_ExceptionMatches, (PyObject *))                           \
 	X(int, PyErr_GivenExceptionMatches, (PyObject *, PyObject *))          \
 	X(PyObject *, PyImport_ImportModule, (const char *))                   \

@@ -198,6 +198,30 @@ static int temp_directory(PyObject *args)
 	return sb_files_check(dir, -1, true);
 }
 
+/* sqlite3.enable_callback_tracebacks(flag), as the program last set it
+ * (wrapped below), and whether this CPython reports a callback's
+ * exception to sys.unraisablehook (3.11+) or prints it (3.9, 3.10). */
+static bool callback_tracebacks, unraisable_reports;
+
+/* The program's authorizer 'cb', called behind the guard's. Its exception
+ * is reported as sqlite3 reports an authorizer's, naming 'cb' (sqlite3
+ * would name the guard's function), and the statement is denied, as
+ * sqlite3 denies it. */
+static PyObject *program_authorizer(PyObject *cb, PyObject *args)
+{
+	PyObject *res = py.PyObject_Call(cb, args, NULL);
+
+	if (res)
+		return res;
+	if (!callback_tracebacks)
+		py.PyErr_Clear();
+	else if (unraisable_reports)
+		py.PyErr_WriteUnraisable(cb);
+	else
+		py.PyErr_Print();
+	return py.PyLong_FromLong(SQLITE_DENY);
+}
+
 /* The guard's authorizer, bound to the program's callback (None: none).
  * (action, arg1, arg2, db_name, trigger): an ATTACH's file (arg1) is
  * judged as a database sqlite3.connect would open; the rest is the
@@ -247,7 +271,7 @@ static PyObject *authorize(PyObject *self, PyObject *args)
 		return py.PyLong_FromLong(SQLITE_DENY);
 	}
 	if (self && self != py._Py_NoneStruct)
-		return py.PyObject_Call(self, args, NULL);
+		return program_authorizer(self, args);
 	return py.PyLong_FromLong(SQLITE_OK);
 }
 
@@ -317,7 +341,11 @@ static int install_authorizer_as(PyObject *conn, PyObject *cb, bool kw)
 /* sqlite3.connect/handle (3.10+) comes before the connection is marked
  * initialised, when set_authorizer still refuses it: the connection waits
  * here, and gets the authorizer before any statement runs (the wrappers
- * of set_authorizer and the execute methods install it first). */
+ * of connect, set_authorizer and the execute methods install it first).
+ * It is a strong reference (a Connection takes no weak one): connect
+ * empties the list as it returns, so that a connection the program drops
+ * dies then; one made by calling the class stays until the next of those
+ * calls. */
 static PyObject *waiting;
 static PyObject *getrefcount; /* sys.getrefcount, taken with the module */
 
@@ -796,19 +824,50 @@ static PyObject *connect_call(struct sb_wrap *w, PyObject *args,
 		py.Py_DecRef(type);
 	}
 	py.PyErr_Clear();
-	if (!has)
-		return sb_wrap_call_original(w, args, kwargs);
-	path = py.PyOS_FSPath(o);
-	if (path && replace_param(args, kwargs, positional, &database, path,
-				  &nargs, &nkw) == 0)
-		res = sb_wrap_call_original(w, nargs ? nargs : args,
-					    nkw ? nkw : kwargs);
-	if (nargs)
-		py.Py_DecRef(nargs);
-	if (nkw)
-		py.Py_DecRef(nkw);
+	if (!has) {
+		res = sb_wrap_call_original(w, args, kwargs);
+	} else {
+		path = py.PyOS_FSPath(o);
+		if (path && replace_param(args, kwargs, positional, &database,
+					  path, &nargs, &nkw) == 0)
+			res = sb_wrap_call_original(w, nargs ? nargs : args,
+						    nkw ? nkw : kwargs);
+		if (nargs)
+			py.Py_DecRef(nargs);
+		if (nkw)
+			py.Py_DecRef(nkw);
+	}
+	/* the new connection is initialised now: it gets the authorizer
+	 * and leaves 'waiting', so that the program's reference is the only
+	 * one (dropped unclosed, it warns as it does under python). One that
+	 * does not take it stays waiting: its first statement installs it,
+	 * or fails. */
+	if (res && install_waiting() < 0)
+		py.PyErr_Clear();
 	return res;
 }
+
+/* _sqlite3.enable_callback_tracebacks(enable): the flag is kept, for
+ * program_authorizer to report as sqlite3 would. */
+static PyObject *callback_tracebacks_call(struct sb_wrap *w, PyObject *args,
+					  PyObject *kwargs)
+{
+	PyObject *res = sb_wrap_call_original(w, args, kwargs);
+	PyObject *o = res ? sb_arg(args, kwargs, 0, "enable") : NULL;
+	int on = o ? py.PyObject_IsTrue(o) : -1;
+
+	if (on >= 0)
+		callback_tracebacks = on;
+	else if (res)
+		py.PyErr_Clear();
+	return res;
+}
+
+static struct sb_wrap callback_tracebacks_wrap = {
+	.module = "_sqlite3",
+	.attr = "enable_callback_tracebacks",
+	.call = callback_tracebacks_call
+};
 
 static struct sb_wrap connect_wrap = { .module = "_sqlite3",
 				       .attr = "connect",
@@ -912,6 +971,8 @@ int sb_clibs_module_ready(PyObject *mod)
 		PyObject *hex = py.PySys_GetObject("hexversion");
 
 		no_handle_event = hex && py.PyLong_AsLong(hex) < 0x030a0000;
+		unraisable_reports = hex &&
+				     py.PyLong_AsLong(hex) >= 0x030b0000;
 		py.PyErr_Clear();
 		r = wrap_class(mod, "_sqlite3", "Connection", connection_meths,
 			       SB_ARRAY_LEN(connection_meths));
@@ -929,6 +990,12 @@ int sb_clibs_module_ready(PyObject *mod)
 		if (r == 0 && py.PyObject_HasAttrString(mod, connect_wrap.attr)) {
 			sb_guard_busy_enter();
 			r = sb_wrap_install_in(&connect_wrap, mod);
+			sb_guard_busy_leave();
+		}
+		if (r == 0 && py.PyObject_HasAttrString(
+				      mod, callback_tracebacks_wrap.attr)) {
+			sb_guard_busy_enter();
+			r = sb_wrap_install_in(&callback_tracebacks_wrap, mod);
 			sb_guard_busy_leave();
 		}
 	} else if (name && strcmp(name, "_ssl") == 0) {

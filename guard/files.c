@@ -180,6 +180,12 @@ static enum sb_fs_verdict verdict(const char *spelled,
 	if (d->verdict == SB_FS_NOT_EXPOSED && (flags & J_ANCESTOR) &&
 	    !(flags & J_WRITE) && leads_to_exposure(fp->canon))
 		return SB_FS_ALLOW;
+	/* the process's own descriptor directory, listed: the numbers of
+	 * its own descriptors (os.fstat tells as much); what each entry
+	 * leads to is judged when it is opened or read */
+	if (d->verdict == SB_FS_NOT_EXPOSED && (flags & J_LISTING) &&
+	    !(flags & J_WRITE) && sb_path_own_fd_dir(fp->canon, getpid()))
+		return SB_FS_ALLOW;
 	return d->verdict;
 }
 
@@ -1108,6 +1114,10 @@ static bool entry_shown(const struct sb_fs_paths *dir, const char *name)
 		return true; /* learning lets everything happen */
 	if (strchr(name, '/') || sb_path_lexical(e.abs, PATH_MAX, dir->abs, name) < 0)
 		return false;
+	/* every descriptor of the process's own (verdict) */
+	if (sb_path_own_fd_dir(dir->canon, getpid()) &&
+	    !sb_fs_find_expose(sb_g.policy, dir->canon))
+		return true;
 	/* expose-list= grants the names in it (ignore= still hides) */
 	ex = sb_fs_find_expose(sb_g.policy, dir->canon);
 	if (ex && ex->mode == SB_EXPOSE_LIST) {

@@ -249,6 +249,9 @@ int sb_learn_file(const char *canon, bool write);
  * loaded from there (learn_rules.c). */
 int sb_learn_lookup(const char *canon);
 int sb_learn_arm(void);
+/* A module the import machinery made: learning's wrappers of it. 0, or -1
+ * with an exception set. */
+int sb_learn_module_ready(PyObject *mod);
 
 /* ---- per-family entry points, called by guard.c ---- */
 

@@ -957,6 +957,7 @@ static int adopt_made(PyObject *mod, const char *name,
 		py.PyErr_Clear();
 	if (sb_wrap_adopt_module(mod) < 0 ||
 	    sb_clibs_module_ready(mod) < 0 ||
+	    sb_learn_module_ready(mod) < 0 ||
 	    sb_api_adopt_module(mod, name) < 0)
 		return -1;
 	if (def)
@@ -1165,7 +1166,8 @@ static PyObject *exec_module_call(struct sb_wrap *w, PyObject *args,
 	if (res && mod && !def)
 		py.PyErr_Clear();
 	if (res && mod &&
-	    (sb_wrap_adopt_module(mod) < 0 || sb_clibs_module_ready(mod) < 0)) {
+	    (sb_wrap_adopt_module(mod) < 0 || sb_clibs_module_ready(mod) < 0 ||
+	     sb_learn_module_ready(mod) < 0)) {
 		py.Py_DecRef(res);
 		return NULL;
 	}

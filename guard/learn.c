@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -231,6 +232,120 @@ static struct sb_wrap env_wraps[] = {
  * not learned. */
 static const char *const startup_env[] = { "PYTHONPATH" };
 
+/* ---- variables the C library reads (no event, no os.environ read) ----
+ * A small list, each learned only when the host has it set (not the
+ * program), and when what reads it ran:
+ * - TZ: CPython initialises 'time' at every start (time.timezone,
+ *   time.tzname), and each local-time conversion (time.localtime,
+ *   datetime.now, logging's timestamps) follows it: learned when the guard
+ *   arms. Without it the enforcing run answers in the zone of
+ *   /etc/localtime, silently.
+ * - LC_ALL, LC_<category>, LANG: read by setlocale(category, "") (the
+ *   program's locale.setlocale(..., ""), getpreferredencoding on 3.9 and
+ *   3.10), in libc's order: LC_ALL decides alone when set, else each
+ *   category's LC_ variable, else LANG.
+ * The start's own setlocale(LC_CTYPE, "") is not learned: CPython coerces
+ * a C locale to UTF-8, and LANG would land in every learned file. */
+static int learn_libc_var(const char *k)
+{
+	const char *v = getenv(k);
+
+	if (!v || !*v || program_set(k))
+		return 0;
+	return sb_learn_record("env", k, NULL);
+}
+
+static const struct {
+	int category;
+	const char *name;
+} lc_vars[] = {
+	{ LC_CTYPE, "LC_CTYPE" },
+	{ LC_NUMERIC, "LC_NUMERIC" },
+	{ LC_TIME, "LC_TIME" },
+	{ LC_COLLATE, "LC_COLLATE" },
+	{ LC_MONETARY, "LC_MONETARY" },
+	{ LC_MESSAGES, "LC_MESSAGES" },
+#ifdef LC_PAPER
+	{ LC_PAPER, "LC_PAPER" },
+	{ LC_NAME, "LC_NAME" },
+	{ LC_ADDRESS, "LC_ADDRESS" },
+	{ LC_TELEPHONE, "LC_TELEPHONE" },
+	{ LC_MEASUREMENT, "LC_MEASUREMENT" },
+	{ LC_IDENTIFICATION, "LC_IDENTIFICATION" },
+#endif
+};
+
+/* setlocale(category, ""): 0, or -1 when the recorder is gone */
+static int learn_locale_vars(long category)
+{
+	const char *all = getenv("LC_ALL");
+	bool lang = false;
+	size_t i;
+
+	if (all && *all)
+		return learn_libc_var("LC_ALL");
+	for (i = 0; i < SB_ARRAY_LEN(lc_vars); i++) {
+		const char *v;
+
+		if (category != LC_ALL && category != lc_vars[i].category)
+			continue;
+		v = getenv(lc_vars[i].name);
+		if (!v || !*v)
+			lang = true;
+		else if (learn_libc_var(lc_vars[i].name) < 0)
+			return -1;
+	}
+	return lang ? learn_libc_var("LANG") : 0;
+}
+
+/* _locale.setlocale(category, locale=None): a locale "" is taken from the
+ * environment */
+static PyObject *setlocale_call(struct sb_wrap *w, PyObject *args,
+				PyObject *kwargs)
+{
+	PyObject *cat = sb_arg(args, kwargs, 0, "category");
+	PyObject *loc = sb_arg(args, kwargs, 1, "locale");
+	long c;
+
+	if (cat && loc && py.PyObject_IsInstance(loc, py.PyUnicode_Type) == 1 &&
+	    py.PyObject_Length(loc) == 0 && sb_arg_int(cat, &c) == 1 &&
+	    learn_locale_vars(c) < 0) {
+		sb_guard_refuse_halted();
+		return NULL;
+	}
+	py.PyErr_Clear();
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+static struct sb_wrap setlocale_wrap = { .module = "_locale",
+					 .attr = "setlocale",
+					 .call = setlocale_call };
+
+int sb_learn_module_ready(PyObject *mod)
+{
+	PyObject *name_obj;
+	const char *name;
+	int r = 0;
+
+	if (!sb_g.learning)
+		return 0;
+	name_obj = py.PyObject_GetAttrString(mod, "__name__");
+	name = name_obj && py.PyObject_IsInstance(name_obj,
+						  py.PyUnicode_Type) == 1
+		       ? py.PyUnicode_AsUTF8AndSize(name_obj, NULL)
+		       : NULL;
+	py.PyErr_Clear();
+	if (name && strcmp(name, setlocale_wrap.module) == 0 &&
+	    py.PyObject_HasAttrString(mod, setlocale_wrap.attr)) {
+		sb_guard_busy_enter();
+		r = sb_wrap_install_in(&setlocale_wrap, mod);
+		sb_guard_busy_leave();
+	}
+	if (name_obj)
+		py.Py_DecRef(name_obj);
+	return r;
+}
+
 static bool env_ignored(void)
 {
 	PyObject *flags = py.PySys_GetObject("flags");
@@ -247,6 +362,7 @@ static bool env_ignored(void)
 
 int sb_learn_arm(void)
 {
+	PyObject *mods, *mod;
 	size_t i;
 
 	if (!sb_g.learning)
@@ -257,8 +373,16 @@ int sb_learn_arm(void)
 		if (v && *v && sb_learn_record("env", startup_env[i], NULL) < 0)
 			return -1;
 	}
+	if (learn_libc_var("TZ") < 0)
+		return -1;
 	for (i = 0; i < SB_ARRAY_LEN(env_wraps); i++)
 		if (sb_wrap_install_method(&env_wraps[i]) < 0)
 			return -1;
+	/* _locale made before the guard armed (a start-up import) */
+	mods = py.PyImport_GetModuleDict();
+	mod = mods ? py.PyDict_GetItemString(mods, setlocale_wrap.module)
+		   : NULL;
+	if (mod && sb_learn_module_ready(mod) < 0)
+		return -1;
 	return 0;
 }

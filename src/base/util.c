@@ -510,6 +510,42 @@ bool sb_path_proc_own(const char *path)
 	return strspn(c, "0123456789") == n;
 }
 
+static bool component_is_number(const char *c, size_t n, long want)
+{
+	char buf[24];
+
+	if (want < 0)
+		return n > 0 && strspn(c, "0123456789") >= n;
+	snprintf(buf, sizeof(buf), "%ld", want);
+	return n == strlen(buf) && strncmp(c, buf, n) == 0;
+}
+
+bool sb_path_own_fd_dir(const char *path, long pid)
+{
+	const char *c[5];
+	size_t n[5], k = 0;
+	const char *p;
+	size_t len;
+
+	if (!sb_path_under(path, "/proc"))
+		return false;
+	for (p = sb_path_next(path, &len); len; p = sb_path_next(p + len, &len)) {
+		if (k == 5)
+			return false;
+		c[k] = p;
+		n[k++] = len;
+	}
+#define IS(i, lit) (n[i] == strlen(lit) && strncmp(c[i], lit, n[i]) == 0)
+	if (k == 3 && IS(2, "fd"))
+		return IS(1, "self") || IS(1, "thread-self") ||
+		       component_is_number(c[1], n[1], pid);
+	if (k == 5 && IS(2, "task") && IS(4, "fd"))
+		return (IS(1, "self") || component_is_number(c[1], n[1], pid)) &&
+		       component_is_number(c[3], n[3], -1);
+#undef IS
+	return false;
+}
+
 const char *sb_path_shown(const char *path, const char *cwd)
 {
 	if (!sb_path_under(path, cwd) || strcmp(path, cwd) == 0)

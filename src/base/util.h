@@ -105,6 +105,12 @@ bool sb_path_under(const char *path, const char *dir);
  * name changes from run to run; the rest of /proc (meminfo, cpuinfo,
  * sys/...) is the system's. */
 bool sb_path_proc_own(const char *path);
+/* Is 'path' (normalised) the descriptor directory of process 'pid' or of
+ * one of its threads: /proc/self/fd, /proc/thread-self/fd, /proc/PID/fd,
+ * /proc/PID/task/TID/fd? Listing it shows the numbers of that process's
+ * own descriptors, nothing of any file (its entries are magic links,
+ * each judged where it leads when opened or read). */
+bool sb_path_own_fd_dir(const char *path, long pid);
 
 /* The length of the UTF-8 sequence at s (at most n bytes), 0 when it is
  * not valid UTF-8; *cp gets the code point. */

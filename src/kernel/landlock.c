@@ -554,6 +554,18 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 			return -1;
 		}
 	}
+	/* the program's own descriptor directory, to list (the guard allows
+	 * it too): the rule lands on /proc/PID/fd of this process, which
+	 * execs the program. Each entry is a magic link, which Landlock
+	 * judges where it leads. A child has another PID: not granted. */
+	rc = allow_path(ruleset, "/proc/self/fd", LL_FS_READ_DIR,
+			attr->handled_access_fs);
+	if (rc < 0 && rc != -ENOENT && rc != -EACCES) {
+		*err = sb_arena_printf(a, "landlock_add_rule for /proc/self/fd: "
+					  "%s",
+				       strerror(-rc));
+		return -1;
+	}
 	rc = 0;
 	if (attr->handled_access_net & LL_NET_CONNECT_TCP)
 		rc = allow_ports(ruleset, &sets[0], LL_NET_CONNECT_TCP);

@@ -9,6 +9,7 @@
 #include "supervisor.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -28,7 +29,7 @@ int sb_sup_init(struct sb_sup *s, enum sb_sup_forward fwd)
 	size_t i;
 
 	s->fwd = fwd;
-	s->sfd = s->to_pidfd = -1;
+	s->sfd = s->to_pidfd = s->fd_dir = -1;
 	s->pid = -1;
 	s->reap_all = false;
 	s->wstatus = 0;
@@ -51,8 +52,14 @@ int sb_sup_init(struct sb_sup *s, enum sb_sup_forward fwd)
 
 pid_t sb_sup_fork(struct sb_sup *s)
 {
+	char dir[64];
+
 	fflush(NULL);
 	s->pid = fork();
+	if (s->pid > 0 && s->fd_dir < 0) {
+		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)s->pid);
+		s->fd_dir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
 	return s->pid;
 }
 
@@ -201,6 +208,9 @@ void sb_sup_end(struct sb_sup *s)
 {
 	close(s->sfd);
 	s->sfd = -1;
+	if (s->fd_dir >= 0)
+		close(s->fd_dir);
+	s->fd_dir = -1;
 	sb_sweep_release(&s->sweep);
 	sigprocmask(SIG_SETMASK, &s->old, NULL);
 }

@@ -67,6 +67,11 @@ struct sb_sup {
 	sigset_t old; /* the mask before sb_sup_init */
 	pid_t pid;    /* the child, once sb_sup_fork made it */
 	int to_pidfd; /* SB_SUP_OWN_GROUP: where signals go; -1: the child */
+	/* O_PATH of the child's /proc/PID/fd, held while it runs: the
+	 * Landlock rule that lets the program list its own descriptors lands
+	 * on that directory's inode, which procfs makes anew when the dentry
+	 * is dropped (memory pressure); held, it stays. -1: none. */
+	int fd_dir;
 	bool reap_all; /* an init: reap every process that ends (orphans) */
 	struct sb_limits *lim; /* NULL: no limit to watch */
 	struct sb_limit_watch lw;

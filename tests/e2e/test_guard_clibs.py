@@ -369,3 +369,49 @@ def test_openssl_configuration_needs_the_native_grant(sandboxed, tree):
     assert out["context"] == "OK None"
     out = probe(sandboxed, body, rules=BASE + "python-api=ALLOW:native\n")
     assert out["conf"] == "OK None"
+
+
+AS_PYTHON = textwrap.dedent("""\
+    import gc, sqlite3, sys, warnings
+    sys.unraisablehook = lambda u: print("hook", u.exc_type.__name__,
+                                         u.object.__name__)
+    def mine(action, *a):
+        raise ValueError("mine")
+    c = sqlite3.connect(":memory:")
+    c.set_authorizer(mine)
+    sqlite3.enable_callback_tracebacks(True)
+    try:
+        c.execute("select 1")
+    except sqlite3.Error as e:
+        print("refused", type(e).__name__, e)
+    sqlite3.enable_callback_tracebacks(False)
+    try:
+        c.execute("select 2")
+    except sqlite3.Error as e:
+        print("refused", type(e).__name__, e)
+    c.close()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        d = sqlite3.connect(":memory:")
+        del d
+        gc.collect()
+    print("warnings", [x.category.__name__ for x in w])
+    """)
+
+
+def test_sqlite_behaves_as_python_behind_the_guard(sandboxed, tree,
+                                                   python_exe):
+    """What the program sees of the guard's authorizer is what python shows
+    (make compat, test_sqlite3 on 3.13): an exception of the program's own
+    authorizer is reported naming that callback (3.11+: sys.unraisablehook;
+    3.9 and 3.10 print it), only when callback tracebacks are on, and a
+    connection dropped unclosed warns (3.13) as soon as the program drops
+    it: the guard does not keep it alive."""
+    r = sandboxed(BASE, AS_PYTHON)
+    plain = subprocess.run([python_exe, "script.py"], cwd=tree,
+                           capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0, plain.stderr
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == plain.stdout
+    assert r.stderr == plain.stderr
+    assert "refused DatabaseError not authorized" in r.stdout

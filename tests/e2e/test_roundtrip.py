@@ -947,6 +947,158 @@ def test_pythonpath_is_learned(tmp_path, place):
                                                       rules)
 
 
+LIBC_ENV = """\
+import locale, sys, time
+print(time.localtime(86400 * 365).tm_hour, time.tzname)
+print(locale.setlocale(getattr(locale, sys.argv[1]), ""))
+"""
+
+
+@pytest.mark.parametrize("category,host,learned", [
+    ("LC_TIME", {"LC_TIME": "C.UTF-8", "LANG": "C.UTF-8"}, ["LC_TIME"]),
+    ("LC_ALL", {"LANG": "C.UTF-8"}, ["LANG"]),
+    ("LC_NUMERIC", {"LC_ALL": "C.UTF-8", "LC_NUMERIC": "C.UTF-8"},
+     ["LC_ALL"]),
+])
+def test_variables_the_c_library_reads_are_learned(tmp_path, category, host,
+                                                   learned):
+    """libc reads TZ (CPython initialises time at every start) and, for
+    setlocale(category, ""), LC_ALL, LC_<category> or LANG: no read the
+    guard sees, so the enforcing run answered in UTC and the C locale,
+    silently. Learned as env=NAME=${NAME} when the host has them, in libc's
+    order (LC_ALL alone when set); nothing else of the host's environment
+    is (a secret the program never read stays out)."""
+    cwd = tmp_path / "w"
+    cwd.mkdir()
+    (cwd / "prog.py").write_text(LIBC_ENV)
+    env = {k: v for k, v in env_for(tmp_path).items()
+           if not k.startswith(("LC_", "LANG", "TZ"))}
+    env.update(host, TZ="Asia/Tokyo", APP_SECRET_TOKEN="hunter2")
+    want = subprocess.run([PY, "prog.py", category], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=scaled(60))
+    assert want.returncode == 0 and "JST" in want.stdout, want
+    first = sb_run(["--learn", "prog.py", category], cwd, env)
+    assert first.returncode == 0, first.stderr
+    rules = (cwd / ".py-sandboxes").read_text()
+    got = sorted(ln.split("=", 2)[1] for ln in rules.splitlines()
+                 if ln.startswith("env="))
+    assert got == sorted(learned + ["TZ"]), rules
+    for provider in ("auto", "subprocess"):
+        r = sb_run(["prog.py", category], cwd, dict(env, OS_SANDBOX=provider))
+        assert (r.returncode, r.stdout) == (0, want.stdout), \
+            (provider, r.stderr, rules)
+
+
+OWN_FDS = """\
+import os, sys
+def count():
+    return (len(os.listdir("/proc/self/fd")),
+            len(os.listdir(f"/proc/{os.getpid()}/fd")),
+            len(list(os.scandir("/dev/fd"))))
+print(*count(), flush=True)
+# the test drops the kernel's dentries before each line when it can
+# (root): procfs makes /proc/PID/fd anew, and a Landlock rule on the old
+# one would no longer hold
+for line in sys.stdin if len(sys.argv) > 1 else ():
+    print(*count(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("who", ["root", "unprivileged"])
+def test_the_own_descriptor_directory_round_trips(tmp_path, who):
+    """os.listdir('/proc/self/fd') was refused under every provider and
+    never learned (a process's own /proc entries are not): the listing of
+    the process's own descriptor directory is allowed by the guard (the
+    numbers of its own descriptors, which os.fstat tells too) and by
+    Landlock (a READ_DIR rule on the program's /proc/PID/fd, whose dentry
+    python-sb holds so that the rule survives a drop of the dcache).
+    Nothing is learned for it; another process's descriptors stay
+    refused."""
+    cwd = tmp_path / "w"
+    cwd.mkdir()
+    (cwd / "prog.py").write_text(OWN_FDS)
+    unpriv = who == "unprivileged"
+    if unpriv:
+        give_to_nobody(tmp_path)
+    want = subprocess.run([PY, "prog.py"], cwd=cwd, env=env_for(tmp_path),
+                          capture_output=True, text=True, timeout=scaled(60),
+                          stdin=subprocess.DEVNULL)
+    assert want.returncode == 0, want.stderr
+    first = sb_run(["--learn", "prog.py"], cwd, env_for(tmp_path),
+                   unprivileged=unpriv)
+    assert first.returncode == 0, first.stderr
+    rules = (cwd / ".py-sandboxes").read_text()
+    assert "/proc" not in rules and "/dev/fd" not in rules, rules
+    for provider in ("auto", "subprocess"):
+        argv = [str(sb_path()), f"--python={PY}", "prog.py", "wait"]
+        if unpriv:
+            argv = as_nobody(argv)
+        p = subprocess.Popen(argv, cwd=cwd, env=env_for(tmp_path, provider),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, stdin=subprocess.PIPE)
+        try:
+            got = [p.stdout.readline()]
+            for _ in range(5):
+                if os.geteuid() == 0:
+                    with open("/proc/sys/vm/drop_caches", "w") as f:
+                        f.write("2\n")
+                p.stdin.write("go\n")
+                p.stdin.flush()
+                got.append(p.stdout.readline())
+            out, err = p.communicate("", timeout=scaled(60))
+        finally:
+            if p.poll() is None:
+                p.kill()
+        assert (p.returncode, "".join(got) + out) == (0, want.stdout * 6), \
+            (provider, err, rules)
+        other = sb_run(["-c", "import os; os.listdir('/proc/1/fd')"], cwd,
+                       env_for(tmp_path, provider), unprivileged=unpriv)
+        assert other.returncode != 0 and "/proc/1/fd" in other.stderr, \
+            (provider, other.stderr)
+
+
+MAGIC = """\
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.open(sys.argv[1].encode(), os.O_PATH)
+print("listed", str(fd) in os.listdir("/proc/self/fd"))
+r = libc.open(f"/proc/self/fd/{fd}".encode(), os.O_RDONLY)
+if r < 0:
+    print("refused", ctypes.get_errno())
+else:
+    buf = ctypes.create_string_buffer(64)
+    libc.read(r, buf, 64)
+    print(buf.value.decode().strip())
+"""
+
+
+@pytest.mark.parametrize("provider", ["auto", "landlock"])
+def test_a_descriptor_link_opens_only_what_the_rules_expose(tmp_path,
+                                                           provider):
+    """The own descriptor directory may be listed, but its entries are
+    magic links: native code that holds an O_PATH descriptor of a file no
+    rule exposes (O_PATH needs no right) cannot open it again through
+    /proc/self/fd/N; with the rule it can (the counterpart)."""
+    secret = pathlib.Path(tempfile.mkdtemp(prefix="pysb-rt-secret-",
+                                           dir="/var/tmp"))
+    try:
+        (secret / "s.txt").write_text("TOPSECRET\n")
+        (tmp_path / "prog.py").write_text(MAGIC)
+        base = ("python-import=*\npython-api=ALLOW:native\nlearn=false\n"
+                "os-sandbox=${OS_SANDBOX}\n")
+        write_rules(tmp_path, base)
+        r = sb_run(["prog.py", str(secret / "s.txt")], tmp_path,
+                   env_for(tmp_path, provider))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == "listed True\nrefused 13\n", r.stderr
+        write_rules(tmp_path, base + f"expose-ro={secret}\n")
+        r = sb_run(["prog.py", str(secret / "s.txt")], tmp_path,
+                   env_for(tmp_path, provider))
+        assert r.stdout == "listed True\nTOPSECRET\n", r.stderr
+    finally:
+        shutil.rmtree(secret, ignore_errors=True)
+
+
 LOOKUP = """\
 import socket, sys
 print(socket.gethostbyname(sys.argv[1]))

@@ -135,6 +135,23 @@ static void test_path_components(struct sb_arena *a)
 	is_str(components(a, ""), "", "components: nor the empty path");
 }
 
+static void test_own_fd_dir(void)
+{
+	ok(sb_path_own_fd_dir("/proc/self/fd", 42), "/proc/self/fd");
+	ok(sb_path_own_fd_dir("/proc/thread-self/fd", 42), "thread-self");
+	ok(sb_path_own_fd_dir("/proc/42/fd", 42), "the own pid");
+	ok(sb_path_own_fd_dir("/proc/42/task/43/fd", 42), "an own thread");
+	ok(!sb_path_own_fd_dir("/proc/1/fd", 42), "another pid");
+	ok(!sb_path_own_fd_dir("/proc/420/fd", 42), "a longer pid");
+	ok(!sb_path_own_fd_dir("/proc/4/fd", 42), "a shorter pid");
+	ok(!sb_path_own_fd_dir("/proc/1/task/43/fd", 42), "another's thread");
+	ok(!sb_path_own_fd_dir("/proc/self/fd/3", 42), "an entry");
+	ok(!sb_path_own_fd_dir("/proc/self/fdinfo", 42), "fdinfo");
+	ok(!sb_path_own_fd_dir("/proc/self", 42), "/proc/self");
+	ok(!sb_path_own_fd_dir("/dev/fd", 42), "not resolved");
+	ok(!sb_path_own_fd_dir("/tmp/proc/self/fd", 42), "not /proc");
+}
+
 static void test_strings(struct sb_arena *a)
 {
 	is_str(sb_strip(a, " \t x y \r\n", 9), "x y", "strip");
@@ -212,6 +229,7 @@ int main(void)
 	test_fnmatch();
 	test_paths(a);
 	test_path_components(a);
+	test_own_fd_dir();
 	test_strings(a);
 	test_arena_and_vec();
 	test_fd_read_all();
