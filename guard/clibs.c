@@ -33,6 +33,7 @@
 #define SQLITE_DENY 1
 #define SQLITE_PRAGMA 19
 #define SQLITE_ATTACH 24
+#define SQLITE_FUNCTION 31
 
 /* A class whose methods are wrapped (the wraps are per class: a module
  * made again makes new classes, each wrapped with its own originals). */
@@ -126,6 +127,27 @@ static int wrap_class(PyObject *mod, const char *module, const char *cname,
 	return 0;
 }
 
+/* A door to native code that no python-api= entry names (an SQL
+ * function, an environment variable): open under any native grant, as the
+ * import of a native module is (imports.c); learned as one. 'target' is
+ * what the denial log names, 'what' says what it does. 0, or -1
+ * (raised). */
+static int native_door(const char *target, const char *what)
+{
+	char msg[512];
+
+	if (sb_api_category_opened(SB_API_NATIVE))
+		return 0;
+	if (sb_g.learning)
+		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
+			       ? sb_guard_refuse_halted()
+			       : 0;
+	snprintf(msg, sizeof(msg),
+		 "%s: it needs the rule python-api=ALLOW:native", what);
+	sb_guard_note("api", target, NULL, "python-api=ALLOW:native");
+	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+}
+
 /* ---- SQLite ---- */
 
 /* The refusal an authorizer call made, raised again by the execute
@@ -198,6 +220,29 @@ static int temp_directory(PyObject *args)
 	return sb_files_check(dir, -1, true);
 }
 
+/* SQLITE_FUNCTION (action, None, name): SQLite built with
+ * SQLITE_ENABLE_FTS3_TOKENIZER (Debian's is) lets the two-argument
+ * fts3_tokenizer(name, pointer) register a tokenizer module at any
+ * address, whose functions FTS3 then calls: a jump to an address the
+ * program wrote, as ctypes would make. Native code: it needs the native
+ * grant. 0 or -1 (raised). */
+static int raw_pointer_function(PyObject *args)
+{
+	PyObject *o = py.PyTuple_Size(args) > 2 ? py.PyTuple_GetItem(args, 2)
+						: NULL;
+	const char *name = NULL;
+
+	if (o && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1)
+		name = py.PyUnicode_AsUTF8AndSize(o, NULL);
+	py.PyErr_Clear();
+	if (!name || strcasecmp(name, "fts3_tokenizer") != 0 ||
+	    !sb_g.armed || sb_guard_is_busy())
+		return 0;
+	return native_door("fts3_tokenizer",
+			   "The SQL function fts3_tokenizer() registers a "
+			   "tokenizer at a raw address that FTS3 calls into");
+}
+
 /* The guard's authorizer, bound to the program's callback (None: none).
  * (action, arg1, arg2, db_name, trigger): an ATTACH's file (arg1) is
  * judged as a database sqlite3.connect would open; the rest is the
@@ -241,7 +286,8 @@ static PyObject *authorize(PyObject *self, PyObject *args)
 			return py.PyLong_FromLong(SQLITE_DENY);
 		}
 	}
-	if (a == SQLITE_PRAGMA && temp_directory(args) < 0) {
+	if ((a == SQLITE_PRAGMA && temp_directory(args) < 0) ||
+	    (a == SQLITE_FUNCTION && raw_pointer_function(args) < 0)) {
 		drop_pending();
 		py.PyErr_Fetch(&pending_type, &pending_value, &pending_tb);
 		return py.PyLong_FromLong(SQLITE_DENY);
@@ -576,6 +622,17 @@ int sb_clibs_sqlite_extension(PyObject *enabled)
 	return sb_guard_check_api(door);
 }
 
+/* sqlite3.load_extension (connection, path), 3.10+: loads a shared
+ * library. Enabling it needs the native grant (above), but 3.12's
+ * Connection.setconfig(SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION) enables it
+ * too, with no event: the load itself needs the grant. */
+int sb_clibs_sqlite_load(void)
+{
+	return native_door("sqlite3.Connection.load_extension",
+			   "sqlite3.Connection.load_extension() loads a shared "
+			   "library");
+}
+
 /* Connection.enable_load_extension(enabled): 3.9 raises no event. */
 static PyObject *enable_extension_call(struct sb_wrap *w, PyObject *args,
 				       PyObject *kwargs)
@@ -834,7 +891,7 @@ int sb_clibs_putenv(PyObject *key)
 {
 	static const char *const names[] = { "OPENSSL_CONF", "OPENSSL_MODULES",
 					     "OPENSSL_ENGINES" };
-	char k[PATH_MAX], msg[256];
+	char k[PATH_MAX], what[128];
 	size_t i;
 	int r;
 
@@ -846,18 +903,13 @@ int sb_clibs_putenv(PyObject *key)
 	for (i = 0; i < SB_ARRAY_LEN(names); i++)
 		if (strcmp(k, names[i]) == 0)
 			break;
-	if (i == SB_ARRAY_LEN(names) || sb_api_category_opened(SB_API_NATIVE))
+	if (i == SB_ARRAY_LEN(names))
 		return 0;
-	if (sb_g.learning)
-		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
-			       ? sb_guard_refuse_halted()
-			       : 0;
-	snprintf(msg, sizeof(msg),
+	snprintf(what, sizeof(what),
 		 "Setting %s lets OpenSSL load native code from the files it "
-		 "names: it needs the rule python-api=ALLOW:native",
+		 "names",
 		 names[i]);
-	sb_guard_note("api", names[i], NULL, "python-api=ALLOW:native");
-	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+	return native_door(names[i], what);
 }
 
 /* ---- modules ---- */

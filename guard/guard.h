@@ -220,6 +220,8 @@ int sb_clibs_sqlite_opened(PyObject *conn);
 /* sqlite3.enable_load_extension (3.10+): enabling needs the native
  * grant. 0 or -1 (raised). */
 int sb_clibs_sqlite_extension(PyObject *enabled);
+/* sqlite3.load_extension: the load needs the native grant */
+int sb_clibs_sqlite_load(void);
 /* os.putenv (key): the variables that make OpenSSL load native code need
  * the native grant. 0 or -1 (raised). */
 int sb_clibs_putenv(PyObject *key);
