@@ -156,6 +156,12 @@ static int native_door(const char *target, const char *what)
  * that calls execute. */
 static __thread PyObject *pending_type, *pending_value, *pending_tb;
 
+/* Set while Connection.deserialize runs: sqlite3_deserialize reopens the
+ * schema in memory with its own first statement, "ATTACH x AS schema",
+ * which opens no file (SQLite marks it reopenMemdb). Judged, the name "x"
+ * would be a file in the cwd. */
+static __thread bool deserializing;
+
 static void drop_pending(void)
 {
 	PyObject *t = pending_type, *v = pending_value, *tb = pending_tb;
@@ -278,6 +284,9 @@ static PyObject *authorize(PyObject *self, PyObject *args)
 		py.PyErr_Clear();
 		if (!sb_g.armed || sb_guard_is_busy())
 			r = 2; /* the guard's own statements, or not armed */
+		if (r == 1 && deserializing && strcmp(name, "x") == 0)
+			r = 2; /* sqlite3_deserialize's own (opens no file) */
+		deserializing = false; /* its first statement only */
 		if ((r == 0 && refuse_unnamed() < 0) ||
 		    (r == 1 && sb_files_check_sqlite(name) < 0)) {
 			drop_pending();
@@ -604,6 +613,20 @@ static PyObject *execute_call(struct sb_wrap *w, PyObject *args,
 	return res;
 }
 
+/* Connection.deserialize(data, /, *, name="main"), 3.11+ */
+static PyObject *deserialize_call(struct sb_wrap *w, PyObject *args,
+				  PyObject *kwargs)
+{
+	PyObject *res;
+
+	if (install_waiting() < 0)
+		return NULL;
+	deserializing = true;
+	res = sb_wrap_call_original(w, args, kwargs);
+	deserializing = false;
+	return res;
+}
+
 /* Enabling extensions lets SQL's load_extension() and
  * Connection.load_extension load any shared library: native code, which
  * needs the native grant as a native module does (imports.c). */
@@ -649,6 +672,7 @@ static const struct meth_spec connection_meths[] = {
 	{ "executemany", execute_call },
 	{ "executescript", execute_call },
 	{ "enable_load_extension", enable_extension_call },
+	{ "deserialize", deserialize_call },
 };
 
 static const struct meth_spec cursor_meths[] = {
