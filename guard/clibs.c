@@ -891,6 +891,58 @@ static PyObject *connect_call(struct sb_wrap *w, PyObject *args,
 	return res;
 }
 
+/* ---- sockets ---- */
+
+/* _socket.socket.setsockopt(level, option, value[, optlen]): judged by
+ * net.c. The level and the option are read once, as the call's "i"
+ * converter reads them (an object's __index__), and handed on as ints. */
+static PyObject *setsockopt_call(struct sb_wrap *w, PyObject *args,
+				 PyObject *kwargs)
+{
+	static const struct path_param p[] = { { 1, "level" },
+					       { 2, "option" } };
+	PyObject *nargs = NULL, *nkw = NULL, *res = NULL;
+	long v[2];
+	size_t i;
+
+	if (py.PyTuple_Size(args) < 3 || (kwargs && py.PyDict_Size(kwargs)))
+		return sb_wrap_call_original(w, args, kwargs);
+	for (i = 0; i < 2; i++) {
+		PyObject *o = py.PyTuple_GetItem(args, p[i].index);
+		PyObject *n = py.PyNumber_Index(o);
+
+		if (!n) {
+			py.PyErr_Clear(); /* the original's TypeError */
+			res = sb_wrap_call_original(w, args, kwargs);
+			goto out;
+		}
+		v[i] = py.PyLong_AsLong(n);
+		if ((v[i] == -1 && py.PyErr_Occurred()) || v[i] != (int)v[i]) {
+			py.PyErr_Clear(); /* the original's OverflowError */
+			py.Py_DecRef(n);
+			res = sb_wrap_call_original(w, args, kwargs);
+			goto out;
+		}
+		if (n == o) {
+			py.Py_DecRef(n);
+		} else if (replace_param(args, kwargs, true, &p[i], n, &nargs,
+					 &nkw) < 0) {
+			goto out;
+		}
+	}
+	if (sb_net_judge_sockopt(py.PyTuple_GetItem(args, 0), v[0], v[1]) ==
+	    0)
+		res = sb_wrap_call_original(w, nargs ? nargs : args, kwargs);
+out:
+	if (nargs)
+		py.Py_DecRef(nargs);
+	return res;
+}
+
+static const struct meth_spec socket_meths[] = {
+	{ "setsockopt", setsockopt_call },
+};
+
 static struct sb_wrap connect_wrap = { .module = "_sqlite3",
 				       .attr = "connect",
 				       .call = connect_call };
@@ -1005,6 +1057,9 @@ int sb_clibs_module_ready(PyObject *mod)
 			r = sb_wrap_install_in(&connect_wrap, mod);
 			sb_guard_busy_leave();
 		}
+	} else if (name && strcmp(name, "_socket") == 0) {
+		r = wrap_class(mod, "_socket", "socket", socket_meths,
+			       SB_ARRAY_LEN(socket_meths));
 	} else if (name && strcmp(name, "_ssl") == 0) {
 		r = wrap_class(mod, "_ssl", "_SSLContext", context_meths,
 			       SB_ARRAY_LEN(context_meths));

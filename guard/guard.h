@@ -248,6 +248,10 @@ int sb_learn_arm(void);
 /* Each returns 0 (not its event, or allowed) or -1 (refused). */
 int sb_files_event(const char *event, PyObject *args);
 int sb_net_event(const char *event, PyObject *args);
+/* socket.setsockopt(level, name, ...) on 'sock': an IP socket may set the
+ * options of src/base/sockopt.c only, unless the policy allows the whole
+ * network. 0 or -1 (raised). */
+int sb_net_judge_sockopt(PyObject *sock, long level, long name);
 int sb_imports_event(const char *event, PyObject *args);
 int sb_api_event(const char *event, PyObject *args);
 
