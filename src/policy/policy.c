@@ -546,12 +546,20 @@ static const char *bad_reference(struct sb_arena *a, const char *start)
 	return sb_arena_strndup(a, start, (size_t)(p - start));
 }
 
-/* Expand from *pp into out. In a default (nested), stop at the '}' that
- * closes it. Returns false and sets *bad on an invalid reference. */
+/* Defaults nest (${A:-${B:-x}}), each level a call of expand_into(): a
+ * rule file nesting thousands of them overflowed the stack (the
+ * launcher died of SIGSEGV). Deeper than this is refused. */
+#define MAX_DEFAULT_DEPTH 16
+static const char too_deep[] = "";
+
+/* Expand from *pp into out. In a default (nested 'depth' deep), stop at the
+ * '}' that closes it. Returns false and sets *bad on an invalid reference
+ * (too_deep: defaults nested deeper than MAX_DEFAULT_DEPTH). */
 static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
-			bool in_default, bool *had_ref, const char **bad)
+			unsigned depth, bool *had_ref, const char **bad)
 {
 	const char *p = *pp;
+	bool in_default = depth > 0;
 
 	while (*p) {
 		const char *start, *name_end, *val;
@@ -589,7 +597,11 @@ static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
 			return false;
 		}
 		p += 2;
-		if (!expand_into(ps, &p, &def, true, had_ref, bad)) {
+		if (depth == MAX_DEFAULT_DEPTH) {
+			*bad = too_deep;
+			return false;
+		}
+		if (!expand_into(ps, &p, &def, depth + 1, had_ref, bad)) {
 			sb_buf_free(&def);
 			return false;
 		}
@@ -624,12 +636,19 @@ static const char *expand(struct parser *ps, const char *s, struct sb_ref ref,
 			*had_ref = false;
 		return s;
 	}
-	if (!expand_into(ps, &s, &out, false, had_ref ? had_ref : &dummy,
+	if (!expand_into(ps, &s, &out, 0, had_ref ? had_ref : &dummy,
 			 &bad)) {
-		sb_error(ps->p, ref,
-			 "Invalid variable reference '%s', use ${NAME} or "
-			 "${NAME:-default}",
-			 bad);
+		if (bad == too_deep)
+			sb_error(ps->p, ref,
+				 "Variable defaults nested more than %d deep "
+				 "(${A:-${B:-...}}): write the rule with fewer "
+				 "levels",
+				 MAX_DEFAULT_DEPTH);
+		else
+			sb_error(ps->p, ref,
+				 "Invalid variable reference '%s', use ${NAME} "
+				 "or ${NAME:-default}",
+				 bad);
 		sb_buf_free(&out);
 		return NULL;
 	}

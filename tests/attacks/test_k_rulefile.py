@@ -278,3 +278,26 @@ def test_K16(case, judge):
     judge._record("refused by " + ("kernel" if native else "python"),
                   "the project directory and its rule file are in place; "
                   "the next run cannot read the secret")
+
+
+@attack("K30", "a rule file nesting ${A:-${B:-...}} defaults thousands "
+        "deep: the launcher's stack")
+def test_K30(case, judge):
+    """A rule file shipped with a project can be hostile. Each nested
+    default was a level of recursion in the parser: 300,000 of them (1.8
+    MB) overflowed python-sb's stack, and the launcher died of SIGSEGV
+    instead of refusing the file. Judged from outside: the exit status
+    255 and the message naming the line; nothing ran."""
+    n = 300_000
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    r = case._run("python-import=*\nexpose-ro=" + "${A:-" * n + "x" +
+                  "}" * n + "\n", [f"--python={case.python}", "run.py"])
+    crashed = r.returncode < 0 or r.returncode > 128 and r.returncode != 255
+    judge._record("escaped" if crashed else "refused by launcher",
+                  f"status {r.returncode}: {r.stderr[-200:]!r}")
+    assert not crashed, f"python-sb died: status {r.returncode}"
+    assert r.returncode == 255, (r.returncode, r.stderr[-500:])
+    assert (".py-sandboxes(2): Variable defaults nested more than 16 deep"
+            in r.stderr), r.stderr[-500:]
+    assert not os.path.exists(marker)
