@@ -31,6 +31,8 @@ struct parser {
 	 * is not set (named by the line's errors), else NULL */
 	const char **unset_var;
 	const char *last_unset;
+	/* bytes the ${} references of the whole parse expanded to */
+	size_t expanded;
 };
 
 static const char *const provider_names[SB_PROVIDER_COUNT] = {
@@ -551,6 +553,22 @@ static const char *bad_reference(struct sb_arena *a, const char *start)
  * launcher died of SIGSEGV). Deeper than this is refused. */
 #define MAX_DEFAULT_DEPTH 16
 static const char too_deep[] = "";
+/* What all the references of a parse may expand to: a 64 MiB file of
+ * "${LS_COLORS}" (1.5 KB in many environments) would ask for 24 GB. */
+#define MAX_EXPANDED (16u << 20)
+static const char too_much[] = "";
+
+/* Append a variable's value, counted against MAX_EXPANDED: false when it
+ * would pass it. */
+static bool put_value(struct parser *ps, struct sb_buf *out, const char *v,
+		      size_t n)
+{
+	if (n > MAX_EXPANDED - ps->expanded)
+		return false;
+	ps->expanded += n;
+	sb_buf_add(out, v, n);
+	return true;
+}
 
 /* Expand from *pp into out. In a default (nested 'depth' deep), stop at the
  * '}' that closes it. Returns false and sets *bad on an invalid reference
@@ -585,9 +603,11 @@ static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
 		*had_ref = true;
 		val = sb_envp_get(ps->o->envp, name);
 		if (*p == '}') {
-			if (val)
-				sb_buf_puts(out, val);
-			else
+			if (val && !put_value(ps, out, val, strlen(val))) {
+				*bad = too_much;
+				return false;
+			}
+			if (!val)
 				ps->last_unset = name;
 			p++;
 			continue;
@@ -611,11 +631,14 @@ static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
 			return false;
 		}
 		p++;
-		if (val && *val)
-			sb_buf_puts(out, val);
-		else if (def.len)
-			sb_buf_add(out, def.s, def.len);
-		else if (!val)
+		if ((val && *val && !put_value(ps, out, val, strlen(val))) ||
+		    (!(val && *val) && def.len &&
+		     !put_value(ps, out, def.s, def.len))) {
+			sb_buf_free(&def);
+			*bad = too_much;
+			return false;
+		}
+		if (!val && !def.len)
 			ps->last_unset = name;
 		sb_buf_free(&def);
 	}
@@ -644,6 +667,11 @@ static const char *expand(struct parser *ps, const char *s, struct sb_ref ref,
 				 "(${A:-${B:-...}}): write the rule with fewer "
 				 "levels",
 				 MAX_DEFAULT_DEPTH);
+		else if (bad == too_much)
+			sb_error(ps->p, ref,
+				 "Variable references expand to more than %u "
+				 "MiB in all: the rule file is refused",
+				 MAX_EXPANDED >> 20);
 		else
 			sb_error(ps->p, ref,
 				 "Invalid variable reference '%s', use ${NAME} "

@@ -301,3 +301,41 @@ def test_K30(case, judge):
     assert (".py-sandboxes(2): Variable defaults nested more than 16 deep"
             in r.stderr), r.stderr[-500:]
     assert not os.path.exists(marker)
+
+
+@attack("K31", "a rule file whose ${} references expand to gigabytes "
+        "(${LS_COLORS} times millions): the launcher's memory")
+def test_K31(case, judge):
+    """Each reference was expanded in full: a 64 MiB rule file of
+    "${LS_COLORS}" (1.5 KB in many environments) asked python-sb for 24
+    GB before it said anything. What all references of a parse expand to
+    is bounded (16 MiB). Here 2,000 references to a 100 KiB variable
+    (200 MB, no more, on a shared machine) are refused; judged from outside:
+    the status, the message, and the peak memory of python-sb, measured
+    by a parent of its own."""
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    rules = "python-import=*\nexpose-ro=" + "${PYSB_K31}" * 2000 + "\n"
+    case.write(".py-sandboxes", rules + case.tail())
+    argv = [case.sb, f"--python={case.python}", "run.py"]
+    if case.nobody and os.geteuid() == 0:
+        chown_tree(case.root)
+        argv = as_nobody(argv)
+    measure = ("import resource, subprocess, sys\n"
+               "r = subprocess.run(sys.argv[1:], capture_output=True, "
+               "text=True)\n"
+               "print(r.returncode, resource.getrusage("
+               "resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+               "sys.stderr.write(r.stderr[-600:])\n")
+    env = dict(os.environ, PYSB_K31="x" * 100_000)
+    r = subprocess.run(["/usr/bin/python3", "-c", measure] + argv,
+                       cwd=case.root, env=env, capture_output=True,
+                       text=True, timeout=300)
+    status, peak_kb = (int(v) for v in r.stdout.split())
+    judge._record("escaped" if peak_kb > 100_000 else "refused by launcher",
+                  f"status {status}, peak {peak_kb} KiB")
+    assert status == 255, (status, r.stderr)
+    assert ("Variable references expand to more than 16 MiB in all"
+            in r.stderr), r.stderr
+    assert peak_kb < 100_000, f"python-sb took {peak_kb} KiB"
+    assert not os.path.exists(marker)
