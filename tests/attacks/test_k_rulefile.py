@@ -339,3 +339,41 @@ def test_K31(case, judge):
             in r.stderr), r.stderr
     assert peak_kb < 100_000, f"python-sb took {peak_kb} KiB"
     assert not os.path.exists(marker)
+
+
+@attack("K32", "a rule file of millions of bad lines: every error kept "
+        "and printed")
+def test_K32(case, judge):
+    """Every problem of a rule file is reported at once: a 4 MB file of
+    two million lines holding a NUL made python-sb print 160 MB of
+    messages with 890 MB of memory (a 64 MiB file, 16 times that, on a
+    machine shared with others). A parse keeps 100 errors and counts the
+    rest. Judged from outside: the status, the size of what python-sb
+    printed and its peak memory, measured by a parent of its own."""
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    with open(case.path(".py-sandboxes"), "wb") as f:
+        f.write(b"\x00\n" * 2_000_000 + case.tail().encode())
+    argv = [case.sb, f"--python={case.python}", "run.py"]
+    if case.nobody and os.geteuid() == 0:
+        chown_tree(case.root)
+        argv = as_nobody(argv)
+    measure = ("import resource, subprocess, sys\n"
+               "r = subprocess.run(sys.argv[1:], capture_output=True)\n"
+               "print(r.returncode, len(r.stderr), resource.getrusage("
+               "resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+               "sys.stdout.write(r.stderr[-300:].decode())\n")
+    r = subprocess.run(["/usr/bin/python3", "-c", measure] + argv,
+                       cwd=case.root, capture_output=True, text=True,
+                       timeout=300)
+    first, _, tail = r.stdout.partition("\n")
+    status, printed, peak_kb = (int(v) for v in first.split())
+    judge._record("escaped" if printed > 100_000 or peak_kb > 200_000
+                  else "refused by launcher",
+                  f"status {status}, {printed} bytes printed, peak "
+                  f"{peak_kb} KiB")
+    assert status == 255, (status, tail)
+    assert printed < 100_000, f"python-sb printed {printed} bytes"
+    assert peak_kb < 200_000, f"python-sb took {peak_kb} KiB"
+    assert "... and 1999900 more errors, not shown." in tail, tail
+    assert not os.path.exists(marker)
