@@ -20,6 +20,11 @@
 /* Bounds that keep hostile rule files from exhausting the parser. */
 #define MAX_INCLUDE_DEPTH 32
 #define MAX_FILE_SIZE (64u << 20)
+/* ... and the rule file with all its includes: their sum, and how many
+ * (already_loaded() compares each new one with all the others) */
+#define MAX_TOTAL_SIZE MAX_FILE_SIZE
+#define MAX_FILES 1024
+#define ERR_TOTAL 1 /* load_file(): past MAX_TOTAL_SIZE (not an errno) */
 
 struct parser {
 	struct sb_policy *p;
@@ -33,6 +38,8 @@ struct parser {
 	const char *last_unset;
 	/* bytes the ${} references of the whole parse expanded to */
 	size_t expanded;
+	/* bytes of the rule files read */
+	size_t loaded;
 };
 
 static const char *const provider_names[SB_PROVIDER_COUNT] = {
@@ -471,6 +478,11 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 	size_t len = 0;
 	int err;
 
+	if (ps->p->files.n >= MAX_FILES) {
+		sb_error(ps->p, at, "%s: the rule file and its includes name "
+			 "more than %d files.", label, MAX_FILES);
+		return;
+	}
 	if (lstat(abs, &st) < 0) {
 		if (errno != ENOENT && errno != ENOTDIR) {
 			sb_error(ps->p, at, "%s: %s.", label, strerror(errno));
@@ -521,12 +533,27 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 	f->path = sb_arena_strdup(a, canon);
 	f->display = display;
 	f->included_from = from;
-	err = read_file(a, canon, &buf, &len);
+	/* their sum is bounded: by the size lstat() saw, before anything is
+	 * read (the first file alone: read_file()'s own bound), then by
+	 * what was read */
+	err = ps->loaded && (size_t)st.st_size > MAX_TOTAL_SIZE - ps->loaded
+		      ? ERR_TOTAL
+		      : read_file(a, canon, &buf, &len);
+	if (!err && len > MAX_TOTAL_SIZE - ps->loaded)
+		err = ERR_TOTAL;
 	if (err) {
 		f->state = SB_FILE_ERROR;
-		sb_error(ps->p, at, "%s: %s.", label, read_error_text(err));
+		if (err == ERR_TOTAL)
+			sb_error(ps->p, at,
+				 "%s: the rule file and its includes hold "
+				 "more than %u MiB.",
+				 label, MAX_TOTAL_SIZE >> 20);
+		else
+			sb_error(ps->p, at, "%s: %s.", label,
+				 read_error_text(err));
 		return;
 	}
+	ps->loaded += len;
 	f->state = SB_FILE_LOADED;
 	lex_buffer(ps, buf, len, canon, display, depth);
 }

@@ -377,3 +377,33 @@ def test_K32(case, judge):
     assert peak_kb < 200_000, f"python-sb took {peak_kb} KiB"
     assert "... and 1999900 more errors, not shown." in tail, tail
     assert not os.path.exists(marker)
+
+
+@attack("K33", "a rule file including many large files: their sum, and "
+        "how many")
+def test_K33(case, judge):
+    """Each included file was bounded (64 MiB), their sum and their number
+    were not: a rule file could have python-sb read as many large files
+    as the machine holds, and compare each new include with all the
+    others. The rule file with its includes holds 64 MiB and names 1,024
+    files at most. Judged from outside: the status and the message;
+    nothing ran."""
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    for i in range(3):
+        case.write(f"big{i}.rules", "# " + "x" * (22 << 20) + "\n")
+    many = "".join(f'include "absent/{i}.rules"\n' for i in range(1100))
+    for label, head, line, message in (
+            ("sum", "".join(f'include "big{i}.rules"\n' for i in range(3)),
+             3, 'include "big2.rules": the rule file and its includes '
+                'hold more than 64 MiB.'),
+            ("number", many, 1024, 'include "absent/1023.rules": the rule '
+             'file and its includes name more than 1024 files.')):
+        r = case._run(head + "python-import=*\n",
+                      [f"--python={case.python}", "run.py"], timeout=120)
+        judge._record("refused by launcher" if r.returncode == 255
+                      else "escaped", f"{label}: status {r.returncode}")
+        assert r.returncode == 255, (label, r.returncode, r.stderr[-500:])
+        assert f".py-sandboxes({line}): {message}" in r.stderr, (
+            label, r.stderr[-500:])
+        assert not os.path.exists(marker)
