@@ -508,8 +508,10 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	 * (a device node made with mknod in an exposed tree, the host's name
 	 * and clock set, any file read past its permissions). The kernel
 	 * providers empty them before their filter (weaknesses.md 34, 37);
-	 * here the guard does, before the interpreter runs any code. */
-	if (sb_caps_held() && (r = sb_caps_drop()) < 0)
+	 * here the guard does, before the interpreter runs any code.
+	 * os-sandbox=none applies nothing, by design. */
+	if (sb_g.policy->provider != SB_PROVIDER_NONE && sb_caps_held() &&
+	    (r = sb_caps_drop()) < 0)
 		die("dropping the capabilities: %s", strerror(-r));
 	if (blob.debug_malloc) {
 		/* the hook entry must carry the debug header CPython's
