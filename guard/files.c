@@ -699,7 +699,8 @@ static bool sqlite_uri_decode(const char *in, char *out, size_t size)
 			else
 				state = 2;
 			c = '\0';
-		} else if ((state == 0 && c == '?') || (state == 2 && c == '&')) {
+		} else if ((state == 0 && c == '?') ||
+			   (state == 2 && c == '&')) {
 			c = '\0';
 			state = 1;
 		}

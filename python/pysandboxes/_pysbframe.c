@@ -632,8 +632,8 @@ static PyObject *frame_fork_call(PyObject *self, PyObject *unused)
 
 	if (isolated_mode != ISOLATED_YES || forked_child) {
 		PyErr_SetString(PyExc_RuntimeError,
-				"fork_call(): only the worker of isolated calls "
-				"forks, one call at a time");
+				"fork_call(): only the worker of isolated "
+				"calls forks, one call at a time");
 		return NULL;
 	}
 	if (!child_reply) {

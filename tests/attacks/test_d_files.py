@@ -199,7 +199,8 @@ def test_D30(tree, judge):
     # whether a name outside exists, and what its mode is
     probes["modeof"] = """
         import os, sqlite3
-        u = f'file:{os.getcwd()}/rw/m.db?modeof={os.getcwd()}/outside/secret.txt'
+        d = os.getcwd()
+        u = f'file:{d}/rw/m.db?modeof={d}/outside/secret.txt'
         sqlite3.connect(u, uri=True).execute('create table t(a)')
         return oct(os.stat('rw/m.db').st_mode)
         """
