@@ -963,7 +963,64 @@ static const struct meth_spec context_meths[] = {
  * it reads, and that file, $OPENSSL_MODULES and $OPENSSL_ENGINES the
  * shared libraries it loads as providers and engines: native code, which
  * needs the native grant as a native module does (imports.c). */
-int sb_clibs_putenv(PyObject *key)
+/* TZ, TZDIR and LOCPATH name files glibc reads by itself later, with no
+ * event: tzset() the zone file of $TZ (":path", an absolute path, or a
+ * name under $TZDIR, which ".." climbs out of), setlocale() the locale
+ * directories of $LOCPATH. Under subprocess a program read a zone file
+ * outside the rules (its abbreviations and offsets, or whether it exists)
+ * through time.tzset(). Judged as reads when set; a name under the zone
+ * directory with no "..", and a POSIX TZ string, name no file of the
+ * program's choice. 0 or -1 (raised). */
+static int c_path_var(const char *k, PyObject *value)
+{
+	char v[PATH_MAX], path[PATH_MAX];
+	const char *p, *dir;
+	int r;
+
+	if (strcmp(k, "TZ") != 0 && strcmp(k, "TZDIR") != 0 &&
+	    strcmp(k, "LOCPATH") != 0)
+		return 0;
+	r = value ? sb_arg_path(value, v) : 0;
+	if (r <= 0) {
+		py.PyErr_Clear();
+		return 0; /* empty, or not a string: nothing, or its error */
+	}
+	if (strcmp(k, "TZDIR") == 0)
+		return sb_files_check(v, -1, false);
+	if (strcmp(k, "LOCPATH") == 0) {
+		for (p = v; *p;) {
+			size_t n = strcspn(p, ":");
+
+			if (n) {
+				memcpy(path, p, n);
+				path[n] = '\0';
+				if (sb_files_check(path, -1, false) < 0)
+					return -1;
+			}
+			p += n;
+			if (*p == ':')
+				p++;
+		}
+		return 0;
+	}
+	p = v[0] == ':' ? v + 1 : v;
+	if (p[0] == '/')
+		return sb_files_check(p, -1, false);
+	if (!strstr(p, ".."))
+		return 0;
+	dir = getenv("TZDIR");
+	if (!dir || !*dir)
+		dir = "/usr/share/zoneinfo";
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, p) >=
+	    sizeof(path))
+		return sb_guard_raise(SB_EXC_PERMISSION,
+				      "TZ names a zone file the rules cannot "
+				      "judge (too long)",
+				      NULL);
+	return sb_files_check(path, -1, false);
+}
+
+int sb_clibs_putenv(PyObject *key, PyObject *value)
 {
 	static const char *const names[] = { "OPENSSL_CONF", "OPENSSL_MODULES",
 					     "OPENSSL_ENGINES" };
@@ -976,6 +1033,8 @@ int sb_clibs_putenv(PyObject *key)
 		py.PyErr_Clear();
 		return 0;
 	}
+	if (c_path_var(k, value) < 0)
+		return -1;
 	for (i = 0; i < SB_ARRAY_LEN(names); i++)
 		if (strcmp(k, names[i]) == 0)
 			break;

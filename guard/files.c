@@ -823,7 +823,7 @@ int sb_files_event(const char *event, PyObject *args)
 	case SP_SQLITE_LOAD:
 		return sb_clibs_sqlite_load();
 	case SP_PUTENV:
-		return sb_clibs_putenv(tuple_at(args, 0));
+		return sb_clibs_putenv(tuple_at(args, 0), tuple_at(args, 1));
 	default:
 		break;
 	}

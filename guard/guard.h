@@ -222,9 +222,10 @@ int sb_clibs_sqlite_opened(PyObject *conn);
 int sb_clibs_sqlite_extension(PyObject *enabled);
 /* sqlite3.load_extension: the load needs the native grant */
 int sb_clibs_sqlite_load(void);
-/* os.putenv (key): the variables that make OpenSSL load native code need
- * the native grant. 0 or -1 (raised). */
-int sb_clibs_putenv(PyObject *key);
+/* os.putenv (key, value): the variables that make OpenSSL load native
+ * code need the native grant; those that name files the C library reads
+ * (TZ, TZDIR, LOCPATH) are judged as reads. 0 or -1 (raised). */
+int sb_clibs_putenv(PyObject *key, PyObject *value);
 
 /* ---- learning (learn.c) ---- */
 

@@ -217,3 +217,55 @@ def test_D30(tree, judge):
     assert os.path.getsize(tree.path("data/c.db")) == 0
     judge.python(out["modeof"], NOT_FOUND,
                  not_accepted(tree.path("outside/secret.txt")))
+
+
+@attack("D31", "a file outside read by the C library through the "
+        "environment: TZ and time.tzset(), TZDIR, LOCPATH")
+def test_D31(tree, judge):
+    """glibc's tzset() reads the zone file $TZ names (":path", a path,
+    or a name under $TZDIR that ".." climbs out of) with no event: the
+    program read a file outside the rules (here a zone file's
+    abbreviation, JST; any file: whether it exists) while open() of it
+    was refused. TZ, TZDIR and LOCPATH are judged when set."""
+    zone = "/usr/share/zoneinfo/Asia/Tokyo"
+    if not os.path.exists(zone):
+        pytest.skip(f"no {zone} to copy")
+    shutil.copy(zone, tree.path("outside/zone"))
+    out = tree.run(RULES, {
+        "abs": """
+            import os, time
+            os.environ['TZ'] = ':' + os.getcwd() + '/outside/zone'
+            time.tzset()
+            return time.tzname
+            """,
+        "dotdot": """
+            import os, time
+            up = '../../../../..'
+            os.environ['TZ'] = up + os.getcwd() + '/outside/zone'
+            time.tzset()
+            return time.tzname
+            """,
+        "tzdir": """
+            import os
+            os.environ['TZDIR'] = os.getcwd() + '/outside'
+            """,
+        "locpath": """
+            import os
+            os.environ['LOCPATH'] = os.getcwd() + '/outside'
+            """,
+        # a zone of the system's, and a POSIX string, name no file of the
+        # program's choice
+        "tokyo": """
+            import os, time
+            os.environ['TZ'] = 'Asia/Tokyo'
+            time.tzset()
+            return time.tzname
+            """,
+    })
+    for label in ("abs", "dotdot"):
+        judge.python(out[label], NOT_FOUND,
+                     not_accepted(tree.path("outside/zone")))
+    for label in ("tzdir", "locpath"):
+        judge.python(out[label], NOT_FOUND,
+                     not_accepted(tree.path("outside")))
+    assert out["tokyo"].msg == "('JST', 'JST')", out["tokyo"]
