@@ -963,10 +963,11 @@ static const struct meth_spec context_meths[] = {
  * it reads, and that file, $OPENSSL_MODULES and $OPENSSL_ENGINES the
  * shared libraries it loads as providers and engines: native code, which
  * needs the native grant as a native module does (imports.c). */
-/* TZ, TZDIR and LOCPATH name files glibc reads by itself later, with no
- * event: tzset() the zone file of $TZ (":path", an absolute path, or a
- * name under $TZDIR, which ".." climbs out of), setlocale() the locale
- * directories of $LOCPATH. Under subprocess a program read a zone file
+/* TZ, TZDIR, LOCPATH and HOSTALIASES name files glibc reads by itself
+ * later, with no event: tzset() the zone file of $TZ (":path", an
+ * absolute path, or a name under $TZDIR, which ".." climbs out of),
+ * setlocale() the locale directories of $LOCPATH, the resolver the alias
+ * file of $HOSTALIASES at each lookup of a name with no dot. Under subprocess a program read a zone file
  * outside the rules (its abbreviations and offsets, or whether it exists)
  * through time.tzset(). Judged as reads when set; a name under the zone
  * directory with no "..", and a POSIX TZ string, name no file of the
@@ -978,14 +979,14 @@ static int c_path_var(const char *k, PyObject *value)
 	int r;
 
 	if (strcmp(k, "TZ") != 0 && strcmp(k, "TZDIR") != 0 &&
-	    strcmp(k, "LOCPATH") != 0)
+	    strcmp(k, "LOCPATH") != 0 && strcmp(k, "HOSTALIASES") != 0)
 		return 0;
 	r = value ? sb_arg_path(value, v) : 0;
 	if (r <= 0) {
 		py.PyErr_Clear();
 		return 0; /* empty, or not a string: nothing, or its error */
 	}
-	if (strcmp(k, "TZDIR") == 0)
+	if (strcmp(k, "TZDIR") == 0 || strcmp(k, "HOSTALIASES") == 0)
 		return sb_files_check(v, -1, false);
 	if (strcmp(k, "LOCPATH") == 0) {
 		for (p = v; *p;) {

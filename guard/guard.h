@@ -224,7 +224,7 @@ int sb_clibs_sqlite_extension(PyObject *enabled);
 int sb_clibs_sqlite_load(void);
 /* os.putenv (key, value): the variables that make OpenSSL load native
  * code need the native grant; those that name files the C library reads
- * (TZ, TZDIR, LOCPATH) are judged as reads. 0 or -1 (raised). */
+ * (TZ, TZDIR, LOCPATH, HOSTALIASES) are judged as reads. 0 or -1 (raised). */
 int sb_clibs_putenv(PyObject *key, PyObject *value);
 
 /* ---- learning (learn.c) ---- */

@@ -220,13 +220,14 @@ def test_D30(tree, judge):
 
 
 @attack("D31", "a file outside read by the C library through the "
-        "environment: TZ and time.tzset(), TZDIR, LOCPATH")
+        "environment: TZ and time.tzset(), TZDIR, LOCPATH, HOSTALIASES")
 def test_D31(tree, judge):
     """glibc's tzset() reads the zone file $TZ names (":path", a path,
     or a name under $TZDIR that ".." climbs out of) with no event: the
     program read a file outside the rules (here a zone file's
     abbreviation, JST; any file: whether it exists) while open() of it
-    was refused. TZ, TZDIR and LOCPATH are judged when set."""
+    was refused. TZ, TZDIR, LOCPATH and HOSTALIASES (the resolver's alias
+    file) are judged when set."""
     zone = "/usr/share/zoneinfo/Asia/Tokyo"
     if not os.path.exists(zone):
         pytest.skip(f"no {zone} to copy")
@@ -253,6 +254,10 @@ def test_D31(tree, judge):
             import os
             os.environ['LOCPATH'] = os.getcwd() + '/outside'
             """,
+        "hostaliases": """
+            import os
+            os.environ['HOSTALIASES'] = 'outside/zone'
+            """,
         # a zone of the system's, and a POSIX string, name no file of the
         # program's choice
         "tokyo": """
@@ -268,4 +273,6 @@ def test_D31(tree, judge):
     for label in ("tzdir", "locpath"):
         judge.python(out[label], NOT_FOUND,
                      not_accepted(tree.path("outside")))
+    judge.python(out["hostaliases"], NOT_FOUND,
+                 not_accepted(tree.path("outside/zone")))
     assert out["tokyo"].msg == "('JST', 'JST')", out["tokyo"]
