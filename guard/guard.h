@@ -273,6 +273,9 @@ void sb_net_module_loaded(void);
  * of one native entry opens raw memory, so it opens the whole category's
  * doors (the import of a native module, ctypes' data events). */
 bool sb_api_category_opened(int category);
+/* Is every entry of the category allowed (python-api=ALLOW:<category>,
+ * ALLOW:*)? */
+bool sb_api_category_granted(int category);
 /* The function a registry entry's denier replaced (borrowed), or NULL. */
 PyObject *sb_api_original(const char *qualname);
 /* The eval/exec/compile wrappers (api.c). */
