@@ -571,6 +571,17 @@ bool sb_api_category_opened(int category)
 	return false;
 }
 
+bool sb_api_category_granted(int category)
+{
+	size_t i;
+
+	for (i = 0; i < sb_api_registry_len; i++)
+		if ((int)sb_api_registry[i].category == category &&
+		    !allowed((long)i))
+			return false;
+	return true;
+}
+
 static bool category_opened(const char *door)
 {
 	long d = sb_api_lookup(door);

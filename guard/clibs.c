@@ -33,6 +33,7 @@
 #define SQLITE_DENY 1
 #define SQLITE_PRAGMA 19
 #define SQLITE_ATTACH 24
+#define SQLITE_FUNCTION 31
 
 /* A class whose methods are wrapped (the wraps are per class: a module
  * made again makes new classes, each wrapped with its own originals). */
@@ -126,6 +127,27 @@ static int wrap_class(PyObject *mod, const char *module, const char *cname,
 	return 0;
 }
 
+/* A door to native code that no python-api= entry names (an SQL
+ * function, an environment variable): open under any native grant, as the
+ * import of a native module is (imports.c); learned as one. 'target' is
+ * what the denial log names, 'what' says what it does. 0, or -1
+ * (raised). */
+static int native_door(const char *target, const char *what)
+{
+	char msg[512];
+
+	if (sb_api_category_opened(SB_API_NATIVE))
+		return 0;
+	if (sb_g.learning)
+		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
+			       ? sb_guard_refuse_halted()
+			       : 0;
+	snprintf(msg, sizeof(msg),
+		 "%s: it needs the rule python-api=ALLOW:native", what);
+	sb_guard_note("api", target, NULL, "python-api=ALLOW:native");
+	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+}
+
 /* ---- SQLite ---- */
 
 /* The refusal an authorizer call made, raised again by the execute
@@ -133,6 +155,12 @@ static int wrap_class(PyObject *mod, const char *module, const char *cname,
  * authorized"). Per thread: a connection's statements run on the thread
  * that calls execute. */
 static __thread PyObject *pending_type, *pending_value, *pending_tb;
+
+/* Set while Connection.deserialize runs: sqlite3_deserialize reopens the
+ * schema in memory with its own first statement, "ATTACH x AS schema",
+ * which opens no file (SQLite marks it reopenMemdb). Judged, the name "x"
+ * would be a file in the cwd. */
+static __thread bool deserializing;
 
 static void drop_pending(void)
 {
@@ -222,6 +250,29 @@ static PyObject *program_authorizer(PyObject *cb, PyObject *args)
 	return py.PyLong_FromLong(SQLITE_DENY);
 }
 
+/* SQLITE_FUNCTION (action, None, name): SQLite built with
+ * SQLITE_ENABLE_FTS3_TOKENIZER (Debian's is) lets the two-argument
+ * fts3_tokenizer(name, pointer) register a tokenizer module at any
+ * address, whose functions FTS3 then calls: a jump to an address the
+ * program wrote, as ctypes would make. Native code: it needs the native
+ * grant. 0 or -1 (raised). */
+static int raw_pointer_function(PyObject *args)
+{
+	PyObject *o = py.PyTuple_Size(args) > 2 ? py.PyTuple_GetItem(args, 2)
+						: NULL;
+	const char *name = NULL;
+
+	if (o && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1)
+		name = py.PyUnicode_AsUTF8AndSize(o, NULL);
+	py.PyErr_Clear();
+	if (!name || strcasecmp(name, "fts3_tokenizer") != 0 ||
+	    !sb_g.armed || sb_guard_is_busy())
+		return 0;
+	return native_door("fts3_tokenizer",
+			   "The SQL function fts3_tokenizer() registers a "
+			   "tokenizer at a raw address that FTS3 calls into");
+}
+
 /* The guard's authorizer, bound to the program's callback (None: none).
  * (action, arg1, arg2, db_name, trigger): an ATTACH's file (arg1) is
  * judged as a database sqlite3.connect would open; the rest is the
@@ -257,6 +308,9 @@ static PyObject *authorize(PyObject *self, PyObject *args)
 		py.PyErr_Clear();
 		if (!sb_g.armed || sb_guard_is_busy())
 			r = 2; /* the guard's own statements, or not armed */
+		if (r == 1 && deserializing && strcmp(name, "x") == 0)
+			r = 2; /* sqlite3_deserialize's own (opens no file) */
+		deserializing = false; /* its first statement only */
 		if ((r == 0 && refuse_unnamed() < 0) ||
 		    (r == 1 && sb_files_check_sqlite(name) < 0)) {
 			drop_pending();
@@ -265,7 +319,8 @@ static PyObject *authorize(PyObject *self, PyObject *args)
 			return py.PyLong_FromLong(SQLITE_DENY);
 		}
 	}
-	if (a == SQLITE_PRAGMA && temp_directory(args) < 0) {
+	if ((a == SQLITE_PRAGMA && temp_directory(args) < 0) ||
+	    (a == SQLITE_FUNCTION && raw_pointer_function(args) < 0)) {
 		drop_pending();
 		py.PyErr_Fetch(&pending_type, &pending_value, &pending_tb);
 		return py.PyLong_FromLong(SQLITE_DENY);
@@ -586,6 +641,20 @@ static PyObject *execute_call(struct sb_wrap *w, PyObject *args,
 	return res;
 }
 
+/* Connection.deserialize(data, /, *, name="main"), 3.11+ */
+static PyObject *deserialize_call(struct sb_wrap *w, PyObject *args,
+				  PyObject *kwargs)
+{
+	PyObject *res;
+
+	if (install_waiting() < 0)
+		return NULL;
+	deserializing = true;
+	res = sb_wrap_call_original(w, args, kwargs);
+	deserializing = false;
+	return res;
+}
+
 /* Enabling extensions lets SQL's load_extension() and
  * Connection.load_extension load any shared library: native code, which
  * needs the native grant as a native module does (imports.c). */
@@ -604,6 +673,17 @@ int sb_clibs_sqlite_extension(PyObject *enabled)
 	return sb_guard_check_api(door);
 }
 
+/* sqlite3.load_extension (connection, path), 3.10+: loads a shared
+ * library. Enabling it needs the native grant (above), but 3.12's
+ * Connection.setconfig(SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION) enables it
+ * too, with no event: the load itself needs the grant. */
+int sb_clibs_sqlite_load(void)
+{
+	return native_door("sqlite3.Connection.load_extension",
+			   "sqlite3.Connection.load_extension() loads a shared "
+			   "library");
+}
+
 /* Connection.enable_load_extension(enabled): 3.9 raises no event. */
 static PyObject *enable_extension_call(struct sb_wrap *w, PyObject *args,
 				       PyObject *kwargs)
@@ -620,6 +700,7 @@ static const struct meth_spec connection_meths[] = {
 	{ "executemany", execute_call },
 	{ "executescript", execute_call },
 	{ "enable_load_extension", enable_extension_call },
+	{ "deserialize", deserialize_call },
 };
 
 static const struct meth_spec cursor_meths[] = {
@@ -869,6 +950,58 @@ static struct sb_wrap callback_tracebacks_wrap = {
 	.call = callback_tracebacks_call
 };
 
+/* ---- sockets ---- */
+
+/* _socket.socket.setsockopt(level, option, value[, optlen]): judged by
+ * net.c. The level and the option are read once, as the call's "i"
+ * converter reads them (an object's __index__), and handed on as ints. */
+static PyObject *setsockopt_call(struct sb_wrap *w, PyObject *args,
+				 PyObject *kwargs)
+{
+	static const struct path_param p[] = { { 1, "level" },
+					       { 2, "option" } };
+	PyObject *nargs = NULL, *nkw = NULL, *res = NULL;
+	long v[2];
+	size_t i;
+
+	if (py.PyTuple_Size(args) < 3 || (kwargs && py.PyDict_Size(kwargs)))
+		return sb_wrap_call_original(w, args, kwargs);
+	for (i = 0; i < 2; i++) {
+		PyObject *o = py.PyTuple_GetItem(args, p[i].index);
+		PyObject *n = py.PyNumber_Index(o);
+
+		if (!n) {
+			py.PyErr_Clear(); /* the original's TypeError */
+			res = sb_wrap_call_original(w, args, kwargs);
+			goto out;
+		}
+		v[i] = py.PyLong_AsLong(n);
+		if ((v[i] == -1 && py.PyErr_Occurred()) || v[i] != (int)v[i]) {
+			py.PyErr_Clear(); /* the original's OverflowError */
+			py.Py_DecRef(n);
+			res = sb_wrap_call_original(w, args, kwargs);
+			goto out;
+		}
+		if (n == o) {
+			py.Py_DecRef(n);
+		} else if (replace_param(args, kwargs, true, &p[i], n, &nargs,
+					 &nkw) < 0) {
+			goto out;
+		}
+	}
+	if (sb_net_judge_sockopt(py.PyTuple_GetItem(args, 0), v[0], v[1]) ==
+	    0)
+		res = sb_wrap_call_original(w, nargs ? nargs : args, kwargs);
+out:
+	if (nargs)
+		py.Py_DecRef(nargs);
+	return res;
+}
+
+static const struct meth_spec socket_meths[] = {
+	{ "setsockopt", setsockopt_call },
+};
+
 static struct sb_wrap connect_wrap = { .module = "_sqlite3",
 				       .attr = "connect",
 				       .call = connect_call };
@@ -889,11 +1022,69 @@ static const struct meth_spec context_meths[] = {
  * it reads, and that file, $OPENSSL_MODULES and $OPENSSL_ENGINES the
  * shared libraries it loads as providers and engines: native code, which
  * needs the native grant as a native module does (imports.c). */
-int sb_clibs_putenv(PyObject *key)
+/* TZ, TZDIR, LOCPATH and HOSTALIASES name files glibc reads by itself
+ * later, with no event: tzset() the zone file of $TZ (":path", an
+ * absolute path, or a name under $TZDIR, which ".." climbs out of),
+ * setlocale() the locale directories of $LOCPATH, the resolver the alias
+ * file of $HOSTALIASES at each lookup of a name with no dot. Under subprocess a program read a zone file
+ * outside the rules (its abbreviations and offsets, or whether it exists)
+ * through time.tzset(). Judged as reads when set; a name under the zone
+ * directory with no "..", and a POSIX TZ string, name no file of the
+ * program's choice. 0 or -1 (raised). */
+static int c_path_var(const char *k, PyObject *value)
+{
+	char v[PATH_MAX], path[PATH_MAX];
+	const char *p, *dir;
+	int r;
+
+	if (strcmp(k, "TZ") != 0 && strcmp(k, "TZDIR") != 0 &&
+	    strcmp(k, "LOCPATH") != 0 && strcmp(k, "HOSTALIASES") != 0)
+		return 0;
+	r = value ? sb_arg_path(value, v) : 0;
+	if (r <= 0) {
+		py.PyErr_Clear();
+		return 0; /* empty, or not a string: nothing, or its error */
+	}
+	if (strcmp(k, "TZDIR") == 0 || strcmp(k, "HOSTALIASES") == 0)
+		return sb_files_check(v, -1, false);
+	if (strcmp(k, "LOCPATH") == 0) {
+		for (p = v; *p;) {
+			size_t n = strcspn(p, ":");
+
+			if (n) {
+				memcpy(path, p, n);
+				path[n] = '\0';
+				if (sb_files_check(path, -1, false) < 0)
+					return -1;
+			}
+			p += n;
+			if (*p == ':')
+				p++;
+		}
+		return 0;
+	}
+	p = v[0] == ':' ? v + 1 : v;
+	if (p[0] == '/')
+		return sb_files_check(p, -1, false);
+	if (!strstr(p, ".."))
+		return 0;
+	dir = getenv("TZDIR");
+	if (!dir || !*dir)
+		dir = "/usr/share/zoneinfo";
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, p) >=
+	    sizeof(path))
+		return sb_guard_raise(SB_EXC_PERMISSION,
+				      "TZ names a zone file the rules cannot "
+				      "judge (too long)",
+				      NULL);
+	return sb_files_check(path, -1, false);
+}
+
+int sb_clibs_putenv(PyObject *key, PyObject *value)
 {
 	static const char *const names[] = { "OPENSSL_CONF", "OPENSSL_MODULES",
 					     "OPENSSL_ENGINES" };
-	char k[PATH_MAX], msg[256];
+	char k[PATH_MAX], what[128];
 	size_t i;
 	int r;
 
@@ -902,21 +1093,18 @@ int sb_clibs_putenv(PyObject *key)
 		py.PyErr_Clear();
 		return 0;
 	}
+	if (c_path_var(k, value) < 0)
+		return -1;
 	for (i = 0; i < SB_ARRAY_LEN(names); i++)
 		if (strcmp(k, names[i]) == 0)
 			break;
-	if (i == SB_ARRAY_LEN(names) || sb_api_category_opened(SB_API_NATIVE))
+	if (i == SB_ARRAY_LEN(names))
 		return 0;
-	if (sb_g.learning)
-		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
-			       ? sb_guard_refuse_halted()
-			       : 0;
-	snprintf(msg, sizeof(msg),
+	snprintf(what, sizeof(what),
 		 "Setting %s lets OpenSSL load native code from the files it "
-		 "names: it needs the rule python-api=ALLOW:native",
+		 "names",
 		 names[i]);
-	sb_guard_note("api", names[i], NULL, "python-api=ALLOW:native");
-	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+	return native_door(names[i], what);
 }
 
 /* ---- modules ---- */
@@ -998,6 +1186,9 @@ int sb_clibs_module_ready(PyObject *mod)
 			r = sb_wrap_install_in(&callback_tracebacks_wrap, mod);
 			sb_guard_busy_leave();
 		}
+	} else if (name && strcmp(name, "_socket") == 0) {
+		r = wrap_class(mod, "_socket", "socket", socket_meths,
+			       SB_ARRAY_LEN(socket_meths));
 	} else if (name && strcmp(name, "_ssl") == 0) {
 		r = wrap_class(mod, "_ssl", "_SSLContext", context_meths,
 			       SB_ARRAY_LEN(context_meths));

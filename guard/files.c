@@ -543,7 +543,7 @@ struct path_spec {
 };
 
 enum special { SP_NONE, SP_SYMLINK, SP_SQLITE, SP_SQLITE_HANDLE,
-	       SP_SQLITE_EXTENSION, SP_PUTENV };
+	       SP_SQLITE_EXTENSION, SP_SQLITE_LOAD, SP_PUTENV };
 
 struct event_spec {
 	const char *name;
@@ -605,6 +605,7 @@ static const struct event_spec events[] = {
 	 * (load_extension): clibs.c */
 	{ "sqlite3.connect/handle", { NO, NO }, SP_SQLITE_HANDLE },
 	{ "sqlite3.enable_load_extension", { NO, NO }, SP_SQLITE_EXTENSION },
+	{ "sqlite3.load_extension", { NO, NO }, SP_SQLITE_LOAD },
 	/* $OPENSSL_CONF names files OpenSSL reads and loads: clibs.c */
 	{ "os.putenv", { NO, NO }, SP_PUTENV },
 };
@@ -662,38 +663,75 @@ static bool parent_is_dir(const char *path)
 	return stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The last value of URI query parameter 'key' (SQLite lets the last one
- * win), compared as written: an encoded value reads as something else,
- * which only makes the judgement stricter. */
-static bool uri_param_is(const char *q, const char *key, const char *value)
+/* Decode the part of a SQLite URI after "file:" and its authority into
+ * 'out' as sqlite3ParseUri does (sqlite3.c, 3.8 to 3.47): the path, then
+ * each query parameter as a name and a value, each ended by a NUL, the
+ * list by an empty name. %XX is decoded everywhere (in names too: an
+ * encoded '&' or '=' is a plain character), %00 ends the path, name or
+ * value it is in, an empty name drops its parameter, '#' ends the URI.
+ * false when 'out' is too small. */
+static bool sqlite_uri_decode(const char *in, char *out, size_t size)
 {
-	size_t kl = strlen(key), vl = strlen(value);
-	bool is = false;
+	size_t o = 0;
+	int state = 0; /* 0: the path, 1: a name, 2: a value */
+	char c;
 
-	if (!q || *q != '?')
-		return false;
-	for (q++; *q && *q != '#';) {
-		size_t n = strcspn(q, "&#");
+	while ((c = *in) && c != '#') {
+		int h, l;
 
-		if (n > kl && strncmp(q, key, kl) == 0 && q[kl] == '=')
-			is = n == kl + 1 + vl &&
-			     strncmp(q + kl + 1, value, vl) == 0;
-		q += n;
-		if (*q == '&')
-			q++;
+		in++;
+		if (o + 3 >= size)
+			return false;
+		if (c == '%' && (h = hex_digit(in[0])) >= 0 &&
+		    (l = hex_digit(in[1])) >= 0) {
+			in += 2;
+			if (h == 0 && l == 0) {
+				while ((c = *in) && c != '#' &&
+				       (state != 0 || c != '?') &&
+				       (state != 1 || (c != '=' && c != '&')) &&
+				       (state != 2 || c != '&'))
+					in++;
+				continue;
+			}
+			c = (char)(h * 16 + l);
+		} else if (state == 1 && (c == '&' || c == '=')) {
+			if (out[o - 1] == '\0') { /* an empty name */
+				while (*in && *in != '#' && in[-1] != '&')
+					in++;
+				continue;
+			}
+			if (c == '&')
+				out[o++] = '\0'; /* a name without a value */
+			else
+				state = 2;
+			c = '\0';
+		} else if ((state == 0 && c == '?') ||
+			   (state == 2 && c == '&')) {
+			c = '\0';
+			state = 1;
+		}
+		out[o++] = c;
 	}
-	return is;
+	if (o + 4 >= size)
+		return false;
+	if (state == 1)
+		out[o++] = '\0';
+	memset(out + o, 0, 4);
+	return true;
 }
 
 /* A database name SQLite opens: sqlite3.connect's, an ATTACH's or a
  * VACUUM INTO's (clibs.c). With uri=True (which the event does not tell),
  * or in an ATTACH when SQLite was built with SQLITE_USE_URI (Debian's
- * is), a "file:" name is a URI: both readings are judged. */
+ * is), a "file:" name is a URI: both readings are judged. The URI is read
+ * as SQLite decodes it: the last "vfs" and "mode" win (a mode can only
+ * narrow what came before), and the file each "modeof" names is stat()ed
+ * by the unix VFS to copy its mode and owner: judged as a read. Any other
+ * parameter opens no file. */
 int sb_files_check_sqlite(const char *db)
 {
-	char uri[PATH_MAX];
-	const char *s, *q;
-	size_t k = 0;
+	char uri[2 * PATH_MAX];
+	const char *s, *p, *vfs = "", *mode = "rwc";
 
 	if (!db[0] || strcmp(db, ":memory:") == 0)
 		return 0; /* a private temporary or in-memory database */
@@ -708,28 +746,24 @@ int sb_files_check_sqlite(const char *db)
 		s += 2;
 		s += strcspn(s, "/");
 	}
-	q = strpbrk(s, "?#");
-	if (uri_param_is(q, "mode", "memory") ||
-	    uri_param_is(q, "vfs", "memdb"))
-		return 0; /* no file at all */
-	/* SQLite decodes %XX, and a %00 ends the path */
-	while (*s && *s != '?' && *s != '#' && k < sizeof(uri) - 1) {
-		int h, l;
+	if (!sqlite_uri_decode(s, uri, sizeof(uri)))
+		return refuse_not_exposed(db, db);
+	for (p = uri + strlen(uri) + 1; *p; ) {
+		const char *v = p + strlen(p) + 1;
 
-		if (*s == '%' && (h = hex_digit(s[1])) >= 0 &&
-		    (l = hex_digit(s[2])) >= 0) {
-			if (h == 0 && l == 0)
-				break;
-			uri[k++] = (char)(h * 16 + l);
-			s += 3;
-		} else {
-			uri[k++] = *s++;
-		}
+		if (strcmp(p, "vfs") == 0)
+			vfs = v;
+		else if (strcmp(p, "mode") == 0)
+			mode = v;
+		else if (strcmp(p, "modeof") == 0 && judge(v, -1, RD, NULL) < 0)
+			return -1;
+		p = v + strlen(v) + 1;
 	}
-	uri[k] = '\0';
-	if (!k || strcmp(uri, ":memory:") == 0)
+	if (strcmp(mode, "memory") == 0 || strcmp(vfs, "memdb") == 0)
+		return 0; /* no file at all */
+	if (!uri[0] || strcmp(uri, ":memory:") == 0)
 		return 0; /* a private temporary or in-memory database */
-	return judge(uri, -1, uri_param_is(q, "mode", "ro") ? RD : WR, NULL);
+	return judge(uri, -1, strcmp(mode, "ro") == 0 ? RD : WR, NULL);
 }
 
 /* sqlite3.connect (database): SQLite opens the file in C, so this event is
@@ -792,8 +826,10 @@ int sb_files_event(const char *event, PyObject *args)
 		return sb_clibs_sqlite_opened(tuple_at(args, 0));
 	case SP_SQLITE_EXTENSION:
 		return sb_clibs_sqlite_extension(tuple_at(args, 1));
+	case SP_SQLITE_LOAD:
+		return sb_clibs_sqlite_load();
 	case SP_PUTENV:
-		return sb_clibs_putenv(tuple_at(args, 0));
+		return sb_clibs_putenv(tuple_at(args, 0), tuple_at(args, 1));
 	default:
 		break;
 	}

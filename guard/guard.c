@@ -19,6 +19,8 @@
 #include "exit_status.h"
 #include "guard_seal.h"
 #include "guard.h"
+#include "api_registry.h"
+#include "caps.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -503,6 +505,19 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 		die("the policy does not parse here:\n%s", b.s ? b.s : "");
 	}
 	sb_prof_mark("guard-policy");
+	/* under os-sandbox=subprocess python-sb execs the interpreter as it
+	 * was started: run as root, the program held root's capabilities
+	 * (a device node made with mknod in an exposed tree, the host's name
+	 * and clock set, any file read past its permissions). The kernel
+	 * providers empty them before their filter (weaknesses.md 34, 37);
+	 * here the guard does, before the interpreter runs any code.
+	 * os-sandbox=none applies nothing, by design; a policy that grants
+	 * the whole privileges category (python-api=ALLOW:privileges, or
+	 * ALLOW:*) grants what root may do. */
+	if (sb_g.policy->provider != SB_PROVIDER_NONE &&
+	    !sb_api_category_granted(SB_API_PRIVILEGES) && sb_caps_held() &&
+	    (r = sb_caps_drop()) < 0)
+		die("dropping the capabilities: %s", strerror(-r));
 	if (blob.debug_malloc) {
 		/* the hook entry must carry the debug header CPython's
 		 * debug free will check when it clears the hooks at exit */

@@ -229,9 +229,12 @@ int sb_clibs_sqlite_opened(PyObject *conn);
 /* sqlite3.enable_load_extension (3.10+): enabling needs the native
  * grant. 0 or -1 (raised). */
 int sb_clibs_sqlite_extension(PyObject *enabled);
-/* os.putenv (key): the variables that make OpenSSL load native code need
- * the native grant. 0 or -1 (raised). */
-int sb_clibs_putenv(PyObject *key);
+/* sqlite3.load_extension: the load needs the native grant */
+int sb_clibs_sqlite_load(void);
+/* os.putenv (key, value): the variables that make OpenSSL load native
+ * code need the native grant; those that name files the C library reads
+ * (TZ, TZDIR, LOCPATH, HOSTALIASES) are judged as reads. 0 or -1 (raised). */
+int sb_clibs_putenv(PyObject *key, PyObject *value);
 
 /* ---- learning (learn.c) ---- */
 
@@ -258,6 +261,10 @@ int sb_learn_module_ready(PyObject *mod);
 /* Each returns 0 (not its event, or allowed) or -1 (refused). */
 int sb_files_event(const char *event, PyObject *args);
 int sb_net_event(const char *event, PyObject *args);
+/* socket.setsockopt(level, name, ...) on 'sock': an IP socket may set the
+ * options of src/base/sockopt.c only, unless the policy allows the whole
+ * network. 0 or -1 (raised). */
+int sb_net_judge_sockopt(PyObject *sock, long level, long name);
 int sb_imports_event(const char *event, PyObject *args);
 int sb_api_event(const char *event, PyObject *args);
 
@@ -278,6 +285,9 @@ void sb_net_module_loaded(void);
  * of one native entry opens raw memory, so it opens the whole category's
  * doors (the import of a native module, ctypes' data events). */
 bool sb_api_category_opened(int category);
+/* Is every entry of the category allowed (python-api=ALLOW:<category>,
+ * ALLOW:*)? */
+bool sb_api_category_granted(int category);
 /* The function a registry entry's denier replaced (borrowed), or NULL. */
 PyObject *sb_api_original(const char *qualname);
 /* The eval/exec/compile wrappers (api.c). */

@@ -10,6 +10,7 @@
  * is freed at once).
  */
 #include "guard.h"
+#include "sockopt.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,13 +41,14 @@
 
 #define PY_NONE ((PyObject *)py._Py_NoneStruct)
 
-enum net_op { OP_CONNECT, OP_BIND, OP_SENDTO, OP_SENDMSG };
+enum net_op { OP_CONNECT, OP_BIND, OP_SENDTO, OP_SENDMSG, OP_SETSOCKOPT };
 
 static const char *const op_names[] = {
 	[OP_CONNECT] = "connect",
 	[OP_BIND] = "bind",
 	[OP_SENDTO] = "sendto",
 	[OP_SENDMSG] = "sendmsg",
+	[OP_SETSOCKOPT] = "setsockopt",
 };
 
 /* What the kernel says about the socket behind a Python socket object. */
@@ -866,6 +868,36 @@ static int check_address(enum net_op op, PyObject *sock, PyObject *addr)
 				   "unsupported address format, no rule can be evaluated.",
 				   NULL);
 	}
+}
+
+/* ---- socket options ---- */
+
+int sb_net_judge_sockopt(PyObject *sock, long level, long name)
+{
+	struct sock_info si;
+	char msg[320], target[64];
+
+	if (!sb_g.armed || sb_g.learning || sb_guard_is_busy() ||
+	    sb_net_allows_abstract(sb_g.policy) ||
+	    (level == (int)level && name == (int)name &&
+	     sb_sockopt_allowed((int)level, (int)name)))
+		return 0;
+	if (sock_info(OP_SETSOCKOPT, sock, &si) < 0)
+		return -1;
+	/* a Unix socket's options stay on the host; the other families
+	 * need an address no rule can judge, refused at connect, bind and
+	 * send */
+	if (si.fd < 0 || (si.family != AF_INET && si.family != AF_INET6))
+		return 0;
+	snprintf(target, sizeof(target), "setsockopt(%ld, %ld)", level, name);
+	snprintf(msg, sizeof(msg),
+		 "Guard setsockopt(%ld, %ld) DENIED: the option is not one a "
+		 "net= rule can evaluate (a multicast membership reports its "
+		 "group on the local network; source routing, a device "
+		 "binding, kernel TLS...): only a policy that allows the whole "
+		 "network lets it be set.",
+		 level, name);
+	return refuse_msg(target, NULL, msg);
 }
 
 /* ---- socket creation ---- */

@@ -61,6 +61,18 @@ static unsigned long call_thread;
  * shares with the worker (the child may die without a word) */
 enum { CHILD_SILENT, CHILD_REPLIED, CHILD_LOST };
 static volatile unsigned char *child_reply;
+/* The function's code runs in this process too (its module is imported
+ * here, and a shared worker runs the calls here) and reaches this module
+ * in sys.modules: fork_call() and reap() serve the worker's own isolated
+ * calls only. The worker says once, after the init request and before any
+ * code of the program runs, whether it forks (set_isolated()); a worker
+ * has one child of fork_call() at a time, its child none, and reap()
+ * takes that child only (it kills the child's process group: any other
+ * pid would be a signal to a process group outside the sandbox). */
+enum { ISOLATED_UNSET, ISOLATED_NO, ISOLATED_YES };
+static int isolated_mode = ISOLATED_UNSET;
+static unsigned long requests_read;
+static pid_t forked_child;
 /* one frame at a time on the socket: write_frame() releases the GIL in the
  * middle of a frame, and a function's threads print at the same time */
 static pthread_mutex_t reply_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -537,7 +549,29 @@ static PyObject *frame_next_request(PyObject *self, PyObject *unused)
 		return NULL;
 	call_thread = PyThread_get_thread_ident();
 	call_open = true;
+	requests_read++;
 	return payload;
+}
+
+PyDoc_STRVAR(set_isolated_doc,
+"set_isolated(isolated)\n\n"
+"Whether this worker runs each call in a child of fork_call(): said once,\n"
+"right after the init request was read (before any code of the program\n"
+"runs). fork_call() is refused otherwise.");
+
+static PyObject *frame_set_isolated(PyObject *self, PyObject *args)
+{
+	int on;
+
+	if (!PyArg_ParseTuple(args, "p:set_isolated", &on))
+		return NULL;
+	if (isolated_mode != ISOLATED_UNSET || requests_read != 1) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"set_isolated(): the worker said it already");
+		return NULL;
+	}
+	isolated_mode = on ? ISOLATED_YES : ISOLATED_NO;
+	Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(reply_doc,
@@ -596,6 +630,12 @@ static PyObject *frame_fork_call(PyObject *self, PyObject *unused)
 {
 	pid_t pid;
 
+	if (isolated_mode != ISOLATED_YES || forked_child) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"fork_call(): only the worker of isolated "
+				"calls forks, one call at a time");
+		return NULL;
+	}
 	if (!child_reply) {
 		void *page = mmap(NULL, 1, PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -615,11 +655,13 @@ static PyObject *frame_fork_call(PyObject *self, PyObject *unused)
 		if (setpgid(0, 0) < 0 ||
 		    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			_exit(127);
+		isolated_mode = ISOLATED_NO; /* the call's process forks none */
 		return PyLong_FromLong(0);
 	}
 	PyOS_AfterFork_Parent();
 	if (pid < 0)
 		return PyErr_SetFromErrno(PyExc_OSError);
+	forked_child = pid;
 	call_open = false;
 	return PyLong_FromLong((long)pid);
 }
@@ -639,6 +681,12 @@ static PyObject *frame_reap(PyObject *self, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "i:reap", &pid))
 		return NULL;
+	if (!forked_child || pid != forked_child || !child_reply) {
+		PyErr_SetString(PyExc_ValueError,
+				"reap(): not the child of fork_call()");
+		return NULL;
+	}
+	forked_child = 0;
 	do {
 		Py_BEGIN_ALLOW_THREADS
 		r = waitpid(pid, &status, 0);
@@ -752,6 +800,8 @@ static PyMethodDef frame_methods[] = {
 	{ "bind", frame_bind, METH_VARARGS, bind_doc },
 	{ "next_request", frame_next_request, METH_NOARGS, next_request_doc },
 	{ "reply", frame_reply, METH_VARARGS, reply_doc },
+	{ "set_isolated", frame_set_isolated, METH_VARARGS,
+	  set_isolated_doc },
 	{ "fork_call", frame_fork_call, METH_NOARGS, fork_call_doc },
 	{ "reap", frame_reap, METH_VARARGS, reap_doc },
 	{ "prescan", frame_prescan, METH_VARARGS, prescan_doc },

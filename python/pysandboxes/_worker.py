@@ -431,6 +431,8 @@ def _serve(chan):
     tag, path, init_ref, max_result, isolated = _decode(payload)
     if tag != "init":
         return 3
+    # said once, before any code of the program runs here
+    _frame.set_isolated(bool(isolated))
     for entry in path:
         if entry not in sys.path:
             sys.path.append(entry)

@@ -23,6 +23,7 @@
 
 #include "api_registry.h"
 #include "filecall.h"
+#include "sockopt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -252,89 +253,20 @@ static int rules_socket(struct sb_seccomp_build *c, int nr)
 	return rc;
 }
 
-/* setsockopt: (level, name) pairs that tune the program's own socket.
- * Never IP_OPTIONS (source routing), IP_HDRINCL, IP_TRANSPARENT,
- * IP_FREEBIND, IPV6 routing or hop-by-hop headers, IPV6_PKTINFO (a source
- * address), SO_BINDTODEVICE, socket filters, TCP_ULP (kernel TLS), nor a
- * multicast group's membership: joining one sends an IGMP or MLD report
- * carrying the group's address (28 or 112 bits of the program's choice)
- * on the local network, which no net= rule judges. Nor SO_ZEROCOPY: a
- * sendmsg goes through the supervisor, which sends a copy (never with
- * MSG_ZEROCOPY: netsup.c), so its completions would never come. */
+/* setsockopt: the (level, name) pairs of src/base/sockopt.c, which the
+ * guard's setsockopt wrapper judges by too (multicast membership, source
+ * routing, device binding, kernel TLS, SO_ZEROCOPY... are not among them). */
 static int rules_setsockopt(struct sb_seccomp_build *c, int nr)
 {
-	static const struct {
-		int level, name;
-	} ok[] = {
-		{ SOL_SOCKET, SO_REUSEADDR },	 { SOL_SOCKET, SO_REUSEPORT },
-		{ SOL_SOCKET, SO_KEEPALIVE },	 { SOL_SOCKET, SO_BROADCAST },
-		{ SOL_SOCKET, SO_SNDBUF },	 { SOL_SOCKET, SO_RCVBUF },
-		{ SOL_SOCKET, SO_LINGER },	 { SOL_SOCKET, SO_OOBINLINE },
-		{ SOL_SOCKET, SO_PASSCRED },	 { SOL_SOCKET, SO_RCVLOWAT },
-		{ SOL_SOCKET, SO_SNDLOWAT },	 { SOL_SOCKET, 20 },
-		{ SOL_SOCKET, 21 },		 { SOL_SOCKET, 66 },
-		{ SOL_SOCKET, 67 }, /* SO_{RCV,SND}TIMEO old and new */
-		{ SOL_SOCKET, SO_TIMESTAMP },	 { SOL_SOCKET, SO_TIMESTAMPNS },
-		{ SOL_SOCKET, SO_PRIORITY },	 { SOL_SOCKET, SO_DONTROUTE },
-		{ SOL_SOCKET, SO_INCOMING_CPU },
-		{ SOL_SOCKET, SO_PASSSEC },	 { SOL_SOCKET, SO_NO_CHECK },
-		{ IPPROTO_IP, IP_TOS },		 { IPPROTO_IP, IP_TTL },
-		{ IPPROTO_IP, IP_RECVERR },	 { IPPROTO_IP, IP_MTU_DISCOVER },
-		{ IPPROTO_IP, IP_MULTICAST_IF }, { IPPROTO_IP, IP_MULTICAST_TTL },
-		{ IPPROTO_IP, IP_MULTICAST_LOOP },
-		{ IPPROTO_IP, IP_PKTINFO },	 { IPPROTO_IP, IP_RECVTOS },
-		{ IPPROTO_IP, IP_RECVTTL },
-		{ IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT },
-		{ IPPROTO_IPV6, IPV6_V6ONLY },
-		{ IPPROTO_IPV6, IPV6_UNICAST_HOPS },
-		{ IPPROTO_IPV6, IPV6_MULTICAST_IF },
-		{ IPPROTO_IPV6, IPV6_MULTICAST_HOPS },
-		{ IPPROTO_IPV6, IPV6_MULTICAST_LOOP },
-		{ IPPROTO_IPV6, IPV6_RECVPKTINFO },
-		{ IPPROTO_IPV6, IPV6_RECVERR },
-		{ IPPROTO_IPV6, IPV6_MTU_DISCOVER },
-		{ IPPROTO_IPV6, IPV6_TCLASS },
-		{ IPPROTO_IPV6, IPV6_RECVTCLASS },
-		{ IPPROTO_IPV6, IPV6_DONTFRAG },
-	};
-	static const struct {
-		int level, name;
-	} tcp_udp[] = {
-		{ IPPROTO_TCP, TCP_NODELAY },	   { IPPROTO_TCP, TCP_MAXSEG },
-		{ IPPROTO_TCP, TCP_CORK },	   { IPPROTO_TCP, TCP_KEEPIDLE },
-		{ IPPROTO_TCP, TCP_KEEPINTVL },	   { IPPROTO_TCP, TCP_KEEPCNT },
-		{ IPPROTO_TCP, TCP_SYNCNT },	   { IPPROTO_TCP, TCP_LINGER2 },
-		{ IPPROTO_TCP, TCP_DEFER_ACCEPT },
-		{ IPPROTO_TCP, TCP_WINDOW_CLAMP },
-		{ IPPROTO_TCP, TCP_QUICKACK },	   { IPPROTO_TCP, TCP_CONGESTION },
-		{ IPPROTO_TCP, TCP_USER_TIMEOUT }, { IPPROTO_TCP, TCP_FASTOPEN },
-		{ IPPROTO_TCP, TCP_NOTSENT_LOWAT },
-		{ IPPROTO_TCP, 30 /* TCP_FASTOPEN_CONNECT */ },
-		{ IPPROTO_UDP, 1 /* UDP_CORK */ },
-		{ IPPROTO_UDP, 103 /* UDP_SEGMENT */ },
-		{ IPPROTO_UDP, 104 /* UDP_GRO */ },
-	};
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < SB_ARRAY_LEN(ok) && !rc; i++) {
+	for (i = 0; i < sb_sockopt_ok_len && !rc; i++) {
 		struct scmp_arg_cmp a[2] = {
 			SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
-				(uint64_t)ok[i].level),
+				(uint64_t)sb_sockopt_ok[i].level),
 			SCMP_A2(SCMP_CMP_MASKED_EQ, LO32,
-				(uint64_t)ok[i].name),
-		};
-
-		rc = allow_if(c, nr, 2, a);
-	}
-	/* TCP's and UDP's own tuning; not TCP_ULP (kernel TLS), TCP_MD5SIG,
-	 * TCP_REPAIR, UDP_ENCAP */
-	for (i = 0; i < SB_ARRAY_LEN(tcp_udp) && !rc; i++) {
-		struct scmp_arg_cmp a[2] = {
-			SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
-				(uint64_t)tcp_udp[i].level),
-			SCMP_A2(SCMP_CMP_MASKED_EQ, LO32,
-				(uint64_t)tcp_udp[i].name),
+				(uint64_t)sb_sockopt_ok[i].name),
 		};
 
 		rc = allow_if(c, nr, 2, a);

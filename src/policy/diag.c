@@ -72,9 +72,26 @@ char *sb_sanitize(struct sb_arena *a, const char *s)
 static void add(struct sb_policy *p, bool warning, struct sb_ref ref,
 		const char *prefix, const char *fmt, va_list ap)
 {
-	struct sb_diag *d = warning ? SB_VEC_PUSH(p->arena, p->warnings)
-				    : SB_VEC_PUSH(p->arena, p->errors);
-	char *msg = sb_arena_vprintf(p->arena, fmt, ap);
+	struct sb_diag *d;
+	char *msg;
+
+	/* past SB_MAX_DIAGS: errors are counted (their count is printed),
+	 * warnings end with one that says more were found */
+	if (!warning && p->errors.n >= SB_MAX_DIAGS) {
+		p->errors_dropped++;
+		return;
+	}
+	if (warning && p->warnings.n > SB_MAX_DIAGS)
+		return;
+	d = warning ? SB_VEC_PUSH(p->arena, p->warnings)
+		    : SB_VEC_PUSH(p->arena, p->errors);
+	if (warning && p->warnings.n > SB_MAX_DIAGS) {
+		d->ref = ref;
+		d->text = sb_arena_printf(p->arena, "%s: more warnings were "
+				"found; they are not shown", prefix);
+		return;
+	}
+	msg = sb_arena_vprintf(p->arena, fmt, ap);
 
 	d->ref = ref;
 	d->text = sb_sanitize(p->arena,
@@ -170,4 +187,7 @@ void sb_policy_format_errors(const struct sb_policy *p, struct sb_buf *out)
 		sb_buf_puts(out, "\n");
 		sb_buf_puts(out, p->errors.v[i].text);
 	}
+	if (p->errors_dropped)
+		sb_buf_printf(out, "\n... and %zu more errors, not shown.",
+			      p->errors_dropped);
 }

@@ -20,6 +20,11 @@
 /* Bounds that keep hostile rule files from exhausting the parser. */
 #define MAX_INCLUDE_DEPTH 32
 #define MAX_FILE_SIZE (64u << 20)
+/* ... and the rule file with all its includes: their sum, and how many
+ * (already_loaded() compares each new one with all the others) */
+#define MAX_TOTAL_SIZE MAX_FILE_SIZE
+#define MAX_FILES 1024
+#define ERR_TOTAL 1 /* load_file(): past MAX_TOTAL_SIZE (not an errno) */
 
 struct parser {
 	struct sb_policy *p;
@@ -31,6 +36,10 @@ struct parser {
 	 * is not set (named by the line's errors), else NULL */
 	const char **unset_var;
 	const char *last_unset;
+	/* bytes the ${} references of the whole parse expanded to */
+	size_t expanded;
+	/* bytes of the rule files read */
+	size_t loaded;
 };
 
 static const char *const provider_names[SB_PROVIDER_COUNT] = {
@@ -469,6 +478,11 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 	size_t len = 0;
 	int err;
 
+	if (ps->p->files.n >= MAX_FILES) {
+		sb_error(ps->p, at, "%s: the rule file and its includes name "
+			 "more than %d files.", label, MAX_FILES);
+		return;
+	}
 	if (lstat(abs, &st) < 0) {
 		if (errno != ENOENT && errno != ENOTDIR) {
 			sb_error(ps->p, at, "%s: %s.", label, strerror(errno));
@@ -519,12 +533,27 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 	f->path = sb_arena_strdup(a, canon);
 	f->display = display;
 	f->included_from = from;
-	err = read_file(a, canon, &buf, &len);
+	/* their sum is bounded: by the size lstat() saw, before anything is
+	 * read (the first file alone: read_file()'s own bound), then by
+	 * what was read */
+	err = ps->loaded && (size_t)st.st_size > MAX_TOTAL_SIZE - ps->loaded
+		      ? ERR_TOTAL
+		      : read_file(a, canon, &buf, &len);
+	if (!err && len > MAX_TOTAL_SIZE - ps->loaded)
+		err = ERR_TOTAL;
 	if (err) {
 		f->state = SB_FILE_ERROR;
-		sb_error(ps->p, at, "%s: %s.", label, read_error_text(err));
+		if (err == ERR_TOTAL)
+			sb_error(ps->p, at,
+				 "%s: the rule file and its includes hold "
+				 "more than %u MiB.",
+				 label, MAX_TOTAL_SIZE >> 20);
+		else
+			sb_error(ps->p, at, "%s: %s.", label,
+				 read_error_text(err));
 		return;
 	}
+	ps->loaded += len;
 	f->state = SB_FILE_LOADED;
 	lex_buffer(ps, buf, len, canon, display, depth);
 }
@@ -546,12 +575,36 @@ static const char *bad_reference(struct sb_arena *a, const char *start)
 	return sb_arena_strndup(a, start, (size_t)(p - start));
 }
 
-/* Expand from *pp into out. In a default (nested), stop at the '}' that
- * closes it. Returns false and sets *bad on an invalid reference. */
+/* Defaults nest (${A:-${B:-x}}), each level a call of expand_into(): a
+ * rule file nesting thousands of them overflowed the stack (the
+ * launcher died of SIGSEGV). Deeper than this is refused. */
+#define MAX_DEFAULT_DEPTH 16
+static const char too_deep[] = "";
+/* What all the references of a parse may expand to: a 64 MiB file of
+ * "${LS_COLORS}" (1.5 KB in many environments) would ask for 24 GB. */
+#define MAX_EXPANDED (16u << 20)
+static const char too_much[] = "";
+
+/* Append a variable's value, counted against MAX_EXPANDED: false when it
+ * would pass it. */
+static bool put_value(struct parser *ps, struct sb_buf *out, const char *v,
+		      size_t n)
+{
+	if (n > MAX_EXPANDED - ps->expanded)
+		return false;
+	ps->expanded += n;
+	sb_buf_add(out, v, n);
+	return true;
+}
+
+/* Expand from *pp into out. In a default (nested 'depth' deep), stop at the
+ * '}' that closes it. Returns false and sets *bad on an invalid reference
+ * (too_deep: defaults nested deeper than MAX_DEFAULT_DEPTH). */
 static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
-			bool in_default, bool *had_ref, const char **bad)
+			unsigned depth, bool *had_ref, const char **bad)
 {
 	const char *p = *pp;
+	bool in_default = depth > 0;
 
 	while (*p) {
 		const char *start, *name_end, *val;
@@ -577,9 +630,11 @@ static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
 		*had_ref = true;
 		val = sb_envp_get(ps->o->envp, name);
 		if (*p == '}') {
-			if (val)
-				sb_buf_puts(out, val);
-			else
+			if (val && !put_value(ps, out, val, strlen(val))) {
+				*bad = too_much;
+				return false;
+			}
+			if (!val)
 				ps->last_unset = name;
 			p++;
 			continue;
@@ -589,7 +644,11 @@ static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
 			return false;
 		}
 		p += 2;
-		if (!expand_into(ps, &p, &def, true, had_ref, bad)) {
+		if (depth == MAX_DEFAULT_DEPTH) {
+			*bad = too_deep;
+			return false;
+		}
+		if (!expand_into(ps, &p, &def, depth + 1, had_ref, bad)) {
 			sb_buf_free(&def);
 			return false;
 		}
@@ -599,11 +658,14 @@ static bool expand_into(struct parser *ps, const char **pp, struct sb_buf *out,
 			return false;
 		}
 		p++;
-		if (val && *val)
-			sb_buf_puts(out, val);
-		else if (def.len)
-			sb_buf_add(out, def.s, def.len);
-		else if (!val)
+		if ((val && *val && !put_value(ps, out, val, strlen(val))) ||
+		    (!(val && *val) && def.len &&
+		     !put_value(ps, out, def.s, def.len))) {
+			sb_buf_free(&def);
+			*bad = too_much;
+			return false;
+		}
+		if (!val && !def.len)
 			ps->last_unset = name;
 		sb_buf_free(&def);
 	}
@@ -624,12 +686,24 @@ static const char *expand(struct parser *ps, const char *s, struct sb_ref ref,
 			*had_ref = false;
 		return s;
 	}
-	if (!expand_into(ps, &s, &out, false, had_ref ? had_ref : &dummy,
+	if (!expand_into(ps, &s, &out, 0, had_ref ? had_ref : &dummy,
 			 &bad)) {
-		sb_error(ps->p, ref,
-			 "Invalid variable reference '%s', use ${NAME} or "
-			 "${NAME:-default}",
-			 bad);
+		if (bad == too_deep)
+			sb_error(ps->p, ref,
+				 "Variable defaults nested more than %d deep "
+				 "(${A:-${B:-...}}): write the rule with fewer "
+				 "levels",
+				 MAX_DEFAULT_DEPTH);
+		else if (bad == too_much)
+			sb_error(ps->p, ref,
+				 "Variable references expand to more than %u "
+				 "MiB in all: the rule file is refused",
+				 MAX_EXPANDED >> 20);
+		else
+			sb_error(ps->p, ref,
+				 "Invalid variable reference '%s', use ${NAME} "
+				 "or ${NAME:-default}",
+				 bad);
 		sb_buf_free(&out);
 		return NULL;
 	}

@@ -321,7 +321,13 @@ struct sb_policy {
 
 	SB_VEC(struct sb_diag) errors;   /* sorted by file, then line */
 	SB_VEC(struct sb_diag) warnings; /* in the order found */
+	/* errors past SB_MAX_DIAGS, counted, not kept (a hostile file of
+	 * millions of bad lines made gigabytes of messages) */
+	size_t errors_dropped;
 };
+
+/* The errors, and the warnings, a parse keeps at most. */
+#define SB_MAX_DIAGS 100
 
 enum {
 	/* Do not resolve host names; a name in net= is then an error. */

@@ -3,6 +3,8 @@ Python layer refuses every one, under every provider, with the API guard's
 exception and the category that denied it (process-exec is denied whatever
 python-import= says)."""
 
+import os
+
 from harness import API_ERR, api_denied, attack
 
 ALL = "python-import=*\n"
@@ -181,3 +183,29 @@ def test_A17(case, judge):
                  api_denied("threading.Thread.start", "threads"))
     judge.python(out["_thread"], API_ERR,
                  api_denied("_thread.start_new_thread", "threads"))
+
+
+@attack("A20", "Root's capabilities under the Python layer: a device node "
+        "made in an exposed tree, a file given to another user")
+def test_A20(case, judge):
+    """Under os-sandbox=subprocess python-sb execs the interpreter as it
+    was started: run as root, the program held every capability. It made
+    a character device (1, 5: /dev/zero; (8, 0) would be the host's
+    disk) in its expose-rw= tree and read it, and chowned a file there to
+    another user; sethostname and clock_settime (no rule names them)
+    changed the host. Evidence from outside: what is left in rw/ (no
+    device node, the owner unchanged). As uid 65534 and under the kernel
+    providers the kernel refused already."""
+    case.mkdir("rw")
+    case.write("rw/mine", "x")
+    out = case.run("python-import=*\nexpose-rw=./rw\n", {
+        "mknod": "import os, stat\n"
+                 "os.mknod('rw/zero', stat.S_IFCHR | 0o600, "
+                 "os.makedev(1, 5))\n"
+                 "return open('rw/zero', 'rb').read(4)",
+        "chown": "import os\nos.chown('rw/mine', 12345, 12345)",
+    })
+    judge.kernel(out["mknod"], "EPERM")
+    judge.kernel(out["chown"], "EPERM")
+    assert not os.path.exists(case.path("rw/zero"))
+    assert os.stat(case.path("rw/mine")).st_uid != 12345

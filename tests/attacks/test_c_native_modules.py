@@ -244,3 +244,24 @@ def test_C23(case, judge):
     judge.python(out["parent"], ERR, re.compile(
         "Module named '(_posixsubprocess|mmap)' is not allowed by a rule"))
     assert not os.path.exists(marker)
+
+
+@attack("C31", "SQLite's fts3_tokenizer(name, pointer): a jump to an "
+        "address the program wrote, with no native grant")
+def test_C31(case, judge):
+    # Debian's SQLite is built with SQLITE_ENABLE_FTS3_TOKENIZER: the
+    # two-argument form registers the tokenizer module at the address
+    # given; its xCreate here is 0x4141414141414141, which FTS3 calls when
+    # the table is made (the interpreter dies of SIGSEGV there: the
+    # script reports nothing and case.run fails)
+    out = case.run("python-import=*\n", {"fts3": """
+        import sqlite3, struct
+        c = sqlite3.connect(':memory:')
+        fake = struct.pack('<Q', 0) + struct.pack('<Q', 0x4141414141414141) * 6
+        ptr = struct.pack('<Q', id(fake) + 32)
+        c.execute("select fts3_tokenizer('evil', ?)", (ptr,)).fetchall()
+        c.execute('create virtual table t using fts3(x, tokenize=evil)')
+        """})
+    judge.python(out["fts3"], "RulePermissionError",
+                 "The SQL function fts3_tokenizer() registers a tokenizer "
+                 "at a raw address that FTS3 calls into: " + NEEDS)

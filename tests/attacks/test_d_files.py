@@ -166,3 +166,113 @@ def test_D26(tree, judge, host_socket):
     judge.python(out["docker"], "RuleSocketConnectionRefusedError",
                  f"Guard connect to AF_UNIX socket '{host_socket}' DENIED: "
                  "no expose-ro=/expose-rw= rule covers this path.")
+
+
+# SQLite decodes %XX in a URI's parameter names too, and lets the last
+# "mode" and "vfs" win: a name the guard read as written was judged as
+# an in-memory database, or a read, and SQLite opened a file.
+SQLITE_URIS = {
+    "mode_key": "file:{d}/outside/a.db?mode=memory&mod%65=rwc",
+    "vfs_key": "file:{d}/outside/b.db?vfs=memdb&vf%73=unix",
+    "ro_key": "file:{d}/data/c.db?mode=ro&mod%65=rw",
+}
+
+
+@attack("D30", "SQLite URIs read as SQLite decodes them (%XX in parameter "
+        "names, the last mode= and vfs=, modeof=)")
+def test_D30(tree, judge):
+    probes = {}
+    for label, uri in SQLITE_URIS.items():
+        probes[label] = f"""
+            import os, sqlite3
+            u = {uri!r}.format(d=os.getcwd())
+            sqlite3.connect(u, uri=True).execute('create table t(a)')
+            """
+    probes["attach_key"] = f"""
+        import os, sqlite3
+        u = {SQLITE_URIS['mode_key'].replace('a.db', 'e.db')!r}
+        c = sqlite3.connect(':memory:')
+        c.execute("attach '" + u.format(d=os.getcwd()) + "' as w")
+        c.execute('create table w.t(a)')
+        """
+    # modeof= makes the unix VFS stat() a file to copy its mode and owner:
+    # whether a name outside exists, and what its mode is
+    probes["modeof"] = """
+        import os, sqlite3
+        d = os.getcwd()
+        u = f'file:{d}/rw/m.db?modeof={d}/outside/secret.txt'
+        sqlite3.connect(u, uri=True).execute('create table t(a)')
+        return oct(os.stat('rw/m.db').st_mode)
+        """
+    # the data/ database the ro_key probe would write into
+    tree.write("data/c.db", "")
+    out = tree.run(RULES, probes)
+    for label, name in (("mode_key", "a.db"), ("vfs_key", "b.db"),
+                        ("attach_key", "e.db")):
+        judge.python(out[label], NOT_FOUND,
+                     not_accepted(tree.path(f"outside/{name}")))
+        assert not os.path.exists(tree.path(f"outside/{name}"))
+    judge.python(out["ro_key"], NO_WRITE,
+                 f"Cannot write to '{tree.path('data')}/'. {RO_REF}")
+    assert os.path.getsize(tree.path("data/c.db")) == 0
+    judge.python(out["modeof"], NOT_FOUND,
+                 not_accepted(tree.path("outside/secret.txt")))
+
+
+@attack("D31", "a file outside read by the C library through the "
+        "environment: TZ and time.tzset(), TZDIR, LOCPATH, HOSTALIASES")
+def test_D31(tree, judge):
+    """glibc's tzset() reads the zone file $TZ names (":path", a path,
+    or a name under $TZDIR that ".." climbs out of) with no event: the
+    program read a file outside the rules (here a zone file's
+    abbreviation, JST; any file: whether it exists) while open() of it
+    was refused. TZ, TZDIR, LOCPATH and HOSTALIASES (the resolver's alias
+    file) are judged when set."""
+    zone = "/usr/share/zoneinfo/Asia/Tokyo"
+    if not os.path.exists(zone):
+        pytest.skip(f"no {zone} to copy")
+    shutil.copy(zone, tree.path("outside/zone"))
+    out = tree.run(RULES, {
+        "abs": """
+            import os, time
+            os.environ['TZ'] = ':' + os.getcwd() + '/outside/zone'
+            time.tzset()
+            return time.tzname
+            """,
+        "dotdot": """
+            import os, time
+            up = '../../../../..'
+            os.environ['TZ'] = up + os.getcwd() + '/outside/zone'
+            time.tzset()
+            return time.tzname
+            """,
+        "tzdir": """
+            import os
+            os.environ['TZDIR'] = os.getcwd() + '/outside'
+            """,
+        "locpath": """
+            import os
+            os.environ['LOCPATH'] = os.getcwd() + '/outside'
+            """,
+        "hostaliases": """
+            import os
+            os.environ['HOSTALIASES'] = 'outside/zone'
+            """,
+        # a zone of the system's, and a POSIX string, name no file of the
+        # program's choice
+        "tokyo": """
+            import os, time
+            os.environ['TZ'] = 'Asia/Tokyo'
+            time.tzset()
+            return time.tzname
+            """,
+    })
+    for label in ("abs", "dotdot"):
+        judge.python(out[label], NOT_FOUND,
+                     not_accepted(tree.path("outside/zone")))
+    for label in ("tzdir", "locpath"):
+        judge.python(out[label], NOT_FOUND,
+                     not_accepted(tree.path("outside")))
+    judge.python(out["hostaliases"], NOT_FOUND,
+                 not_accepted(tree.path("outside/zone")))
+    assert out["tokyo"].msg == "('JST', 'JST')", out["tokyo"]

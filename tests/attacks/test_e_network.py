@@ -5,6 +5,8 @@ not be judged as allowed. Under landlock the kernel also confines the TCP
 ports of native code (group N); here the guard refuses first."""
 
 import socket
+import textwrap
+import threading
 
 import pytest
 
@@ -254,3 +256,90 @@ def test_E25(case, judge, tcp_port):
     judge.python(out["stream"], ERR,
                  f"Guard connect to ('127.0.0.1', 53) {why}")
     judge.python(out["gai"], ERR, unnamed(SECRET))
+
+
+def _memberships(groups, stop, seen):
+    """Poll the host's multicast memberships (/proc/net/igmp, igmp6: the
+    groups every process of this network namespace joined, as the host
+    sees them) until stop is set; record each group of 'groups' found."""
+    while not stop.is_set():
+        for name in ("/proc/net/igmp", "/proc/net/igmp6"):
+            try:
+                with open(name) as f:
+                    text = f.read().lower()
+            except OSError:
+                continue
+            seen.update(g for g in groups if g in text)
+        stop.wait(0.02)
+
+
+E30_PROBES = {
+    "join4": """
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        mreq = socket.inet_aton('239.83.69.67') + bytes(4)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                     mreq)
+        import time; time.sleep(1)
+        """,
+    "join6": """
+        s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        mreq = socket.inet_pton(socket.AF_INET6,
+                                'ff0e::5345:4352:4554') + bytes(4)
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP,
+                     mreq)
+        import time; time.sleep(1)
+        """,
+    "index": """
+        class Twice:
+            n = 0
+            def __index__(self):
+                Twice.n += 1
+                return (socket.IP_TTL if Twice.n == 1
+                        else socket.IP_ADD_MEMBERSHIP)
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        mreq = socket.inet_aton('239.83.69.67') + bytes(4)
+        try:
+            s.setsockopt(socket.IPPROTO_IP, Twice(), mreq)
+        except OSError:
+            pass  # IP_TTL with an 8-byte value: EINVAL
+        import time; time.sleep(1)
+        return Twice.n
+        """,
+}
+
+
+@attack("E30", "a multicast join from Python: an IGMP/MLD report carries "
+        "the group's address on the local network, no net= rule judges it")
+def test_E30(case, judge, tcp_port):
+    """setsockopt(IP_ADD_MEMBERSHIP) made the kernel send a membership
+    report with the group address the program chose (28 bits a packet
+    over IGMP, 112 over MLD) onto the local network, under a policy that
+    allows one loopback port. The seccomp filter holds native code
+    (K24); under subprocess nothing judged the Python call. Evidence from
+    outside: the host's membership table while the program runs. The
+    level and option are also read once: an __index__ answering IP_TTL to
+    a check and IP_ADD_MEMBERSHIP to the call joins nothing."""
+    groups = {"434553ef": "239.83.69.67",  # /proc/net/igmp: little-endian
+              "ff0e0000000000000000534543524554": "ff0e::5345:4352:4554"}
+    stop, seen = threading.Event(), set()
+    poller = threading.Thread(target=_memberships,
+                              args=(list(groups), stop, seen))
+    poller.start()
+    try:
+        out = case.run(allow(tcp_port), probes(
+            {k: textwrap.dedent(v) for k, v in E30_PROBES.items()}),
+            args=[tcp_port])
+    finally:
+        stop.set()
+        poller.join()
+    for label, opt in (("join4", 35), ("join6", 20)):
+        level = 0 if label == "join4" else 41
+        judge.python(out[label], ERR,
+                     f"Guard setsockopt({level}, {opt}) DENIED: the option "
+                     "is not one a net= rule can evaluate (a multicast "
+                     "membership reports its group on the local network; "
+                     "source routing, a device binding, kernel TLS...): "
+                     "only a policy that allows the whole network lets it "
+                     "be set.")
+    assert out["index"].msg == "1", out["index"]
+    assert not seen, f"groups joined on the host: {sorted(seen)}"

@@ -278,3 +278,132 @@ def test_K16(case, judge):
     judge._record("refused by " + ("kernel" if native else "python"),
                   "the project directory and its rule file are in place; "
                   "the next run cannot read the secret")
+
+
+@attack("K30", "a rule file nesting ${A:-${B:-...}} defaults thousands "
+        "deep: the launcher's stack")
+def test_K30(case, judge):
+    """A rule file shipped with a project can be hostile. Each nested
+    default was a level of recursion in the parser: 300,000 of them (1.8
+    MB) overflowed python-sb's stack, and the launcher died of SIGSEGV
+    instead of refusing the file. Judged from outside: the exit status
+    255 and the message naming the line; nothing ran."""
+    n = 300_000
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    r = case._run("python-import=*\nexpose-ro=" + "${A:-" * n + "x" +
+                  "}" * n + "\n", [f"--python={case.python}", "run.py"])
+    crashed = r.returncode < 0 or r.returncode > 128 and r.returncode != 255
+    judge._record("escaped" if crashed else "refused by launcher",
+                  f"status {r.returncode}: {r.stderr[-200:]!r}")
+    assert not crashed, f"python-sb died: status {r.returncode}"
+    assert r.returncode == 255, (r.returncode, r.stderr[-500:])
+    assert (".py-sandboxes(2): Variable defaults nested more than 16 deep"
+            in r.stderr), r.stderr[-500:]
+    assert not os.path.exists(marker)
+
+
+@attack("K31", "a rule file whose ${} references expand to gigabytes "
+        "(${LS_COLORS} times millions): the launcher's memory")
+def test_K31(case, judge):
+    """Each reference was expanded in full: a 64 MiB rule file of
+    "${LS_COLORS}" (1.5 KB in many environments) asked python-sb for 24
+    GB before it said anything. What all references of a parse expand to
+    is bounded (16 MiB). Here 2,000 references to a 100 KiB variable
+    (200 MB, no more, on a shared machine) are refused; judged from outside:
+    the status, the message, and the peak memory of python-sb, measured
+    by a parent of its own."""
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    rules = "python-import=*\nexpose-ro=" + "${PYSB_K31}" * 2000 + "\n"
+    case.write(".py-sandboxes", rules + case.tail())
+    argv = [case.sb, f"--python={case.python}", "run.py"]
+    if case.nobody and os.geteuid() == 0:
+        chown_tree(case.root)
+        argv = as_nobody(argv)
+    measure = ("import resource, subprocess, sys\n"
+               "r = subprocess.run(sys.argv[1:], capture_output=True, "
+               "text=True)\n"
+               "print(r.returncode, resource.getrusage("
+               "resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+               "sys.stderr.write(r.stderr[-600:])\n")
+    env = dict(os.environ, PYSB_K31="x" * 100_000)
+    r = subprocess.run(["/usr/bin/python3", "-c", measure] + argv,
+                       cwd=case.root, env=env, capture_output=True,
+                       text=True, timeout=300)
+    status, peak_kb = (int(v) for v in r.stdout.split())
+    judge._record("escaped" if peak_kb > 100_000 else "refused by launcher",
+                  f"status {status}, peak {peak_kb} KiB")
+    assert status == 255, (status, r.stderr)
+    assert ("Variable references expand to more than 16 MiB in all"
+            in r.stderr), r.stderr
+    assert peak_kb < 100_000, f"python-sb took {peak_kb} KiB"
+    assert not os.path.exists(marker)
+
+
+@attack("K32", "a rule file of millions of bad lines: every error kept "
+        "and printed")
+def test_K32(case, judge):
+    """Every problem of a rule file is reported at once: a 4 MB file of
+    two million lines holding a NUL made python-sb print 160 MB of
+    messages with 890 MB of memory (a 64 MiB file, 16 times that, on a
+    machine shared with others). A parse keeps 100 errors and counts the
+    rest. Judged from outside: the status, the size of what python-sb
+    printed and its peak memory, measured by a parent of its own."""
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    with open(case.path(".py-sandboxes"), "wb") as f:
+        f.write(b"\x00\n" * 2_000_000 + case.tail().encode())
+    argv = [case.sb, f"--python={case.python}", "run.py"]
+    if case.nobody and os.geteuid() == 0:
+        chown_tree(case.root)
+        argv = as_nobody(argv)
+    measure = ("import resource, subprocess, sys\n"
+               "r = subprocess.run(sys.argv[1:], capture_output=True)\n"
+               "print(r.returncode, len(r.stderr), resource.getrusage("
+               "resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+               "sys.stdout.write(r.stderr[-300:].decode())\n")
+    r = subprocess.run(["/usr/bin/python3", "-c", measure] + argv,
+                       cwd=case.root, capture_output=True, text=True,
+                       timeout=300)
+    first, _, tail = r.stdout.partition("\n")
+    status, printed, peak_kb = (int(v) for v in first.split())
+    judge._record("escaped" if printed > 100_000 or peak_kb > 200_000
+                  else "refused by launcher",
+                  f"status {status}, {printed} bytes printed, peak "
+                  f"{peak_kb} KiB")
+    assert status == 255, (status, tail)
+    assert printed < 100_000, f"python-sb printed {printed} bytes"
+    assert peak_kb < 200_000, f"python-sb took {peak_kb} KiB"
+    assert "... and 1999900 more errors, not shown." in tail, tail
+    assert not os.path.exists(marker)
+
+
+@attack("K33", "a rule file including many large files: their sum, and "
+        "how many")
+def test_K33(case, judge):
+    """Each included file was bounded (64 MiB), their sum and their number
+    were not: a rule file could have python-sb read as many large files
+    as the machine holds, and compare each new include with all the
+    others. The rule file with its includes holds 64 MiB and names 1,024
+    files at most. Judged from outside: the status and the message;
+    nothing ran."""
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    for i in range(3):
+        case.write(f"big{i}.rules", "# " + "x" * (22 << 20) + "\n")
+    many = "".join(f'include "absent/{i}.rules"\n' for i in range(1100))
+    for label, head, line, message in (
+            ("sum", "".join(f'include "big{i}.rules"\n' for i in range(3)),
+             3, 'include "big2.rules": the rule file and its includes '
+                'hold more than 64 MiB.'),
+            ("number", many, 1024, 'include "absent/1023.rules": the rule '
+             'file and its includes name more than 1024 files.')):
+        r = case._run(head + "python-import=*\n",
+                      [f"--python={case.python}", "run.py"], timeout=120)
+        judge._record("refused by launcher" if r.returncode == 255
+                      else "escaped", f"{label}: status {r.returncode}")
+        assert r.returncode == 255, (label, r.returncode, r.stderr[-500:])
+        assert f".py-sandboxes({line}): {message}" in r.stderr, (
+            label, r.stderr[-500:])
+        assert not os.path.exists(marker)

@@ -31,6 +31,7 @@ import stat
 import subprocess
 import tempfile
 import textwrap
+import time
 
 import pytest
 
@@ -107,6 +108,28 @@ def plant():
 @sandbox
 def probe():
     return os.environ.get("PLANTED")
+
+
+@sandbox
+def transport_doors(pgid):
+    """The worker's fork and reap, as the function reaches them: reap()
+    killed the process group of any pid it was given, fork_call() forked
+    with no process-exec grant."""
+    f = sys.modules["pysandboxes._pysbframe"]
+    out = {}
+    try:
+        out["kill"] = repr(f.reap(pgid))
+    except Exception as exc:
+        out["kill"] = type(exc).__name__
+    try:
+        pid = f.fork_call()
+    except Exception as exc:
+        out["fork"] = type(exc).__name__
+    else:
+        if pid == 0:
+            os._exit(0)
+        out["fork"] = "forked"
+    return out
 
 
 @sandbox
@@ -365,6 +388,14 @@ print(json.dumps(out))
 '''
 
 
+MAIN_P7 = MAIN_COMMON + '''
+iso = sys.argv[2] == "isolated"
+with sandboxes(workers=1, isolated=iso):
+    out["doors"] = outcome(sbmod.transport_doors, int(sys.argv[1]))
+    out["after"] = sbmod.echo(1)
+print(json.dumps(out))
+'''
+
 MAIN_P6 = MAIN_COMMON + '''
 victim = sys.argv[1]
 # an enforced run whose function may write its working directory
@@ -543,3 +574,31 @@ def test_P6_the_result_mode_writer_follows_no_planted_link(column, victim):
     assert stat.S_IMODE(st.st_mode) == 0o600, oct(st.st_mode)
     assert victim.read_text() == "root secret\n"
     assert "remote-result-mode=data-only" in out["rules"].split("\n"), out
+
+
+@pytest.mark.parametrize("mode", ["shared", "isolated"])
+def test_P7_the_transport_forks_and_signals_for_its_own_calls_only(column,
+                                                                    mode):
+    """A function reaches the worker's C transport in sys.modules: its
+    reap(pid) waited for pid and then killed the process group -pid,
+    whatever pid was (a process group of the user's outside the sandbox,
+    under subprocess; a shared worker died of it), and fork_call() forked
+    the worker with no process-exec grant. Both serve the worker's own
+    isolated calls only now. Evidence from outside: a victim process
+    group this test started (as the column's user) is alive after the
+    call."""
+    argv = ["sleep", "600"]
+    if column.endswith("/nobody"):
+        argv = as_nobody(argv)
+    victim = subprocess.Popen(argv, start_new_session=True)
+    try:
+        out = run_parent(column, MAIN_P7, str(victim.pid), mode)
+        time.sleep(scaled(0.2))
+        assert victim.poll() is None, "the victim's process group was killed"
+        assert out["doors"][0] == "ok", out
+        assert out["doors"][1] == repr({"kill": "ValueError",
+                                         "fork": "RuntimeError"}), out
+        assert out["after"] == ["echo", 1]
+    finally:
+        victim.kill()
+        victim.wait()

@@ -148,6 +148,39 @@ def test_sqlite_attach_and_vacuum_into_with_the_rule(sandboxed, tree):
         assert os.path.exists(f"{tree}/outside/{name}"), name
 
 
+def test_sqlite_uris_and_deserialize_work_within_the_rules(sandboxed, tree):
+    # what correct programs do with the URI parameters the guard reads,
+    # and Connection.deserialize (3.11+), whose own "ATTACH x AS main"
+    # opens no file: it works with the cwd exposed to nothing
+    out = probe(sandboxed, """\
+        import sqlite3
+        d = os.getcwd()
+        def uri(u, sql="create table t(x)"):
+            sqlite3.connect(u.format(d=d), uri=True).execute(sql)
+        t("shared", lambda: uri("file:{d}/rw/s.db?cache=shared&mode=rwc"))
+        t("modeof", lambda: uri("file:{d}/rw/m.db?modeof={d}/data/d.db"))
+        t("ro", lambda: uri("file:data/d.db?mode=ro", "select * from t"))
+        t("encoded", lambda: uri("file:{d}/rw/%65.db?mod%65=rwc"))
+        t("memory", lambda: uri("file:{d}/outside/x.db?mode=memory"))
+        def deserialize():
+            c = sqlite3.connect(":memory:")
+            c.execute("select 1")  # the guard's authorizer is in
+            src = sqlite3.connect(":memory:")
+            src.execute("create table t(x)")
+            src.execute("insert into t values (7)")
+            if not hasattr(c, "deserialize"):
+                return (7,)
+            c.deserialize(src.serialize())
+            return c.execute("select x from t").fetchone()
+        t("deserialize", deserialize)
+        """)
+    for label in ("shared", "modeof", "ro", "encoded", "memory"):
+        assert out[label] == "OK None", (label, out[label])
+    assert out["deserialize"] == "OK (7,)"
+    assert sorted(os.listdir(f"{tree}/rw")) == ["e.db", "m.db", "s.db"]
+    assert sorted(os.listdir(f"{tree}/outside")) == ["d.db"]
+
+
 def test_sqlite_extensions_need_the_native_grant(sandboxed, tree,
                                                  python_exe):
     body = """\

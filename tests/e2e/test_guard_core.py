@@ -716,3 +716,23 @@ def test_a_module_made_again_gets_the_wrappers(sandboxed, tmp_cwd, route):
         victim.kill()
         victim.wait()
         shutil.rmtree(secret_dir)
+
+
+def test_root_holds_no_capability_unless_privileges_are_granted(sandboxed):
+    """Run as root under subprocess, the program held root's capabilities
+    (attack A20: a device node made in an exposed tree). The guard empties
+    them at its start; a policy that grants the whole privileges category
+    grants what root may do, and keeps them."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    code = ("print(open('/proc/self/status').read()"
+            ".split('CapEff:')[1].split()[0])\n")
+    base = "os-sandbox=subprocess\nexpose-ro=/proc/self/status\n"
+    r = sandboxed(base, code)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout, 16) == 0, r.stdout
+    r = sandboxed(base + "python-api=ALLOW:privileges\n", code)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout, 16) != 0, r.stdout
+    r = sandboxed(base + "python-api=ALLOW:os.umask\n", code)
+    assert int(r.stdout, 16) == 0, r.stdout

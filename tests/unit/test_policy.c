@@ -244,6 +244,37 @@ static void test_expansion(void)
 	is_str(p->imports.n ? p->imports.v[0].name : NULL, "alpha",
 	       "${NAME} in any rule");
 	sb_policy_free(p);
+	{
+		/* defaults nest 16 deep, not 17: each level was a recursion,
+		 * and 300,000 of them overflowed the stack (attack K30) */
+		struct sb_buf b = { 0 };
+		int i;
+
+		sb_buf_puts(&b, "env=D=");
+		for (i = 0; i < 16; i++)
+			sb_buf_puts(&b, "${X:-");
+		sb_buf_puts(&b, "deep");
+		for (i = 0; i < 16; i++)
+			sb_buf_puts(&b, "}");
+		sb_buf_puts(&b, "\n");
+		p = parse(b.s);
+		is_str(env_get(p, "D"), "deep", "defaults nested 16 deep");
+		sb_policy_free(p);
+		b.len = 0;
+		sb_buf_puts(&b, "env=D=");
+		for (i = 0; i < 17; i++)
+			sb_buf_puts(&b, "${X:-");
+		sb_buf_puts(&b, "deep");
+		for (i = 0; i < 17; i++)
+			sb_buf_puts(&b, "}");
+		sb_buf_puts(&b, "\n");
+		one_error(b.s,
+			  ".py-sandboxes(1): Variable defaults nested more than "
+			  "16 deep (${A:-${B:-...}}): write the rule with fewer "
+			  "levels",
+			  "defaults nested 17 deep are refused");
+		sb_buf_free(&b);
+	}
 }
 
 static void test_include(void)

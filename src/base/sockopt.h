@@ -1,0 +1,22 @@
+/* sockopt.h - the socket options a sandboxed program may set: one table,
+ * compiled into the seccomp filter (src/kernel/seccomp.c) and judged by
+ * the guard's setsockopt wrapper (guard/net.c) under os-sandbox=subprocess.
+ */
+#ifndef SB_SOCKOPT_H
+#define SB_SOCKOPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct sb_sockopt {
+	int level, name;
+};
+
+/* The (level, name) pairs allowed, whatever the socket's family. */
+extern const struct sb_sockopt sb_sockopt_ok[];
+extern const size_t sb_sockopt_ok_len;
+
+/* Is (level, name) in sb_sockopt_ok? */
+bool sb_sockopt_allowed(int level, int name);
+
+#endif
