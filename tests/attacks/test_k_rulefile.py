@@ -280,7 +280,7 @@ def test_K16(case, judge):
                   "the next run cannot read the secret")
 
 
-@attack("K30", "a rule file nesting ${A:-${B:-...}} defaults thousands "
+@attack("K40", "a rule file nesting ${A:-${B:-...}} defaults thousands "
         "deep: the launcher's stack")
 def test_K30(case, judge):
     """A rule file shipped with a project can be hostile. Each nested
@@ -303,7 +303,7 @@ def test_K30(case, judge):
     assert not os.path.exists(marker)
 
 
-@attack("K31", "a rule file whose ${} references expand to gigabytes "
+@attack("K41", "a rule file whose ${} references expand to gigabytes "
         "(${LS_COLORS} times millions): the launcher's memory")
 def test_K31(case, judge):
     """Each reference was expanded in full: a 64 MiB rule file of
@@ -341,7 +341,7 @@ def test_K31(case, judge):
     assert not os.path.exists(marker)
 
 
-@attack("K32", "a rule file of millions of bad lines: every error kept "
+@attack("K42", "a rule file of millions of bad lines: every error kept "
         "and printed")
 def test_K32(case, judge):
     """Every problem of a rule file is reported at once: a 4 MB file of
@@ -379,7 +379,7 @@ def test_K32(case, judge):
     assert not os.path.exists(marker)
 
 
-@attack("K33", "a rule file including many large files: their sum, and "
+@attack("K43", "a rule file including many large files: their sum, and "
         "how many")
 def test_K33(case, judge):
     """Each included file was bounded (64 MiB), their sum and their number

@@ -246,7 +246,7 @@ static void test_expansion(void)
 	sb_policy_free(p);
 	{
 		/* defaults nest 16 deep, not 17: each level was a recursion,
-		 * and 300,000 of them overflowed the stack (attack K30) */
+		 * and 300,000 of them overflowed the stack (attack K40) */
 		struct sb_buf b = { 0 };
 		int i;
 
