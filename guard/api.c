@@ -571,6 +571,17 @@ bool sb_api_category_opened(int category)
 	return false;
 }
 
+int sb_api_native_open(void)
+{
+	if (sb_api_category_opened(SB_API_NATIVE))
+		return 1;
+	if (!sb_g.learning)
+		return 0;
+	if (sb_learn_record("api", "ctypes.CDLL", NULL) < 0)
+		return sb_guard_refuse_halted();
+	return 1;
+}
+
 bool sb_api_category_granted(int category)
 {
 	size_t i;

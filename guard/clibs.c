@@ -135,13 +135,10 @@ static int wrap_class(PyObject *mod, const char *module, const char *cname,
 static int native_door(const char *target, const char *what)
 {
 	char msg[512];
+	int open = sb_api_native_open();
 
-	if (sb_api_category_opened(SB_API_NATIVE))
-		return 0;
-	if (sb_g.learning)
-		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
-			       ? sb_guard_refuse_halted()
-			       : 0;
+	if (open != 0)
+		return open < 0 ? -1 : 0;
 	snprintf(msg, sizeof(msg),
 		 "%s: it needs the rule python-api=ALLOW:native", what);
 	sb_guard_note("api", target, NULL, "python-api=ALLOW:native");

@@ -285,6 +285,12 @@ void sb_net_module_loaded(void);
  * of one native entry opens raw memory, so it opens the whole category's
  * doors (the import of a native module, ctypes' data events). */
 bool sb_api_category_opened(int category);
+/* A door to native code no registry entry names (a native module's
+ * import, an SQL function, an environment variable): 1 open (a native
+ * grant, or a learning run, which records one as ctypes.CDLL), 0 not (the
+ * caller refuses, naming python-api=ALLOW:native), -1 learning lost its
+ * recorder (raised). */
+int sb_api_native_open(void);
 /* Is every entry of the category allowed (python-api=ALLOW:<category>,
  * ALLOW:*)? */
 bool sb_api_category_granted(int category);

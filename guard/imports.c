@@ -62,13 +62,10 @@ static int native_grant(const char *name, const char *file,
 {
 	const char *outside = sb_modtab_outside(symbol ? symbol : name);
 	char what[256], msg[2 * PATH_MAX + 768];
+	int open = sb_api_native_open();
 
-	if (sb_api_category_opened(SB_API_NATIVE))
-		return 0;
-	if (sb_g.learning)
-		return sb_learn_record("api", "ctypes.CDLL", NULL) < 0
-			       ? sb_guard_refuse_halted()
-			       : 0;
+	if (open != 0)
+		return open < 0 ? -1 : 0;
 	if (outside)
 		snprintf(what, sizeof(what),
 			 "native code that %s without an audit event the "
