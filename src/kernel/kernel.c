@@ -11,16 +11,12 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <linux/capability.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "caps.h"
 #include "landlock.h"
 #include "policy_net.h"
 #include "selfprotect.h"
-#include <linux/securebits.h>
 #include "prof.h"
 #include "seccomp_filter.h"
 
@@ -228,7 +224,7 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 	 * the filter (which refuses capset): under every provider, root
 	 * included, empty capability sets and locked securebits
 	 * (weaknesses.md 37) */
-	rc = sb_kernel_drop_caps();
+	rc = sb_caps_drop();
 	if (rc < 0) {
 		*err = sb_arena_printf(a, "dropping the capabilities: %s",
 				       strerror(-rc));
@@ -245,7 +241,3 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 	return 0;
 }
 
-int sb_kernel_drop_caps(void)
-{
-	return sb_caps_drop();
-}

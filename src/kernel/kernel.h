@@ -76,8 +76,4 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 		    const struct sb_kernel_ctx *ctx, int *listener,
 		    const char **err, const char **hint);
 
-/* Empty the calling process's capability sets, bounding and ambient
- * included, so that an exec as uid 0 gains none back. 0, or -errno. */
-int sb_kernel_drop_caps(void);
-
 #endif

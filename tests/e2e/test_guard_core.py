@@ -735,4 +735,28 @@ def test_root_holds_no_capability_unless_privileges_are_granted(sandboxed):
     assert r.returncode == 0, r.stderr
     assert int(r.stdout, 16) != 0, r.stdout
     r = sandboxed(base + "python-api=ALLOW:os.umask\n", code)
+    assert r.returncode == 0, r.stderr
     assert int(r.stdout, 16) == 0, r.stdout
+
+
+def test_a_child_of_root_gets_no_capability_back(sb, run_sb, tmp_cwd):
+    """The bounding set and the securebits need CAP_SETPCAP to change; a
+    tool that dropped it (setpriv --bounding-set=-setpcap) left them, and
+    a child the program exec'd as root had every capability again. The
+    guard then sets no_new_privs, and the child's status, read by the
+    child itself, shows none."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv")
+    (tmp_cwd / ".py-sandboxes").write_text(
+        "os-sandbox=subprocess\npython-import=*\nlearn=false\n"
+        "python-api=ALLOW:process-exec\nexpose-ro=/usr/bin\n"
+        "expose-ro=/proc\n")
+    code = ("import subprocess\n"
+            "print(subprocess.run(['grep', 'CapEff', '/proc/self/status'],"
+            " capture_output=True, text=True).stdout.split()[1])\n")
+    for tool in ([], ["setpriv", "--bounding-set=-setpcap"]):
+        r = run_sb(["-c", code]) if not tool else subprocess.run(
+            tool + [sb, "-c", code],
+            cwd=tmp_cwd, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, (tool, r.stderr)
+        assert int(r.stdout, 16) == 0, (tool, r.stdout)
