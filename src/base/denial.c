@@ -8,11 +8,14 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util.h"
 
 static const char hex[] = "0123456789abcdef";
 
@@ -283,7 +286,20 @@ int sb_denial_send(int fd, const struct sb_denial *d)
 	if (fd < 0)
 		return 0;
 	sb_denial_wire(&b, d);
-	/* one record, not cut: a longer one is dropped by the host anyway */
+	/* one record a line, never cut across lines: the host drops a line
+	 * longer than it takes, so a record too long (a long target, its
+	 * escapes) goes with its target shortened, marked, rather than not
+	 * at all */
+	if (b.len > SB_DENIAL_WIRE_MAX) {
+		struct sb_denial cut = *d;
+		char target[1024];
+
+		snprintf(target, sizeof(target), "%.900s... (cut)",
+			 d->target ? d->target : "");
+		cut.target = target;
+		b.len = 0;
+		sb_denial_wire(&b, &cut);
+	}
 	if (b.len > SB_DENIAL_WIRE_MAX)
 		err = -E2BIG;
 	while (!err && off < b.len) {
@@ -300,14 +316,6 @@ int sb_denial_send(int fd, const struct sb_denial *d)
 	return err;
 }
 
-static bool one_of(const char *s, const char *const *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(s, v[i]) == 0)
-			return true;
-	return false;
-}
-
 bool sb_denial_unwire(struct sb_arena *a, const char *line, size_t n,
 		      struct sb_denial *d)
 {
@@ -322,8 +330,8 @@ bool sb_denial_unwire(struct sb_arena *a, const char *line, size_t n,
 
 	if (n > SB_DENIAL_WIRE_MAX ||
 	    sb_split_fields(a, line, n, f, 8, &bad) != 8 || bad ||
-	    strcmp(f[0], "rec") != 0 || !one_of(f[1], layers, 4) ||
-	    !one_of(f[6], bys, 2) || (f[4][0] != '+' && f[4][0] != '-') ||
+	    strcmp(f[0], "rec") != 0 || !sb_str_in(f[1], layers, 4) ||
+	    !sb_str_in(f[6], bys, 2) || (f[4][0] != '+' && f[4][0] != '-') ||
 	    (f[5][0] != '+' && f[5][0] != '-') ||
 	    (f[4][0] == '-' && f[4][1]) || (f[5][0] == '-' && f[5][1]))
 		return false;

@@ -187,6 +187,7 @@ static void test_wire(void)
 		"rec\tpython\tfile\t/x\t-junk\t-\tsandbox\t1",
 		"rec\tpython\tfile\t/x\t-\t-\tsandbox\t-1",
 		"rec\tpython\tfile\t/x\t-\t-\tsandbox\t99999999999",
+		"rec\tpython\tfile\t/x\t-\t-\tsandbox\t2147483648",
 		"rec\tpython\tfile\t/x\t-\t-\tsandbox\t1x",
 		"rec\tpython\tfile\t/x\\q\t-\t-\tsandbox\t1",
 		"rec\tpython\taaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\t/x\t-\t-\tsandbox\t1",
@@ -214,6 +215,31 @@ static void test_wire(void)
 		   "wire: refused: %zu", i);
 	ok(!sb_denial_unwire(a, nul, sizeof(nul) - 1, &back),
 	   "wire: refused: a NUL");
+	{
+		/* a record longer than a line the host takes is sent with its
+		 * target cut and marked, not dropped */
+		size_t n = SB_DENIAL_WIRE_MAX + 100;
+		char *long_target = malloc(n + 1), line[SB_DENIAL_WIRE_MAX + 1];
+		struct sb_denial big = d;
+		int p[2];
+		ssize_t got;
+
+		memset(long_target, 'x', n);
+		long_target[n] = '\0';
+		big.target = long_target;
+		ok(pipe(p) == 0, "wire: a pipe");
+		is_int(sb_denial_send(p[1], &big), 0, "wire: a long record sent");
+		close(p[1]);
+		got = read(p[0], line, sizeof(line));
+		close(p[0]);
+		ok(got > 0 && got <= SB_DENIAL_WIRE_MAX && line[got - 1] == '\n',
+		   "wire: as one line the host takes");
+		ok(got > 0 && sb_denial_unwire(a, line, (size_t)got - 1, &back),
+		   "wire: the long record taken back");
+		ok(got > 0 && strstr(back.target, "... (cut)") != NULL,
+		   "wire: its target marked as cut");
+		free(long_target);
+	}
 	sb_buf_free(&b);
 	sb_arena_free(a);
 }
