@@ -24,6 +24,9 @@
  * (already_loaded() compares each new one with all the others) */
 #define MAX_TOTAL_SIZE MAX_FILE_SIZE
 #define MAX_FILES 1024
+/* include directives, repeats of a file included (each costs an lstat, a
+ * realpath and a look through the files loaded) */
+#define MAX_NAMED (4 * MAX_FILES)
 #define ERR_TOTAL 1 /* load_file(): past MAX_TOTAL_SIZE (not an errno) */
 
 struct parser {
@@ -40,6 +43,8 @@ struct parser {
 	size_t expanded;
 	/* bytes of the rule files read */
 	size_t loaded;
+	/* files named: the root, each include directive, repeats included */
+	size_t named;
 };
 
 static const char *const provider_names[SB_PROVIDER_COUNT] = {
@@ -478,9 +483,10 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 	size_t len = 0;
 	int err;
 
-	if (ps->p->files.n >= MAX_FILES) {
+	if (ps->p->files.n >= MAX_FILES || ++ps->named > MAX_NAMED) {
 		sb_error(ps->p, at, "%s: the rule file and its includes name "
-			 "more than %d files.", label, MAX_FILES);
+			 "more than %d files (or include them more than %d "
+			 "times).", label, MAX_FILES, MAX_NAMED);
 		return;
 	}
 	if (lstat(abs, &st) < 0) {

@@ -1029,7 +1029,7 @@ void sb_parse_net(struct sb_policy *p, const struct sb_parse_opts *opts,
 	const char *field[5], *s, *bar;
 	struct sb_port_range *ports = NULL;
 	struct net_fields f = { 0 };
-	size_t n_parts = 1, errors = p->errors.n, i;
+	size_t n_parts = 1, errors = p->errors.n + p->errors_dropped, i;
 	struct sb_addr a;
 	unsigned prefix;
 	char *network;
@@ -1076,7 +1076,7 @@ void sb_parse_net(struct sb_policy *p, const struct sb_parse_opts *opts,
 		 sb_ports_parse(p->arena, field[3], &ports, &f.n_ports))
 		sb_error(p, l->ref, "In '%s', invalid port list.", l->text);
 	f.ports = ports;
-	if (p->errors.n != errors)
+	if (p->errors.n + p->errors_dropped != errors)
 		return;
 
 	if (!strcmp(network, "*")) {

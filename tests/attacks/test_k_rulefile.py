@@ -381,8 +381,8 @@ def test_K43(case, judge):
     """Each included file was bounded (64 MiB), their sum and their number
     were not: a rule file could have python-sb read as many large files
     as the machine holds, and compare each new include with all the
-    others. The rule file with its includes holds 64 MiB and names 1,024
-    files at most. Judged from outside: the status and the message;
+    others. The rule file with its includes holds 64 MiB, names 1,024
+    files and includes 4,096 times at most. Judged from outside: the status and the message;
     nothing ran."""
     marker = case.path("ran")
     case.write("run.py", f"open({marker!r}, 'w').close()\n")
@@ -394,7 +394,14 @@ def test_K43(case, judge):
              3, 'include "big2.rules": the rule file and its includes '
                 'hold more than 64 MiB.'),
             ("number", many, 1024, 'include "absent/1023.rules": the rule '
-             'file and its includes name more than 1024 files.')):
+             'file and its includes name more than 1024 files (or include '
+             'them more than 4096 times).'),
+            # one file included again and again: each repeat cost an
+            # lstat, a realpath and a look through every file loaded
+            ("repeats", 'include "big0.rules"\n' * 5000, 4096,
+             'include "big0.rules": the rule file and its includes name '
+             'more than 1024 files (or include them more than 4096 '
+             'times).')):
         r = case._run(head + "python-import=*\n",
                       [f"--python={case.python}", "run.py"], timeout=120)
         judge._record("refused by launcher" if r.returncode == 255

@@ -958,6 +958,17 @@ static void test_big_inputs(void)
 	is_str(errors(p), "", "20,000 rules parse");
 	is_int(p->imports.n, 10000, "10,000 imports");
 	sb_policy_free(p);
+	/* past the errors kept (SB_MAX_DIAGS), an error is still an error:
+	 * a malformed net= line after them adds no rule */
+	b.len = 0;
+	for (i = 0; i < SB_MAX_DIAGS + 5; i++)
+		sb_buf_puts(&b, "net=bad\n");
+	sb_buf_puts(&b, "net=ALLOW|TCP|127.0.0.1|eighty|OUT\n");
+	p = parse(b.s);
+	is_int(p->errors.n, SB_MAX_DIAGS, "the errors kept are capped");
+	is_int(p->errors_dropped, 6, "the others are counted");
+	is_int(p->nets.n, 0, "a malformed net= line past the cap adds no rule");
+	sb_policy_free(p);
 	sb_buf_free(&b);
 }
 
