@@ -604,10 +604,11 @@ static int out_of_way(int fd, const char *what)
 	return h;
 }
 
-/* fd at number 'want', inherited by the stage */
+/* fd at number 'want', inherited by the stage; a number already taken
+ * (the policy's, the stage's, a port's) stops the run */
 static void place(int fd, int want, const char *what)
 {
-	if (want < 3 || want > 800) {
+	if (want < 3 || want > 800 || fcntl(want, F_GETFD) >= 0) {
 		errno = EBADF;
 		die(what, NULL);
 	}
@@ -645,6 +646,8 @@ static void log_open(int log, int relay, int peer)
 	place(sv[1], peer, "the relay's descriptor number");
 }
 
+/* 'must': any failure stops the run; else only a file the kernel does
+ * not have (ENOENT: memory.swap.max without swap accounting) is let go. */
 static void cg_write(const char *file, const char *text, bool must)
 {
 	char path[128];
@@ -653,10 +656,12 @@ static void cg_write(const char *file, const char *text, bool must)
 
 	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", file);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && !must && errno == ENOENT)
+		return;
 	n = fd < 0 ? -1 : write(fd, text, strlen(text));
 	if (fd >= 0)
 		close(fd);
-	if (n != (ssize_t)strlen(text) && must)
+	if (n != (ssize_t)strlen(text))
 		die("write the cgroup's", path);
 }
 

@@ -1022,10 +1022,17 @@ static int bind_as_program(const struct call *c)
 	mode_t ours;
 	int mask, rc;
 
-	if (c->family != AF_UNIX)
+	/* an abstract name, or an autobind, makes no file */
+	if (c->family != AF_UNIX || c->addrlen <= sizeof(sa_family_t) ||
+	    ((const struct sockaddr_un *)&c->addr)->sun_path[0] == '\0')
 		return bind(c->sock, (const struct sockaddr *)&c->addr,
 			    c->addrlen);
+	/* read by number: the caller's pidfd, alive after the read, says
+	 * the number was not reused meanwhile */
 	mask = sb_umask_of(c->pid);
+	if (mask >= 0 && c->pidfd >= 0 &&
+	    sb_pidfd_send_signal(c->pidfd, 0) < 0)
+		mask = -1;
 	if (mask < 0) {
 		errno = EACCES;
 		return -1;

@@ -870,6 +870,13 @@ static void deliver(struct sb_arena *a, struct relay *r, int port,
 	}
 }
 
+/* A poll(2) timeout for 'ms' from now: a limit-time of years would wrap
+ * an int (an endless or a spinning wait); the loop wakes and looks again. */
+static int poll_ms(long long ms)
+{
+	return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -1033,11 +1040,11 @@ static int relay(struct sb_arena *a, struct relay *r)
 			kill_at = now + 60000;
 		}
 		if (kill_at >= 0)
-			t = (int)(kill_at - now);
+			t = poll_ms(kill_at - now);
 		else if (!r->up)
-			t = (int)(deadline - now);
+			t = poll_ms(deadline - now);
 		else if (r->limit_ms && !r->exited)
-			t = (int)(r->up_at + r->limit_ms - now);
+			t = poll_ms(r->up_at + r->limit_ms - now);
 		if (poll(pf, N_PORTS + 4, t) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1222,6 +1229,12 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	 * relay, which the blob gave the guard: the guest makes its own */
 	sb_suplog_fds(&log_file, &log_relay, &log_peer);
 	log_on = log_file >= 0 && log_relay >= 0 && log_peer >= 0;
+	/* a log the rules ask for and the launcher could not hand on: the
+	 * run would go without it */
+	if (p->log_path && !p->learning && !log_on)
+		return fail_setup("the denial log cannot be carried into the "
+				  "guest",
+				  NULL);
 	if (!lim) {
 		sb_limits_plan(a, p, SB_PROVIDER_QEMU, geteuid(), &own_lim);
 		lim = &own_lim;

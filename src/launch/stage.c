@@ -380,6 +380,10 @@ int sb_stage_main(int argc, char **argv)
 	for (int k = 0; k < 2; k++)
 		if (st.cgroup_fd[k] >= 0)
 			fcntl(st.cgroup_fd[k], F_SETFD, FD_CLOEXEC);
+	/* the cgroup's directory is never the program's, whatever it is
+	 * kept for below (qemu's guest hands it for every limit) */
+	if (st.cgroup_dir_fd >= 0)
+		fcntl(st.cgroup_dir_fd, F_SETFD, FD_CLOEXEC);
 	/* the memory cgroup's directory for its OOM events; a v2 cgroup's
 	 * for its cpu.stat too (qemu's guest: the init made it, and this
 	 * supervisor reads the run's CPU time as the host's does) */
