@@ -950,41 +950,51 @@ static struct sb_wrap callback_tracebacks_wrap = {
 /* ---- sockets ---- */
 
 /* _socket.socket.setsockopt(level, option, value[, optlen]): judged by
- * net.c. The level and the option are read once, as the call's "i"
- * converter reads them (an object's __index__), and handed on as ints. */
+ * net.c. Every argument is read once, here, as the call's converters read
+ * them (an object's __index__, then a buffer), and handed on as an int or
+ * bytes: code of the program run by a conversion (an __index__ that
+ * answers differently, or swaps the descriptor with dup2) runs before the
+ * judgement, never between it and the call. An argument that cannot be
+ * read so fails the call with its error; the original never reads it
+ * again. */
 static PyObject *setsockopt_call(struct sb_wrap *w, PyObject *args,
 				 PyObject *kwargs)
 {
 	static const struct path_param p[] = { { 1, "level" },
-					       { 2, "option" } };
+					       { 2, "option" },
+					       { 3, "value" } };
 	PyObject *nargs = NULL, *nkw = NULL, *res = NULL;
 	long v[2];
 	size_t i;
 
-	if (py.PyTuple_Size(args) < 3 || (kwargs && py.PyDict_Size(kwargs)))
+	if (py.PyTuple_Size(args) < 4 || (kwargs && py.PyDict_Size(kwargs)))
 		return sb_wrap_call_original(w, args, kwargs);
-	for (i = 0; i < 2; i++) {
-		PyObject *o = py.PyTuple_GetItem(args, p[i].index);
-		PyObject *n = py.PyNumber_Index(o);
+	for (i = 0; i < 3; i++) {
+		PyObject *o = py.PyTuple_GetItem(nargs ? nargs : args,
+						 p[i].index);
+		PyObject *n;
 
-		if (!n) {
-			py.PyErr_Clear(); /* the original's TypeError */
-			res = sb_wrap_call_original(w, args, kwargs);
-			goto out;
+		if (i == 2 && o == py._Py_NoneStruct)
+			break; /* setsockopt(level, option, None, optlen) */
+		n = py.PyNumber_Index(o);
+		if (!n && i == 2 && py.PyObject_CheckBuffer(o)) {
+			py.PyErr_Clear();
+			n = py.PyBytes_FromObject(o);
 		}
-		v[i] = py.PyLong_AsLong(n);
-		if ((v[i] == -1 && py.PyErr_Occurred()) || v[i] != (int)v[i]) {
-			py.PyErr_Clear(); /* the original's OverflowError */
+		if (!n)
+			goto out; /* its TypeError, as the call's */
+		if (i < 2) {
+			v[i] = py.PyLong_AsLong(n);
+			if (v[i] == -1 && py.PyErr_Occurred()) {
+				py.Py_DecRef(n);
+				goto out; /* its OverflowError */
+			}
+		}
+		if (n == o)
 			py.Py_DecRef(n);
-			res = sb_wrap_call_original(w, args, kwargs);
+		else if (replace_param(args, kwargs, true, &p[i], n, &nargs,
+				       &nkw) < 0)
 			goto out;
-		}
-		if (n == o) {
-			py.Py_DecRef(n);
-		} else if (replace_param(args, kwargs, true, &p[i], n, &nargs,
-					 &nkw) < 0) {
-			goto out;
-		}
 	}
 	if (sb_net_judge_sockopt(py.PyTuple_GetItem(args, 0), v[0], v[1]) ==
 	    0)
@@ -1021,67 +1031,119 @@ static const struct meth_spec context_meths[] = {
  * needs the native grant as a native module does (imports.c). */
 /* TZ, TZDIR, LOCPATH and HOSTALIASES name files glibc reads by itself
  * later, with no event: tzset() the zone file of $TZ (":path", an
- * absolute path, or a name under $TZDIR, which ".." climbs out of),
+ * absolute path, or a name under $TZDIR or the system's zone directory),
  * setlocale() the locale directories of $LOCPATH, the resolver the alias
- * file of $HOSTALIASES at each lookup of a name with no dot. Under subprocess a program read a zone file
- * outside the rules (its abbreviations and offsets, or whether it exists)
- * through time.tzset(). Judged as reads when set; a name under the zone
- * directory with no "..", and a POSIX TZ string, name no file of the
- * program's choice. 0 or -1 (raised). */
+ * file of $HOSTALIASES at each lookup of a name with no dot. Under
+ * subprocess a program read a zone file outside the rules (its
+ * abbreviations and offsets, or whether it exists) through time.tzset().
+ * Judged as reads when set, the zone file as TZ and TZDIR name it
+ * together (whichever is set second); only a name under the system's
+ * zone directory with no "..", or a POSIX TZ string, is let through
+ * unjudged. A relative TZDIR, LOCPATH entry or HOSTALIASES is refused:
+ * glibc reads it against the directory of the moment, not the one it was
+ * judged in. A value the guard cannot read whole (too long, a NUL) is
+ * refused too. 0 or -1 (raised). */
+#define ZONE_DIR "/usr/share/zoneinfo"
+
+static int cannot_judge(const char *k, const char *why)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg),
+		 "%.32s names files glibc reads by itself, and this value %s: "
+		 "refused",
+		 k, why);
+	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+}
+
+/* The zone file of TZ 'tz' under the zone directory 'dir' (NULL: $TZDIR,
+ * or the system's). */
+static int zone_check(const char *tz, const char *dir)
+{
+	char path[PATH_MAX];
+	const char *p = tz[0] == ':' ? tz + 1 : tz;
+
+	if (!*p)
+		return 0;
+	if (p[0] == '/')
+		return sb_files_check(p, -1, false);
+	if (!dir || !*dir)
+		dir = getenv("TZDIR");
+	if (!dir || !*dir)
+		dir = ZONE_DIR;
+	if (strcmp(dir, ZONE_DIR) == 0 && !strstr(p, ".."))
+		return 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, p) >=
+	    sizeof(path))
+		return cannot_judge("TZ", "is too long");
+	return sb_files_check(path, -1, false);
+}
+
 static int c_path_var(const char *k, PyObject *value)
 {
 	char v[PATH_MAX], path[PATH_MAX];
-	const char *p, *dir;
+	const char *p, *tz;
 	int r;
 
 	if (strcmp(k, "TZ") != 0 && strcmp(k, "TZDIR") != 0 &&
 	    strcmp(k, "LOCPATH") != 0 && strcmp(k, "HOSTALIASES") != 0)
 		return 0;
 	r = value ? sb_arg_path(value, v) : 0;
-	if (r <= 0) {
-		py.PyErr_Clear();
-		return 0; /* empty, or not a string: nothing, or its error */
-	}
-	if (strcmp(k, "TZDIR") == 0 || strcmp(k, "HOSTALIASES") == 0)
-		return sb_files_check(v, -1, false);
-	if (strcmp(k, "LOCPATH") == 0) {
-		for (p = v; *p;) {
-			size_t n = strcspn(p, ":");
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		Py_ssize_t n = value ? py.PyObject_Length(value) : 0;
 
-			if (n) {
-				memcpy(path, p, n);
-				path[n] = '\0';
-				if (sb_files_check(path, -1, false) < 0)
-					return -1;
-			}
-			p += n;
-			if (*p == ':')
-				p++;
-		}
-		return 0;
+		py.PyErr_Clear();
+		if (n <= 0)
+			return 0; /* empty, or not a string: its own error */
+		return cannot_judge(k, "is too long or holds a NUL");
 	}
-	p = v[0] == ':' ? v + 1 : v;
-	if (p[0] == '/')
-		return sb_files_check(p, -1, false);
-	if (!strstr(p, ".."))
-		return 0;
-	dir = getenv("TZDIR");
-	if (!dir || !*dir)
-		dir = "/usr/share/zoneinfo";
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, p) >=
-	    sizeof(path))
-		return sb_guard_raise(SB_EXC_PERMISSION,
-				      "TZ names a zone file the rules cannot "
-				      "judge (too long)",
-				      NULL);
-	return sb_files_check(path, -1, false);
+	if (strcmp(k, "TZ") == 0)
+		return zone_check(v, NULL);
+	if (strcmp(k, "TZDIR") == 0 || strcmp(k, "HOSTALIASES") == 0) {
+		if (v[0] != '/')
+			return cannot_judge(k, "is relative");
+		if (sb_files_check(v, -1, false) < 0)
+			return -1;
+		tz = strcmp(k, "TZDIR") == 0 ? getenv("TZ") : NULL;
+		return tz ? zone_check(tz, v) : 0;
+	}
+	for (p = v; *p;) { /* LOCPATH: directories, ':' between them */
+		size_t n = strcspn(p, ":");
+
+		if (n) {
+			memcpy(path, p, n);
+			path[n] = '\0';
+			if (path[0] != '/')
+				return cannot_judge(k, "holds a relative "
+						       "directory");
+			if (sb_files_check(path, -1, false) < 0)
+				return -1;
+		}
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return 0;
 }
 
 int sb_clibs_putenv(PyObject *key, PyObject *value)
 {
-	static const char *const names[] = { "OPENSSL_CONF", "OPENSSL_MODULES",
-					     "OPENSSL_ENGINES" };
-	char k[PATH_MAX], what[128];
+	/* variables whose files glibc or OpenSSL load as native code */
+	static const struct {
+		const char *name, *what;
+	} native[] = {
+		{ "OPENSSL_CONF", "OpenSSL load native code from the files "
+				  "it names" },
+		{ "OPENSSL_MODULES", "OpenSSL load native code from the files "
+				     "it names" },
+		{ "OPENSSL_ENGINES", "OpenSSL load native code from the files "
+				     "it names" },
+		{ "GCONV_PATH", "glibc load character set converters (native "
+				"code) from the directories it names" },
+	};
+	char k[PATH_MAX], what[160];
 	size_t i;
 	int r;
 
@@ -1092,16 +1154,14 @@ int sb_clibs_putenv(PyObject *key, PyObject *value)
 	}
 	if (c_path_var(k, value) < 0)
 		return -1;
-	for (i = 0; i < SB_ARRAY_LEN(names); i++)
-		if (strcmp(k, names[i]) == 0)
+	for (i = 0; i < SB_ARRAY_LEN(native); i++)
+		if (strcmp(k, native[i].name) == 0)
 			break;
-	if (i == SB_ARRAY_LEN(names))
+	if (i == SB_ARRAY_LEN(native))
 		return 0;
-	snprintf(what, sizeof(what),
-		 "Setting %s lets OpenSSL load native code from the files it "
-		 "names",
-		 names[i]);
-	return native_door(names[i], what);
+	snprintf(what, sizeof(what), "Setting %s lets %s", native[i].name,
+		 native[i].what);
+	return native_door(native[i].name, what);
 }
 
 /* ---- modules ---- */
@@ -1138,6 +1198,23 @@ static int take_cursor_connection(PyObject *mod)
 	if (member)
 		py.Py_DecRef(member);
 	return cursor_connection ? 0 : -1;
+}
+
+int sb_clibs_arm(void)
+{
+	static const char *const loaded[] = { "posix",	 "pwd",	    "grp",
+					      "spwd",	 "_socket", "_sqlite3",
+					      "_ssl" };
+	PyObject *mods = py.PyImport_GetModuleDict();
+	size_t i;
+
+	for (i = 0; mods && i < SB_ARRAY_LEN(loaded); i++) {
+		PyObject *mod = py.PyDict_GetItemString(mods, loaded[i]);
+
+		if (mod && sb_clibs_module_ready(mod) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int sb_clibs_module_ready(PyObject *mod)

@@ -1150,12 +1150,13 @@ static bool entry_shown(const struct sb_fs_paths *dir, const char *name)
 		return true; /* learning lets everything happen */
 	if (strchr(name, '/') || sb_path_lexical(e.abs, PATH_MAX, dir->abs, name) < 0)
 		return false;
-	/* every descriptor of the process's own (verdict) */
-	if (sb_path_own_fd_dir(dir->canon, getpid()) &&
-	    !sb_fs_find_expose(sb_g.policy, dir->canon))
+	ex = sb_fs_find_expose(sb_g.policy, dir->canon);
+	/* every descriptor of the process's own (verdict); getpid() only
+	 * for a directory of /proc, not at every entry of every listing */
+	if (!ex && strncmp(dir->canon, "/proc/", 6) == 0 &&
+	    sb_path_own_fd_dir(dir->canon, getpid()))
 		return true;
 	/* expose-list= grants the names in it (ignore= still hides) */
-	ex = sb_fs_find_expose(sb_g.policy, dir->canon);
 	if (ex && ex->mode == SB_EXPOSE_LIST) {
 		sb_fs_decide(sb_g.policy, e.abs, e.abs, NULL, false, &d);
 		return d.verdict != SB_FS_IGNORED;

@@ -266,7 +266,7 @@ static const struct {
 	{ sb_api_dyn_arm, "cannot install the API guard" },
 	{ sb_api_kill_arm, "cannot install the API guard" },
 	{ sb_net_arm, "cannot install the network guard" },
-	{ sb_sysfiles_arm, "cannot install the file guard" },
+	{ sb_clibs_arm, "cannot install the file guard" },
 	{ sb_learn_arm, "cannot install the learning recorders" },
 };
 
@@ -514,8 +514,8 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	 * os-sandbox=none applies nothing, by design; a policy that grants
 	 * the whole privileges category (python-api=ALLOW:privileges, or
 	 * ALLOW:*) grants what root may do. */
-	if (sb_g.policy->provider != SB_PROVIDER_NONE &&
-	    !sb_api_category_granted(SB_API_PRIVILEGES) && sb_caps_held() &&
+	if (sb_g.policy->provider != SB_PROVIDER_NONE && sb_caps_held() &&
+	    !sb_api_category_granted(SB_API_PRIVILEGES) &&
 	    (r = sb_caps_drop()) < 0)
 		die("dropping the capabilities: %s", strerror(-r));
 	if (blob.debug_malloc) {

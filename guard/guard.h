@@ -212,12 +212,17 @@ int sb_files_check_sqlite(const char *db);
 
 /* pwd, grp, spwd and _socket's services and protocols lookups, judged as
  * reads of /etc/passwd, /etc/group, /etc/shadow, /etc/services and
- * /etc/protocols. Both 0, or -1 with an exception set. */
-int sb_sysfiles_arm(void);
-/* 'mod', just made by the import machinery, under the name 'name'. */
+ * /etc/protocols: 'mod', made by the import machinery (or found at
+ * arming), under the name 'name'. 0, or -1 with an exception set. */
 int sb_sysfiles_module_ready(PyObject *mod, const char *name);
 
 /* ---- files C libraries open by name (clibs.c) ---- */
+
+/* The modules clibs.c and sysfiles.c wrap that are loaded already when
+ * the guard arms (pwd by the interpreter's own start; socket, sqlite3 or
+ * ssl by a .pth file or sitecustomize) get their wrappers as a module
+ * made later does. 0, or -1 with an exception set. */
+int sb_clibs_arm(void);
 
 /* A module the import machinery has just made or filled (imports.c):
  * _sqlite3's and _ssl's classes get their wrappers. 0, or -1 with an

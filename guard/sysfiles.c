@@ -1,7 +1,8 @@
 /* sysfiles.c - the system files C functions read by a fixed name, with no
  * audit event: the account databases of pwd, grp and spwd (glibc's NSS,
- * whose "files" source reads /etc/passwd, /etc/group, /etc/shadow) and the
- * services and protocols tables of socket (/etc/services, /etc/protocols).
+ * whose "files" source reads /etc/passwd, /etc/group, /etc/shadow), os's
+ * getgrouplist, initgroups and getlogin, and the services and protocols
+ * tables of socket (/etc/services, /etc/protocols).
  * Each call is judged by the file guard (files.c) as a read of its file
  * before it runs, so that `pwd.getpwall()` lists the accounts only where
  * `open("/etc/passwd")` would be allowed: the rules, the refusal, the
@@ -13,7 +14,7 @@
  * by socket: judged by the network guard and the kernel layer, not here.
  * The wrappers are installed on the modules when the guard arms (pwd is
  * loaded by the interpreter's own start) and when the import machinery
- * makes them (imports.c through sb_clibs_module_ready).
+ * makes them, both through sb_clibs_module_ready (clibs.c).
  */
 #include "guard.h"
 
@@ -45,6 +46,16 @@ static struct sysfile_call calls[] = {
 	SYSFILE("grp", "getgrall", "/etc/group"),
 	SYSFILE("spwd", "getspnam", "/etc/shadow"),
 	SYSFILE("spwd", "getspall", "/etc/shadow"),
+	/* os's own readers of the account databases */
+	{ .wrap = { .module = "posix", .attr = "getgrouplist", .also = "os",
+		    .call = sysfile_call },
+	  .file = "/etc/group" },
+	{ .wrap = { .module = "posix", .attr = "initgroups", .also = "os",
+		    .call = sysfile_call },
+	  .file = "/etc/group" },
+	{ .wrap = { .module = "posix", .attr = "getlogin", .also = "os",
+		    .call = sysfile_call },
+	  .file = "/etc/passwd" },
 	SOCKFILE("getservbyname", "/etc/services"),
 	SOCKFILE("getservbyport", "/etc/services"),
 	SOCKFILE("getprotobyname", "/etc/protocols"),
@@ -77,23 +88,9 @@ static int install_for(const char *name, PyObject *mod)
 int sb_sysfiles_module_ready(PyObject *mod, const char *name)
 {
 	if (!name || (strcmp(name, "pwd") != 0 && strcmp(name, "grp") != 0 &&
-		      strcmp(name, "spwd") != 0 && strcmp(name, "_socket") != 0))
+		      strcmp(name, "spwd") != 0 && strcmp(name, "_socket") != 0 &&
+		      strcmp(name, "posix") != 0))
 		return 0;
 	return install_for(name, mod);
 }
 
-int sb_sysfiles_arm(void)
-{
-	static const char *const loaded[] = { "pwd", "grp", "spwd",
-					      "_socket" };
-	PyObject *mods = py.PyImport_GetModuleDict();
-	size_t i;
-
-	for (i = 0; mods && i < SB_ARRAY_LEN(loaded); i++) {
-		PyObject *mod = py.PyDict_GetItemString(mods, loaded[i]);
-
-		if (mod && install_for(loaded[i], mod) < 0)
-			return -1;
-	}
-	return 0;
-}

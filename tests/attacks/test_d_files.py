@@ -227,12 +227,17 @@ def test_D31(tree, judge):
     program read a file outside the rules (here a zone file's
     abbreviation, JST; any file: whether it exists) while open() of it
     was refused. TZ, TZDIR, LOCPATH and HOSTALIASES (the resolver's alias
-    file) are judged when set."""
+    file) are judged when set: the zone file as TZ and TZDIR name it
+    together, whichever is set first; a relative directory or file, which
+    glibc reads against the directory of a later moment, and a value too
+    long to judge whole, are refused; GCONV_PATH (converters glibc loads)
+    needs the native grant."""
     zone = "/usr/share/zoneinfo/Asia/Tokyo"
     if not os.path.exists(zone):
         pytest.skip(f"no {zone} to copy")
     shutil.copy(zone, tree.path("outside/zone"))
-    out = tree.run(RULES, {
+    shutil.copy(zone, tree.path("data/hidden_zone"))
+    out = tree.run(RULES + "ignore=hidden_zone\n", {
         "abs": """
             import os, time
             os.environ['TZ'] = ':' + os.getcwd() + '/outside/zone'
@@ -258,10 +263,37 @@ def test_D31(tree, judge):
             import os
             os.environ['HOSTALIASES'] = 'outside/zone'
             """,
+        # a name under a TZDIR the rules expose, of a file they hide,
+        # whichever of the two is set first
+        "tzdir_then_tz": """
+            import os, time
+            os.environ['TZDIR'] = os.getcwd() + '/data'
+            os.environ['TZ'] = 'hidden_zone'
+            time.tzset()
+            return time.tzname
+            """,
+        "tz_then_tzdir": """
+            import os, time
+            os.environ['TZ'] = 'hidden_zone'
+            os.environ['TZDIR'] = os.getcwd() + '/data'
+            time.tzset()
+            return time.tzname
+            """,
+        # glibc splits LOCPATH on ':' whatever its length
+        "locpath_long": """
+            import os
+            os.environ['LOCPATH'] = os.getcwd() + '/outside' + ':' * 5000
+            """,
+        # glibc loads character set converters from GCONV_PATH: native
+        "gconv": """
+            import os
+            os.environ['GCONV_PATH'] = os.getcwd() + '/rw'
+            """,
         # a zone of the system's, and a POSIX string, name no file of the
         # program's choice
         "tokyo": """
             import os, time
+            os.environ.pop('TZDIR', None)  # the probes share a process
             os.environ['TZ'] = 'Asia/Tokyo'
             time.tzset()
             return time.tzname
@@ -273,6 +305,17 @@ def test_D31(tree, judge):
     for label in ("tzdir", "locpath"):
         judge.python(out[label], NOT_FOUND,
                      not_accepted(tree.path("outside")))
-    judge.python(out["hostaliases"], NOT_FOUND,
-                 not_accepted(tree.path("outside/zone")))
+    judge.python(out["hostaliases"], NO_WRITE,
+                 "HOSTALIASES names files glibc reads by itself, and this "
+                 "value is relative: refused")
+    for label in ("tzdir_then_tz", "tz_then_tzdir"):
+        judge.python(out[label], NOT_FOUND,
+                     re.compile(r".*hidden_zone.*"))
+    judge.python(out["locpath_long"], NO_WRITE,
+                 "LOCPATH names files glibc reads by itself, and this value "
+                 "is too long or holds a NUL: refused")
+    judge.python(out["gconv"], NO_WRITE,
+                 "Setting GCONV_PATH lets glibc load character set "
+                 "converters (native code) from the directories it names: "
+                 "it needs the rule python-api=ALLOW:native")
     assert out["tokyo"].msg == "('JST', 'JST')", out["tokyo"]

@@ -49,7 +49,7 @@ def probes(d):
 @attack("E1", "connect outside net= (raw socket, create_connection)")
 def test_E1(case, judge, tcp_port):
     out = case.run(allow(tcp_port), probes({
-        "allowed": "s = socket.create_connection(('127.0.0.1', P), 5)\n"
+        "allowed": "s = socket.create_connection(('127.0.0.1', P), 60)\n"
                    "s.sendall(b'ping')\nreturn s.recv(4)",
         "raw": "socket.socket().connect(('127.0.0.1', Q))",
         "helper": "socket.create_connection(('127.0.0.1', Q), 5)",
@@ -305,6 +305,41 @@ E30_PROBES = {
         import time; time.sleep(1)
         return Twice.n
         """,
+    # an __index__ that fails the first reading and answers the second:
+    # the call never reads an argument the guard could not
+    "late": """
+        class Late:
+            n = 0
+            def __index__(self):
+                Late.n += 1
+                if Late.n == 1:
+                    raise TypeError('not yet')
+                return socket.IP_ADD_MEMBERSHIP
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        mreq = socket.inet_aton('239.83.69.67') + bytes(4)
+        try:
+            s.setsockopt(socket.IPPROTO_IP, Late(), mreq)
+        except TypeError:
+            pass
+        import time; time.sleep(1)
+        return Late.n
+        """,
+    # the value's conversion swaps the descriptor for an inet socket after
+    # the guard read a Unix socket's family
+    "swap": """
+        import os
+        a, b = socket.socketpair()
+        inet = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        class Swap(bytearray):
+            def __index__(self):
+                os.dup2(inet.fileno(), a.fileno())
+                raise TypeError('a buffer')
+        mreq = socket.inet_aton('239.83.69.67') + bytes(4)
+        a.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                     Swap(mreq))
+        import time; time.sleep(1)
+        return 'set'
+        """,
 }
 
 
@@ -317,8 +352,11 @@ def test_E30(case, judge, tcp_port):
     allows one loopback port. The seccomp filter holds native code
     (K24); under subprocess nothing judged the Python call. Evidence from
     outside: the host's membership table while the program runs. The
-    level and option are also read once: an __index__ answering IP_TTL to
-    a check and IP_ADD_MEMBERSHIP to the call joins nothing."""
+    level, option and value are also read once: an __index__ answering
+    IP_TTL to a check and IP_ADD_MEMBERSHIP to the call, or failing the
+    guard's reading and answering the call's, joins nothing, nor does a
+    value whose conversion swaps a Unix socket's descriptor for an inet
+    one after the guard read its family."""
     groups = {"434553ef": "239.83.69.67",  # /proc/net/igmp: little-endian
               "ff0e0000000000000000534543524554": "ff0e::5345:4352:4554"}
     stop, seen = threading.Event(), set()
@@ -342,4 +380,11 @@ def test_E30(case, judge, tcp_port):
                      "only a policy that allows the whole network lets it "
                      "be set.")
     assert out["index"].msg == "1", out["index"]
+    assert out["late"].msg == "1", out["late"]
+    judge.python(out["swap"], ERR,
+                 "Guard setsockopt(0, 35) DENIED: the option is not one a "
+                 "net= rule can evaluate (a multicast membership reports its "
+                 "group on the local network; source routing, a device "
+                 "binding, kernel TLS...): only a policy that allows the "
+                 "whole network lets it be set.")
     assert not seen, f"groups joined on the host: {sorted(seen)}"

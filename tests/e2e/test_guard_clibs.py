@@ -448,3 +448,34 @@ def test_sqlite_behaves_as_python_behind_the_guard(sandboxed, tree,
     assert r.stdout == plain.stdout
     assert r.stderr == plain.stderr
     assert "refused DatabaseError not authorized" in r.stdout
+
+
+def test_modules_loaded_before_the_guard_arms_are_wrapped(run_sb, tmp_cwd):
+    """A sitecustomize (or a .pth file) runs before the guard arms: the
+    sqlite3, socket and pwd it imports must get the wrappers all the same.
+    Before, they were wrapped only when imported later, and a database
+    outside the rules was ATTACHed (seen from outside: the file)."""
+    root = os.path.realpath(tmp_cwd)
+    os.mkdir(os.path.join(root, "sp"))
+    with open(os.path.join(root, "sp", "sitecustomize.py"), "w") as f:
+        f.write("import socket, sqlite3, pwd\n")
+    outside = os.path.join(root, "outside.db")
+    with open(os.path.join(root, ".py-sandboxes"), "w") as f:
+        f.write("os-sandbox=subprocess\npython-import=*\nlearn=false\n"
+                "env=PYTHONPATH=${PYTHONPATH}\nexpose-ro=./sp\n")
+    prog = PRELUDE + textwrap.dedent(f"""\
+        print('preloaded', all(m in sys.modules
+                               for m in ('socket', '_sqlite3', 'pwd')))
+        import sqlite3, socket, pwd
+        c = sqlite3.connect(':memory:')
+        t('attach', lambda: c.execute("ATTACH DATABASE '{outside}' AS x"))
+        t('pwd', lambda: pwd.getpwuid(0).pw_name)
+        """)
+    r = run_sb(["-c", prog], env=dict(os.environ,
+                                      PYTHONPATH=os.path.join(root, "sp")))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "preloaded True", r.stdout
+    assert lines[1].startswith("attach: RuleFileNotFoundError"), r.stdout
+    assert lines[2] == ("pwd: " + not_accepted("/etc/passwd")), r.stdout
+    assert not os.path.exists(outside)

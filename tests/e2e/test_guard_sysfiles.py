@@ -15,6 +15,7 @@ CALLS = {
                      "/etc/passwd"),
     "grp.getgrall": ("len(__import__('grp').getgrall()) > 0", "/etc/group"),
     "grp.getgrgid": ("__import__('grp').getgrgid(0).gr_name", "/etc/group"),
+    "os.getgrouplist": ("os.getgrouplist('root', 0)", "/etc/group"),
     "socket.getservbyname": ("__import__('socket').getservbyname('http')",
                              "/etc/services"),
     "socket.getservbyport": ("__import__('socket').getservbyport(80)",
@@ -25,7 +26,7 @@ CALLS = {
 
 
 def program(expr):
-    return ("try:\n"
+    return ("import os\ntry:\n"
             f"    print('OK', {expr})\n"
             "except Exception as e:\n"
             "    print(type(e).__name__, e)\n")
