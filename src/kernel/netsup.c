@@ -812,11 +812,8 @@ static long prepare_send(const struct sb_policy *p, struct call *c)
 			n = MAX_MMSG; /* sendmmsg may send fewer */
 		if (n == 0)
 			return -EINVAL;
-		c->flags = send_flags(c->args[3]);
-	} else {
-		c->flags = send_flags(c->nr == __NR_sendto ? c->args[3]
-							 : c->args[2]);
 	}
+	/* c->flags: open_call read them, once */
 	c->msgs = calloc(n, sizeof(*c->msgs));
 	if (!c->msgs)
 		return -ENOMEM;
