@@ -5,9 +5,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
-#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -27,11 +29,36 @@ int sb_pidfd_getfd(int pidfd, int fd)
 	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 }
 
+/* The number after 'key' ("Tgid:") in /proc/PID/status, read in 'base'
+ * (10, or 8 for Umask). A number >= 0, or -1: no such process or field. */
+static long status_field(pid_t pid, const char *key, int base)
+{
+	char path[64], line[256], *end;
+	size_t kl = strlen(key);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, kl) != 0)
+			continue;
+		errno = 0;
+		v = strtol(line + kl, &end, base);
+		if (errno || end == line + kl || v < 0)
+			v = -1;
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
 int sb_pidfd_of_caller(pid_t pid)
 {
-	char path[64], line[256];
-	FILE *f;
-	int fd = sb_pidfd_open(pid, 0), tgid = -1;
+	int fd = sb_pidfd_open(pid, 0);
+	long tgid;
 
 	/* a thread that leads no group: EINVAL before Linux 6.15 or so,
 	 * ENOENT since (6.18 here); a caller that is gone fails all three */
@@ -40,15 +67,8 @@ int sb_pidfd_of_caller(pid_t pid)
 	fd = sb_pidfd_open(pid, PIDFD_THREAD);
 	if (fd >= 0 || (errno != EINVAL && errno != ENOENT))
 		return fd;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid > 0 ? sb_pidfd_open(tgid, 0) : -1;
+	tgid = status_field(pid, "Tgid:", 10);
+	return tgid > 0 && tgid <= INT_MAX ? sb_pidfd_open((pid_t)tgid, 0) : -1;
 }
 
 int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len)
@@ -90,19 +110,9 @@ int sb_reopen_as_seen_by(pid_t pid, int fd, const char *canon)
 
 int sb_umask_of(pid_t pid)
 {
-	char path[64], line[256];
-	unsigned mask = 0;
-	bool found = false;
-	FILE *f;
+	long mask = status_field(pid, "Umask:", 8);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "Umask: %o", &mask) == 1;
-	fclose(f);
-	return found && mask <= 0777 ? (int)mask : -1;
+	return mask >= 0 && mask <= 0777 ? (int)mask : -1;
 }
 
 int sb_pidfd_send_signal(int pidfd, int sig)
