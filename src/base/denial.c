@@ -316,6 +316,24 @@ int sb_denial_send(int fd, const struct sb_denial *d)
 	return err;
 }
 
+/* "+text" (the text) or exactly "-" (NULL); false for anything else */
+static bool opt_field(const char *f, const char **out)
+{
+	if (f[0] == '+') {
+		*out = f + 1;
+		return true;
+	}
+	*out = NULL;
+	return f[0] == '-' && !f[1];
+}
+
+bool sb_denial_fields(const char *kind, const char *rule_f,
+		      const char *add_f, const char **rule, const char **add)
+{
+	return kind[0] && strlen(kind) <= 32 && opt_field(rule_f, rule) &&
+	       opt_field(add_f, add);
+}
+
 bool sb_denial_unwire(struct sb_arena *a, const char *line, size_t n,
 		      struct sb_denial *d)
 {
@@ -328,16 +346,13 @@ bool sb_denial_unwire(struct sb_arena *a, const char *line, size_t n,
 	bool bad = false;
 	long pid;
 
+	const char *rule, *add;
+
 	if (n > SB_DENIAL_WIRE_MAX ||
 	    sb_split_fields(a, line, n, f, 8, &bad) != 8 || bad ||
 	    strcmp(f[0], "rec") != 0 || !sb_str_in(f[1], layers, 4) ||
-	    !sb_str_in(f[6], bys, 2) || (f[4][0] != '+' && f[4][0] != '-') ||
-	    (f[5][0] != '+' && f[5][0] != '-') ||
-	    (f[4][0] == '-' && f[4][1]) || (f[5][0] == '-' && f[5][1]))
-		return false;
-	/* a kind as long as the relay of the guard's datagrams takes
-	 * (suplog.c), or a supervisor's */
-	if (!f[2][0] || strlen(f[2]) > 32)
+	    !sb_str_in(f[6], bys, 2) ||
+	    !sb_denial_fields(f[2], f[4], f[5], &rule, &add))
 		return false;
 	if (f[7][0] < '0' || f[7][0] > '9' || strlen(f[7]) > 10)
 		return false;
@@ -349,8 +364,8 @@ bool sb_denial_unwire(struct sb_arena *a, const char *line, size_t n,
 	d->layer = f[1];
 	d->kind = f[2];
 	d->target = f[3];
-	d->rule = f[4][0] == '+' ? f[4] + 1 : NULL;
-	d->add = f[5][0] == '+' ? f[5] + 1 : NULL;
+	d->rule = rule;
+	d->add = add;
 	d->by = f[6];
 	d->pid = (pid_t)pid;
 	return true;

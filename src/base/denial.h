@@ -78,5 +78,11 @@ int sb_denial_send(int fd, const struct sb_denial *d);
  * bytes, a pid that is not a number. */
 bool sb_denial_unwire(struct sb_arena *a, const char *line, size_t n,
 		      struct sb_denial *d);
+/* The fields a relayed record shares with a wired one (the guard's
+ * datagrams, suplog.c): 'kind' non-empty and at most 32 bytes, 'rule' and
+ * 'add' each "+text" or exactly "-". True when they are; then *rule and
+ * *add point at the text or are NULL. */
+bool sb_denial_fields(const char *kind, const char *rule_f,
+		      const char *add_f, const char **rule, const char **add);
 
 #endif

@@ -178,14 +178,11 @@ static void relay_one(struct sb_arena *a, const char *data, size_t n,
 		return;
 	}
 	if (sb_split_fields(a, data, n, f, 5, &bad) != 4 || bad ||
-	    (f[2][0] != '+' && f[2][0] != '-') ||
-	    (f[3][0] != '+' && f[3][0] != '-') || strlen(f[0]) > 16)
+	    !sb_denial_fields(f[0], f[2], f[3], &d.rule, &d.add))
 		return;
 	d.pid = pid;
 	d.kind = f[0];
 	d.target = f[1];
-	d.rule = f[2][0] == '+' ? f[2] + 1 : NULL;
-	d.add = f[3][0] == '+' ? f[3] + 1 : NULL;
 	emit(&d);
 }
 
