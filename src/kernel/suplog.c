@@ -55,6 +55,12 @@ static void emit(const struct sb_denial *d)
 		sb_denial_write(log_fd, d, log_cap);
 }
 
+void sb_suplog_record(const struct sb_denial *d)
+{
+	if (log_fd >= 0)
+		emit(d);
+}
+
 bool sb_suplog_on(void)
 {
 	return log_fd >= 0;

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct sb_denial;
+
 /* 'log' is the log the launcher opened; 'relay' the supervisor's end of
  * the datagram socket (SO_PASSCRED, non-blocking) the guard sends its
  * refusals to, 'relay_peer' the end the program inherits, which the
@@ -24,6 +26,9 @@ void sb_suplog_set_wire(bool on);
 void sb_suplog_fds(int *log, int *relay, int *relay_peer);
 /* Is there a log? */
 bool sb_suplog_on(void);
+/* One record as it is: to the log, or in the guest to the host's (the
+ * qemu relay writes the guest's records here). Nothing without a log. */
+void sb_suplog_record(const struct sb_denial *d);
 /* Has a guard said the program's own code starts (SB_RELAY_STARTED)? */
 bool sb_suplog_program_started(void);
 /* The relay socket to poll, or -1. */

@@ -691,8 +691,7 @@ struct relay {
 	 * becomes a record written here, anything else is counted and
 	 * dropped: a line cut at the buffer's end is dropped to its
 	 * newline */
-	int log_fd;
-	uint64_t log_cap;
+	bool log_on; /* written through sb_suplog_record */
 	char log_line[SB_DENIAL_WIRE_MAX + 1];
 	size_t log_len;
 	bool log_skip;
@@ -779,7 +778,7 @@ static void log_record(struct relay *r, const char *line, size_t n)
 	struct sb_denial d;
 
 	if (sb_denial_unwire(a, line, n, &d))
-		sb_denial_write(r->log_fd, &d, r->log_cap);
+		sb_suplog_record(&d);
 	else
 		r->log_bad++;
 	sb_arena_free(a);
@@ -830,7 +829,7 @@ static void log_finish(struct relay *r)
 		.pid = r->qemu,
 	};
 
-	if (r->log_fd < 0)
+	if (!r->log_on)
 		return;
 	if (r->log_len || r->log_skip)
 		r->log_bad++;
@@ -842,7 +841,7 @@ static void log_finish(struct relay *r)
 		 r->log_bad, r->log_bad == 1 ? "" : "s",
 		 r->log_bad == 1 ? "was" : "were",
 		 r->log_bad == 1 ? "was" : "were");
-	sb_denial_write(r->log_fd, &d, r->log_cap);
+	sb_suplog_record(&d);
 }
 
 /* What one port brought: the program's stdout and stderr to ours, the
@@ -1554,11 +1553,8 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 		close(rl.sock[P_RPC]);
 		rl.sock[P_RPC] = -1;
 	}
-	rl.log_fd = -1;
-	if (log_on) {
-		rl.log_fd = log_file;
-		rl.log_cap = p->log_max;
-	} else {
+	rl.log_on = log_on;
+	if (!log_on) {
 		close(rl.sock[P_LOG]);
 		rl.sock[P_LOG] = -1;
 	}
