@@ -920,25 +920,35 @@ static PyObject *judged_spec(const char *name, const char *canon,
  * interpreter or the extension, whatever name or attributes the program
  * gives the module object later): the names whose deniers they get, again
  * after _imp.exec_* ran their exec slots. */
-#define ADOPTED_MAX 128
+#define ADOPTED_MAX 512
 static struct {
 	void *def;
 	char name[128];
 } adopted[ADOPTED_MAX];
 static size_t n_adopted;
 
-static void remember_adopted(void *def, const char *name)
+/* 0, or -1 with an exception when the table cannot hold it: the module
+ * is then not handed out (a module its exec slots filled later without
+ * its deniers would be the original's) */
+static int remember_adopted(void *def, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < n_adopted; i++)
 		if (adopted[i].def == def && strcmp(adopted[i].name, name) == 0)
-			return;
-	if (n_adopted == ADOPTED_MAX || strlen(name) >= sizeof(adopted[0].name))
-		return;
+			return 0;
+	if (n_adopted == ADOPTED_MAX ||
+	    strlen(name) >= sizeof(adopted[0].name)) {
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "python-sb's import guard keeps the module "
+				   "definitions _imp made for 512 names of at "
+				   "most 127 bytes; this one is refused");
+		return -1;
+	}
 	adopted[n_adopted].def = def;
 	strcpy(adopted[n_adopted].name, name);
 	n_adopted++;
+	return 0;
 }
 
 /* A module object _imp made: the wrappers and the API's deniers, of the
@@ -957,13 +967,12 @@ static int adopt_made(PyObject *mod, const char *name,
 	    sb_learn_module_ready(mod) < 0 ||
 	    sb_api_adopt_module(mod, name) < 0)
 		return -1;
-	if (def)
-		remember_adopted(def, name);
+	if (def && remember_adopted(def, name) < 0)
+		return -1;
 	for (i = 0; m && i < m->n_inits; i++) {
-		if (sb_api_adopt_module(mod, m->inits[i]) < 0)
+		if (sb_api_adopt_module(mod, m->inits[i]) < 0 ||
+		    (def && remember_adopted(def, m->inits[i]) < 0))
 			return -1;
-		if (def)
-			remember_adopted(def, m->inits[i]);
 	}
 	return 0;
 }

@@ -251,6 +251,34 @@ def test_an_allowed_extension_loads_through_create_dynamic(sandboxed,
     assert "NAME _json" in r.stdout
 
 
+def test_the_modules_imp_makes_are_refused_past_what_the_guard_can_keep(
+        sandboxed, python_exe):
+    """The guard keeps each module definition _imp made, by name, to give
+    the module its deniers again after its exec slots ran. It kept 128 and
+    silently dropped the rest: a module made past that got no deniers for
+    what its exec slots added. Past the table's size the module is now
+    refused, with the reason; a name already kept still loads."""
+    code = TRY + textwrap.dedent("""\
+        _imp = sys.modules['_imp']
+        b = sys.modules['_frozen_importlib']
+        dyn = [p for p in sys.path if p.endswith('lib-dynload')][0]
+        so = dyn + '/_json' + _imp.extension_suffixes()[0]
+        def many():
+            for i in range(600):
+                _imp.create_dynamic(b.ModuleSpec(f'n{i}._json', None,
+                                                 origin=so))
+        attempt("many", many)
+        attempt("again", lambda: _imp.create_dynamic(
+            b.ModuleSpec('n1._json', None, origin=so)))
+        """)
+    r = sandboxed("python-import=*\n", code)
+    if "No such file" in r.stdout or "not loaded: its file" in r.stdout:
+        pytest.skip(f"_json is built in on {python_exe}")
+    assert "keeps the module definitions _imp made for 512 names" in \
+        r.stdout, r.stdout
+    assert outcome(r, "again") == "ALLOWED", r.stdout
+
+
 OWN_SO = r"""
 #include <fcntl.h>
 #include <unistd.h>
