@@ -95,9 +95,10 @@ def run_sb(sb, tmp_cwd, request):
             kwargs["stdin"] = subprocess.DEVNULL
         else:
             kwargs["input"] = input
+        # the limit is an idle machine's, scaled to this one's load
         return subprocess.run(argv, cwd=str(cwd or tmp_cwd), env=env,
                               capture_output=True, text=True,
-                              timeout=timeout, **kwargs)
+                              timeout=scaled(timeout), **kwargs)
 
     return run
 
