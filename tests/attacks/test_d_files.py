@@ -319,3 +319,95 @@ def test_D31(tree, judge):
                  "converters (native code) from the directories it names: "
                  "it needs the rule python-api=ALLOW:native")
     assert out["tokyo"].msg == "('JST', 'JST')", out["tokyo"]
+
+
+def sqlite_wal_db(path):
+    """A database in WAL mode, closed (no -wal or -shm beside it)."""
+    import sqlite3
+    c = sqlite3.connect(path)
+    c.execute("pragma journal_mode=wal")
+    c.execute("create table t(a)")
+    c.execute("insert into t values (1)")
+    c.commit()
+    c.close()
+    assert not os.path.exists(path + "-wal")
+
+
+@attack("D40", "SQLite makes files beside a database: its journal, "
+        "write-ahead log and index, unix-dotfile's lock directory, and "
+        "the -wal and -shm of a WAL database opened read-only")
+def test_D40(tree, judge):
+    """A database the rules let write (expose-rw= of the file alone) got
+    its rollback journal made beside it, outside the rules; one in WAL
+    mode opened with mode=ro got its -wal and -shm made and written in a
+    read-only tree; vfs=unix-dotfile made <db>.lock. Each of those files
+    is judged as a write when the database is opened; a VFS that is not
+    SQLite's own is refused."""
+    tree.mkdir("solo")
+    tree.write("solo/db.sqlite", "")
+    sqlite_wal_db(tree.path("data/w.db"))
+    sqlite_wal_db(tree.path("data/w2.db"))
+    tree.write("data/c.db", "")
+    out = tree.run(RULES + "expose-rw=./solo/db.sqlite\n", {
+        "journal": """
+            import sqlite3
+            c = sqlite3.connect('solo/db.sqlite')
+            c.execute('pragma journal_mode=persist')
+            c.execute('create table t(a)')
+            c.commit()
+            """,
+        "attach": """
+            import sqlite3
+            c = sqlite3.connect(':memory:')
+            c.execute("attach 'solo/db.sqlite' as s")
+            c.execute('pragma s.journal_mode=persist')
+            c.execute('create table s.t(a)')
+            c.commit()
+            """,
+        "wal_ro": """
+            import sqlite3
+            c = sqlite3.connect('file:data/w.db?mode=ro', uri=True)
+            return c.execute('select * from t').fetchall()
+            """,
+        "dotfile": """
+            import sqlite3
+            c = sqlite3.connect('file:data/c.db?mode=ro&vfs=unix-dotfile',
+                                uri=True)
+            return c.execute('select * from sqlite_master').fetchall()
+            """,
+        "vfs": """
+            import sqlite3
+            sqlite3.connect('file:rw/v.db?vfs=unix-nope', uri=True)
+            """,
+        # what the rules allow still works: a database in a tree they
+        # let write, a WAL one read as immutable
+        "rw": """
+            import sqlite3
+            c = sqlite3.connect('rw/ok.db')
+            c.execute('pragma journal_mode=wal')
+            c.execute('create table t(a)')
+            c.commit()
+            return 'ok'
+            """,
+        "immutable": """
+            import sqlite3
+            c = sqlite3.connect('file:data/w2.db?mode=ro&immutable=1',
+                                uri=True)
+            return c.execute('select * from t').fetchall()
+            """,
+    })
+    for label in ("journal", "attach"):
+        judge.python(out[label], NOT_FOUND,
+                     not_accepted(tree.path("solo/db.sqlite-journal")))
+    assert os.listdir(tree.path("solo")) == ["db.sqlite"]
+    for label in ("wal_ro", "dotfile"):
+        judge.python(out[label], NO_WRITE,
+                     f"Cannot write to '{tree.path('data')}/'. {RO_REF}")
+    judge.python(out["vfs"], NO_WRITE,
+                 "SQLite VFS 'unix-nope' of database 'rw/v.db' is not one "
+                 "of SQLite's own: the file guard cannot judge the files "
+                 "it opens")
+    assert sorted(os.listdir(tree.path("data"))) == [
+        "c.db", "f.txt", "link_abs", "link_rel", "w.db", "w2.db"]
+    assert out["rw"].msg == "'ok'", out["rw"]
+    assert out["immutable"].msg == "[(1,)]", out["immutable"]
