@@ -411,3 +411,125 @@ def test_D40(tree, judge):
         "c.db", "f.txt", "link_abs", "link_rel", "w.db", "w2.db"]
     assert out["rw"].msg == "'ok'", out["rw"]
     assert out["immutable"].msg == "[(1,)]", out["immutable"]
+
+
+@attack("D41", "Files named to readline and dbm, which open them in C: "
+        "history and init files, ndbm databases, under the native grant")
+def test_D41(tree, judge):
+    """readline's history and init files and dbm's databases are opened
+    in C with no audit event. Importing those modules needs the native
+    grant (raw memory), yet the grant is no rule for files: a program that
+    has it wrote a history file outside the rules and read one back. Each
+    name is judged as open() would judge it; ndbm's files are the name
+    with .dir and .pag (gdbm's compatibility) or .db (Berkeley DB)."""
+    tree.write("outside/hist", "s3cret\n")
+    out = tree.run(RULES + "python-api=ALLOW:native\n", {
+        "write": """
+            import readline
+            readline.add_history('typed')
+            readline.write_history_file('outside/h')
+            """,
+        "append": """
+            import readline
+            readline.append_history_file(1, 'outside/hist')
+            """,
+        "read": """
+            import readline
+            readline.read_history_file('outside/hist')
+            return readline.get_history_item(
+                readline.get_current_history_length())
+            """,
+        "init": """
+            import readline
+            readline.read_init_file('outside/hist')
+            """,
+        "ndbm": """
+            try:
+                import dbm.ndbm
+            except ImportError:
+                return 'absent'
+            dbm.ndbm.open('outside/d', 'c')
+            """,
+        "allowed": """
+            import readline
+            readline.write_history_file('rw/h')
+            return open('rw/h').read().splitlines()[-1]
+            """,
+    })
+    judge.python(out["write"], NOT_FOUND, not_accepted(tree.path("outside/h")))
+    for label in ("append", "read", "init"):
+        judge.python(out[label], NOT_FOUND,
+                     not_accepted(tree.path("outside/hist")))
+    if out["ndbm"].msg != "'absent'":
+        judge.python(out["ndbm"], NOT_FOUND,
+                     re.compile(re.escape(not_accepted(
+                         tree.path("outside/d@"))).replace("@", r"\.\w+")))
+    assert sorted(os.listdir(tree.path("outside"))) == ["hist", "secret.txt"]
+    with open(tree.path("outside/hist")) as f:
+        assert f.read() == "s3cret\n"
+    assert out["allowed"].msg == "'typed'", out["allowed"]
+
+
+def mo_file(path, msgid, msgstr):
+    """A gettext catalog of one message."""
+    import struct
+    o, t = msgid.encode(), msgstr.encode()
+    data = struct.pack("<7I", 0x950412de, 0, 1, 28, 36, 0, 44)
+    data += struct.pack("<2I", len(o), 44)
+    data += struct.pack("<2I", len(t), 44 + len(o) + 1)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data + o + b"\0" + t + b"\0")
+
+
+@attack("D42", "gettext's catalogs read in C outside the rules: "
+        "bindtextdomain, a text domain or $LANGUAGE holding '..'")
+def test_D42(tree, judge):
+    """_locale (an ordinary module) hands glibc's gettext a directory and
+    a domain; gettext reads <dir>/<language>/LC_MESSAGES/<domain>.mo for
+    each language of $LANGUAGE, with no event. The program read a catalog
+    outside the rules (its translations; any file: whether it exists).
+    bindtextdomain's directory is judged as a read; a domain or a
+    $LANGUAGE holding '/' is refused."""
+    langs = [d for d in sorted(os.listdir("/usr/share/locale"))
+             if os.path.isdir(f"/usr/share/locale/{d}/LC_MESSAGES")]
+    if not langs:
+        pytest.skip("no /usr/share/locale/*/LC_MESSAGES to climb from")
+    lang = langs[0]
+    mo_file(tree.path(f"outside/{lang}/LC_MESSAGES/bound.mo"), "hi", "s3cret")
+    mo_file(tree.path("outside/dom.mo"), "hi", "s3cret")
+    mo_file(tree.path("outside/l/LC_MESSAGES/lang.mo"), "hi", "s3cret")
+    up = "/".join([".."] * 12)
+    out = tree.run(RULES, {
+        "bound": f"""
+            import os, locale, _locale
+            os.environ['LANGUAGE'] = {lang!r}
+            locale.setlocale(locale.LC_ALL, 'C.UTF-8')
+            _locale.bindtextdomain('bound', os.getcwd() + '/outside')
+            return _locale.dgettext('bound', 'hi')
+            """,
+        "domain": f"""
+            import os, _locale
+            return _locale.dgettext({up!r} + os.getcwd() + '/outside/dom',
+                                    'hi')
+            """,
+        "language": f"""
+            import os, _locale
+            os.environ['LANGUAGE'] = {up!r} + os.getcwd() + '/outside/l'
+            return _locale.dgettext('lang', 'hi')
+            """,
+        # the system's catalogs and a directory the rules expose still work
+        "allowed": """
+            import os, _locale
+            _locale.bindtextdomain('own', os.getcwd() + '/data')
+            return _locale.dgettext('own', 'hi')
+            """,
+    })
+    judge.python(out["bound"], NOT_FOUND, not_accepted(tree.path("outside")))
+    judge.python(out["domain"], NO_WRITE,
+                 "a text domain holding '/' names a message catalog "
+                 "outside the locale directories: refused")
+    judge.python(out["language"], NO_WRITE,
+                 "LANGUAGE names files glibc reads by itself, and this "
+                 "value holds a '/': refused")
+    assert out["allowed"].msg == "'hi'", out["allowed"]
