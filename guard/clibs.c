@@ -717,6 +717,7 @@ struct path_param {
 	Py_ssize_t index;
 	const char *name;
 	bool write;
+	bool absolute; /* the library reads it later, from another cwd */
 	const char *const *suffixes;
 	const char *none;
 };
@@ -787,6 +788,14 @@ static int judge_param(const struct path_param *p, const char *buf)
 	char file[PATH_MAX];
 	size_t i;
 
+	if (p->absolute && buf[0] != '/')
+		return sb_guard_raise(SB_EXC_PERMISSION,
+				      "a relative directory is read later "
+				      "against the working directory of that "
+				      "moment, which the file guard cannot "
+				      "judge now: name it by its absolute path",
+				      NULL);
+
 	if (!p->suffixes)
 		return sb_files_check(buf, -1, p->write);
 	for (i = 0; p->suffixes[i]; i++) {
@@ -844,6 +853,11 @@ static PyObject *paths_call(struct sb_wrap *w, PyObject *args,
 			}
 		}
 		r = sb_arg_path(fs, buf);
+		if (r == 0 && params[i].absolute) { /* "" is no absolute path */
+			py.PyErr_Clear();
+			buf[0] = '\0';
+			r = 1;
+		}
 		if (r < 0 || (r == 1 && judge_param(&params[i], buf) < 0)) {
 			py.Py_DecRef(fs);
 			goto out;
@@ -1027,7 +1041,7 @@ static const struct path_param init_read[] = {
 	{ .index = 0, .name = "filename", .none = "~/.inputrc" },
 };
 static const struct path_param locale_dir[] = {
-	{ .index = 1, .name = "dir" },
+	{ .index = 1, .name = "dir", .absolute = true },
 };
 
 #define DOOR(mod, name, p)                                          \

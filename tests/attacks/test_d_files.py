@@ -489,14 +489,16 @@ def test_D42(tree, judge):
     a domain; gettext reads <dir>/<language>/LC_MESSAGES/<domain>.mo for
     each language of $LANGUAGE, with no event. The program read a catalog
     outside the rules (its translations; any file: whether it exists).
-    bindtextdomain's directory is judged as a read; a domain or a
-    $LANGUAGE holding '/' is refused."""
+    bindtextdomain's directory is judged as a read, and must be absolute
+    (gettext reads a relative one against the cwd of each lookup); a
+    domain or a $LANGUAGE holding '/' is refused."""
     langs = [d for d in sorted(os.listdir("/usr/share/locale"))
              if os.path.isdir(f"/usr/share/locale/{d}/LC_MESSAGES")]
     if not langs:
         pytest.skip("no /usr/share/locale/*/LC_MESSAGES to climb from")
     lang = langs[0]
     mo_file(tree.path(f"outside/{lang}/LC_MESSAGES/bound.mo"), "hi", "s3cret")
+    mo_file(tree.path(f"outside/{lang}/LC_MESSAGES/rel.mo"), "hi", "s3cret")
     mo_file(tree.path("outside/dom.mo"), "hi", "s3cret")
     mo_file(tree.path("outside/l/LC_MESSAGES/lang.mo"), "hi", "s3cret")
     up = "/".join([".."] * 12)
@@ -524,8 +526,25 @@ def test_D42(tree, judge):
             _locale.bindtextdomain('own', os.getcwd() + '/data')
             return _locale.dgettext('own', 'hi')
             """,
+        # a relative directory is read against the cwd of each lookup:
+        # judged from rw/sub, read from data/
+        "relative": f"""
+            import os, locale, _locale
+            os.environ['LANGUAGE'] = {lang!r}
+            locale.setlocale(locale.LC_ALL, 'C.UTF-8')
+            top = os.getcwd()
+            os.makedirs('rw/sub', exist_ok=True)
+            os.chdir('rw/sub')
+            _locale.bindtextdomain('rel', '../outside')
+            os.chdir(top + '/data')  # the last probe: it stays there
+            return _locale.dgettext('rel', 'hi')
+            """,
     })
     judge.python(out["bound"], NOT_FOUND, not_accepted(tree.path("outside")))
+    judge.python(out["relative"], NO_WRITE,
+                 "a relative directory is read later against the working "
+                 "directory of that moment, which the file guard cannot "
+                 "judge now: name it by its absolute path")
     judge.python(out["domain"], NO_WRITE,
                  "a text domain holding '/' names a message catalog "
                  "outside the locale directories: refused")
