@@ -1002,7 +1002,8 @@ static PyObject *dbm_call(struct sb_wrap *w, PyObject *args,
 }
 
 /* _locale's gettext functions: a text domain is a file name (the first
- * argument of each); one holding '/' is refused. */
+ * argument of each); one holding '/', or too long for the guard to read
+ * whole, is refused. */
 static PyObject *text_domain_call(struct sb_wrap *w, PyObject *args,
 				  PyObject *kwargs)
 {
@@ -1011,11 +1012,18 @@ static PyObject *text_domain_call(struct sb_wrap *w, PyObject *args,
 	int r = o && o != py._Py_NoneStruct ? sb_arg_path(o, domain) : 0;
 
 	py.PyErr_Clear();
-	if (r == 1 && strchr(domain, '/')) {
+	if (r == 0 && o && (py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 ||
+			    py.PyObject_IsInstance(o, py.PyBytes_Type) == 1) &&
+	    py.PyObject_Length(o) > 0)
+		r = 2; /* too long for the guard to read whole */
+	py.PyErr_Clear();
+	if (r == 2 || (r == 1 && strchr(domain, '/'))) {
 		sb_guard_raise(SB_EXC_PERMISSION,
-			       "a text domain holding '/' names a message "
-			       "catalog outside the locale directories: "
-			       "refused",
+			       r == 2 ? "a text domain too long for the file "
+					"guard to read whole: refused"
+				      : "a text domain holding '/' names a "
+					"message catalog outside the locale "
+					"directories: refused",
 			       NULL);
 		return NULL;
 	}
