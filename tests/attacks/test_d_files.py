@@ -515,6 +515,11 @@ def test_D42(tree, judge):
             return _locale.dgettext({up!r} + os.getcwd() + '/outside/dom',
                                     'hi')
             """,
+        # longer than a path: the guard cannot read it whole
+        "long_domain": """
+            import _locale
+            return _locale.dgettext('../' * 1400 + 'x', 'hi')
+            """,
         "language": f"""
             import os, _locale
             os.environ['LANGUAGE'] = {up!r} + os.getcwd() + '/outside/l'
@@ -548,6 +553,9 @@ def test_D42(tree, judge):
     judge.python(out["domain"], NO_WRITE,
                  "a text domain holding '/' names a message catalog "
                  "outside the locale directories: refused")
+    judge.python(out["long_domain"], NO_WRITE,
+                 "a text domain too long for the file guard to read whole: "
+                 "refused")
     judge.python(out["language"], NO_WRITE,
                  "LANGUAGE names files glibc reads by itself, and this "
                  "value holds a '/': refused")
