@@ -98,13 +98,30 @@ static void note_file(const char *abs, const char *rule, struct sb_ref ref,
 	sb_guard_note("file", abs, rule ? r : NULL, add == ADD_NONE ? NULL : a);
 }
 
+/* Why a file the program did not name is judged (SQLite's own files
+ * beside a database), said before the refusal; NULL: the program named
+ * it. Per thread, set around one judgement. */
+static __thread const char *refusal_context;
+
+/* sb_guard_raise, with the refusal's context in front of 'msg'. */
+static int raise_refusal(enum sb_exc kind, const char *msg,
+			 const char *spelled)
+{
+	char full[3 * PATH_MAX + 1024];
+
+	if (!refusal_context)
+		return sb_guard_raise(kind, msg, spelled);
+	snprintf(full, sizeof(full), "%s: %s", refusal_context, msg);
+	return sb_guard_raise(kind, full, spelled);
+}
+
 static int raise_not_exposed(const char *abs, const char *spelled)
 {
 	char msg[PATH_MAX + 64];
 
 	snprintf(msg, sizeof(msg), "Access to '%s' must be accepted by a rule.",
 		 abs);
-	return sb_guard_raise(SB_EXC_FILE_NOT_FOUND, msg, spelled);
+	return raise_refusal(SB_EXC_FILE_NOT_FOUND, msg, spelled);
 }
 
 static int refuse_not_exposed(const char *abs, const char *spelled)
@@ -131,7 +148,7 @@ static int refuse(const struct sb_fs_decision *d, const char *spelled,
 		snprintf(msg, sizeof(msg),
 			 "Access to '%s' is ignored by rule '%s' from %s",
 			 spelled, d->ignore->rule, ref);
-		return sb_guard_raise(SB_EXC_FILE_NOT_FOUND, msg, spelled);
+		return raise_refusal(SB_EXC_FILE_NOT_FOUND, msg, spelled);
 	case SB_FS_READ_ONLY:
 		note_file(abs, d->expose->rule, d->expose->ref, ADD_RW);
 		format_ref(ref, sizeof(ref), d->expose->ref);
@@ -144,7 +161,7 @@ static int refuse(const struct sb_fs_decision *d, const char *spelled,
 				 ? "/"
 				 : "",
 			 d->expose->rule, ref);
-		return sb_guard_raise(SB_EXC_PERMISSION, msg, spelled);
+		return raise_refusal(SB_EXC_PERMISSION, msg, spelled);
 	default:
 		if (sb_g.learning)
 			return 0;
@@ -805,11 +822,27 @@ static int judge_sqlite_file(const char *db, const char *mode,
 		n = SB_ARRAY_LEN(siblings);
 	}
 	for (i = first; i < n + (strcmp(vfs, "unix-dotfile") == 0); i++) {
+		char why[PATH_MAX + 256];
+		int r;
+
 		len = snprintf(sib, sizeof(sib), "%s%s", fp.canon,
 			       i < n ? siblings[i] : ".lock");
 		if (len < 0 || (size_t)len >= sizeof(sib))
 			return refuse_not_exposed(db, db);
-		if (judge(sib, -1, J_WRITE, NULL) < 0)
+		snprintf(why, sizeof(why), "%s '%.4096s'",
+			 i == n ? "the unix-dotfile VFS locks by making a "
+				  "directory beside database"
+			 : write ? "SQLite makes its journal, write-ahead log "
+				   "and index beside database"
+				 : "SQLite makes and writes the write-ahead "
+				   "log and index of a WAL database opened "
+				   "read-only (immutable=1 reads it alone), "
+				   "beside database",
+			 fp.abs);
+		refusal_context = why;
+		r = judge(sib, -1, J_WRITE, NULL);
+		refusal_context = NULL;
+		if (r < 0)
 			return -1;
 	}
 	return 0;

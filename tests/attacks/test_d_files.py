@@ -396,13 +396,22 @@ def test_D40(tree, judge):
             return c.execute('select * from t').fetchall()
             """,
     })
+    ro_data = f"Cannot write to '{tree.path('data')}/'. {RO_REF}"
     for label in ("journal", "attach"):
         judge.python(out[label], NOT_FOUND,
-                     not_accepted(tree.path("solo/db.sqlite-journal")))
+                     "SQLite makes its journal, write-ahead log and index "
+                     "beside database "
+                     f"'{tree.path('solo/db.sqlite')}': "
+                     + not_accepted(tree.path("solo/db.sqlite-journal")))
     assert os.listdir(tree.path("solo")) == ["db.sqlite"]
-    for label in ("wal_ro", "dotfile"):
-        judge.python(out[label], NO_WRITE,
-                     f"Cannot write to '{tree.path('data')}/'. {RO_REF}")
+    judge.python(out["wal_ro"], NO_WRITE,
+                 "SQLite makes and writes the write-ahead log and index of "
+                 "a WAL database opened read-only (immutable=1 reads it "
+                 f"alone), beside database '{tree.path('data/w.db')}': "
+                 + ro_data)
+    judge.python(out["dotfile"], NO_WRITE,
+                 "the unix-dotfile VFS locks by making a directory beside "
+                 f"database '{tree.path('data/c.db')}': " + ro_data)
     judge.python(out["vfs"], NO_WRITE,
                  "SQLite VFS 'unix-nope' of database 'rw/v.db' is not one "
                  "of SQLite's own: the file guard cannot judge the files "
