@@ -708,10 +708,18 @@ static const struct meth_spec cursor_meths[] = {
 
 /* ---- OpenSSL ---- */
 
-/* A path parameter: positional index (self is 0) and keyword. */
+/* A path parameter: positional index (self is 0 in a method) and
+ * keyword; what the call does to the file (a write or a read), the
+ * suffixes the C library adds to the name to make its files (NULL: the
+ * name itself), and the file None (or no argument) stands for ("~/" is
+ * $HOME's; NULL: none). */
 struct path_param {
 	Py_ssize_t index;
 	const char *name;
+	bool write;
+	bool absolute; /* the library reads it later, from another cwd */
+	const char *const *suffixes;
+	const char *none;
 };
 
 /* Put 'v' (a reference taken over) in place of parameter 'p' of a call,
@@ -751,12 +759,65 @@ static int replace_param(PyObject *args, PyObject *kwargs, bool positional,
 	return 0;
 }
 
-/* Judge the path parameters of a call as reads, and hand the original
- * each one as the path judged (a path-like object answers its
- * __fspath__ once: the judgement and the call see the same path). */
-static PyObject *read_paths_call(struct sb_wrap *w, PyObject *args,
-				 PyObject *kwargs,
-				 const struct path_param *params, size_t n)
+/* The file 'spec' of a path_param's none into buf, "~/" made $HOME's:
+ * 1; 0 when there is none (readline names no file without $HOME, which
+ * python-sb does not pass on); -1 when it is too long (raised). */
+static int none_file(const char *spec, char buf[PATH_MAX])
+{
+	const char *home = getenv("HOME");
+	int n;
+
+	if (strncmp(spec, "~/", 2) != 0)
+		n = snprintf(buf, PATH_MAX, "%s", spec);
+	else if (home && *home)
+		n = snprintf(buf, PATH_MAX, "%s%s", home, spec + 1);
+	else
+		return 0;
+	if (n > 0 && n < PATH_MAX)
+		return 1;
+	return sb_guard_raise(SB_EXC_PERMISSION,
+			      "a file name too long for the file guard to "
+			      "judge",
+			      NULL);
+}
+
+/* Judge path 'buf' of parameter 'p': the name, or each file its suffixes
+ * make of it. 0, or -1 (raised). */
+static int judge_param(const struct path_param *p, const char *buf)
+{
+	char file[PATH_MAX];
+	size_t i;
+
+	if (p->absolute && buf[0] != '/')
+		return sb_guard_raise(SB_EXC_PERMISSION,
+				      "a relative directory is read later "
+				      "against the working directory of that "
+				      "moment, which the file guard cannot "
+				      "judge now: name it by its absolute path",
+				      NULL);
+
+	if (!p->suffixes)
+		return sb_files_check(buf, -1, p->write);
+	for (i = 0; p->suffixes[i]; i++) {
+		if ((size_t)snprintf(file, sizeof(file), "%s%s", buf,
+				     p->suffixes[i]) >= sizeof(file))
+			return sb_guard_raise(SB_EXC_PERMISSION,
+					      "a file name too long for the "
+					      "file guard to judge",
+					      NULL);
+		if (sb_files_check(file, -1, p->write) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Judge the path parameters of a call, each as its param says, and hand
+ * the original each one as the path judged (a path-like object answers
+ * its __fspath__ once: the judgement and the call see the same path). A
+ * parameter that is not a path is left to the original's TypeError. */
+static PyObject *paths_call(struct sb_wrap *w, PyObject *args,
+			    PyObject *kwargs, const struct path_param *params,
+			    size_t n)
 {
 	PyObject *nargs = NULL, *nkw = NULL, *res = NULL;
 	char buf[PATH_MAX];
@@ -771,8 +832,15 @@ static PyObject *read_paths_call(struct sb_wrap *w, PyObject *args,
 		PyObject *fs;
 		int r;
 
-		if (!o || o == py._Py_NoneStruct)
+		if (!o || o == py._Py_NoneStruct) {
+			if (!params[i].none)
+				continue;
+			r = none_file(params[i].none, buf);
+			if (r < 0 || (r == 1 && judge_param(&params[i],
+							    buf) < 0))
+				goto out;
 			continue;
+		}
 		if (py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 ||
 		    py.PyObject_IsInstance(o, py.PyBytes_Type) == 1) {
 			py.Py_IncRef(o);
@@ -785,7 +853,12 @@ static PyObject *read_paths_call(struct sb_wrap *w, PyObject *args,
 			}
 		}
 		r = sb_arg_path(fs, buf);
-		if (r < 0 || (r == 1 && sb_files_check(buf, -1, false) < 0)) {
+		if (r == 0 && params[i].absolute) { /* "" is no absolute path */
+			py.PyErr_Clear();
+			buf[0] = '\0';
+			r = 1;
+		}
+		if (r < 0 || (r == 1 && judge_param(&params[i], buf) < 0)) {
 			py.Py_DecRef(fs);
 			goto out;
 		}
@@ -811,29 +884,35 @@ out:
 static PyObject *verify_locations_call(struct sb_wrap *w, PyObject *args,
 				       PyObject *kwargs)
 {
-	static const struct path_param p[] = { { 1, "cafile" },
-					       { 2, "capath" } };
+	static const struct path_param p[] = {
+		{ .index = 1, .name = "cafile" },
+		{ .index = 2, .name = "capath" },
+	};
 
-	return read_paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
+	return paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
 }
 
 /* load_cert_chain(certfile, keyfile=None, password=None) */
 static PyObject *cert_chain_call(struct sb_wrap *w, PyObject *args,
 				 PyObject *kwargs)
 {
-	static const struct path_param p[] = { { 1, "certfile" },
-					       { 2, "keyfile" } };
+	static const struct path_param p[] = {
+		{ .index = 1, .name = "certfile" },
+		{ .index = 2, .name = "keyfile" },
+	};
 
-	return read_paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
+	return paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
 }
 
 /* load_dh_params(path) */
 static PyObject *dh_params_call(struct sb_wrap *w, PyObject *args,
 				PyObject *kwargs)
 {
-	static const struct path_param p[] = { { 1, "path" } };
+	static const struct path_param p[] = {
+		{ .index = 1, .name = "path" },
+	};
 
-	return read_paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
+	return paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
 }
 
 /* set_default_verify_paths(): OpenSSL reads $SSL_CERT_FILE and the
@@ -869,9 +948,145 @@ static PyObject *default_paths_call(struct sb_wrap *w, PyObject *args,
 static PyObject *decode_cert_call(struct sb_wrap *w, PyObject *args,
 				  PyObject *kwargs)
 {
-	static const struct path_param p[] = { { 0, "path" } };
+	static const struct path_param p[] = {
+		{ .index = 0, .name = "path" },
+	};
 
-	return read_paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
+	return paths_call(w, args, kwargs, p, SB_ARRAY_LEN(p));
+}
+
+/* ---- files named by the program to modules that reach them in C ----
+ *
+ * readline, _dbm and _gdbm open the files they are named in C, with no
+ * audit event; they need the native grant to be imported (modtab.c), but
+ * a program that has it, or the REPL (site imports readline before the
+ * guard arms), reached any file through them: the grant opens raw memory,
+ * not every file. Each name is judged here as the file guard judges
+ * open(): readline's history files (None: ~/.history) and init file
+ * (None: ~/.inputrc), dbm's database (ndbm's files are the name with
+ * .dir and .pag, or .db), as a write unless opened with a flag "r".
+ * _locale is an ordinary module: bindtextdomain(domain, dir) makes
+ * gettext read <dir>/<language>/LC_MESSAGES/<domain>.mo, and a domain
+ * holding '/' climbs out of the locale directory (default or bound). */
+struct path_door {
+	struct sb_wrap wrap; /* first: the wrap is the door */
+	const struct path_param *params;
+	size_t n;
+};
+
+static PyObject *door_call(struct sb_wrap *w, PyObject *args,
+			   PyObject *kwargs)
+{
+	const struct path_door *d = (const struct path_door *)w;
+
+	return paths_call(w, args, kwargs, d->params, d->n);
+}
+
+/* _dbm.open and _gdbm.open (filename, flags="r", mode=0o666, /) */
+static PyObject *dbm_call(struct sb_wrap *w, PyObject *args,
+			  PyObject *kwargs)
+{
+	static const char *const ndbm_files[] = { ".dir", ".pag", ".db",
+						  NULL };
+	struct path_param p = { .index = 0, .name = "filename" };
+	PyObject *flags = sb_arg(args, kwargs, 1, "flags");
+	const char *f = flags ? NULL : "r";
+
+	if (flags && py.PyObject_IsInstance(flags, py.PyUnicode_Type) == 1)
+		f = py.PyUnicode_AsUTF8AndSize(flags, NULL);
+	py.PyErr_Clear();
+	p.write = !f || f[0] != 'r';
+	if (strcmp(w->module, "_dbm") == 0)
+		p.suffixes = ndbm_files;
+	return paths_call(w, args, kwargs, &p, 1);
+}
+
+/* _locale's gettext functions: a text domain is a file name (the first
+ * argument of each); one holding '/', or too long for the guard to read
+ * whole, is refused. */
+static PyObject *text_domain_call(struct sb_wrap *w, PyObject *args,
+				  PyObject *kwargs)
+{
+	PyObject *o = sb_arg(args, kwargs, 0, "domain");
+	char domain[PATH_MAX];
+	int r = o && o != py._Py_NoneStruct ? sb_arg_path(o, domain) : 0;
+
+	py.PyErr_Clear();
+	if (r == 0 && o && (py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1 ||
+			    py.PyObject_IsInstance(o, py.PyBytes_Type) == 1) &&
+	    py.PyObject_Length(o) > 0)
+		r = 2; /* too long for the guard to read whole */
+	py.PyErr_Clear();
+	if (r == 2 || (r == 1 && strchr(domain, '/'))) {
+		sb_guard_raise(SB_EXC_PERMISSION,
+			       r == 2 ? "a text domain too long for the file "
+					"guard to read whole: refused"
+				      : "a text domain holding '/' names a "
+					"message catalog outside the locale "
+					"directories: refused",
+			       NULL);
+		return NULL;
+	}
+	return door_call(w, args, kwargs);
+}
+
+static const struct path_param history_read[] = {
+	{ .index = 0, .name = "filename", .none = "~/.history" },
+};
+static const struct path_param history_write[] = {
+	{ .index = 0,
+	  .name = "filename",
+	  .write = true,
+	  .none = "~/.history" },
+};
+static const struct path_param history_append[] = {
+	{ .index = 1,
+	  .name = "filename",
+	  .write = true,
+	  .none = "~/.history" },
+};
+static const struct path_param init_read[] = {
+	{ .index = 0, .name = "filename", .none = "~/.inputrc" },
+};
+static const struct path_param locale_dir[] = {
+	{ .index = 1, .name = "dir", .absolute = true },
+};
+
+#define DOOR(mod, name, p)                                          \
+	{ .wrap = { .module = mod, .attr = name, .call = door_call }, \
+	  .params = p, .n = SB_ARRAY_LEN(p) }
+#define DOOR_CALL(mod, name, fn)                              \
+	{ .wrap = { .module = mod, .attr = name, .call = fn }, \
+	  .params = NULL, .n = 0 }
+
+static struct path_door doors[] = {
+	DOOR("readline", "read_history_file", history_read),
+	DOOR("readline", "write_history_file", history_write),
+	DOOR("readline", "append_history_file", history_append),
+	DOOR("readline", "read_init_file", init_read),
+	DOOR_CALL("_dbm", "open", dbm_call),
+	DOOR_CALL("_gdbm", "open", dbm_call),
+	{ .wrap = { .module = "_locale", .attr = "bindtextdomain",
+		    .call = text_domain_call },
+	  .params = locale_dir, .n = SB_ARRAY_LEN(locale_dir) },
+	DOOR_CALL("_locale", "textdomain", text_domain_call),
+	DOOR_CALL("_locale", "dgettext", text_domain_call),
+	DOOR_CALL("_locale", "dcgettext", text_domain_call),
+	DOOR_CALL("_locale", "bind_textdomain_codeset", text_domain_call),
+};
+
+/* The doors of module 'name' into 'mod': 0, or -1 with an exception. */
+static int install_doors(const char *name, PyObject *mod)
+{
+	int r = 0;
+	size_t i;
+
+	sb_guard_busy_enter();
+	for (i = 0; r == 0 && i < SB_ARRAY_LEN(doors); i++)
+		if (strcmp(doors[i].wrap.module, name) == 0)
+			r = sb_wrap_install_in(&doors[i].wrap, mod);
+	sb_guard_busy_leave();
+	return r;
 }
 
 /* _sqlite3.connect(database, ...): a path-like database (pathlib.Path,
@@ -883,7 +1098,8 @@ static PyObject *decode_cert_call(struct sb_wrap *w, PyObject *args,
 static PyObject *connect_call(struct sb_wrap *w, PyObject *args,
 			      PyObject *kwargs)
 {
-	static const struct path_param database = { 0, "database" };
+	static const struct path_param database = { .index = 0,
+						    .name = "database" };
 	PyObject *o, *type, *path, *nargs = NULL, *nkw = NULL, *res = NULL;
 	bool positional = py.PyTuple_Size(args) > 0;
 	int has = 0;
@@ -960,9 +1176,11 @@ static struct sb_wrap callback_tracebacks_wrap = {
 static PyObject *setsockopt_call(struct sb_wrap *w, PyObject *args,
 				 PyObject *kwargs)
 {
-	static const struct path_param p[] = { { 1, "level" },
-					       { 2, "option" },
-					       { 3, "value" } };
+	static const struct path_param p[] = {
+		{ .index = 1, .name = "level" },
+		{ .index = 2, .name = "option" },
+		{ .index = 3, .name = "value" },
+	};
 	PyObject *nargs = NULL, *nkw = NULL, *res = NULL;
 	long v[2];
 	size_t i;
@@ -1042,7 +1260,10 @@ static const struct meth_spec context_meths[] = {
  * unjudged. A relative TZDIR, LOCPATH entry or HOSTALIASES is refused:
  * glibc reads it against the directory of the moment, not the one it was
  * judged in. A value the guard cannot read whole (too long, a NUL) is
- * refused too. 0 or -1 (raised). */
+ * refused too. INPUTRC (readline's init file) is judged as HOSTALIASES
+ * is. gettext reads <dir>/<language>/LC_MESSAGES/<domain>.mo for each
+ * language of $LANGUAGE: one holding '/' climbs out of the locale
+ * directory, and is refused. 0 or -1 (raised). */
 #define ZONE_DIR "/usr/share/zoneinfo"
 
 static int cannot_judge(const char *k, const char *why)
@@ -1086,7 +1307,8 @@ static int c_path_var(const char *k, PyObject *value)
 	int r;
 
 	if (strcmp(k, "TZ") != 0 && strcmp(k, "TZDIR") != 0 &&
-	    strcmp(k, "LOCPATH") != 0 && strcmp(k, "HOSTALIASES") != 0)
+	    strcmp(k, "LOCPATH") != 0 && strcmp(k, "HOSTALIASES") != 0 &&
+	    strcmp(k, "INPUTRC") != 0 && strcmp(k, "LANGUAGE") != 0)
 		return 0;
 	r = value ? sb_arg_path(value, v) : 0;
 	if (r < 0)
@@ -1101,7 +1323,10 @@ static int c_path_var(const char *k, PyObject *value)
 	}
 	if (strcmp(k, "TZ") == 0)
 		return zone_check(v, NULL);
-	if (strcmp(k, "TZDIR") == 0 || strcmp(k, "HOSTALIASES") == 0) {
+	if (strcmp(k, "LANGUAGE") == 0) /* languages, ':' between them */
+		return strchr(v, '/') ? cannot_judge(k, "holds a '/'") : 0;
+	if (strcmp(k, "TZDIR") == 0 || strcmp(k, "HOSTALIASES") == 0 ||
+	    strcmp(k, "INPUTRC") == 0) {
 		if (v[0] != '/')
 			return cannot_judge(k, "is relative");
 		if (sb_files_check(v, -1, false) < 0)
@@ -1202,9 +1427,10 @@ static int take_cursor_connection(PyObject *mod)
 
 int sb_clibs_arm(void)
 {
-	static const char *const loaded[] = { "posix",	 "pwd",	    "grp",
-					      "spwd",	 "_socket", "_sqlite3",
-					      "_ssl" };
+	static const char *const loaded[] = {
+		"posix",    "pwd",  "grp",	"spwd",	 "_socket", "_sqlite3",
+		"_ssl",	    "_dbm", "_gdbm", "readline", "_locale",
+	};
 	PyObject *mods = py.PyImport_GetModuleDict();
 	size_t i;
 
@@ -1227,7 +1453,8 @@ int sb_clibs_module_ready(PyObject *mod)
 	int r = 0;
 
 	py.PyErr_Clear();
-	if (sb_sysfiles_module_ready(mod, name) < 0)
+	if (sb_sysfiles_module_ready(mod, name) < 0 ||
+	    (name && install_doors(name, mod) < 0))
 		r = -1;
 	else if (name && strcmp(name, "_sqlite3") == 0) {
 		PyObject *hex = py.PySys_GetObject("hexversion");

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,13 +98,30 @@ static void note_file(const char *abs, const char *rule, struct sb_ref ref,
 	sb_guard_note("file", abs, rule ? r : NULL, add == ADD_NONE ? NULL : a);
 }
 
+/* Why a file the program did not name is judged (SQLite's own files
+ * beside a database), said before the refusal; NULL: the program named
+ * it. Per thread, set around one judgement. */
+static __thread const char *refusal_context;
+
+/* sb_guard_raise, with the refusal's context in front of 'msg'. */
+static int raise_refusal(enum sb_exc kind, const char *msg,
+			 const char *spelled)
+{
+	char full[3 * PATH_MAX + 1024];
+
+	if (!refusal_context)
+		return sb_guard_raise(kind, msg, spelled);
+	snprintf(full, sizeof(full), "%s: %s", refusal_context, msg);
+	return sb_guard_raise(kind, full, spelled);
+}
+
 static int raise_not_exposed(const char *abs, const char *spelled)
 {
 	char msg[PATH_MAX + 64];
 
 	snprintf(msg, sizeof(msg), "Access to '%s' must be accepted by a rule.",
 		 abs);
-	return sb_guard_raise(SB_EXC_FILE_NOT_FOUND, msg, spelled);
+	return raise_refusal(SB_EXC_FILE_NOT_FOUND, msg, spelled);
 }
 
 static int refuse_not_exposed(const char *abs, const char *spelled)
@@ -130,7 +148,7 @@ static int refuse(const struct sb_fs_decision *d, const char *spelled,
 		snprintf(msg, sizeof(msg),
 			 "Access to '%s' is ignored by rule '%s' from %s",
 			 spelled, d->ignore->rule, ref);
-		return sb_guard_raise(SB_EXC_FILE_NOT_FOUND, msg, spelled);
+		return raise_refusal(SB_EXC_FILE_NOT_FOUND, msg, spelled);
 	case SB_FS_READ_ONLY:
 		note_file(abs, d->expose->rule, d->expose->ref, ADD_RW);
 		format_ref(ref, sizeof(ref), d->expose->ref);
@@ -143,7 +161,7 @@ static int refuse(const struct sb_fs_decision *d, const char *spelled,
 				 ? "/"
 				 : "",
 			 d->expose->rule, ref);
-		return sb_guard_raise(SB_EXC_PERMISSION, msg, spelled);
+		return raise_refusal(SB_EXC_PERMISSION, msg, spelled);
 	default:
 		if (sb_g.learning)
 			return 0;
@@ -720,6 +738,116 @@ static bool sqlite_uri_decode(const char *in, char *out, size_t size)
 	return true;
 }
 
+/* Is the database at 'path' in WAL mode (its header's read and write
+ * versions 2)? A FIFO or a device is not read: it is no database. */
+static bool sqlite_is_wal(const char *path)
+{
+	unsigned char h[20];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	bool wal = false;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h))
+		wal = h[18] == 2 || h[19] == 2;
+	close(fd);
+	return wal;
+}
+
+/* A URI boolean SQLite reads as true (sqlite3GetBoolean): only the plain
+ * spellings; any other counts as false, which judges more. */
+static bool sqlite_uri_true(const char *v)
+{
+	return strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
+	       strcasecmp(v, "yes") == 0 || strcasecmp(v, "on") == 0;
+}
+
+/* The VFSes of SQLite's unix build (Debian's, 3.8 to 3.47): a name beside
+ * them would be one an extension registered, which opens what it likes. */
+static bool sqlite_vfs_known(const char *vfs)
+{
+	static const char *const known[] = { "",	    "unix",
+					     "unix-none",   "unix-excl",
+					     "unix-dotfile" };
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(known); i++)
+		if (strcmp(vfs, known[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The database file 'db' SQLite opens with URI mode 'mode' ("rwc" for a
+ * plain name) and VFS 'vfs', and the files it makes beside it by itself,
+ * each judged as a write: a database it may write gets its rollback
+ * journal ("-journal"), write-ahead log ("-wal") and the log's shared
+ * index ("-shm") created there at its first write or change of journal
+ * mode. A database in WAL mode opened read-only (mode=ro) gets its -wal
+ * and -shm created, and the index written, at its first read: they need
+ * the write right too, or immutable=1 (which reads the file alone). The
+ * unix-dotfile VFS makes the directory "<db>.lock" at every lock, a
+ * read's too. SQLite names them after the database's real path (it
+ * resolves its links): so are they judged. */
+static int judge_sqlite_file(const char *db, const char *mode,
+			     const char *vfs, bool immutable)
+{
+	static const char *const siblings[] = { "-journal", "-wal", "-shm" };
+	bool write = strcmp(mode, "ro") != 0;
+	struct sb_fs_paths fp;
+	char sib[PATH_MAX];
+	size_t i, first = 0, n = 0;
+	int len;
+
+	if (!sqlite_vfs_known(vfs)) {
+		char msg[PATH_MAX + 512];
+
+		snprintf(msg, sizeof(msg),
+			 "SQLite VFS '%.256s' of database '%.4096s' is not one "
+			 "of SQLite's own: the file guard cannot judge the "
+			 "files it opens",
+			 vfs, db);
+		return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+	}
+	fp.canon[0] = '\0';
+	if (judge(db, -1, write ? J_WRITE : 0, &fp) < 0)
+		return -1;
+	if (fp.canon[0] != '/')
+		return 0; /* learning, of a path it could not locate */
+	if (write)
+		n = SB_ARRAY_LEN(siblings);
+	else if (!immutable && sqlite_is_wal(fp.canon)) {
+		first = 1;
+		n = SB_ARRAY_LEN(siblings);
+	}
+	for (i = first; i < n + (strcmp(vfs, "unix-dotfile") == 0); i++) {
+		char why[PATH_MAX + 256];
+		int r;
+
+		len = snprintf(sib, sizeof(sib), "%s%s", fp.canon,
+			       i < n ? siblings[i] : ".lock");
+		if (len < 0 || (size_t)len >= sizeof(sib))
+			return refuse_not_exposed(db, db);
+		snprintf(why, sizeof(why), "%s '%.4096s'",
+			 i == n ? "the unix-dotfile VFS locks by making a "
+				  "directory beside database"
+			 : write ? "SQLite makes its journal, write-ahead log "
+				   "and index beside database"
+				 : "SQLite makes and writes the write-ahead "
+				   "log and index of a WAL database opened "
+				   "read-only (immutable=1 reads it alone), "
+				   "beside database",
+			 fp.abs);
+		refusal_context = why;
+		r = judge(sib, -1, J_WRITE, NULL);
+		refusal_context = NULL;
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* A database name SQLite opens: sqlite3.connect's, an ATTACH's or a
  * VACUUM INTO's (clibs.c). With uri=True (which the event does not tell),
  * or in an ATTACH when SQLite was built with SQLITE_USE_URI (Debian's
@@ -732,14 +860,16 @@ int sb_files_check_sqlite(const char *db)
 {
 	char uri[2 * PATH_MAX];
 	const char *s, *p, *vfs = "", *mode = "rwc";
+	bool immutable = false;
+	int seen_immutable = 0;
 
 	if (!db[0] || strcmp(db, ":memory:") == 0)
 		return 0; /* a private temporary or in-memory database */
 	if (strncmp(db, "file:", 5) != 0)
-		return judge(db, -1, WR, NULL);
+		return judge_sqlite_file(db, mode, vfs, false);
 	/* read as a plain name, it can only be opened in a directory that
 	 * exists ("file:data" is rarely one) */
-	if (parent_is_dir(db) && judge(db, -1, WR, NULL) < 0)
+	if (parent_is_dir(db) && judge_sqlite_file(db, mode, vfs, false) < 0)
 		return -1;
 	s = db + 5;
 	if (strncmp(s, "//", 2) == 0) { /* authority: empty or localhost */
@@ -755,6 +885,8 @@ int sb_files_check_sqlite(const char *db)
 			vfs = v;
 		else if (strcmp(p, "mode") == 0)
 			mode = v;
+		else if (strcmp(p, "immutable") == 0 && !seen_immutable++)
+			immutable = sqlite_uri_true(v); /* its first one */
 		else if (strcmp(p, "modeof") == 0 && judge(v, -1, RD, NULL) < 0)
 			return -1;
 		p = v + strlen(v) + 1;
@@ -763,7 +895,7 @@ int sb_files_check_sqlite(const char *db)
 		return 0; /* no file at all */
 	if (!uri[0] || strcmp(uri, ":memory:") == 0)
 		return 0; /* a private temporary or in-memory database */
-	return judge(uri, -1, strcmp(mode, "ro") == 0 ? RD : WR, NULL);
+	return judge_sqlite_file(uri, mode, vfs, immutable);
 }
 
 /* sqlite3.connect (database): SQLite opens the file in C, so this event is

@@ -319,3 +319,253 @@ def test_D31(tree, judge):
                  "converters (native code) from the directories it names: "
                  "it needs the rule python-api=ALLOW:native")
     assert out["tokyo"].msg == "('JST', 'JST')", out["tokyo"]
+
+
+def sqlite_wal_db(path):
+    """A database in WAL mode, closed (no -wal or -shm beside it)."""
+    import sqlite3
+    c = sqlite3.connect(path)
+    c.execute("pragma journal_mode=wal")
+    c.execute("create table t(a)")
+    c.execute("insert into t values (1)")
+    c.commit()
+    c.close()
+    assert not os.path.exists(path + "-wal")
+
+
+@attack("D40", "SQLite makes files beside a database: its journal, "
+        "write-ahead log and index, unix-dotfile's lock directory, and "
+        "the -wal and -shm of a WAL database opened read-only")
+def test_D40(tree, judge):
+    """A database the rules let write (expose-rw= of the file alone) got
+    its rollback journal made beside it, outside the rules; one in WAL
+    mode opened with mode=ro got its -wal and -shm made and written in a
+    read-only tree; vfs=unix-dotfile made <db>.lock. Each of those files
+    is judged as a write when the database is opened; a VFS that is not
+    SQLite's own is refused."""
+    tree.mkdir("solo")
+    tree.write("solo/db.sqlite", "")
+    sqlite_wal_db(tree.path("data/w.db"))
+    sqlite_wal_db(tree.path("data/w2.db"))
+    tree.write("data/c.db", "")
+    out = tree.run(RULES + "expose-rw=./solo/db.sqlite\n", {
+        "journal": """
+            import sqlite3
+            c = sqlite3.connect('solo/db.sqlite')
+            c.execute('pragma journal_mode=persist')
+            c.execute('create table t(a)')
+            c.commit()
+            """,
+        "attach": """
+            import sqlite3
+            c = sqlite3.connect(':memory:')
+            c.execute("attach 'solo/db.sqlite' as s")
+            c.execute('pragma s.journal_mode=persist')
+            c.execute('create table s.t(a)')
+            c.commit()
+            """,
+        "wal_ro": """
+            import sqlite3
+            c = sqlite3.connect('file:data/w.db?mode=ro', uri=True)
+            return c.execute('select * from t').fetchall()
+            """,
+        "dotfile": """
+            import sqlite3
+            c = sqlite3.connect('file:data/c.db?mode=ro&vfs=unix-dotfile',
+                                uri=True)
+            return c.execute('select * from sqlite_master').fetchall()
+            """,
+        "vfs": """
+            import sqlite3
+            sqlite3.connect('file:rw/v.db?vfs=unix-nope', uri=True)
+            """,
+        # what the rules allow still works: a database in a tree they
+        # let write, a WAL one read as immutable
+        "rw": """
+            import sqlite3
+            c = sqlite3.connect('rw/ok.db')
+            c.execute('pragma journal_mode=wal')
+            c.execute('create table t(a)')
+            c.commit()
+            return 'ok'
+            """,
+        "immutable": """
+            import sqlite3
+            c = sqlite3.connect('file:data/w2.db?mode=ro&immutable=1',
+                                uri=True)
+            return c.execute('select * from t').fetchall()
+            """,
+    })
+    ro_data = f"Cannot write to '{tree.path('data')}/'. {RO_REF}"
+    for label in ("journal", "attach"):
+        judge.python(out[label], NOT_FOUND,
+                     "SQLite makes its journal, write-ahead log and index "
+                     "beside database "
+                     f"'{tree.path('solo/db.sqlite')}': "
+                     + not_accepted(tree.path("solo/db.sqlite-journal")))
+    assert os.listdir(tree.path("solo")) == ["db.sqlite"]
+    judge.python(out["wal_ro"], NO_WRITE,
+                 "SQLite makes and writes the write-ahead log and index of "
+                 "a WAL database opened read-only (immutable=1 reads it "
+                 f"alone), beside database '{tree.path('data/w.db')}': "
+                 + ro_data)
+    judge.python(out["dotfile"], NO_WRITE,
+                 "the unix-dotfile VFS locks by making a directory beside "
+                 f"database '{tree.path('data/c.db')}': " + ro_data)
+    judge.python(out["vfs"], NO_WRITE,
+                 "SQLite VFS 'unix-nope' of database 'rw/v.db' is not one "
+                 "of SQLite's own: the file guard cannot judge the files "
+                 "it opens")
+    assert sorted(os.listdir(tree.path("data"))) == [
+        "c.db", "f.txt", "link_abs", "link_rel", "w.db", "w2.db"]
+    assert out["rw"].msg == "'ok'", out["rw"]
+    assert out["immutable"].msg == "[(1,)]", out["immutable"]
+
+
+@attack("D41", "Files named to readline and dbm, which open them in C: "
+        "history and init files, ndbm databases, under the native grant")
+def test_D41(tree, judge):
+    """readline's history and init files and dbm's databases are opened
+    in C with no audit event. Importing those modules needs the native
+    grant (raw memory), yet the grant is no rule for files: a program that
+    has it wrote a history file outside the rules and read one back. Each
+    name is judged as open() would judge it; ndbm's files are the name
+    with .dir and .pag (gdbm's compatibility) or .db (Berkeley DB)."""
+    tree.write("outside/hist", "s3cret\n")
+    out = tree.run(RULES + "python-api=ALLOW:native\n", {
+        "write": """
+            import readline
+            readline.add_history('typed')
+            readline.write_history_file('outside/h')
+            """,
+        "append": """
+            import readline
+            readline.append_history_file(1, 'outside/hist')
+            """,
+        "read": """
+            import readline
+            readline.read_history_file('outside/hist')
+            return readline.get_history_item(
+                readline.get_current_history_length())
+            """,
+        "init": """
+            import readline
+            readline.read_init_file('outside/hist')
+            """,
+        "ndbm": """
+            try:
+                import dbm.ndbm
+            except ImportError:
+                return 'absent'
+            dbm.ndbm.open('outside/d', 'c')
+            """,
+        "allowed": """
+            import readline
+            readline.write_history_file('rw/h')
+            return open('rw/h').read().splitlines()[-1]
+            """,
+    })
+    judge.python(out["write"], NOT_FOUND, not_accepted(tree.path("outside/h")))
+    for label in ("append", "read", "init"):
+        judge.python(out[label], NOT_FOUND,
+                     not_accepted(tree.path("outside/hist")))
+    if out["ndbm"].msg != "'absent'":
+        judge.python(out["ndbm"], NOT_FOUND,
+                     re.compile(re.escape(not_accepted(
+                         tree.path("outside/d@"))).replace("@", r"\.\w+")))
+    assert sorted(os.listdir(tree.path("outside"))) == ["hist", "secret.txt"]
+    with open(tree.path("outside/hist")) as f:
+        assert f.read() == "s3cret\n"
+    assert out["allowed"].msg == "'typed'", out["allowed"]
+
+
+def mo_file(path, msgid, msgstr):
+    """A gettext catalog of one message."""
+    import struct
+    o, t = msgid.encode(), msgstr.encode()
+    data = struct.pack("<7I", 0x950412de, 0, 1, 28, 36, 0, 44)
+    data += struct.pack("<2I", len(o), 44)
+    data += struct.pack("<2I", len(t), 44 + len(o) + 1)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data + o + b"\0" + t + b"\0")
+
+
+@attack("D42", "gettext's catalogs read in C outside the rules: "
+        "bindtextdomain, a text domain or $LANGUAGE holding '..'")
+def test_D42(tree, judge):
+    """_locale (an ordinary module) hands glibc's gettext a directory and
+    a domain; gettext reads <dir>/<language>/LC_MESSAGES/<domain>.mo for
+    each language of $LANGUAGE, with no event. The program read a catalog
+    outside the rules (its translations; any file: whether it exists).
+    bindtextdomain's directory is judged as a read, and must be absolute
+    (gettext reads a relative one against the cwd of each lookup); a
+    domain or a $LANGUAGE holding '/' is refused."""
+    langs = [d for d in sorted(os.listdir("/usr/share/locale"))
+             if os.path.isdir(f"/usr/share/locale/{d}/LC_MESSAGES")]
+    if not langs:
+        pytest.skip("no /usr/share/locale/*/LC_MESSAGES to climb from")
+    lang = langs[0]
+    mo_file(tree.path(f"outside/{lang}/LC_MESSAGES/bound.mo"), "hi", "s3cret")
+    mo_file(tree.path(f"outside/{lang}/LC_MESSAGES/rel.mo"), "hi", "s3cret")
+    mo_file(tree.path("outside/dom.mo"), "hi", "s3cret")
+    mo_file(tree.path("outside/l/LC_MESSAGES/lang.mo"), "hi", "s3cret")
+    up = "/".join([".."] * 12)
+    out = tree.run(RULES, {
+        "bound": f"""
+            import os, locale, _locale
+            os.environ['LANGUAGE'] = {lang!r}
+            locale.setlocale(locale.LC_ALL, 'C.UTF-8')
+            _locale.bindtextdomain('bound', os.getcwd() + '/outside')
+            return _locale.dgettext('bound', 'hi')
+            """,
+        "domain": f"""
+            import os, _locale
+            return _locale.dgettext({up!r} + os.getcwd() + '/outside/dom',
+                                    'hi')
+            """,
+        # longer than a path: the guard cannot read it whole
+        "long_domain": """
+            import _locale
+            return _locale.dgettext('../' * 1400 + 'x', 'hi')
+            """,
+        "language": f"""
+            import os, _locale
+            os.environ['LANGUAGE'] = {up!r} + os.getcwd() + '/outside/l'
+            return _locale.dgettext('lang', 'hi')
+            """,
+        # the system's catalogs and a directory the rules expose still work
+        "allowed": """
+            import os, _locale
+            _locale.bindtextdomain('own', os.getcwd() + '/data')
+            return _locale.dgettext('own', 'hi')
+            """,
+        # a relative directory is read against the cwd of each lookup:
+        # judged from rw/sub, read from data/
+        "relative": f"""
+            import os, locale, _locale
+            os.environ['LANGUAGE'] = {lang!r}
+            locale.setlocale(locale.LC_ALL, 'C.UTF-8')
+            top = os.getcwd()
+            os.makedirs('rw/sub', exist_ok=True)
+            os.chdir('rw/sub')
+            _locale.bindtextdomain('rel', '../outside')
+            os.chdir(top + '/data')  # the last probe: it stays there
+            return _locale.dgettext('rel', 'hi')
+            """,
+    })
+    judge.python(out["bound"], NOT_FOUND, not_accepted(tree.path("outside")))
+    judge.python(out["relative"], NO_WRITE,
+                 "a relative directory is read later against the working "
+                 "directory of that moment, which the file guard cannot "
+                 "judge now: name it by its absolute path")
+    judge.python(out["domain"], NO_WRITE,
+                 "a text domain holding '/' names a message catalog "
+                 "outside the locale directories: refused")
+    judge.python(out["long_domain"], NO_WRITE,
+                 "a text domain too long for the file guard to read whole: "
+                 "refused")
+    judge.python(out["language"], NO_WRITE,
+                 "LANGUAGE names files glibc reads by itself, and this "
+                 "value holds a '/': refused")
+    assert out["allowed"].msg == "'hi'", out["allowed"]

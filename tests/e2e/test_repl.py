@@ -117,3 +117,30 @@ def test_typed_eval_on_the_313_repl(sb, tmp_cwd):
         import pytest
         pytest.skip(f"{py} is not installed")
     check_typed(typed_session(sb, tmp_cwd, py, term="xterm"))
+
+
+def test_readline_loaded_for_the_repl_judges_its_files(sb, tmp_cwd):
+    """site imports readline for the REPL before the guard arms, so that
+    the program finds it in sys.modules without the native grant its
+    import needs; its history files are opened in C with no event. They
+    are judged as open() would be: a history file written outside the
+    rules is refused, and none is made."""
+    (tmp_cwd / ".py-sandboxes").write_text("python-import=json\n")
+    outside = tmp_cwd.parent / (tmp_cwd.name + "-outside")
+    outside.mkdir()
+    try:
+        env = {"PATH": "/usr/bin:/bin", "TERM": "dumb",
+               "HOME": str(tmp_cwd)}
+        typed = ("import sys\n"
+                 "rl = sys.modules['readline']\n"
+                 f"rl.write_history_file('{outside}/h')\n"
+                 "exit()\n").encode()
+        out = run_on_pty([sb, "--python=/usr/bin/python3"], tmp_cwd, typed,
+                         env)
+        assert ("RuleFileNotFoundError: Access to "
+                f"'{outside}/h' must be accepted by a rule.") in out, out
+        assert os.listdir(outside) == []
+    finally:
+        for f in outside.iterdir():
+            f.unlink()
+        outside.rmdir()
