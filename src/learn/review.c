@@ -90,6 +90,36 @@ static bool is_home_or_root(struct sb_arena *a, const char *v)
 	return v[0] == '/' && strcmp(sb_path_normalize(a, v), "/") == 0;
 }
 
+/* A path whose last component comes from the environment: the text after
+ * its last ${} reference (at the top level) does not end in a component of
+ * its own ('${A}', '${HOME:-x}', '${A}/..', '${A}x'). The variable's value
+ * is the reviewer's guess, not the run's: ${OLDPWD} or ${HOME:-x} is the
+ * home directory in many shells, ${A:-/} is '/' wherever A is unset. A
+ * reference followed by '/name' ends in that name, wherever it is. */
+static bool env_decides(struct sb_arena *a, const char *v)
+{
+	const char *p, *tail = NULL;
+	const char *n;
+	unsigned depth = 0;
+
+	for (p = v; *p; p++) {
+		if (p[0] == '$' && p[1] == '{') {
+			depth++;
+			p++;
+		} else if (*p == '}' && depth && --depth == 0) {
+			tail = p + 1;
+		}
+	}
+	if (depth)
+		return true; /* unbalanced: the parser refuses it anyway */
+	if (!tail)
+		return false;
+	if (*tail != '/')
+		return true; /* the last component is partly the variable's */
+	n = sb_path_normalize(a, sb_arena_printf(a, "/r%s", tail));
+	return !sb_str_starts(n, "/r/");
+}
+
 static bool secret_like(const char *name)
 {
 	static const char *const words[] = {
@@ -120,6 +150,13 @@ static struct grade grade_expose(struct sb_arena *a, const struct sb_policy *p,
 		return G(SB_RISK_INVALID, p->errors.v[0].text);
 	if (p->exposes.n && strcmp(p->exposes.v[0].path, "/") == 0)
 		wide = true;
+	if (!wide && env_decides(a, v))
+		return rw ? G(SB_RISK_HIGH, "write access to a path the "
+					    "environment decides: it may be "
+					    "the home directory or /")
+			  : G(SB_RISK_MEDIUM, "read access to a path the "
+					      "environment decides: it may be "
+					      "the home directory or /");
 	if (rw)
 		return wide ? G(SB_RISK_HIGH, "write access to the whole home "
 					      "directory or file system")

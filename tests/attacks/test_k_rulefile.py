@@ -12,6 +12,7 @@ writable trees and swaps the project directory itself, judged by what the
 next run there may read.
 """
 import os
+import pathlib
 import stat
 import subprocess
 
@@ -410,3 +411,56 @@ def test_K43(case, judge):
         assert f".py-sandboxes({line}): {message}" in r.stderr, (
             label, r.stderr[-500:])
         assert not os.path.exists(marker)
+
+
+# K60: a rule file that comes with a project names a path through the
+# environment: the run exposes what the variable holds there (HOME in
+# ${HOME:-x}, the shell's last directory in ${OLDPWD}, '/' for ${A:-/}
+# where A is unset), while the review graded the text it saw.
+K60_LINES = ("expose-rw=${HOME:-x}", "expose-rw=${OLDPWD}",
+             "expose-rw=${PYSB_K60_UNSET:-~}", "expose-rw=${HOME:-x}/sub/..")
+
+
+@attack("K60", "a shipped rule file exposes a path the environment decides "
+        "(${HOME:-x}, ${OLDPWD}): the review graded it as a narrow path")
+def test_K60(case, judge):
+    """What each line grants in the run, and how the review grades it.
+    The run: with HOME and OLDPWD pointing at a directory of the user's
+    (here a fresh one), each line lets the program write there. The
+    review (`--pysandboxes-review OLD NEW`, the project's rule file
+    before and after) graded them 'medium: write access to files', as
+    './out'; each must be 'high' now, whatever the reviewer's own
+    environment holds."""
+    # in the case's tree (nobody's in the nobody columns), which the
+    # rules do not expose otherwise
+    case.mkdir("home/sub")
+    home = pathlib.Path(case.path("home"))
+    env = dict(os.environ, HOME=str(home), OLDPWD=str(home))
+    env.pop("PYSB_K60_UNSET", None)
+    # the program is given the directory (HOME is not passed into it)
+    case.write("run.py", "import os, sys\n"
+               "open(os.path.join(sys.argv[1], sys.argv[2]), 'w')"
+               ".write('x')\n")
+    written = []
+    for i, line in enumerate(K60_LINES):
+        marker = f"k60-{i}"
+        r = case._run(f"python-import=*\n{line}\n",
+                  [f"--python={case.python}", "run.py", home, marker],
+                  env=env)
+        written.append((os.path.exists(home / marker), r.stderr[-300:]))
+    # the rules grant the home directory in the run: the grade matters
+    assert all(w for w, _ in written), (written, K60_LINES)
+    old = case.write("old.py-sandboxes", "python-import=json\n")
+    grades = {}
+    for line in K60_LINES:
+        new = case.write("new.py-sandboxes", f"python-import=json\n{line}\n")
+        r = subprocess.run([case.sb, "--pysandboxes-review", old, new],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, HOME="/nonexistent-k60"))
+        row = [ln for ln in r.stdout.splitlines() if f"`{line}`" in ln]
+        assert len(row) == 1, (line, r.stdout, r.stderr)
+        grades[line] = row[0].split("|")[1].strip()
+    low = {k: v for k, v in grades.items() if v != "high"}
+    judge._record("escaped" if low else "refused by launcher",
+                  f"grades {grades}")
+    assert not low, grades
