@@ -506,6 +506,33 @@ with sandboxes(workers=1):
 print(json.dumps(out))
 '''
 
+MAIN_P11 = MAIN_COMMON + '''
+import pickle
+frames = {
+    "long name": ("S" * 900000, None),
+    "long code": ("builtins.SystemExit", "c" * 900000),
+    "huge int code": ("builtins.SystemExit", 10 ** 100000),
+    "list code": ("builtins.SystemExit", ["c" * 1000] * 800),
+}
+with sandboxes(workers=1):
+    for label, data in frames.items():
+        try:
+            sbmod.forge(pickle.dumps(data, 5), ord("b"))
+            out[label] = ["no exception"]
+        except BaseException as exc:
+            buf = io.StringIO()
+            traceback.print_exception(type(exc), exc, exc.__traceback__,
+                                      file=buf)
+            try:
+                text = str(exc)
+            except Exception as err:
+                text = "str() raised " + type(err).__name__
+            out[label] = [type(exc).__name__, len(buf.getvalue()),
+                          text[:40], len(text)]
+    out["after"] = sbmod.echo(11)
+print(json.dumps(out))
+'''
+
 
 def run_parent(column, main, *args, rules=RULES, timeout=None):
     provider, _, who = column.partition("/")
@@ -721,3 +748,20 @@ def test_P10_rebuilt_exceptions_run_no_code_of_the_parent(column):
     assert out["ValueError"] == ["ValueError", True], out
     assert out["HTTPError"] == ["SandBoxProtocolError", "printed"], out
     assert out["after"] == ["echo", 10]
+
+
+def test_P11_remote_base_exceptions_are_capped(column):
+    """A function's SystemExit or other BaseException crosses as a class
+    name and an exit code. Neither was capped: a 900 KB name or code was
+    printed whole with the caller's traceback, and an int code of 100,000
+    digits made str() of the exception raise. Both are capped now, as an
+    exception's message is (P3). Evidence: what the parent printed."""
+    out = run_parent(column, MAIN_P11, timeout=scaled(180))
+    for label in ("long name", "long code", "huge int code", "list code"):
+        kind, printed, text, length = out[label]
+        assert kind == "SandBoxBaseExceptionError", (label, out[label])
+        assert printed < 20000 and length < 10000, (label, out[label])
+        assert not text.startswith("str() raised"), (label, out[label])
+    assert out["huge int code"][2].startswith(
+        "builtins.SystemExit(<an int of"), out
+    assert out["after"] == ["echo", 11]
