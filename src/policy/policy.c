@@ -28,6 +28,10 @@
  * realpath and a look through the files loaded) */
 #define MAX_NAMED (4 * MAX_FILES)
 #define ERR_TOTAL 1 /* load_file(): past MAX_TOTAL_SIZE (not an errno) */
+/* read_file(): owned by another user than the one running, or root */
+#define ERR_FOREIGN 2
+/* read_file(): every user may write it */
+#define ERR_WORLD 3
 
 struct parser {
 	struct sb_policy *p;
@@ -385,8 +389,15 @@ static bool already_loaded(struct parser *ps, const char *canon)
 	return false;
 }
 
-/* Read a whole regular file; -errno on failure. O_NONBLOCK so that a FIFO
- * named by mistake cannot hang the parser before we see it is no file. */
+/* Read a whole regular file; -errno on failure, ERR_FOREIGN or ERR_WORLD
+ * for a file whose rules are not the running user's: one that another
+ * user owns (root's are everyone's: /etc), or that every user may write.
+ * Its owner could rewrite the rules of this run at any time, after any
+ * review (a project checked out by another user, a file in /tmp), and
+ * the program they sandbox would run with the rights of the user who
+ * runs python-sb. Judged on the file that is read (fstat), not on a path.
+ * O_NONBLOCK so that a FIFO named by mistake cannot hang the parser
+ * before we see it is no file. */
 static int read_file(struct sb_arena *a, const char *path, char **buf,
 		     size_t *len)
 {
@@ -403,6 +414,10 @@ static int read_file(struct sb_arena *a, const char *path, char **buf,
 		err = -EISDIR;
 	} else if (!S_ISREG(st.st_mode)) {
 		err = -EINVAL;
+	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
+		err = ERR_FOREIGN;
+	} else if (st.st_mode & S_IWOTH) {
+		err = ERR_WORLD;
 	} else if ((unsigned long long)st.st_size > MAX_FILE_SIZE) {
 		err = -EFBIG;
 	} else {
@@ -439,6 +454,14 @@ static const char *read_error_text(int err)
 	default:
 		return strerror(-err);
 	}
+}
+
+/* The owner of a file, for a message (read_file() judged it). */
+static uid_t owner_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
 }
 
 /* 'label' names the file in messages: 'include "x"' or the root file. */
@@ -554,6 +577,22 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 				 "%s: the rule file and its includes hold "
 				 "more than %u MiB.",
 				 label, MAX_TOTAL_SIZE >> 20);
+		else if (err == ERR_FOREIGN)
+			sb_error(ps->p, at,
+				 "%s: it belongs to uid %lu, not to uid %lu "
+				 "who runs python-sb: its owner could change "
+				 "the rules of this run at any time. python-sb "
+				 "takes rules only from files of the user who "
+				 "runs it or of root; review it, then copy it "
+				 "or chown it.",
+				 label, (unsigned long)owner_of(canon),
+				 (unsigned long)geteuid());
+		else if (err == ERR_WORLD)
+			sb_error(ps->p, at,
+				 "%s: every user may write it: any of them "
+				 "could change the rules of this run at any "
+				 "time. Review it, then chmod o-w it.",
+				 label);
 		else
 			sb_error(ps->p, at, "%s: %s.", label,
 				 read_error_text(err));

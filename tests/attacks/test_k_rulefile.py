@@ -464,3 +464,73 @@ def test_K60(case, judge):
     judge._record("escaped" if low else "refused by launcher",
                   f"grades {grades}")
     assert not low, grades
+
+
+@attack("K61", "the rule file (or an include) belongs to another user, or "
+        "every user may write it: its owner rewrites the rules after review")
+def test_K61(case, judge):
+    """A project checked out by another user, a rule file in a shared
+    directory: its owner (or, for a world-writable one, anyone) could
+    rewrite it between the review and the run, or at any run, and the
+    program would run with the rights of the user who runs python-sb
+    under rules that user never saw (git refuses such repositories for
+    the same reason). python-sb read such files as its own. Now a rule
+    file or include owned by another user than the one running (root's
+    are everyone's) or writable by every user is refused: status 255,
+    a message naming the file, nothing run. Judged from outside: the
+    marker a run would write, through a grant only the file gives."""
+    other = 65534 if os.geteuid() == 0 else None
+    if case.nobody or other is None:
+        pytest.skip("needs root to give a file to another user")
+    out = case.path("out")
+    os.makedirs(out, exist_ok=True)
+    case.write("run.py", f"open({os.path.join(out, 'ran')!r}, 'w')"
+               ".write('x')\n")
+    marker = os.path.join(out, "ran")
+    case.write("inc.rules", f"expose-rw={out}\n")
+    outcomes = {}
+    for label, head, target, owner, mode in (
+            ("root file of another user", f"expose-rw={out}\n",
+             ".py-sandboxes", other, 0o644),
+            ("include of another user", 'include "inc.rules"\n',
+             "inc.rules", other, 0o644),
+            ("world-writable root file", f"expose-rw={out}\n",
+             ".py-sandboxes", 0, 0o666),
+            ("world-writable include", 'include "inc.rules"\n',
+             "inc.rules", 0, 0o666)):
+        if os.path.exists(marker):
+            os.unlink(marker)
+        os.chown(case.path("inc.rules"), 0, 0)
+        os.chmod(case.path("inc.rules"), 0o644)
+        body = (head + "python-import=*\n").strip("\n")
+        os.unlink(case.path(".py-sandboxes")) \
+            if os.path.exists(case.path(".py-sandboxes")) else None
+        case.write(".py-sandboxes", body + "\n" + case.tail())
+        os.chown(case.path(target), owner, owner)
+        os.chmod(case.path(target), mode)
+        r = subprocess.run([case.sb, f"--python={case.python}", "run.py"],
+                           cwd=case.root, capture_output=True, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+        outcomes[label] = (r.returncode, os.path.exists(marker),
+                           r.stderr[-400:])
+    escaped = {k: v for k, v in outcomes.items()
+               if v[0] != 255 or v[1]}
+    judge._record("escaped" if escaped else "refused by launcher",
+                  repr(outcomes))
+    assert not escaped, outcomes
+    assert "belongs to uid 65534, not to uid 0" in \
+        outcomes["root file of another user"][2], outcomes
+    assert 'include "inc.rules": it belongs to uid 65534' in \
+        outcomes["include of another user"][2], outcomes
+    assert "every user may write it" in \
+        outcomes["world-writable include"][2], outcomes
+    # the same files, the user's own and not world-writable: they run
+    os.chown(case.path("inc.rules"), 0, 0)
+    os.chmod(case.path("inc.rules"), 0o644)
+    os.unlink(case.path(".py-sandboxes"))
+    case.write(".py-sandboxes", 'include "inc.rules"\npython-import=*\n' +
+               case.tail())
+    r = subprocess.run([case.sb, f"--python={case.python}", "run.py"],
+                       cwd=case.root, capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and os.path.exists(marker), r.stderr[-500:]
