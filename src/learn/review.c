@@ -364,6 +364,18 @@ bool sb_review_grade(struct sb_arena *a, const char *line,
 		g = grade_env(key, eq + 1);
 		goto out;
 	}
+	/* The review's flat parse has no environment: a reference in any
+	 * other value was graded as its text, 'invalid' for most keys
+	 * (python-import=${X} is no module name), though the run accepts
+	 * what the variable holds there: python-import=*, os-sandbox=none
+	 * (K62). Paths have their own grade (env_decides), env= its own,
+	 * ignore= only hides. */
+	if (eq && strstr(eq + 1, "${") && !sb_str_starts(key, "expose-r") &&
+	    strcmp(key, "ignore") != 0) {
+		g = G(SB_RISK_HIGH, "the environment decides its value at the "
+				    "run: it may be any value this rule takes");
+		goto out;
+	}
 	fr.text = text;
 	fr.ref = (struct sb_ref){ "review", 1 };
 #define REF_PREFIX "review(1): "

@@ -534,3 +534,46 @@ def test_K61(case, judge):
                        cwd=case.root, capture_output=True, text=True,
                        timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 0 and os.path.exists(marker), r.stderr[-500:]
+
+
+# K62: a shipped rule file whose values (not paths) come from the
+# environment: the review had no environment and graded the text.
+K62_LINES = ("python-import=${PYSB_K62}", "python-import=json, ${PYSB_K62}",
+             "net=${PYSB_K62}", "os-sandbox=${PYSB_K62:-landlock}",
+             "py-sandbox=${PYSB_K62}", "python-api=ALLOW:${PYSB_K62}")
+
+
+@attack("K62", "a shipped rule file takes a grant from the environment "
+        "(python-import=${X}): the review graded it 'invalid'")
+def test_K62(case, judge):
+    """`python-import=${X}` is no module name in the review's flat parse,
+    so the review graded it (and net=${X}, os-sandbox=${X:-landlock},
+    py-sandbox=${X}) 'invalid', as what the enforcer refuses; the run
+    accepts what X holds there: with X="*" the program imports smtplib.
+    Each such line is graded high now. Judged from outside: the marker
+    the program writes after importing smtplib, and the review's grades."""
+    out = case.path("out")
+    os.makedirs(out, exist_ok=True)
+    marker = os.path.join(out, "imported")
+    case.write("run.py", "import smtplib\n"
+               f"open({marker!r}, 'w').write('x')\n")
+    r = case._run(f"python-import=${{PYSB_K62}}\nexpose-rw={out}\n",
+                  [f"--python={case.python}", "run.py"],
+                  env=dict(os.environ, PYSB_K62="*"))
+    # the grant the line gives in the run: every module
+    assert os.path.exists(marker), r.stderr[-500:]
+    old = case.write("old.py-sandboxes", "python-import=json\n")
+    grades = {}
+    for line in K62_LINES:
+        new = case.write("new.py-sandboxes", f"python-import=json\n{line}\n")
+        r = subprocess.run([case.sb, "--pysandboxes-review", old, new],
+                           capture_output=True, text=True, timeout=60,
+                           env={k: v for k, v in os.environ.items()
+                                if k != "PYSB_K62"})
+        row = [ln for ln in r.stdout.splitlines() if f"`{line}`" in ln]
+        assert len(row) == 1, (line, r.stdout, r.stderr)
+        grades[line] = row[0].split("|")[1].strip()
+    low = {k: v for k, v in grades.items() if v != "high"}
+    judge._record("escaped" if low else "refused by launcher",
+                  f"grades {grades}")
+    assert not low, grades

@@ -55,6 +55,13 @@ static void test_grades(void)
 		{ "expose-rw=${A}/..", SB_RISK_HIGH },
 		{ "expose-rw=/srv/${A}", SB_RISK_HIGH },
 		{ "expose-rw=${A}.", SB_RISK_HIGH },
+		/* any other value the environment decides (K62) */
+		{ "python-import=${X}", SB_RISK_HIGH },
+		{ "python-import=json, ${X:-json}", SB_RISK_HIGH },
+		{ "net=${X}", SB_RISK_HIGH },
+		{ "os-sandbox=${X:-landlock}", SB_RISK_HIGH },
+		{ "py-sandbox=${X}", SB_RISK_HIGH },
+		{ "python-api=ALLOW:${X}", SB_RISK_HIGH },
 		{ "expose-ro=${OLDPWD}", SB_RISK_MEDIUM },
 		{ "expose-rw=${A}/out", SB_RISK_MEDIUM },
 		{ "expose-rw=${A:-${B}}/out", SB_RISK_MEDIUM },
