@@ -220,6 +220,27 @@ class Metaclassed(Exception, metaclass=_Meta):
 
 
 @sandbox
+def pass_fds(n):
+    """Descriptors to the parent with SCM_RIGHTS on the worker's socket:
+    pipes, each after a frame header that a garbled stream would read."""
+    import array, socket
+    sock = socket.socket(fileno=os.dup(int(sys.argv[1])))
+    fds = []
+    for _ in range(n):
+        fds.extend(os.pipe())
+    sent = 0
+    for i in range(0, len(fds), 64):
+        part = array.array("i", fds[i:i + 64])
+        try:
+            sock.sendmsg([b"\\0"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                     part.tobytes())])
+            sent += len(part)
+        except OSError as exc:
+            return "refused: " + type(exc).__name__
+    return sent
+
+
+@sandbox
 def raise_named(name):
     import builtins
     raise (globals().get(name) or getattr(builtins, name))("m")
@@ -533,6 +554,25 @@ with sandboxes(workers=1):
 print(json.dumps(out))
 '''
 
+MAIN_P12 = MAIN_COMMON + '''
+def pipes():
+    n = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
+                n.append(fd)
+        except OSError:
+            pass
+    return n
+before = pipes()
+with sandboxes(workers=1):
+    out["pass"] = outcome(sbmod.pass_fds, 100)
+    out["during"] = len(pipes()) - len(before)
+    out["after"] = sbmod.echo(12)
+out["pipes"] = len(pipes()) - len(before)
+print(json.dumps(out))
+'''
+
 
 def run_parent(column, main, *args, rules=RULES, timeout=None):
     provider, _, who = column.partition("/")
@@ -765,3 +805,17 @@ def test_P11_remote_base_exceptions_are_capped(column):
     assert out["huge int code"][2].startswith(
         "builtins.SystemExit(<an int of"), out
     assert out["after"] == ["echo", 11]
+
+
+def test_P12_descriptors_from_the_worker_never_reach_the_parent(column):
+    """The worker's socket is a Unix socket: a function can send
+    descriptors on it (SCM_RIGHTS). The parent's transport reads with
+    recv() and no control buffer, so the kernel closes every descriptor
+    sent: none is installed in the parent, the garbled call fails with
+    SandBoxProtocolError and the worker is replaced. Evidence: the pipes
+    open in the parent, before, during and after (proved harmless; this
+    test fails if the transport ever takes ancillary data)."""
+    out = run_parent(column, MAIN_P12)
+    assert out["pass"][0] == "SandBoxProtocolError", out
+    assert out["during"] == 0 and out["pipes"] == 0, out
+    assert out["after"] == ["echo", 12]
