@@ -577,3 +577,27 @@ def test_K62(case, judge):
     judge._record("escaped" if low else "refused by launcher",
                   f"grades {grades}")
     assert not low, grades
+
+
+@attack("K63", "net= with a CIDR prefix out of range (/33, /-1, 2^32+32, "
+        "::/129): a wrapped prefix would allow a whole network")
+def test_K63(case, judge, tcp_port):
+    """A prefix read into a 32-bit integer would wrap (4294967328 is
+    2^32 + 32), /-1 or /33 could mean /0: the rule would allow every
+    address. The parser takes none of them as a prefix: such a network
+    is no address, and as a host name it resolves to nothing, so the
+    ALLOW rule allows nothing (a warning names its line; a DENY rule of
+    that shape is an error). Proved harmless from outside: the pong
+    server on 127.0.0.1 that the rules name is not reached."""
+    from test_e_network import ERR, implicit, probes
+    p = tcp_port
+    rules = ("python-import=*\n" + "".join(
+        f"net=ALLOW|TCP|{net}|{p}|OUT\n"
+        for net in ("127.0.0.0/33", "127.0.0.1/-1", "127.0.0.1/4294967328",
+                    "127.0.0.1/4294967296", "0.0.0.0/0x0",
+                    "::ffff:127.0.0.1/129", "::/4294967296")))
+    out = case.run(rules, probes({
+        "connect": "s = socket.create_connection(('127.0.0.1', P), 60)\n"
+                   "s.sendall(b'ping')\nreturn s.recv(4)",
+    }), args=[p])
+    judge.python(out["connect"], ERR, implicit("127.0.0.1", p))
