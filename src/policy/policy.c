@@ -396,20 +396,31 @@ static bool already_loaded(struct parser *ps, const char *canon)
  * review (a project checked out by another user, a file in /tmp), and
  * the program they sandbox would run with the rights of the user who
  * runs python-sb. Judged on the file that is read (fstat), not on a path.
- * O_NONBLOCK so that a FIFO named by mistake cannot hang the parser
- * before we see it is no file. */
+ * Only a regular file is opened: opening a FIFO wakes its writer, a
+ * device's open() acts (a tape rewinds, a watchdog starts), so the path
+ * is judged by lstat() first, and the file opened (O_NOFOLLOW) must be
+ * the one judged. O_NONBLOCK, should one be swapped in all the same. */
 static int read_file(struct sb_arena *a, const char *path, char **buf,
 		     size_t *len)
 {
-	struct stat st;
+	struct stat st, lst;
 	size_t got = 0;
 	int fd, err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	if (lstat(path, &lst) < 0)
 		return -errno;
+	if (S_ISDIR(lst.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(lst.st_mode))
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+				O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ELOOP ? -ESTALE : -errno;
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
+	} else if (st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
+		err = -ESTALE;
 	} else if (S_ISDIR(st.st_mode)) {
 		err = -EISDIR;
 	} else if (!S_ISREG(st.st_mode)) {
@@ -448,7 +459,9 @@ static const char *read_error_text(int err)
 	case -EISDIR:
 		return "it is a directory, not a rule file";
 	case -EINVAL:
-		return "it is not a regular file";
+		return "it is not a regular file (python-sb did not open it)";
+	case -ESTALE:
+		return "it was replaced while python-sb opened it";
 	case -EFBIG:
 		return "it is larger than 64 MiB";
 	default:

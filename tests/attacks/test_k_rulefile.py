@@ -19,7 +19,7 @@ import subprocess
 import pytest
 
 from harness import (as_nobody, attack, chown_tree, documented_escape,
-                     root_python)
+                     root_python, scaled)
 
 INC = "sub/inc.rules"
 INC_TEXT = "# the include\n"
@@ -601,3 +601,57 @@ def test_K63(case, judge, tcp_port):
                    "s.sendall(b'ping')\nreturn s.recv(4)",
     }), args=[p])
     judge.python(out["connect"], ERR, implicit("127.0.0.1", p))
+
+
+@attack("K64", "an include that is a FIFO or a device: python-sb opened it "
+        "before it saw it was no file (a FIFO's writer woke up)")
+def test_K64(case, judge):
+    """A rule file names `include "f.fifo"` (or a device): python-sb
+    opened it, O_NONBLOCK, and only then refused what was no regular
+    file. Opening is an act: a FIFO's writer, blocked in its open(),
+    woke up and wrote; a device's open() runs its driver (a tape
+    rewinds, a watchdog arms). The path is judged by lstat() now and
+    only a regular file is opened (O_NOFOLLOW, the same inode). Judged
+    from outside: the marker a writer blocked on the FIFO writes once
+    its open() returns."""
+    import sys
+    import time
+    fifo = case.path("f.fifo")
+    os.mkfifo(fifo)
+    marker = case.path("writer-woke")
+    writer = subprocess.Popen(
+        [sys.executable, "-c",
+         "import os, sys\nfd = os.open(sys.argv[1], os.O_WRONLY)\n"
+         "open(sys.argv[2], 'w').close()\n", fifo, marker])
+    try:
+        # the writer must be blocked in its open() before python-sb runs
+        deadline = time.monotonic() + scaled(30)
+        while time.monotonic() < deadline:
+            with open(f"/proc/{writer.pid}/wchan") as f:
+                if f.read() == "wait_for_partner":
+                    break
+            time.sleep(0.02)
+        else:
+            pytest.fail("the FIFO's writer never blocked in open()")
+        case.write("run.py", "print('ran')\n")
+        r = case._run('include "f.fifo"\ninclude "/dev/zero"\n'
+                      'python-import=*\n',
+                      [f"--python={case.python}", "run.py"], timeout=120)
+        # a writer woken by python-sb's open() writes at once; give it
+        # time to be scheduled on a loaded machine
+        deadline = time.monotonic() + scaled(1.0)
+        while time.monotonic() < deadline and not os.path.exists(marker):
+            time.sleep(0.05)
+        woke = os.path.exists(marker)
+    finally:
+        writer.kill()
+        writer.wait()
+    judge._record("escaped" if woke else "refused by launcher",
+                  f"status {r.returncode}, writer woke: {woke}")
+    assert r.returncode == 255, (r.returncode, r.stderr[-500:])
+    assert 'include "f.fifo": it is not a regular file' in r.stderr, \
+        r.stderr[-500:]
+    assert 'include "/dev/zero": it is not a regular file' in r.stderr, \
+        r.stderr[-500:]
+    assert "ran" not in r.stdout
+    assert not woke, "python-sb opened the FIFO"
