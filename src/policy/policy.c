@@ -507,6 +507,21 @@ static const char *canon_absent(struct sb_arena *a, const char *abs)
 			       abs + strlen(dir));
 }
 
+/* Is path inside the directory of the root rule file (the first file)? */
+static bool under_root_dir(const struct sb_policy *p, const char *path)
+{
+	const char *root = p->files.n ? p->files.v[0].path : NULL;
+	const char *slash = root ? strrchr(root, '/') : NULL;
+	size_t n;
+
+	if (!slash)
+		return false;
+	n = (size_t)(slash - root);
+	if (n == 0)
+		return true; /* a rule file in / */
+	return strncmp(path, root, n) == 0 && path[n] == '/';
+}
+
 static void load_file(struct parser *ps, const char *abs, const char *display,
 		      const char *label, struct sb_ref from, unsigned depth)
 {
@@ -575,6 +590,7 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 	f->path = sb_arena_strdup(a, canon);
 	f->display = display;
 	f->included_from = from;
+	f->outside = from.file && !under_root_dir(ps->p, f->path);
 	/* their sum is bounded: by the size lstat() saw, before anything is
 	 * read (the first file alone: read_file()'s own bound), then by
 	 * what was read */

@@ -655,3 +655,41 @@ def test_K64(case, judge):
         r.stderr[-500:]
     assert "ran" not in r.stdout
     assert not woke, "python-sb opened the FIFO"
+
+
+@attack("K65", "a shipped rule file includes a secret of the user's "
+        "(~/.ssh key, a .env): python-sb printed its lines in errors")
+def test_K65(case, judge):
+    """A rule file may include any file its reader can read, and each
+    invalid line was quoted in the error python-sb prints ("Invalid rule
+    'AWS_SECRET=...'"): a project's rule file could have a CI run print
+    the user's keys into its public log. A line of an include that lies
+    outside the rule file's directory is named, not quoted, now. Judged
+    from outside: what python-sb printed (and nothing ran)."""
+    import shutil
+    import tempfile
+    # outside the project, readable by the column's user
+    d = pathlib.Path(tempfile.mkdtemp(prefix="pysb-k65-"))
+    os.chmod(d, 0o755)
+    secret = d / "id_key"
+    secret.write_text("SECRET-K65-LINE token=abc\nexpose-rw=SECRET-K65-2\n")
+    os.chmod(secret, 0o644)
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    case.write("sub/ok.rules", "bogus-inside-K65\n")
+    try:
+        r = case._run(f'include "{secret}"\ninclude "sub/ok.rules"\n'
+                      'python-import=*\n',
+                      [f"--python={case.python}", "run.py"], timeout=120)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    leaked = "SECRET-K65" in r.stderr + r.stdout
+    judge._record("escaped" if leaked else "refused by launcher",
+                  f"status {r.returncode}: {r.stderr[-300:]!r}")
+    assert r.returncode == 255, (r.returncode, r.stderr[-500:])
+    assert not leaked, r.stderr[-800:]
+    assert (f"{secret}(1): this line is not a valid rule; its text is not "
+            "shown" in r.stderr), r.stderr[-800:]
+    # an include inside the project is quoted as before
+    assert "bogus-inside-K65" in r.stderr, r.stderr[-800:]
+    assert not os.path.exists(marker)
