@@ -693,3 +693,38 @@ def test_K65(case, judge):
     # an include inside the project is quoted as before
     assert "bogus-inside-K65" in r.stderr, r.stderr[-800:]
     assert not os.path.exists(marker)
+
+
+@attack("K66", "rules that look narrow and grant wide: ${X} holding a "
+        "newline or a comma, a lookalike key, a NUL")
+def test_K66(case, judge):
+    """A variable whose value is a newline then a rule, or a comma list,
+    must stay one value (not two rules, not two paths); a key spelt with
+    a Unicode hyphen is no rule; a NUL ends nothing silently. Each is
+    refused naming the line (status 255) and nothing runs: proved
+    harmless from outside by the marker the program would write and the
+    file it would write under '/' had a second rule been applied."""
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    cases = (
+        ("expose-ro=${PYSB_K66}", "/tmp\nexpose-rw=/",
+         "must exist."),
+        ("expose-ro=${PYSB_K66}", "/tmp,/",
+         "expected a single path (no comma)."),
+        ("expose\u2010rw=/", None, "Invalid rule 'expose\u2010rw=/'"),
+        ("expose-rw=/\0", None, "the line holds a NUL byte"),
+    )
+    seen = {}
+    for line, value, message in cases:
+        env = dict(os.environ)
+        env.pop("PYSB_K66", None)
+        if value is not None:
+            env["PYSB_K66"] = value
+        r = case._run(f"{line}\npython-import=*\n",
+                      [f"--python={case.python}", "run.py"], env=env)
+        seen[line + repr(value)] = (r.returncode, os.path.exists(marker))
+        assert r.returncode == 255, (line, r.returncode, r.stderr[-400:])
+        assert ".py-sandboxes(1): " in r.stderr and message in r.stderr, \
+            (line, r.stderr[-400:])
+        assert not os.path.exists(marker), line
+    judge._record("refused by launcher", repr(seen))
