@@ -479,11 +479,20 @@ def test_K61(case, judge):
     are everyone's) or writable by every user is refused: status 255,
     a message naming the file, nothing run. Judged from outside: the
     marker a run would write, through a grant only the file gives."""
-    other = 65534 if os.geteuid() == 0 else None
-    if case.nobody or other is None:
+    if os.geteuid() != 0:
         pytest.skip("needs root to give a file to another user")
+    # as root: a file of nobody's; as nobody: a file of daemon's (uid 1)
+    me, other = (65534, 1) if case.nobody else (0, 65534)
+
+    def run():
+        argv = [case.sb, f"--python={case.python}", "run.py"]
+        return subprocess.run(as_nobody(argv) if case.nobody else argv,
+                              cwd=case.root, capture_output=True,
+                              text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
     out = case.path("out")
     os.makedirs(out, exist_ok=True)
+    os.chown(out, me, me)
     case.write("run.py", f"open({os.path.join(out, 'ran')!r}, 'w')"
                ".write('x')\n")
     marker = os.path.join(out, "ran")
@@ -495,12 +504,14 @@ def test_K61(case, judge):
             ("include of another user", 'include "inc.rules"\n',
              "inc.rules", other, 0o644),
             ("world-writable root file", f"expose-rw={out}\n",
-             ".py-sandboxes", 0, 0o666),
+             ".py-sandboxes", me, 0o666),
             ("world-writable include", 'include "inc.rules"\n',
-             "inc.rules", 0, 0o666)):
+             "inc.rules", me, 0o666)):
         if os.path.exists(marker):
             os.unlink(marker)
-        os.chown(case.path("inc.rules"), 0, 0)
+        if case.nobody:
+            chown_tree(case.root)
+        os.chown(case.path("inc.rules"), me, me)
         os.chmod(case.path("inc.rules"), 0o644)
         body = (head + "python-import=*\n").strip("\n")
         os.unlink(case.path(".py-sandboxes")) \
@@ -508,9 +519,7 @@ def test_K61(case, judge):
         case.write(".py-sandboxes", body + "\n" + case.tail())
         os.chown(case.path(target), owner, owner)
         os.chmod(case.path(target), mode)
-        r = subprocess.run([case.sb, f"--python={case.python}", "run.py"],
-                           cwd=case.root, capture_output=True, text=True,
-                           timeout=120, stdin=subprocess.DEVNULL)
+        r = run()
         outcomes[label] = (r.returncode, os.path.exists(marker),
                            r.stderr[-400:])
     escaped = {k: v for k, v in outcomes.items()
@@ -518,21 +527,21 @@ def test_K61(case, judge):
     judge._record("escaped" if escaped else "refused by launcher",
                   repr(outcomes))
     assert not escaped, outcomes
-    assert "belongs to uid 65534, not to uid 0" in \
+    assert f"belongs to uid {other}, not to uid {me}" in \
         outcomes["root file of another user"][2], outcomes
-    assert 'include "inc.rules": it belongs to uid 65534' in \
+    assert f'include "inc.rules": it belongs to uid {other}' in \
         outcomes["include of another user"][2], outcomes
     assert "every user may write it" in \
         outcomes["world-writable include"][2], outcomes
     # the same files, the user's own and not world-writable: they run
-    os.chown(case.path("inc.rules"), 0, 0)
-    os.chmod(case.path("inc.rules"), 0o644)
     os.unlink(case.path(".py-sandboxes"))
     case.write(".py-sandboxes", 'include "inc.rules"\npython-import=*\n' +
                case.tail())
-    r = subprocess.run([case.sb, f"--python={case.python}", "run.py"],
-                       cwd=case.root, capture_output=True, text=True,
-                       timeout=120, stdin=subprocess.DEVNULL)
+    if case.nobody:
+        chown_tree(case.root)
+    os.chown(case.path("inc.rules"), me, me)
+    os.chmod(case.path("inc.rules"), 0o644)
+    r = run()
     assert r.returncode == 0 and os.path.exists(marker), r.stderr[-500:]
 
 
