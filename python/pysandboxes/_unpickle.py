@@ -397,6 +397,7 @@ _INERT = frozenset((
     "__slots__", "__annotations__", "__firstlineno__",
     "__static_attributes__", "__orig_bases__", "__parameters__",
     "__match_args__", "__classcell__", "__abstractmethods__",
+    "__type_params__",
     "__init__", "__new__", "__str__", "__repr__", "__init_subclass__",
     "__reduce__"))
 
