@@ -632,10 +632,8 @@ class Daemon:
         if tag == "err":
             raise _remote_exception(reply[1])
         if tag == "base" and len(reply) == 3 and isinstance(reply[1], str):
-            code = reply[2]
-            if code is not None and not isinstance(code, (int, str)):
-                code = repr(code)
-            raise SandBoxBaseExceptionError(reply[1], code)
+            raise SandBoxBaseExceptionError(
+                _wk.capped(reply[1], _wk.MESSAGE_MAX), _exit_code(reply[2]))
         if tag == "cancelled":
             # only this caller's own cancellation is one: a function that
             # raised CancelledError is the remote's BaseException, which
@@ -744,6 +742,22 @@ def _read_bytes(path):
             return f.read()
     except OSError:
         return None
+
+
+def _exit_code(code):
+    """A remote SystemExit's code as the caller may print it: None, an int
+    of at most 64 bits, or a capped string (a 1 MiB name or code was
+    printed whole; an int of 100,000 digits made str() of the exception
+    raise)."""
+    if code is None or type(code) is bool:
+        return code
+    if type(code) is int:
+        if code.bit_length() <= 64:
+            return code
+        return f"<an int of {code.bit_length()} bits>"
+    if type(code) is not str:
+        return f"<a {type(code).__name__}>"
+    return _wk.capped(code, _wk.MESSAGE_MAX)
 
 
 def _remote_exception(data):

@@ -381,6 +381,50 @@ def _runs_code_to_subclass(cls):
         if k is not object)
 
 
+# what a class of the parent's may define (in the classes of its MRO above
+# the builtin base) for its exception to be rebuilt: attributes that run
+# nothing when the exception is raised, caught, printed, logged or
+# collected. __init__ and __new__ are never run here, __str__ and __repr__
+# are replaced (_with_message_str), __init_subclass__ is refused there when
+# a subclass is made, __reduce__ runs only when the caller pickles it. Any
+# other special method (__del__ runs at collection; __getattr__ and
+# __getattribute__ when traceback reads __notes__, __cause__...; __eq__ and
+# __hash__ when logging or a set meets it), and any name that overrides an
+# attribute of the builtin base (a SyntaxError's lineno, read by printing),
+# is code of the parent's that a remote name would make it run.
+_INERT = frozenset((
+    "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
+    "__slots__", "__annotations__", "__firstlineno__",
+    "__static_attributes__", "__orig_bases__", "__parameters__",
+    "__match_args__", "__classcell__", "__abstractmethods__",
+    "__type_params__",
+    "__init__", "__new__", "__str__", "__repr__", "__init_subclass__",
+    "__reduce__"))
+
+
+def _runs_code_implicitly(cls, base):
+    """Would an instance of cls (rebuilt, none of its code run) run code of
+    the parent's by being printed, compared, hashed or collected? A
+    metaclass is code too (traceback reads the class's __qualname__)."""
+    if type(cls) is not type:
+        return True
+    space = type.__dict__["__dict__"].__get__
+    for k in _MRO(cls):
+        if _MODULE_OF(k) == "builtins":
+            continue
+        if type(k) is not type:
+            return True
+        for name in space(k):
+            if not isinstance(name, str):
+                return True
+            if name.startswith("__") and name.endswith("__"):
+                if name not in _INERT:
+                    return True
+            elif _static(base, name) is not None:
+                return True
+    return False
+
+
 def _with_message_str(cls, base):
     """cls, or a subclass of it whose str() and repr() give the message:
     the class's own __str__ may read attributes a rebuilt exception does not
@@ -412,7 +456,8 @@ def from_descriptor(module, qualname, message, denials):
     __setattr__, __init_subclass__, metaclass or module __getattr__, which
     may import): its args are the one message string, capped; None when
     the class is not an Exception subclass loaded in the parent or would
-    run code."""
+    run code, then or later when printed, compared or collected
+    (_runs_code_implicitly)."""
     mod = sys.modules.get(module) if isinstance(module, str) else None
     if mod is None or not isinstance(qualname, str):
         return None
@@ -425,6 +470,8 @@ def from_descriptor(module, qualname, message, denials):
         return None
     # the nearest builtin base allocates it: no __new__ of the class runs
     base = next(b for b in _MRO(cls) if _MODULE_OF(b) == "builtins")
+    if _runs_code_implicitly(cls, base):
+        return None
     cls = _with_message_str(cls, base)
     if cls is None:
         return None

@@ -90,6 +90,36 @@ static bool is_home_or_root(struct sb_arena *a, const char *v)
 	return v[0] == '/' && strcmp(sb_path_normalize(a, v), "/") == 0;
 }
 
+/* A path whose last component comes from the environment: the text after
+ * its last ${} reference (at the top level) does not end in a component of
+ * its own ('${A}', '${HOME:-x}', '${A}/..', '${A}x'). The variable's value
+ * is the reviewer's guess, not the run's: ${OLDPWD} or ${HOME:-x} is the
+ * home directory in many shells, ${A:-/} is '/' wherever A is unset. A
+ * reference followed by '/name' ends in that name, wherever it is. */
+static bool env_decides(struct sb_arena *a, const char *v)
+{
+	const char *p, *tail = NULL;
+	const char *n;
+	unsigned depth = 0;
+
+	for (p = v; *p; p++) {
+		if (p[0] == '$' && p[1] == '{') {
+			depth++;
+			p++;
+		} else if (*p == '}' && depth && --depth == 0) {
+			tail = p + 1;
+		}
+	}
+	if (depth)
+		return true; /* unbalanced: the parser refuses it anyway */
+	if (!tail)
+		return false;
+	if (*tail != '/')
+		return true; /* the last component is partly the variable's */
+	n = sb_path_normalize(a, sb_arena_printf(a, "/r%s", tail));
+	return !sb_str_starts(n, "/r/");
+}
+
 static bool secret_like(const char *name)
 {
 	static const char *const words[] = {
@@ -120,6 +150,13 @@ static struct grade grade_expose(struct sb_arena *a, const struct sb_policy *p,
 		return G(SB_RISK_INVALID, p->errors.v[0].text);
 	if (p->exposes.n && strcmp(p->exposes.v[0].path, "/") == 0)
 		wide = true;
+	if (!wide && env_decides(a, v))
+		return rw ? G(SB_RISK_HIGH, "write access to a path the "
+					    "environment decides: it may be "
+					    "the home directory or /")
+			  : G(SB_RISK_MEDIUM, "read access to a path the "
+					      "environment decides: it may be "
+					      "the home directory or /");
 	if (rw)
 		return wide ? G(SB_RISK_HIGH, "write access to the whole home "
 					      "directory or file system")
@@ -325,6 +362,18 @@ bool sb_review_grade(struct sb_arena *a, const char *line,
 	if (eq && (strcmp(key, "env") == 0 || strcmp(key, "unenv") == 0)) {
 		/* env= is applied at exec, not by the flat parser */
 		g = grade_env(key, eq + 1);
+		goto out;
+	}
+	/* The review's flat parse has no environment: a reference in any
+	 * other value was graded as its text, 'invalid' for most keys
+	 * (python-import=${X} is no module name), though the run accepts
+	 * what the variable holds there: python-import=*, os-sandbox=none
+	 * (K62). Paths have their own grade (env_decides), env= its own,
+	 * ignore= only hides. */
+	if (eq && strstr(eq + 1, "${") && !sb_str_starts(key, "expose-r") &&
+	    strcmp(key, "ignore") != 0) {
+		g = G(SB_RISK_HIGH, "the environment decides its value at the "
+				    "run: it may be any value this rule takes");
 		goto out;
 	}
 	fr.text = text;

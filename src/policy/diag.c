@@ -69,6 +69,17 @@ char *sb_sanitize(struct sb_arena *a, const char *s)
 	return res;
 }
 
+/* Was the file of this ref included from outside the root's directory? */
+static bool quiet_file(const struct sb_policy *p, const char *display)
+{
+	size_t i;
+
+	for (i = 0; display && i < p->files.n; i++)
+		if (p->files.v[i].display == display)
+			return p->files.v[i].outside;
+	return false;
+}
+
 static void add(struct sb_policy *p, bool warning, struct sb_ref ref,
 		const char *prefix, const char *fmt, va_list ap)
 {
@@ -92,6 +103,16 @@ static void add(struct sb_policy *p, bool warning, struct sb_ref ref,
 		return;
 	}
 	msg = sb_arena_vprintf(p->arena, fmt, ap);
+	/* A rule file may include any file its reader can read (a key, a
+	 * .env): the messages about its lines quoted them, and stderr goes
+	 * to logs. A line of an include outside the rule file's directory
+	 * is named, not quoted. */
+	if (ref.line && quiet_file(p, ref.file))
+		msg = sb_arena_printf(p->arena, "%s", warning
+			? "a warning about this line; its text is not shown"
+			: "this line is not a valid rule; its text is not "
+			  "shown, as the file lies outside the rule file's "
+			  "directory");
 
 	d->ref = ref;
 	d->text = sb_sanitize(p->arena,

@@ -28,6 +28,10 @@
  * realpath and a look through the files loaded) */
 #define MAX_NAMED (4 * MAX_FILES)
 #define ERR_TOTAL 1 /* load_file(): past MAX_TOTAL_SIZE (not an errno) */
+/* read_file(): owned by another user than the one running, or root */
+#define ERR_FOREIGN 2
+/* read_file(): every user may write it */
+#define ERR_WORLD 3
 
 struct parser {
 	struct sb_policy *p;
@@ -385,24 +389,46 @@ static bool already_loaded(struct parser *ps, const char *canon)
 	return false;
 }
 
-/* Read a whole regular file; -errno on failure. O_NONBLOCK so that a FIFO
- * named by mistake cannot hang the parser before we see it is no file. */
+/* Read a whole regular file; -errno on failure, ERR_FOREIGN or ERR_WORLD
+ * for a file whose rules are not the running user's: one that another
+ * user owns (root's are everyone's: /etc), or that every user may write.
+ * Its owner could rewrite the rules of this run at any time, after any
+ * review (a project checked out by another user, a file in /tmp), and
+ * the program they sandbox would run with the rights of the user who
+ * runs python-sb. Judged on the file that is read (fstat), not on a path.
+ * Only a regular file is opened: opening a FIFO wakes its writer, a
+ * device's open() acts (a tape rewinds, a watchdog starts), so the path
+ * is judged by lstat() first, and the file opened (O_NOFOLLOW) must be
+ * the one judged. O_NONBLOCK, should one be swapped in all the same. */
 static int read_file(struct sb_arena *a, const char *path, char **buf,
 		     size_t *len)
 {
-	struct stat st;
+	struct stat st, lst;
 	size_t got = 0;
 	int fd, err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	if (lstat(path, &lst) < 0)
 		return -errno;
+	if (S_ISDIR(lst.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(lst.st_mode))
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+				O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ELOOP ? -ESTALE : -errno;
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
+	} else if (st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
+		err = -ESTALE;
 	} else if (S_ISDIR(st.st_mode)) {
 		err = -EISDIR;
 	} else if (!S_ISREG(st.st_mode)) {
 		err = -EINVAL;
+	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
+		err = ERR_FOREIGN;
+	} else if (st.st_mode & S_IWOTH) {
+		err = ERR_WORLD;
 	} else if ((unsigned long long)st.st_size > MAX_FILE_SIZE) {
 		err = -EFBIG;
 	} else {
@@ -433,12 +459,22 @@ static const char *read_error_text(int err)
 	case -EISDIR:
 		return "it is a directory, not a rule file";
 	case -EINVAL:
-		return "it is not a regular file";
+		return "it is not a regular file (python-sb did not open it)";
+	case -ESTALE:
+		return "it was replaced while python-sb opened it";
 	case -EFBIG:
 		return "it is larger than 64 MiB";
 	default:
 		return strerror(-err);
 	}
+}
+
+/* The owner of a file, for a message (read_file() judged it). */
+static uid_t owner_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
 }
 
 /* 'label' names the file in messages: 'include "x"' or the root file. */
@@ -469,6 +505,21 @@ static const char *canon_absent(struct sb_arena *a, const char *abs)
 	}
 	return sb_arena_printf(a, "%s%s", strcmp(canon, "/") ? canon : "",
 			       abs + strlen(dir));
+}
+
+/* Is path inside the directory of the root rule file (the first file)? */
+static bool under_root_dir(const struct sb_policy *p, const char *path)
+{
+	const char *root = p->files.n ? p->files.v[0].path : NULL;
+	const char *slash = root ? strrchr(root, '/') : NULL;
+	size_t n;
+
+	if (!slash)
+		return false;
+	n = (size_t)(slash - root);
+	if (n == 0)
+		return true; /* a rule file in / */
+	return strncmp(path, root, n) == 0 && path[n] == '/';
 }
 
 static void load_file(struct parser *ps, const char *abs, const char *display,
@@ -539,6 +590,7 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 	f->path = sb_arena_strdup(a, canon);
 	f->display = display;
 	f->included_from = from;
+	f->outside = from.file && !under_root_dir(ps->p, f->path);
 	/* their sum is bounded: by the size lstat() saw, before anything is
 	 * read (the first file alone: read_file()'s own bound), then by
 	 * what was read */
@@ -554,6 +606,22 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 				 "%s: the rule file and its includes hold "
 				 "more than %u MiB.",
 				 label, MAX_TOTAL_SIZE >> 20);
+		else if (err == ERR_FOREIGN)
+			sb_error(ps->p, at,
+				 "%s: it belongs to uid %lu, not to uid %lu "
+				 "who runs python-sb: its owner could change "
+				 "the rules of this run at any time. python-sb "
+				 "takes rules only from files of the user who "
+				 "runs it or of root; review it, then copy it "
+				 "or chown it.",
+				 label, (unsigned long)owner_of(canon),
+				 (unsigned long)geteuid());
+		else if (err == ERR_WORLD)
+			sb_error(ps->p, at,
+				 "%s: every user may write it: any of them "
+				 "could change the rules of this run at any "
+				 "time. Review it, then chmod o-w it.",
+				 label);
 		else
 			sb_error(ps->p, at, "%s: %s.", label,
 				 read_error_text(err));

@@ -248,6 +248,9 @@ struct sb_file {
 	const char *display; /* as in refs */
 	enum sb_file_state state;
 	struct sb_ref included_from; /* file NULL for the root file */
+	/* an include outside the root file's directory: its lines are not
+	 * quoted in messages (diag.c) */
+	bool outside;
 };
 
 struct sb_api_state; /* private to api_registry.c */

@@ -12,13 +12,14 @@ writable trees and swaps the project directory itself, judged by what the
 next run there may read.
 """
 import os
+import pathlib
 import stat
 import subprocess
 
 import pytest
 
 from harness import (as_nobody, attack, chown_tree, documented_escape,
-                     root_python)
+                     root_python, scaled)
 
 INC = "sub/inc.rules"
 INC_TEXT = "# the include\n"
@@ -410,3 +411,329 @@ def test_K43(case, judge):
         assert f".py-sandboxes({line}): {message}" in r.stderr, (
             label, r.stderr[-500:])
         assert not os.path.exists(marker)
+
+
+# K60: a rule file that comes with a project names a path through the
+# environment: the run exposes what the variable holds there (HOME in
+# ${HOME:-x}, the shell's last directory in ${OLDPWD}, '/' for ${A:-/}
+# where A is unset), while the review graded the text it saw.
+K60_LINES = ("expose-rw=${HOME:-x}", "expose-rw=${OLDPWD}",
+             "expose-rw=${PYSB_K60_UNSET:-~}", "expose-rw=${HOME:-x}/sub/..")
+
+
+@attack("K60", "a shipped rule file exposes a path the environment decides "
+        "(${HOME:-x}, ${OLDPWD}): the review graded it as a narrow path")
+def test_K60(case, judge):
+    """What each line grants in the run, and how the review grades it.
+    The run: with HOME and OLDPWD pointing at a directory of the user's
+    (here a fresh one), each line lets the program write there. The
+    review (`--pysandboxes-review OLD NEW`, the project's rule file
+    before and after) graded them 'medium: write access to files', as
+    './out'; each must be 'high' now, whatever the reviewer's own
+    environment holds."""
+    # in the case's tree (nobody's in the nobody columns), which the
+    # rules do not expose otherwise
+    case.mkdir("home/sub")
+    home = pathlib.Path(case.path("home"))
+    env = dict(os.environ, HOME=str(home), OLDPWD=str(home))
+    env.pop("PYSB_K60_UNSET", None)
+    # the program is given the directory (HOME is not passed into it)
+    case.write("run.py", "import os, sys\n"
+               "open(os.path.join(sys.argv[1], sys.argv[2]), 'w')"
+               ".write('x')\n")
+    written = []
+    for i, line in enumerate(K60_LINES):
+        marker = f"k60-{i}"
+        r = case._run(f"python-import=*\n{line}\n",
+                  [f"--python={case.python}", "run.py", home, marker],
+                  env=env)
+        written.append((os.path.exists(home / marker), r.stderr[-300:]))
+    # the rules grant the home directory in the run: the grade matters
+    assert all(w for w, _ in written), (written, K60_LINES)
+    old = case.write("old.py-sandboxes", "python-import=json\n")
+    grades = {}
+    for line in K60_LINES:
+        new = case.write("new.py-sandboxes", f"python-import=json\n{line}\n")
+        r = subprocess.run([case.sb, "--pysandboxes-review", old, new],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, HOME="/nonexistent-k60"))
+        row = [ln for ln in r.stdout.splitlines() if f"`{line}`" in ln]
+        assert len(row) == 1, (line, r.stdout, r.stderr)
+        grades[line] = row[0].split("|")[1].strip()
+    low = {k: v for k, v in grades.items() if v != "high"}
+    judge._record("escaped" if low else "refused by launcher",
+                  f"grades {grades}")
+    assert not low, grades
+
+
+@attack("K61", "the rule file (or an include) belongs to another user, or "
+        "every user may write it: its owner rewrites the rules after review")
+def test_K61(case, judge):
+    """A project checked out by another user, a rule file in a shared
+    directory: its owner (or, for a world-writable one, anyone) could
+    rewrite it between the review and the run, or at any run, and the
+    program would run with the rights of the user who runs python-sb
+    under rules that user never saw (git refuses such repositories for
+    the same reason). python-sb read such files as its own. Now a rule
+    file or include owned by another user than the one running (root's
+    are everyone's) or writable by every user is refused: status 255,
+    a message naming the file, nothing run. Judged from outside: the
+    marker a run would write, through a grant only the file gives."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a file to another user")
+    # as root: a file of nobody's; as nobody: a file of daemon's (uid 1)
+    me, other = (65534, 1) if case.nobody else (0, 65534)
+
+    def run():
+        argv = [case.sb, f"--python={case.python}", "run.py"]
+        return subprocess.run(as_nobody(argv) if case.nobody else argv,
+                              cwd=case.root, capture_output=True,
+                              text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+    out = case.path("out")
+    os.makedirs(out, exist_ok=True)
+    os.chown(out, me, me)
+    case.write("run.py", f"open({os.path.join(out, 'ran')!r}, 'w')"
+               ".write('x')\n")
+    marker = os.path.join(out, "ran")
+    case.write("inc.rules", f"expose-rw={out}\n")
+    outcomes = {}
+    for label, head, target, owner, mode in (
+            ("root file of another user", f"expose-rw={out}\n",
+             ".py-sandboxes", other, 0o644),
+            ("include of another user", 'include "inc.rules"\n',
+             "inc.rules", other, 0o644),
+            ("world-writable root file", f"expose-rw={out}\n",
+             ".py-sandboxes", me, 0o666),
+            ("world-writable include", 'include "inc.rules"\n',
+             "inc.rules", me, 0o666)):
+        if os.path.exists(marker):
+            os.unlink(marker)
+        if case.nobody:
+            chown_tree(case.root)
+        os.chown(case.path("inc.rules"), me, me)
+        os.chmod(case.path("inc.rules"), 0o644)
+        body = (head + "python-import=*\n").strip("\n")
+        os.unlink(case.path(".py-sandboxes")) \
+            if os.path.exists(case.path(".py-sandboxes")) else None
+        case.write(".py-sandboxes", body + "\n" + case.tail())
+        os.chown(case.path(target), owner, owner)
+        os.chmod(case.path(target), mode)
+        r = run()
+        outcomes[label] = (r.returncode, os.path.exists(marker),
+                           r.stderr[-400:])
+    escaped = {k: v for k, v in outcomes.items()
+               if v[0] != 255 or v[1]}
+    judge._record("escaped" if escaped else "refused by launcher",
+                  repr(outcomes))
+    assert not escaped, outcomes
+    assert f"belongs to uid {other}, not to uid {me}" in \
+        outcomes["root file of another user"][2], outcomes
+    assert f'include "inc.rules": it belongs to uid {other}' in \
+        outcomes["include of another user"][2], outcomes
+    assert "every user may write it" in \
+        outcomes["world-writable include"][2], outcomes
+    # the same files, the user's own and not world-writable: they run
+    os.unlink(case.path(".py-sandboxes"))
+    case.write(".py-sandboxes", 'include "inc.rules"\npython-import=*\n' +
+               case.tail())
+    if case.nobody:
+        chown_tree(case.root)
+    os.chown(case.path("inc.rules"), me, me)
+    os.chmod(case.path("inc.rules"), 0o644)
+    r = run()
+    assert r.returncode == 0 and os.path.exists(marker), r.stderr[-500:]
+
+
+# K62: a shipped rule file whose values (not paths) come from the
+# environment: the review had no environment and graded the text.
+K62_LINES = ("python-import=${PYSB_K62}", "python-import=json, ${PYSB_K62}",
+             "net=${PYSB_K62}", "os-sandbox=${PYSB_K62:-landlock}",
+             "py-sandbox=${PYSB_K62}", "python-api=ALLOW:${PYSB_K62}")
+
+
+@attack("K62", "a shipped rule file takes a grant from the environment "
+        "(python-import=${X}): the review graded it 'invalid'")
+def test_K62(case, judge):
+    """`python-import=${X}` is no module name in the review's flat parse,
+    so the review graded it (and net=${X}, os-sandbox=${X:-landlock},
+    py-sandbox=${X}) 'invalid', as what the enforcer refuses; the run
+    accepts what X holds there: with X="*" the program imports smtplib.
+    Each such line is graded high now. Judged from outside: the marker
+    the program writes after importing smtplib, and the review's grades."""
+    out = case.path("out")
+    os.makedirs(out, exist_ok=True)
+    marker = os.path.join(out, "imported")
+    case.write("run.py", "import smtplib\n"
+               f"open({marker!r}, 'w').write('x')\n")
+    r = case._run(f"python-import=${{PYSB_K62}}\nexpose-rw={out}\n",
+                  [f"--python={case.python}", "run.py"],
+                  env=dict(os.environ, PYSB_K62="*"))
+    # the grant the line gives in the run: every module
+    assert os.path.exists(marker), r.stderr[-500:]
+    old = case.write("old.py-sandboxes", "python-import=json\n")
+    grades = {}
+    for line in K62_LINES:
+        new = case.write("new.py-sandboxes", f"python-import=json\n{line}\n")
+        r = subprocess.run([case.sb, "--pysandboxes-review", old, new],
+                           capture_output=True, text=True, timeout=60,
+                           env={k: v for k, v in os.environ.items()
+                                if k != "PYSB_K62"})
+        row = [ln for ln in r.stdout.splitlines() if f"`{line}`" in ln]
+        assert len(row) == 1, (line, r.stdout, r.stderr)
+        grades[line] = row[0].split("|")[1].strip()
+    low = {k: v for k, v in grades.items() if v != "high"}
+    judge._record("escaped" if low else "refused by launcher",
+                  f"grades {grades}")
+    assert not low, grades
+
+
+@attack("K63", "net= with a CIDR prefix out of range (/33, /-1, 2^32+32, "
+        "::/129): a wrapped prefix would allow a whole network")
+def test_K63(case, judge, tcp_port):
+    """A prefix read into a 32-bit integer would wrap (4294967328 is
+    2^32 + 32), /-1 or /33 could mean /0: the rule would allow every
+    address. The parser takes none of them as a prefix: such a network
+    is no address, and as a host name it resolves to nothing, so the
+    ALLOW rule allows nothing (a warning names its line; a DENY rule of
+    that shape is an error). Proved harmless from outside: the pong
+    server on 127.0.0.1 that the rules name is not reached."""
+    from test_e_network import ERR, implicit, probes
+    p = tcp_port
+    rules = ("python-import=*\n" + "".join(
+        f"net=ALLOW|TCP|{net}|{p}|OUT\n"
+        for net in ("127.0.0.0/33", "127.0.0.1/-1", "127.0.0.1/4294967328",
+                    "127.0.0.1/4294967296", "0.0.0.0/0x0",
+                    "::ffff:127.0.0.1/129", "::/4294967296")))
+    out = case.run(rules, probes({
+        "connect": "s = socket.create_connection(('127.0.0.1', P), 60)\n"
+                   "s.sendall(b'ping')\nreturn s.recv(4)",
+    }), args=[p])
+    judge.python(out["connect"], ERR, implicit("127.0.0.1", p))
+
+
+@attack("K64", "an include that is a FIFO or a device: python-sb opened it "
+        "before it saw it was no file (a FIFO's writer woke up)")
+def test_K64(case, judge):
+    """A rule file names `include "f.fifo"` (or a device): python-sb
+    opened it, O_NONBLOCK, and only then refused what was no regular
+    file. Opening is an act: a FIFO's writer, blocked in its open(),
+    woke up and wrote; a device's open() runs its driver (a tape
+    rewinds, a watchdog arms). The path is judged by lstat() now and
+    only a regular file is opened (O_NOFOLLOW, the same inode). Judged
+    from outside: the marker a writer blocked on the FIFO writes once
+    its open() returns."""
+    import sys
+    import time
+    fifo = case.path("f.fifo")
+    os.mkfifo(fifo)
+    marker = case.path("writer-woke")
+    writer = subprocess.Popen(
+        [sys.executable, "-c",
+         "import os, sys\nfd = os.open(sys.argv[1], os.O_WRONLY)\n"
+         "open(sys.argv[2], 'w').close()\n", fifo, marker])
+    try:
+        # the writer must be blocked in its open() before python-sb runs
+        deadline = time.monotonic() + scaled(30)
+        while time.monotonic() < deadline:
+            with open(f"/proc/{writer.pid}/wchan") as f:
+                if f.read() == "wait_for_partner":
+                    break
+            time.sleep(0.02)
+        else:
+            pytest.fail("the FIFO's writer never blocked in open()")
+        case.write("run.py", "print('ran')\n")
+        r = case._run('include "f.fifo"\ninclude "/dev/zero"\n'
+                      'python-import=*\n',
+                      [f"--python={case.python}", "run.py"], timeout=120)
+        # a writer woken by python-sb's open() writes at once; give it
+        # time to be scheduled on a loaded machine
+        deadline = time.monotonic() + scaled(1.0)
+        while time.monotonic() < deadline and not os.path.exists(marker):
+            time.sleep(0.05)
+        woke = os.path.exists(marker)
+    finally:
+        writer.kill()
+        writer.wait()
+    judge._record("escaped" if woke else "refused by launcher",
+                  f"status {r.returncode}, writer woke: {woke}")
+    assert r.returncode == 255, (r.returncode, r.stderr[-500:])
+    assert 'include "f.fifo": it is not a regular file' in r.stderr, \
+        r.stderr[-500:]
+    assert 'include "/dev/zero": it is not a regular file' in r.stderr, \
+        r.stderr[-500:]
+    assert "ran" not in r.stdout
+    assert not woke, "python-sb opened the FIFO"
+
+
+@attack("K65", "a shipped rule file includes a secret of the user's "
+        "(~/.ssh key, a .env): python-sb printed its lines in errors")
+def test_K65(case, judge):
+    """A rule file may include any file its reader can read, and each
+    invalid line was quoted in the error python-sb prints ("Invalid rule
+    'AWS_SECRET=...'"): a project's rule file could have a CI run print
+    the user's keys into its public log. A line of an include that lies
+    outside the rule file's directory is named, not quoted, now. Judged
+    from outside: what python-sb printed (and nothing ran)."""
+    import shutil
+    import tempfile
+    # outside the project, readable by the column's user
+    d = pathlib.Path(tempfile.mkdtemp(prefix="pysb-k65-"))
+    os.chmod(d, 0o755)
+    secret = d / "id_key"
+    secret.write_text("SECRET-K65-LINE token=abc\nexpose-rw=SECRET-K65-2\n")
+    os.chmod(secret, 0o644)
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    case.write("sub/ok.rules", "bogus-inside-K65\n")
+    try:
+        r = case._run(f'include "{secret}"\ninclude "sub/ok.rules"\n'
+                      'python-import=*\n',
+                      [f"--python={case.python}", "run.py"], timeout=120)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    leaked = "SECRET-K65" in r.stderr + r.stdout
+    judge._record("escaped" if leaked else "refused by launcher",
+                  f"status {r.returncode}: {r.stderr[-300:]!r}")
+    assert r.returncode == 255, (r.returncode, r.stderr[-500:])
+    assert not leaked, r.stderr[-800:]
+    assert (f"{secret}(1): this line is not a valid rule; its text is not "
+            "shown" in r.stderr), r.stderr[-800:]
+    # an include inside the project is quoted as before
+    assert "bogus-inside-K65" in r.stderr, r.stderr[-800:]
+    assert not os.path.exists(marker)
+
+
+@attack("K66", "rules that look narrow and grant wide: ${X} holding a "
+        "newline or a comma, a lookalike key, a NUL")
+def test_K66(case, judge):
+    """A variable whose value is a newline then a rule, or a comma list,
+    must stay one value (not two rules, not two paths); a key spelt with
+    a Unicode hyphen is no rule; a NUL ends nothing silently. Each is
+    refused naming the line (status 255) and nothing runs: proved
+    harmless from outside by the marker the program would write and the
+    file it would write under '/' had a second rule been applied."""
+    marker = case.path("ran")
+    case.write("run.py", f"open({marker!r}, 'w').close()\n")
+    cases = (
+        ("expose-ro=${PYSB_K66}", "/tmp\nexpose-rw=/",
+         "must exist."),
+        ("expose-ro=${PYSB_K66}", "/tmp,/",
+         "expected a single path (no comma)."),
+        ("expose\u2010rw=/", None, "Invalid rule 'expose\u2010rw=/'"),
+        ("expose-rw=/\0", None, "the line holds a NUL byte"),
+    )
+    seen = {}
+    for line, value, message in cases:
+        env = dict(os.environ)
+        env.pop("PYSB_K66", None)
+        if value is not None:
+            env["PYSB_K66"] = value
+        r = case._run(f"{line}\npython-import=*\n",
+                      [f"--python={case.python}", "run.py"], env=env)
+        seen[line + repr(value)] = (r.returncode, os.path.exists(marker))
+        assert r.returncode == 255, (line, r.returncode, r.stderr[-400:])
+        assert ".py-sandboxes(1): " in r.stderr and message in r.stderr, \
+            (line, r.stderr[-400:])
+        assert not os.path.exists(marker), line
+    judge._record("refused by launcher", repr(seen))

@@ -342,8 +342,8 @@ static void test_include(void)
 	if (mkfifo(rule, 0600) == 0)
 		one_error("include \"./fifo\"\n",
 			  ".py-sandboxes(1): include \"./fifo\": it is not a "
-			  "regular file.",
-			  "include of a FIFO does not hang");
+			  "regular file (python-sb did not open it).",
+			  "include of a FIFO is refused before it is opened");
 	if (geteuid() != 0) {
 		write_file("secret", "python-import=x\n");
 		snprintf(rule, sizeof(rule), "%s/secret", tmp);
