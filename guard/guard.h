@@ -215,6 +215,10 @@ int sb_files_check_sqlite(const char *db);
  * /etc/protocols: 'mod', made by the import machinery (or found at
  * arming), under the name 'name'. 0, or -1 with an exception set. */
 int sb_sysfiles_module_ready(PyObject *mod, const char *name);
+/* A service name glibc looks up in /etc/services (getaddrinfo's port,
+ * getnameinfo without NI_NUMERICSERV, getservbyname): judged as a read of
+ * that file. 0 allowed, -1 refused (exception set). */
+int sb_sysfiles_services(void);
 
 /* ---- files C libraries open by name (clibs.c) ---- */
 

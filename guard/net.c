@@ -186,23 +186,31 @@ static const char *learned_host(const struct sb_addr *a)
  * does not carry) passes the original arguments of exact types only, so
  * that no Python code runs between here and the event, and leaves a
  * one-shot permit that the event of the same thread takes. */
-enum permit { PERMIT_NONE, PERMIT_DNS_QUERY, PERMIT_NUMERIC_NAMEINFO };
+enum permit { PERMIT_NONE, PERMIT_DNS_QUERY, PERMIT_NAMEINFO_FLAGS };
 
 static struct {
 	enum permit kind;
+	long flags; /* PERMIT_NAMEINFO_FLAGS: getnameinfo's flags */
 	pthread_t owner;
 } permit;
 
-static PyObject *call_with_permit(PyObject *fn, PyObject *args,
-				  enum permit kind)
+static PyObject *call_with_permit_flags(PyObject *fn, PyObject *args,
+					enum permit kind, long flags)
 {
 	PyObject *res;
 
 	permit.kind = kind;
+	permit.flags = flags;
 	permit.owner = pthread_self();
 	res = py.PyObject_Call(fn, args, NULL);
 	permit.kind = PERMIT_NONE;
 	return res;
+}
+
+static PyObject *call_with_permit(PyObject *fn, PyObject *args,
+				  enum permit kind)
+{
+	return call_with_permit_flags(fn, args, kind, 0);
 }
 
 static bool permit_take(enum permit kind)
@@ -1015,6 +1023,29 @@ static int check_reverse(PyObject *host_obj)
 	return refuse_buf(host, add, &b);
 }
 
+/* Is getaddrinfo's port 'o' a service name, which glibc looks up in
+ * /etc/services (a text strtoul does not read whole)? An int is a number;
+ * text the guard cannot read (a NUL, too long) counts as a name. */
+static bool service_name(PyObject *o)
+{
+	char buf[HOST_MAX], *end;
+
+	if (!o || o == PY_NONE ||
+	    py.PyObject_IsInstance(o, py.PyLong_Type) == 1) {
+		py.PyErr_Clear();
+		return false;
+	}
+	switch (host_text(o, buf)) {
+	case 0:
+		return false; /* CPython refuses it: "Int or String expected" */
+	case 1:
+		(void)strtoul(buf, &end, 10);
+		return *end != '\0';
+	default:
+		return true;
+	}
+}
+
 int sb_net_event(const char *event, PyObject *args)
 {
 	const char *e = event + 7; /* after "socket." */
@@ -1033,20 +1064,30 @@ int sb_net_event(const char *event, PyObject *args)
 		return check_address(OP_SENDMSG, a0, a1);
 	if (strcmp(e, "__new__") == 0)
 		return check_new(args);
-	if (strcmp(e, "getaddrinfo") == 0)
-		return check_resolution(a0, n > 5 ? py.PyTuple_GetItem(args, 5)
-						  : NULL);
+	if (strcmp(e, "getaddrinfo") == 0) {
+		if (check_resolution(a0, n > 5 ? py.PyTuple_GetItem(args, 5)
+					       : NULL) < 0)
+			return -1;
+		/* a service name, even with AI_NUMERICSERV (the event of
+		 * 3.11 carries no flags): /etc/services, as getservbyname */
+		return service_name(a1) ? sb_sysfiles_services() : 0;
+	}
 	if (strcmp(e, "gethostbyname") == 0)
 		return check_resolution(a0, NULL);
 	if (strcmp(e, "gethostbyaddr") == 0)
 		return check_reverse(a0);
 	if (strcmp(e, "getnameinfo") == 0) {
-		if (permit_take(PERMIT_NUMERIC_NAMEINFO))
-			return 0;
-		if (a0 && py.PyObject_IsInstance(a0, py.PyTuple_Type) == 1 &&
-		    py.PyTuple_Size(a0) >= 1)
-			return check_reverse(py.PyTuple_GetItem(a0, 0));
-		return 0;
+		/* the flags, which the event does not carry, when the wrapper
+		 * read them; else the worst: a service and a reverse query */
+		long flags = permit_take(PERMIT_NAMEINFO_FLAGS) ? permit.flags
+								: 0;
+
+		if (!(flags & NI_NUMERICHOST) && a0 &&
+		    py.PyObject_IsInstance(a0, py.PyTuple_Type) == 1 &&
+		    py.PyTuple_Size(a0) >= 1 &&
+		    check_reverse(py.PyTuple_GetItem(a0, 0)) < 0)
+			return -1;
+		return flags & NI_NUMERICSERV ? 0 : sb_sysfiles_services();
 	}
 	return 0;
 }
@@ -1758,9 +1799,10 @@ static PyObject *gethostbyname_ex_call(struct sb_wrap *w, PyObject *args,
 	return byname_call(w, args, kwargs, true);
 }
 
-/* getnameinfo(sockaddr, flags): with NI_NUMERICHOST no query is made, but
- * its event does not carry the flags: pass them as an exact int (no Python
- * code between here and the event) with a permit. */
+/* getnameinfo(sockaddr, flags): with NI_NUMERICHOST no query is made, with
+ * NI_NUMERICSERV no service name is looked up (/etc/services), but its
+ * event does not carry the flags: pass them as an exact int (no Python
+ * code between here and the event) with a permit that carries them. */
 static PyObject *getnameinfo_call(struct sb_wrap *w, PyObject *args,
 				  PyObject *kwargs)
 {
@@ -1768,8 +1810,7 @@ static PyObject *getnameinfo_call(struct sb_wrap *w, PyObject *args,
 	long flags;
 
 	if (kwargs || py.PyTuple_Size(args) != 2 ||
-	    sb_arg_int(py.PyTuple_GetItem(args, 1), &flags) != 1 ||
-	    !(flags & NI_NUMERICHOST)) {
+	    sb_arg_int(py.PyTuple_GetItem(args, 1), &flags) != 1) {
 		py.PyErr_Clear();
 		return sb_wrap_call_original(w, args, kwargs);
 	}
@@ -1780,7 +1821,8 @@ static PyObject *getnameinfo_call(struct sb_wrap *w, PyObject *args,
 	py.Py_IncRef(sa);
 	py.PyTuple_SetItem(nargs, 0, sa);
 	py.PyTuple_SetItem(nargs, 1, py.PyLong_FromLong(flags));
-	res = call_with_permit(w->original, nargs, PERMIT_NUMERIC_NAMEINFO);
+	res = call_with_permit_flags(w->original, nargs,
+				     PERMIT_NAMEINFO_FLAGS, flags);
 	py.Py_DecRef(nargs);
 	return res;
 }

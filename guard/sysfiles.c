@@ -2,7 +2,9 @@
  * audit event: the account databases of pwd, grp and spwd (glibc's NSS,
  * whose "files" source reads /etc/passwd, /etc/group, /etc/shadow), os's
  * getgrouplist, initgroups and getlogin, and the services and protocols
- * tables of socket (/etc/services, /etc/protocols).
+ * tables of socket (/etc/services, /etc/protocols), and the service names
+ * the resolver looks up in /etc/services (sb_sysfiles_services, for
+ * net.c's getaddrinfo and getnameinfo).
  * Each call is judged by the file guard (files.c) as a read of its file
  * before it runs, so that `pwd.getpwall()` lists the accounts only where
  * `open("/etc/passwd")` would be allowed: the rules, the refusal, the
@@ -28,6 +30,8 @@ struct sysfile_call {
 
 static PyObject *sysfile_call(struct sb_wrap *w, PyObject *args,
 			      PyObject *kwargs);
+
+#define SERVICES "/etc/services"
 
 #define SYSFILE(mod, name, path)                                        \
 	{ .wrap = { .module = mod, .attr = name, .call = sysfile_call }, \
@@ -56,8 +60,8 @@ static struct sysfile_call calls[] = {
 	{ .wrap = { .module = "posix", .attr = "getlogin", .also = "os",
 		    .call = sysfile_call },
 	  .file = "/etc/passwd" },
-	SOCKFILE("getservbyname", "/etc/services"),
-	SOCKFILE("getservbyport", "/etc/services"),
+	SOCKFILE("getservbyname", SERVICES),
+	SOCKFILE("getservbyport", SERVICES),
 	SOCKFILE("getprotobyname", "/etc/protocols"),
 };
 
@@ -69,6 +73,11 @@ static PyObject *sysfile_call(struct sb_wrap *w, PyObject *args,
 	if (sb_files_check(c->file, -1, false) < 0)
 		return NULL;
 	return sb_wrap_call_original(w, args, kwargs);
+}
+
+int sb_sysfiles_services(void)
+{
+	return sb_files_check(SERVICES, -1, false);
 }
 
 /* The wrappers of module 'name' into 'mod'. 0, or -1 with an exception. */

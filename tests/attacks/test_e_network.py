@@ -388,3 +388,50 @@ def test_E30(case, judge, tcp_port):
                  "binding, kernel TLS...): only a policy that allows the "
                  "whole network lets it be set.")
     assert not seen, f"groups joined on the host: {sorted(seen)}"
+
+
+SERVICES = "Access to '/etc/services' must be accepted by a rule."
+
+
+@attack("E40", "a service name given to the resolver: glibc reads "
+        "/etc/services (getaddrinfo's port, getnameinfo's service)")
+def test_E40(case, judge, tcp_port):
+    """socket.getservbyname('http') is judged as a read of /etc/services
+    (sysfiles.c), but getaddrinfo(host, 'http') and getnameinfo(sa, 0)
+    made glibc read the same file with no judgement: the program learned
+    its content (here the port of 'http', 80) under a policy that does
+    not expose it, under os-sandbox=subprocess with nothing else in the
+    way. Both are judged now as getservbyname is, with its message:
+    getaddrinfo's port when it is not a number (str, bytes, one with a
+    NUL), getnameinfo unless the flags (read once, by the wrapper) hold
+    NI_NUMERICSERV, and the worst when the wrapper could not read them."""
+    out = case.run(allow(tcp_port), probes({k: textwrap.dedent(v) for k, v in {
+        "numeric": "return socket.getaddrinfo('127.0.0.1', '80')[0][4]",
+        "numeric_nameinfo": """
+            return socket.getnameinfo(('127.0.0.1', 80),
+                socket.NI_NUMERICHOST | socket.NI_NUMERICSERV)""",
+        "gai": "return socket.getaddrinfo('127.0.0.1', 'http')[0][4]",
+        "gai_bytes": "return _socket.getaddrinfo('127.0.0.1', b'http')"
+                     "[0][4]",
+        "gai_nul": "return socket.getaddrinfo('127.0.0.1', 'http\\0x')"
+                   "[0][4]",
+        "nameinfo": """
+            return socket.getnameinfo(('127.0.0.1', 80),
+                                      socket.NI_NUMERICHOST)""",
+        "nameinfo_c": """
+            return _socket.getnameinfo(('127.0.0.1', 80),
+                                       socket.NI_NUMERICHOST)""",
+        # flags the wrapper does not read (not an int): the worst
+        "nameinfo_index": """
+            class F:
+                def __index__(self):
+                    return socket.NI_NUMERICHOST
+            return socket.getnameinfo(('127.0.0.1', 80), F())""",
+    }.items()}), args=[tcp_port])
+    # the negative controls: numbers read no file
+    assert out["numeric"].msg == "('127.0.0.1', 80)", out["numeric"]
+    assert out["numeric_nameinfo"].msg == "('127.0.0.1', '80')", \
+        out["numeric_nameinfo"]
+    for label in ("gai", "gai_bytes", "gai_nul", "nameinfo", "nameinfo_c",
+                  "nameinfo_index"):
+        judge.python(out[label], "RuleFileNotFoundError", SERVICES)

@@ -588,6 +588,8 @@ def test_a_pinned_name_is_answered_from_the_pin(run_sb, tmp_cwd, python,
         t("gai_kw", lambda: _socket.getaddrinfo(host="LocalHost.", port=P,
                                                 family=A, type=S))
         t("service", lambda: gai("localhost", "https", A, S))
+        t("service_nameinfo", lambda: socket.getnameinfo(
+            ("127.0.0.1", 443), socket.NI_NUMERICHOST))
         t("canon", lambda: gai("localhost", P, A, S, 0,
                                socket.AI_CANONNAME))
         t("byname", lambda: socket.gethostbyname("localhost"))
@@ -600,7 +602,11 @@ def test_a_pinned_name_is_answered_from_the_pin(run_sb, tmp_cwd, python,
         ''', p)
     assert out["gai"] == f"OK [(2, 1, 6, '', ('127.0.0.1', {p}))]"
     assert out["gai_kw"] == out["gai"]  # the C twin returns plain ints
-    assert out["service"] == "OK [(2, 1, 6, '', ('127.0.0.1', 443))]"
+    # a service name is looked up in /etc/services, which these rules
+    # do not expose (E40)
+    for label in ("service", "service_nameinfo"):
+        assert out[label] == ("RuleFileNotFoundError: Access to "
+                              "'/etc/services' must be accepted by a rule.")
     assert out["canon"] == f"OK [(2, 1, 6, 'localhost', ('127.0.0.1', {p}))]"
     assert out["byname"] == "OK '127.0.0.1'"
     assert out["byname_ex"] == "OK ('localhost', [], ['127.0.0.1'])"
@@ -622,7 +628,8 @@ def test_a_hosts_file_name_is_pinned(run_sb, tmp_cwd, default_python,
     q = _other_port(p)
     addrs = _hosts_addresses(name)
     out = sandbox(run_sb, tmp_cwd, default_python,
-                  [f"net=ALLOW|TCP|{name}|{p}|OUT"], f'''
+                  [f"net=ALLOW|TCP|{name}|{p}|OUT",
+                   "expose-ro=/etc/services"], f'''
         t("gai", lambda: gai({name!r}, "https", socket.AF_INET,
                              socket.SOCK_STREAM))
         t("v6", lambda: gai({name!r}, P, socket.AF_INET6))
