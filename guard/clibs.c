@@ -1005,8 +1005,26 @@ out:
 	return res;
 }
 
+/* _socket.socket.sendmsg: its control messages judged (net.c); the
+ * address by the event. */
+static PyObject *sendmsg_call(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs)
+{
+	PyObject *nargs, *res;
+
+	if (kwargs && py.PyDict_Size(kwargs))
+		return sb_wrap_call_original(w, args, kwargs); /* TypeError */
+	nargs = sb_net_sendmsg_args(args);
+	if (!nargs)
+		return NULL;
+	res = sb_wrap_call_original(w, nargs, kwargs);
+	py.Py_DecRef(nargs);
+	return res;
+}
+
 static const struct meth_spec socket_meths[] = {
 	{ "setsockopt", setsockopt_call },
+	{ "sendmsg", sendmsg_call },
 };
 
 static struct sb_wrap connect_wrap = { .module = "_sqlite3",

@@ -908,6 +908,108 @@ int sb_net_judge_sockopt(PyObject *sock, long level, long name)
 	return refuse_msg(target, NULL, msg);
 }
 
+/* ---- control messages of sendmsg ---- */
+
+/* (level, type) of a control message; 0 allowed, -1 refused (raised). */
+static int judge_cmsg(long level, long type)
+{
+	char msg[480], target[64];
+
+	if (level == (int)level && type == (int)type &&
+	    sb_cmsg_allowed((int)level, (int)type))
+		return 0;
+	snprintf(target, sizeof(target), "sendmsg control (%ld, %ld)", level,
+		 type);
+	snprintf(msg, sizeof(msg),
+		 "Guard sendmsg control message (%ld, %ld) DENIED: it is not "
+		 "one a net= rule can evaluate (IP_PKTINFO chooses the source "
+		 "address or interface, SCM_CREDENTIALS speaks for a process, "
+		 "SO_MARK routes, IP_RETOPTS source-routes...): only "
+		 SB_CMSG_ALLOWED_TEXT " pass, unless the policy allows the "
+		 "whole network.",
+		 level, type);
+	return refuse_msg(target, NULL, msg);
+}
+
+/* One ancillary item, (level, type, data) read once: a new tuple of exact
+ * ints, judged. Not a 3-tuple: itself (CPython refuses it). */
+static PyObject *frozen_cmsg(PyObject *item, bool judge_it)
+{
+	PyObject *t, *o;
+	long v[2];
+	int i;
+
+	if (py.PyObject_IsInstance(item, py.PyTuple_Type) != 1 ||
+	    py.PyTuple_Size(item) != 3) {
+		py.PyErr_Clear();
+		py.Py_IncRef(item);
+		return item;
+	}
+	t = py.PyTuple_New(3);
+	if (!t)
+		return NULL;
+	for (i = 0; i < 2; i++) {
+		o = py.PyNumber_Index(py.PyTuple_GetItem(item, i));
+		if (!o)
+			goto fail; /* its TypeError, as the call's */
+		v[i] = py.PyLong_AsLong(o);
+		py.PyTuple_SetItem(t, i, o);
+		if (v[i] == -1 && py.PyErr_Occurred())
+			goto fail; /* its OverflowError */
+	}
+	o = py.PyTuple_GetItem(item, 2);
+	py.Py_IncRef(o);
+	py.PyTuple_SetItem(t, 2, o);
+	if (judge_it && judge_cmsg(v[0], v[1]) < 0)
+		goto fail;
+	return t;
+fail:
+	py.Py_DecRef(t);
+	return NULL;
+}
+
+PyObject *sb_net_sendmsg_args(PyObject *args)
+{
+	bool judge_it = sb_g.armed && !sb_g.learning && !sb_guard_is_busy() &&
+			!sb_net_allows_abstract(sb_g.policy);
+	Py_ssize_t n = py.PyTuple_Size(args), i, k;
+	PyObject *anc, *list, *nargs, *item;
+
+	if (n < 3) { /* no ancillary data */
+		py.Py_IncRef(args);
+		return args;
+	}
+	anc = py.PySequence_List(py.PyTuple_GetItem(args, 2));
+	if (!anc)
+		return NULL; /* not iterable: its TypeError */
+	k = py.PyList_Size(anc);
+	list = py.PyList_New(0);
+	for (i = 0; list && i < k; i++) {
+		item = frozen_cmsg(py.PyList_GetItem(anc, i), judge_it);
+		if (!item || py.PyList_Append(list, item) < 0) {
+			py.Py_DecRef(list);
+			list = NULL;
+		}
+		if (item)
+			py.Py_DecRef(item);
+	}
+	py.Py_DecRef(anc);
+	if (!list)
+		return NULL;
+	nargs = py.PyTuple_New(n);
+	if (!nargs) {
+		py.Py_DecRef(list);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		item = i == 2 ? list : py.PyTuple_GetItem(args, i);
+		if (i != 2)
+			py.Py_IncRef(item);
+		py.PyTuple_SetItem(nargs, i, item);
+	}
+	return nargs;
+}
+
 /* ---- socket creation ---- */
 
 static int check_new(PyObject *args)
@@ -1333,6 +1435,20 @@ static PyObject *addr_method_call(struct meth_wrap *m, PyObject *args)
 	return res;
 }
 
+/* sendmsg(buffers[, ancdata[, flags[, address]]]): its control messages
+ * read once and judged (sb_net_sendmsg_args), then its address. */
+static PyObject *sendmsg_call(struct meth_wrap *m, PyObject *args)
+{
+	PyObject *nargs = sb_net_sendmsg_args(args), *res;
+
+	if (!nargs)
+		return NULL;
+	res = py.PyTuple_Size(nargs) == 5 ? addr_method_call(m, nargs)
+					  : call_original(m, nargs);
+	py.Py_DecRef(nargs);
+	return res;
+}
+
 /* listen() on an unbound socket: the kernel binds it to the wildcard
  * address on a port of its choice, a bind no event reports (E10). Judged
  * as bind(('', 0)). */
@@ -1386,7 +1502,7 @@ static struct meth_wrap meth_wraps[] = {
 	METH("connect_ex", addr_method_call, OP_CONNECT, 1, 1, 1),
 	METH("bind", addr_method_call, OP_BIND, 1, 1, 1),
 	METH("sendto", addr_method_call, OP_SENDTO, 2, 3, -1),
-	METH("sendmsg", addr_method_call, OP_SENDMSG, 4, 4, 4),
+	METH("sendmsg", sendmsg_call, OP_SENDMSG, 4, 4, 4),
 	METH("listen", listen_call, OP_BIND, 0, 1, 0),
 };
 #undef METH

@@ -435,3 +435,106 @@ def test_E40(case, judge, tcp_port):
     for label in ("gai", "gai_bytes", "gai_nul", "nameinfo", "nameinfo_c",
                   "nameinfo_index"):
         judge.python(out[label], "RuleFileNotFoundError", SERVICES)
+
+
+def _udp_sources(sock, stop, seen):
+    """Record (payload, source address) of each datagram on sock."""
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            data, addr = sock.recvfrom(256)
+        except OSError:
+            continue
+        seen.append((data.decode(errors="replace"), addr[0]))
+
+
+E41_PRELUDE = '''
+import socket, _socket, struct, sys
+U = int(sys.argv[1])
+DST = ('127.0.0.1', U)
+IP_PKTINFO = 8
+# struct in_pktinfo: interface 0, source 127.0.0.3, no destination
+PK = struct.pack('=I4s4s', 0, socket.inet_aton('127.0.0.3'), bytes(4))
+'''
+
+E41_PROBES = {
+    "ttl": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+           "return s.sendmsg([b'ttl'], [(socket.IPPROTO_IP, socket.IP_TTL,"
+           " struct.pack('i', 5))], 0, DST)",
+    "pktinfo": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+               "return s.sendmsg([b'pktinfo'], [(socket.IPPROTO_IP, "
+               "IP_PKTINFO, PK)], 0, DST)",
+    "connected": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                 "s.connect(DST)\n"
+                 "return s.sendmsg([b'connected'], [(socket.IPPROTO_IP, "
+                 "IP_PKTINFO, PK)])",
+    "c_class": "s = _socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+               "return s.sendmsg([b'c_class'], [(socket.IPPROTO_IP, "
+               "IP_PKTINFO, PK)], 0, DST)",
+    "generator": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                 "return s.sendmsg([b'generator'], (m for m in [("
+                 "socket.IPPROTO_IP, IP_PKTINFO, PK)]), 0, DST)",
+    # an __index__ answering IP_TTL to a check and IP_PKTINFO to the call
+    "index": """
+        class Twice:
+            n = 0
+            def __index__(self):
+                Twice.n += 1
+                return socket.IP_TTL if Twice.n == 1 else IP_PKTINFO
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.sendmsg([b'index'], [(socket.IPPROTO_IP, Twice(), PK)], 0,
+                      DST)
+        except OSError:
+            pass  # IP_TTL with a 12-byte value: EINVAL
+        return Twice.n
+        """,
+}
+
+
+@attack("E41", "sendmsg's control messages: IP_PKTINFO picks the source "
+        "address or interface (SCM_CREDENTIALS, SO_MARK...)")
+def test_E41(case, judge):
+    """Under os-sandbox=subprocess the guard judged sendmsg's address but
+    not its ancillary data: IP_PKTINFO sent a datagram from a source
+    address (or out of an interface) of the program's choice, and
+    SCM_CREDENTIALS, SO_MARK or IP_RETOPTS went as they were, while the
+    supervisor of the kernel providers passes only descriptors, IP_TOS,
+    IP_TTL, IPV6_TCLASS, IPV6_HOPLIMIT, IPV6_DONTFRAG and UDP_SEGMENT.
+    The guard now judges each control message against that same list
+    (src/base/sockopt.c), reading the data once (a generator, an
+    __index__ answering twice), on socket.socket and on _socket.socket.
+    Evidence from outside: the source address of what a UDP listener the
+    rules allow receives."""
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.bind(("127.0.0.1", 0))
+    u = rx.getsockname()[1]
+    stop, seen = threading.Event(), []
+    t = threading.Thread(target=_udp_sources, args=(rx, stop, seen))
+    t.start()
+    try:
+        out = case.run(f"python-import=*\nnet=ALLOW|UDP|127.0.0.1|{u}|OUT\n",
+                       {k: E41_PRELUDE + textwrap.dedent(v)
+                        for k, v in E41_PROBES.items()}, args=[u])
+        for _ in range(10):  # the control's datagram, if still queued
+            if any(p == "ttl" for p, _ in seen):
+                break
+            stop.wait(0.2)
+    finally:
+        stop.set()
+        t.join()
+        rx.close()
+    assert out["ttl"].msg == "3", out["ttl"]  # bytes sent
+    assert ("ttl", "127.0.0.1") in seen, seen
+    msg = ("Guard sendmsg control message (0, 8) DENIED: it is not one a "
+           "net= rule can evaluate (IP_PKTINFO chooses the source address "
+           "or interface, SCM_CREDENTIALS speaks for a process, SO_MARK "
+           "routes, IP_RETOPTS source-routes...): only descriptors "
+           "(SCM_RIGHTS), IP_TOS, IP_TTL, IPV6_TCLASS, IPV6_HOPLIMIT, "
+           "IPV6_DONTFRAG and UDP_SEGMENT pass, unless the policy allows "
+           "the whole network.")
+    for label in ("pktinfo", "connected", "c_class", "generator"):
+        judge.python(out[label], ERR, msg)
+    assert out["index"].msg == "1", out["index"]  # read once
+    spoofed = [s for s in seen if s[1] != "127.0.0.1"]
+    assert not spoofed, spoofed
