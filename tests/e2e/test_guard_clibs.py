@@ -387,6 +387,7 @@ def test_openssl_configuration_needs_the_native_grant(sandboxed, tree):
         t("modules", lambda: setenv("OPENSSL_MODULES", "outside"))
         t("engines", lambda: os.putenv(b"OPENSSL_ENGINES", b"outside"))
         t("other", lambda: setenv("OPENSSL_X", "y"))
+        t("not_openssl", lambda: setenv("MY_OPENSSL_X", "y"))
         import ssl
         t("context", lambda: ssl.create_default_context() and None)
         """
@@ -398,10 +399,17 @@ def test_openssl_configuration_needs_the_native_grant(sandboxed, tree):
             f"RulePermissionError: Setting {name} lets OpenSSL load native "
             f"code from the files it names: it needs the rule "
             f"python-api=ALLOW:native"), label
-    assert out["other"] == "OK None"
+    # a variable of OpenSSL's namespace the guard does not know (F10)
+    assert out["other"] == (
+        "RulePermissionError: Setting OPENSSL_X lets a library of this "
+        "process (OpenSSL, glibc, SQLite, the dynamic linker) read it as a "
+        "file, code or a server the guard cannot judge: it needs the rule "
+        "python-api=ALLOW:native")
+    assert out["not_openssl"] == "OK None"
     assert out["context"] == "OK None"
     out = probe(sandboxed, body, rules=BASE + "python-api=ALLOW:native\n")
     assert out["conf"] == "OK None"
+    assert out["other"] == "OK None"
 
 
 AS_PYTHON = textwrap.dedent("""\
