@@ -880,12 +880,24 @@ static int check_address(enum net_op op, PyObject *sock, PyObject *addr)
 
 /* ---- socket options ---- */
 
+/* Learning: what the enforcing run will refuse and no rule learned can
+ * grant ('target'), for the learner to say at the save. 0, or -1 (the
+ * recorder is gone: halted, raised). */
+static int learn_refused(const char *target)
+{
+	if (sb_learn_record("refused", target, NULL) < 0) {
+		sb_guard_refuse_halted();
+		return -1;
+	}
+	return 0;
+}
+
 int sb_net_judge_sockopt(PyObject *sock, long level, long name)
 {
 	struct sock_info si;
 	char msg[320], target[64];
 
-	if (!sb_g.armed || sb_g.learning || sb_guard_is_busy() ||
+	if (!sb_g.armed || sb_guard_is_busy() ||
 	    sb_net_allows_abstract(sb_g.policy) ||
 	    (level == (int)level && name == (int)name &&
 	     sb_sockopt_allowed((int)level, (int)name)))
@@ -898,6 +910,8 @@ int sb_net_judge_sockopt(PyObject *sock, long level, long name)
 	if (si.fd < 0 || (si.family != AF_INET && si.family != AF_INET6))
 		return 0;
 	snprintf(target, sizeof(target), "setsockopt(%ld, %ld)", level, name);
+	if (sb_g.learning)
+		return learn_refused(target);
 	snprintf(msg, sizeof(msg),
 		 "Guard setsockopt(%ld, %ld) DENIED: the option is not one a "
 		 "net= rule can evaluate (a multicast membership reports its "
@@ -920,6 +934,8 @@ static int judge_cmsg(long level, long type)
 		return 0;
 	snprintf(target, sizeof(target), "sendmsg control (%ld, %ld)", level,
 		 type);
+	if (sb_g.learning)
+		return learn_refused(target);
 	snprintf(msg, sizeof(msg),
 		 "Guard sendmsg control message (%ld, %ld) DENIED: it is not "
 		 "one a net= rule can evaluate (IP_PKTINFO chooses the source "
@@ -970,7 +986,7 @@ fail:
 
 PyObject *sb_net_sendmsg_args(PyObject *args)
 {
-	bool judge_it = sb_g.armed && !sb_g.learning && !sb_guard_is_busy() &&
+	bool judge_it = sb_g.armed && !sb_guard_is_busy() &&
 			!sb_net_allows_abstract(sb_g.policy);
 	Py_ssize_t n = py.PyTuple_Size(args), i, k;
 	PyObject *anc, *list, *nargs, *item;

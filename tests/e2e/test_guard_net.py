@@ -861,3 +861,38 @@ def test_connect_rules_as_an_unprivileged_user(run_sb, tmp_cwd, servers):
         ''', p)
     assert out["allowed"] == "OK b'pong'"
     assert out["denied"] == implicit("127.0.0.1", _other_port(p))
+
+
+@pytest.mark.parametrize("who", [
+    "root", pytest.param("nobody", marks=pytest.mark.unprivileged)])
+def test_learning_says_what_no_rule_can_grant(run_sb, tmp_cwd, who):
+    """A learning run let a socket option or a control message no net=
+    rule evaluates through, and said nothing: the enforcing run then
+    refused it with no rule to add. Learning says so on stderr now, once
+    each (weakness to document: only a policy that allows the whole
+    network lets them through)."""
+    (tmp_cwd / "p.py").write_text(textwrap.dedent("""\
+        import socket
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for group in ('239.83.69.67', '239.83.69.68'):
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                         socket.inet_aton(group) + bytes(4))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, 5)  # evaluated
+        try:
+            s.sendmsg([b'x'], [(socket.IPPROTO_IP, 8, bytes(12))], 0,
+                      ('127.0.0.1', 9))
+        except OSError:
+            pass
+        print('done')
+        """))
+    env = dict(os.environ, OS_SANDBOX="subprocess")
+    r = run_sb(["p.py"], env=env)
+    assert (r.returncode, r.stdout) == (0, "done\n"), r.stderr
+    told = [line for line in r.stderr.splitlines()
+            if line.startswith("python-sb: warning: learning cannot grant")]
+    tail = (": no net= rule evaluates it, and an enforcing run refuses it "
+            "unless the policy allows the whole network.")
+    assert told == [
+        "python-sb: warning: learning cannot grant setsockopt(0, 35)" + tail,
+        "python-sb: warning: learning cannot grant sendmsg control (0, 8)"
+        + tail], r.stderr
