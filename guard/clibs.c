@@ -1043,6 +1043,113 @@ static const struct meth_spec context_meths[] = {
 	{ "set_default_verify_paths", default_paths_call },
 };
 
+/* ---- gettext ---- */
+
+/* _locale's gettext functions (dgettext, dcgettext, textdomain,
+ * bindtextdomain, bind_textdomain_codeset) read the catalog
+ * <dir>/<language>/LC_MESSAGES/<domain>.mo with no event: under
+ * subprocess a domain '../../..<path>' read a catalog outside the rules
+ * (its translations answered), and bindtextdomain() bound a directory
+ * outside them. A domain holding a '/' is refused; the directory is
+ * judged as a read, once (a path-like answers its __fspath__ once: the
+ * call gets the path judged), and refused when relative (gettext makes
+ * it absolute against the directory of each later lookup). */
+static int gettext_domain(PyObject *domain)
+{
+	const char *d;
+	Py_ssize_t n;
+
+	if (!domain || domain == py._Py_NoneStruct ||
+	    py.PyObject_IsInstance(domain, py.PyUnicode_Type) != 1) {
+		py.PyErr_Clear();
+		return 0; /* the call's TypeError */
+	}
+	d = py.PyUnicode_AsUTF8AndSize(domain, &n);
+	if (!d) {
+		py.PyErr_Clear();
+		return 0; /* the call's UnicodeEncodeError */
+	}
+	if (!memchr(d, '/', (size_t)n))
+		return 0;
+	return sb_guard_raise(SB_EXC_PERMISSION,
+			      "A gettext domain holding a '/' names a catalog "
+			      "outside gettext's directories: refused",
+			      NULL);
+}
+
+static PyObject *gettext_call(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs)
+{
+	if (py.PyTuple_Size(args) >= 1 &&
+	    gettext_domain(py.PyTuple_GetItem(args, 0)) < 0)
+		return NULL;
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+static PyObject *bindtextdomain_call(struct sb_wrap *w, PyObject *args,
+				     PyObject *kwargs)
+{
+	static const struct path_param dir = { 1, "dirname" };
+	PyObject *o, *fs, *nargs = NULL, *nkw = NULL, *res = NULL;
+	char buf[PATH_MAX];
+	int r;
+
+	if (py.PyTuple_Size(args) != 2 || (kwargs && py.PyDict_Size(kwargs)))
+		return sb_wrap_call_original(w, args, kwargs); /* its error */
+	if (gettext_domain(py.PyTuple_GetItem(args, 0)) < 0)
+		return NULL;
+	o = py.PyTuple_GetItem(args, 1);
+	if (o == py._Py_NoneStruct)
+		return sb_wrap_call_original(w, args, kwargs); /* a query */
+	fs = py.PyOS_FSPath(o);
+	if (!fs)
+		return NULL; /* its TypeError */
+	r = sb_arg_path(fs, buf);
+	if (r == 0) {
+		py.PyErr_Clear();
+		r = sb_guard_raise(SB_EXC_PERMISSION,
+				   "This gettext directory is too long or holds "
+				   "a NUL: refused",
+				   NULL);
+	} else if (r == 1 && buf[0] != '/') {
+		r = sb_guard_raise(SB_EXC_PERMISSION,
+				   "A relative gettext directory is read "
+				   "against the directory of each later lookup, "
+				   "not this one: refused",
+				   NULL);
+	} else if (r == 1) {
+		r = sb_files_check(buf, -1, false);
+	}
+	if (r < 0 || replace_param(args, kwargs, true, &dir, fs, &nargs,
+				   &nkw) < 0) {
+		if (r < 0)
+			py.Py_DecRef(fs);
+		goto out;
+	}
+	res = sb_wrap_call_original(w, nargs, kwargs);
+out:
+	if (nargs)
+		py.Py_DecRef(nargs);
+	return res;
+}
+
+static struct sb_wrap gettext_wraps[] = {
+	{ .module = "_locale", .attr = "dgettext", .also = "locale",
+	  .call = gettext_call },
+	{ .module = "_locale", .attr = "dcgettext", .also = "locale",
+	  .call = gettext_call },
+	{ .module = "_locale", .attr = "textdomain", .also = "locale",
+	  .call = gettext_call },
+	{ .module = "_locale",
+	  .attr = "bind_textdomain_codeset",
+	  .also = "locale",
+	  .call = gettext_call },
+	{ .module = "_locale",
+	  .attr = "bindtextdomain",
+	  .also = "locale",
+	  .call = bindtextdomain_call },
+};
+
 /* os.putenv (key, value): variables C code in this process reads by
  * itself, later, with no event, as the name of a file, a directory, code
  * to load or the names to ask a server for (c_vars). Each is judged when
@@ -1318,7 +1425,7 @@ int sb_clibs_arm(void)
 {
 	static const char *const loaded[] = { "posix",	 "pwd",	    "grp",
 					      "spwd",	 "_socket", "_sqlite3",
-					      "_ssl" };
+					      "_ssl",	 "_locale" };
 	PyObject *mods = py.PyImport_GetModuleDict();
 	size_t i;
 
@@ -1374,6 +1481,15 @@ int sb_clibs_module_ready(PyObject *mod)
 			r = sb_wrap_install_in(&callback_tracebacks_wrap, mod);
 			sb_guard_busy_leave();
 		}
+	} else if (name && strcmp(name, "_locale") == 0) {
+		size_t i;
+
+		sb_guard_busy_enter();
+		for (i = 0; r == 0 && i < SB_ARRAY_LEN(gettext_wraps); i++)
+			if (py.PyObject_HasAttrString(mod,
+						      gettext_wraps[i].attr))
+				r = sb_wrap_install_in(&gettext_wraps[i], mod);
+		sb_guard_busy_leave();
 	} else if (name && strcmp(name, "_socket") == 0) {
 		r = wrap_class(mod, "_socket", "socket", socket_meths,
 			       SB_ARRAY_LEN(socket_meths));

@@ -130,3 +130,49 @@ def test_F10(case, judge):
     judge.python(out["tmpdir"], "RuleFileNotFoundError",
                  f"Access to '{case.path('outside')}' must be accepted by "
                  "a rule.")
+
+
+@attack("F11", "a catalog outside read by gettext: a domain holding "
+        "'../' (locale.dgettext, textdomain) or bindtextdomain() to a "
+        "directory outside")
+def test_F11(case, judge):
+    """_locale's gettext functions read <dir>/<language>/LC_MESSAGES/
+    <domain>.mo with no audit event: locale.dgettext('../../..<path>',
+    msg) answered with the translations of a catalog outside the rules,
+    and so did a domain bound to a directory outside them, while open()
+    of the catalog was refused. A domain holding a '/' is refused now,
+    and bindtextdomain's directory is judged as a read (once: a path-like
+    answers its __fspath__ once), refused when relative."""
+    mo = case.path("outside/fr/LC_MESSAGES/dom.mo")
+    os.makedirs(os.path.dirname(mo))
+    with open(mo, "wb") as f:
+        f.write(_mo({"hello": "SECRET-OUTSIDE"}))
+    prelude = F10_ENV + ("os.environ['LANGUAGE'] = 'fr'\n"
+                         "UP = '../../../../../../..' + os.getcwd() + "
+                         "'/outside/fr/LC_MESSAGES/dom'\n")
+    out = case.run("python-import=*\n", {
+        "control": prelude + "return locale.dgettext('dom', 'hello')",
+        "domain": prelude + "return locale.dgettext(UP, 'hello')",
+        "c_twin": prelude + "import _locale\n"
+                            "return _locale.dcgettext(UP, 'hello', "
+                            "locale.LC_MESSAGES)",
+        "textdomain": prelude + "locale.textdomain(UP)\n"
+                                "return locale.gettext('hello')",
+        "bind": prelude + "locale.bindtextdomain('dom', os.getcwd() + "
+                          "'/outside')\n"
+                          "return locale.dgettext('dom', 'hello')",
+        "bind_relative": prelude + "locale.bindtextdomain('dom', "
+                                   "'outside')\n"
+                                   "return locale.dgettext('dom', 'hello')",
+    })
+    assert out["control"].msg == "'hello'", out["control"]
+    refused = ("A gettext domain holding a '/' names a catalog outside "
+               "gettext's directories: refused")
+    for label in ("domain", "c_twin", "textdomain"):
+        judge.python(out[label], "RulePermissionError", refused)
+    judge.python(out["bind"], "RuleFileNotFoundError",
+                 f"Access to '{case.path('outside')}' must be accepted by "
+                 "a rule.")
+    judge.python(out["bind_relative"], "RulePermissionError",
+                 "A relative gettext directory is read against the "
+                 "directory of each later lookup, not this one: refused")
