@@ -1425,7 +1425,7 @@ int sb_clibs_arm(void)
 {
 	static const char *const loaded[] = { "posix",	 "pwd",	    "grp",
 					      "spwd",	 "_socket", "_sqlite3",
-					      "_ssl",	 "_locale" };
+					      "_ssl",	 "_locale", "_uuid" };
 	PyObject *mods = py.PyImport_GetModuleDict();
 	size_t i;
 

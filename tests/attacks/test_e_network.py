@@ -4,6 +4,7 @@ exactly that port; every attack aims elsewhere, or by a route that should
 not be judged as allowed. Under landlock the kernel also confines the TCP
 ports of native code (group N); here the guard refuses first."""
 
+import os
 import socket
 import textwrap
 import threading
@@ -538,3 +539,66 @@ def test_E41(case, judge):
     assert out["index"].msg == "1", out["index"]  # read once
     spoofed = [s for s in seen if s[1] != "127.0.0.1"]
     assert not spoofed, spoofed
+
+
+def _accepts(srv, stop, seen):
+    """Count the connections srv (a listening socket) accepts."""
+    srv.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            c, _ = srv.accept()
+        except OSError:
+            continue
+        seen.append(1)
+        c.close()
+
+
+@attack("E42", "libuuid reaches the uuidd daemon's socket (uuid.uuid1, "
+        "uuid.getnode) and writes its clock file")
+def test_E42(case, judge):
+    """_uuid was an ordinary module, but libuuid's
+    uuid_generate_time_safe() connects to /run/uuidd/request (a host
+    daemon) and creates /var/lib/libuuid/clock.txt, with no audit event:
+    under subprocess uuid.uuid1() reached a daemon and wrote a file outside
+    the rules. Judged now as writes of those (a socket needs expose-rw=, as
+    connect() to it), each when its directory is there. Evidence from
+    outside: a listener standing in for uuidd counts the connections.
+    Skipped where a real uuidd runs (its directory is not ours to use)."""
+    if os.geteuid() != 0:
+        pytest.skip("making /run/uuidd needs root")
+    if os.path.exists("/run/uuidd"):
+        pytest.skip("/run/uuidd exists: a real uuidd is not ours to use")
+    os.mkdir("/run/uuidd", 0o755)
+    srv = socket.socket(socket.AF_UNIX)
+    try:
+        srv.bind("/run/uuidd/request")
+        os.chmod("/run/uuidd/request", 0o666)  # reachable as nobody too
+        srv.listen(8)
+        stop, seen = threading.Event(), []
+        t = threading.Thread(target=_accepts, args=(srv, stop, seen))
+        t.start()
+        try:
+            out = case.run("python-import=*\n", {
+                "uuid1": "import uuid\nreturn uuid.uuid1().version",
+                "c_twin": "import _uuid\nreturn _uuid.generate_time_safe()"
+                          "[1]",
+            })
+            stop.wait(1)
+        finally:
+            stop.set()
+            t.join()
+    finally:
+        srv.close()
+        os.unlink("/run/uuidd/request")
+        os.rmdir("/run/uuidd")
+    msg = "Access to '/run/uuidd/request' must be accepted by a rule."
+    # unshare and bwrap give the sandbox its own /run: no uuidd there,
+    # libuuid reaches nothing (the listener is the judge)
+    own_run = case.os_sandbox in ("unshare", "bwrap")
+    for label in ("uuid1", "c_twin"):
+        if own_run and out[label].escaped:
+            judge._record("refused by kernel (the sandbox's own /run)",
+                          repr(out[label]))
+            continue
+        judge.python(out[label], "RuleFileNotFoundError", msg)
+    assert not seen, f"{len(seen)} connections reached the daemon"
