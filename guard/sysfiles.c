@@ -108,6 +108,30 @@ static struct sb_wrap uuid_wrap = { .module = "_uuid",
 				    .attr = "generate_time_safe",
 				    .call = uuid_call };
 
+/* uuid.py keeps its own reference, _generate_time_safe, taken when it
+ * was imported: one imported before the guard armed (a .pth file) gets
+ * the wrapper too. 0, or -1 with an exception set. */
+static int uuid_twin(void)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	PyObject *u = mods ? py.PyDict_GetItemString(mods, "uuid") : NULL;
+	PyObject *cur;
+	int r = 0;
+
+	if (!u || !uuid_wrap.fn)
+		return 0;
+	cur = py.PyObject_GetAttrString(u, "_generate_time_safe");
+	if (!cur) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	if (cur == uuid_wrap.original)
+		r = py.PyObject_SetAttrString(u, "_generate_time_safe",
+					      uuid_wrap.fn);
+	py.Py_DecRef(cur);
+	return r;
+}
+
 /* The wrappers of module 'name' into 'mod'. 0, or -1 with an exception. */
 static int install_for(const char *name, PyObject *mod)
 {
@@ -119,8 +143,11 @@ static int install_for(const char *name, PyObject *mod)
 		if (strcmp(calls[i].wrap.module, name) == 0)
 			r = sb_wrap_install_in(&calls[i].wrap, mod);
 	if (r == 0 && strcmp(name, uuid_wrap.module) == 0 &&
-	    py.PyObject_HasAttrString(mod, uuid_wrap.attr))
+	    py.PyObject_HasAttrString(mod, uuid_wrap.attr)) {
 		r = sb_wrap_install_in(&uuid_wrap, mod);
+		if (r == 0)
+			r = uuid_twin();
+	}
 	sb_guard_busy_leave();
 	return r;
 }
