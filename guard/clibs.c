@@ -1239,12 +1239,16 @@ static const char *const c_spaces[] = { "OPENSSL_", "SSL_", "RES_", "GCONV",
 
 static int cannot_judge(const char *k, const char *why)
 {
+	/* glibc's own, or the others of c_vars (SQLite's, OpenSSL's) */
+	static const char *const glibc[] = { "TZ",	    "TZDIR",
+					     "HOSTALIASES", "LOCPATH",
+					     "DATEMSK",	    "LANGUAGE" };
+	bool libc = sb_str_in(k, glibc, SB_ARRAY_LEN(glibc));
 	char msg[256];
 
 	snprintf(msg, sizeof(msg),
-		 "%.32s names files glibc reads by itself, and this value %s: "
-		 "refused",
-		 k, why);
+		 "%.32s names files %s by itself, and this value %s: refused",
+		 k, libc ? "glibc reads" : "a C library reads or writes", why);
 	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
 }
 
