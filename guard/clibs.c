@@ -28,6 +28,7 @@
 #include <strings.h>
 
 #include "api_registry.h"
+#include "policy_net.h"
 
 #define SQLITE_OK 0
 #define SQLITE_DENY 1
@@ -1058,6 +1059,11 @@ static const struct path_param locale_dir[] = {
 #define DOOR_CALL(mod, name, fn)                              \
 	{ .wrap = { .module = mod, .attr = name, .call = fn }, \
 	  .params = NULL, .n = 0 }
+/* _locale's, which locale.py copies ("from _locale import *") */
+#define LOCALE_DOOR(name, p, n_p)                                       \
+	{ .wrap = { .module = "_locale", .attr = name, .also = "locale", \
+		    .call = text_domain_call },                           \
+	  .params = p, .n = n_p }
 
 static struct path_door doors[] = {
 	DOOR("readline", "read_history_file", history_read),
@@ -1066,13 +1072,11 @@ static struct path_door doors[] = {
 	DOOR("readline", "read_init_file", init_read),
 	DOOR_CALL("_dbm", "open", dbm_call),
 	DOOR_CALL("_gdbm", "open", dbm_call),
-	{ .wrap = { .module = "_locale", .attr = "bindtextdomain",
-		    .call = text_domain_call },
-	  .params = locale_dir, .n = SB_ARRAY_LEN(locale_dir) },
-	DOOR_CALL("_locale", "textdomain", text_domain_call),
-	DOOR_CALL("_locale", "dgettext", text_domain_call),
-	DOOR_CALL("_locale", "dcgettext", text_domain_call),
-	DOOR_CALL("_locale", "bind_textdomain_codeset", text_domain_call),
+	LOCALE_DOOR("bindtextdomain", locale_dir, SB_ARRAY_LEN(locale_dir)),
+	LOCALE_DOOR("textdomain", NULL, 0),
+	LOCALE_DOOR("dgettext", NULL, 0),
+	LOCALE_DOOR("dcgettext", NULL, 0),
+	LOCALE_DOOR("bind_textdomain_codeset", NULL, 0),
 };
 
 /* The doors of module 'name' into 'mod': 0, or -1 with an exception. */
@@ -1223,8 +1227,26 @@ out:
 	return res;
 }
 
+/* _socket.socket.sendmsg: its control messages judged (net.c); the
+ * address by the event. */
+static PyObject *sendmsg_call(struct sb_wrap *w, PyObject *args,
+			      PyObject *kwargs)
+{
+	PyObject *nargs, *res;
+
+	if (kwargs && py.PyDict_Size(kwargs))
+		return sb_wrap_call_original(w, args, kwargs); /* TypeError */
+	nargs = sb_net_sendmsg_args(args);
+	if (!nargs)
+		return NULL;
+	res = sb_wrap_call_original(w, nargs, kwargs);
+	py.Py_DecRef(nargs);
+	return res;
+}
+
 static const struct meth_spec socket_meths[] = {
 	{ "setsockopt", setsockopt_call },
+	{ "sendmsg", sendmsg_call },
 };
 
 static struct sb_wrap connect_wrap = { .module = "_sqlite3",
@@ -1242,38 +1264,106 @@ static const struct meth_spec context_meths[] = {
 	{ "set_default_verify_paths", default_paths_call },
 };
 
-/* os.putenv (key, value): before OpenSSL first loads its configuration
- * (at the first import of _ssl or _hashlib), $OPENSSL_CONF names the file
- * it reads, and that file, $OPENSSL_MODULES and $OPENSSL_ENGINES the
- * shared libraries it loads as providers and engines: native code, which
- * needs the native grant as a native module does (imports.c). */
-/* TZ, TZDIR, LOCPATH and HOSTALIASES name files glibc reads by itself
- * later, with no event: tzset() the zone file of $TZ (":path", an
- * absolute path, or a name under $TZDIR or the system's zone directory),
- * setlocale() the locale directories of $LOCPATH, the resolver the alias
- * file of $HOSTALIASES at each lookup of a name with no dot. Under
- * subprocess a program read a zone file outside the rules (its
- * abbreviations and offsets, or whether it exists) through time.tzset().
- * Judged as reads when set, the zone file as TZ and TZDIR name it
- * together (whichever is set second); only a name under the system's
- * zone directory with no "..", or a POSIX TZ string, is let through
- * unjudged. A relative TZDIR, LOCPATH entry or HOSTALIASES is refused:
- * glibc reads it against the directory of the moment, not the one it was
- * judged in. A value the guard cannot read whole (too long, a NUL) is
- * refused too. INPUTRC (readline's init file) is judged as HOSTALIASES
- * is. gettext reads <dir>/<language>/LC_MESSAGES/<domain>.mo for each
- * language of $LANGUAGE: one holding '/' climbs out of the locale
- * directory, and is refused. 0 or -1 (raised). */
+/* os.putenv (key, value): variables C code in this process reads by
+ * itself, later, with no event, as the name of a file, a directory, code
+ * to load or the names to ask a server for (c_vars). Each is judged when
+ * set, by what its library does with it:
+ * - TZ: glibc's tzset() reads the zone file it names (":path", a path, or
+ *   a name under $TZDIR or the system's zone directory); TZDIR that
+ *   directory, and the zone file of $TZ under it (whichever is set
+ *   second); only a name under the system's zone directory with no "..",
+ *   or a POSIX TZ string, is let through unjudged. Under subprocess a
+ *   program read a zone file outside the rules through time.tzset().
+ * - files and directories read (HOSTALIASES, the resolver's alias file;
+ *   LOCPATH, setlocale()'s directories; DATEMSK, getdate()'s templates;
+ *   CTLOG_FILE, OpenSSL's log list) and directories files are created in
+ *   (SQLITE_TMPDIR, TMPDIR: SQLite's temporary files; RANDFILE) as reads
+ *   and writes of what they name; LANGUAGE's entries, which gettext
+ *   (os.strerror) appends to its directory, ".." climbing out of it, may
+ *   hold no '/' and be no ".." (LANG and LC_* stay under the locale
+ *   directories: glibc refuses "/../" and prefixes even an absolute name);
+ * - native code (GCONV_PATH: converters glibc loads; OPENSSL_CONF, the file
+ *   OpenSSL reads at its first load, which names providers and engines to
+ *   load, and OPENSSL_MODULES, OPENSSL_ENGINES; LD_*, what the dynamic
+ *   linker of a program started later loads): the native grant, as a
+ *   native module (imports.c);
+ * - LOCALDOMAIN and RES_OPTIONS change the names the resolver asks for
+ *   (search domains, ndots): only under a policy that lets every name be
+ *   resolved;
+ * - SSL_CERT_FILE and SSL_CERT_DIR are judged when OpenSSL reads them
+ *   (set_default_verify_paths, above).
+ * A variable of one of those libraries' namespaces (c_spaces: OPENSSL_,
+ * SSL_, RES_, GCONV, NLS, SQLITE_, LD_) that the table does not
+ * name is refused unless the native grant is held: a library may read it
+ * as a path or a server, and the guard cannot tell. A relative path is
+ * refused (the library reads it against the directory of a later moment,
+ * not the one it was judged in), and so is a value the guard cannot read
+ * whole (too long, a NUL). 0 or -1 (raised). */
 #define ZONE_DIR "/usr/share/zoneinfo"
+
+enum c_var_kind {
+	CV_TZ,	     /* the zone file */
+	CV_TZDIR,    /* a directory read, and the zone file of $TZ in it */
+	CV_READ,     /* a file or directory read */
+	CV_DIRS,     /* directories read, ':' between them */
+	CV_LANGUAGE, /* locale names, ':' between them, under gettext's dir */
+	CV_WRITE,    /* a file or directory written (files created in it) */
+	CV_NATIVE,   /* code loaded from what it names */
+	CV_RESOLVER, /* the names the resolver asks for */
+	CV_LATER,    /* judged when its library reads it */
+	CV_FREE,     /* read as no path, no server */
+};
+
+/* The variables a library of this process reads by itself. */
+static const struct c_var {
+	const char *name;
+	enum c_var_kind kind;
+	const char *what; /* CV_NATIVE: what it lets load */
+} c_vars[] = {
+	{ "TZ", CV_TZ, NULL },
+	{ "TZDIR", CV_TZDIR, NULL },
+	{ "HOSTALIASES", CV_READ, NULL },
+	{ "INPUTRC", CV_READ, NULL }, /* readline's init file */
+	{ "DATEMSK", CV_READ, NULL },
+	{ "CTLOG_FILE", CV_READ, NULL },
+	{ "LOCPATH", CV_DIRS, NULL },
+	{ "LANGUAGE", CV_LANGUAGE, NULL },
+	{ "SQLITE_TMPDIR", CV_WRITE, NULL },
+	{ "TMPDIR", CV_WRITE, NULL },
+	{ "RANDFILE", CV_WRITE, NULL },
+	{ "GCONV_PATH", CV_NATIVE, "glibc load character set converters "
+				   "(native code) from the directories it "
+				   "names" },
+	{ "OPENSSL_CONF", CV_NATIVE, "OpenSSL load native code from the files "
+				     "it names" },
+	{ "OPENSSL_MODULES", CV_NATIVE, "OpenSSL load native code from the "
+					"files it names" },
+	{ "OPENSSL_ENGINES", CV_NATIVE, "OpenSSL load native code from the "
+					"files it names" },
+	{ "LOCALDOMAIN", CV_RESOLVER, NULL },
+	{ "RES_OPTIONS", CV_RESOLVER, NULL },
+	{ "SSL_CERT_FILE", CV_LATER, NULL },
+	{ "SSL_CERT_DIR", CV_LATER, NULL },
+	{ "OPENSSL_ia32cap", CV_FREE, NULL }, /* CPU features */
+};
+
+/* The namespaces of those libraries: a variable in one that c_vars does
+ * not name may be a path or a server the guard cannot judge. */
+static const char *const c_spaces[] = { "OPENSSL_", "SSL_", "RES_", "GCONV",
+					"NLS",	    "SQLITE_", "LD_" };
 
 static int cannot_judge(const char *k, const char *why)
 {
+	/* glibc's own, or the others of c_vars (SQLite's, OpenSSL's) */
+	static const char *const glibc[] = { "TZ",	    "TZDIR",
+					     "HOSTALIASES", "LOCPATH",
+					     "DATEMSK",	    "LANGUAGE" };
+	bool libc = sb_str_in(k, glibc, SB_ARRAY_LEN(glibc));
 	char msg[256];
 
 	snprintf(msg, sizeof(msg),
-		 "%.32s names files glibc reads by itself, and this value %s: "
-		 "refused",
-		 k, why);
+		 "%.32s names files %s by itself, and this value %s: refused",
+		 k, libc ? "glibc reads" : "a C library reads or writes", why);
 	return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
 }
 
@@ -1300,15 +1390,67 @@ static int zone_check(const char *tz, const char *dir)
 	return sb_files_check(path, -1, false);
 }
 
-static int c_path_var(const char *k, PyObject *value)
+/* Each entry of 'v' (':' between them) judged by 'kind'. */
+static int judge_entries(const char *k, const char *v, enum c_var_kind kind)
 {
-	char v[PATH_MAX], path[PATH_MAX];
-	const char *p, *tz;
+	char path[PATH_MAX];
+	const char *p;
+
+	for (p = v; *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (n) {
+			memcpy(path, p, n);
+			path[n] = '\0';
+			/* LANGUAGE: a name gettext appends to its directory;
+			 * one with a '/' may climb out of it */
+			if (kind == CV_LANGUAGE &&
+			    (strchr(path, '/') || strcmp(path, "..") == 0))
+				return cannot_judge(k, "holds a '/' or '..'");
+			if (kind == CV_DIRS && path[0] != '/')
+				return cannot_judge(k, "holds a relative "
+						       "directory");
+			if (kind == CV_DIRS &&
+			    sb_files_check(path, -1, false) < 0)
+				return -1;
+		}
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return 0;
+}
+
+/* The rule for a variable of a namespace no entry names, or a resolver
+ * variable under a policy that does not let every name be resolved. */
+static int unjudged_var(const char *k, const char *why)
+{
+	char what[320];
+
+	snprintf(what, sizeof(what), "Setting %.64s lets %s", k, why);
+	return native_door(k, what);
+}
+
+static int judge_var(const char *k, const struct c_var *c, PyObject *value)
+{
+	char v[PATH_MAX];
+	const char *tz;
 	int r;
 
-	if (strcmp(k, "TZ") != 0 && strcmp(k, "TZDIR") != 0 &&
-	    strcmp(k, "LOCPATH") != 0 && strcmp(k, "HOSTALIASES") != 0 &&
-	    strcmp(k, "INPUTRC") != 0 && strcmp(k, "LANGUAGE") != 0)
+	if (c->kind == CV_NATIVE) {
+		char what[200];
+
+		snprintf(what, sizeof(what), "Setting %s lets %s", c->name,
+			 c->what);
+		return native_door(c->name, what);
+	}
+	if (c->kind == CV_RESOLVER) {
+		if (sb_net_names_any(sb_g.policy))
+			return 0;
+		return unjudged_var(k, "the resolver ask for names no net= rule "
+				       "names (search domains, ndots)");
+	}
+	if (c->kind == CV_LATER || c->kind == CV_FREE)
 		return 0;
 	r = value ? sb_arg_path(value, v) : 0;
 	if (r < 0)
@@ -1321,54 +1463,26 @@ static int c_path_var(const char *k, PyObject *value)
 			return 0; /* empty, or not a string: its own error */
 		return cannot_judge(k, "is too long or holds a NUL");
 	}
-	if (strcmp(k, "TZ") == 0)
+	switch (c->kind) {
+	case CV_TZ:
 		return zone_check(v, NULL);
-	if (strcmp(k, "LANGUAGE") == 0) /* languages, ':' between them */
-		return strchr(v, '/') ? cannot_judge(k, "holds a '/'") : 0;
-	if (strcmp(k, "TZDIR") == 0 || strcmp(k, "HOSTALIASES") == 0 ||
-	    strcmp(k, "INPUTRC") == 0) {
-		if (v[0] != '/')
-			return cannot_judge(k, "is relative");
-		if (sb_files_check(v, -1, false) < 0)
-			return -1;
-		tz = strcmp(k, "TZDIR") == 0 ? getenv("TZ") : NULL;
-		return tz ? zone_check(tz, v) : 0;
+	case CV_DIRS:
+	case CV_LANGUAGE:
+		return judge_entries(k, v, c->kind);
+	default:
+		break;
 	}
-	for (p = v; *p;) { /* LOCPATH: directories, ':' between them */
-		size_t n = strcspn(p, ":");
-
-		if (n) {
-			memcpy(path, p, n);
-			path[n] = '\0';
-			if (path[0] != '/')
-				return cannot_judge(k, "holds a relative "
-						       "directory");
-			if (sb_files_check(path, -1, false) < 0)
-				return -1;
-		}
-		p += n;
-		if (*p == ':')
-			p++;
-	}
-	return 0;
+	if (v[0] != '/')
+		return cannot_judge(k, "is relative");
+	if (sb_files_check(v, -1, c->kind == CV_WRITE) < 0)
+		return -1;
+	tz = c->kind == CV_TZDIR ? getenv("TZ") : NULL;
+	return tz ? zone_check(tz, v) : 0;
 }
 
 int sb_clibs_putenv(PyObject *key, PyObject *value)
 {
-	/* variables whose files glibc or OpenSSL load as native code */
-	static const struct {
-		const char *name, *what;
-	} native[] = {
-		{ "OPENSSL_CONF", "OpenSSL load native code from the files "
-				  "it names" },
-		{ "OPENSSL_MODULES", "OpenSSL load native code from the files "
-				     "it names" },
-		{ "OPENSSL_ENGINES", "OpenSSL load native code from the files "
-				     "it names" },
-		{ "GCONV_PATH", "glibc load character set converters (native "
-				"code) from the directories it names" },
-	};
-	char k[PATH_MAX], what[160];
+	char k[PATH_MAX];
 	size_t i;
 	int r;
 
@@ -1377,16 +1491,17 @@ int sb_clibs_putenv(PyObject *key, PyObject *value)
 		py.PyErr_Clear();
 		return 0;
 	}
-	if (c_path_var(k, value) < 0)
-		return -1;
-	for (i = 0; i < SB_ARRAY_LEN(native); i++)
-		if (strcmp(k, native[i].name) == 0)
-			break;
-	if (i == SB_ARRAY_LEN(native))
-		return 0;
-	snprintf(what, sizeof(what), "Setting %s lets %s", native[i].name,
-		 native[i].what);
-	return native_door(native[i].name, what);
+	for (i = 0; i < SB_ARRAY_LEN(c_vars); i++)
+		if (strcmp(k, c_vars[i].name) == 0)
+			return judge_var(k, &c_vars[i], value);
+	for (i = 0; i < SB_ARRAY_LEN(c_spaces); i++)
+		if (sb_str_starts(k, c_spaces[i]))
+			return unjudged_var(k, "a library of this process "
+					       "(OpenSSL, glibc, SQLite, the "
+					       "dynamic linker) read it as a "
+					       "file, code or a server the "
+					       "guard cannot judge");
+	return 0;
 }
 
 /* ---- modules ---- */
@@ -1428,8 +1543,8 @@ static int take_cursor_connection(PyObject *mod)
 int sb_clibs_arm(void)
 {
 	static const char *const loaded[] = {
-		"posix",    "pwd",  "grp",	"spwd",	 "_socket", "_sqlite3",
-		"_ssl",	    "_dbm", "_gdbm", "readline", "_locale",
+		"posix", "pwd",	 "grp",	  "spwd",     "_socket", "_sqlite3",
+		"_ssl",	 "_dbm", "_gdbm", "readline", "_locale", "_uuid",
 	};
 	PyObject *mods = py.PyImport_GetModuleDict();
 	size_t i;

@@ -215,6 +215,10 @@ int sb_files_check_sqlite(const char *db);
  * /etc/protocols: 'mod', made by the import machinery (or found at
  * arming), under the name 'name'. 0, or -1 with an exception set. */
 int sb_sysfiles_module_ready(PyObject *mod, const char *name);
+/* A service name glibc looks up in /etc/services (getaddrinfo's port,
+ * getnameinfo without NI_NUMERICSERV, getservbyname): judged as a read of
+ * that file. 0 allowed, -1 refused (exception set). */
+int sb_sysfiles_services(void);
 
 /* ---- files C libraries open by name (clibs.c) ---- */
 
@@ -270,6 +274,12 @@ int sb_net_event(const char *event, PyObject *args);
  * options of src/base/sockopt.c only, unless the policy allows the whole
  * network. 0 or -1 (raised). */
 int sb_net_judge_sockopt(PyObject *sock, long level, long name);
+/* The arguments of socket.sendmsg (self first) with its ancillary data
+ * read once into a list of (int, int, data) tuples, each judged: only the
+ * control messages of sb_cmsg_allowed (src/base/sockopt.c, the
+ * supervisor's) unless the policy allows the whole network. A new
+ * reference to hand the call, or NULL (raised). */
+PyObject *sb_net_sendmsg_args(PyObject *args);
 int sb_imports_event(const char *event, PyObject *args);
 int sb_api_event(const char *event, PyObject *args);
 

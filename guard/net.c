@@ -186,23 +186,31 @@ static const char *learned_host(const struct sb_addr *a)
  * does not carry) passes the original arguments of exact types only, so
  * that no Python code runs between here and the event, and leaves a
  * one-shot permit that the event of the same thread takes. */
-enum permit { PERMIT_NONE, PERMIT_DNS_QUERY, PERMIT_NUMERIC_NAMEINFO };
+enum permit { PERMIT_NONE, PERMIT_DNS_QUERY, PERMIT_NAMEINFO_FLAGS };
 
 static struct {
 	enum permit kind;
+	long flags; /* PERMIT_NAMEINFO_FLAGS: getnameinfo's flags */
 	pthread_t owner;
 } permit;
 
-static PyObject *call_with_permit(PyObject *fn, PyObject *args,
-				  enum permit kind)
+static PyObject *call_with_permit_flags(PyObject *fn, PyObject *args,
+					enum permit kind, long flags)
 {
 	PyObject *res;
 
 	permit.kind = kind;
+	permit.flags = flags;
 	permit.owner = pthread_self();
 	res = py.PyObject_Call(fn, args, NULL);
 	permit.kind = PERMIT_NONE;
 	return res;
+}
+
+static PyObject *call_with_permit(PyObject *fn, PyObject *args,
+				  enum permit kind)
+{
+	return call_with_permit_flags(fn, args, kind, 0);
 }
 
 static bool permit_take(enum permit kind)
@@ -872,12 +880,34 @@ static int check_address(enum net_op op, PyObject *sock, PyObject *addr)
 
 /* ---- socket options ---- */
 
+/* Learning: what the enforcing run will refuse and no rule learned can
+ * grant ('target'), for the learner to say at the save. 0, or -1 (the
+ * recorder is gone: halted, raised). */
+static int learn_refused(const char *target)
+{
+	/* once each (a send in a loop): the learner dedupes the rest */
+	static char told[32][64];
+	static size_t n_told;
+	size_t i;
+
+	for (i = 0; i < n_told; i++)
+		if (strcmp(told[i], target) == 0)
+			return 0;
+	if (n_told < SB_ARRAY_LEN(told))
+		snprintf(told[n_told++], sizeof(told[0]), "%s", target);
+	if (sb_learn_record("refused", target, NULL) < 0) {
+		sb_guard_refuse_halted();
+		return -1;
+	}
+	return 0;
+}
+
 int sb_net_judge_sockopt(PyObject *sock, long level, long name)
 {
 	struct sock_info si;
 	char msg[320], target[64];
 
-	if (!sb_g.armed || sb_g.learning || sb_guard_is_busy() ||
+	if (!sb_g.armed || sb_guard_is_busy() ||
 	    sb_net_allows_abstract(sb_g.policy) ||
 	    (level == (int)level && name == (int)name &&
 	     sb_sockopt_allowed((int)level, (int)name)))
@@ -890,6 +920,8 @@ int sb_net_judge_sockopt(PyObject *sock, long level, long name)
 	if (si.fd < 0 || (si.family != AF_INET && si.family != AF_INET6))
 		return 0;
 	snprintf(target, sizeof(target), "setsockopt(%ld, %ld)", level, name);
+	if (sb_g.learning)
+		return learn_refused(target);
 	snprintf(msg, sizeof(msg),
 		 "Guard setsockopt(%ld, %ld) DENIED: the option is not one a "
 		 "net= rule can evaluate (a multicast membership reports its "
@@ -898,6 +930,110 @@ int sb_net_judge_sockopt(PyObject *sock, long level, long name)
 		 "network lets it be set.",
 		 level, name);
 	return refuse_msg(target, NULL, msg);
+}
+
+/* ---- control messages of sendmsg ---- */
+
+/* (level, type) of a control message; 0 allowed, -1 refused (raised). */
+static int judge_cmsg(long level, long type)
+{
+	char msg[480], target[64];
+
+	if (level == (int)level && type == (int)type &&
+	    sb_cmsg_allowed((int)level, (int)type))
+		return 0;
+	snprintf(target, sizeof(target), "sendmsg control (%ld, %ld)", level,
+		 type);
+	if (sb_g.learning)
+		return learn_refused(target);
+	snprintf(msg, sizeof(msg),
+		 "Guard sendmsg control message (%ld, %ld) DENIED: it is not "
+		 "one a net= rule can evaluate (IP_PKTINFO chooses the source "
+		 "address or interface, SCM_CREDENTIALS speaks for a process, "
+		 "SO_MARK routes, IP_RETOPTS source-routes...): only "
+		 SB_CMSG_ALLOWED_TEXT " pass, unless the policy allows the "
+		 "whole network.",
+		 level, type);
+	return refuse_msg(target, NULL, msg);
+}
+
+/* One ancillary item, (level, type, data) read once: a new tuple of exact
+ * ints, judged. Not a 3-tuple: itself (CPython refuses it). */
+static PyObject *frozen_cmsg(PyObject *item, bool judge_it)
+{
+	PyObject *t, *o;
+	long v[2];
+	int i;
+
+	if (py.PyObject_IsInstance(item, py.PyTuple_Type) != 1 ||
+	    py.PyTuple_Size(item) != 3) {
+		py.PyErr_Clear();
+		py.Py_IncRef(item);
+		return item;
+	}
+	t = py.PyTuple_New(3);
+	if (!t)
+		return NULL;
+	for (i = 0; i < 2; i++) {
+		o = py.PyNumber_Index(py.PyTuple_GetItem(item, i));
+		if (!o)
+			goto fail; /* its TypeError, as the call's */
+		v[i] = py.PyLong_AsLong(o);
+		py.PyTuple_SetItem(t, i, o);
+		if (v[i] == -1 && py.PyErr_Occurred())
+			goto fail; /* its OverflowError */
+	}
+	o = py.PyTuple_GetItem(item, 2);
+	py.Py_IncRef(o);
+	py.PyTuple_SetItem(t, 2, o);
+	if (judge_it && judge_cmsg(v[0], v[1]) < 0)
+		goto fail;
+	return t;
+fail:
+	py.Py_DecRef(t);
+	return NULL;
+}
+
+PyObject *sb_net_sendmsg_args(PyObject *args)
+{
+	bool judge_it = sb_g.armed && !sb_guard_is_busy() &&
+			!sb_net_allows_abstract(sb_g.policy);
+	Py_ssize_t n = py.PyTuple_Size(args), i, k;
+	PyObject *anc, *list, *nargs, *item;
+
+	if (n < 3) { /* no ancillary data */
+		py.Py_IncRef(args);
+		return args;
+	}
+	anc = py.PySequence_List(py.PyTuple_GetItem(args, 2));
+	if (!anc)
+		return NULL; /* not iterable: its TypeError */
+	k = py.PyList_Size(anc);
+	list = py.PyList_New(0);
+	for (i = 0; list && i < k; i++) {
+		item = frozen_cmsg(py.PyList_GetItem(anc, i), judge_it);
+		if (!item || py.PyList_Append(list, item) < 0) {
+			py.Py_DecRef(list);
+			list = NULL;
+		}
+		if (item)
+			py.Py_DecRef(item);
+	}
+	py.Py_DecRef(anc);
+	if (!list)
+		return NULL;
+	nargs = py.PyTuple_New(n);
+	if (!nargs) {
+		py.Py_DecRef(list);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		item = i == 2 ? list : py.PyTuple_GetItem(args, i);
+		if (i != 2)
+			py.Py_IncRef(item);
+		py.PyTuple_SetItem(nargs, i, item);
+	}
+	return nargs;
 }
 
 /* ---- socket creation ---- */
@@ -1015,6 +1151,29 @@ static int check_reverse(PyObject *host_obj)
 	return refuse_buf(host, add, &b);
 }
 
+/* Is getaddrinfo's port 'o' a service name, which glibc looks up in
+ * /etc/services (a text strtoul does not read whole)? An int is a number;
+ * text the guard cannot read (a NUL, too long) counts as a name. */
+static bool service_name(PyObject *o)
+{
+	char buf[HOST_MAX], *end;
+
+	if (!o || o == PY_NONE ||
+	    py.PyObject_IsInstance(o, py.PyLong_Type) == 1) {
+		py.PyErr_Clear();
+		return false;
+	}
+	switch (host_text(o, buf)) {
+	case 0:
+		return false; /* CPython refuses it: "Int or String expected" */
+	case 1:
+		(void)strtoul(buf, &end, 10);
+		return *end != '\0';
+	default:
+		return true;
+	}
+}
+
 int sb_net_event(const char *event, PyObject *args)
 {
 	const char *e = event + 7; /* after "socket." */
@@ -1033,20 +1192,30 @@ int sb_net_event(const char *event, PyObject *args)
 		return check_address(OP_SENDMSG, a0, a1);
 	if (strcmp(e, "__new__") == 0)
 		return check_new(args);
-	if (strcmp(e, "getaddrinfo") == 0)
-		return check_resolution(a0, n > 5 ? py.PyTuple_GetItem(args, 5)
-						  : NULL);
+	if (strcmp(e, "getaddrinfo") == 0) {
+		if (check_resolution(a0, n > 5 ? py.PyTuple_GetItem(args, 5)
+					       : NULL) < 0)
+			return -1;
+		/* a service name, even with AI_NUMERICSERV (the event of
+		 * 3.11 carries no flags): /etc/services, as getservbyname */
+		return service_name(a1) ? sb_sysfiles_services() : 0;
+	}
 	if (strcmp(e, "gethostbyname") == 0)
 		return check_resolution(a0, NULL);
 	if (strcmp(e, "gethostbyaddr") == 0)
 		return check_reverse(a0);
 	if (strcmp(e, "getnameinfo") == 0) {
-		if (permit_take(PERMIT_NUMERIC_NAMEINFO))
-			return 0;
-		if (a0 && py.PyObject_IsInstance(a0, py.PyTuple_Type) == 1 &&
-		    py.PyTuple_Size(a0) >= 1)
-			return check_reverse(py.PyTuple_GetItem(a0, 0));
-		return 0;
+		/* the flags, which the event does not carry, when the wrapper
+		 * read them; else the worst: a service and a reverse query */
+		long flags = permit_take(PERMIT_NAMEINFO_FLAGS) ? permit.flags
+								: 0;
+
+		if (!(flags & NI_NUMERICHOST) && a0 &&
+		    py.PyObject_IsInstance(a0, py.PyTuple_Type) == 1 &&
+		    py.PyTuple_Size(a0) >= 1 &&
+		    check_reverse(py.PyTuple_GetItem(a0, 0)) < 0)
+			return -1;
+		return flags & NI_NUMERICSERV ? 0 : sb_sysfiles_services();
 	}
 	return 0;
 }
@@ -1292,6 +1461,20 @@ static PyObject *addr_method_call(struct meth_wrap *m, PyObject *args)
 	return res;
 }
 
+/* sendmsg(buffers[, ancdata[, flags[, address]]]): its control messages
+ * read once and judged (sb_net_sendmsg_args), then its address. */
+static PyObject *sendmsg_call(struct meth_wrap *m, PyObject *args)
+{
+	PyObject *nargs = sb_net_sendmsg_args(args), *res;
+
+	if (!nargs)
+		return NULL;
+	res = py.PyTuple_Size(nargs) == 5 ? addr_method_call(m, nargs)
+					  : call_original(m, nargs);
+	py.Py_DecRef(nargs);
+	return res;
+}
+
 /* listen() on an unbound socket: the kernel binds it to the wildcard
  * address on a port of its choice, a bind no event reports (E10). Judged
  * as bind(('', 0)). */
@@ -1345,7 +1528,7 @@ static struct meth_wrap meth_wraps[] = {
 	METH("connect_ex", addr_method_call, OP_CONNECT, 1, 1, 1),
 	METH("bind", addr_method_call, OP_BIND, 1, 1, 1),
 	METH("sendto", addr_method_call, OP_SENDTO, 2, 3, -1),
-	METH("sendmsg", addr_method_call, OP_SENDMSG, 4, 4, 4),
+	METH("sendmsg", sendmsg_call, OP_SENDMSG, 4, 4, 4),
 	METH("listen", listen_call, OP_BIND, 0, 1, 0),
 };
 #undef METH
@@ -1758,9 +1941,10 @@ static PyObject *gethostbyname_ex_call(struct sb_wrap *w, PyObject *args,
 	return byname_call(w, args, kwargs, true);
 }
 
-/* getnameinfo(sockaddr, flags): with NI_NUMERICHOST no query is made, but
- * its event does not carry the flags: pass them as an exact int (no Python
- * code between here and the event) with a permit. */
+/* getnameinfo(sockaddr, flags): with NI_NUMERICHOST no query is made, with
+ * NI_NUMERICSERV no service name is looked up (/etc/services), but its
+ * event does not carry the flags: pass them as an exact int (no Python
+ * code between here and the event) with a permit that carries them. */
 static PyObject *getnameinfo_call(struct sb_wrap *w, PyObject *args,
 				  PyObject *kwargs)
 {
@@ -1768,8 +1952,7 @@ static PyObject *getnameinfo_call(struct sb_wrap *w, PyObject *args,
 	long flags;
 
 	if (kwargs || py.PyTuple_Size(args) != 2 ||
-	    sb_arg_int(py.PyTuple_GetItem(args, 1), &flags) != 1 ||
-	    !(flags & NI_NUMERICHOST)) {
+	    sb_arg_int(py.PyTuple_GetItem(args, 1), &flags) != 1) {
 		py.PyErr_Clear();
 		return sb_wrap_call_original(w, args, kwargs);
 	}
@@ -1780,7 +1963,8 @@ static PyObject *getnameinfo_call(struct sb_wrap *w, PyObject *args,
 	py.Py_IncRef(sa);
 	py.PyTuple_SetItem(nargs, 0, sa);
 	py.PyTuple_SetItem(nargs, 1, py.PyLong_FromLong(flags));
-	res = call_with_permit(w->original, nargs, PERMIT_NUMERIC_NAMEINFO);
+	res = call_with_permit_flags(w->original, nargs,
+				     PERMIT_NAMEINFO_FLAGS, flags);
 	py.Py_DecRef(nargs);
 	return res;
 }

@@ -77,3 +77,27 @@ bool sb_sockopt_allowed(int level, int name)
 			return true;
 	return false;
 }
+
+/* The ancillary data a send may carry: descriptors, and at IP level its
+ * own TOS, TTL, traffic class, hop limit, fragmentation and GSO size.
+ * Never SCM_CREDENTIALS (sent by the supervisor, they would be its own;
+ * as root, any), SO_MARK or SO_PRIORITY (routing by mark), SCM_TXTIME,
+ * IP_RETOPTS or IPv6 routing, hop-by-hop or destination headers (source
+ * routing past the judged address), nor IP(V6)_PKTINFO (another source
+ * address or interface). */
+bool sb_cmsg_allowed(int level, int type)
+{
+	switch (level) {
+	case SOL_SOCKET:
+		return type == SCM_RIGHTS;
+	case IPPROTO_IP:
+		return type == IP_TOS || type == IP_TTL;
+	case IPPROTO_IPV6:
+		return type == IPV6_TCLASS || type == IPV6_HOPLIMIT ||
+		       type == IPV6_DONTFRAG;
+	case IPPROTO_UDP:
+		return type == 103; /* UDP_SEGMENT */
+	default:
+		return false;
+	}
+}

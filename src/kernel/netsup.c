@@ -57,6 +57,7 @@
 #include "prof.h"
 #include "seccomp_filter.h"
 #include "selfport.h"
+#include "sockopt.h"
 #include "suplog.h"
 #include "supervisor.h"
 
@@ -621,27 +622,7 @@ static long copy_payload(struct call *c, const struct iovec *iov,
 }
 
 /* The program's descriptors in SCM_RIGHTS become ours; its credentials
- * cannot be sent in its name. */
-/* The IP-level ancillary data a send may carry: its own TOS, TTL, traffic
- * class, hop limit, fragmentation and GSO size. Never IP_RETOPTS or IPv6
- * routing, hop-by-hop or destination headers (source routing past the
- * judged address) nor IP(V6)_PKTINFO (another source address). */
-static bool cmsg_allowed(const struct cmsghdr *cm)
-{
-	switch (cm->cmsg_level) {
-	case IPPROTO_IP:
-		return cm->cmsg_type == IP_TOS || cm->cmsg_type == IP_TTL;
-	case IPPROTO_IPV6:
-		return cm->cmsg_type == IPV6_TCLASS ||
-		       cm->cmsg_type == IPV6_HOPLIMIT ||
-		       cm->cmsg_type == IPV6_DONTFRAG;
-	case IPPROTO_UDP:
-		return cm->cmsg_type == 103; /* UDP_SEGMENT */
-	default:
-		return false;
-	}
-}
-
+ * cannot be sent in its name (sb_cmsg_allowed). */
 /* A control message refused: in the denial log, by its level and type. */
 static long control_refused(const struct call *c, const struct cmsghdr *cm)
 {
@@ -650,9 +631,8 @@ static long control_refused(const struct call *c, const struct cmsghdr *cm)
 	snprintf(what, sizeof(what), "a control message (level %d, type %d)",
 		 cm->cmsg_level, cm->cmsg_type);
 	sb_suplog_refused(c->pid, "network", what,
-			  "built in: the supervisor passes only descriptors, "
-			  "IP_TOS, IP_TTL, IPV6_TCLASS, IPV6_HOPLIMIT, "
-			  "IPV6_DONTFRAG and UDP_SEGMENT",
+			  "built in: the supervisor passes only "
+			  SB_CMSG_ALLOWED_TEXT,
 			  NULL);
 	return -EPERM;
 }
@@ -704,16 +684,14 @@ static long copy_control(struct call *c, struct msg *m, bool first)
 
 		if (cm->cmsg_len < CMSG_LEN(0) || cm->cmsg_len > room)
 			return -EINVAL;
-		if (cm->cmsg_level != SOL_SOCKET) {
-			if (!cmsg_allowed(cm))
-				return control_refused(c, cm);
-			continue;
-		}
 		/* we send with our own credentials: SO_MARK, SO_PRIORITY
 		 * above 6 (CAP_NET_ADMIN), SCM_CREDENTIALS would be root's
-		 * when python-sb is; only descriptors pass, as the program's */
-		if (cm->cmsg_type != SCM_RIGHTS)
+		 * when python-sb is; only descriptors pass, as the program's
+		 * (sockopt.c, shared with the guard) */
+		if (!sb_cmsg_allowed(cm->cmsg_level, cm->cmsg_type))
 			return control_refused(c, cm);
+		if (cm->cmsg_level != SOL_SOCKET)
+			continue;
 		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		more = realloc(m->fds, (m->n_fds + nfd + 1) * sizeof(int));
 		if (!more)

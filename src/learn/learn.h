@@ -55,6 +55,10 @@ struct sb_learned {
 	/* whole rules "eval-KEY=token" an evaluation of the trusted run
 	 * needed, and "eval-on" for each evaluation (seed 4.3) */
 	SB_VEC(const char *) evals;
+	/* what an enforcing run refuses whatever rule is learned (a socket
+	 * option, a control message no net= rule evaluates): told on
+	 * stderr at the save, never written as a rule */
+	SB_VEC(const char *) refused;
 };
 
 /* Add the complete lines of data[0..len) to 'l'; returns the number of bytes

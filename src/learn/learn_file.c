@@ -453,6 +453,20 @@ static void warn_hidden(struct sb_learn_session *s)
 		}
 }
 
+/* What no learned rule can grant: say so at each save, once each. */
+static void warn_refused(struct sb_learn_session *s)
+{
+	const struct sb_learned *l = &s->learned;
+
+	for (; s->refused_told < l->refused.n; s->refused_told++)
+		fprintf(stderr,
+			"python-sb: warning: learning cannot grant %s: no "
+			"net= rule evaluates it, and an enforcing run refuses "
+			"it unless the policy allows the whole network.\n",
+			sb_learn_escape(s->arena,
+					l->refused.v[s->refused_told]));
+}
+
 static const char *write_error(int err)
 {
 	return err == -ESTALE ? "it was replaced while python-sb was saving"
@@ -653,6 +667,7 @@ int sb_learn_save(struct sb_learn_session *s)
 	settle_files(s);
 	if (!s->saved_once)
 		warn_hidden(s);
+	warn_refused(s);
 	if (open_rules(s->arena, s->path, &d, true, &old, &len, why,
 		       sizeof(why)) < 0)
 		goto unsaved;

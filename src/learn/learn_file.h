@@ -12,6 +12,7 @@ struct sb_learn_session {
 	const char *path;        /* the rule file learned into (absolute) */
 	const char *display;     /* as messages name it */
 	bool saved_once;
+	size_t refused_told; /* learned.refused already said */
 	bool quiet_when_unchanged;
 	/* the rule file as this run last read or wrote it (sb_learn_begin):
 	 * a save merges into that text only, never into what the program

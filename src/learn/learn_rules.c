@@ -176,6 +176,10 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 		     (strncmp(f[1], "eval-", 5) == 0 && strchr(f[1], '='))) &&
 		    !sb_str_in(f[1], l->evals.v, l->evals.n))
 			*SB_VEC_PUSH(a, l->evals) = f[1];
+	} else if (strcmp(f[0], "refused") == 0) {
+		if (nf == 2 && *f[1] &&
+		    !sb_str_in(f[1], l->refused.v, l->refused.n))
+			*SB_VEC_PUSH(a, l->refused) = f[1];
 	} else if (strcmp(f[0], "env") == 0 || strcmp(f[0], "import") == 0 ||
 		   strcmp(f[0], "api") == 0) {
 		bool env = f[0][0] == 'e', imp = f[0][0] == 'i';

@@ -71,7 +71,9 @@
  *   pwd grp                  ordinary  read-only account lookups by name
  *                                      or id, no path (expanduser,
  *                                      getpass, pathlib, tarfile need them)
- *   _uuid                    ordinary  libuuid may ask uuidd for a time
+ *   _uuid                    ordinary  libuuid asks uuidd for a time and
+ *                                      keeps a clock file: both judged as
+ *                                      writes (sysfiles.c)
  *   _posixsubprocess         ordinary  fork_exec: process-exec entry
  *   _xxsubinterpreters _interpreters ...  process-exec entries (create)
  *   _lzma _bz2 zlib binascii _hashlib _blake2 _md5 _sha* _struct _json

@@ -4,6 +4,7 @@ exactly that port; every attack aims elsewhere, or by a route that should
 not be judged as allowed. Under landlock the kernel also confines the TCP
 ports of native code (group N); here the guard refuses first."""
 
+import os
 import socket
 import textwrap
 import threading
@@ -388,3 +389,216 @@ def test_E30(case, judge, tcp_port):
                  "binding, kernel TLS...): only a policy that allows the "
                  "whole network lets it be set.")
     assert not seen, f"groups joined on the host: {sorted(seen)}"
+
+
+SERVICES = "Access to '/etc/services' must be accepted by a rule."
+
+
+@attack("E40", "a service name given to the resolver: glibc reads "
+        "/etc/services (getaddrinfo's port, getnameinfo's service)")
+def test_E40(case, judge, tcp_port):
+    """socket.getservbyname('http') is judged as a read of /etc/services
+    (sysfiles.c), but getaddrinfo(host, 'http') and getnameinfo(sa, 0)
+    made glibc read the same file with no judgement: the program learned
+    its content (here the port of 'http', 80) under a policy that does
+    not expose it, under os-sandbox=subprocess with nothing else in the
+    way. Both are judged now as getservbyname is, with its message:
+    getaddrinfo's port when it is not a number (str, bytes, one with a
+    NUL), getnameinfo unless the flags (read once, by the wrapper) hold
+    NI_NUMERICSERV, and the worst when the wrapper could not read them."""
+    out = case.run(allow(tcp_port), probes({k: textwrap.dedent(v) for k, v in {
+        "numeric": "return socket.getaddrinfo('127.0.0.1', '80')[0][4]",
+        "numeric_nameinfo": """
+            return socket.getnameinfo(('127.0.0.1', 80),
+                socket.NI_NUMERICHOST | socket.NI_NUMERICSERV)""",
+        "gai": "return socket.getaddrinfo('127.0.0.1', 'http')[0][4]",
+        "gai_bytes": "return _socket.getaddrinfo('127.0.0.1', b'http')"
+                     "[0][4]",
+        "gai_nul": "return socket.getaddrinfo('127.0.0.1', 'http\\0x')"
+                   "[0][4]",
+        "nameinfo": """
+            return socket.getnameinfo(('127.0.0.1', 80),
+                                      socket.NI_NUMERICHOST)""",
+        "nameinfo_c": """
+            return _socket.getnameinfo(('127.0.0.1', 80),
+                                       socket.NI_NUMERICHOST)""",
+        # flags the wrapper does not read (not an int): the worst
+        "nameinfo_index": """
+            class F:
+                def __index__(self):
+                    return socket.NI_NUMERICHOST
+            return socket.getnameinfo(('127.0.0.1', 80), F())""",
+    }.items()}), args=[tcp_port])
+    # the negative controls: numbers read no file
+    assert out["numeric"].msg == "('127.0.0.1', 80)", out["numeric"]
+    assert out["numeric_nameinfo"].msg == "('127.0.0.1', '80')", \
+        out["numeric_nameinfo"]
+    for label in ("gai", "gai_bytes", "gai_nul", "nameinfo", "nameinfo_c",
+                  "nameinfo_index"):
+        judge.python(out[label], "RuleFileNotFoundError", SERVICES)
+
+
+def _udp_sources(sock, stop, seen):
+    """Record (payload, source address) of each datagram on sock."""
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            data, addr = sock.recvfrom(256)
+        except OSError:
+            continue
+        seen.append((data.decode(errors="replace"), addr[0]))
+
+
+E41_PRELUDE = '''
+import socket, _socket, struct, sys
+U = int(sys.argv[1])
+DST = ('127.0.0.1', U)
+IP_PKTINFO = 8
+# struct in_pktinfo: interface 0, source 127.0.0.3, no destination
+PK = struct.pack('=I4s4s', 0, socket.inet_aton('127.0.0.3'), bytes(4))
+'''
+
+E41_PROBES = {
+    "ttl": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+           "return s.sendmsg([b'ttl'], [(socket.IPPROTO_IP, socket.IP_TTL,"
+           " struct.pack('i', 5))], 0, DST)",
+    "pktinfo": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+               "return s.sendmsg([b'pktinfo'], [(socket.IPPROTO_IP, "
+               "IP_PKTINFO, PK)], 0, DST)",
+    "connected": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                 "s.connect(DST)\n"
+                 "return s.sendmsg([b'connected'], [(socket.IPPROTO_IP, "
+                 "IP_PKTINFO, PK)])",
+    "c_class": "s = _socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+               "return s.sendmsg([b'c_class'], [(socket.IPPROTO_IP, "
+               "IP_PKTINFO, PK)], 0, DST)",
+    "generator": "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                 "return s.sendmsg([b'generator'], (m for m in [("
+                 "socket.IPPROTO_IP, IP_PKTINFO, PK)]), 0, DST)",
+    # an __index__ answering IP_TTL to a check and IP_PKTINFO to the call
+    "index": """
+        class Twice:
+            n = 0
+            def __index__(self):
+                Twice.n += 1
+                return socket.IP_TTL if Twice.n == 1 else IP_PKTINFO
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.sendmsg([b'index'], [(socket.IPPROTO_IP, Twice(), PK)], 0,
+                      DST)
+        except OSError:
+            pass  # IP_TTL with a 12-byte value: EINVAL
+        return Twice.n
+        """,
+}
+
+
+@attack("E41", "sendmsg's control messages: IP_PKTINFO picks the source "
+        "address or interface (SCM_CREDENTIALS, SO_MARK...)")
+def test_E41(case, judge):
+    """Under os-sandbox=subprocess the guard judged sendmsg's address but
+    not its ancillary data: IP_PKTINFO sent a datagram from a source
+    address (or out of an interface) of the program's choice, and
+    SCM_CREDENTIALS, SO_MARK or IP_RETOPTS went as they were, while the
+    supervisor of the kernel providers passes only descriptors, IP_TOS,
+    IP_TTL, IPV6_TCLASS, IPV6_HOPLIMIT, IPV6_DONTFRAG and UDP_SEGMENT.
+    The guard now judges each control message against that same list
+    (src/base/sockopt.c), reading the data once (a generator, an
+    __index__ answering twice), on socket.socket and on _socket.socket.
+    Evidence from outside: the source address of what a UDP listener the
+    rules allow receives."""
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.bind(("127.0.0.1", 0))
+    u = rx.getsockname()[1]
+    stop, seen = threading.Event(), []
+    t = threading.Thread(target=_udp_sources, args=(rx, stop, seen))
+    t.start()
+    try:
+        out = case.run(f"python-import=*\nnet=ALLOW|UDP|127.0.0.1|{u}|OUT\n",
+                       {k: E41_PRELUDE + textwrap.dedent(v)
+                        for k, v in E41_PROBES.items()}, args=[u])
+        for _ in range(10):  # the control's datagram, if still queued
+            if any(p == "ttl" for p, _ in seen):
+                break
+            stop.wait(0.2)
+    finally:
+        stop.set()
+        t.join()
+        rx.close()
+    assert out["ttl"].msg == "3", out["ttl"]  # bytes sent
+    assert ("ttl", "127.0.0.1") in seen, seen
+    msg = ("Guard sendmsg control message (0, 8) DENIED: it is not one a "
+           "net= rule can evaluate (IP_PKTINFO chooses the source address "
+           "or interface, SCM_CREDENTIALS speaks for a process, SO_MARK "
+           "routes, IP_RETOPTS source-routes...): only descriptors "
+           "(SCM_RIGHTS), IP_TOS, IP_TTL, IPV6_TCLASS, IPV6_HOPLIMIT, "
+           "IPV6_DONTFRAG and UDP_SEGMENT pass, unless the policy allows "
+           "the whole network.")
+    for label in ("pktinfo", "connected", "c_class", "generator"):
+        judge.python(out[label], ERR, msg)
+    assert out["index"].msg == "1", out["index"]  # read once
+    spoofed = [s for s in seen if s[1] != "127.0.0.1"]
+    assert not spoofed, spoofed
+
+
+def _accepts(srv, stop, seen):
+    """Count the connections srv (a listening socket) accepts."""
+    srv.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            c, _ = srv.accept()
+        except OSError:
+            continue
+        seen.append(1)
+        c.close()
+
+
+@attack("E42", "libuuid reaches the uuidd daemon's socket (uuid.uuid1, "
+        "uuid.getnode) and writes its clock file")
+def test_E42(case, judge):
+    """_uuid was an ordinary module, but libuuid's
+    uuid_generate_time_safe() connects to /run/uuidd/request (a host
+    daemon) and creates /var/lib/libuuid/clock.txt, with no audit event:
+    under subprocess uuid.uuid1() reached a daemon and wrote a file outside
+    the rules. Judged now as writes of those (a socket needs expose-rw=, as
+    connect() to it), each when its directory is there. Evidence from
+    outside: a listener standing in for uuidd counts the connections.
+    Skipped where a real uuidd runs (its directory is not ours to use)."""
+    if os.geteuid() != 0:
+        pytest.skip("making /run/uuidd needs root")
+    if os.path.exists("/run/uuidd"):
+        pytest.skip("/run/uuidd exists: a real uuidd is not ours to use")
+    os.mkdir("/run/uuidd", 0o755)
+    srv = socket.socket(socket.AF_UNIX)
+    try:
+        srv.bind("/run/uuidd/request")
+        os.chmod("/run/uuidd/request", 0o666)  # reachable as nobody too
+        srv.listen(8)
+        stop, seen = threading.Event(), []
+        t = threading.Thread(target=_accepts, args=(srv, stop, seen))
+        t.start()
+        try:
+            out = case.run("python-import=*\n", {
+                "uuid1": "import uuid\nreturn uuid.uuid1().version",
+                "c_twin": "import _uuid\nreturn _uuid.generate_time_safe()"
+                          "[1]",
+            })
+            stop.wait(1)
+        finally:
+            stop.set()
+            t.join()
+    finally:
+        srv.close()
+        os.unlink("/run/uuidd/request")
+        os.rmdir("/run/uuidd")
+    msg = "Access to '/run/uuidd/request' must be accepted by a rule."
+    # unshare and bwrap give the sandbox its own /run: no uuidd there,
+    # libuuid reaches nothing (the listener is the judge)
+    own_run = case.os_sandbox in ("unshare", "bwrap")
+    for label in ("uuid1", "c_twin"):
+        if own_run and out[label].escaped:
+            judge._record("refused by kernel (the sandbox's own /run)",
+                          repr(out[label]))
+            continue
+        judge.python(out[label], "RuleFileNotFoundError", msg)
+    assert not seen, f"{len(seen)} connections reached the daemon"

@@ -387,6 +387,7 @@ def test_openssl_configuration_needs_the_native_grant(sandboxed, tree):
         t("modules", lambda: setenv("OPENSSL_MODULES", "outside"))
         t("engines", lambda: os.putenv(b"OPENSSL_ENGINES", b"outside"))
         t("other", lambda: setenv("OPENSSL_X", "y"))
+        t("not_openssl", lambda: setenv("MY_OPENSSL_X", "y"))
         import ssl
         t("context", lambda: ssl.create_default_context() and None)
         """
@@ -398,10 +399,17 @@ def test_openssl_configuration_needs_the_native_grant(sandboxed, tree):
             f"RulePermissionError: Setting {name} lets OpenSSL load native "
             f"code from the files it names: it needs the rule "
             f"python-api=ALLOW:native"), label
-    assert out["other"] == "OK None"
+    # a variable of OpenSSL's namespace the guard does not know (F10)
+    assert out["other"] == (
+        "RulePermissionError: Setting OPENSSL_X lets a library of this "
+        "process (OpenSSL, glibc, SQLite, the dynamic linker) read it as a "
+        "file, code or a server the guard cannot judge: it needs the rule "
+        "python-api=ALLOW:native")
+    assert out["not_openssl"] == "OK None"
     assert out["context"] == "OK None"
     out = probe(sandboxed, body, rules=BASE + "python-api=ALLOW:native\n")
     assert out["conf"] == "OK None"
+    assert out["other"] == "OK None"
 
 
 AS_PYTHON = textwrap.dedent("""\
@@ -452,13 +460,14 @@ def test_sqlite_behaves_as_python_behind_the_guard(sandboxed, tree,
 
 def test_modules_loaded_before_the_guard_arms_are_wrapped(run_sb, tmp_cwd):
     """A sitecustomize (or a .pth file) runs before the guard arms: the
-    sqlite3, socket and pwd it imports must get the wrappers all the same.
+    sqlite3, socket, pwd, locale and uuid it imports must get the wrappers
+    all the same.
     Before, they were wrapped only when imported later, and a database
     outside the rules was ATTACHed (seen from outside: the file)."""
     root = os.path.realpath(tmp_cwd)
     os.mkdir(os.path.join(root, "sp"))
     with open(os.path.join(root, "sp", "sitecustomize.py"), "w") as f:
-        f.write("import socket, sqlite3, pwd\n")
+        f.write("import socket, sqlite3, pwd, locale, uuid\n")
     outside = os.path.join(root, "outside.db")
     with open(os.path.join(root, ".py-sandboxes"), "w") as f:
         f.write("os-sandbox=subprocess\npython-import=*\nlearn=false\n"
@@ -470,6 +479,9 @@ def test_modules_loaded_before_the_guard_arms_are_wrapped(run_sb, tmp_cwd):
         c = sqlite3.connect(':memory:')
         t('attach', lambda: c.execute("ATTACH DATABASE '{outside}' AS x"))
         t('pwd', lambda: pwd.getpwuid(0).pw_name)
+        import locale, uuid, _uuid
+        t('gettext', lambda: locale.dgettext('../x', 'hello'))
+        print('uuid', uuid._generate_time_safe is _uuid.generate_time_safe)
         """)
     r = run_sb(["-c", prog], env=dict(os.environ,
                                       PYTHONPATH=os.path.join(root, "sp")))
@@ -478,4 +490,10 @@ def test_modules_loaded_before_the_guard_arms_are_wrapped(run_sb, tmp_cwd):
     assert lines[0] == "preloaded True", r.stdout
     assert lines[1].startswith("attach: RuleFileNotFoundError"), r.stdout
     assert lines[2] == ("pwd: " + not_accepted("/etc/passwd")), r.stdout
+    # gettext's domain (attack F11) and libuuid's wrapper (E42), whose
+    # uuid.py keeps its own reference
+    assert lines[3] == ("gettext: RulePermissionError: a text domain "
+                        "holding '/' names a message catalog outside the "
+                        "locale directories: refused"), r.stdout
+    assert lines[4] == "uuid True", r.stdout
     assert not os.path.exists(outside)

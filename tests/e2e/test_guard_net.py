@@ -588,6 +588,8 @@ def test_a_pinned_name_is_answered_from_the_pin(run_sb, tmp_cwd, python,
         t("gai_kw", lambda: _socket.getaddrinfo(host="LocalHost.", port=P,
                                                 family=A, type=S))
         t("service", lambda: gai("localhost", "https", A, S))
+        t("service_nameinfo", lambda: socket.getnameinfo(
+            ("127.0.0.1", 443), socket.NI_NUMERICHOST))
         t("canon", lambda: gai("localhost", P, A, S, 0,
                                socket.AI_CANONNAME))
         t("byname", lambda: socket.gethostbyname("localhost"))
@@ -600,7 +602,11 @@ def test_a_pinned_name_is_answered_from_the_pin(run_sb, tmp_cwd, python,
         ''', p)
     assert out["gai"] == f"OK [(2, 1, 6, '', ('127.0.0.1', {p}))]"
     assert out["gai_kw"] == out["gai"]  # the C twin returns plain ints
-    assert out["service"] == "OK [(2, 1, 6, '', ('127.0.0.1', 443))]"
+    # a service name is looked up in /etc/services, which these rules
+    # do not expose (E40)
+    for label in ("service", "service_nameinfo"):
+        assert out[label] == ("RuleFileNotFoundError: Access to "
+                              "'/etc/services' must be accepted by a rule.")
     assert out["canon"] == f"OK [(2, 1, 6, 'localhost', ('127.0.0.1', {p}))]"
     assert out["byname"] == "OK '127.0.0.1'"
     assert out["byname_ex"] == "OK ('localhost', [], ['127.0.0.1'])"
@@ -622,7 +628,8 @@ def test_a_hosts_file_name_is_pinned(run_sb, tmp_cwd, default_python,
     q = _other_port(p)
     addrs = _hosts_addresses(name)
     out = sandbox(run_sb, tmp_cwd, default_python,
-                  [f"net=ALLOW|TCP|{name}|{p}|OUT"], f'''
+                  [f"net=ALLOW|TCP|{name}|{p}|OUT",
+                   "expose-ro=/etc/services"], f'''
         t("gai", lambda: gai({name!r}, "https", socket.AF_INET,
                              socket.SOCK_STREAM))
         t("v6", lambda: gai({name!r}, P, socket.AF_INET6))
@@ -854,3 +861,38 @@ def test_connect_rules_as_an_unprivileged_user(run_sb, tmp_cwd, servers):
         ''', p)
     assert out["allowed"] == "OK b'pong'"
     assert out["denied"] == implicit("127.0.0.1", _other_port(p))
+
+
+@pytest.mark.parametrize("who", [
+    "root", pytest.param("nobody", marks=pytest.mark.unprivileged)])
+def test_learning_says_what_no_rule_can_grant(run_sb, tmp_cwd, who):
+    """A learning run let a socket option or a control message no net=
+    rule evaluates through, and said nothing: the enforcing run then
+    refused it with no rule to add. Learning says so on stderr now, once
+    each (weakness to document: only a policy that allows the whole
+    network lets them through)."""
+    (tmp_cwd / "p.py").write_text(textwrap.dedent("""\
+        import socket
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for group in ('239.83.69.67', '239.83.69.68'):
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                         socket.inet_aton(group) + bytes(4))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, 5)  # evaluated
+        try:
+            s.sendmsg([b'x'], [(socket.IPPROTO_IP, 8, bytes(12))], 0,
+                      ('127.0.0.1', 9))
+        except OSError:
+            pass
+        print('done')
+        """))
+    env = dict(os.environ, OS_SANDBOX="subprocess")
+    r = run_sb(["p.py"], env=env)
+    assert (r.returncode, r.stdout) == (0, "done\n"), r.stderr
+    told = [line for line in r.stderr.splitlines()
+            if line.startswith("python-sb: warning: learning cannot grant")]
+    tail = (": no net= rule evaluates it, and an enforcing run refuses it "
+            "unless the policy allows the whole network.")
+    assert told == [
+        "python-sb: warning: learning cannot grant setsockopt(0, 35)" + tail,
+        "python-sb: warning: learning cannot grant sendmsg control (0, 8)"
+        + tail], r.stderr

@@ -1,7 +1,8 @@
 """System files that C functions read by a fixed name, with no audit event
 (guard/sysfiles.c): pwd, grp and spwd read the account databases through
 NSS (/etc/passwd, /etc/group, /etc/shadow), socket.getservbyname and its
-kin /etc/services and /etc/protocols. Under os-sandbox=subprocess only the
+kin (and a service name given to getaddrinfo or getnameinfo)
+/etc/services and /etc/protocols. Under os-sandbox=subprocess only the
 guard stands there: before it, pwd.getpwall() listed the accounts while
 open('/etc/passwd') was refused. Each call is judged as a read of its file,
 so it answers only where the file is exposed, and learning writes the rule.
@@ -20,6 +21,11 @@ CALLS = {
                              "/etc/services"),
     "socket.getservbyport": ("__import__('socket').getservbyport(80)",
                              "/etc/services"),
+    # a service name given to the resolver (E40)
+    "socket.getaddrinfo": ("__import__('socket').getaddrinfo("
+                           "'127.0.0.1', 'http')[0][4]", "/etc/services"),
+    "socket.getnameinfo": ("__import__('socket').getnameinfo("
+                           "('127.0.0.1', 80), 1)", "/etc/services"),
     "socket.getprotobyname": ("__import__('socket').getprotobyname('tcp')",
                               "/etc/protocols"),
 }
