@@ -214,12 +214,16 @@ PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
 {
 	struct ev_run run = { .p = p, .outer = ev_cur };
 	PyObject *res;
-	char target[64], hint[200];
+	char target[64], hint[200], rule[64];
 
 	clock_gettime(CLOCK_MONOTONIC, &run.deadline);
 	add_ms(&run.deadline, p->rules->scalar[SB_EVAL_TIMEOUT]);
 	ev_cur = &run;
-	if (add_helpers(g) < 0)
+	/* a locals mapping is read before the globals: a dict the caller
+	 * passed gets the helpers too */
+	if (add_helpers(g) < 0 ||
+	    (l && l != g && py.PyObject_IsInstance(l, ev.dict_type) == 1 &&
+	     add_helpers(l) < 0))
 		res = NULL;
 	else
 		res = ev.PyEval_EvalCode(code, g, l ? l : g);
@@ -241,7 +245,9 @@ PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
 			 "It exceeds eval-max-alloc=%lld bytes; raise "
 			 "`eval-max-alloc` to allow it.",
 			 (long long)p->rules->scalar[SB_EVAL_MAX_ALLOC]);
-		ev_raise_perm(target, "eval-max-alloc", hint);
+		snprintf(rule, sizeof(rule), "eval-max-alloc=%lld",
+			 (long long)p->rules->scalar[SB_EVAL_MAX_ALLOC]);
+		ev_raise_logged(target, "eval-max-alloc", hint, rule, NULL);
 		return NULL;
 	}
 	return res;

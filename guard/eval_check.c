@@ -229,9 +229,12 @@ static void violation(struct ev_check *c, long line, long col, long end_col,
 			sb_learn_record("eval", rule, NULL);
 		return;
 	}
-	if (sb_g.log_fd >= 0)
-		sb_guard_log("eval", what, NULL,
-			     hint_rule(add, rule, sizeof(rule)));
+	if (sb_g.log_fd >= 0) {
+		/* no rule to add: the guard's own refusal */
+		const char *r = hint_rule(add, rule, sizeof(rule));
+
+		sb_guard_log("eval", what, r ? NULL : SB_RULE_BUILTIN, r);
+	}
 	sb_buf_printf(&b, "  line %ld, col %ld: %s", line, col, what);
 	text = c->src && line > 0 ? source_line(c->src, line, &len) : NULL;
 	if (text) {

@@ -50,6 +50,7 @@ struct ev_capi {
 	PyObject **value_error;
 	PyObject *code_type;
 	PyObject *module_type;
+	PyObject **base_exception;
 };
 
 extern struct ev_capi ev;
@@ -80,6 +81,9 @@ extern __thread struct ev_run *ev_cur;
 int ev_raise_with(PyObject *cls, PyObject *args);
 /* RuleEvalPermissionError(target, rule_key[, hint]); returns -1. */
 int ev_raise_perm(const char *target, const char *key, const char *hint);
+/* The same, logged with the rule that decided or the one to add. */
+int ev_raise_logged(const char *target, const char *key, const char *hint,
+		    const char *rule, const char *add);
 /* EvalInterrupted(run->reason), the record written once per run. */
 int ev_raise_interrupted(struct ev_run *run);
 
