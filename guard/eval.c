@@ -705,6 +705,45 @@ static PyObject *profile_builtins(struct ev_profile *p)
 	return ev.PyDict_Copy(p->builtins);
 }
 
+/* A copy of a caller's __builtins__ (a module or a dict) in which each
+ * builtin that would undo the attribute rules (guarded_builtins: getattr,
+ * type, vars...) is the checking version: CPython's getattr in the
+ * caller's builtins read any dunder the code named in a string. */
+static PyObject *checked_builtins(struct ev_profile *p, PyObject *b)
+{
+	PyObject *d = NULL, *fn;
+	size_t i;
+
+	if (py.PyObject_IsInstance(b, ev.dict_type) == 1) {
+		d = ev.PyDict_Copy(b);
+	} else if (py.PyObject_IsInstance(b, ev.module_type) == 1) {
+		PyObject *md = py.PyObject_GetAttrString(b, "__dict__");
+
+		d = md ? ev.PyDict_Copy(md) : NULL;
+		if (md)
+			py.Py_DecRef(md);
+	} else {
+		py.PyErr_Clear();
+		py.PyErr_SetString(PY_EXC(PyExc_TypeError),
+				   "the eval guard takes __builtins__ as a "
+				   "dict or a module");
+	}
+	for (i = 0; d && i < SB_ARRAY_LEN(guarded_builtins); i++) {
+		if (!py.PyDict_GetItemString(d, guarded_builtins[i].ml_name))
+			continue;
+		fn = guarded_builtin(p, guarded_builtins[i].ml_name);
+		if (!fn || py.PyDict_SetItemString(
+				   d, guarded_builtins[i].ml_name, fn) < 0) {
+			if (fn)
+				py.Py_DecRef(fn);
+			py.Py_DecRef(d);
+			return NULL;
+		}
+		py.Py_DecRef(fn);
+	}
+	return d;
+}
+
 /* Globals built from eval-call only. */
 static PyObject *closed_namespace(struct ev_profile *p)
 {
@@ -1003,6 +1042,7 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 		       : &sb_g.eval.profiles[sb_g.eval.default_profile];
 	bool is_eval = strcmp(which, "eval") == 0;
 	PyObject *src, *g, *l, *code, *ns = NULL, *res = NULL, *b;
+	PyObject *orig = NULL;
 	enum sb_eval_namespace mode =
 		(enum sb_eval_namespace)p->rules->scalar[SB_EVAL_NAMESPACE];
 
@@ -1061,12 +1101,30 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 		warn_context(p, g, which);
 	} else if (mode == SB_EVAL_NS_ADAPTIVE) {
 		warn_context(p, g, which);
+		/* the caller's builtins, for this run, with the checking
+		 * versions of getattr, type... in them */
+		orig = py.PyDict_GetItemString(g, "__builtins__");
+		py.Py_IncRef(orig);
+		b = checked_builtins(p, orig);
+		if (!b || py.PyDict_SetItemString(g, "__builtins__", b) < 0) {
+			if (b)
+				py.Py_DecRef(b);
+			goto out;
+		}
+		py.Py_DecRef(b);
 	}
 	if (g && ev_cur && !ns)
 		res = run_nested(p, code, g, l);
 	else if (g)
 		res = run_code(p, code, g, l);
 out:
+	if (orig && py.PyDict_SetItemString(g, "__builtins__", orig) < 0 &&
+	    res) {
+		py.Py_DecRef(res);
+		res = NULL;
+	}
+	if (orig)
+		py.Py_DecRef(orig);
 	py.Py_DecRef(code);
 	if (ns)
 		py.Py_DecRef(ns);

@@ -183,3 +183,18 @@ def test_I41(case, judge):
     })
     judge.python(out["function"], PERM, denied("type() of a function"))
     judge.python(out["generator"], PERM, denied("type() of a generator"))
+
+
+@attack("I42", "eval(src, globals()): the program's own builtins' getattr")
+def test_I42(case, judge):
+    # eval-namespace=adaptive (the default) keeps a caller's globals that
+    # carry __builtins__: the program's module globals do, and their
+    # getattr was CPython's, which reads any dunder a string names
+    out = case.run(WIDE, {
+        "globals": "return eval(\"getattr((), '__cla' + 'ss__')\", "
+                   "globals())",
+        "explicit": "return eval(\"type(getattr((), '__class__'))\", "
+                    "{'__builtins__': __builtins__})",
+    })
+    judge.python(out["globals"], PERM, denied("__class__"))
+    judge.python(out["explicit"], PERM, denied("__class__"))
