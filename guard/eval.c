@@ -482,8 +482,9 @@ static const char *const data_types[] = {
 };
 
 /* Refuse-by-default: a class of the builtins module outside data_types
- * (exceptions aside), and any metaclass. Classes of other modules, and
- * those the evaluated code defines, are handed out. */
+ * (exceptions, and classes Python code cannot instantiate, like
+ * dict_keys or generator, aside), and any metaclass. Classes of other
+ * modules, and those the evaluated code defines, are handed out. */
 static bool type_handed_out(PyObject *arg, PyObject *t)
 {
 	PyObject *mod, *name;
@@ -494,6 +495,9 @@ static bool type_handed_out(PyObject *arg, PyObject *t)
 		return false; /* type(C) is a metaclass: type() in full */
 	if (py.PyObject_IsSubclass(t, *ev.base_exception) == 1)
 		return true;
+	py.PyErr_Clear();
+	if (!ev.PyType_GetSlot(t, EV_TP_NEW) && !py.PyErr_Occurred())
+		return true; /* no constructor */
 	py.PyErr_Clear();
 	mod = py.PyObject_GetAttrString(t, "__module__");
 	name = py.PyObject_GetAttrString(t, "__name__");

@@ -52,11 +52,12 @@ bool ev_frame_attr(const char *name)
 }
 
 /* Callables that look an attribute up by a name given at run time, in C or
- * outside the evaluated code (operator, inspect): the attribute rules never
- * see that name, so they are never reached, whatever the rules say. */
+ * outside the evaluated code (operator, inspect, string.Formatter's
+ * vformat and get_field, which read '{0.__class__}'): the attribute rules
+ * never see that name, so they are never reached, whatever the rules say. */
 static const char *const resolver_attrs[] = {
-	"attrgetter", "getattr_static", "getmembers", "getmembers_static",
-	"methodcaller",
+	"_vformat",   "attrgetter", "get_field",	 "getattr_static",
+	"getmembers", "getmembers_static", "methodcaller", "vformat",
 };
 
 bool ev_resolver_attr(const char *name)

@@ -40,7 +40,8 @@
 	X(int, PyFrame_GetLineNumber, (PyObject *))                            \
 	X(PyObject *, PyDictProxy_New, (PyObject *))                           \
 	X(PyObject *, PyWeakref_NewRef, (PyObject *, PyObject *))              \
-	X(int, PyDict_DelItem, (PyObject *, PyObject *))
+	X(int, PyDict_DelItem, (PyObject *, PyObject *))                       \
+	X(void *, PyType_GetSlot, (PyObject *, int))
 
 struct ev_capi {
 #define EV_FIELD(ret, name, args) ret(*name) args;
@@ -58,6 +59,7 @@ extern struct ev_capi ev;
 /* PyMem domains */
 enum { EV_MEM_MEM = 1, EV_MEM_OBJ = 2 };
 #define EV_CF_ONLY_AST 0x0400
+#define EV_TP_NEW 65 /* Py_tp_new, typeslots.h */
 
 /* ---- state (eval.c) ---- */
 

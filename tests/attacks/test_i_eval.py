@@ -8,16 +8,17 @@ I38.. are the holes found here (the budget helpers shadowed through a
 namespace the evaluated code holds, the interpreter's classes handed out
 by type())."""
 
-from harness import attack
+from harness import PROVIDERS, attack, documented_escape
 
 # A permissive profile: what an "agent snippet" profile grants, plus the
 # sensitive builtins the variants need. Budgets are small so that an
 # escape (a loop past them) shows as a count, not a hang.
 WIDE = """\
 eval-syntax=arith, compare, conditional, loop, comprehension, assign
-eval-syntax=func, subscript, fstring, exception, class
+eval-syntax=func, subscript, fstring, exception, class, yield
 eval-call=len, range, print, str, int, list, dict, type, getattr, setattr
 eval-call=vars, breakpoint, exec, eval, compile, object, ZeroDivisionError
+eval-call=next
 eval-attribute=str-methods, list-methods, dict-methods, format
 eval-max-iterations=1000
 """
@@ -179,10 +180,13 @@ def test_I41(case, judge):
             "c = compile('i = 0\\nwhile i < 3000:\\n    i += 1\\n', "
             "'x', 'exec')\n"
             "type(lambda: 0)(c, {'__sb' '_tick__': object})()\n"),
-        "generator": probe("type(i for i in ())", "eval"),
+        "code": probe("type(compile('1', 'x', 'eval'))", "eval"),
+        # a class without a constructor is handed out
+        "generator": probe("str(type(i for i in ()))", "eval"),
     })
     judge.python(out["function"], PERM, denied("type() of a function"))
-    judge.python(out["generator"], PERM, denied("type() of a generator"))
+    judge.python(out["code"], PERM, denied("type() of a code"))
+    assert out["generator"].msg == repr("<class 'generator'>"), out
 
 
 @attack("I42", "eval(src, globals()): the program's own builtins' getattr")
@@ -198,3 +202,55 @@ def test_I42(case, judge):
     })
     judge.python(out["globals"], PERM, denied("__class__"))
     judge.python(out["explicit"], PERM, denied("__class__"))
+
+
+@documented_escape(PROVIDERS,
+                   "weaknesses.md 68: code that outlives its evaluation "
+                   "runs without budgets (the collector closing a "
+                   "generator runs its finally block)")
+@attack("I43", "A generator's finally block, run by the collector later")
+def test_I43(case, judge):
+    # the evaluation leaves a started generator in its namespace: a
+    # reference cycle (the function's globals hold it) that the collector
+    # frees after guarded_eval returned; closing the generator runs its
+    # finally block with no evaluation to charge, past eval-max-iterations
+    out = case.run("python-import=gc\n" + WIDE, {"collector": """
+        from pysandboxes import guarded_eval
+        import gc
+        seen = []
+        guarded_eval(
+            "def g():\\n    try:\\n        yield 1\\n    finally:\\n"
+            "        i = 0\\n        while i < 3000:\\n"
+            "            i += 1\\n        seen.append(i)\\n"
+            "x = g()\\nnext(x)\\n", names={"seen": seen}, mode="exec")
+        gc.collect()
+        if not seen:
+            raise RuntimeError("the finally block did not run")
+        return seen
+        """})
+    judge.python(out["collector"], "RuntimeError",
+                 "the finally block did not run")
+
+
+@attack("I44", "string.Formatter's vformat and get_field read the fields (I11)")
+def test_I44(case, judge):
+    # a Formatter handed in through names=: its format() on a template
+    # the checker cannot read is refused, but vformat and get_field (the
+    # Python code that resolves '{0.__class__}') were granted by
+    # eval-attribute like any name and read the dunder
+    rules = ("python-import=*\n" + WIDE +
+             "eval-attribute=vformat, get_field, _vformat\n")
+    body = """
+        import string
+        from pysandboxes import guarded_eval
+        return guarded_eval(%r, names={"F": string.Formatter()})
+        """
+    out = case.run(rules, {
+        "vformat": body % "F.vformat('{0.__class__}', ((),), {})",
+        "get_field": body % "F.get_field('0.__class__', ((),), {})",
+        "getattr": body % "getattr(F, 'vfor' + 'mat')('{0.__class__}', "
+                          "((),), {})",
+    })
+    judge.python(out["vformat"], SYNTAX, REJECTED)
+    judge.python(out["get_field"], SYNTAX, REJECTED)
+    judge.python(out["getattr"], PERM, denied("vformat"))
