@@ -990,11 +990,12 @@ static int copy_back(PyObject *to, PyObject *from)
  * keeps them, so the budget helpers run_code puts there could be replaced
  * (a locals dict is read first; a function defined there reads its globals
  * when called, after the exec). The code runs in copies the evaluated code
- * never holds, and what it bound is written back. */
+ * never holds, and what it bound is written back, an exception or not. */
 static PyObject *run_nested(struct ev_profile *p, PyObject *code,
 			    PyObject *g, PyObject *l)
 {
 	PyObject *gc, *lc = NULL, *res = NULL;
+	PyObject *et = NULL, *ev_ = NULL, *tb = NULL;
 
 	if (l && l != g && py.PyObject_IsInstance(l, ev.dict_type) != 1) {
 		py.PyErr_Clear();
@@ -1008,10 +1009,20 @@ static PyObject *run_nested(struct ev_profile *p, PyObject *code,
 	if (l && l != g && !(lc = ev.PyDict_Copy(l)))
 		goto out;
 	res = run_code(p, code, gc, !l ? NULL : lc ? lc : gc);
-	if (res && (copy_back(g, gc) < 0 || (lc && copy_back(l, lc) < 0))) {
-		py.Py_DecRef(res);
-		res = NULL;
+	/* what the code bound before an exception is kept, as CPython's
+	 * exec keeps it; the exception is the one the caller sees */
+	if (!res)
+		py.PyErr_Fetch(&et, &ev_, &tb);
+	if (copy_back(g, gc) < 0 || (lc && copy_back(l, lc) < 0)) {
+		if (res) {
+			py.Py_DecRef(res);
+			res = NULL;
+		} else {
+			py.PyErr_Clear();
+		}
 	}
+	if (!res && et)
+		py.PyErr_Restore(et, ev_, tb);
 out:
 	py.Py_DecRef(gc);
 	if (lc)
