@@ -9,11 +9,15 @@
  * the process, so they only compare a size and never call into Python.
  */
 #include "eval_int.h"
+#include "exit_status.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- budgets ---- */
 
@@ -200,6 +204,77 @@ void ev_install_allocator(int domain, struct ev_allocator *orig)
 	ev.PyMem_SetAllocator(domain, &mine);
 }
 
+/* ---- a fault during an evaluation ----
+ *
+ * C code of the interpreter that recurses on data the evaluated code built
+ * without a recursion check (the hash of a tuple nested 500,000 deep)
+ * overflows the C stack: the budgets bound steps, calls and single
+ * allocations, not the depth of data. A SIGSEGV while an evaluation runs
+ * on the thread ends the program with 255 and a message (fail closed)
+ * rather than a crash; outside one, the previous disposition decides. The
+ * handler runs on an alternate stack, set up per thread at its first
+ * evaluation (a thread that has one keeps it). */
+
+static struct sigaction prev_segv;
+static bool segv_installed;
+static __thread bool altstack_done;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	static const char msg[] =
+		"python-sb: the interpreter faulted (SIGSEGV) during an "
+		"evaluation: C code recursing on data the evaluated code "
+		"built overflows the C stack (eval guard); the program is "
+		"stopped\n";
+	ssize_t n;
+
+	if (ev_cur) {
+		n = write(2, msg, sizeof(msg) - 1);
+		(void)n;
+		_exit(SB_EXIT_SETUP);
+	}
+	if ((prev_segv.sa_flags & SA_SIGINFO) && prev_segv.sa_sigaction) {
+		prev_segv.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (prev_segv.sa_handler != SIG_DFL &&
+	    prev_segv.sa_handler != SIG_IGN) {
+		prev_segv.sa_handler(sig);
+		return;
+	}
+	/* the default: the faulting instruction runs again and kills */
+	signal(sig, SIG_DFL);
+}
+
+static void guard_faults(void)
+{
+	stack_t old, st;
+	struct sigaction sa;
+	void *mem;
+
+	if (!altstack_done) {
+		altstack_done = true;
+		if (sigaltstack(NULL, &old) == 0 && (old.ss_flags & SS_DISABLE)) {
+			mem = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			st.ss_sp = mem;
+			st.ss_size = 65536;
+			st.ss_flags = 0;
+			if (mem != MAP_FAILED && sigaltstack(&st, NULL) < 0)
+				munmap(mem, 65536);
+		}
+	}
+	if (segv_installed)
+		return;
+	segv_installed = true;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, &prev_segv) < 0)
+		memset(&prev_segv, 0, sizeof(prev_segv));
+}
+
 static int add_helpers(PyObject *g)
 {
 	if (ev.PyDict_SetItem(g, sb_g.eval.str_tick, sb_g.eval.tick_fn) < 0 ||
@@ -218,6 +293,7 @@ PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
 
 	clock_gettime(CLOCK_MONOTONIC, &run.deadline);
 	add_ms(&run.deadline, p->rules->scalar[SB_EVAL_TIMEOUT]);
+	guard_faults();
 	ev_cur = &run;
 	/* a locals mapping is read before the globals: a dict the caller
 	 * passed gets the helpers too */
