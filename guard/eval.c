@@ -124,6 +124,15 @@ int ev_raise_interrupted(struct ev_run *run)
 			     tuple_of_strings(run->reason, NULL, NULL));
 }
 
+int ev_raise_orphan(const char *reason)
+{
+	if (sb_g.log_fd >= 0)
+		sb_guard_log("eval", "code that outlived its evaluation",
+			     SB_RULE_BUILTIN, NULL);
+	return ev_raise_with(sb_g.eval.exc_interrupted,
+			     tuple_of_strings(reason, NULL, NULL));
+}
+
 /* ---- compiling ---- */
 
 /* Call the raw compile(): the guard's own work, not the program's. */
@@ -1336,6 +1345,7 @@ static int arm_checker(void)
 	ev.code_type = sym("PyCode_Type", &ok);
 	ev.module_type = sym("PyModule_Type", &ok);
 	ev.base_exception = sym("PyExc_BaseException", &ok);
+	ev.generator_exit = sym("PyExc_GeneratorExit", &ok);
 	if (!ok) {
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
 				   "this interpreter lacks a function the "

@@ -88,6 +88,29 @@ static PyObject *verdict(struct ev_run *run, bool clock)
 	return true_();
 }
 
+/* Code of an evaluation that runs after it, while its thread handles a
+ * GeneratorExit: the finally (or except GeneratorExit) block of a
+ * generator or coroutine the evaluation left behind, closed by the
+ * collector or by the caller dropping it. Nothing charges it and nobody
+ * called it: its first step is refused (weaknesses.md 68 keeps the
+ * code the caller calls itself). */
+static PyObject *orphan(void)
+{
+	PyObject *t = NULL, *v = NULL, *tb = NULL;
+	bool closing;
+
+	ev.PyErr_GetExcInfo(&t, &v, &tb);
+	closing = t && py.PyObject_IsSubclass(t, *ev.generator_exit) == 1;
+	py.PyErr_Clear();
+	py.Py_DecRef(t);
+	py.Py_DecRef(v);
+	py.Py_DecRef(tb);
+	if (!closing)
+		return true_(); /* code that outlived its evaluation */
+	ev_raise_orphan("a generator of an evaluation closed after it");
+	return NULL;
+}
+
 /* __sb_tick__(): inserted by the checker at the top of every loop body and
  * as a condition of every comprehension. Counts iterations, watches the
  * clock; once a budget ran out it raises at every later step. */
@@ -99,7 +122,7 @@ static PyObject *g_tick(PyObject *self, PyObject *args)
 	(void)self;
 	(void)args;
 	if (!run)
-		return true_(); /* code that outlived its evaluation */
+		return orphan();
 	r = run->p->rules;
 	if (!run->why &&
 	    ++run->lines > r->scalar[SB_EVAL_MAX_ITERATIONS]) {
@@ -124,7 +147,7 @@ static PyObject *g_enter(PyObject *self, PyObject *args)
 	(void)self;
 	(void)args;
 	if (!run)
-		return true_();
+		return orphan();
 	r = run->p->rules;
 	f = py.PyEval_GetFrame();
 	if (f)

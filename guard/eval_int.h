@@ -41,7 +41,8 @@
 	X(PyObject *, PyDictProxy_New, (PyObject *))                           \
 	X(PyObject *, PyWeakref_NewRef, (PyObject *, PyObject *))              \
 	X(int, PyDict_DelItem, (PyObject *, PyObject *))                       \
-	X(void *, PyType_GetSlot, (PyObject *, int))
+	X(void *, PyType_GetSlot, (PyObject *, int))                           \
+	X(void, PyErr_GetExcInfo, (PyObject **, PyObject **, PyObject **))
 
 struct ev_capi {
 #define EV_FIELD(ret, name, args) ret(*name) args;
@@ -52,6 +53,7 @@ struct ev_capi {
 	PyObject *code_type;
 	PyObject *module_type;
 	PyObject **base_exception;
+	PyObject **generator_exit;
 };
 
 extern struct ev_capi ev;
@@ -88,6 +90,8 @@ int ev_raise_logged(const char *target, const char *key, const char *hint,
 		    const char *rule, const char *add);
 /* EvalInterrupted(run->reason), the record written once per run. */
 int ev_raise_interrupted(struct ev_run *run);
+/* EvalInterrupted(reason), outside any evaluation. */
+int ev_raise_orphan(const char *reason);
 
 /* ---- rules (eval_check.c) ---- */
 

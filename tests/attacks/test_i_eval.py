@@ -8,7 +8,7 @@ I38.. are the holes found here (the budget helpers shadowed through a
 namespace the evaluated code holds, the interpreter's classes handed out
 by type())."""
 
-from harness import PROVIDERS, attack, documented_escape
+from harness import attack
 
 # A permissive profile: what an "agent snippet" profile grants, plus the
 # sensitive builtins the variants need. Budgets are small so that an
@@ -204,32 +204,32 @@ def test_I42(case, judge):
     judge.python(out["explicit"], PERM, denied("__class__"))
 
 
-@documented_escape(PROVIDERS,
-                   "weaknesses.md 68: code that outlives its evaluation "
-                   "runs without budgets (the collector closing a "
-                   "generator runs its finally block)")
 @attack("I43", "A generator's finally block, run by the collector later")
 def test_I43(case, judge):
     # the evaluation leaves a started generator in its namespace: a
     # reference cycle (the function's globals hold it) that the collector
-    # frees after guarded_eval returned; closing the generator runs its
-    # finally block with no evaluation to charge, past eval-max-iterations
+    # frees after guarded_eval returned; closing the generator ran its
+    # finally block with no evaluation to charge, past eval-max-iterations.
+    # Its first step is refused now (the collector reports the exception
+    # to sys.unraisablehook, which hands it to the probe)
     out = case.run("python-import=gc\n" + WIDE, {"collector": """
         from pysandboxes import guarded_eval
-        import gc
-        seen = []
+        import gc, sys
+        seen, lost = [], []
+        sys.unraisablehook = lambda u: lost.append(u.exc_value)
         guarded_eval(
             "def g():\\n    try:\\n        yield 1\\n    finally:\\n"
             "        i = 0\\n        while i < 3000:\\n"
             "            i += 1\\n        seen.append(i)\\n"
             "x = g()\\nnext(x)\\n", names={"seen": seen}, mode="exec")
         gc.collect()
-        if not seen:
-            raise RuntimeError("the finally block did not run")
+        if lost:
+            raise lost[0]
         return seen
         """})
-    judge.python(out["collector"], "RuntimeError",
-                 "the finally block did not run")
+    judge.python(out["collector"], "EvalInterrupted",
+                 "evaluation interrupted: a generator of an evaluation "
+                 "closed after it")
 
 
 @attack("I44", "string.Formatter's vformat and get_field read the fields (I11)")
