@@ -757,6 +757,29 @@ static PyObject *checked_builtins(struct ev_profile *p, PyObject *b)
 	return d;
 }
 
+/* Put the caller's __builtins__ back into g after the run (and drop the
+ * reference to it), keeping the run's exception if it raised. */
+static PyObject *put_back_builtins(PyObject *g, PyObject *orig,
+				   PyObject *res)
+{
+	PyObject *et = NULL, *ev_ = NULL, *tb = NULL;
+
+	if (!res)
+		py.PyErr_Fetch(&et, &ev_, &tb);
+	if (py.PyDict_SetItemString(g, "__builtins__", orig) < 0) {
+		if (res) {
+			py.Py_DecRef(res);
+			res = NULL;
+		} else {
+			py.PyErr_Clear();
+		}
+	}
+	if (!res && et)
+		py.PyErr_Restore(et, ev_, tb);
+	py.Py_DecRef(orig);
+	return res;
+}
+
 /* Globals built from eval-call only. */
 static PyObject *closed_namespace(struct ev_profile *p)
 {
@@ -1142,13 +1165,8 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 	else if (g)
 		res = run_code(p, code, g, l);
 out:
-	if (orig && py.PyDict_SetItemString(g, "__builtins__", orig) < 0 &&
-	    res) {
-		py.Py_DecRef(res);
-		res = NULL;
-	}
 	if (orig)
-		py.Py_DecRef(orig);
+		res = put_back_builtins(g, orig, res);
 	py.Py_DecRef(code);
 	if (ns)
 		py.Py_DecRef(ns);
