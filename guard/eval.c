@@ -89,20 +89,27 @@ static PyObject *tuple_of_strings(const char *a, const char *b,
 	return t;
 }
 
-/* RuleEvalPermissionError(target, rule_key[, hint]); returns -1. */
-/* Each refusal of the eval guard is a record of kind "eval": what was
- * refused and the rule to add (a budget's hint names none that can be
- * written for it: null). */
+/* RuleEvalPermissionError(target, rule_key[, hint]); returns -1.
+ * Each refusal of the eval guard is a record of kind "eval": what was
+ * refused, and the rule that decided (rule) or the one to add (add). */
+int ev_raise_logged(const char *target, const char *key, const char *hint,
+		    const char *rule, const char *add)
+{
+	if (sb_g.log_fd >= 0)
+		sb_guard_log("eval", target, rule, rule ? NULL : add);
+	return ev_raise_with(sb_g.eval.exc_perm,
+			     tuple_of_strings(target, key, hint));
+}
+
+/* Without a hint, `key=target` is the rule to add; a hint explains a
+ * refusal no rule can lift (a frame attribute, vars()...). */
 int ev_raise_perm(const char *target, const char *key, const char *hint)
 {
 	char add[512];
 
-	if (sb_g.log_fd >= 0) {
-		snprintf(add, sizeof(add), "%s=%s", key, target);
-		sb_guard_log("eval", target, NULL, hint ? NULL : add);
-	}
-	return ev_raise_with(sb_g.eval.exc_perm,
-			     tuple_of_strings(target, key, hint));
+	snprintf(add, sizeof(add), "%s=%s", key, target);
+	return ev_raise_logged(target, key, hint, hint ? SB_RULE_BUILTIN : NULL,
+			       add);
 }
 
 /* A budget ran out: the budget's rule decided ("eval-max-iterations=N"),
@@ -115,6 +122,15 @@ int ev_raise_interrupted(struct ev_run *run)
 	run->logged = true;
 	return ev_raise_with(sb_g.eval.exc_interrupted,
 			     tuple_of_strings(run->reason, NULL, NULL));
+}
+
+int ev_raise_orphan(const char *reason)
+{
+	if (sb_g.log_fd >= 0)
+		sb_guard_log("eval", "code that outlived its evaluation",
+			     SB_RULE_BUILTIN, NULL);
+	return ev_raise_with(sb_g.eval.exc_interrupted,
+			     tuple_of_strings(reason, NULL, NULL));
 }
 
 /* ---- compiling ---- */
@@ -459,8 +475,60 @@ static PyObject *g_delattr(PyObject *self, PyObject *args, PyObject *kw)
 	return g_attr_call(self, args, kw, "delattr");
 }
 
+/* The classes of the builtins module whose constructors build only data:
+ * type() hands these out. The others of that module (function, code,
+ * method, cell, frame, generator, mappingproxy, module, type itself...) are
+ * the interpreter's own: calling one builds what the rules refuse (a
+ * function over a code object with globals of the caller's choosing runs
+ * without the budgets; type(int) is the three-argument type()). */
+static const char *const data_types[] = {
+	"NoneType",  "NotImplementedType", "bool",     "bytearray",
+	"bytes",     "complex",	           "dict",     "ellipsis",
+	"enumerate", "filter",	           "float",    "frozenset",
+	"int",	     "list",	           "map",      "memoryview",
+	"object",    "range",	           "reversed", "set",
+	"slice",     "str",	           "tuple",    "zip",
+};
+
+/* Refuse-by-default: a class of the builtins module outside data_types
+ * (exceptions, and classes Python code cannot instantiate, like
+ * dict_keys or generator, aside), and any metaclass. Classes of other
+ * modules, and those the evaluated code defines, are handed out. */
+static bool type_handed_out(PyObject *arg, PyObject *t)
+{
+	PyObject *mod, *name;
+	const char *m, *n;
+	bool r = false;
+
+	if (py.PyObject_IsInstance(arg, py.PyType_Type) != 0)
+		return false; /* type(C) is a metaclass: type() in full */
+	if (py.PyObject_IsSubclass(t, *ev.base_exception) == 1)
+		return true;
+	py.PyErr_Clear();
+	if (!ev.PyType_GetSlot(t, EV_TP_NEW) && !py.PyErr_Occurred())
+		return true; /* no constructor */
+	py.PyErr_Clear();
+	mod = py.PyObject_GetAttrString(t, "__module__");
+	name = py.PyObject_GetAttrString(t, "__name__");
+	m = mod ? py.PyUnicode_AsUTF8AndSize(mod, NULL) : NULL;
+	n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
+	if (m && n)
+		r = strcmp(m, "builtins") != 0 ||
+		    sb_str_in(n, data_types, SB_ARRAY_LEN(data_types));
+	if (mod)
+		py.Py_DecRef(mod);
+	if (name)
+		py.Py_DecRef(name);
+	py.PyErr_Clear();
+	return r;
+}
+
 static PyObject *g_type(PyObject *self, PyObject *args, PyObject *kw)
 {
+	PyObject *t, *name;
+	const char *n;
+	char target[96];
+
 	(void)self;
 	if (py.PyTuple_Size(args) != 1 || (kw && py.PyDict_Size(kw))) {
 		ev_raise_perm("type() with three arguments", "eval-call",
@@ -469,7 +537,21 @@ static PyObject *g_type(PyObject *self, PyObject *args, PyObject *kw)
 			   "eval-syntax=class.");
 		return NULL;
 	}
-	return call_builtin("type", args, kw);
+	t = call_builtin("type", args, kw);
+	if (!t || type_handed_out(py.PyTuple_GetItem(args, 0), t))
+		return t;
+	name = py.PyObject_GetAttrString(t, "__name__");
+	n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
+	snprintf(target, sizeof(target), "type() of a %s", n ? n : "?");
+	if (name)
+		py.Py_DecRef(name);
+	py.PyErr_Clear();
+	py.Py_DecRef(t);
+	ev_raise_perm(target, "eval-call",
+		      "The eval guard hands out the classes of data only: "
+		      "the interpreter's own (function, code, type...) "
+		      "build what the rules refuse.");
+	return NULL;
 }
 
 /* globals() and locals() hand out a read-only view: the namespace holds
@@ -636,6 +718,68 @@ static PyObject *profile_builtins(struct ev_profile *p)
 	return ev.PyDict_Copy(p->builtins);
 }
 
+/* A copy of a caller's __builtins__ (a module or a dict) in which each
+ * builtin that would undo the attribute rules (guarded_builtins: getattr,
+ * type, vars...) is the checking version: CPython's getattr in the
+ * caller's builtins read any dunder the code named in a string. */
+static PyObject *checked_builtins(struct ev_profile *p, PyObject *b)
+{
+	PyObject *d = NULL, *fn;
+	size_t i;
+
+	if (py.PyObject_IsInstance(b, ev.dict_type) == 1) {
+		d = ev.PyDict_Copy(b);
+	} else if (py.PyObject_IsInstance(b, ev.module_type) == 1) {
+		PyObject *md = py.PyObject_GetAttrString(b, "__dict__");
+
+		d = md ? ev.PyDict_Copy(md) : NULL;
+		if (md)
+			py.Py_DecRef(md);
+	} else {
+		py.PyErr_Clear();
+		py.PyErr_SetString(PY_EXC(PyExc_TypeError),
+				   "the eval guard takes __builtins__ as a "
+				   "dict or a module");
+	}
+	for (i = 0; d && i < SB_ARRAY_LEN(guarded_builtins); i++) {
+		if (!py.PyDict_GetItemString(d, guarded_builtins[i].ml_name))
+			continue;
+		fn = guarded_builtin(p, guarded_builtins[i].ml_name);
+		if (!fn || py.PyDict_SetItemString(
+				   d, guarded_builtins[i].ml_name, fn) < 0) {
+			if (fn)
+				py.Py_DecRef(fn);
+			py.Py_DecRef(d);
+			return NULL;
+		}
+		py.Py_DecRef(fn);
+	}
+	return d;
+}
+
+/* Put the caller's __builtins__ back into g after the run (and drop the
+ * reference to it), keeping the run's exception if it raised. */
+static PyObject *put_back_builtins(PyObject *g, PyObject *orig,
+				   PyObject *res)
+{
+	PyObject *et = NULL, *ev_ = NULL, *tb = NULL;
+
+	if (!res)
+		py.PyErr_Fetch(&et, &ev_, &tb);
+	if (py.PyDict_SetItemString(g, "__builtins__", orig) < 0) {
+		if (res) {
+			py.Py_DecRef(res);
+			res = NULL;
+		} else {
+			py.PyErr_Clear();
+		}
+	}
+	if (!res && et)
+		py.PyErr_Restore(et, ev_, tb);
+	py.Py_DecRef(orig);
+	return res;
+}
+
 /* Globals built from eval-call only. */
 static PyObject *closed_namespace(struct ev_profile *p)
 {
@@ -706,7 +850,7 @@ static int merge_names(struct ev_profile *p, PyObject *g, PyObject *names)
 	PyObject *k, *v;
 	Py_ssize_t pos = 0;
 	const char *key;
-	char what[160], hint[400];
+	char what[160], hint[400], add[300];
 
 	if (!names || names == py._Py_NoneStruct)
 		return 0;
@@ -739,7 +883,9 @@ static int merge_names(struct ev_profile *p, PyObject *g, PyObject *names)
 				 "reach everything it exposes.\nAcknowledge "
 				 "with `eval-call=%s` to allow it.",
 				 key, what, key);
-			return ev_raise_perm(key, "eval-call", hint);
+			snprintf(add, sizeof(add), "eval-call=%s", key);
+			return ev_raise_logged(key, "eval-call", hint, NULL,
+					       add);
 		}
 		if (ev.PyDict_SetItem(g, k, v) < 0)
 			return -1;
@@ -853,6 +999,74 @@ static PyObject *guarded_compile(struct ev_profile *p, PyObject *args,
 	return check_compile(p, src, m, NULL, (f & EV_CF_ONLY_AST) != 0);
 }
 
+/* Write back what the code bound in 'from' to 'to', the guard's helpers
+ * aside. */
+static int copy_back(PyObject *to, PyObject *from)
+{
+	PyObject *k, *v;
+	Py_ssize_t pos = 0;
+	const char *name;
+
+	while (ev.PyDict_Next(from, &pos, &k, &v)) {
+		name = py.PyUnicode_AsUTF8AndSize(k, NULL);
+		py.PyErr_Clear();
+		if (name && sb_str_starts(name, "__sb_"))
+			continue;
+		if (ev.PyDict_SetItem(to, k, v) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* eval/exec called by the evaluated code itself, with dicts it made: it
+ * keeps them, so the budget helpers run_code puts there could be replaced
+ * (a locals dict is read first; a function defined there reads its globals
+ * when called, after the exec). The code runs in copies the evaluated code
+ * never holds, and what it bound is written back, an exception or not. */
+static PyObject *run_nested(struct ev_profile *p, PyObject *code,
+			    PyObject *g, PyObject *l)
+{
+	PyObject *gc, *lc = NULL, *res = NULL;
+	PyObject *et = NULL, *ev_ = NULL, *tb = NULL;
+
+	if (l && l != g && py.PyObject_IsInstance(l, ev.dict_type) != 1) {
+		py.PyErr_Clear();
+		py.PyErr_SetString(PY_EXC(PyExc_TypeError),
+				   "locals must be a dict in an evaluation");
+		return NULL;
+	}
+	gc = ev.PyDict_Copy(g);
+	if (!gc)
+		return NULL;
+	if (l && l != g && !(lc = ev.PyDict_Copy(l)))
+		goto out;
+	res = run_code(p, code, gc, !l ? NULL : lc ? lc : gc);
+	/* what the code bound before an exception is kept, as CPython's
+	 * exec keeps it; the exception is the one the caller sees */
+	if (!res)
+		py.PyErr_Fetch(&et, &ev_, &tb);
+	if (copy_back(g, gc) < 0 || (lc && copy_back(l, lc) < 0)) {
+		if (res) {
+			py.Py_DecRef(res);
+			res = NULL;
+		} else {
+			py.PyErr_Clear();
+		}
+	}
+	if (!res && et)
+		py.PyErr_Restore(et, ev_, tb);
+out:
+	py.Py_DecRef(gc);
+	if (lc)
+		py.Py_DecRef(lc);
+	return res;
+}
+
+/* The refusal of a code object compile() did not stamp (refuse-by-default:
+ * only the registry's entries run). */
+#define FOREIGN_CODE                                                           \
+	"builtins.exec on a code object the guard did not produce"
+
 bool sb_eval_running(const char *which, PyObject *args, PyObject *kw)
 {
 	PyObject *src;
@@ -875,6 +1089,7 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 		       : &sb_g.eval.profiles[sb_g.eval.default_profile];
 	bool is_eval = strcmp(which, "eval") == 0;
 	PyObject *src, *g, *l, *code, *ns = NULL, *res = NULL, *b;
+	PyObject *orig = NULL;
 	enum sb_eval_namespace mode =
 		(enum sb_eval_namespace)p->rules->scalar[SB_EVAL_NAMESPACE];
 
@@ -899,9 +1114,11 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 	}
 	if (py.PyObject_IsInstance(src, ev.code_type) == 1) {
 		if (!ours(src)) {
-			sb_guard_raise_api("builtins.exec on a code object the "
-					   "guard did not produce",
-					   "dynamic-code");
+			/* no python-api= grant lifts it while eval-* lines
+			 * exist: the guard's own refusal */
+			sb_guard_note("api", FOREIGN_CODE, SB_RULE_BUILTIN,
+				      NULL);
+			sb_guard_raise_api(FOREIGN_CODE, "dynamic-code");
 			return NULL;
 		}
 		py.Py_IncRef(src);
@@ -931,10 +1148,25 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 		warn_context(p, g, which);
 	} else if (mode == SB_EVAL_NS_ADAPTIVE) {
 		warn_context(p, g, which);
+		/* the caller's builtins, for this run, with the checking
+		 * versions of getattr, type... in them */
+		orig = py.PyDict_GetItemString(g, "__builtins__");
+		py.Py_IncRef(orig);
+		b = checked_builtins(p, orig);
+		if (!b || py.PyDict_SetItemString(g, "__builtins__", b) < 0) {
+			if (b)
+				py.Py_DecRef(b);
+			goto out;
+		}
+		py.Py_DecRef(b);
 	}
-	if (g)
+	if (g && ev_cur && !ns)
+		res = run_nested(p, code, g, l);
+	else if (g)
 		res = run_code(p, code, g, l);
 out:
+	if (orig)
+		res = put_back_builtins(g, orig, res);
 	py.Py_DecRef(code);
 	if (ns)
 		py.Py_DecRef(ns);
@@ -1130,6 +1362,8 @@ static int arm_checker(void)
 	ev.value_error = sym("PyExc_ValueError", &ok);
 	ev.code_type = sym("PyCode_Type", &ok);
 	ev.module_type = sym("PyModule_Type", &ok);
+	ev.base_exception = sym("PyExc_BaseException", &ok);
+	ev.generator_exit = sym("PyExc_GeneratorExit", &ok);
 	if (!ok) {
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
 				   "this interpreter lacks a function the "

@@ -9,11 +9,15 @@
  * the process, so they only compare a size and never call into Python.
  */
 #include "eval_int.h"
+#include "exit_status.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- budgets ---- */
 
@@ -84,6 +88,29 @@ static PyObject *verdict(struct ev_run *run, bool clock)
 	return true_();
 }
 
+/* Code of an evaluation that runs after it, while its thread handles a
+ * GeneratorExit: the finally (or except GeneratorExit) block of a
+ * generator or coroutine the evaluation left behind, closed by the
+ * collector or by the caller dropping it. Nothing charges it and nobody
+ * called it: its first step is refused (weaknesses.md 68 keeps the
+ * code the caller calls itself). */
+static PyObject *orphan(void)
+{
+	PyObject *t = NULL, *v = NULL, *tb = NULL;
+	bool closing;
+
+	ev.PyErr_GetExcInfo(&t, &v, &tb);
+	closing = t && py.PyObject_IsSubclass(t, *ev.generator_exit) == 1;
+	py.PyErr_Clear();
+	py.Py_DecRef(t);
+	py.Py_DecRef(v);
+	py.Py_DecRef(tb);
+	if (!closing)
+		return true_(); /* code that outlived its evaluation */
+	ev_raise_orphan("a generator of an evaluation closed after it");
+	return NULL;
+}
+
 /* __sb_tick__(): inserted by the checker at the top of every loop body and
  * as a condition of every comprehension. Counts iterations, watches the
  * clock; once a budget ran out it raises at every later step. */
@@ -95,7 +122,7 @@ static PyObject *g_tick(PyObject *self, PyObject *args)
 	(void)self;
 	(void)args;
 	if (!run)
-		return true_(); /* code that outlived its evaluation */
+		return orphan();
 	r = run->p->rules;
 	if (!run->why &&
 	    ++run->lines > r->scalar[SB_EVAL_MAX_ITERATIONS]) {
@@ -120,7 +147,7 @@ static PyObject *g_enter(PyObject *self, PyObject *args)
 	(void)self;
 	(void)args;
 	if (!run)
-		return true_();
+		return orphan();
 	r = run->p->rules;
 	f = py.PyEval_GetFrame();
 	if (f)
@@ -200,6 +227,77 @@ void ev_install_allocator(int domain, struct ev_allocator *orig)
 	ev.PyMem_SetAllocator(domain, &mine);
 }
 
+/* ---- a fault during an evaluation ----
+ *
+ * C code of the interpreter that recurses on data the evaluated code built
+ * without a recursion check (the hash of a tuple nested 500,000 deep)
+ * overflows the C stack: the budgets bound steps, calls and single
+ * allocations, not the depth of data. A SIGSEGV while an evaluation runs
+ * on the thread ends the program with 255 and a message (fail closed)
+ * rather than a crash; outside one, the previous disposition decides. The
+ * handler runs on an alternate stack, set up per thread at its first
+ * evaluation (a thread that has one keeps it). */
+
+static struct sigaction prev_segv;
+static bool segv_installed;
+static __thread bool altstack_done;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	static const char msg[] =
+		"python-sb: the interpreter faulted (SIGSEGV) during an "
+		"evaluation: C code recursing on data the evaluated code "
+		"built overflows the C stack (eval guard); the program is "
+		"stopped\n";
+	ssize_t n;
+
+	if (ev_cur) {
+		n = write(2, msg, sizeof(msg) - 1);
+		(void)n;
+		_exit(SB_EXIT_SETUP);
+	}
+	if ((prev_segv.sa_flags & SA_SIGINFO) && prev_segv.sa_sigaction) {
+		prev_segv.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (prev_segv.sa_handler != SIG_DFL &&
+	    prev_segv.sa_handler != SIG_IGN) {
+		prev_segv.sa_handler(sig);
+		return;
+	}
+	/* the default: the faulting instruction runs again and kills */
+	signal(sig, SIG_DFL);
+}
+
+static void guard_faults(void)
+{
+	stack_t old, st;
+	struct sigaction sa;
+	void *mem;
+
+	if (!altstack_done) {
+		altstack_done = true;
+		if (sigaltstack(NULL, &old) == 0 && (old.ss_flags & SS_DISABLE)) {
+			mem = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			st.ss_sp = mem;
+			st.ss_size = 65536;
+			st.ss_flags = 0;
+			if (mem != MAP_FAILED && sigaltstack(&st, NULL) < 0)
+				munmap(mem, 65536);
+		}
+	}
+	if (segv_installed)
+		return;
+	segv_installed = true;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, &prev_segv) < 0)
+		memset(&prev_segv, 0, sizeof(prev_segv));
+}
+
 static int add_helpers(PyObject *g)
 {
 	if (ev.PyDict_SetItem(g, sb_g.eval.str_tick, sb_g.eval.tick_fn) < 0 ||
@@ -214,12 +312,17 @@ PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
 {
 	struct ev_run run = { .p = p, .outer = ev_cur };
 	PyObject *res;
-	char target[64], hint[200];
+	char target[64], hint[200], rule[64];
 
 	clock_gettime(CLOCK_MONOTONIC, &run.deadline);
 	add_ms(&run.deadline, p->rules->scalar[SB_EVAL_TIMEOUT]);
+	guard_faults();
 	ev_cur = &run;
-	if (add_helpers(g) < 0)
+	/* a locals mapping is read before the globals: a dict the caller
+	 * passed gets the helpers too */
+	if (add_helpers(g) < 0 ||
+	    (l && l != g && py.PyObject_IsInstance(l, ev.dict_type) == 1 &&
+	     add_helpers(l) < 0))
 		res = NULL;
 	else
 		res = ev.PyEval_EvalCode(code, g, l ? l : g);
@@ -241,7 +344,9 @@ PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
 			 "It exceeds eval-max-alloc=%lld bytes; raise "
 			 "`eval-max-alloc` to allow it.",
 			 (long long)p->rules->scalar[SB_EVAL_MAX_ALLOC]);
-		ev_raise_perm(target, "eval-max-alloc", hint);
+		snprintf(rule, sizeof(rule), "eval-max-alloc=%lld",
+			 (long long)p->rules->scalar[SB_EVAL_MAX_ALLOC]);
+		ev_raise_logged(target, "eval-max-alloc", hint, rule, NULL);
 		return NULL;
 	}
 	return res;

@@ -52,11 +52,12 @@ bool ev_frame_attr(const char *name)
 }
 
 /* Callables that look an attribute up by a name given at run time, in C or
- * outside the evaluated code (operator, inspect): the attribute rules never
- * see that name, so they are never reached, whatever the rules say. */
+ * outside the evaluated code (operator, inspect, string.Formatter's
+ * vformat and get_field, which read '{0.__class__}'): the attribute rules
+ * never see that name, so they are never reached, whatever the rules say. */
 static const char *const resolver_attrs[] = {
-	"attrgetter", "getattr_static", "getmembers", "getmembers_static",
-	"methodcaller",
+	"_vformat",   "attrgetter", "get_field",	 "getattr_static",
+	"getmembers", "getmembers_static", "methodcaller", "vformat",
 };
 
 bool ev_resolver_attr(const char *name)
@@ -229,9 +230,12 @@ static void violation(struct ev_check *c, long line, long col, long end_col,
 			sb_learn_record("eval", rule, NULL);
 		return;
 	}
-	if (sb_g.log_fd >= 0)
-		sb_guard_log("eval", what, NULL,
-			     hint_rule(add, rule, sizeof(rule)));
+	if (sb_g.log_fd >= 0) {
+		/* no rule to add: the guard's own refusal */
+		const char *r = hint_rule(add, rule, sizeof(rule));
+
+		sb_guard_log("eval", what, r ? NULL : SB_RULE_BUILTIN, r);
+	}
 	sb_buf_printf(&b, "  line %ld, col %ld: %s", line, col, what);
 	text = c->src && line > 0 ? source_line(c->src, line, &len) : NULL;
 	if (text) {

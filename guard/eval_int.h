@@ -40,7 +40,9 @@
 	X(int, PyFrame_GetLineNumber, (PyObject *))                            \
 	X(PyObject *, PyDictProxy_New, (PyObject *))                           \
 	X(PyObject *, PyWeakref_NewRef, (PyObject *, PyObject *))              \
-	X(int, PyDict_DelItem, (PyObject *, PyObject *))
+	X(int, PyDict_DelItem, (PyObject *, PyObject *))                       \
+	X(void *, PyType_GetSlot, (PyObject *, int))                           \
+	X(void, PyErr_GetExcInfo, (PyObject **, PyObject **, PyObject **))
 
 struct ev_capi {
 #define EV_FIELD(ret, name, args) ret(*name) args;
@@ -50,6 +52,8 @@ struct ev_capi {
 	PyObject **value_error;
 	PyObject *code_type;
 	PyObject *module_type;
+	PyObject **base_exception;
+	PyObject **generator_exit;
 };
 
 extern struct ev_capi ev;
@@ -57,6 +61,7 @@ extern struct ev_capi ev;
 /* PyMem domains */
 enum { EV_MEM_MEM = 1, EV_MEM_OBJ = 2 };
 #define EV_CF_ONLY_AST 0x0400
+#define EV_TP_NEW 65 /* Py_tp_new, typeslots.h */
 
 /* ---- state (eval.c) ---- */
 
@@ -80,8 +85,13 @@ extern __thread struct ev_run *ev_cur;
 int ev_raise_with(PyObject *cls, PyObject *args);
 /* RuleEvalPermissionError(target, rule_key[, hint]); returns -1. */
 int ev_raise_perm(const char *target, const char *key, const char *hint);
+/* The same, logged with the rule that decided or the one to add. */
+int ev_raise_logged(const char *target, const char *key, const char *hint,
+		    const char *rule, const char *add);
 /* EvalInterrupted(run->reason), the record written once per run. */
 int ev_raise_interrupted(struct ev_run *run);
+/* EvalInterrupted(reason), outside any evaluation. */
+int ev_raise_orphan(const char *reason);
 
 /* ---- rules (eval_check.c) ---- */
 

@@ -139,8 +139,14 @@ def parse(stdout):
 
 # ---- the judge ----
 
+# The eval guard's own exceptions (py-sandboxes(5), eval-*): a source
+# refused before it runs, an evaluation whose budget ran out.
+EVAL_EXCEPTIONS = ("EvalSyntaxRejected", "EvalInterrupted")
+
+
 def is_guard(obs):
-    return obs.kind == "raised" and obs.exc.startswith("Rule")
+    return obs.kind == "raised" and (obs.exc.startswith("Rule") or
+                                     obs.exc in EVAL_EXCEPTIONS)
 
 
 class Judge:

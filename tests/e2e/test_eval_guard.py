@@ -388,6 +388,46 @@ def test_the_budget_helpers_cannot_be_rebound(run_sb, tmp_cwd):
     assert got["read"] == "OK '__builtins__'"
 
 
+def test_a_c_stack_overflow_in_an_evaluation_fails_closed(run_sb, tmp_cwd):
+    # CPython's tuple hash recurses without a recursion check: a tuple
+    # nested 500,000 deep (within the default eval-max-iterations) hashed
+    # by a dict literal overflowed the C stack and the program died of
+    # SIGSEGV; it now stops with 255 and says why
+    r = run(run_sb, tmp_cwd, "eval-syntax=loop, assign, arith, compare\n",
+            """\
+        src = ("t = ()\\ni = 0\\nwhile i < 500000:\\n"
+               "    t = (t,)\\n    i += 1\\nx = {t: 1}\\n")
+        guarded_eval(src, mode="exec")
+        print("not reached")
+        """, timeout=scaled(120))
+    assert r.returncode == 255, (r.returncode, r.stderr[-500:])
+    assert "not reached" not in r.stdout
+    assert ("python-sb: the interpreter faulted (SIGSEGV) during an "
+            "evaluation") in r.stderr, r.stderr[-500:]
+
+
+def test_a_nested_exec_writes_back_what_it_bound(run_sb, tmp_cwd):
+    # an exec called by the evaluated code runs in copies of its dicts
+    # (attacks I38, I39); what it bound comes back, before an exception
+    # too, and the guard's helpers do not
+    r = run(run_sb, tmp_cwd, """\
+        eval-syntax=assign, subscript, arith, func, exception
+        eval-call=exec, sorted, print, ZeroDivisionError
+        """, """\
+        src = ("d = {}\\nl = {}\\n"
+               "exec('x = 1\\\\ndef f():\\\\n    return x + 1', d)\\n"
+               "exec('y = 2', {}, l)\\n"
+               "e = {}\\n"
+               "try:\\n    exec('z = 3\\\\n1/0', e)\\n"
+               "except ZeroDivisionError:\\n    pass\\n"
+               "r = [d['x'], d['f'](), l['y'], e['z'], sorted(d)]\\n")
+        attempt("nested", lambda: guarded_eval(src + "print(r)", mode="exec"))
+        """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == (
+        "[1, 2, 2, 3, ['__builtins__', 'f', 'x']]"), r.stdout
+
+
 @pytest.mark.parametrize("src", ["'a' * 10**8", "[0] * 10**8",
                                  "2 ** 10**8", "f'{1:100000000}'"])
 def test_allocations_are_refused_before_they_happen(run_sb, tmp_cwd, src):
