@@ -87,7 +87,9 @@ static int notify_if(struct sb_seccomp_build *c, int nr, unsigned n,
 
 /* ioctl: the one list of requests (sb_ioctl_safe, api_registry.c) the
  * Python layer allows for fcntl.ioctl too, and the requests allowed with
- * some arguments only (sb_ioctl_safe_args: TCXONC). */
+ * some arguments only (sb_ioctl_safe_args: TCXONC). A terminal's modes
+ * (sb_ioctl_judged) go to the supervisor, which sets them unless they
+ * change TOSTOP (ttysup.c); without one they are refused. */
 static int rules_ioctl(struct sb_seccomp_build *c, int nr)
 {
 	size_t i;
@@ -97,7 +99,10 @@ static int rules_ioctl(struct sb_seccomp_build *c, int nr)
 		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
 						sb_ioctl_safe[i] & LO32);
 
-		rc = allow_if(c, nr, 1, &a);
+		if (sb_ioctl_request_judged(sb_ioctl_safe[i]))
+			rc = c->notify ? notify_if(c, nr, 1, &a) : 0;
+		else
+			rc = allow_if(c, nr, 1, &a);
 	}
 	for (i = 0; i < sb_ioctl_safe_args_len && !rc; i++) {
 		struct scmp_arg_cmp a[2] = {
@@ -524,6 +529,8 @@ static const struct sb_sys_entry table[] = {
 	ARGS("ioctl", rules_ioctl, "an allowlist of requests: terminal "
 				   "modes and sizes, FIONREAD, FIONBIO, "
 				   "FIOCLEX...; TCXONC to restart only; "
+				   "a terminal's modes set by the supervisor, "
+				   "never a change of TOSTOP; "
 				   "never TIOCSTI, TIOCLINUX, TIOCSETD, "
 				   "TIOCSCTTY or SIOCS*"),
 	ARGS("mknod", rules_mknod, "regular files, FIFOs and sockets; no "
@@ -813,7 +820,9 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 		"sendmsg, sendmmsg, sendto with an address: the network "
 		"supervisor; chmod and utimes families: the supervisor, "
 		"inside expose-rw only; inotify_add_watch and the xattr "
-		"reads by path: the supervisor, inside an exposed tree only",
+		"reads by path: the supervisor, inside an exposed tree only; "
+		"a terminal's modes (TCSETS, TCSETSW, TCSETSF): the "
+		"supervisor, never a change of TOSTOP",
 		p->any_net_rule ? ""
 				: "; socket of AF_INET or AF_INET6 (no net= "
 				  "rule): EPERM");

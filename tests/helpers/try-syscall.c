@@ -42,6 +42,8 @@
  *     MARKER is made once it is tried, and a lease held SECONDS)
  *   tty-state FD (O_NONBLOCK on FD's open file description, and its
  *     terminal's ECHO and ICANON flipped)
+ *   tostop FD SECONDS (TOSTOP set on FD's terminal, then SECONDS of sleep
+ *     while the caller's background job writes to it)
  *   mcast-join GROUP (an IPv4 or IPv6 multicast group joined on a UDP
  *     socket, held a second: its report goes out meanwhile)
  *   getxattr PATH NAME FILE (the attribute's value, appended to FILE)
@@ -801,6 +803,19 @@ static int tty_state(int fd)
 	return result(tcsetattr(fd, TCSANOW, &t));
 }
 
+static int tostop(int fd, int seconds)
+{
+	struct termios t;
+	int rc;
+
+	if (tcgetattr(fd, &t) < 0)
+		return result(-1);
+	t.c_lflag |= TOSTOP;
+	rc = result(tcsetattr(fd, TCSANOW, &t));
+	sleep((unsigned)seconds);
+	return rc;
+}
+
 static int mcast_join(const char *group)
 {
 	struct ip_mreq m4 = { .imr_interface.s_addr = htonl(INADDR_ANY) };
@@ -1081,6 +1096,8 @@ int main(int argc, char **argv)
 		return mcast_join(argv[2]);
 	if (argc == 3 && strcmp(a, "tty-state") == 0)
 		return tty_state(atoi(argv[2]));
+	if (argc == 4 && strcmp(a, "tostop") == 0)
+		return tostop(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 4 && strcmp(a, "tcxonc") == 0)
 		return result(ioctl(atoi(argv[2]), TCXONC, atoi(argv[3])));
 	return usage();
