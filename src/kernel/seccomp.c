@@ -127,14 +127,16 @@ static int rules_ioctl(struct sb_seccomp_build *c, int nr)
  * and its owner, with the caller; where the caller had made itself the
  * owner (F_SETOWN), Landlock's scope does not apply (the caller set it),
  * and the program chose the signal the caller got at the next I/O, SIGKILL
- * included (attack K32). */
+ * included (attack K32). Never F_NOTIFY: dnotify told when the files of a
+ * directory were read or written, in a tree exposed to be listed only,
+ * where an inotify watch reports names only (metasup.c; attack K51). */
 static int rules_fcntl(struct sb_seccomp_build *c, int nr)
 {
 	static const unsigned long ok[] = {
 		F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_GETLK,
 		F_SETLK, F_SETLKW, F_GETOWN, F_GETSIG,
 		F_GETOWN_EX, 17, /* F_GETOWNER_UIDS */
-		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_GETLEASE, F_NOTIFY,
+		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_GETLEASE,
 		1027, 1028, /* F_DUPFD_QUERY, F_CREATED_QUERY */
 		F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS,
 		F_GET_SEALS, 1035, 1036, 1037, 1038, /* F_*_RW_HINT */
@@ -516,8 +518,8 @@ static const struct sb_sys_entry table[] = {
 	ALLOW("readahead", W_FD), ALLOW("flock", W_FD),
 	ARGS("fcntl", rules_fcntl, W_FD "; F_SETOWN's signals are scoped "
 				   "by Landlock (before ABI 6: no owner); "
-				   "never F_SETLEASE, F_SETSIG, nor O_ASYNC "
-				   "by F_SETFL"),
+				   "never F_SETLEASE, F_SETSIG, F_NOTIFY, nor "
+				   "O_ASYNC by F_SETFL"),
 	ALLOW("dup", W_FD), ALLOW("dup2", W_FD), ALLOW("dup3", W_FD),
 	ALLOW("pipe", W_FD), ALLOW("pipe2", W_FD),
 	ALLOW("sendfile", W_FD), ALLOW("copy_file_range", W_FD),

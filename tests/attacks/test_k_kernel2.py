@@ -95,3 +95,44 @@ def test_K50(tree, judge):
     answer = lines.get("ANSWER", "").strip()
     judge.native("ok" if state == "T" else answer, "EPERM")
     assert state in ("S", "R"), (state, r.stderr)
+
+
+@attack("K51", "native: dnotify on a tree exposed to be listed tells when "
+        "its files are read")
+def test_K51(tree, judge):
+    """A tree exposed to be listed gives its names, not its contents nor
+    when its files are read: an inotify watch there reports names only
+    (K20). F_NOTIFY (dnotify) on a directory the program may list sent it
+    a signal each time a host process read or wrote a file there (the
+    timing of the reads: keystrokes on a listed /dev/pts). The filter's
+    fcntl list leaves F_NOTIFY out. Evidence from outside: the count of
+    notifications the helper wrote into the exposed tree while a host
+    process read a file of the listed one."""
+    import threading
+    tree.mkdir("listed")
+    existing = tree.write("listed/existing", "x\n")
+    if tree.nobody:
+        from harness import chown_tree
+        chown_tree(tree.root)
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            with open(existing) as f:
+                f.read()
+            stop.wait(0.05)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        answer = tree.native(
+            tree.rules + f"expose-list={tree.root}/listed\n",
+            ["dnotify", tree.path("listed"), tree.path("rw/dnotified"),
+             str(int(scaled(2)) or 1)])
+    finally:
+        stop.set()
+        t.join()
+    seen = (open(tree.path("rw/dnotified")).read().strip()
+            if os.path.exists(tree.path("rw/dnotified")) else "")
+    judge.native("ok" if seen not in ("", "0") else answer, "EPERM")
+    assert seen in ("", "0"), seen

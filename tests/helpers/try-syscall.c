@@ -42,6 +42,8 @@
  *     MARKER is made once it is tried, and a lease held SECONDS)
  *   tty-state FD (O_NONBLOCK on FD's open file description, and its
  *     terminal's ECHO and ICANON flipped)
+ *   dnotify DIR FILE SECONDS (F_NOTIFY on DIR for its files' reads and
+ *     writes; the count of SIGIO that came in SECONDS written to FILE)
  *   tostop FD SECONDS (TOSTOP set on FD's terminal, then SECONDS of sleep
  *     while the caller's background job writes to it)
  *   mcast-join GROUP (an IPv4 or IPv6 multicast group joined on a UDP
@@ -803,6 +805,34 @@ static int tty_state(int fd)
 	return result(tcsetattr(fd, TCSANOW, &t));
 }
 
+static volatile sig_atomic_t dnotified;
+
+static void on_dnotify(int sig)
+{
+	(void)sig;
+	dnotified++;
+}
+
+static int dnotify(const char *dir, const char *file, int seconds)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	FILE *f;
+
+	signal(SIGIO, on_dnotify);
+	if (fd < 0 || fcntl(fd, F_NOTIFY,
+			    DN_ACCESS | DN_MODIFY | DN_MULTISHOT) < 0)
+		return result(-1);
+	result(0);
+	while (seconds-- > 0)
+		sleep(1);
+	f = fopen(file, "w");
+	if (f) {
+		fprintf(f, "%d\n", (int)dnotified);
+		fclose(f);
+	}
+	return 0;
+}
+
 static int tostop(int fd, int seconds)
 {
 	struct termios t;
@@ -1096,6 +1126,8 @@ int main(int argc, char **argv)
 		return mcast_join(argv[2]);
 	if (argc == 3 && strcmp(a, "tty-state") == 0)
 		return tty_state(atoi(argv[2]));
+	if (argc == 5 && strcmp(a, "dnotify") == 0)
+		return dnotify(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 4 && strcmp(a, "tostop") == 0)
 		return tostop(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 4 && strcmp(a, "tcxonc") == 0)
