@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from harness import DEBIAN_PYTHON, NOBODY, as_nobody, attack, helper_path, scaled
+from harness import (DEBIAN_PYTHON, NOBODY, as_nobody, attack,
+                     documented_escape, helper_path, scaled)
 
 
 @pytest.fixture
@@ -136,3 +137,53 @@ def test_K51(tree, judge):
             if os.path.exists(tree.path("rw/dnotified")) else "")
     judge.native("ok" if seen not in ("", "0") else answer, "EPERM")
     assert seen in ("", "0"), seen
+
+
+@documented_escape(["landlock", "landlock/nobody", "unshare",
+                    "unshare/nobody", "bwrap", "bwrap/nobody", "firejail"],
+                   "weaknesses.md NEW-K52: an inherited pipe is opened "
+                   "again for writing through /proc/self/fd, which no "
+                   "file rule judges")
+@attack("K52", "native: a line written into the caller's stdin pipe, "
+        "which the caller's next command reads")
+def test_K52(tree, judge):
+    """python-sb's stdin is a pipe the caller reads from after the run
+    (`{ python-sb job.py; sh; }`, `curl ... | sh` around python-sb, `ssh
+    host bash -s`): the program holds its read end only, but opening
+    /proc/self/fd/0 for writing gives it a new description of the same
+    pipe, and Landlock does not judge the kernel's internal pipe mount.
+    A line written there is read, after the run, by whatever reads the
+    pipe next: a shell runs it outside the sandbox. Evidence from
+    outside: the rest of the pipe, read by the test after python-sb
+    returned."""
+    helper = tree.path("bin/try-syscall")
+    args = [helper, "reopen-write", "0", "echo INJECTED\n"]
+    code = f"import os\nos.execv({helper!r}, {args!r})\n"
+    argv = [tree.sb, f"--python={tree.python}", "-c", code]
+    if tree.nobody:
+        from harness import chown_tree
+        chown_tree(tree.root)
+        argv = as_nobody(argv)
+    r, w = os.pipe()
+    if tree.nobody:
+        os.fchown(r, NOBODY, NOBODY)  # the caller's own pipe, as its user's
+    try:
+        os.write(w, b"echo producer\n")
+        p = subprocess.run(argv, stdin=r, capture_output=True, text=True,
+                           cwd=tree.root, timeout=scaled(120))
+        os.close(w)
+        w = -1
+        rest = b""
+        while True:
+            d = os.read(r, 4096)
+            if not d:
+                break
+            rest += d
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+    answer = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+    judge.native("ok" if b"INJECTED" in rest else answer or "errno ?",
+                 "EPERM")
+    assert b"INJECTED" not in rest, rest

@@ -44,6 +44,8 @@
  *     terminal's ECHO and ICANON flipped)
  *   dnotify DIR FILE SECONDS (F_NOTIFY on DIR for its files' reads and
  *     writes; the count of SIGIO that came in SECONDS written to FILE)
+ *   reopen-write FD TEXT (FD opened again for writing through
+ *     /proc/self/fd/FD, and TEXT written there)
  *   tostop FD SECONDS (TOSTOP set on FD's terminal, then SECONDS of sleep
  *     while the caller's background job writes to it)
  *   mcast-join GROUP (an IPv4 or IPv6 multicast group joined on a UDP
@@ -833,6 +835,18 @@ static int dnotify(const char *dir, const char *file, int seconds)
 	return 0;
 }
 
+static int reopen_write(int fd, const char *text)
+{
+	char path[64];
+	int w;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	w = open(path, O_WRONLY | O_CLOEXEC);
+	if (w < 0)
+		return result(-1);
+	return result(write(w, text, strlen(text)) < 0 ? -1 : 0);
+}
+
 static int tostop(int fd, int seconds)
 {
 	struct termios t;
@@ -1128,6 +1142,8 @@ int main(int argc, char **argv)
 		return tty_state(atoi(argv[2]));
 	if (argc == 5 && strcmp(a, "dnotify") == 0)
 		return dnotify(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 4 && strcmp(a, "reopen-write") == 0)
+		return reopen_write(atoi(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(a, "tostop") == 0)
 		return tostop(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 4 && strcmp(a, "tcxonc") == 0)
