@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from harness import (DEBIAN_PYTHON, NOBODY, as_nobody, attack,
-                     documented_escape, helper_path, scaled)
+from harness import (DEBIAN_PYTHON, NOBODY, as_nobody, attack, helper_path,
+                     scaled)
 
 
 @pytest.fixture
@@ -139,11 +139,6 @@ def test_K51(tree, judge):
     assert seen in ("", "0"), seen
 
 
-@documented_escape(["landlock", "landlock/nobody", "unshare",
-                    "unshare/nobody", "bwrap", "bwrap/nobody", "firejail"],
-                   "weaknesses.md NEW-K52: an inherited pipe is opened "
-                   "again for writing through /proc/self/fd, which no "
-                   "file rule judges")
 @attack("K52", "native: a line written into the caller's stdin pipe, "
         "which the caller's next command reads")
 def test_K52(tree, judge):
@@ -155,7 +150,11 @@ def test_K52(tree, judge):
     A line written there is read, after the run, by whatever reads the
     pipe next: a shell runs it outside the sandbox. Evidence from
     outside: the rest of the pipe, read by the test after python-sb
-    returned."""
+    returned. python-sb takes the write bits off a read-only stdin pipe
+    (and the read bits off a write-only stdout or stderr pipe) while the
+    run lasts: the program, with no capability, gets EACCES, and its chmod
+    of the pipe is the supervisor's to refuse (no path in an expose-rw
+    tree)."""
     helper = tree.path("bin/try-syscall")
     args = [helper, "reopen-write", "0", "echo INJECTED\n"]
     code = f"import os\nos.execv({helper!r}, {args!r})\n"
@@ -167,10 +166,12 @@ def test_K52(tree, judge):
     r, w = os.pipe()
     if tree.nobody:
         os.fchown(r, NOBODY, NOBODY)  # the caller's own pipe, as its user's
+    before = os.fstat(r).st_mode & 0o7777
     try:
         os.write(w, b"echo producer\n")
         p = subprocess.run(argv, stdin=r, capture_output=True, text=True,
                            cwd=tree.root, timeout=scaled(120))
+        after = os.fstat(r).st_mode & 0o7777
         os.close(w)
         w = -1
         rest = b""
@@ -185,5 +186,10 @@ def test_K52(tree, judge):
             os.close(w)
     answer = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
     judge.native("ok" if b"INJECTED" in rest else answer or "errno ?",
-                 "EPERM")
+                 "EACCES")
     assert b"INJECTED" not in rest, rest
+    assert rest == b"echo producer\n", rest
+    # set back when the run ends (not under firejail, which python-sb
+    # execs: weaknesses.md 103; the caller's pipe stays read-only there)
+    if tree.os_sandbox != "firejail":
+        assert after == before, (oct(before), oct(after))
