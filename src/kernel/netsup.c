@@ -52,6 +52,7 @@
 #include "landlock.h"
 #include "run_limits.h"
 #include "metasup.h"
+#include "ttysup.h"
 #include "notif.h"
 #include "policy_net.h"
 #include "prof.h"
@@ -1268,6 +1269,15 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 	if (sb_seccomp_args_refused(req->data.nr, req->data.args)) {
 		report_denied(req, true);
 		reply(s->listener, req->id, -EPERM);
+		return;
+	}
+	if (sb_ttysup_handles(req)) {
+		/* a terminal's modes: set here unless they change TOSTOP */
+		if (sb_ttysup_serve(s->listener, req, &rc)) {
+			if (rc == -EPERM)
+				report_denied(req, false);
+			reply(s->listener, req->id, rc);
+		}
 		return;
 	}
 	if (sb_metasup_handles(req->data.nr)) {

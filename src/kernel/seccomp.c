@@ -87,7 +87,9 @@ static int notify_if(struct sb_seccomp_build *c, int nr, unsigned n,
 
 /* ioctl: the one list of requests (sb_ioctl_safe, api_registry.c) the
  * Python layer allows for fcntl.ioctl too, and the requests allowed with
- * some arguments only (sb_ioctl_safe_args: TCXONC). */
+ * some arguments only (sb_ioctl_safe_args: TCXONC). A terminal's modes
+ * (sb_ioctl_judged) go to the supervisor, which sets them unless they
+ * change TOSTOP (ttysup.c); without one they are refused. */
 static int rules_ioctl(struct sb_seccomp_build *c, int nr)
 {
 	size_t i;
@@ -97,7 +99,10 @@ static int rules_ioctl(struct sb_seccomp_build *c, int nr)
 		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
 						sb_ioctl_safe[i] & LO32);
 
-		rc = allow_if(c, nr, 1, &a);
+		if (sb_ioctl_request_judged(sb_ioctl_safe[i]))
+			rc = c->notify ? notify_if(c, nr, 1, &a) : 0;
+		else
+			rc = allow_if(c, nr, 1, &a);
 	}
 	for (i = 0; i < sb_ioctl_safe_args_len && !rc; i++) {
 		struct scmp_arg_cmp a[2] = {
@@ -122,14 +127,16 @@ static int rules_ioctl(struct sb_seccomp_build *c, int nr)
  * and its owner, with the caller; where the caller had made itself the
  * owner (F_SETOWN), Landlock's scope does not apply (the caller set it),
  * and the program chose the signal the caller got at the next I/O, SIGKILL
- * included (attack K32). */
+ * included (attack K32). Never F_NOTIFY: dnotify told when the files of a
+ * directory were read or written, in a tree exposed to be listed only,
+ * where an inotify watch reports names only (metasup.c; attack K51). */
 static int rules_fcntl(struct sb_seccomp_build *c, int nr)
 {
 	static const unsigned long ok[] = {
 		F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_GETLK,
 		F_SETLK, F_SETLKW, F_GETOWN, F_GETSIG,
 		F_GETOWN_EX, 17, /* F_GETOWNER_UIDS */
-		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_GETLEASE, F_NOTIFY,
+		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_GETLEASE,
 		1027, 1028, /* F_DUPFD_QUERY, F_CREATED_QUERY */
 		F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS,
 		F_GET_SEALS, 1035, 1036, 1037, 1038, /* F_*_RW_HINT */
@@ -511,8 +518,8 @@ static const struct sb_sys_entry table[] = {
 	ALLOW("readahead", W_FD), ALLOW("flock", W_FD),
 	ARGS("fcntl", rules_fcntl, W_FD "; F_SETOWN's signals are scoped "
 				   "by Landlock (before ABI 6: no owner); "
-				   "never F_SETLEASE, F_SETSIG, nor O_ASYNC "
-				   "by F_SETFL"),
+				   "never F_SETLEASE, F_SETSIG, F_NOTIFY, nor "
+				   "O_ASYNC by F_SETFL"),
 	ALLOW("dup", W_FD), ALLOW("dup2", W_FD), ALLOW("dup3", W_FD),
 	ALLOW("pipe", W_FD), ALLOW("pipe2", W_FD),
 	ALLOW("sendfile", W_FD), ALLOW("copy_file_range", W_FD),
@@ -524,6 +531,8 @@ static const struct sb_sys_entry table[] = {
 	ARGS("ioctl", rules_ioctl, "an allowlist of requests: terminal "
 				   "modes and sizes, FIONREAD, FIONBIO, "
 				   "FIOCLEX...; TCXONC to restart only; "
+				   "a terminal's modes set by the supervisor, "
+				   "never a change of TOSTOP; "
 				   "never TIOCSTI, TIOCLINUX, TIOCSETD, "
 				   "TIOCSCTTY or SIOCS*"),
 	ARGS("mknod", rules_mknod, "regular files, FIFOs and sockets; no "
@@ -813,7 +822,9 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p)
 		"sendmsg, sendmmsg, sendto with an address: the network "
 		"supervisor; chmod and utimes families: the supervisor, "
 		"inside expose-rw only; inotify_add_watch and the xattr "
-		"reads by path: the supervisor, inside an exposed tree only",
+		"reads by path: the supervisor, inside an exposed tree only; "
+		"a terminal's modes (TCSETS, TCSETSW, TCSETSF): the "
+		"supervisor, never a change of TOSTOP",
 		p->any_net_rule ? ""
 				: "; socket of AF_INET or AF_INET6 (no net= "
 				  "rule): EPERM");

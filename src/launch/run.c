@@ -627,6 +627,11 @@ int sb_run(const struct sb_policy *p, const struct sb_cli *cli,
 	 * under subprocess and none, firejail under firejail), it gives
 	 * the caller's descriptors back as they were */
 	sb_ttystate_save(&tty);
+	/* the kernel layer's runs: under subprocess and none the program
+	 * could set the bits back itself (no supervisor judges its chmod) */
+	if (p->provider != SB_PROVIDER_SUBPROCESS &&
+	    p->provider != SB_PROVIDER_NONE)
+		sb_ttystate_narrow_pipes(&tty);
 	rc = run_with(a, p, cli, interp, envp);
 	sb_ttystate_restore(&tty);
 	sb_arena_free(a);

@@ -8,6 +8,7 @@
 #define SB_TTYSTATE_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <termios.h>
 
 struct sb_ttystate {
@@ -15,10 +16,20 @@ struct sb_ttystate {
 	int flags[3];
 	bool tty[3]; /* a terminal: 'modes' holds */
 	struct termios modes[3];
+	bool pipe[3]; /* an anonymous pipe: 'mode' holds */
+	mode_t mode[3];
 };
 
 /* Note the state of descriptors 0, 1 and 2. */
 void sb_ttystate_save(struct sb_ttystate *s);
+
+/* An anonymous pipe among them can be opened again through
+ * /proc/self/fd/N for writing (attack K52: a line written into the
+ * caller's stdin pipe, which its next command reads): take the write bits
+ * off a pipe the descriptor may only read, so that the program, which
+ * holds no capability and whose chmod of a pipe the supervisor refuses,
+ * cannot. Set back by sb_ttystate_restore. */
+void sb_ttystate_narrow_pipes(const struct sb_ttystate *s);
 
 /* Set back what the run changed of it; errors are ignored (the
  * descriptor may be gone, the terminal hung up). */

@@ -279,6 +279,22 @@ const struct sb_ioctl_arg sb_ioctl_safe_args[] = {
 };
 const size_t sb_ioctl_safe_args_len = SB_ARRAY_LEN(sb_ioctl_safe_args);
 
+/* A terminal's modes reach processes outside: TOSTOP stops the caller's
+ * background jobs (SIGTTOU) when they write to the terminal, and they stay
+ * stopped after the run (attack K50). */
+const unsigned long sb_ioctl_judged[] = { TCSETS, TCSETSW, TCSETSF };
+const size_t sb_ioctl_judged_len = SB_ARRAY_LEN(sb_ioctl_judged);
+
+bool sb_ioctl_request_judged(unsigned long request)
+{
+	size_t i;
+
+	for (i = 0; i < sb_ioctl_judged_len; i++)
+		if (sb_ioctl_judged[i] == (request & 0xffffffffUL))
+			return true;
+	return false;
+}
+
 bool sb_ioctl_request_safe(unsigned long request)
 {
 	size_t i;

@@ -72,5 +72,11 @@ extern const size_t sb_ioctl_safe_args_len;
  * sb_ioctl_safe_args when the argument is an integer ('int_arg'). */
 bool sb_ioctl_call_safe(unsigned long request, bool int_arg,
 			unsigned long arg);
+/* The requests of sb_ioctl_safe the kernel layer's filter sends to the
+ * supervisor instead (their argument is behind a pointer): a terminal's
+ * modes set (TCSETS, TCSETSW, TCSETSF), judged and set there (ttysup.c). */
+extern const unsigned long sb_ioctl_judged[];
+extern const size_t sb_ioctl_judged_len;
+bool sb_ioctl_request_judged(unsigned long request);
 
 #endif

@@ -42,6 +42,12 @@
  *     MARKER is made once it is tried, and a lease held SECONDS)
  *   tty-state FD (O_NONBLOCK on FD's open file description, and its
  *     terminal's ECHO and ICANON flipped)
+ *   dnotify DIR FILE SECONDS (F_NOTIFY on DIR for its files' reads and
+ *     writes; the count of SIGIO that came in SECONDS written to FILE)
+ *   reopen-write FD TEXT (FD opened again for writing through
+ *     /proc/self/fd/FD, and TEXT written there)
+ *   tostop FD SECONDS (TOSTOP set on FD's terminal, then SECONDS of sleep
+ *     while the caller's background job writes to it)
  *   mcast-join GROUP (an IPv4 or IPv6 multicast group joined on a UDP
  *     socket, held a second: its report goes out meanwhile)
  *   getxattr PATH NAME FILE (the attribute's value, appended to FILE)
@@ -801,6 +807,59 @@ static int tty_state(int fd)
 	return result(tcsetattr(fd, TCSANOW, &t));
 }
 
+static volatile sig_atomic_t dnotified;
+
+static void on_dnotify(int sig)
+{
+	(void)sig;
+	dnotified++;
+}
+
+static int dnotify(const char *dir, const char *file, int seconds)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	FILE *f;
+
+	signal(SIGIO, on_dnotify);
+	if (fd < 0 || fcntl(fd, F_NOTIFY,
+			    DN_ACCESS | DN_MODIFY | DN_MULTISHOT) < 0)
+		return result(-1);
+	result(0);
+	while (seconds-- > 0)
+		sleep(1);
+	f = fopen(file, "w");
+	if (f) {
+		fprintf(f, "%d\n", (int)dnotified);
+		fclose(f);
+	}
+	return 0;
+}
+
+static int reopen_write(int fd, const char *text)
+{
+	char path[64];
+	int w;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	w = open(path, O_WRONLY | O_CLOEXEC);
+	if (w < 0)
+		return result(-1);
+	return result(write(w, text, strlen(text)) < 0 ? -1 : 0);
+}
+
+static int tostop(int fd, int seconds)
+{
+	struct termios t;
+	int rc;
+
+	if (tcgetattr(fd, &t) < 0)
+		return result(-1);
+	t.c_lflag |= TOSTOP;
+	rc = result(tcsetattr(fd, TCSANOW, &t));
+	sleep((unsigned)seconds);
+	return rc;
+}
+
 static int mcast_join(const char *group)
 {
 	struct ip_mreq m4 = { .imr_interface.s_addr = htonl(INADDR_ANY) };
@@ -1081,6 +1140,12 @@ int main(int argc, char **argv)
 		return mcast_join(argv[2]);
 	if (argc == 3 && strcmp(a, "tty-state") == 0)
 		return tty_state(atoi(argv[2]));
+	if (argc == 5 && strcmp(a, "dnotify") == 0)
+		return dnotify(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 4 && strcmp(a, "reopen-write") == 0)
+		return reopen_write(atoi(argv[2]), argv[3]);
+	if (argc == 4 && strcmp(a, "tostop") == 0)
+		return tostop(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 4 && strcmp(a, "tcxonc") == 0)
 		return result(ioctl(atoi(argv[2]), TCXONC, atoi(argv[3])));
 	return usage();
