@@ -757,16 +757,17 @@ static PyObject *checked_builtins(struct ev_profile *p, PyObject *b)
 	return d;
 }
 
-/* Put the caller's __builtins__ back into g after the run (and drop the
- * reference to it), keeping the run's exception if it raised. */
-static PyObject *put_back_builtins(PyObject *g, PyObject *orig,
-				   PyObject *res)
+/* 'step' (a cleanup after a run that gave 'res', NULL with the run's
+ * exception set) made with that exception kept aside: the run's result,
+ * or NULL with the run's exception, or with the step's when only the step
+ * failed. */
+static PyObject *after_run(PyObject *res, int (*step)(void *), void *ctx)
 {
 	PyObject *et = NULL, *ev_ = NULL, *tb = NULL;
 
 	if (!res)
 		py.PyErr_Fetch(&et, &ev_, &tb);
-	if (py.PyDict_SetItemString(g, "__builtins__", orig) < 0) {
+	if (step(ctx) < 0) {
 		if (res) {
 			py.Py_DecRef(res);
 			res = NULL;
@@ -776,6 +777,28 @@ static PyObject *put_back_builtins(PyObject *g, PyObject *orig,
 	}
 	if (!res && et)
 		py.PyErr_Restore(et, ev_, tb);
+	return res;
+}
+
+struct builtins_back {
+	PyObject *g, *orig;
+};
+
+static int builtins_back(void *ctx)
+{
+	struct builtins_back *b = ctx;
+
+	return py.PyDict_SetItemString(b->g, "__builtins__", b->orig);
+}
+
+/* Put the caller's __builtins__ back into g after the run (and drop the
+ * reference to it), keeping the run's exception if it raised. */
+static PyObject *put_back_builtins(PyObject *g, PyObject *orig,
+				   PyObject *res)
+{
+	struct builtins_back b = { g, orig };
+
+	res = after_run(res, builtins_back, &b);
 	py.Py_DecRef(orig);
 	return res;
 }
@@ -1018,6 +1041,21 @@ static int copy_back(PyObject *to, PyObject *from)
 	return 0;
 }
 
+struct copies {
+	PyObject *g, *gc, *l, *lc;
+};
+
+/* the run's copies of globals (and locals, when it had its own) back */
+static int copies_back(void *ctx)
+{
+	struct copies *c = ctx;
+
+	return copy_back(c->g, c->gc) < 0 ||
+			       (c->lc && copy_back(c->l, c->lc) < 0)
+		       ? -1
+		       : 0;
+}
+
 /* eval/exec called by the evaluated code itself, with dicts it made: it
  * keeps them, so the budget helpers run_code puts there could be replaced
  * (a locals dict is read first; a function defined there reads its globals
@@ -1027,7 +1065,6 @@ static PyObject *run_nested(struct ev_profile *p, PyObject *code,
 			    PyObject *g, PyObject *l)
 {
 	PyObject *gc, *lc = NULL, *res = NULL;
-	PyObject *et = NULL, *ev_ = NULL, *tb = NULL;
 
 	if (l && l != g && py.PyObject_IsInstance(l, ev.dict_type) != 1) {
 		py.PyErr_Clear();
@@ -1043,18 +1080,11 @@ static PyObject *run_nested(struct ev_profile *p, PyObject *code,
 	res = run_code(p, code, gc, !l ? NULL : lc ? lc : gc);
 	/* what the code bound before an exception is kept, as CPython's
 	 * exec keeps it; the exception is the one the caller sees */
-	if (!res)
-		py.PyErr_Fetch(&et, &ev_, &tb);
-	if (copy_back(g, gc) < 0 || (lc && copy_back(l, lc) < 0)) {
-		if (res) {
-			py.Py_DecRef(res);
-			res = NULL;
-		} else {
-			py.PyErr_Clear();
-		}
+	{
+		struct copies c = { g, gc, l, lc };
+
+		res = after_run(res, copies_back, &c);
 	}
-	if (!res && et)
-		py.PyErr_Restore(et, ev_, tb);
 out:
 	py.Py_DecRef(gc);
 	if (lc)
