@@ -113,6 +113,9 @@ def test_F10(case, judge):
         "tmpdir_ok": "import os\n"
                      "os.environ['SQLITE_TMPDIR'] = os.getcwd() + '/data'",
         "free": "import os\nos.environ['MY_SETTING'] = '/x'",
+        # readline's init file, read at its import and at read_init_file
+        "inputrc": "import os\n"
+                   "os.environ['INPUTRC'] = os.getcwd() + '/outside/rc'",
     })
     assert out["control"].msg == "'No such file or directory'", \
         out["control"]
@@ -130,6 +133,9 @@ def test_F10(case, judge):
     judge.python(out["tmpdir"], "RuleFileNotFoundError",
                  f"Access to '{case.path('outside')}' must be accepted by "
                  "a rule.")
+    judge.python(out["inputrc"], "RuleFileNotFoundError",
+                 f"Access to '{case.path('outside/rc')}' must be accepted "
+                 "by a rule.")
 
 
 @attack("F11", "a catalog outside read by gettext: a domain holding "
