@@ -75,6 +75,25 @@ static int allow_if(struct sb_seccomp_build *c, int nr, unsigned n,
 	return seccomp_rule_add_array(c->f, A_ALLOW, nr, n, cmp);
 }
 
+/* Allow 'nr' when the low 32 bits of its argument 'arg' are one of
+ * vals[0..n) (a command, an option: the kernel reads an int). */
+static int allow_each(struct sb_seccomp_build *c, int nr, unsigned arg,
+		      const unsigned long *vals, size_t n)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n && !rc; i++) {
+		struct scmp_arg_cmp a = { .arg = arg,
+					  .op = SCMP_CMP_MASKED_EQ,
+					  .datum_a = LO32,
+					  .datum_b = vals[i] & LO32 };
+
+		rc = allow_if(c, nr, 1, &a);
+	}
+	return rc;
+}
+
 /* To the supervisor; with PYSB_DEBUG that is the default already, which
  * libseccomp will not take as a rule (the supervisor judges it again). */
 static int notify_if(struct sb_seccomp_build *c, int nr, unsigned n,
@@ -141,15 +160,8 @@ static int rules_fcntl(struct sb_seccomp_build *c, int nr)
 		F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS,
 		F_GET_SEALS, 1035, 1036, 1037, 1038, /* F_*_RW_HINT */
 	};
-	size_t i;
-	int rc = 0;
+	int rc = allow_each(c, nr, 1, ok, SB_ARRAY_LEN(ok));
 
-	for (i = 0; i < SB_ARRAY_LEN(ok) && !rc; i++) {
-		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, LO32,
-						ok[i]);
-
-		rc = allow_if(c, nr, 1, &a);
-	}
 	if (!rc) {
 		struct scmp_arg_cmp a[2] = {
 			SCMP_A1(SCMP_CMP_MASKED_EQ, LO32, F_SETFL),
@@ -301,16 +313,8 @@ static int rules_prctl(struct sb_seccomp_build *c, int nr)
 		0x53564d41UL, /* PR_SET_VMA: glibc names its mappings */
 		0x41555856UL, /* PR_GET_AUXV */
 	};
-	size_t i;
-	int rc = 0;
 
-	for (i = 0; i < SB_ARRAY_LEN(ok) && !rc; i++) {
-		struct scmp_arg_cmp a = SCMP_A0(SCMP_CMP_MASKED_EQ, LO32,
-						ok[i]);
-
-		rc = allow_if(c, nr, 1, &a);
-	}
-	return rc;
+	return allow_each(c, nr, 0, ok, SB_ARRAY_LEN(ok));
 }
 
 /* fchmodat2's number (Linux 6.6), which the system headers may not have:
