@@ -131,8 +131,11 @@ class Case:
         log = self._log_path()
         if log and os.path.exists(log):
             os.unlink(log)
-        self.write(".py-sandboxes", (body + "\n" if body else "") +
-                   self.tail())
+        rf = self.write(".py-sandboxes", (body + "\n" if body else "") +
+                        self.tail())
+        # the rule file's mode is the harness's, not the umask a test set
+        # for the run (python-sb refuses a rule file others may write)
+        os.chmod(rf, 0o644)
         argv = [self.sb] + [str(a) for a in argv]
         if self.nobody and os.geteuid() == 0:
             chown_tree(self.root)
