@@ -3,15 +3,20 @@
  * It owns the pipeline of 2.5: lexing, include, env=/unenv=, ${} expansion,
  * the single-valued directives, provider keys, files and imports, and it
  * hands net=, python-api= and eval-* lines to their own modules. It reads
- * rule files and stats exposed paths, nothing else: no printing, no exit,
+ * rule files and stats exposed paths (and asks the user database who is in
+ * the group of a group-writable one), nothing else: no printing, no exit,
  * no network (host names go through the injected resolver). Every problem
  * becomes one "<ref>: message" error, and all of them are reported at once.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "api_registry.h"
@@ -32,6 +37,10 @@
 #define ERR_FOREIGN 2
 /* read_file(): every user may write it */
 #define ERR_WORLD 3
+/* read_file(): users other than the one running may write it, through
+ * its group or through an access ACL */
+#define ERR_GROUP 4
+#define ERR_ACL 5
 
 struct parser {
 	struct sb_policy *p;
@@ -400,6 +409,47 @@ static bool already_loaded(struct parser *ps, const char *canon)
  * device's open() acts (a tape rewinds, a watchdog starts), so the path
  * is judged by lstat() first, and the file opened (O_NOFOLLOW) must be
  * the one judged. O_NONBLOCK, should one be swapped in all the same. */
+/* True when only the user running can be in group 'gid': it is that
+ * user's primary group, no other user names it as theirs, and it lists no
+ * other member (a user private group, which umask 002 leaves writable). A
+ * group the user database cannot tell about is shared. */
+static bool group_is_private(gid_t gid)
+{
+	uid_t me = geteuid();
+	struct passwd *pw = getpwuid(me);
+	struct group *gr;
+	char name[256];
+	bool shared = false;
+
+	if (!pw || pw->pw_gid != gid || strlen(pw->pw_name) >= sizeof(name))
+		return false;
+	strcpy(name, pw->pw_name);
+	gr = getgrgid(gid);
+	if (!gr)
+		return false;
+	for (char **m = gr->gr_mem; m && *m; m++)
+		if (strcmp(*m, name) != 0)
+			return false;
+	setpwent();
+	while (!shared && (pw = getpwent()))
+		shared = pw->pw_gid == gid && pw->pw_uid != me;
+	endpwent();
+	return !shared;
+}
+
+/* Whether users other than the one running may write the open file fd
+ * (mode st) through its group bits: 0 if not, ERR_ACL for an access ACL
+ * (its named entries show in the group bits, as the mask), ERR_GROUP for
+ * a group others are in. */
+static int group_may_write(int fd, const struct stat *st)
+{
+	if (!(st->st_mode & S_IWGRP))
+		return 0;
+	if (fgetxattr(fd, "system.posix_acl_access", NULL, 0) > 0)
+		return ERR_ACL;
+	return group_is_private(st->st_gid) ? 0 : ERR_GROUP;
+}
+
 static int read_file(struct sb_arena *a, const char *path, char **buf,
 		     size_t *len)
 {
@@ -429,6 +479,8 @@ static int read_file(struct sb_arena *a, const char *path, char **buf,
 		err = ERR_FOREIGN;
 	} else if (st.st_mode & S_IWOTH) {
 		err = ERR_WORLD;
+	} else if ((err = group_may_write(fd, &st)) != 0) {
+		/* err says which */
 	} else if ((unsigned long long)st.st_size > MAX_FILE_SIZE) {
 		err = -EFBIG;
 	} else {
@@ -475,6 +527,13 @@ static uid_t owner_of(const char *path)
 	struct stat st;
 
 	return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
+static gid_t group_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_gid : (gid_t)-1;
 }
 
 /* 'label' names the file in messages: 'include "x"' or the root file. */
@@ -616,6 +675,22 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 				 "or chown it.",
 				 label, (unsigned long)owner_of(canon),
 				 (unsigned long)geteuid());
+		else if (err == ERR_GROUP)
+			sb_error(ps->p, at,
+				 "%s: the members of its group (gid %lu) may "
+				 "write it, and users other than uid %lu are "
+				 "in that group: any of them could change the "
+				 "rules of this run at any time. Review it, "
+				 "then chmod g-w it.",
+				 label, (unsigned long)group_of(canon),
+				 (unsigned long)geteuid());
+		else if (err == ERR_ACL)
+			sb_error(ps->p, at,
+				 "%s: an ACL lets other users write it: any "
+				 "of them could change the rules of this run "
+				 "at any time. Review it, then setfacl -b it "
+				 "and chmod g-w it.",
+				 label);
 		else if (err == ERR_WORLD)
 			sb_error(ps->p, at,
 				 "%s: every user may write it: any of them "

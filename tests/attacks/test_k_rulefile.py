@@ -498,15 +498,25 @@ def test_K61(case, judge):
     marker = os.path.join(out, "ran")
     case.write("inc.rules", f"expose-rw={out}\n")
     outcomes = {}
-    for label, head, target, owner, mode in (
-            ("root file of another user", f"expose-rw={out}\n",
-             ".py-sandboxes", other, 0o644),
-            ("include of another user", 'include "inc.rules"\n',
-             "inc.rules", other, 0o644),
-            ("world-writable root file", f"expose-rw={out}\n",
-             ".py-sandboxes", me, 0o666),
-            ("world-writable include", 'include "inc.rules"\n',
-             "inc.rules", me, 0o666)):
+    cases = [
+        ("root file of another user", f"expose-rw={out}\n",
+         ".py-sandboxes", other, other, 0o644, False),
+        ("include of another user", 'include "inc.rules"\n',
+         "inc.rules", other, other, 0o644, False),
+        ("world-writable root file", f"expose-rw={out}\n",
+         ".py-sandboxes", me, me, 0o666, False),
+        ("world-writable include", 'include "inc.rules"\n',
+         "inc.rules", me, me, 0o666, False),
+        # daemon's group (gid 1): its user may write the file
+        ("group-writable root file", f"expose-rw={out}\n",
+         ".py-sandboxes", me, 1, 0o664, False),
+        ("group-writable include", 'include "inc.rules"\n',
+         "inc.rules", me, 1, 0o664, False)]
+    if not case.nobody:
+        # root's own group, but an ACL lets nobody write the file
+        cases.append(("ACL naming another user", f"expose-rw={out}\n",
+                      ".py-sandboxes", me, me, 0o664, True))
+    for label, head, target, owner, group, mode, acl in cases:
         if os.path.exists(marker):
             os.unlink(marker)
         if case.nobody:
@@ -517,8 +527,10 @@ def test_K61(case, judge):
         os.unlink(case.path(".py-sandboxes")) \
             if os.path.exists(case.path(".py-sandboxes")) else None
         case.write(".py-sandboxes", body + "\n" + case.tail())
-        os.chown(case.path(target), owner, owner)
+        os.chown(case.path(target), owner, group)
         os.chmod(case.path(target), mode)
+        if acl:
+            set_acl_write(case.path(target), 65534)
         r = run()
         outcomes[label] = (r.returncode, os.path.exists(marker),
                            r.stderr[-400:])
@@ -533,6 +545,11 @@ def test_K61(case, judge):
         outcomes["include of another user"][2], outcomes
     assert "every user may write it" in \
         outcomes["world-writable include"][2], outcomes
+    assert 'include "inc.rules": the members of its group (gid 1)' in \
+        outcomes["group-writable include"][2], outcomes
+    if not case.nobody:
+        assert "an ACL lets other users write it" in \
+            outcomes["ACL naming another user"][2], outcomes
     # the same files, the user's own and not world-writable: they run
     os.unlink(case.path(".py-sandboxes"))
     case.write(".py-sandboxes", 'include "inc.rules"\npython-import=*\n' +
@@ -540,9 +557,22 @@ def test_K61(case, judge):
     if case.nobody:
         chown_tree(case.root)
     os.chown(case.path("inc.rules"), me, me)
-    os.chmod(case.path("inc.rules"), 0o644)
+    # root's group is root's alone: umask 002's group-writable file runs
+    # (nobody's, nogroup, is also _apt's: refused above)
+    os.chmod(case.path("inc.rules"), 0o644 if case.nobody else 0o664)
     r = run()
     assert r.returncode == 0 and os.path.exists(marker), r.stderr[-500:]
+
+
+def set_acl_write(path, uid):
+    """An access ACL that lets uid write path (setfacl -m u:uid:rw, in the
+    kernel's xattr form: version 2, then tag, permissions, id)."""
+    import struct
+    entries = [(0x01, 6, 0xFFFFFFFF), (0x02, 6, uid), (0x04, 4, 0xFFFFFFFF),
+               (0x10, 6, 0xFFFFFFFF), (0x20, 4, 0xFFFFFFFF)]
+    blob = struct.pack("<I", 2) + b"".join(
+        struct.pack("<HHI", *e) for e in entries)
+    os.setxattr(path, "system.posix_acl_access", blob)
 
 
 # K62: a shipped rule file whose values (not paths) come from the
