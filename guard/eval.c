@@ -408,6 +408,10 @@ static int judge_attr(struct ev_profile *p, PyObject *name)
 				  "It looks attributes up by a name the eval "
 				  "guard does not see: refused whatever "
 				  "eval-attribute says.");
+	if (strstr(s, "__sb_"))
+		return ev_raise_perm(s, "eval-magic",
+				  "Names with __sb_ are the eval guard's own: "
+				  "refused whatever eval-magic says.");
 	return ev_raise_perm(s,
 			     ev_is_dunder(s) ? "eval-magic" : "eval-attribute",
 			     NULL);
@@ -1093,9 +1097,13 @@ out:
 }
 
 /* The refusal of a code object compile() did not stamp (refuse-by-default:
- * only the registry's entries run). */
-#define FOREIGN_CODE                                                           \
-	"builtins.exec on a code object the guard did not produce"
+ * only the registry's entries run): no rule lifts it, so the message
+ * names none (a python-api= grant it once suggested is no rule). */
+#define FOREIGN_CODE "eval()/exec() of a code object the eval guard did not compile"
+#define FOREIGN_CODE_HINT                                                      \
+	"No rule allows it: while eval-* rules are in force, eval() and "      \
+	"exec() run source text, or a code object the guarded compile() "      \
+	"made."
 
 bool sb_eval_running(const char *which, PyObject *args, PyObject *kw)
 {
@@ -1146,9 +1154,8 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 		if (!ours(src)) {
 			/* no python-api= grant lifts it while eval-* lines
 			 * exist: the guard's own refusal */
-			sb_guard_note("api", FOREIGN_CODE, SB_RULE_BUILTIN,
-				      NULL);
-			sb_guard_raise_api(FOREIGN_CODE, "dynamic-code");
+			ev_raise_perm(FOREIGN_CODE, "eval-call",
+				      FOREIGN_CODE_HINT);
 			return NULL;
 		}
 		py.Py_IncRef(src);

@@ -277,11 +277,10 @@ def test_only_code_the_guard_compiled_runs_again(run_sb, tmp_cwd):
     assert got["file"] == "<eval:default>"
     assert got["ours"] == "OK 42"
     assert got["theirs"] == (
-        "RuleApiPermissionError builtins.exec on a code object the guard "
-        "did not produce() is denied by the API guard (category: "
-        "dynamic-code). | Add `python-api=ALLOW:builtins.exec on a code "
-        "object the guard did not produce` for this function only, or "
-        "`python-api=ALLOW:dynamic-code` for the whole category.")
+        "RuleEvalPermissionError 'eval()/exec() of a code object the eval "
+        "guard did not compile' is denied by the eval guard. | No rule "
+        "allows it: while eval-* rules are in force, eval() and exec() run "
+        "source text, or a code object the guarded compile() made.")
     assert got["ast"] == "OK 6"
     assert got["again"] == "OK 6"
     assert got["tree"] == "BinOp"  # the program's tree is untouched
@@ -731,3 +730,25 @@ def test_a_long_dunder_name_is_judged_whole(run_sb, tmp_cwd):
     # granted: it passes the check and is simply not defined
     assert out["short"].startswith("NameError"), out
     assert out["plain"] == "OK 8", out
+
+
+def test_a_refusal_no_rule_lifts_suggests_no_rule(run_sb, tmp_cwd):
+    # the guard's own names, reached by a computed getattr(), and a code
+    # object the guard did not compile: the messages once suggested
+    # eval-magic=__sb_tick__ and python-api=ALLOW:builtins.exec on a code
+    # object..., neither of which is a rule the grammar takes
+    r = run(run_sb, tmp_cwd, "eval-call=getattr, len\n", """\
+        attempt("reserved",
+                lambda: eval("getattr(len, '__sb' '_tick__')"))
+        attempt("foreign", lambda: exec((lambda: 0).__code__))
+        """)
+    got = outcomes(r)
+    assert got["reserved"] == (
+        "RuleEvalPermissionError '__sb_tick__' is denied by the eval "
+        "guard. | Names with __sb_ are the eval guard's own: refused "
+        "whatever eval-magic says."), got
+    assert got["foreign"].startswith(
+        "RuleEvalPermissionError 'eval()/exec() of a code object the eval "
+        "guard did not compile' is denied by the eval guard. | No rule "
+        "allows it"), got
+    assert "Add `" not in r.stdout, r.stdout
