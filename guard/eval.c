@@ -380,6 +380,47 @@ static bool ours(PyObject *code)
 	return r;
 }
 
+/* The refusal of a code object compile() did not stamp (refuse-by-default:
+ * only the registry's entries run): no rule lifts it, so the message
+ * names none (a python-api= grant it once suggested is no rule). */
+#define FOREIGN_CODE "eval()/exec() of a code object the eval guard did not compile"
+#define FOREIGN_CODE_HINT                                                      \
+	"No rule allows it: while eval-* rules are in force, eval() and "      \
+	"exec() run source text, or a code object the guarded compile() "      \
+	"made."
+/* ... and of one the guard compiled for another profile: it was judged by
+ * that profile's rules, not by these */
+#define OTHER_PROFILE_CODE "a code object compiled for another eval profile"
+#define OTHER_PROFILE_HINT                                                     \
+	"No rule allows it: a code object runs only under the profile that "   \
+	"compiled it; pass the source text to this evaluation."
+
+/* Whether code object 'code' may run under profile p: 1 if the guard
+ * compiled it for p (its co_filename, which no one can change, is p's),
+ * else -1 with the guard's refusal raised. */
+static int admit_code(struct ev_profile *p, PyObject *code)
+{
+	PyObject *f;
+	const char *got = NULL, *want;
+	bool same;
+
+	if (!ours(code))
+		return ev_raise_perm(FOREIGN_CODE, "eval-call",
+				     FOREIGN_CODE_HINT);
+	f = py.PyObject_GetAttrString(code, "co_filename");
+	if (f && py.PyObject_IsInstance(f, py.PyUnicode_Type) == 1)
+		got = py.PyUnicode_AsUTF8AndSize(f, NULL);
+	want = py.PyUnicode_AsUTF8AndSize(p->filename, NULL);
+	same = got && want && strcmp(got, want) == 0;
+	if (f)
+		py.Py_DecRef(f);
+	py.PyErr_Clear();
+	if (same)
+		return 1;
+	return ev_raise_perm(OTHER_PROFILE_CODE, "eval-call",
+			     OTHER_PROFILE_HINT);
+}
+
 /* ---- namespaces ---- */
 
 /* The checking versions of the builtins that would undo the rules. */
@@ -1096,15 +1137,6 @@ out:
 	return res;
 }
 
-/* The refusal of a code object compile() did not stamp (refuse-by-default:
- * only the registry's entries run): no rule lifts it, so the message
- * names none (a python-api= grant it once suggested is no rule). */
-#define FOREIGN_CODE "eval()/exec() of a code object the eval guard did not compile"
-#define FOREIGN_CODE_HINT                                                      \
-	"No rule allows it: while eval-* rules are in force, eval() and "      \
-	"exec() run source text, or a code object the guarded compile() "      \
-	"made."
-
 bool sb_eval_running(const char *which, PyObject *args, PyObject *kw)
 {
 	PyObject *src;
@@ -1151,13 +1183,10 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 		return NULL;
 	}
 	if (py.PyObject_IsInstance(src, ev.code_type) == 1) {
-		if (!ours(src)) {
-			/* no python-api= grant lifts it while eval-* lines
-			 * exist: the guard's own refusal */
-			ev_raise_perm(FOREIGN_CODE, "eval-call",
-				      FOREIGN_CODE_HINT);
+		/* no python-api= grant lifts it while eval-* lines exist:
+		 * the guard's own refusal */
+		if (admit_code(p, src) < 0)
 			return NULL;
-		}
 		py.Py_IncRef(src);
 		code = src;
 	} else {
@@ -1264,9 +1293,11 @@ static PyObject *guarded_eval(PyObject *self, PyObject *args, PyObject *kw)
 		py.Py_DecRef(g);
 		return NULL;
 	}
-	code = py.PyObject_IsInstance(src, ev.code_type) == 1 && ours(src)
-		       ? (py.Py_IncRef(src), src)
-		       : check_compile(p, src, m, g, false);
+	if (py.PyObject_IsInstance(src, ev.code_type) == 1) {
+		code = admit_code(p, src) > 0 ? (py.Py_IncRef(src), src) : NULL;
+	} else {
+		code = check_compile(p, src, m, g, false);
+	}
 	if (!code) {
 		py.Py_DecRef(g);
 		return NULL;

@@ -752,3 +752,26 @@ def test_a_refusal_no_rule_lifts_suggests_no_rule(run_sb, tmp_cwd):
         "guard did not compile' is denied by the eval guard. | No rule "
         "allows it"), got
     assert "Add `" not in r.stdout, r.stdout
+
+
+def test_a_code_object_runs_only_under_the_profile_that_compiled_it(
+        run_sb, tmp_cwd):
+    # compiled (and judged) by the default profile's rules, which allow
+    # upper(); the narrow profile allows no attribute: handed over, it ran
+    # there unjudged (its builtins were narrow's, its syntax default's)
+    r = run(run_sb, tmp_cwd,
+            "eval-attribute=upper\neval-call:narrow=len\n", """\
+        code = compile("'a'.upper()", "x", "eval")
+        attempt("default", lambda: guarded_eval(code))
+        attempt("narrow", lambda: guarded_eval(code, profile="narrow"))
+        attempt("source", lambda: guarded_eval("'a'.upper()",
+                                               profile="narrow"))
+        """)
+    got = outcomes(r)
+    assert got["default"] == "OK 'A'", got
+    assert got["narrow"] == (
+        "RuleEvalPermissionError 'a code object compiled for another eval "
+        "profile' is denied by the eval guard. | No rule allows it: a code "
+        "object runs only under the profile that compiled it; pass the "
+        "source text to this evaluation."), got
+    assert "attribute 'upper' is not allowed" in got["source"], got
