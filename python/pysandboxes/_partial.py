@@ -366,11 +366,12 @@ class Daemon:
             time.sleep(delay)
         parent, child = socket.socketpair()
         from . import WORKER_COMMAND
-        # under qemu python-sb carries the socket into the guest (a
-        # virtio-serial port, relayed at both ends) under the same number
-        channel = ([f"--pysandboxes-channel={child.fileno()}"]
-                   if self.provider == "qemu" else [])
-        argv = self._base_argv() + channel + [
+        # python-sb passes on only the descriptors it is told of (it
+        # closes the others); under qemu it carries the socket into the
+        # guest (a virtio-serial port, relayed at both ends) under the
+        # same number
+        argv = self._base_argv() + [
+            f"--pysandboxes-channel={child.fileno()}",
             "-c", WORKER_COMMAND, str(child.fileno())]
         try:
             stdout = sys.__stderr__.fileno()  # never the caller's stdout

@@ -50,6 +50,11 @@ struct sb_kernel_ctx {
 	 * os-sandbox=qemu carries into the guest under the same number; the
 	 * other providers let it be inherited; 0: none */
 	int channel_fd;
+	/* the caller's descriptors above 2 it passes on
+	 * (--pysandboxes-keep-fd); firejail, which closes the others, is
+	 * told to keep them and the channel */
+	const int *keep_fds;
+	size_t n_keep_fds;
 };
 
 /* What this kernel offers, for --pysandboxes-explain and os-sandbox=auto:

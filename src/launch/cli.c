@@ -250,6 +250,25 @@ static int scan_long(struct scan *s, const char *arg)
 		out->channel_fd = (int)fd;
 		return 0;
 	}
+	if (!strcmp(key, "pysandboxes-keep-fd")) {
+		const char *q = eq ? eq + 1 : "";
+
+		do {
+			char *end;
+			long fd = strtol(q, &end, 10);
+
+			if (!(*q >= '0' && *q <= '9') ||
+			    (*end && *end != ',') || fd < 3 || fd > 1023)
+				return usage_error(s, "argument "
+						      "--pysandboxes-keep-fd: "
+						      "expected =FD[,FD...], "
+						      "open descriptors from "
+						      "3 to 1023");
+			*SB_VEC_PUSH(s->a, out->keep_fds) = (int)fd;
+			q = *end ? end + 1 : end;
+		} while (*q || q[-1] == ',');
+		return 0;
+	}
 	if (!strcmp(key, "pysandboxes-learn-result")) {
 		val = eq ? eq + 1 : NULL;
 		if (!val || (strcmp(val, "objects") &&
@@ -386,12 +405,17 @@ const char sb_cli_help[] =
 	"                        "
 	"Print the effective policy and what the run would do,\n"
 	"                        then exit.\n"
+	"  --pysandboxes-keep-fd=FD[,FD...]\n"
+	"                        "
+	"Pass on these descriptors above 2; python-sb closes\n"
+	"                        the others the caller left open.\n"
 	"  --python=PATH         "
 	"The Python interpreter to run (default: $PYSB_PYTHON,\n"
 	"                        then python3 beside python-sb, in $VIRTUAL_ENV,\n"
 	"                        on PATH: python-sb(1)).\n"
 	"  --<rule>=<value>      Add a rule, e.g. --expose-ro=DIR,\n"
-	"                        --os-sandbox=landlock. It has priority.\n"	"  --pysandboxes-review [--json] [DIFF | - | OLD NEW]\n"
+	"                        --os-sandbox=landlock. It has priority.\n"
+	"  --pysandboxes-review [--json] [DIFF | - | OLD NEW]\n"
 	"                        As the first argument: grade the rules a diff of\n"
 	"                        rule files adds or removes; runs nothing.\n"
 	"\n"

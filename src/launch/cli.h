@@ -36,6 +36,9 @@ struct sb_cli {
 	/* --pysandboxes-channel=FD: partial mode's socket to its worker,
 	 * which os-sandbox=qemu carries into the guest; 0: none */
 	int channel_fd;
+	/* --pysandboxes-keep-fd=FD[,FD...], repeatable: the descriptors above
+	 * 2 the caller passes on (the others are closed, inherit.h) */
+	SB_VEC(int) keep_fds;
 	bool help;          /* -h, -?, --help (python-sb's own help) */
 	bool version;       /* -V, --version */
 	bool interactive;   /* -i was given (REPL after the command) */

@@ -267,6 +267,7 @@ static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 			  int policy_fd, int stage_fd)
 {
 	int log, relay, peer;
+	const char *keep;
 	size_t i;
 
 	push(a, v, "--noprofile");
@@ -281,13 +282,16 @@ static void firejail_argv(struct sb_arena *a, const struct sb_policy *p,
 	if (!firejail_options(a, p, v) && !p->any_net_rule)
 		push(a, v, "--net=none");
 	sb_suplog_fds(&log, &relay, &peer);
+	keep = sb_arena_printf(a, "--keep-fd=%d,%d", policy_fd, stage_fd);
 	if (log >= 0) /* the denial log, both ends of its relay (stage.c) */
-		push(a, v, sb_arena_printf(a, "--keep-fd=%d,%d,%d,%d,%d",
-					   policy_fd, stage_fd, log, relay,
-					   peer));
-	else
-		push(a, v, sb_arena_printf(a, "--keep-fd=%d,%d", policy_fd,
-					   stage_fd));
+		keep = sb_arena_printf(a, "%s,%d,%d,%d", keep, log, relay,
+				       peer);
+	/* the caller's, which python-sb passes on (inherit.h) */
+	if (ctx->channel_fd > 0)
+		keep = sb_arena_printf(a, "%s,%d", keep, ctx->channel_fd);
+	for (i = 0; i < ctx->n_keep_fds; i++)
+		keep = sb_arena_printf(a, "%s,%d", keep, ctx->keep_fds[i]);
+	push(a, v, keep);
 	push(a, v, "--whitelist=/etc/hosts");
 	if (whitelistable(self))
 		push(a, v, sb_arena_printf(a, "--whitelist=%s", self));

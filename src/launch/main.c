@@ -5,6 +5,7 @@
  * STATUS).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "config.h"
 #include "dns.h"
 #include "explain.h"
+#include "inherit.h"
 #include "run_limits.h"
 #include "interp.h"
 #include "kernel.h"
@@ -291,6 +293,61 @@ static int learn_result(struct sb_arena *a, const struct sb_policy *p,
 		       : 0;
 }
 
+/* The descriptors above 2: the caller's named ones must be open, the rest
+ * are closed before python-sb opens anything of its own (inherit.h). */
+static int close_inherited(struct sb_arena *a, const struct sb_cli *cli,
+			   struct sb_inherited *closed)
+{
+	int *keep = sb_arena_alloc(a, (cli->keep_fds.n + 1) * sizeof(*keep));
+	size_t i, n = 0;
+	char err[160];
+
+	for (i = 0; i < cli->keep_fds.n; i++) {
+		if (fcntl(cli->keep_fds.v[i], F_GETFD) < 0) {
+			fprintf(stderr,
+				"python-sb: --pysandboxes-keep-fd=%d: not an "
+				"open descriptor; nothing was run.\n",
+				cli->keep_fds.v[i]);
+			return SB_EXIT_SETUP;
+		}
+		keep[n++] = cli->keep_fds.v[i];
+	}
+	if (cli->channel_fd) {
+		if (fcntl(cli->channel_fd, F_GETFD) < 0) {
+			fprintf(stderr,
+				"python-sb: --pysandboxes-channel=%d: not an "
+				"open descriptor; nothing was run.\n",
+				cli->channel_fd);
+			return SB_EXIT_SETUP;
+		}
+		keep[n++] = cli->channel_fd;
+	}
+	if (sb_inherit_close(keep, n, closed, err, sizeof(err)) < 0) {
+		fprintf(stderr, "python-sb: %s; nothing was run.\n", err);
+		return SB_EXIT_SETUP;
+	}
+	return 0;
+}
+
+/* A learning run is where a program that needed one of them fails first:
+ * say which were closed and how to pass one on. */
+static void note_closed(const struct sb_inherited *c)
+{
+	size_t i, shown = c->n_closed < SB_INHERIT_SHOWN ? c->n_closed
+							 : SB_INHERIT_SHOWN;
+
+	fprintf(stderr, "python-sb: note: closed the descriptor%s ",
+		c->n_closed > 1 ? "s" : "");
+	for (i = 0; i < shown; i++)
+		fprintf(stderr, "%s%d", i ? ", " : "", c->closed[i]);
+	if (c->n_closed > shown)
+		fprintf(stderr, " and %zu more", c->n_closed - shown);
+	fprintf(stderr, " that the caller left open; to pass one on: "
+			"--pysandboxes-keep-fd=%d (python-sb(1), INHERITED "
+			"DESCRIPTORS).\n",
+		c->closed[0]);
+}
+
 static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 		    char **argv)
 {
@@ -304,6 +361,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 	struct sb_interp interp = { 0 };
 	int status;
 	struct sb_cli cli;
+	struct sb_inherited closed;
 	const char *err = NULL;
 	char cwd[4096];
 	int rc;
@@ -315,6 +373,9 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 		fputs(sb_cli_help, stdout);
 		return 0;
 	}
+	rc = close_inherited(a, &cli, &closed);
+	if (rc)
+		return rc;
 	if (!getcwd(cwd, sizeof(cwd))) {
 		fprintf(stderr, "python-sb: getcwd: %s\n", strerror(errno));
 		return SB_EXIT_SETUP;
@@ -370,6 +431,9 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 	}
 	if (check_lock(p, &cli) != 0)
 		return SB_EXIT_SETUP;
+	if (p->learning && closed.n_closed && !cli.settings &&
+	    !cli.learn_result && !cli.explain)
+		note_closed(&closed);
 	if (cli.settings)
 		return print_settings(p);
 	if (cli.learn_result)

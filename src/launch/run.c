@@ -421,13 +421,6 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	struct sb_limits lim;
 	const char *refused;
 
-	if (cli->channel_fd && fcntl(cli->channel_fd, F_GETFD) < 0) {
-		fprintf(stderr,
-			"python-sb: --pysandboxes-channel=%d: not an open "
-			"descriptor; nothing was run.\n",
-			cli->channel_fd);
-		return SB_EXIT_SETUP;
-	}
 	sb_kernel_probe(&caps);
 	if (provider == SB_PROVIDER_AUTO) {
 		/* the strongest this kernel offers, and say what is lost */
@@ -461,6 +454,16 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		if ((refused = sb_qemu_refusal(a, p))) {
 			fprintf(stderr, "python-sb: %s; nothing was run.\n",
 				refused);
+			return SB_EXIT_SETUP;
+		}
+		if (cli->keep_fds.n) {
+			fprintf(stderr,
+				"python-sb: --pysandboxes-keep-fd=%d: "
+				"os-sandbox=qemu carries no descriptor of the "
+				"caller's into the guest (partial mode's "
+				"--pysandboxes-channel aside); nothing was "
+				"run.\n",
+				cli->keep_fds.v[0]);
 			return SB_EXIT_SETUP;
 		}
 		break;
@@ -549,7 +552,9 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 				      .guard = guard,
 				      .pkgdir = pkgdir,
 				      .script = sb_cli_script(cli),
-				      .channel_fd = cli->channel_fd };
+				      .channel_fd = cli->channel_fd,
+				      .keep_fds = cli->keep_fds.v,
+				      .n_keep_fds = cli->keep_fds.n };
 	char kcwd[PATH_MAX];
 
 	kctx.cwd = getcwd(kcwd, sizeof(kcwd)) ? kcwd : "/";

@@ -193,3 +193,85 @@ def test_K52(tree, judge):
     # execs: weaknesses.md 103; the caller's pipe stays read-only there)
     if tree.os_sandbox != "firejail":
         assert after == before, (oct(before), oct(after))
+
+
+def _run_native(tree, args, **kw):
+    """try-syscall ARGS exec'd by the program, as tree's user; its answer
+    (the last line of its output)."""
+    helper = tree.path("bin/try-syscall")
+    code = f"import os\nos.execv({helper!r}, {[helper] + args!r})\n"
+    argv = [tree.sb, f"--python={tree.python}", "-c", code]
+    if tree.nobody:
+        from harness import chown_tree
+        chown_tree(tree.root)
+        argv = as_nobody(argv)
+    p = subprocess.run(argv, capture_output=True, text=True, cwd=tree.root,
+                       timeout=scaled(120), **kw)
+    out = p.stdout.strip()
+    return out.splitlines()[-1] if out else ""
+
+
+@attack("K53", "native: the caller's flock(1) lock released through the "
+        "descriptor it left open")
+def test_K53(tree, judge):
+    """`flock /var/lock/job.lock python-sb job.py`: flock(1) leaves the
+    locked descriptor open for its command, and the program shares its
+    open file description, lock included: flock(fd, LOCK_UN) released it
+    for the caller, and a second job ran beside the first. Evidence from
+    outside: a second open of the lock file, locked without waiting by the
+    test once python-sb returned. python-sb closes the descriptors above 2
+    that the caller did not name with --pysandboxes-keep-fd."""
+    lock = tree.path("rw/job.lock")
+    with open(lock, "w"):
+        pass
+    fd = os.open(lock, os.O_RDONLY)
+    try:
+        import fcntl
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        answer = _run_native(tree, ["unlock", str(fd)], pass_fds=(fd,))
+        probe = os.open(lock, os.O_RDONLY)
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            released = True
+        except BlockingIOError:
+            released = False
+        finally:
+            os.close(probe)
+    finally:
+        os.close(fd)
+    judge.native("ok" if released else answer or "errno ?", "EBADF")
+    assert not released, answer
+
+
+@attack("K54", "native: a line written into a pipe the caller left open "
+        "above descriptor 2, which it reads after the run")
+def test_K54(tree, judge):
+    """A pipe's read end passed above descriptor 2 (a shell's `3<&0`, a
+    supervisor's status pipe): K52's reopening through /proc/self/fd/N for
+    writing gave the program a writable description of the caller's pipe
+    (python-sb narrows 0 to 2 only). Evidence from outside: the rest of
+    the pipe, read by the test after python-sb returned. python-sb closes
+    the descriptors above 2 that the caller did not name."""
+    r, w = os.pipe()
+    if tree.nobody:
+        os.fchown(r, NOBODY, NOBODY)  # the caller's own pipe, as its user's
+    try:
+        os.write(w, b"echo producer\n")
+        answer = _run_native(tree, ["reopen-write", str(r),
+                                    "echo INJECTED\n"],
+                             pass_fds=(r,), stdin=subprocess.DEVNULL)
+        os.close(w)
+        w = -1
+        rest = b""
+        while True:
+            d = os.read(r, 4096)
+            if not d:
+                break
+            rest += d
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+    judge.native("ok" if b"INJECTED" in rest else answer or "errno ?",
+                 "ENOENT")
+    assert rest == b"echo producer\n", rest

@@ -46,6 +46,7 @@
  *     writes; the count of SIGIO that came in SECONDS written to FILE)
  *   reopen-write FD TEXT (FD opened again for writing through
  *     /proc/self/fd/FD, and TEXT written there)
+ *   unlock FD (the flock(2) lock on FD's open file description released)
  *   tostop FD SECONDS (TOSTOP set on FD's terminal, then SECONDS of sleep
  *     while the caller's background job writes to it)
  *   mcast-join GROUP (an IPv4 or IPv6 multicast group joined on a UDP
@@ -75,6 +76,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <net/if.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/msg.h>
@@ -1146,6 +1148,8 @@ int main(int argc, char **argv)
 		return reopen_write(atoi(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(a, "tostop") == 0)
 		return tostop(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 3 && strcmp(a, "unlock") == 0)
+		return result(flock(atoi(argv[2]), LOCK_UN));
 	if (argc == 4 && strcmp(a, "tcxonc") == 0)
 		return result(ioctl(atoi(argv[2]), TCXONC, atoi(argv[3])));
 	return usage();
