@@ -1639,8 +1639,14 @@ bool sb_eval_learn(const char *which, PyObject *args, PyObject *kw)
 	}
 	/* a source that does not parse fails the same way when enforced */
 	handled = true;
-	if (tree && ev_check_tree(&c, tree) == 0)
-		sb_learn_record("eval", "eval-on", NULL);
+	/* and through which builtin, in case the run also needs it raw
+	 * (learn_rules.c, gen_api) */
+	if (tree && ev_check_tree(&c, tree) == 0) {
+		char via[48];
+
+		snprintf(via, sizeof(via), "eval-on=builtins.%.20s", which);
+		sb_learn_record("eval", via, NULL);
+	}
 	if (c.names)
 		learn_context(p, c.names);
 out:

@@ -1346,6 +1346,45 @@ static void gen_imports(struct sb_arena *a, const struct sb_learned *l,
 
 /* ---- sensitive calls ---- */
 
+/* The tokens of the records "key=token", sorted, once each. */
+static void eval_tokens(struct sb_arena *a, const struct sb_learned *l,
+			const char *key, str_vec *out)
+{
+	size_t i, n = strlen(key);
+
+	for (i = 0; i < l->evals.n; i++) {
+		const char *r = l->evals.v[i];
+
+		if (strncmp(r, key, n) == 0 && r[n] == '=' && r[n + 1] &&
+		    !sb_str_in(r + n + 1, out->v, out->n))
+			*SB_VEC_PUSH(a, *out) = r + n + 1;
+	}
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_str);
+}
+
+
+struct raw_grant_ctx {
+	const struct sb_learned *l;
+	const struct sb_policy *p;
+};
+
+/* Granted by the rules in force, or learned in this run (sb_eval_raw_grant:
+ * a raw eval, exec or compile makes eval-* rules moot). */
+static bool raw_granted(long k, const void *v)
+{
+	const struct raw_grant_ctx *c = v;
+	size_t i;
+
+	if (c->p && c->p->api_allow && c->p->api_allow[k])
+		return true;
+	for (i = 0; i < c->l->apis.n; i++)
+		if (sb_api_lookup(c->l->apis.v[i]) == k)
+			return true;
+	return false;
+}
+
+
 static void gen_api(struct sb_arena *a, const struct sb_learned *l,
 		    const struct sb_learn_ctx *ctx, struct family *fam)
 {
@@ -1355,8 +1394,22 @@ static void gen_api(struct sb_arena *a, const struct sb_learned *l,
 	size_t i;
 	int c;
 
+	const struct raw_grant_ctx rc = { l, p };
+	str_vec via = { 0 };
+
 	for (i = 0; i < l->apis.n; i++) {
 		long k = sb_api_lookup(l->apis.v[i]);
+
+		if (k >= 0 && !(allowed && allowed[k]))
+			learned[k] = 1;
+	}
+	/* with a raw eval, exec or compile granted the eval-* rules are
+	 * written commented out (gen_eval): the evaluations need the raw
+	 * builtins they went through (records "eval-on=builtins.eval") */
+	if (sb_eval_raw_grant(raw_granted, &rc))
+		eval_tokens(a, l, "eval-on", &via);
+	for (i = 0; i < via.n; i++) {
+		long k = sb_api_lookup(via.v[i]);
 
 		if (k >= 0 && !(allowed && allowed[k]))
 			learned[k] = 1;
@@ -1402,23 +1455,6 @@ static void gen_api(struct sb_arena *a, const struct sb_learned *l,
 }
 
 /* ---- dynamically evaluated code (<learning_guard_eval>) ---- */
-
-/* The tokens of the records "key=token", sorted, once each. */
-static void eval_tokens(struct sb_arena *a, const struct sb_learned *l,
-			const char *key, str_vec *out)
-{
-	size_t i, n = strlen(key);
-
-	for (i = 0; i < l->evals.n; i++) {
-		const char *r = l->evals.v[i];
-
-		if (strncmp(r, key, n) == 0 && r[n] == '=' && r[n + 1] &&
-		    !sb_str_in(r + n + 1, out->v, out->n))
-			*SB_VEC_PUSH(a, *out) = r + n + 1;
-	}
-	if (out->n)
-		qsort(out->v, out->n, sizeof(*out->v), cmp_str);
-}
 
 /* A syntax group replaces its nodes only if every node of it was seen. */
 static void syntax_groups(struct sb_arena *a, str_vec *t)
@@ -1474,12 +1510,25 @@ static void gen_eval(struct sb_arena *a, const struct sb_learned *l,
 					      "eval-max-nodes" };
 	static const char observed[] = "                    # \u26a0 "
 				       "runtime-observed";
+	const struct raw_grant_ctx rc = { l, ctx->policy };
+	/* the run also needed a raw eval, exec or compile (a code object the
+	 * guard did not compile): the policy refuses eval-* lines beside its
+	 * grant, so they are written for review, commented out */
+	const char *raw = sb_eval_raw_grant(raw_granted, &rc);
+	const char *off = raw ? "# " : "";
 	struct group *g;
 	size_t i, k;
 
 	if (!l->evals.n)
 		return;
-	g = new_group(a, fam, NULL);
+	g = new_group(a, fam,
+		      raw ? sb_arena_printf(
+				    a, "# Not in force: python-api=ALLOW:%s "
+				       "runs code strings unguarded, and the "
+				       "eval-* rules below would guard "
+				       "nothing (the two are refused together)",
+				    raw)
+			  : NULL);
 	for (i = 0; i < SB_ARRAY_LEN(lists); i++) {
 		str_vec t = { 0 };
 		struct sb_buf b = { 0 };
@@ -1499,7 +1548,7 @@ static void gen_eval(struct sb_arena *a, const struct sb_learned *l,
 			flag_name(a, fam, sb_learn_escape(a, b.s));
 		else
 			*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(
-				a, "%s%s", b.s, i >= 3 ? observed : "");
+				a, "%s%s%s", off, b.s, i >= 3 ? observed : "");
 		sb_buf_free(&b);
 	}
 	for (i = 0; i < SB_ARRAY_LEN(maxima); i++) {
@@ -1511,12 +1560,12 @@ static void gen_eval(struct sb_arena *a, const struct sb_learned *l,
 			if (atol(t.v[k]) > best)
 				best = atol(t.v[k]);
 		if (best > 0)
-			*SB_VEC_PUSH(a, g->lines) =
-				sb_arena_printf(a, "%s=%ld", maxima[i], best);
+			*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(
+				a, "%s%s=%ld", off, maxima[i], best);
 	}
 	/* an evaluation that needed nothing beyond the defaults still needs
 	 * the default profile on, or eval() stays refused */
-	if (!g->lines.n && !default_eval_profile(ctx->policy))
+	if (!raw && !g->lines.n && !default_eval_profile(ctx->policy))
 		*SB_VEC_PUSH(a, g->lines) = "eval-namespace=adaptive";
 }
 

@@ -1717,20 +1717,19 @@ static void stage_directives(struct parser *ps)
 
 /* A grant of eval/exec/compile sends them to the raw builtins; eval-* rules
  * would then guard nothing, so the two together are refused (2.6.6). */
+static bool api_allowed(long k, const void *ctx)
+{
+	const struct sb_policy *p = ctx;
+
+	return p->api_allow && p->api_allow[k];
+}
+
 static void check_eval_grant(struct parser *ps)
 {
 	struct sb_policy *p = ps->p;
-	static const char *const raw[] = { "builtins.eval", "builtins.exec",
-					   "builtins.compile" };
-	const char *granted = NULL;
+	const char *granted = sb_eval_raw_grant(api_allowed, p);
 	size_t i;
 
-	for (i = 0; i < SB_ARRAY_LEN(raw) && !granted; i++) {
-		long k = sb_api_lookup(raw[i]);
-
-		if (k >= 0 && p->api_allow && p->api_allow[k])
-			granted = raw[i];
-	}
 	if (!granted)
 		return;
 	for (i = 0; i < ps->lines.n; i++) {

@@ -188,6 +188,13 @@ void sb_eval_profile_defaults(struct sb_eval_profile *e);
 bool sb_eval_core_node(const char *node);
 /* Builtins that hand evaluated code a way around the guard (getattr...). */
 bool sb_eval_sensitive_builtin(const char *name);
+/* The first of builtins.eval, exec and compile that granted(k, ctx) says is
+ * granted (k: its index in the API registry), or NULL. A grant of one of
+ * them sends code strings to the raw builtins, so that eval-* rules guard
+ * nothing: the policy refuses the two together, learning writes the eval-*
+ * lines commented out. */
+const char *sb_eval_raw_grant(bool (*granted)(long k, const void *ctx),
+			      const void *ctx);
 
 /* ---- single-valued directives and providers ---- */
 

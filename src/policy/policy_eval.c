@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "api_registry.h"
 #include "policy_internal.h"
 
 /* The list keys come first, in enum sb_eval_list order, then the scalars in
@@ -905,4 +906,20 @@ void sb_eval_finish(struct sb_policy *p)
 			if (!e->scalar_ref[k].file)
 				e->scalar[k] = scalar_defaults[k];
 	}
+}
+
+const char *sb_eval_raw_grant(bool (*granted)(long k, const void *ctx),
+			      const void *ctx)
+{
+	static const char *const raw[] = { "builtins.eval", "builtins.exec",
+					   "builtins.compile" };
+	size_t i;
+
+	for (i = 0; i < SB_ARRAY_LEN(raw); i++) {
+		long k = sb_api_lookup(raw[i]);
+
+		if (k >= 0 && granted(k, ctx))
+			return raw[i];
+	}
+	return NULL;
 }

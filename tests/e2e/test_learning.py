@@ -625,6 +625,33 @@ def test_evaluated_code_is_learned_as_eval_rules(run_sb, tmp_cwd, py):
     assert "add: eval-magic=__class__" in r.stderr, r.stderr
 
 
+def test_a_raw_exec_beside_evaluations_learns_rules_that_load(
+        run_sb, tmp_cwd, py):
+    """A code object the guard did not compile (a function's __code__)
+    needs python-api=ALLOW:builtins.exec, and the policy refuses eval-*
+    lines beside that grant (seed 2.6.6): learning wrote both, and the
+    enforcing run stopped at its rule file. The eval-* lines are now
+    written commented out, and the builtins the evaluations went through
+    granted instead."""
+    (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+        def f():
+            print("body")
+        exec(f.__code__)
+        print(eval("len('ab')"))
+        """))
+    first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                              ["app.py"])
+    assert first.stdout == second.stdout == "body\n2\n", \
+        (first.stdout, second.stdout, second.stderr)
+    lines = active(rules)
+    assert "python-api=ALLOW:builtins.exec" in lines, rules
+    assert "python-api=ALLOW:builtins.eval" in lines, rules
+    assert not any(ln.startswith("eval-") for ln in lines), rules
+    assert "# eval-call=len" in rules, rules
+    assert ("# Not in force: python-api=ALLOW:builtins.exec runs code "
+            "strings unguarded") in rules, rules
+
+
 def test_an_absent_include_under_a_learned_spelled_tree_is_turned_off(
         run_sb, tmp_cwd, py, tmp_path):
     """A home under /tmp and a program that writes a temporary file:
