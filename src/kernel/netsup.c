@@ -1115,8 +1115,9 @@ static void *worker(void *arg)
  * only then reads and copies what it sends (the call waits in the
  * kernel meanwhile, as it would for a full socket). At most max_workers
  * calls block at once; past that they wait their turn, MAX_QUEUED of
- * them. The caller's descriptors were closed: a queued call holds no
- * descriptor and none of the program's data. */
+ * them. A call that waits its turn holds no descriptor and none of the
+ * program's data; one an idle worker takes keeps its two descriptors
+ * (at most one such call per idle worker). */
 static void run_blocking(struct sup *s, struct call *c)
 {
 	pthread_attr_t attr;
@@ -1146,6 +1147,14 @@ static void run_blocking(struct sup *s, struct call *c)
 		pthread_mutex_unlock(&s->mu);
 		serve_call(s, c);
 		return;
+	}
+	/* an idle worker takes it at once, with the descriptors open_call()
+	 * made (opening them again cost a dozen calls a connect); one that
+	 * waits its turn holds none, its worker opens them again */
+	if (s->idle <= s->queued) {
+		close(c->sock);
+		close(c->pidfd);
+		c->sock = c->pidfd = -1;
 	}
 	s->queued++;
 	c->next = NULL;
@@ -1358,9 +1367,6 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 		reply(s->listener, c->id, rc);
 		call_free(c);
 	} else if (c->blocking) {
-		close(c->sock);
-		close(c->pidfd);
-		c->sock = c->pidfd = -1;
 		run_blocking(s, c);
 	} else {
 		serve_call(s, c);
