@@ -703,6 +703,13 @@ int sb_api_event(const char *event, PyObject *args)
 		return dynamic_code(event[0] == 'c' ? "builtins.compile"
 						    : "builtins.exec");
 	}
+	if (sb_str_starts(event, "marshal.load") && sb_g.starting &&
+	    !py.PyEval_GetFrame()) {
+		/* `python x.pyc`: the interpreter reads the compiled main
+		 * program, frameless, once, and runs it with no exec event */
+		sb_g.starting = false;
+		return 0;
+	}
 	if (strcmp(event, "code.__new__") == 0 ||
 	    strcmp(event, "marshal.loads") == 0 ||
 	    strcmp(event, "marshal.load") == 0)

@@ -56,8 +56,9 @@ struct sb_guard {
 	 * theirs */
 	bool interactive;
 	/* The interpreter's own frameless start: from arming to the main
-	 * program's first code, its frameless exec or the import of runpy
-	 * that runs it (api.c frameless_runtime, imports.c). */
+	 * program's first code, its frameless exec, the frameless read of
+	 * a compiled main program (python x.pyc) or the import of runpy that
+	 * runs it (api.c frameless_runtime and sb_api_event, imports.c). */
 	bool starting;
 	/* The program is read from standard input, or a REPL follows it
 	 * (-i): what it compiles there, frameless, is named "<stdin>". */

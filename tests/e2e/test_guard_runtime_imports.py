@@ -120,6 +120,39 @@ def test_a_frameless_call_is_judged_as_the_program(sandboxed, tmp_cwd, how):
             "is denied by the API guard" in r.stderr), r.stderr
 
 
+def test_a_compiled_main_program_runs_and_stays_judged(run_sb, tmp_cwd,
+                                                       python_exe):
+    """`python-sb x.pyc`: the interpreter reads a compiled main program
+    with marshal, frameless, and the guard refused it as bytecode built at
+    run time ("RuntimeError: Bad code object in .pyc file", CPython's
+    wording for any failed read). It runs now; the read ends the
+    interpreter's start, so a frameless eval registered by the program is
+    still the program's."""
+    (tmp_cwd / "out").mkdir()
+    src = tmp_cwd / "prog.py"
+    src.write_text(textwrap.dedent("""\
+        import atexit
+        print("ran", __name__)
+        atexit.register(eval,
+            "open('out/marker', 'w').write('escaped')", {})
+        """))
+    r = subprocess.run([python_exe, "-c",
+                        "import py_compile, sys; "
+                        "py_compile.compile(sys.argv[1], sys.argv[2])",
+                        str(src), str(tmp_cwd / "prog.pyc")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    src.unlink()
+    (tmp_cwd / ".py-sandboxes").write_text(EMPTY +
+                                           "python-import=atexit\n")
+    r = run_sb([f"--python={python_exe}", "prog.pyc"])
+    assert r.stdout == "ran __main__\n", r.stderr
+    assert "Bad code object" not in r.stderr, r.stderr
+    assert "builtins.eval() is denied by the API guard" in r.stderr, \
+        r.stderr
+    assert not (tmp_cwd / "out" / "marker").exists(), r.stderr
+
+
 def has_module(python_exe, name):
     return subprocess.run([python_exe, "-c", f"import {name}"],
                           capture_output=True).returncode == 0
