@@ -139,6 +139,28 @@ def test_K51(tree, judge):
     assert seen in ("", "0"), seen
 
 
+def _through_pipe(r, w, run):
+    """A producer's line in the pipe (r, w), then run(); the write end
+    closed, what the pipe holds then. Both ends are closed on return:
+    (run()'s result, the rest of the pipe)."""
+    try:
+        os.write(w, b"echo producer\n")
+        got = run()
+        os.close(w)
+        w = -1
+        rest = b""
+        while True:
+            d = os.read(r, 4096)
+            if not d:
+                break
+            rest += d
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+    return got, rest
+
+
 @attack("K52", "native: a line written into the caller's stdin pipe, "
         "which the caller's next command reads")
 def test_K52(tree, judge):
@@ -167,23 +189,16 @@ def test_K52(tree, judge):
     if tree.nobody:
         os.fchown(r, NOBODY, NOBODY)  # the caller's own pipe, as its user's
     before = os.fstat(r).st_mode & 0o7777
-    try:
-        os.write(w, b"echo producer\n")
+    seen = {}
+
+    def run():
         p = subprocess.run(argv, stdin=r, capture_output=True, text=True,
                            cwd=tree.root, timeout=scaled(120))
-        after = os.fstat(r).st_mode & 0o7777
-        os.close(w)
-        w = -1
-        rest = b""
-        while True:
-            d = os.read(r, 4096)
-            if not d:
-                break
-            rest += d
-    finally:
-        os.close(r)
-        if w >= 0:
-            os.close(w)
+        seen["after"] = os.fstat(r).st_mode & 0o7777
+        return p
+
+    p, rest = _through_pipe(r, w, run)
+    after = seen["after"]
     answer = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
     judge.native("ok" if b"INJECTED" in rest else answer or "errno ?",
                  "EACCES")
@@ -255,23 +270,9 @@ def test_K54(tree, judge):
     r, w = os.pipe()
     if tree.nobody:
         os.fchown(r, NOBODY, NOBODY)  # the caller's own pipe, as its user's
-    try:
-        os.write(w, b"echo producer\n")
-        answer = _run_native(tree, ["reopen-write", str(r),
-                                    "echo INJECTED\n"],
-                             pass_fds=(r,), stdin=subprocess.DEVNULL)
-        os.close(w)
-        w = -1
-        rest = b""
-        while True:
-            d = os.read(r, 4096)
-            if not d:
-                break
-            rest += d
-    finally:
-        os.close(r)
-        if w >= 0:
-            os.close(w)
+    answer, rest = _through_pipe(r, w, lambda: _run_native(
+        tree, ["reopen-write", str(r), "echo INJECTED\n"], pass_fds=(r,),
+        stdin=subprocess.DEVNULL))
     judge.native("ok" if b"INJECTED" in rest else answer or "errno ?",
                  "ENOENT")
     assert rest == b"echo producer\n", rest
