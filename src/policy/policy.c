@@ -13,6 +13,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -450,6 +451,88 @@ static int group_may_write(int fd, const struct stat *st)
 	return group_is_private(st->st_gid) ? 0 : ERR_GROUP;
 }
 
+/* Whether users other than the one running could replace or remove the
+ * entries of directory 'dir' (mode st): 0, ERR_FOREIGN (another user
+ * owns it), ERR_WORLD, ERR_GROUP or ERR_ACL (they may write it, and no
+ * sticky bit keeps them to their own entries). */
+static int dir_may_change(const char *dir, const struct stat *st)
+{
+	if (st->st_uid != geteuid() && st->st_uid != 0)
+		return ERR_FOREIGN;
+	if (st->st_mode & S_ISVTX)
+		return 0;
+	if (st->st_mode & S_IWOTH)
+		return ERR_WORLD;
+	if (!(st->st_mode & S_IWGRP))
+		return 0;
+	if (getxattr(dir, "system.posix_acl_access", NULL, 0) > 0)
+		return ERR_ACL;
+	return group_is_private(st->st_gid) ? 0 : ERR_GROUP;
+}
+
+/* A rule file is only as safe as the directories above it: one that
+ * another user may change lets them replace the file (a file of the
+ * running user's they made a copy of, or a directory moved in) or remove
+ * it, and a missing rule file makes the next run a learning run, a
+ * missing include takes its rules (its DENY rules too) with it. As
+ * ssh(1) does for authorized_keys, every directory from the file's up to
+ * / is judged, the ones that exist; 'canon' is canonical (no link).
+ * Returns 0 or the ERR_ of the first such directory, copied to 'bad'. */
+static int dirs_may_change(const char *canon, char *bad, size_t n)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int err;
+
+	if (strlen(canon) >= sizeof(dir))
+		return 0; /* realpath() made it: cannot happen */
+	strcpy(dir, canon);
+	for (;;) {
+		char *slash = strrchr(dir, '/');
+
+		if (!slash)
+			return 0;
+		slash[slash == dir ? 1 : 0] = '\0';
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    (err = dir_may_change(dir, &st)) != 0) {
+			snprintf(bad, n, "%s", dir);
+			return err;
+		}
+		if (!strcmp(dir, "/"))
+			return 0;
+	}
+}
+
+/* The message for dirs_may_change()'s answer. */
+static void dir_error(struct parser *ps, struct sb_ref at, const char *label,
+		      const char *dir, int err)
+{
+	struct stat st;
+	const char *who =
+		err == ERR_FOREIGN ? "it belongs to another user"
+		: err == ERR_WORLD ? "every user may write it"
+		: err == ERR_ACL   ? "an ACL lets other users write it"
+				   : "users of its group may write it";
+	const char *fix =
+		err == ERR_FOREIGN ? "Move the rule file to a directory of "
+				     "yours, or chown the directory"
+		: err == ERR_ACL   ? "setfacl -b the directory, or chmod +t it"
+		: err == ERR_WORLD ? "chmod o-w the directory, or chmod +t it"
+				   : "chmod g-w the directory, or chmod +t it";
+
+	if (stat(dir, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	sb_error(ps->p, at,
+		 "%s: the directory '%s' (uid %lu, gid %lu, mode %04o) could "
+		 "be changed by users other than uid %lu who runs python-sb: "
+		 "%s, so any of them could replace or remove the rule file "
+		 "(a removed rule file makes the next run a learning run). "
+		 "%s.",
+		 label, dir, (unsigned long)st.st_uid,
+		 (unsigned long)st.st_gid, (unsigned)(st.st_mode & 07777),
+		 (unsigned long)geteuid(), who, fix);
+}
+
 static int read_file(struct sb_arena *a, const char *path, char **buf,
 		     size_t *len)
 {
@@ -612,7 +695,11 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 		f->display = display;
 		f->state = SB_FILE_ABSENT;
 		f->included_from = from;
-		if (!f->path) {
+		if (f->path &&
+		    (err = dirs_may_change(f->path, canon, sizeof(canon)))) {
+			f->state = SB_FILE_ERROR;
+			dir_error(ps, at, label, canon, err);
+		} else if (!f->path) {
 			f->path = abs;
 			f->state = SB_FILE_ERROR;
 			sb_error(ps->p, at,
@@ -650,6 +737,11 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 	f->display = display;
 	f->included_from = from;
 	f->outside = from.file && !under_root_dir(ps->p, f->path);
+	if ((err = dirs_may_change(f->path, canon, sizeof(canon))) != 0) {
+		f->state = SB_FILE_ERROR;
+		dir_error(ps, at, label, canon, err);
+		return;
+	}
 	/* their sum is bounded: by the size lstat() saw, before anything is
 	 * read (the first file alone: read_file()'s own bound), then by
 	 * what was read */

@@ -198,9 +198,12 @@ def test_K13(case, victim, judge):
             case.path(".py-sandboxes")).read(), learn.stderr
         judge._record("refused by launcher", "links not followed")
     else:
-        # a rule file of uid 65534 is not root's to rewrite
+        # a rule file of uid 65534, in a directory of uid 65534's, is not
+        # root's to rewrite (the directory is judged first)
         assert learn.returncode == 255 and case.nobody, learn.stderr
-        assert "belongs to uid 65534" in learn.stderr
+        assert ("belongs to uid 65534" in learn.stderr or
+                ("(uid 65534, " in learn.stderr and "could be changed by "
+                 "users other than uid 0" in learn.stderr)), learn.stderr
         judge._record("refused by launcher", learn.stderr.strip())
 
 
@@ -562,6 +565,90 @@ def test_K61(case, judge):
     os.chmod(case.path("inc.rules"), 0o644 if case.nobody else 0o664)
     r = run()
     assert r.returncode == 0 and os.path.exists(marker), r.stderr[-500:]
+
+
+@attack("K67", "the directory above the rule file lets another user "
+        "remove it: the next run learns, with every right")
+def test_K67(case, judge):
+    """The rule file is the user's own and no one else may write it, but
+    its directory is world-writable (a shared /srv/project, a container's
+    0777 volume), another user's, or writable by a group with other
+    members: any of them could remove the file or rename another over it,
+    and a missing rule file makes the next run a learning run, in which
+    the program may do anything. python-sb judged the file and not its
+    directories. Now every directory from the rule file's up to / must be
+    the user's or root's and writable by no one else unless sticky
+    (ssh's rule for authorized_keys): status 255 otherwise, whether the
+    file is there or was removed. Judged from outside: the other user's
+    marker the learning run would write."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to act as another user")
+    me, other = (65534, 1) if case.nobody else (0, 65534)
+    proj = case.path("proj")
+    out = case.path("out")
+    for d in (proj, out):
+        os.makedirs(d, exist_ok=True)
+        os.chown(d, me, me)
+    marker = os.path.join(out, "ran")
+    case.write("proj/run.py", f"open({marker!r}, 'w').write('x')\n")
+    rules = case.path("proj/.py-sandboxes")
+
+    def as_user(uid, argv):
+        return ["setpriv", f"--reuid={uid}", f"--regid={uid}",
+                "--clear-groups"] + argv
+
+    def run():
+        argv = [case.sb, f"--python={case.python}", "run.py"]
+        return subprocess.run(as_user(me, argv) if me else argv, cwd=proj,
+                              capture_output=True, text=True,
+                              timeout=scaled(120), stdin=subprocess.DEVNULL)
+
+    outcomes = {}
+    cases = [  # label, directory's owner, group, mode, removed by other
+        ("world-writable directory, file removed", me, me, 0o777, True),
+        ("world-writable directory", me, me, 0o777, False),
+        ("directory of another user", other, other, 0o755, False),
+        ("directory of a shared group", me, 1, 0o775, False)]
+    for label, owner, group, mode, remove in cases:
+        if os.path.exists(marker):
+            os.unlink(marker)
+        if os.path.exists(rules):
+            os.unlink(rules)
+        case.write("proj/.py-sandboxes", "python-import=*\n" + case.tail())
+        if case.nobody:
+            chown_tree(case.root)
+        os.chown(rules, me, me)
+        os.chmod(rules, 0o644)
+        os.chown(proj, owner, group)
+        os.chmod(proj, mode)
+        if remove:
+            # what the directory's mode lets any user do (the test's own
+            # tree is not searchable by them: the test does it for them)
+            os.unlink(rules)
+        r = run()
+        outcomes[label] = (r.returncode, os.path.exists(marker),
+                           r.stderr[-400:])
+    escaped = {k: v for k, v in outcomes.items() if v[0] != 255 or v[1]}
+    judge._record("escaped" if escaped else "refused by launcher",
+                  repr(outcomes))
+    assert not escaped, outcomes
+    assert "every user may write it, so any of them could replace or " \
+        "remove the rule file" in outcomes["world-writable directory"][2], \
+        outcomes
+    assert "every user may write it" in \
+        outcomes["world-writable directory, file removed"][2], outcomes
+    assert "it belongs to another user" in \
+        outcomes["directory of another user"][2], outcomes
+    assert "users of its group may write it" in \
+        outcomes["directory of a shared group"][2], outcomes
+    # a sticky bit keeps others to their own entries: the run is the
+    # rules' (they grant nothing outside: the marker stays unwritten)
+    os.chmod(proj, 0o1777)
+    os.chown(proj, me, me)
+    r = run()
+    assert r.returncode != 255, r.stderr[-500:]
+    assert "could be changed by users other than" not in r.stderr
+    assert not os.path.exists(marker), r.stderr[-500:]
 
 
 def set_acl_write(path, uid):

@@ -57,7 +57,8 @@ def run(bindir, cwd, args, nobody=False):
 def prepare(base, provider):
     work = base / "work"
     work.mkdir()
-    os.chmod(work, 0o777)
+    os.chmod(work, 0o1777)  # sticky: python-sb refuses a rule file
+    # in a directory others may change without it
     (work / ".py-sandboxes").write_text(
         f"os-sandbox={provider}\nexpose-rw={work}\n")
     return work

@@ -88,8 +88,10 @@ def work():
     (w / "data" / "ok.txt").write_text("fine")
     (w / "data" / "secret.key").write_text("TOPSECRET")
     os.chmod(top, 0o755)
-    for p in (w, w / "data"):
-        os.chmod(p, 0o777)
+    # sticky: python-sb refuses a rule file in a directory others may
+    # change without it
+    os.chmod(w, 0o1777)
+    os.chmod(w / "data", 0o777)
     for p in (w / "data" / "ok.txt", w / "data" / "secret.key"):
         os.chmod(p, 0o644)
     yield w

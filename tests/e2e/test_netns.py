@@ -57,7 +57,7 @@ def work():
     w = top / "w"
     w.mkdir()
     os.chmod(top, 0o755)
-    os.chmod(w, 0o777)
+    os.chmod(w, 0o1777)  # sticky: it holds the rule file
     yield w
     shutil.rmtree(top, ignore_errors=True)
 

@@ -54,7 +54,10 @@ def work():
     (w / "ro" / "f.txt").write_text("readable")
     (top / "secret.txt").write_text("TOPSECRET")
     os.chmod(top, 0o755)
-    for p in (w, w / "ro", w / "rw"):
+    # sticky above the rule file: python-sb refuses one in a directory
+    # others may change without it
+    os.chmod(w, 0o1777)
+    for p in (w / "ro", w / "rw"):
         os.chmod(p, 0o777)
     os.chmod(w / "ro" / "f.txt", 0o644)
     os.chmod(top / "secret.txt", 0o644)
