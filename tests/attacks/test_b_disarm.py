@@ -6,7 +6,8 @@ API-guard refusals."""
 
 import textwrap
 
-from harness import API_ERR, api_denied, attack
+from harness import (API_ERR, PROVIDERS, api_denied, attack,
+                     documented_escape)
 
 ALL = "python-import=*\n"
 
@@ -302,3 +303,29 @@ def test_B22(case, judge):
     judge.structural(out["planted"], "LookupError", "the guard reads a "
                      "module's own dictionary")
     assert not any(os.path.exists(case.path(n)) for n in ("spawn", "fork"))
+
+
+@documented_escape(PROVIDERS,
+                   "weaknesses.md 9: the dynamic-code exemption is decided "
+                   "by the file of the frame that calls eval/exec, and "
+                   "importlib's own helper calls what it is given")
+@attack("B30", "exec laundered through importlib's "
+        "_call_with_frames_removed, with no rule for dynamic code")
+def test_B30(case, judge):
+    """The guard lets the runtime and libraries call eval, exec and
+    compile (namedtuple, dataclasses and enum build their methods so);
+    the program's own calls need python-api=ALLOW:dynamic-code or an
+    eval-* profile. importlib's _call_with_frames_removed(f, *args) calls
+    f from a frozen frame: handed exec and a string, it runs the string
+    as the library's. The code that runs is still judged by the file,
+    network, import and API guards (os.system below is refused either
+    way): only the dynamic-code rule is defeated."""
+    out = case.run(ALL, {"launder": """
+        import sys
+        ns = {}
+        sys.modules["_frozen_importlib"]._call_with_frames_removed(
+            exec, "x = 6 * 7", ns)
+        return ns["x"]
+        """})
+    judge.python(out["launder"], API_ERR,
+                 api_denied("builtins.exec", "dynamic-code"))
