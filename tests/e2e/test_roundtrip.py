@@ -246,6 +246,44 @@ class T(unittest.TestCase):
         self.assertEqual(1 + 1, 2)
 """
 
+ROTATE = """\
+import logging, logging.handlers, os
+h = logging.handlers.RotatingFileHandler("app.log", maxBytes=100,
+                                         backupCount=3)
+log = logging.getLogger("x")
+log.addHandler(h)
+log.setLevel(logging.INFO)
+for i in range(50):
+    log.info("line %d xxxxxxxxxxxxxxxxxxxx", i)
+print(sorted(f for f in os.listdir(".") if f.startswith("app.log")))
+"""
+
+MAILBOX = """\
+import mailbox, email.message
+msg = email.message.EmailMessage()
+msg["Subject"] = "s"
+msg.set_content("b")
+box = mailbox.mbox("box")
+box.lock(); box.add(msg); box.flush(); box.unlock()
+print(len(box) > 0)
+"""
+
+MAKEDIRS = """\
+import os, shutil
+os.makedirs("a/b/c", exist_ok=True)
+open("a/b/c/f", "w").write("x")
+shutil.rmtree("a")
+print(os.path.exists("a"))
+"""
+
+SHELVE = """\
+import shelve
+with shelve.open("db/s") as s:
+    s["a"] = [1, 2]
+with shelve.open("db/s") as s:
+    print(s["a"])
+"""
+
 D = {"d/a.txt": "alpha\n", "d/b.txt": "beta\n", "d/sub/c.txt": "gamma\n"}
 
 PROGRAMS = {
@@ -284,6 +322,10 @@ PROGRAMS = {
     "local-import": ({"prog.py": "import helper\nprint(helper.X)\n",
                       "helper.py": "X = 1\n"}, ["prog.py"], None),
     "pickle": ({"prog.py": PICKLE}, ["prog.py"], None),
+    "shelve": ({"prog.py": SHELVE, "db/.keep": ""}, ["prog.py"], None),
+    "logging-rotate": ({"prog.py": ROTATE}, ["prog.py"], None),
+    "mailbox-lock": ({"prog.py": MAILBOX}, ["prog.py"], None),
+    "makedirs+rmtree": ({"prog.py": MAKEDIRS}, ["prog.py"], None),
     "configparser": ({"prog.py": CONFIG, "app.ini": "[main]\nname=x\n"},
                      ["prog.py"], None),
     "hashlib": (dict(D, **{"prog.py": HASH}), ["prog.py"], None),
@@ -411,6 +453,12 @@ def sb_run(args, cwd, env, timeout=120, unprivileged=False):
 KNOWN = {
     ("atomic-rename", "home"): "a new entry right in $HOME is never "
                                "learned (weaknesses.md 61)",
+    # rolling app.log over removes and renames entries in $HOME: refused
+    # by Landlock only, each file has its own rule
+    ("logging-rotate", "home"): "weaknesses.md 61",
+    # box.lock is made and removed beside the mailbox
+    ("mailbox-lock", "home"): "weaknesses.md 61",
+    ("makedirs+rmtree", "home"): "weaknesses.md 61",
 }
 
 
