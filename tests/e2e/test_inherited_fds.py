@@ -128,5 +128,6 @@ def test_a_learning_run_names_what_it_closed(tmp_cwd):
     assert (f"python-sb: note: closed the descriptors {lo}, {hi} that the "
             f"caller left open; to pass one on: --pysandboxes-keep-fd={lo} "
             "(python-sb(1), INHERITED DESCRIPTORS).\n") in r.stderr, r.stderr
-    # and the learned rules hold nothing about them
+    # it was a learning run: the rules were written
     assert (tmp_cwd / ".py-sandboxes").exists()
+    assert "Write all learning rules in" in r.stderr, r.stderr
