@@ -39,9 +39,12 @@ static bool allowed(long idx)
  * so the original keeps its depth semantics. */
 static bool library_may_call(const char *qualname)
 {
+	static const char *const readers[] = { "_getframe",
+					       "_getframemodulename", NULL };
+
 	return (strcmp(qualname, "sys._getframe") == 0 ||
 		strcmp(qualname, "sys._getframemodulename") == 0) &&
-	       sb_guard_caller_is_library();
+	       sb_guard_library_calls(readers);
 }
 
 /* Learning: the denier set on a class (multiprocessing.Process.start) hands
@@ -351,13 +354,41 @@ int sb_api_arm(void)
 
 /* ---- dynamic code ---- */
 
-static int dynamic_code(const char *door)
+/* What a library frame names when it runs or builds code itself
+ * (args.c sb_guard_library_calls): the builtin it calls, or the way it
+ * builds a code object. */
+static const char *const names_eval[] = { "eval", NULL };
+static const char *const names_exec[] = { "exec", NULL };
+static const char *const names_compile[] = { "compile", NULL };
+static const char *const names_event[] = { "eval", "exec", "compile", NULL };
+static const char *const names_build[] = { "loads", "load",
+					    "get_frozen_object", "CodeType",
+					    "replace", NULL };
+
+static const char *const *door_names(const char *which)
+{
+	if (strcmp(which, "eval") == 0)
+		return names_eval;
+	if (strcmp(which, "exec") == 0)
+		return names_exec;
+	return names_compile;
+}
+
+/* Application code the exemption does not cover: not a library calling
+ * the door by name, nor code typed at the prompt. */
+static bool application_calls(const char *const *names)
+{
+	return !sb_guard_library_calls(names) &&
+	       !sb_guard_caller_is_typed(names);
+}
+
+static int dynamic_code(const char *door, const char *const *names)
 {
 	long i = sb_api_lookup(door);
 
 	if (i >= 0 && allowed(i))
 		return 0;
-	if (sb_guard_caller_is_library() || sb_guard_caller_is_typed())
+	if (!application_calls(names))
 		return 0;
 	return sb_guard_check_api(door);
 }
@@ -380,7 +411,7 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 	    (sb_eval_running(w->attr, args, kw) ||
 	     (sb_eval_enabled() &&
 	      !(sb_api_lookup(door) >= 0 && allowed(sb_api_lookup(door))) &&
-	      !sb_guard_caller_is_library()))) {
+	      !sb_guard_library_calls(door_names(w->attr))))) {
 		dyn_door = w->attr;
 		res = sb_eval_builtin(w->attr, args, kw);
 		dyn_door = prev;
@@ -390,7 +421,7 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 	 * eval-* rules it needs, not as a dynamic-code grant (seed 4.3) */
 	if (sb_g.learning && !(sb_api_lookup(door) >= 0 &&
 			       allowed(sb_api_lookup(door))) &&
-	    !sb_guard_caller_is_library() && !sb_guard_caller_is_typed() &&
+	    application_calls(door_names(w->attr)) &&
 	    sb_eval_learn(w->attr, args, kw)) {
 		dyn_door = w->attr;
 		res = sb_wrap_call_original(w, args, kw);
@@ -399,7 +430,7 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 			sb_eval_learn_compiled(res);
 		return res;
 	}
-	if (dynamic_code(door) < 0)
+	if (dynamic_code(door, door_names(w->attr)) < 0)
 		return NULL;
 	dyn_door = w->attr;
 	res = sb_wrap_call_original(w, args, kw);
@@ -701,7 +732,8 @@ int sb_api_event(const char *event, PyObject *args)
 		if (frameless_runtime(event, args))
 			return 0;
 		return dynamic_code(event[0] == 'c' ? "builtins.compile"
-						    : "builtins.exec");
+						    : "builtins.exec",
+				    names_event);
 	}
 	if (sb_str_starts(event, "marshal.load") && sb_g.starting &&
 	    !py.PyEval_GetFrame()) {
@@ -714,7 +746,7 @@ int sb_api_event(const char *event, PyObject *args)
 	    strcmp(event, "marshal.loads") == 0 ||
 	    strcmp(event, "marshal.load") == 0)
 		/* bytecode built at run time runs like exec'd code */
-		return dynamic_code("builtins.exec");
+		return dynamic_code("builtins.exec", names_build);
 	/* (fd, request, arg): a request of the one safe list passes (the
 	 * kernel layer allows the same lists and no other) */
 	if (strcmp(event, "fcntl.ioctl") == 0) {

@@ -113,13 +113,13 @@ int sb_arg_path(PyObject *arg, char buf[PATH_MAX])
 	return r;
 }
 
-int sb_guard_caller_file(char buf[PATH_MAX])
+/* The co_filename of frame's code into buf: 1, or -1 (no exception left
+ * set). */
+static int frame_file(PyObject *frame, char buf[PATH_MAX])
 {
-	PyObject *frame = py.PyEval_GetFrame(), *code, *file;
+	PyObject *code, *file;
 	int r;
 
-	if (!frame)
-		return 0;
 	code = py.PyFrame_GetCode(frame);
 	if (!code) {
 		py.PyErr_Clear();
@@ -137,20 +137,17 @@ int sb_guard_caller_file(char buf[PATH_MAX])
 	return 1;
 }
 
-/* Code the runtime and libraries run is exempt (2.6.7): decided by the
- * file of the code that called eval/exec/compile. No Python frame is the
- * program's: a C callable it handed to the interpreter (an atexit or
- * weakref callback, a thread's target: atexit.register(eval, src, {}))
- * runs with none, and the interpreter's own frameless work (compiling
- * the main program, printing a traceback) is no call of these doors. */
-bool sb_guard_caller_is_library(void)
+int sb_guard_caller_file(char buf[PATH_MAX])
 {
-	char buf[PATH_MAX];
-	size_t n;
-	int r = sb_guard_caller_file(buf);
+	PyObject *frame = py.PyEval_GetFrame();
 
-	if (r <= 0)
-		return false;
+	return frame ? frame_file(frame, buf) : 0;
+}
+
+static bool library_file(const char *buf)
+{
+	size_t n;
+
 	if (strncmp(buf, "<frozen ", 8) == 0)
 		return true;
 	n = strlen(sb_g.pkgdir);
@@ -162,13 +159,117 @@ bool sb_guard_caller_is_library(void)
 	return n && strncmp(buf, sb_g.stdlib, n) == 0 && buf[n] == '/';
 }
 
-bool sb_guard_caller_is_typed(void)
+/* Code the runtime and libraries run is exempt (2.6.7): decided by the
+ * file of the code that called us. No Python frame is the program's: a
+ * C callable it handed to the interpreter (an atexit or weakref callback:
+ * atexit.register(eval, src, {})) runs with none, and the interpreter's
+ * own frameless work (compiling the main program, printing a traceback)
+ * is no call of the doors this judges. */
+bool sb_guard_caller_is_library(void)
 {
 	char buf[PATH_MAX];
 
-	/* the standard REPL's "<stdin>" ("<stdin>-N" on 3.13), 3.13's
-	 * "<python-input-N>" */
-	return sb_g.interactive && sb_guard_caller_file(buf) == 1 &&
+	return sb_guard_caller_file(buf) == 1 && library_file(buf);
+}
+
+/* Is s the name w, or six's and future's alias of it (exec_)? */
+static bool names_door(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	return strncmp(s, w, n) == 0 &&
+	       (s[n] == '\0' || (s[n] == '_' && s[n + 1] == '\0'));
+}
+
+/* Does one of the strings of tuple attribute attr of code name one of
+ * names? */
+static bool tuple_names(PyObject *code, const char *attr,
+			const char *const *names)
+{
+	PyObject *t = py.PyObject_GetAttrString(code, attr);
+	Py_ssize_t i, n = t ? py.PyTuple_Size(t) : -1;
+	const char *const *w;
+	bool yes = false;
+
+	for (i = 0; i < n && !yes; i++) {
+		PyObject *o = py.PyTuple_GetItem(t, i);
+		const char *s = o && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1
+					? py.PyUnicode_AsUTF8AndSize(o, NULL)
+					: NULL;
+
+		for (w = names; s && *w && !yes; w++)
+			yes = names_door(s, *w);
+	}
+	if (t)
+		py.Py_DecRef(t);
+	py.PyErr_Clear();
+	return yes;
+}
+
+/* Does frame's code name one of names: among the globals, builtins and
+ * attributes it loads (co_names; not its arguments or locals), or as a
+ * string constant (getattr(builtins, "exec"))? */
+static bool code_names(PyObject *frame, const char *const *names)
+{
+	PyObject *code = py.PyFrame_GetCode(frame);
+	bool yes;
+
+	if (!code) {
+		py.PyErr_Clear();
+		return false;
+	}
+	yes = tuple_names(code, "co_names", names) ||
+	      tuple_names(code, "co_consts", names);
+	py.Py_DecRef(code);
+	return yes;
+}
+
+/* The dynamic-code exemption: library code that calls eval, exec,
+ * compile (or builds code: marshal, CodeType) itself, by name. A library
+ * frame that only calls what it was handed (importlib's
+ * _call_with_frames_removed(f, *args), Thread.run's target, ExitStack's
+ * and weakref.finalize's callbacks) passes the question to its caller:
+ * the exemption needs a library frame up the chain that names the door
+ * before any application frame or the thread's first frame. importlib's
+ * own exec_module and source_to_code, which hand exec and compile to
+ * _call_with_frames_removed, name them. */
+bool sb_guard_library_calls(const char *const *names)
+{
+	PyObject *frame = py.PyEval_GetFrame(), *back;
+	char buf[PATH_MAX];
+	bool yes = false, owned = false;
+	int depth;
+
+	for (depth = 0; frame && depth < 64; depth++) {
+		if (frame_file(frame, buf) != 1 || !library_file(buf))
+			break;
+		if (code_names(frame, names)) {
+			yes = true;
+			break;
+		}
+		back = py.PyFrame_GetBack(frame);
+		if (owned)
+			py.Py_DecRef(frame);
+		frame = back;
+		owned = true;
+	}
+	if (owned && frame)
+		py.Py_DecRef(frame);
+	py.PyErr_Clear();
+	return yes;
+}
+
+/* Code typed at the prompt that calls the door by name: the standard
+ * REPL's "<stdin>" ("<stdin>-N" on 3.13), 3.13's "<python-input-N>". A
+ * program's object the REPL displays or calls (a __repr__ bound to eval)
+ * runs from the typed frame too, which does not name it. */
+bool sb_guard_caller_is_typed(const char *const *names)
+{
+	PyObject *frame = py.PyEval_GetFrame();
+	char buf[PATH_MAX];
+
+	return sb_g.interactive && frame && frame_file(frame, buf) == 1 &&
 	       (strcmp(buf, "<stdin>") == 0 || strncmp(buf, "<stdin>-", 8) == 0 ||
-		strncmp(buf, "<python-input-", 14) == 0);
+		strncmp(buf, "<python-input-", 14) == 0) &&
+	       code_names(frame, names);
 }

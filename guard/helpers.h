@@ -149,11 +149,16 @@ int sb_arg_int(PyObject *arg, long *out);
  * read (no exception left set). */
 int sb_guard_caller_file(char buf[PATH_MAX]);
 /* Is the Python code that called us the runtime's or a library's (the
- * standard library, site-packages, frozen modules, or no frame at all)?
- * Application code, scripts and -c commands are not (2.6.7). */
+ * standard library, site-packages, frozen modules)? Application code,
+ * scripts, -c commands and no frame at all are not (2.6.7). */
 bool sb_guard_caller_is_library(void);
-/* Is it code the user typed at the interactive prompt (python-sb(1), the REPL)?
- * Its eval/exec/compile run unguarded; the other rules still hold. */
-bool sb_guard_caller_is_typed(void);
+/* The dynamic-code exemption: a library frame that names one of names
+ * (NULL-terminated) calls it, reached from the caller through library
+ * frames only (args.c). */
+bool sb_guard_library_calls(const char *const *names);
+/* Is it code the user typed at the interactive prompt (python-sb(1), the
+ * REPL) that calls one of names itself? Its eval/exec/compile run
+ * unguarded; the other rules still hold. */
+bool sb_guard_caller_is_typed(const char *const *names);
 
 #endif

@@ -1070,6 +1070,11 @@ out:
 /* _imp.create_builtin(spec): building a second copy of a builtin module
  * that is loaded already (posix, _signal, _thread...) is a reload, and
  * would hand out originals without their wrappers. */
+/* A library that makes a builtin module again calls create_builtin by name
+ * (importlib's BuiltinImporter); one that calls what it was handed
+ * (_call_with_frames_removed) does not exempt the program that handed it. */
+static const char *const create_builtin_names[] = { "create_builtin", NULL };
+
 static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 				     PyObject *kwargs)
 {
@@ -1097,7 +1102,7 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 	}
 	if ((sb_modtab_is_native(buf) && native_grant(buf, NULL, NULL) < 0) ||
 	    (mods && py.PyDict_GetItemString(mods, buf) &&
-	     !sb_guard_caller_is_library() &&
+	     !sb_guard_library_calls(create_builtin_names) &&
 	     sb_guard_check_api("importlib.reload") < 0)) {
 		py.Py_DecRef(name);
 		return NULL;

@@ -4,10 +4,10 @@ the walks find nothing to reset (B1) and no back-reference (B4, B5); the
 doors that remain (heap walks, frames, hooks, reload, code objects) are
 API-guard refusals."""
 
+import os
 import textwrap
 
-from harness import (API_ERR, PROVIDERS, api_denied, attack,
-                     documented_escape)
+from harness import API_ERR, api_denied, attack
 
 ALL = "python-import=*\n"
 
@@ -305,10 +305,18 @@ def test_B22(case, judge):
     assert not any(os.path.exists(case.path(n)) for n in ("spawn", "fork"))
 
 
-@documented_escape(PROVIDERS,
-                   "weaknesses.md 9: the dynamic-code exemption is decided "
-                   "by the file of the frame that calls eval/exec, and "
-                   "importlib's own helper calls what it is given")
+def _marked(name):
+    """A source that, run, leaves a file behind: the evidence outside (in
+    rw/, a tree apart from the rule file: python-sb refuses a rule file in
+    a writable tree it cannot keep read-only, restricted_env)."""
+    return f"open({name!r}, 'w').write('ran')"
+
+
+def _no_marks(case, names):
+    ran = [n for n in names if os.path.exists(case.path(n))]
+    assert not ran, f"the laundered source ran: {ran}"
+
+
 @attack("B30", "exec laundered through importlib's "
         "_call_with_frames_removed, with no rule for dynamic code")
 def test_B30(case, judge):
@@ -316,16 +324,115 @@ def test_B30(case, judge):
     compile (namedtuple, dataclasses and enum build their methods so);
     the program's own calls need python-api=ALLOW:dynamic-code or an
     eval-* profile. importlib's _call_with_frames_removed(f, *args) calls
-    f from a frozen frame: handed exec and a string, it runs the string
-    as the library's. The code that runs is still judged by the file,
-    network, import and API guards (os.system below is refused either
-    way): only the dynamic-code rule is defeated."""
-    out = case.run(ALL, {"launder": """
+    f from a frozen frame: handed exec and a string, it ran the string
+    as the library's until the exemption asked for a library frame that
+    names the door it calls (weaknesses.md 9)."""
+    case.mkdir("rw")
+    rules = ALL + f"expose-rw={case.path('rw')}\n"
+    out = case.run(rules, {"launder": f"""
         import sys
-        ns = {}
+        ns = {{}}
         sys.modules["_frozen_importlib"]._call_with_frames_removed(
-            exec, "x = 6 * 7", ns)
-        return ns["x"]
+            exec, {_marked(case.path("rw/B30"))!r}, ns)
+        return "ran"
         """})
     judge.python(out["launder"], API_ERR,
                  api_denied("builtins.exec", "dynamic-code"))
+    _no_marks(case, ["rw/B30"])
+
+
+@attack("B31", "eval, exec and compile handed to library code that calls "
+        "what it is given: a thread's target, an executor, ExitStack, "
+        "weakref.finalize, sched, importlib's compile")
+def test_B31(case, judge):
+    """Each of these standard-library frames calls a callable the program
+    handed it (self._target(*args), fn(*args), callback(*args)...): none
+    names eval, exec or compile, so none lends the program the library's
+    exemption. The source would leave a file in the case directory."""
+    case.mkdir("rw")
+    rules = (ALL + "python-api=ALLOW:threads\n" +
+             f"expose-rw={case.path('rw')}\n")
+    src = {n: _marked(case.path("rw/" + n)) for n in
+           ("thread", "executor", "exitstack", "finalize", "sched",
+            "compiled")}
+    out = case.run(rules, {
+        "thread": f"""
+            import threading
+            errors = []
+            threading.excepthook = lambda a: errors.append(a.exc_value)
+            t = threading.Thread(target=exec, args=({src["thread"]!r}, {{}}))
+            t.start()
+            t.join()
+            if errors:
+                raise errors[0]
+            return "ran"
+            """,
+        "executor": f"""
+            import concurrent.futures
+            with concurrent.futures.ThreadPoolExecutor(1) as ex:
+                ex.submit(exec, {src["executor"]!r}, {{}}).result()
+            return "ran"
+            """,
+        "exitstack": f"""
+            import contextlib
+            with contextlib.ExitStack() as stack:
+                stack.callback(exec, {src["exitstack"]!r}, {{}})
+            return "ran"
+            """,
+        "finalize": f"""
+            import weakref
+            class Box:
+                pass
+            box = Box()
+            weakref.finalize(box, eval,
+                             {"(" + src["finalize"] + ")"!r}, {{}})()
+            return "ran"
+            """,
+        "sched": f"""
+            import sched
+            s = sched.scheduler()
+            s.enter(0, 0, exec, ({src["sched"]!r}, {{}}))
+            s.run()
+            return "ran"
+            """,
+        "compiled": f"""
+            import sys, types
+            code = sys.modules["_frozen_importlib"]._call_with_frames_removed(
+                compile, {src["compiled"]!r}, "x", "exec")
+            types.FunctionType(code, {{}})()
+            return "ran"
+            """,
+    })
+    for label, door in (("thread", "exec"), ("executor", "exec"),
+                        ("exitstack", "exec"), ("finalize", "eval"),
+                        ("sched", "exec"), ("compiled", "compile")):
+        judge.python(out[label], API_ERR,
+                     api_denied(f"builtins.{door}", "dynamic-code"))
+    _no_marks(case, ["rw/" + n for n in src])
+
+
+@attack("B32", "a frame reader and create_builtin handed to importlib's "
+        "_call_with_frames_removed")
+def test_B32(case, judge):
+    """sys._getframe is the standard library's (logging and warnings read
+    their caller's frame) and _imp.create_builtin importlib's; called
+    through a frame that only forwards, they are the program's."""
+    out = case.run(ALL, {
+        "getframe": """
+            import sys
+            f = sys.modules["_frozen_importlib"]._call_with_frames_removed(
+                sys._getframe, 0)
+            return f.f_code.co_name
+            """,
+        "builtin": """
+            import sys, _imp
+            spec = sys.modules["posix"].__spec__
+            m = sys.modules["_frozen_importlib"]._call_with_frames_removed(
+                _imp.create_builtin, spec)
+            return m is sys.modules["posix"]
+            """,
+    })
+    judge.python(out["getframe"], API_ERR,
+                 api_denied("sys._getframe", "introspection"))
+    judge.python(out["builtin"], API_ERR,
+                 api_denied("importlib.reload", "introspection"))

@@ -477,6 +477,53 @@ def test_library_code_may_generate_code(sandboxed):
     assert "P(x=1, y=2) D(a=1) typing.Optional[int] [1]" in r.stdout
 
 
+def test_library_exemption_needs_a_library_that_calls_the_door(
+        sandboxed, tmp_cwd):
+    """The exemption belongs to library code that calls eval/exec/compile
+    itself: by name, by six's alias (exec_) or by getattr(builtins,
+    "exec"). A library function that only calls what the program handed
+    it (fn(*args)) lends it nothing (weaknesses.md 9, attacks B30-B32)."""
+    lib = tmp_cwd / "vendor" / "site-packages"
+    lib.mkdir(parents=True)
+    (lib / "helper.py").write_text(textwrap.dedent("""\
+        import builtins
+        exec_ = getattr(builtins, "exec")
+
+        def by_name(src):
+            ns = {}
+            exec(src, ns)
+            return ns["x"]
+
+        def by_alias(src):
+            ns = {}
+            exec_(src, ns)
+            return ns["x"]
+
+        def by_getattr(src):
+            return getattr(builtins, "eval")(src)
+
+        def forward(fn, *args):
+            return fn(*args)
+        """))
+    code = TRY + textwrap.dedent("""\
+        import os, sys
+        sys.path.insert(0, os.path.abspath("vendor/site-packages"))
+        import helper
+        print("name", helper.by_name("x = 6 * 7"))
+        print("alias", helper.by_alias("x = 7"))
+        print("getattr", helper.by_getattr("6 * 8"))
+        attempt("forward", lambda: helper.forward(eval, "1 + 1"))
+        attempt("nested", lambda: helper.forward(helper.forward, exec,
+                                                 "y = 1", {}))
+        """)
+    r = sandboxed(f"python-import=*\nexpose-ro={lib}\n", code)
+    assert r.returncode == 0, r.stderr
+    assert "name 42\nalias 7\ngetattr 48\n" in r.stdout
+    for label in ("forward", "nested"):
+        assert outcome(r, label).startswith("RuleApiPermissionError"), (
+            label, r.stdout)
+
+
 # ---- attacks of ../shared/spec/attacks.md that defeat the seed ----
 
 def test_B1_B2_B13_no_python_state_to_reset(sandboxed):

@@ -72,7 +72,21 @@ def test_learning_banner_says_learned(sb, tmp_cwd, python_exe):
     assert "\n42\n" in out
 
 
-TYPED_MODULE = "def judged():\n    return eval('1 + 1')\n"
+TYPED_MODULE = """\
+def judged():
+    return eval('1 + 1')
+
+class K:
+    def m(self):
+        pass
+
+M = type(K().m)
+
+def shown():
+    # an object whose repr is eval bound to a string: the REPL displays
+    # it from the typed frame, which does not call eval (weaknesses 79)
+    return type("O", (), {"__repr__": M(eval, "'LAUN' + 'DERED'")})()
+"""
 
 
 def typed_session(sb, tmp_cwd, python, term="dumb"):
@@ -86,6 +100,7 @@ def typed_session(sb, tmp_cwd, python, term="dumb"):
              b"print('C', type(compile('1', 's', 'eval')).__name__)\n"
              b"import helper\n"
              b"helper.judged()\n"
+             b"helper.shown()\n"
              b"eval(\"open('/etc/hostname')\")\n"
              b"exit()\n")
     return run_on_pty([sb, f"--python={python}"], tmp_cwd, typed, env)
@@ -101,6 +116,7 @@ def check_typed(out):
     # ...code the program runs is still judged...
     assert ("builtins.eval() is denied by the API guard (category: "
             "dynamic-code)") in out, out
+    assert "LAUNDERED" not in out, out
     # ...and the other rules still hold inside typed eval
     assert ("RuleFileNotFoundError: Access to '/etc/hostname' must be "
             "accepted by a rule.") in out, out
