@@ -439,14 +439,17 @@ static bool group_is_private(gid_t gid)
 }
 
 /* Whether users other than the one running may write the open file fd
- * (mode st) through its group bits: 0 if not, ERR_ACL for an access ACL
- * (its named entries show in the group bits, as the mask), ERR_GROUP for
- * a group others are in. */
-static int group_may_write(int fd, const struct stat *st)
+ * (or, when fd is -1, the entry path) of mode st through its group bits:
+ * 0 if not, ERR_ACL for an access ACL (its named entries show in the
+ * group bits, as the mask), ERR_GROUP for a group others are in. */
+static int group_may_write(int fd, const char *path, const struct stat *st)
 {
+	static const char acl[] = "system.posix_acl_access";
+
 	if (!(st->st_mode & S_IWGRP))
 		return 0;
-	if (fgetxattr(fd, "system.posix_acl_access", NULL, 0) > 0)
+	if ((fd >= 0 ? fgetxattr(fd, acl, NULL, 0)
+		     : getxattr(path, acl, NULL, 0)) > 0)
 		return ERR_ACL;
 	return group_is_private(st->st_gid) ? 0 : ERR_GROUP;
 }
@@ -463,11 +466,7 @@ static int dir_may_change(const char *dir, const struct stat *st)
 		return 0;
 	if (st->st_mode & S_IWOTH)
 		return ERR_WORLD;
-	if (!(st->st_mode & S_IWGRP))
-		return 0;
-	if (getxattr(dir, "system.posix_acl_access", NULL, 0) > 0)
-		return ERR_ACL;
-	return group_is_private(st->st_gid) ? 0 : ERR_GROUP;
+	return group_may_write(-1, dir, st);
 }
 
 /* A rule file is only as safe as the directories above it: one that
@@ -562,7 +561,7 @@ static int read_file(struct sb_arena *a, const char *path, char **buf,
 		err = ERR_FOREIGN;
 	} else if (st.st_mode & S_IWOTH) {
 		err = ERR_WORLD;
-	} else if ((err = group_may_write(fd, &st)) != 0) {
+	} else if ((err = group_may_write(fd, NULL, &st)) != 0) {
 		/* err says which */
 	} else if ((unsigned long long)st.st_size > MAX_FILE_SIZE) {
 		err = -EFBIG;
