@@ -206,20 +206,222 @@ static bool tuple_names(PyObject *code, const char *attr,
 	return yes;
 }
 
-/* Does frame's code name one of names: among the globals, builtins and
- * attributes it loads (co_names; not its arguments or locals), or as a
- * string constant (getattr(builtins, "exec"))? */
+/* The instructions that take a name of co_names, by interpreter: their
+ * opcodes and how their argument gives the index (3.11's LOAD_GLOBAL and
+ * 3.12's LOAD_ATTR keep a flag in the low bit, LOAD_SUPER_ATTR two). */
+struct name_ops {
+	int minor, extended_arg, load_const;
+	unsigned char hasname[24];
+	int global, attr, super_attr; /* -1: no shift for this version */
+};
+
+static const struct name_ops name_ops[] = {
+	{ 9, 144, 100, { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
+	  -1, -1, -1 },
+	{ 10, 144, 100, { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
+	  -1, -1, -1 },
+	{ 11, 144, 100, { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
+	  116, -1, -1 },
+	{ 12, 144, 100,
+	  { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 141, 175 },
+	  116, 106, 141 },
+	{ 13, 71, 83, { 63, 66, 67, 74, 75, 82, 90, 91, 92, 93, 108, 113, 114 },
+	  91, 82, 93 },
+};
+
+static const struct name_ops *ops_of_this_python(void)
+{
+	static int minor = -1;
+	size_t i;
+
+	if (minor < 0) {
+		PyObject *hex = py.PySys_GetObject("hexversion");
+		long v = hex ? py.PyLong_AsLong(hex) : -1;
+
+		py.PyErr_Clear();
+		minor = v > 0 ? (int)((v >> 16) & 0xff) : 0;
+	}
+	for (i = 0; i < sizeof(name_ops) / sizeof(name_ops[0]); i++)
+		if (name_ops[i].minor == minor)
+			return &name_ops[i];
+	return NULL;
+}
+
+static bool takes_name(const struct name_ops *o, int op)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(o->hasname) && o->hasname[i]; i++)
+		if (o->hasname[i] == op)
+			return true;
+	return false;
+}
+
+/* Does an instruction of code[start, end) name one of names: a name it
+ * loads, or a string constant (getattr(builtins, "exec"))? */
+static bool range_names(const struct name_ops *o, const unsigned char *code,
+			Py_ssize_t len, Py_ssize_t start, Py_ssize_t end,
+			PyObject *co_names, PyObject *co_consts,
+			const char *const *names)
+{
+	Py_ssize_t off, n = py.PyTuple_Size(co_names);
+	Py_ssize_t nc = py.PyTuple_Size(co_consts);
+	unsigned long ext = 0;
+
+	if (start < 0)
+		start = 0;
+	if (end > len)
+		end = len;
+	for (off = start & ~(Py_ssize_t)1; off + 1 < end; off += 2) {
+		int op = code[off];
+		unsigned long arg = ext | code[off + 1];
+		const char *const *w;
+		const char *s;
+
+		if (op == o->extended_arg) {
+			ext = arg << 8;
+			continue;
+		}
+		ext = 0;
+		if (op == o->load_const) {
+			PyObject *c = (Py_ssize_t)arg < nc
+					      ? py.PyTuple_GetItem(co_consts,
+								   (Py_ssize_t)arg)
+					      : NULL;
+
+			s = c && py.PyObject_IsInstance(c, py.PyUnicode_Type) ==
+					 1
+				    ? py.PyUnicode_AsUTF8AndSize(c, NULL)
+				    : NULL;
+			for (w = names; s && *w; w++)
+				if (strcmp(s, *w) == 0)
+					return true;
+			py.PyErr_Clear();
+			continue;
+		}
+		if (!takes_name(o, op))
+			continue;
+		if (op == o->global || op == o->attr)
+			arg >>= 1;
+		else if (op == o->super_attr)
+			arg >>= 2;
+		if ((Py_ssize_t)arg >= n)
+			continue;
+		s = py.PyUnicode_AsUTF8AndSize(
+			py.PyTuple_GetItem(co_names, (Py_ssize_t)arg), NULL);
+		for (w = names; s && *w; w++)
+			if (names_door(s, *w))
+				return true;
+		py.PyErr_Clear();
+	}
+	return false;
+}
+
+/* Does the line frame is at name one of names? 3.10 and later say which
+ * instructions a line has (co_lines()), 3.9 in co_lnotab. -1: it cannot
+ * be told (another interpreter). */
+static int line_names(PyObject *frame, PyObject *code,
+		      const char *const *names)
+{
+	const struct name_ops *o = ops_of_this_python();
+	PyObject *bytes = NULL, *co_names = NULL, *co_consts = NULL;
+	PyObject *it = NULL, *t = NULL;
+	char *b;
+	Py_ssize_t len;
+	int line = py.PyFrame_GetLineNumber(frame), yes = -1;
+
+	if (!o)
+		return -1;
+	bytes = py.PyObject_GetAttrString(code, "co_code");
+	co_names = py.PyObject_GetAttrString(code, "co_names");
+	co_consts = py.PyObject_GetAttrString(code, "co_consts");
+	if (!bytes || !co_names || !co_consts ||
+	    py.PyBytes_AsStringAndSize(bytes, &b, &len) < 0)
+		goto out;
+	yes = 0;
+	if (o->minor >= 10) {
+		PyObject *lines = py.PyObject_GetAttrString(code, "co_lines");
+
+		it = lines ? py.PyObject_CallObject(lines, NULL) : NULL;
+		if (lines)
+			py.Py_DecRef(lines);
+		while (it && !yes && (t = py.PyIter_Next(it))) {
+			PyObject *l = py.PyTuple_GetItem(t, 2);
+
+			if (l && l != py._Py_NoneStruct &&
+			    py.PyLong_AsLong(l) == line)
+				yes = range_names(
+					o, (unsigned char *)b, len,
+					py.PyLong_AsLong(py.PyTuple_GetItem(t, 0)),
+					py.PyLong_AsLong(py.PyTuple_GetItem(t, 1)),
+					co_names, co_consts, names);
+			py.Py_DecRef(t);
+		}
+	} else {
+		PyObject *tab = py.PyObject_GetAttrString(code, "co_lnotab");
+		PyObject *first = py.PyObject_GetAttrString(code,
+							    "co_firstlineno");
+		char *lt;
+		Py_ssize_t nt, i, addr = 0;
+		long cur = first ? py.PyLong_AsLong(first) : -1;
+
+		if (tab && py.PyBytes_AsStringAndSize(tab, &lt, &nt) == 0) {
+			for (i = 0; i + 1 < nt && !yes; i += 2) {
+				unsigned char db = (unsigned char)lt[i];
+
+				if (db && cur == line)
+					yes = range_names(o, (unsigned char *)b,
+							  len, addr, addr + db,
+							  co_names, co_consts,
+							  names);
+				addr += db;
+				cur += (signed char)lt[i + 1];
+			}
+			if (!yes && cur == line)
+				yes = range_names(o, (unsigned char *)b, len,
+						  addr, len, co_names, co_consts,
+						  names);
+		}
+		if (tab)
+			py.Py_DecRef(tab);
+		if (first)
+			py.Py_DecRef(first);
+	}
+out:
+	if (it)
+		py.Py_DecRef(it);
+	if (bytes)
+		py.Py_DecRef(bytes);
+	if (co_names)
+		py.Py_DecRef(co_names);
+	if (co_consts)
+		py.Py_DecRef(co_consts);
+	py.PyErr_Clear();
+	return yes;
+}
+
+/* Does frame's code call one of names itself: does the line it is at load
+ * it (a global, a builtin or an attribute; six's exec_; a string constant:
+ * getattr(builtins, "exec")), or, where lines cannot be read (an
+ * interpreter name_ops does not know), its code anywhere? By line, a library
+ * function that names eval elsewhere and touches a program's object here
+ * (namedtuple's tuple(defaults) calling a C __iter__) lends nothing. */
 static bool code_names(PyObject *frame, const char *const *names)
 {
 	PyObject *code = py.PyFrame_GetCode(frame);
+	int by_line;
 	bool yes;
 
 	if (!code) {
 		py.PyErr_Clear();
 		return false;
 	}
-	yes = tuple_names(code, "co_names", names) ||
-	      tuple_names(code, "co_consts", names);
+	by_line = line_names(frame, code, names);
+	if (by_line >= 0)
+		yes = by_line == 1;
+	else
+		yes = tuple_names(code, "co_names", names) ||
+		      tuple_names(code, "co_consts", names);
 	py.Py_DecRef(code);
 	return yes;
 }

@@ -102,6 +102,8 @@ struct py_method_def {
 	X(PyObject *, PyEval_GetFrame, (void))                                 \
 	X(PyObject *, PyFrame_GetCode, (PyObject *))                           \
 	X(PyObject *, PyFrame_GetBack, (PyObject *))                           \
+	X(int, PyFrame_GetLineNumber, (PyObject *))                            \
+	X(PyObject *, PyIter_Next, (PyObject *))                               \
 	X(PyObject *, PyRun_String, (const char *, int, PyObject *, PyObject *)) \
 	X(PyObject *, PyEval_GetBuiltins, (void))                              \
 	X(PyObject *, PyObject_Repr, (PyObject *))                             \

@@ -343,7 +343,8 @@ def test_B30(case, judge):
 
 @attack("B31", "eval, exec and compile handed to library code that calls "
         "what it is given: a thread's target, an executor, ExitStack, "
-        "weakref.finalize, sched, importlib's compile")
+        "weakref.finalize, sched, importlib's compile, a C __iter__ "
+        "namedtuple iterates, json's object_hook")
 def test_B31(case, judge):
     """Each of these standard-library frames calls a callable the program
     handed it (self._target(*args), fn(*args), callback(*args)...): none
@@ -354,7 +355,7 @@ def test_B31(case, judge):
              f"expose-rw={case.path('rw')}\n")
     src = {n: _marked(case.path("rw/" + n)) for n in
            ("thread", "executor", "exitstack", "finalize", "sched",
-            "compiled")}
+            "compiled", "slot", "hook")}
     out = case.run(rules, {
         "thread": f"""
             import threading
@@ -395,6 +396,25 @@ def test_B31(case, judge):
             s.run()
             return "ran"
             """,
+        # namedtuple calls eval itself, on another line than the one
+        # that iterates the program's defaults (a C __iter__)
+        "slot": f"""
+            import collections, functools
+            class Defaults:
+                __iter__ = functools.partial(
+                    eval, {"(" + src["slot"] + ", iter(()))[1]"!r})
+            collections.namedtuple("P", "a", defaults=Defaults())
+            return "ran"
+            """,
+        "hook": f"""
+            import json
+            class K:
+                def m(self):
+                    pass
+            bound = type(K().m)(eval, {"(" + src["hook"] + ")"!r})
+            json.loads("{{}}", object_hook=bound)
+            return "ran"
+            """,
         "compiled": f"""
             import sys, types
             code = sys.modules["_frozen_importlib"]._call_with_frames_removed(
@@ -405,7 +425,8 @@ def test_B31(case, judge):
     })
     for label, door in (("thread", "exec"), ("executor", "exec"),
                         ("exitstack", "exec"), ("finalize", "eval"),
-                        ("sched", "exec"), ("compiled", "compile")):
+                        ("sched", "exec"), ("compiled", "compile"),
+                        ("slot", "eval"), ("hook", "eval")):
         judge.python(out[label], API_ERR,
                      api_denied(f"builtins.{door}", "dynamic-code"))
     _no_marks(case, ["rw/" + n for n in src])

@@ -480,9 +480,10 @@ def test_library_code_may_generate_code(sandboxed):
 def test_library_exemption_needs_a_library_that_calls_the_door(
         sandboxed, tmp_cwd):
     """The exemption belongs to library code that calls eval/exec/compile
-    itself: by name, by six's alias (exec_) or by getattr(builtins,
-    "exec"). A library function that only calls what the program handed
-    it (fn(*args)) lends it nothing (weaknesses.md 9, attacks B30-B32)."""
+    itself, on the line it is at: by name, by six's alias (exec_) or by
+    getattr(builtins, "exec"). A library function that only calls what
+    the program handed it (fn(*args)) lends it nothing, even when another
+    of its lines calls eval (weaknesses.md 9, attacks B30-B32)."""
     lib = tmp_cwd / "vendor" / "site-packages"
     lib.mkdir(parents=True)
     (lib / "helper.py").write_text(textwrap.dedent("""\
@@ -504,6 +505,11 @@ def test_library_exemption_needs_a_library_that_calls_the_door(
 
         def forward(fn, *args):
             return fn(*args)
+
+        def names_eval_elsewhere(fn, *args):
+            if not args:
+                return eval("0")
+            return fn(*args)
         """))
     code = TRY + textwrap.dedent("""\
         import os, sys
@@ -515,11 +521,13 @@ def test_library_exemption_needs_a_library_that_calls_the_door(
         attempt("forward", lambda: helper.forward(eval, "1 + 1"))
         attempt("nested", lambda: helper.forward(helper.forward, exec,
                                                  "y = 1", {}))
+        attempt("elsewhere", lambda: helper.names_eval_elsewhere(
+            eval, "2 + 2"))
         """)
     r = sandboxed(f"python-import=*\nexpose-ro={lib}\n", code)
     assert r.returncode == 0, r.stderr
     assert "name 42\nalias 7\ngetattr 48\n" in r.stdout
-    for label in ("forward", "nested"):
+    for label in ("forward", "nested", "elsewhere"):
         assert outcome(r, label).startswith("RuleApiPermissionError"), (
             label, r.stdout)
 
