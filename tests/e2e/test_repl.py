@@ -113,9 +113,12 @@ def check_typed(out):
     assert "E 42" in out, out
     assert "X 5" in out, out
     assert "C code" in out, out
-    # ...code the program runs is still judged...
-    assert ("builtins.eval() is denied by the API guard (category: "
-            "dynamic-code)") in out, out
+    # ...code the program runs is still judged: helper.judged()'s eval
+    # and the eval the prompt's display of helper.shown() calls, each
+    # refused by name...
+    denied = ("builtins.eval() is denied by the API guard (category: "
+              "dynamic-code)")
+    assert out.count(denied) >= 2, out
     assert "LAUNDERED" not in out, out
     # ...and the other rules still hold inside typed eval
     assert ("RuleFileNotFoundError: Access to '/etc/hostname' must be "
