@@ -361,9 +361,19 @@ static const char *const names_eval[] = { "eval", NULL };
 static const char *const names_exec[] = { "exec", NULL };
 static const char *const names_compile[] = { "compile", NULL };
 static const char *const names_event[] = { "eval", "exec", "compile", NULL };
-static const char *const names_build[] = { "loads", "load",
-					    "get_frozen_object", "CodeType",
-					    "replace", NULL };
+/* Bytecode read by a library (importlib's and zipimport's
+ * marshal.loads(data), the frozen modules' _imp.get_frozen_object): the
+ * line names the module, not just a loads any json.load line has. */
+static const char *const names_marshal[] = { "marshal", "get_frozen_object",
+					      NULL };
+/* A code object built or changed by a library: types.CodeType(...), or
+ * types.coroutine's co.replace(co_flags=co.co_flags | 0x100). A bare
+ * replace would lend the exemption to every str.replace line. */
+static const char *const names_code[] = { "CodeType", "co_flags",
+					   "co_consts", "co_code",
+					   "co_filename", "co_name",
+					   "co_qualname", "co_names",
+					   "co_varnames", NULL };
 
 static const char *const *door_names(const char *which)
 {
@@ -742,11 +752,12 @@ int sb_api_event(const char *event, PyObject *args)
 		sb_g.starting = false;
 		return 0;
 	}
-	if (strcmp(event, "code.__new__") == 0 ||
-	    strcmp(event, "marshal.loads") == 0 ||
+	/* bytecode built at run time runs like exec'd code */
+	if (strcmp(event, "code.__new__") == 0)
+		return dynamic_code("builtins.exec", names_code);
+	if (strcmp(event, "marshal.loads") == 0 ||
 	    strcmp(event, "marshal.load") == 0)
-		/* bytecode built at run time runs like exec'd code */
-		return dynamic_code("builtins.exec", names_build);
+		return dynamic_code("builtins.exec", names_marshal);
 	/* (fd, request, arg): a request of the one safe list passes (the
 	 * kernel layer allows the same lists and no other) */
 	if (strcmp(event, "fcntl.ioctl") == 0) {

@@ -210,22 +210,26 @@ static bool tuple_names(PyObject *code, const char *attr,
  * opcodes and how their argument gives the index (3.11's LOAD_GLOBAL and
  * 3.12's LOAD_ATTR keep a flag in the low bit, LOAD_SUPER_ATTR two). */
 struct name_ops {
-	int minor, extended_arg, load_const;
+	int minor, extended_arg, load_const, kw_names; /* -1: none */
 	unsigned char hasname[24];
 	int global, attr, super_attr; /* -1: no shift for this version */
 };
 
 static const struct name_ops name_ops[] = {
-	{ 9, 144, 100, { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
+	{ 9, 144, 100, -1,
+	  { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
 	  -1, -1, -1 },
-	{ 10, 144, 100, { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
+	{ 10, 144, 100, -1,
+	  { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
 	  -1, -1, -1 },
-	{ 11, 144, 100, { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
+	{ 11, 144, 100, 172,
+	  { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
 	  116, -1, -1 },
-	{ 12, 144, 100,
+	{ 12, 144, 100, 172,
 	  { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 141, 175 },
 	  116, 106, 141 },
-	{ 13, 71, 83, { 63, 66, 67, 74, 75, 82, 90, 91, 92, 93, 108, 113, 114 },
+	{ 13, 71, 83, -1,
+	  { 63, 66, 67, 74, 75, 82, 90, 91, 92, 93, 108, 113, 114 },
 	  91, 82, 93 },
 };
 
@@ -257,8 +261,42 @@ static bool takes_name(const struct name_ops *o, int op)
 	return false;
 }
 
+/* Is o a str that is one of names? */
+static bool str_is(PyObject *o, const char *const *names)
+{
+	const char *s = o && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1
+				? py.PyUnicode_AsUTF8AndSize(o, NULL)
+				: NULL;
+	const char *const *w;
+
+	py.PyErr_Clear();
+	for (w = names; s && *w; w++)
+		if (strcmp(s, *w) == 0)
+			return true;
+	return false;
+}
+
+/* Is constant c one of names, or a tuple that holds one: the keyword
+ * names of a call (co.replace(co_name=...)) are such a tuple. */
+static bool const_names(PyObject *c, const char *const *names)
+{
+	Py_ssize_t i, n;
+
+	if (!c || py.PyObject_IsInstance(c, py.PyTuple_Type) != 1) {
+		py.PyErr_Clear();
+		return str_is(c, names);
+	}
+	n = py.PyTuple_Size(c);
+	for (i = 0; i < n; i++)
+		if (str_is(py.PyTuple_GetItem(c, i), names))
+			return true;
+	py.PyErr_Clear();
+	return false;
+}
+
 /* Does an instruction of code[start, end) name one of names: a name it
- * loads, or a string constant (getattr(builtins, "exec"))? */
+ * loads, a string constant (getattr(builtins, "exec")) or a keyword of a
+ * call? */
 static bool range_names(const struct name_ops *o, const unsigned char *code,
 			Py_ssize_t len, Py_ssize_t start, Py_ssize_t end,
 			PyObject *co_names, PyObject *co_consts,
@@ -283,20 +321,14 @@ static bool range_names(const struct name_ops *o, const unsigned char *code,
 			continue;
 		}
 		ext = 0;
-		if (op == o->load_const) {
+		if (op == o->load_const || op == o->kw_names) {
 			PyObject *c = (Py_ssize_t)arg < nc
 					      ? py.PyTuple_GetItem(co_consts,
 								   (Py_ssize_t)arg)
 					      : NULL;
 
-			s = c && py.PyObject_IsInstance(c, py.PyUnicode_Type) ==
-					 1
-				    ? py.PyUnicode_AsUTF8AndSize(c, NULL)
-				    : NULL;
-			for (w = names; s && *w; w++)
-				if (strcmp(s, *w) == 0)
-					return true;
-			py.PyErr_Clear();
+			if (const_names(c, names))
+				return true;
 			continue;
 		}
 		if (!takes_name(o, op))
@@ -319,7 +351,8 @@ static bool range_names(const struct name_ops *o, const unsigned char *code,
 
 /* Does the line frame is at name one of names? 3.10 and later say which
  * instructions a line has (co_lines()), 3.9 in co_lnotab. -1: it cannot
- * be told (another interpreter). */
+ * be told (another interpreter); 0 also when a code attribute cannot be
+ * read, so an odd code object lends nothing. */
 static int line_names(PyObject *frame, PyObject *code,
 		      const char *const *names)
 {
@@ -328,17 +361,18 @@ static int line_names(PyObject *frame, PyObject *code,
 	PyObject *it = NULL, *t = NULL;
 	char *b;
 	Py_ssize_t len;
-	int line = py.PyFrame_GetLineNumber(frame), yes = -1;
+	int line = py.PyFrame_GetLineNumber(frame), yes = 0;
 
 	if (!o)
 		return -1;
+	/* From here the interpreter is known: a read that fails answers no,
+	 * never the whole-function test. */
 	bytes = py.PyObject_GetAttrString(code, "co_code");
 	co_names = py.PyObject_GetAttrString(code, "co_names");
 	co_consts = py.PyObject_GetAttrString(code, "co_consts");
 	if (!bytes || !co_names || !co_consts ||
 	    py.PyBytes_AsStringAndSize(bytes, &b, &len) < 0)
 		goto out;
-	yes = 0;
 	if (o->minor >= 10) {
 		PyObject *lines = py.PyObject_GetAttrString(code, "co_lines");
 

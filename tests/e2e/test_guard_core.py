@@ -532,6 +532,55 @@ def test_library_exemption_needs_a_library_that_calls_the_door(
             label, r.stdout)
 
 
+def test_bytecode_exemption_needs_a_line_that_names_marshal_or_code(
+        sandboxed, tmp_cwd):
+    """Bytecode read or built at run time (marshal.loads, CodeType,
+    code.replace) is exempt on a library line that names marshal or a code
+    attribute, keywords included (co.replace(co_name=...)). A stdlib line
+    that only names loads (json.load's loads(fp.read())) or replace
+    (str(value).replace(...)) while it calls the program's object lends
+    nothing."""
+    lib = tmp_cwd / "vendor" / "site-packages"
+    lib.mkdir(parents=True)
+    (lib / "helper.py").write_text(textwrap.dedent("""\
+        import marshal
+
+        def load(data):
+            return marshal.loads(data)
+
+        def rename(co):
+            return co.replace(co_name="renamed")
+        """))
+    code = TRY + textwrap.dedent("""\
+        import functools, json, marshal, os, types
+        import email._header_value_parser as hvp
+        sys.path.insert(0, os.path.abspath("vendor/site-packages"))
+        import helper
+        co = (lambda: 1).__code__
+        data = marshal.dumps(co)
+        print("load", helper.load(data).co_name)
+        print("rename", helper.rename(co).co_name)
+
+        @types.coroutine
+        def gen():
+            yield 1
+        print("coroutine", bool(gen.__code__.co_flags & 0x100))
+        attempt("direct", lambda: marshal.loads(data))
+        fp = type("F", (), {"read": functools.partial(marshal.loads, data)})
+        attempt("json", lambda: json.load(fp()))
+        value = type("V", (), {
+            "token_type": "word",
+            "__str__": functools.partial(co.replace, co_name="x")})
+        attempt("replace", lambda: hvp.Comment.quote(None, value()))
+        """)
+    r = sandboxed(f"python-import=*\nexpose-ro={lib}\n", code)
+    assert r.returncode == 0, r.stderr
+    assert "load <lambda>\nrename renamed\ncoroutine True\n" in r.stdout
+    for label in ("direct", "json", "replace"):
+        assert outcome(r, label).startswith("RuleApiPermissionError"), (
+            label, r.stdout)
+
+
 # ---- attacks of ../shared/spec/attacks.md that defeat the seed ----
 
 def test_B1_B2_B13_no_python_state_to_reset(sandboxed):
