@@ -418,7 +418,7 @@ static const char *find_init(struct sb_arena *a, const char *self,
 	const char *near[] = { self, guard }, *pkgdir, *c;
 	size_t i;
 
-	if (!guard && sb_find_support(a, &near[1], &pkgdir) < 0)
+	if (!guard && sb_find_support(a, &near[1], &pkgdir, NULL) < 0)
 		near[1] = NULL;
 	for (i = 0; i < SB_ARRAY_LEN(near); i++) {
 		char *dir = near[i] ? sb_arena_strdup(a, near[i]) : NULL;
@@ -1153,7 +1153,7 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	size_t n_shares = 0, i;
 	struct sb_buf rec = { 0 }, img = { 0 }, blob = { 0 }, srec = { 0 };
 	struct sb_stage st = { 0 };
-	const char *err, *qemu, *kernel, *init, *ver;
+	const char *err, *qemu, *kernel, *init, *ver, *why;
 	char self[PATH_MAX];
 	ssize_t len;
 	int stage_fd, stage_gfd, initrd_fd, kernel_fd, pairs[N_PORTS][2], r,
@@ -1216,6 +1216,10 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	if (!init)
 		return fail_setup("the guest init " INIT_NAME " is missing",
 				  "the installation is incomplete");
+	if ((why = sb_support_untrusted(a, init))) {
+		fputs(why, stderr);
+		return SB_EXIT_SETUP;
+	}
 	if (policy_fd < 0)
 		return fail_setup("no policy descriptor", NULL);
 	/* the guest gives the program its own 0, 1 and 2 */

@@ -239,6 +239,7 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	const char **trees = sb_arena_alloc(a, 2 * sizeof(*trees));
 	char *prefix = sb_arena_strdup(a, interp->real), *cut;
 	struct sb_kernel_ctx kctx = { .interp = interp };
+	const char *why = NULL;
 	char cwd[PATH_MAX];
 	int rc;
 
@@ -263,8 +264,13 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	s.ctx.rule_file = p->learn_path;
 	s.display = sb_path_shown(p->learn_path, s.ctx.cwd);
 	/* the guard and its package are implicit paths under landlock */
-	if (sb_find_support(a, &kctx.guard, &kctx.pkgdir) < 0)
+	switch (sb_find_support(a, &kctx.guard, &kctx.pkgdir, &why)) {
+	case -2:
+		fputs(why, stderr);
+		return SB_EXIT_SETUP;
+	case -1:
 		kctx.guard = kctx.pkgdir = NULL;
+	}
 	kctx.cwd = s.ctx.cwd;
 	kctx.script = sb_cli_script(cli);
 	/* the rule file as it is before the program runs: learning merges
@@ -487,7 +493,13 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	    !with_guard)
 		facts.log_fd_set = false; /* the supervisor logs alone */
 	if (with_guard) {
-		if (sb_find_support(a, &guard, &pkgdir) < 0) {
+		const char *bad = NULL;
+
+		if (sb_find_support(a, &guard, &pkgdir, &bad) < 0) {
+			if (bad) {
+				fputs(bad, stderr);
+				return SB_EXIT_SETUP;
+			}
 			fprintf(stderr,
 				"python-sb: cannot find the guard library "
 				"(%s) or the pysandboxes package: the "

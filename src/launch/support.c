@@ -6,11 +6,18 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "trust.h"
+
+/* How deep the pysandboxes package is walked: pysandboxes/_lib/ and
+ * __pycache__/ are one level down. */
+#define MAX_DEPTH 4
 
 static bool exists(const char *path)
 {
@@ -51,30 +58,118 @@ static int find_in_venv(struct sb_arena *a, const char *bindir,
 	return r;
 }
 
+/* The message for a support file or directory others could change. */
+static const char *distrust(struct sb_arena *a, const char *path,
+			    const struct stat *st, int err)
+{
+	return sb_arena_printf(
+		a,
+		"python-sb: its own %s '%s' (uid %lu, gid %lu, mode %04o) "
+		"could be changed by users other than uid %lu who runs it: "
+		"%s, so any of them could put their code in place of the "
+		"guard. Install python-sb where only root or you may write "
+		"(%s); nothing was run.\n",
+		S_ISDIR(st->st_mode) ? "directory" : "file", path,
+		(unsigned long)st->st_uid, (unsigned long)st->st_gid,
+		(unsigned)(st->st_mode & 07777), (unsigned long)geteuid(),
+		sb_trust_who(err),
+		S_ISDIR(st->st_mode) ? sb_trust_dir_fix(err)
+		: err == SB_TRUST_FOREIGN ? "chown the file"
+					  : "chmod go-w the file");
+}
+
+/* Could users other than the one running change path, what it holds
+ * (depth levels down) or, when above, a directory above it? NULL, or the
+ * message. A path that cannot be read is not judged: it is not loaded. */
+static const char *judge(struct sb_arena *a, const char *path, int depth,
+			 bool above)
+{
+	char canon[PATH_MAX], bad[PATH_MAX];
+	const char *why = NULL;
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	int err;
+
+	/* an entry below a canonical directory is canonical unless it is a
+	 * link, which is judged where it leads, and above it */
+	if (!above && lstat(path, &st) == 0 && !S_ISLNK(st.st_mode) &&
+	    strlen(path) < sizeof(canon))
+		strcpy(canon, path);
+	else if (!realpath(path, canon) || lstat(canon, &st) < 0)
+		return NULL;
+	else
+		above = true;
+	if (above && (err = sb_trust_dirs_above(canon, bad, sizeof(bad)))) {
+		struct stat bst;
+
+		if (stat(bad, &bst) < 0)
+			memset(&bst, 0, sizeof(bst));
+		return distrust(a, bad, &bst, err);
+	}
+	if (!S_ISDIR(st.st_mode))
+		return (err = sb_trust_file(-1, canon, &st))
+			       ? distrust(a, canon, &st, err)
+			       : NULL;
+	/* a directory: it must be as safe as what it holds, sticky or not */
+	err = sb_trust_file(-1, canon, &st);
+	if (err)
+		return distrust(a, canon, &st, err);
+	if (depth <= 0 || !(d = opendir(canon)))
+		return NULL;
+	while (!why && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			why = judge(a,
+				    sb_arena_printf(a, "%s/%s", canon,
+						    e->d_name),
+				    depth - 1, false);
+	closedir(d);
+	return why;
+}
+
+const char *sb_support_untrusted(struct sb_arena *a, const char *path)
+{
+	return judge(a, path, 0, true);
+}
+
+/* The guard and the package found: judged before either is used. */
+static int found(struct sb_arena *a, const char *g, const char *pkg,
+		 const char **guard, const char **pkgdir, const char **why)
+{
+	const char *w = judge(a, g, 0, true);
+
+	if (!w)
+		w = judge(a, sb_arena_printf(a, "%s/pysandboxes", pkg),
+			  MAX_DEPTH, true);
+	if (w) {
+		if (why)
+			*why = w;
+		return -2;
+	}
+	*guard = g;
+	*pkgdir = pkg;
+	return 0;
+}
+
 int sb_find_support(struct sb_arena *a, const char **guard,
-		    const char **pkgdir)
+		    const char **pkgdir, const char **why)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *g;
+	const char *g, *pkg;
 
 	if (n > 0) {
 		self[n] = '\0';
 		*strrchr(self, '/') = '\0';
 		g = sb_arena_printf(a, "%s/%s", self, SB_GUARD_LIB);
-		if (exists(g) && exists(SB_SOURCE_ROOT "/python/pysandboxes")) {
-			*guard = g;
-			*pkgdir = SB_SOURCE_ROOT "/python";
-			return 0;
-		}
-		if (find_in_venv(a, self, guard, pkgdir) == 0)
-			return 0;
+		if (exists(g) && exists(SB_SOURCE_ROOT "/python/pysandboxes"))
+			return found(a, g, SB_SOURCE_ROOT "/python", guard,
+				     pkgdir, why);
+		if (find_in_venv(a, self, &g, &pkg) == 0)
+			return found(a, g, pkg, guard, pkgdir, why);
 	}
 	g = SB_INSTALL_LIBDIR "/" SB_GUARD_LIB;
-	if (exists(g) && exists(SB_INSTALL_PKGDIR "/pysandboxes")) {
-		*guard = g;
-		*pkgdir = SB_INSTALL_PKGDIR;
-		return 0;
-	}
+	if (exists(g) && exists(SB_INSTALL_PKGDIR "/pysandboxes"))
+		return found(a, g, SB_INSTALL_PKGDIR, guard, pkgdir, why);
 	return -1;
 }

@@ -3,25 +3,24 @@
  * It owns the pipeline of 2.5: lexing, include, env=/unenv=, ${} expansion,
  * the single-valued directives, provider keys, files and imports, and it
  * hands net=, python-api= and eval-* lines to their own modules. It reads
- * rule files and stats exposed paths (and asks the user database who is in
- * the group of a group-writable one), nothing else: no printing, no exit,
- * no network (host names go through the injected resolver). Every problem
- * becomes one "<ref>: message" error, and all of them are reported at once.
+ * rule files and stats exposed paths (and, through trust.c, asks the user
+ * database who is in the group of a group-writable one), nothing else: no
+ * printing, no exit, no network (host names go through the injected
+ * resolver). Every problem becomes one "<ref>: message" error, and all of
+ * them are reported at once.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "api_registry.h"
 #include "policy_internal.h"
+#include "trust.h"
 
 /* Bounds that keep hostile rule files from exhausting the parser. */
 #define MAX_INCLUDE_DEPTH 32
@@ -35,13 +34,13 @@
 #define MAX_NAMED (4 * MAX_FILES)
 #define ERR_TOTAL 1 /* load_file(): past MAX_TOTAL_SIZE (not an errno) */
 /* read_file(): owned by another user than the one running, or root */
-#define ERR_FOREIGN 2
+#define ERR_FOREIGN SB_TRUST_FOREIGN
 /* read_file(): every user may write it */
-#define ERR_WORLD 3
+#define ERR_WORLD SB_TRUST_WORLD
 /* read_file(): users other than the one running may write it, through
  * its group or through an access ACL */
-#define ERR_GROUP 4
-#define ERR_ACL 5
+#define ERR_GROUP SB_TRUST_GROUP
+#define ERR_ACL SB_TRUST_ACL
 
 struct parser {
 	struct sb_policy *p;
@@ -399,125 +398,23 @@ static bool already_loaded(struct parser *ps, const char *canon)
 	return false;
 }
 
-/* Read a whole regular file; -errno on failure, ERR_FOREIGN or ERR_WORLD
- * for a file whose rules are not the running user's: one that another
- * user owns (root's are everyone's: /etc), or that every user may write.
- * Its owner could rewrite the rules of this run at any time, after any
- * review (a project checked out by another user, a file in /tmp), and
- * the program they sandbox would run with the rights of the user who
- * runs python-sb. Judged on the file that is read (fstat), not on a path.
- * Only a regular file is opened: opening a FIFO wakes its writer, a
- * device's open() acts (a tape rewinds, a watchdog starts), so the path
- * is judged by lstat() first, and the file opened (O_NOFOLLOW) must be
- * the one judged. O_NONBLOCK, should one be swapped in all the same. */
-/* True when only the user running can be in group 'gid': it is that
- * user's primary group, no other user names it as theirs, and it lists no
- * other member (a user private group, which umask 002 leaves writable). A
- * group the user database cannot tell about is shared. */
-static bool group_is_private(gid_t gid)
-{
-	uid_t me = geteuid();
-	struct passwd *pw = getpwuid(me);
-	struct group *gr;
-	char name[256];
-	bool shared = false;
-
-	if (!pw || pw->pw_gid != gid || strlen(pw->pw_name) >= sizeof(name))
-		return false;
-	strcpy(name, pw->pw_name);
-	gr = getgrgid(gid);
-	if (!gr)
-		return false;
-	for (char **m = gr->gr_mem; m && *m; m++)
-		if (strcmp(*m, name) != 0)
-			return false;
-	setpwent();
-	while (!shared && (pw = getpwent()))
-		shared = pw->pw_gid == gid && pw->pw_uid != me;
-	endpwent();
-	return !shared;
-}
-
-/* Whether users other than the one running may write the open file fd
- * (or, when fd is -1, the entry path) of mode st through its group bits:
- * 0 if not, ERR_ACL for an access ACL (its named entries show in the
- * group bits, as the mask), ERR_GROUP for a group others are in. */
-static int group_may_write(int fd, const char *path, const struct stat *st)
-{
-	static const char acl[] = "system.posix_acl_access";
-
-	if (!(st->st_mode & S_IWGRP))
-		return 0;
-	if ((fd >= 0 ? fgetxattr(fd, acl, NULL, 0)
-		     : getxattr(path, acl, NULL, 0)) > 0)
-		return ERR_ACL;
-	return group_is_private(st->st_gid) ? 0 : ERR_GROUP;
-}
-
-/* Whether users other than the one running could replace or remove the
- * entries of directory 'dir' (mode st): 0, ERR_FOREIGN (another user
- * owns it), ERR_WORLD, ERR_GROUP or ERR_ACL (they may write it, and no
- * sticky bit keeps them to their own entries). */
-static int dir_may_change(const char *dir, const struct stat *st)
-{
-	if (st->st_uid != geteuid() && st->st_uid != 0)
-		return ERR_FOREIGN;
-	if (st->st_mode & S_ISVTX)
-		return 0;
-	if (st->st_mode & S_IWOTH)
-		return ERR_WORLD;
-	return group_may_write(-1, dir, st);
-}
-
 /* A rule file is only as safe as the directories above it: one that
  * another user may change lets them replace the file (a file of the
  * running user's they made a copy of, or a directory moved in) or remove
  * it, and a missing rule file makes the next run a learning run, a
- * missing include takes its rules (its DENY rules too) with it. As
- * ssh(1) does for authorized_keys, every directory from the file's up to
- * / is judged, the ones that exist; 'canon' is canonical (no link).
- * Returns 0 or the ERR_ of the first such directory, copied to 'bad'. */
-static int dirs_may_change(const char *canon, char *bad, size_t n)
-{
-	char dir[PATH_MAX];
-	struct stat st;
-	int err;
-
-	if (strlen(canon) >= sizeof(dir))
-		return 0; /* realpath() made it: cannot happen */
-	strcpy(dir, canon);
-	for (;;) {
-		char *slash = strrchr(dir, '/');
-
-		if (!slash)
-			return 0;
-		slash[slash == dir ? 1 : 0] = '\0';
-		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
-		    (err = dir_may_change(dir, &st)) != 0) {
-			snprintf(bad, n, "%s", dir);
-			return err;
-		}
-		if (!strcmp(dir, "/"))
-			return 0;
-	}
-}
-
-/* The message for dirs_may_change()'s answer. */
+ * missing include takes its rules (its DENY rules too) with it. So every
+ * directory from the file's up to / is judged (sb_trust_dirs_above()).
+ * The message for its answer: */
+/* The message for sb_trust_dirs_above()'s answer. */
 static void dir_error(struct parser *ps, struct sb_ref at, const char *label,
 		      const char *dir, int err)
 {
 	struct stat st;
-	const char *who =
-		err == ERR_FOREIGN ? "it belongs to another user"
-		: err == ERR_WORLD ? "every user may write it"
-		: err == ERR_ACL   ? "an ACL lets other users write it"
-				   : "users of its group may write it";
-	const char *fix =
-		err == ERR_FOREIGN ? "Move the rule file to a directory of "
-				     "yours, or chown the directory"
-		: err == ERR_ACL   ? "setfacl -b the directory, or chmod +t it"
-		: err == ERR_WORLD ? "chmod o-w the directory, or chmod +t it"
-				   : "chmod g-w the directory, or chmod +t it";
+	const char *who = sb_trust_who(err);
+	const char *fix = err == ERR_FOREIGN ? "Move the rule file to a "
+					       "directory of yours, or chown "
+					       "the directory"
+					     : sb_trust_dir_fix(err);
 
 	if (stat(dir, &st) < 0)
 		memset(&st, 0, sizeof(st));
@@ -532,6 +429,17 @@ static void dir_error(struct parser *ps, struct sb_ref at, const char *label,
 		 (unsigned long)geteuid(), who, fix);
 }
 
+/* Read a whole regular file; -errno on failure, ERR_FOREIGN or ERR_WORLD
+ * for a file whose rules are not the running user's: one that another
+ * user owns (root's are everyone's: /etc), or that every user may write.
+ * Its owner could rewrite the rules of this run at any time, after any
+ * review (a project checked out by another user, a file in /tmp), and
+ * the program they sandbox would run with the rights of the user who
+ * runs python-sb. Judged on the file that is read (fstat), not on a path.
+ * Only a regular file is opened: opening a FIFO wakes its writer, a
+ * device's open() acts (a tape rewinds, a watchdog starts), so the path
+ * is judged by lstat() first, and the file opened (O_NOFOLLOW) must be
+ * the one judged. O_NONBLOCK, should one be swapped in all the same. */
 static int read_file(struct sb_arena *a, const char *path, char **buf,
 		     size_t *len)
 {
@@ -557,11 +465,7 @@ static int read_file(struct sb_arena *a, const char *path, char **buf,
 		err = -EISDIR;
 	} else if (!S_ISREG(st.st_mode)) {
 		err = -EINVAL;
-	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
-		err = ERR_FOREIGN;
-	} else if (st.st_mode & S_IWOTH) {
-		err = ERR_WORLD;
-	} else if ((err = group_may_write(fd, NULL, &st)) != 0) {
+	} else if ((err = sb_trust_file(fd, NULL, &st)) != 0) {
 		/* err says which */
 	} else if ((unsigned long long)st.st_size > MAX_FILE_SIZE) {
 		err = -EFBIG;
@@ -695,7 +599,7 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 		f->state = SB_FILE_ABSENT;
 		f->included_from = from;
 		if (f->path &&
-		    (err = dirs_may_change(f->path, canon, sizeof(canon)))) {
+		    (err = sb_trust_dirs_above(f->path, canon, sizeof(canon)))) {
 			f->state = SB_FILE_ERROR;
 			dir_error(ps, at, label, canon, err);
 		} else if (!f->path) {
@@ -736,7 +640,7 @@ static void load_file(struct parser *ps, const char *abs, const char *display,
 	f->display = display;
 	f->included_from = from;
 	f->outside = from.file && !under_root_dir(ps->p, f->path);
-	if ((err = dirs_may_change(f->path, canon, sizeof(canon))) != 0) {
+	if ((err = sb_trust_dirs_above(f->path, canon, sizeof(canon))) != 0) {
 		f->state = SB_FILE_ERROR;
 		dir_error(ps, at, label, canon, err);
 		return;

@@ -152,3 +152,88 @@ def test_a_shebang_line_runs_the_script_sandboxed(tmp_path, sb):
                        env=dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin"))
     assert r.returncode == 0, r.stderr
     assert r.stdout == "RuleModuleNotFoundError\n"
+
+
+def _venv_layout(tmp_path, sb):
+    """A pip venv's layout made by hand: bin/python-sb, and the guard in
+    lib/python3.X/site-packages/pysandboxes/_lib/."""
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    (venv / "bin").mkdir(parents=True)
+    shutil.copy2(sb, venv / "bin" / "python-sb")
+    shutil.copytree(REPO / "python" / "pysandboxes", site / "pysandboxes",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "pysandboxes" / "_lib").mkdir(exist_ok=True)
+    shutil.copy2(os.path.join(os.path.dirname(sb), "libpysb-guard.so"),
+                 site / "pysandboxes" / "_lib")
+    for d in [venv, *venv.rglob("*")]:
+        d.chmod(0o755 if d.is_dir() else 0o644)
+    (venv / "bin" / "python-sb").chmod(0o755)
+    return venv, site
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_support_files_others_may_change_are_refused(tmp_path, sb):
+    """The guard and the pysandboxes package are judged as the rule file
+    is: a file or directory of theirs, or a directory above them, that
+    users other than the one running could change stops the run before
+    anything runs (they could put their code in place of the guard). A
+    sticky directory above them (/tmp) is fine."""
+    venv, site = _venv_layout(tmp_path, sb)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".py-sandboxes").write_text("python-import=sys\n")
+
+    def run():
+        return subprocess.run(
+            [str(venv / "bin" / "python-sb"), "--python=/usr/bin/python3",
+             "-c", "print('ran')"],
+            cwd=work, capture_output=True, text=True, timeout=120)
+
+    r = run()
+    assert (r.returncode, r.stdout) == (0, "ran\n"), r.stderr
+    pkg = site / "pysandboxes"
+    cases = [
+        ("world-writable module", pkg / "_grants.py",
+         lambda p: p.chmod(0o646), lambda p: p.chmod(0o644)),
+        ("group module", pkg / "_grants.py",
+         lambda p: (os.chown(p, 0, 100), p.chmod(0o664)),
+         lambda p: (os.chown(p, 0, 0), p.chmod(0o644))),
+        ("foreign guard", pkg / "_lib" / "libpysb-guard.so",
+         lambda p: os.chown(p, 65534, 65534), lambda p: os.chown(p, 0, 0)),
+        ("sticky package", pkg,
+         lambda p: p.chmod(0o1777), lambda p: p.chmod(0o755)),
+        ("open directory above", site.parent,
+         lambda p: p.chmod(0o777), lambda p: p.chmod(0o755)),
+    ]
+    for label, path, spoil, mend in cases:
+        spoil(path)
+        try:
+            r = run()
+        finally:
+            mend(path)
+        assert r.returncode == 255 and r.stdout == "", (label, r)
+        assert "could be changed by users other than uid 0" in r.stderr, (
+            label, r.stderr)
+        assert f"'{path}'" in r.stderr and "nothing was run" in r.stderr, (
+            label, r.stderr)
+    # a module linked to a file in a directory every user may write
+    opened = tmp_path / "open"
+    opened.mkdir()
+    shutil.copy2(pkg / "_grants.py", opened / "_grants.py")
+    opened.chmod(0o777)
+    (pkg / "_grants.py").rename(pkg / "_grants.py.orig")
+    (pkg / "_grants.py").symlink_to(opened / "_grants.py")
+    try:
+        r = run()
+    finally:
+        (pkg / "_grants.py").unlink()
+        (pkg / "_grants.py.orig").rename(pkg / "_grants.py")
+    assert r.returncode == 255 and f"'{opened}'" in r.stderr, r
+    # a sticky, world-writable directory above is /tmp's case: allowed
+    site.parent.chmod(0o1777)
+    try:
+        r = run()
+    finally:
+        site.parent.chmod(0o755)
+    assert (r.returncode, r.stdout) == (0, "ran\n"), r.stderr
