@@ -434,6 +434,43 @@ out:
 	return yes;
 }
 
+/* line_names(), remembered per (code, instruction, names): a code
+ * object's bytes, names and constants never change. Keyed by the
+ * instruction (f_lasti), which costs nothing to read, where the line
+ * number is decoded from the line table at each ask. */
+static int cached_line_names(PyObject *frame, PyObject *code,
+			     const char *const *names)
+{
+	PyObject *at = py.PyObject_GetAttrString(frame, "f_lasti");
+	long lasti = at ? py.PyLong_AsLong(at) : -1;
+	size_t h = (((uintptr_t)code >> 4) ^ (uintptr_t)names ^
+		    ((size_t)lasti * 2654435761u)) %
+		   SB_LINE_CACHE;
+	__typeof__(sb_g.lines[0]) *e = &sb_g.lines[h];
+	PyObject *old = e->code;
+	int yes;
+
+	if (at)
+		py.Py_DecRef(at);
+	if (lasti < 0) {
+		py.PyErr_Clear();
+		return line_names(frame, code, names);
+	}
+	if (old == code && e->lasti == lasti && e->names == names)
+		return e->yes;
+	yes = line_names(frame, code, names);
+	py.Py_IncRef(code);
+	e->code = code;
+	e->lasti = lasti;
+	e->names = names;
+	e->yes = yes;
+	/* last: freeing the code object it held may run a weakref's
+	 * callback, which may ask again */
+	if (old)
+		py.Py_DecRef(old);
+	return yes;
+}
+
 /* Does frame's code call one of names itself: does the line it is at load
  * it (a global, a builtin or an attribute; six's exec_; a string constant:
  * getattr(builtins, "exec")), or, where lines cannot be read (an
@@ -450,7 +487,7 @@ static bool code_names(PyObject *frame, const char *const *names)
 		py.PyErr_Clear();
 		return false;
 	}
-	by_line = line_names(frame, code, names);
+	by_line = cached_line_names(frame, code, names);
 	if (by_line >= 0)
 		yes = by_line == 1;
 	else

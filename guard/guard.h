@@ -27,6 +27,9 @@
 /* the longest host name the network guard keeps (net.c) */
 #define SB_HOST_MAX 512
 
+/* How many (code, line, names) answers the dynamic-code test keeps. */
+#define SB_LINE_CACHE 64
+
 /* The guard's whole process-wide state: what the constructor read, what
  * arming took from the interpreter, and each family's own. Per-thread
  * state (the busy count, the note of the refusal being raised, what a
@@ -126,6 +129,17 @@ struct sb_guard {
 	struct {
 		PyObject *ns_type;
 	} imports;
+	/* args.c: what line_names() answered for the instructions last
+	 * asked about (a library asks again and again from the same one:
+	 * namedtuple's eval, logging's sys._getframe). Each entry holds a
+	 * reference to its code object, so that its address is not reused
+	 * while the entry stands. */
+	struct {
+		PyObject *code;
+		const char *const *names;
+		long lasti;
+		int yes;
+	} lines[SB_LINE_CACHE];
 	/* learn.c: the record descriptor, -1 when not learning */
 	struct {
 		int fd;
