@@ -41,6 +41,7 @@
 #include "ttystate.h"
 #include "suplog.h"
 #include "support.h"
+#include "trust.h"
 
 /* The guard enters by LD_PRELOAD, which the dynamic linker ignores for a
  * static executable and restricts for a set-id one: such an interpreter
@@ -325,6 +326,56 @@ static int run_limited(struct sb_arena *a, struct sb_limits *lim,
 	return rc;
 }
 
+/* The denial log is the user's record of what was refused: judged as
+ * the rule file is (trust.h), so that no other user can edit, swap or
+ * remove it. The directories above it, before it is made: */
+static bool log_dir_untrusted(struct sb_arena *a, const char *path)
+{
+	char *dir = sb_arena_strdup(a, path), *slash = strrchr(dir, '/');
+	char canon[PATH_MAX], bad[PATH_MAX];
+	int err;
+
+	if (!slash)
+		dir = ".";
+	else if (slash == dir)
+		dir = "/";
+	else
+		*slash = '\0';
+	if (!realpath(dir, canon) || strlen(canon) + 3 > sizeof(canon))
+		return false; /* open() will say why */
+	strcat(canon, strcmp(canon, "/") ? "/x" : "x");
+	if (!(err = sb_trust_dirs_above(canon, bad, sizeof(bad))))
+		return false;
+	fprintf(stderr,
+		"python-sb: log-file=%s: the directory '%s' could be changed "
+		"by users other than uid %lu who runs python-sb: %s, so any "
+		"of them could replace or remove the denial log. %s, or name "
+		"a file elsewhere; nothing was run.\n",
+		path, bad, (unsigned long)geteuid(), sb_trust_who(err),
+		sb_trust_dir_fix(err));
+	return true;
+}
+
+/* ... and the file opened. True after a message when others could
+ * change it. */
+static bool log_untrusted(const char *path, int fd, const struct stat *st)
+{
+	int err = sb_trust_file(fd, NULL, st);
+
+	if (!err)
+		return false;
+	fprintf(stderr,
+		"python-sb: log-file=%s (uid %lu, mode %04o): %s, so users "
+		"other than uid %lu who runs python-sb could change the "
+		"denial log. %s it, or name another file; nothing was run.\n",
+		path, (unsigned long)st->st_uid, (unsigned)(st->st_mode & 07777),
+		sb_trust_who(err), (unsigned long)geteuid(),
+		err == SB_TRUST_FOREIGN ? "Remove"
+		: err == SB_TRUST_ACL	? "setfacl -b"
+					: "chmod go-w");
+	return true;
+}
+
 /* The denial log, opened here, before any part of the sandbox is applied:
  * append only, never through a symbolic link, not inherited by exec. The
  * program gets it under os-sandbox=subprocess only (the guard in its
@@ -333,8 +384,8 @@ static int run_limited(struct sb_arena *a, struct sb_limits *lim,
  * inherits it; for bwrap and firejail, the second stage the tool execs)
  * and the guard gets a datagram socket to it. Returns 0 (facts set), or
  * the exit status after a message. */
-static int open_log(const struct sb_policy *p, enum sb_provider provider,
-		    struct sb_blob_facts *facts)
+static int open_log(struct sb_arena *a, const struct sb_policy *p,
+		    enum sb_provider provider, struct sb_blob_facts *facts)
 {
 	int fd, sv[2], on = 1;
 
@@ -348,6 +399,8 @@ static int open_log(const struct sb_policy *p, enum sb_provider provider,
 			p->log_path);
 		return SB_EXIT_SETUP;
 	}
+	if (log_dir_untrusted(a, p->log_path))
+		return SB_EXIT_SETUP;
 	fd = open(p->log_path,
 		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
 			  O_NOCTTY | O_NONBLOCK,
@@ -368,6 +421,10 @@ static int open_log(const struct sb_policy *p, enum sb_provider provider,
 			"python-sb: log-file=%s: not a regular file; nothing "
 			"was run.\n",
 			p->log_path);
+		close(fd);
+		return SB_EXIT_SETUP;
+	}
+	if (log_untrusted(p->log_path, fd, &st)) {
 		close(fd);
 		return SB_EXIT_SETUP;
 	}
@@ -486,7 +543,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 		fprintf(stderr, "python-sb: %s; nothing was run.\n", refused);
 		return SB_EXIT_SETUP;
 	}
-	rc = open_log(p, provider, &facts);
+	rc = open_log(a, p, provider, &facts);
 	if (rc)
 		return rc;
 	if (provider == SB_PROVIDER_LANDLOCK && p->log_path && !p->learning &&

@@ -597,10 +597,21 @@ def test_log_file_rule_relative_to_the_rule_file(run_sb, tmp_cwd, user,
 
 @pytest.mark.parametrize("case", ["in-rw", "below-rw", "no-parent",
                                   "directory", "symlink", "none",
-                                  "through-rw"])
+                                  "through-rw", "open-dir", "foreign",
+                                  "world"])
 def test_a_bad_log_path_stops_the_run(run_sb, tmp_cwd, user, case):
+    """A log path the sandbox could reach, or one other users could
+    change (the file, or a directory above it: judged as the rule file
+    is), stops the run before anything runs or is made."""
+    me = NOBODY if user == "nobody" else 0
     (tmp_cwd / "rw" / "deep").mkdir(parents=True)
     (tmp_cwd / "ro").mkdir()
+    (tmp_cwd / "open").mkdir()
+    (tmp_cwd / "open").chmod(0o777)
+    for name, owner in (("theirs", 1), ("shared", me)):
+        (tmp_cwd / "ro" / name).touch()
+        os.chown(tmp_cwd / "ro" / name, owner, owner)
+        (tmp_cwd / "ro" / name).chmod(0o666)
     os.symlink("/tmp/elsewhere", tmp_cwd / "link")
     # a directory in the writable tree that the program re-pointed
     # elsewhere: it could point it anywhere before the next run
@@ -616,6 +627,11 @@ def test_a_bad_log_path_stops_the_run(run_sb, tmp_cwd, user, case):
         "symlink": (f"{tmp_cwd}/link", "symbolic link"),
         "none": (f"{tmp_cwd}/ro/log", "os-sandbox=none refuses nothing"),
         "through-rw": (f"{tmp_cwd}/rw/logs/log", "inside"),
+        "open-dir": (f"{tmp_cwd}/open/log",
+                     f"the directory '{tmp_cwd}/open' could be changed by "
+                     f"users other than uid {me}"),
+        "foreign": (f"{tmp_cwd}/ro/theirs", "it belongs to another user"),
+        "world": (f"{tmp_cwd}/ro/shared", "every user may write it"),
     }[case]
     extra = ["--os-sandbox=none"] if case == "none" else []
     (tmp_cwd / ".py-sandboxes").write_text("\n".join(rules) + "\n")
@@ -627,6 +643,7 @@ def test_a_bad_log_path_stops_the_run(run_sb, tmp_cwd, user, case):
     assert want in r.stderr, r.stderr
     assert not os.path.exists("/tmp/elsewhere")
     assert not os.path.exists(tmp_cwd / "out" / "log")
+    assert not os.path.exists(tmp_cwd / "open" / "log")
     if case == "in-rw":
         assert "Put the log file outside every expose-rw= tree" in r.stderr
 
