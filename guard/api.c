@@ -355,7 +355,7 @@ int sb_api_arm(void)
 /* ---- dynamic code ---- */
 
 /* What a library frame names when it runs or builds code itself
- * (args.c sb_guard_library_calls): the builtin it calls, or the way it
+ * (args.c sb_guard_library_makes_code): the builtin it calls, or the way it
  * builds a code object. */
 static const char *const names_eval[] = { "eval", NULL };
 static const char *const names_exec[] = { "exec", NULL };
@@ -388,7 +388,7 @@ static const char *const *door_names(const char *which)
  * the door by name, nor code typed at the prompt. */
 static bool application_calls(const char *const *names)
 {
-	return !sb_guard_library_calls(names) &&
+	return !sb_guard_library_makes_code(names) &&
 	       !sb_guard_caller_is_typed(names);
 }
 
@@ -421,7 +421,7 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 	    (sb_eval_running(w->attr, args, kw) ||
 	     (sb_eval_enabled() &&
 	      !(sb_api_lookup(door) >= 0 && allowed(sb_api_lookup(door))) &&
-	      !sb_guard_library_calls(door_names(w->attr))))) {
+	      !sb_guard_library_makes_code(door_names(w->attr))))) {
 		dyn_door = w->attr;
 		res = sb_eval_builtin(w->attr, args, kw);
 		dyn_door = prev;

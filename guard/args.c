@@ -497,6 +497,76 @@ static bool code_names(PyObject *frame, const char *const *names)
 	return yes;
 }
 
+/* The standard library's modules that make code themselves from what
+ * they build (a namedtuple's methods, a dataclass's __init__, a manager's
+ * proxy methods, types.coroutine's flags, a module's code in the import
+ * system, an annotation string: weaknesses.md 9). Its other modules that
+ * call eval, exec or compile run what their caller hands them as code:
+ * timeit, code, pdb, bdb, cProfile, profile, trace, doctest, dis, pydoc,
+ * logging.config's fileConfig, site's .pth lines, modulefinder, pstats.
+ * Those lend no exemption: the code is the program's. Named as modules,
+ * for their files under the standard library and their frozen twins. */
+static const char *const code_makers[] = {
+	"collections", "dataclasses", "typing", "inspect", "enum", "ast",
+	"types", "warnings", "gettext", "importlib", "zipimport", "runpy",
+	"py_compile", "pkgutil", "multiprocessing.managers",
+	"multiprocessing.sharedctypes", "unittest.mock", NULL
+};
+
+/* ... and, in an interactive session, the modules that run what the user
+ * types (3.13's REPL, tab completion). */
+static const char *const typed_code_runners[] = { "code", "codeop",
+						  "_pyrepl", "rlcompleter",
+						  NULL };
+
+static bool module_in(const char *mod, size_t n, const char *const *list)
+{
+	const char *const *m;
+
+	for (m = list; *m; m++) {
+		size_t k = strlen(*m);
+
+		if (n >= k && strncmp(mod, *m, k) == 0 &&
+		    (n == k || mod[k] == '.'))
+			return true;
+	}
+	return false;
+}
+
+/* May the library file buf, whose line names a code door, make code?
+ * Third-party libraries and python-sb's own package may (by name alone:
+ * weaknesses.md 9); the standard library's modules if they are code
+ * makers. */
+static bool may_make_code(const char *buf)
+{
+	char mod[256];
+	size_t n = 0, k = sb_g.stdlib ? strlen(sb_g.stdlib) : 0;
+	const char *rel, *end;
+
+	if (strncmp(buf, "<frozen ", 8) == 0) {
+		rel = buf + 8;
+		end = strchr(rel, '>');
+	} else if (strstr(buf, "/site-packages/") ||
+		   strstr(buf, "/dist-packages/") ||
+		   !(k && strncmp(buf, sb_g.stdlib, k) == 0 && buf[k] == '/')) {
+		return true; /* not the standard library's */
+	} else {
+		rel = buf + k + 1;
+		end = rel + strlen(rel);
+		if (end - rel > 3 && strcmp(end - 3, ".py") == 0)
+			end -= 3;
+		if (end - rel > 9 && strncmp(end - 9, "/__init__", 9) == 0)
+			end -= 9;
+	}
+	if (!end || (size_t)(end - rel) >= sizeof(mod))
+		return false;
+	for (; rel < end; rel++)
+		mod[n++] = *rel == '/' ? '.' : *rel;
+	mod[n] = '\0';
+	return module_in(mod, n, code_makers) ||
+	       (sb_g.interactive && module_in(mod, n, typed_code_runners));
+}
+
 /* The dynamic-code exemption: library code that calls eval, exec,
  * compile (or builds code: marshal, CodeType) itself, by name. A library
  * frame that only calls what it was handed (importlib's
@@ -506,7 +576,7 @@ static bool code_names(PyObject *frame, const char *const *names)
  * before any application frame or the thread's first frame. importlib's
  * own exec_module and source_to_code, which hand exec and compile to
  * _call_with_frames_removed, name them. */
-bool sb_guard_library_calls(const char *const *names)
+static bool library_walk(const char *const *names, bool makes_code)
 {
 	PyObject *frame = py.PyEval_GetFrame(), *back;
 	char buf[PATH_MAX];
@@ -517,7 +587,7 @@ bool sb_guard_library_calls(const char *const *names)
 		if (frame_file(frame, buf) != 1 || !library_file(buf))
 			break;
 		if (code_names(frame, names)) {
-			yes = true;
+			yes = !makes_code || may_make_code(buf);
 			break;
 		}
 		back = py.PyFrame_GetBack(frame);
@@ -530,6 +600,16 @@ bool sb_guard_library_calls(const char *const *names)
 		py.Py_DecRef(frame);
 	py.PyErr_Clear();
 	return yes;
+}
+
+bool sb_guard_library_calls(const char *const *names)
+{
+	return library_walk(names, false);
+}
+
+bool sb_guard_library_makes_code(const char *const *names)
+{
+	return library_walk(names, true);
 }
 
 /* Code typed at the prompt that calls the door by name: the standard

@@ -156,6 +156,11 @@ bool sb_guard_caller_is_library(void);
  * (NULL-terminated) calls it, reached from the caller through library
  * frames only (args.c). */
 bool sb_guard_library_calls(const char *const *names);
+/* The same for a door that makes code (eval, exec, compile, bytecode):
+ * a frame of the standard library lends it only from a module that makes
+ * code itself (namedtuple, dataclasses, the import system), not from one
+ * that runs its caller's string (timeit, code, pdb, doctest). */
+bool sb_guard_library_makes_code(const char *const *names);
 /* Is it code the user typed at the interactive prompt (python-sb(1), the
  * REPL) that calls one of names itself? Its eval/exec/compile run
  * unguarded; the other rules still hold. */

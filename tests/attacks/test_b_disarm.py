@@ -432,6 +432,58 @@ def test_B31(case, judge):
     _no_marks(case, ["rw/" + n for n in src])
 
 
+@attack("B33", "a program's source run by the standard library modules "
+        "that run their caller's code: timeit, code, bdb, dis, "
+        "logging.config")
+def test_B33(case, judge):
+    """These modules call compile, exec or eval by name, on the line the
+    program's string reaches: by the name rule alone they lent it the
+    library's exemption. Only the standard library's code makers
+    (namedtuple, dataclasses, the import system...) keep it; a runner's
+    string is the program's code (weaknesses.md 9)."""
+    case.mkdir("rw")
+    rules = ALL + f"expose-rw={case.path('rw')}\n"
+    src = {n: _marked(case.path("rw/" + n)) for n in
+           ("timeit", "console", "bdb", "dis", "config")}
+    ini = ("[loggers]\nkeys=root\n[handlers]\nkeys=h\n[formatters]\n"
+           "keys=\n[logger_root]\nhandlers=h\n[handler_h]\n"
+           f"class=StreamHandler\nargs=(({src['config']}), )\n")
+    out = case.run(rules, {
+        "timeit": f"""
+            import timeit
+            timeit.timeit({src["timeit"]!r}, number=1)
+            return "ran"
+            """,
+        "console": f"""
+            import code
+            code.InteractiveInterpreter().runsource({src["console"]!r})
+            return "ran"
+            """,
+        "bdb": f"""
+            import bdb
+            bdb.Bdb().run({src["bdb"]!r})
+            return "ran"
+            """,
+        "dis": f"""
+            import dis, types
+            co = dis.Bytecode({src["dis"]!r}).codeobj
+            types.FunctionType(co, {{}})()
+            return "ran"
+            """,
+        "config": f"""
+            import io, logging.config
+            logging.config.fileConfig(io.StringIO({ini!r}))
+            return "ran"
+            """,
+    })
+    for label, door in (("timeit", "compile"), ("console", "compile"),
+                        ("bdb", "compile"), ("dis", "compile"),
+                        ("config", "eval")):
+        judge.python(out[label], API_ERR,
+                     api_denied(f"builtins.{door}", "dynamic-code"))
+    _no_marks(case, ["rw/" + n for n in src])
+
+
 @attack("B32", "a frame reader and create_builtin handed to importlib's "
         "_call_with_frames_removed")
 def test_B32(case, judge):
