@@ -367,13 +367,14 @@ static const char *const names_event[] = { "eval", "exec", "compile", NULL };
 static const char *const names_marshal[] = { "marshal", "get_frozen_object",
 					      NULL };
 /* A code object built or changed by a library: types.CodeType(...), or
- * types.coroutine's co.replace(co_flags=co.co_flags | 0x100). A bare
- * replace would lend the exemption to every str.replace line. */
-static const char *const names_code[] = { "CodeType", "co_flags",
-					   "co_consts", "co_code",
-					   "co_filename", "co_name",
-					   "co_qualname", "co_names",
-					   "co_varnames", NULL };
+ * types.coroutine's co.replace(co_flags=co.co_flags | 0x100). "=name" is
+ * a keyword of the call on the line (args.c const_names): a line that
+ * only reads x.co_flags (inspect's) builds nothing, and a bare replace
+ * would lend the exemption to every str.replace line. */
+static const char *const names_code[] = {
+	"CodeType", "=co_flags", "=co_consts", "=co_code", "=co_filename",
+	"=co_name", "=co_qualname", "=co_names", "=co_varnames", NULL
+};
 
 static const char *const *door_names(const char *which)
 {
@@ -385,20 +386,43 @@ static const char *const *door_names(const char *which)
 }
 
 /* Application code the exemption does not cover: not a library calling
- * the door by name, nor code typed at the prompt. */
-static bool application_calls(const char *const *names)
+ * the door by name to make code that way, nor code typed at the
+ * prompt. */
+static bool application_calls(const char *const *names, enum sb_code_way way)
 {
-	return !sb_guard_library_makes_code(names) &&
+	return !sb_guard_library_makes_code(names, way) &&
 	       !sb_guard_caller_is_typed(names);
 }
 
-static int dynamic_code(const char *door, const char *const *names)
+/* How a call of builtins.attr with args makes code: compile, or exec and
+ * eval of a source string or of a code object. */
+static enum sb_code_way way_of(const char *attr, PyObject *args)
+{
+	PyObject *src = args ? py.PyTuple_GetItem(args, 0) : NULL;
+
+	py.PyErr_Clear();
+	if (strcmp(attr, "compile") == 0)
+		return SB_CODE_COMPILE;
+	if (src && (py.PyObject_IsInstance(src, py.PyUnicode_Type) == 1 ||
+		    py.PyObject_IsInstance(src, py.PyBytes_Type) == 1 ||
+		    py.PyObject_IsInstance(src, py.PyByteArray_Type) == 1)) {
+		py.PyErr_Clear();
+		return SB_CODE_RUN_STRING;
+	}
+	py.PyErr_Clear();
+	/* a code object, or what the call will refuse: the first argument
+	 * may also come by keyword, which exec and eval do not take */
+	return src ? SB_CODE_RUN : SB_CODE_RUN_STRING;
+}
+
+static int dynamic_code(const char *door, const char *const *names,
+			enum sb_code_way way)
 {
 	long i = sb_api_lookup(door);
 
 	if (i >= 0 && allowed(i))
 		return 0;
-	if (!application_calls(names))
+	if (!application_calls(names, way))
 		return 0;
 	return sb_guard_check_api(door);
 }
@@ -421,7 +445,8 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 	    (sb_eval_running(w->attr, args, kw) ||
 	     (sb_eval_enabled() &&
 	      !(sb_api_lookup(door) >= 0 && allowed(sb_api_lookup(door))) &&
-	      !sb_guard_library_makes_code(door_names(w->attr))))) {
+	      !sb_guard_library_makes_code(door_names(w->attr),
+					   way_of(w->attr, args))))) {
 		dyn_door = w->attr;
 		res = sb_eval_builtin(w->attr, args, kw);
 		dyn_door = prev;
@@ -431,7 +456,7 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 	 * eval-* rules it needs, not as a dynamic-code grant (seed 4.3) */
 	if (sb_g.learning && !(sb_api_lookup(door) >= 0 &&
 			       allowed(sb_api_lookup(door))) &&
-	    application_calls(door_names(w->attr)) &&
+	    application_calls(door_names(w->attr), way_of(w->attr, args)) &&
 	    sb_eval_learn(w->attr, args, kw)) {
 		dyn_door = w->attr;
 		res = sb_wrap_call_original(w, args, kw);
@@ -440,7 +465,7 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 			sb_eval_learn_compiled(res);
 		return res;
 	}
-	if (dynamic_code(door, door_names(w->attr)) < 0)
+	if (dynamic_code(door, door_names(w->attr), way_of(w->attr, args)) < 0)
 		return NULL;
 	dyn_door = w->attr;
 	res = sb_wrap_call_original(w, args, kw);
@@ -743,7 +768,9 @@ int sb_api_event(const char *event, PyObject *args)
 			return 0;
 		return dynamic_code(event[0] == 'c' ? "builtins.compile"
 						    : "builtins.exec",
-				    names_event);
+				    names_event,
+				    event[0] == 'c' ? SB_CODE_COMPILE
+						    : SB_CODE_RUN);
 	}
 	if (sb_str_starts(event, "marshal.load") && sb_g.starting &&
 	    !py.PyEval_GetFrame()) {
@@ -754,10 +781,12 @@ int sb_api_event(const char *event, PyObject *args)
 	}
 	/* bytecode built at run time runs like exec'd code */
 	if (strcmp(event, "code.__new__") == 0)
-		return dynamic_code("builtins.exec", names_code);
+		return dynamic_code("builtins.exec", names_code,
+				    SB_CODE_OBJECT);
 	if (strcmp(event, "marshal.loads") == 0 ||
 	    strcmp(event, "marshal.load") == 0)
-		return dynamic_code("builtins.exec", names_marshal);
+		return dynamic_code("builtins.exec", names_marshal,
+				    SB_CODE_MARSHAL);
 	/* (fd, request, arg): a request of the one safe list passes (the
 	 * kernel layer allows the same lists and no other) */
 	if (strcmp(event, "fcntl.ioctl") == 0) {

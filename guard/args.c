@@ -150,6 +150,11 @@ static bool library_file(const char *buf)
 
 	if (strncmp(buf, "<frozen ", 8) == 0)
 		return true;
+	/* a path the import system made from a sys.path entry with dot
+	 * segments (<stdlib>/collections/../../tmp/m.py) is not the file it
+	 * seems to be under */
+	if (strstr(buf, "/../") || strstr(buf, "/./") || strstr(buf, "//"))
+		return false;
 	n = strlen(sb_g.pkgdir);
 	if (strncmp(buf, sb_g.pkgdir, n) == 0 && buf[n] == '/')
 		return true; /* python-sb's own package */
@@ -176,6 +181,9 @@ bool sb_guard_caller_is_library(void)
 static bool names_door(const char *s, const char *w)
 {
 	size_t n = strlen(w);
+
+	if (*w == '=')
+		return false; /* a keyword name: only a call's keywords */
 
 	return strncmp(s, w, n) == 0 &&
 	       (s[n] == '\0' || (s[n] == '_' && s[n + 1] == '\0'));
@@ -210,25 +218,28 @@ static bool tuple_names(PyObject *code, const char *attr,
  * opcodes and how their argument gives the index (3.11's LOAD_GLOBAL and
  * 3.12's LOAD_ATTR keep a flag in the low bit, LOAD_SUPER_ATTR two). */
 struct name_ops {
-	int minor, extended_arg, load_const, kw_names; /* -1: none */
+	/* kw_names: 3.11's and 3.12's KW_NAMES; call_kw: the call that
+	 * takes the keyword names LOAD_CONST put just before it (3.9's and
+	 * 3.10's CALL_FUNCTION_KW, 3.13's CALL_KW); -1: none */
+	int minor, extended_arg, load_const, kw_names, call_kw;
 	unsigned char hasname[24];
 	int global, attr, super_attr; /* -1: no shift for this version */
 };
 
 static const struct name_ops name_ops[] = {
-	{ 9, 144, 100, -1,
+	{ 9, 144, 100, -1, 141,
 	  { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
 	  -1, -1, -1 },
-	{ 10, 144, 100, -1,
+	{ 10, 144, 100, -1, 141,
 	  { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
 	  -1, -1, -1 },
-	{ 11, 144, 100, 172,
+	{ 11, 144, 100, 172, -1,
 	  { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 160 },
 	  116, -1, -1 },
-	{ 12, 144, 100, 172,
+	{ 12, 144, 100, 172, -1,
 	  { 90, 91, 95, 96, 97, 98, 101, 106, 108, 109, 116, 141, 175 },
 	  116, 106, 141 },
-	{ 13, 71, 83, -1,
+	{ 13, 71, 83, -1, 57,
 	  { 63, 66, 67, 74, 75, 82, 90, 91, 92, 93, 108, 113, 114 },
 	  91, 82, 93 },
 };
@@ -261,8 +272,9 @@ static bool takes_name(const struct name_ops *o, int op)
 	return false;
 }
 
-/* Is o a str that is one of names? */
-static bool str_is(PyObject *o, const char *const *names)
+/* Is o a str that is one of names: the plain ones, or (keyword) the
+ * keyword names, written "=name"? */
+static bool str_is(PyObject *o, const char *const *names, bool keyword)
 {
 	const char *s = o && py.PyObject_IsInstance(o, py.PyUnicode_Type) == 1
 				? py.PyUnicode_AsUTF8AndSize(o, NULL)
@@ -271,24 +283,29 @@ static bool str_is(PyObject *o, const char *const *names)
 
 	py.PyErr_Clear();
 	for (w = names; s && *w; w++)
-		if (strcmp(s, *w) == 0)
+		if ((**w == '=') == keyword && strcmp(s, *w + keyword) == 0)
 			return true;
 	return false;
 }
 
-/* Is constant c one of names, or a tuple that holds one: the keyword
- * names of a call (co.replace(co_name=...)) are such a tuple. */
-static bool const_names(PyObject *c, const char *const *names)
+/* Does constant c name one of names: a string one of the plain names
+ * (getattr(builtins, "exec")), or, when keywords, the tuple of the
+ * keyword names of a call (co.replace(co_flags=...)) one of the keyword
+ * names? A name only read (x.co_flags) or a tuple of other use (one a
+ * line compares with) names no door. */
+static bool const_names(PyObject *c, const char *const *names, bool keywords)
 {
 	Py_ssize_t i, n;
 
+	if (!keywords)
+		return str_is(c, names, false);
 	if (!c || py.PyObject_IsInstance(c, py.PyTuple_Type) != 1) {
 		py.PyErr_Clear();
-		return str_is(c, names);
+		return false;
 	}
 	n = py.PyTuple_Size(c);
 	for (i = 0; i < n; i++)
-		if (str_is(py.PyTuple_GetItem(c, i), names))
+		if (str_is(py.PyTuple_GetItem(c, i), names, true))
 			return true;
 	py.PyErr_Clear();
 	return false;
@@ -326,8 +343,13 @@ static bool range_names(const struct name_ops *o, const unsigned char *code,
 					      ? py.PyTuple_GetItem(co_consts,
 								   (Py_ssize_t)arg)
 					      : NULL;
+			/* the keyword names of a call: 3.11's and 3.12's
+			 * KW_NAMES, else the constant the call takes next */
+			bool kw = op == o->kw_names ||
+				  (o->call_kw >= 0 && off + 2 < len &&
+				   code[off + 2] == o->call_kw);
 
-			if (const_names(c, names))
+			if (const_names(c, names, kw))
 				return true;
 			continue;
 		}
@@ -447,7 +469,7 @@ static int cached_line_names(PyObject *frame, PyObject *code,
 		    ((size_t)lasti * 2654435761u)) %
 		   SB_LINE_CACHE;
 	__typeof__(sb_g.lines[0]) *e = &sb_g.lines[h];
-	PyObject *old = e->code;
+	PyObject *old;
 	int yes;
 
 	if (at)
@@ -456,9 +478,13 @@ static int cached_line_names(PyObject *frame, PyObject *code,
 		py.PyErr_Clear();
 		return line_names(frame, code, names);
 	}
-	if (old == code && e->lasti == lasti && e->names == names)
+	if (e->code == code && e->lasti == lasti && e->names == names)
 		return e->yes;
+	/* line_names() allocates: a collection may run a program's __del__
+	 * that asks again and fills this entry, so the entry is read after
+	 * it, and nothing between that read and the store calls Python */
 	yes = line_names(frame, code, names);
+	old = e->code;
 	py.Py_IncRef(code);
 	e->code = code;
 	e->lasti = lasti;
@@ -499,19 +525,33 @@ static bool code_names(PyObject *frame, const char *const *names)
 
 /* The standard library's modules that make code themselves from what
  * they build (a namedtuple's methods, a dataclass's __init__, a manager's
- * proxy methods, types.coroutine's flags, a module's code in the import
- * system, an annotation string: weaknesses.md 9). Its other modules that
- * call eval, exec or compile run what their caller hands them as code:
- * timeit, code, pdb, bdb, cProfile, profile, trace, doctest, dis, pydoc,
- * logging.config's fileConfig, site's .pth lines, modulefinder, pstats.
- * Those lend no exemption: the code is the program's. Named as modules,
- * for their files under the standard library and their frozen twins. */
-static const char *const code_makers[] = {
+ * proxy methods, a module's code in the import system, an annotation
+ * string: weaknesses.md 9). Its other modules that call eval, exec or
+ * compile run what their caller hands them as code: timeit, code, pdb,
+ * bdb, cProfile, profile, trace, doctest, dis, pydoc, logging.config's
+ * fileConfig, site's .pth lines, modulefinder, pstats. Those lend no
+ * exemption: the code is the program's. Named as modules, for their files
+ * under the standard library and their frozen twins. Each way of making
+ * code has its own list (enum sb_code_way). */
+static const char *const code_compilers[] = {
 	"collections", "dataclasses", "typing", "inspect", "enum", "ast",
-	"types", "warnings", "gettext", "importlib", "zipimport", "runpy",
+	"warnings", "gettext", "importlib", "zipimport", "runpy",
 	"py_compile", "pkgutil", "multiprocessing.managers",
 	"multiprocessing.sharedctypes", "unittest.mock", NULL
 };
+/* exec and eval of a source string: not the import system's modules,
+ * which run code objects (runpy._run_code would run any string) */
+static const char *const string_runners[] = {
+	"collections", "dataclasses", "typing", "inspect", "enum", "warnings",
+	"gettext", "multiprocessing.managers", "multiprocessing.sharedctypes",
+	"unittest.mock", NULL
+};
+/* bytecode read with marshal: the import system's loaders (not pkgutil's
+ * read_code, which returns any code object a stream holds) */
+static const char *const bytecode_readers[] = { "importlib", "zipimport",
+						NULL };
+/* a code object built or changed: types.coroutine's co_flags */
+static const char *const code_builders[] = { "types", NULL };
 
 /* ... and, in an interactive session, the modules that run what the user
  * types (3.13's REPL, tab completion). */
@@ -533,12 +573,17 @@ static bool module_in(const char *mod, size_t n, const char *const *list)
 	return false;
 }
 
-/* May the library file buf, whose line names a code door, make code?
- * Third-party libraries and python-sb's own package may (by name alone:
- * weaknesses.md 9); the standard library's modules if they are code
- * makers. */
-static bool may_make_code(const char *buf)
+/* May the library file buf, whose line names a code door, make code
+ * that way? Third-party libraries and python-sb's own package may (by
+ * name alone: weaknesses.md 9); the standard library's modules if they
+ * are on that way's list. */
+static bool may_make_code(const char *buf, enum sb_code_way way)
 {
+	const char *const *list = way == SB_CODE_COMPILE  ? code_compilers
+				  : way == SB_CODE_RUN	    ? code_compilers
+				  : way == SB_CODE_RUN_STRING ? string_runners
+				  : way == SB_CODE_MARSHAL    ? bytecode_readers
+							      : code_builders;
 	char mod[256];
 	size_t n = 0, k = sb_g.stdlib ? strlen(sb_g.stdlib) : 0;
 	const char *rel, *end;
@@ -563,8 +608,9 @@ static bool may_make_code(const char *buf)
 	for (; rel < end; rel++)
 		mod[n++] = *rel == '/' ? '.' : *rel;
 	mod[n] = '\0';
-	return module_in(mod, n, code_makers) ||
-	       (sb_g.interactive && module_in(mod, n, typed_code_runners));
+	return module_in(mod, n, list) ||
+	       (sb_g.interactive && way <= SB_CODE_RUN_STRING &&
+		module_in(mod, n, typed_code_runners));
 }
 
 /* The dynamic-code exemption: library code that calls eval, exec,
@@ -576,7 +622,8 @@ static bool may_make_code(const char *buf)
  * before any application frame or the thread's first frame. importlib's
  * own exec_module and source_to_code, which hand exec and compile to
  * _call_with_frames_removed, name them. */
-static bool library_walk(const char *const *names, bool makes_code)
+static bool library_walk(const char *const *names, bool makes_code,
+			 enum sb_code_way way)
 {
 	PyObject *frame = py.PyEval_GetFrame(), *back;
 	char buf[PATH_MAX];
@@ -587,7 +634,7 @@ static bool library_walk(const char *const *names, bool makes_code)
 		if (frame_file(frame, buf) != 1 || !library_file(buf))
 			break;
 		if (code_names(frame, names)) {
-			yes = !makes_code || may_make_code(buf);
+			yes = !makes_code || may_make_code(buf, way);
 			break;
 		}
 		back = py.PyFrame_GetBack(frame);
@@ -604,12 +651,13 @@ static bool library_walk(const char *const *names, bool makes_code)
 
 bool sb_guard_library_calls(const char *const *names)
 {
-	return library_walk(names, false);
+	return library_walk(names, false, SB_CODE_COMPILE);
 }
 
-bool sb_guard_library_makes_code(const char *const *names)
+bool sb_guard_library_makes_code(const char *const *names,
+				 enum sb_code_way way)
 {
-	return library_walk(names, true);
+	return library_walk(names, true, way);
 }
 
 /* Code typed at the prompt that calls the door by name: the standard

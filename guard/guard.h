@@ -27,7 +27,8 @@
 /* the longest host name the network guard keeps (net.c) */
 #define SB_HOST_MAX 512
 
-/* How many (code, line, names) answers the dynamic-code test keeps. */
+/* How many (code, instruction, names) answers the dynamic-code test
+ * keeps. */
 #define SB_LINE_CACHE 64
 
 /* The guard's whole process-wide state: what the constructor read, what

@@ -156,11 +156,23 @@ bool sb_guard_caller_is_library(void);
  * (NULL-terminated) calls it, reached from the caller through library
  * frames only (args.c). */
 bool sb_guard_library_calls(const char *const *names);
-/* The same for a door that makes code (eval, exec, compile, bytecode):
- * a frame of the standard library lends it only from a module that makes
- * code itself (namedtuple, dataclasses, the import system), not from one
- * that runs its caller's string (timeit, code, pdb, doctest). */
-bool sb_guard_library_makes_code(const char *const *names);
+/* How code is made, for the exemption (args.c keeps a list of the
+ * standard library's modules for each): compile (and the compile event),
+ * exec or eval of a code object (and the exec event), exec or eval of a
+ * source string, bytecode read with marshal, a code object built. */
+enum sb_code_way {
+	SB_CODE_COMPILE,
+	SB_CODE_RUN,
+	SB_CODE_RUN_STRING,
+	SB_CODE_MARSHAL,
+	SB_CODE_OBJECT,
+};
+/* The same for a door that makes code: a frame of the standard library
+ * lends it only from a module that makes code that way itself
+ * (namedtuple, dataclasses, the import system), not from one that runs
+ * its caller's string (timeit, code, pdb, doctest). */
+bool sb_guard_library_makes_code(const char *const *names,
+				 enum sb_code_way way);
 /* Is it code the user typed at the interactive prompt (python-sb(1), the
  * REPL) that calls one of names itself? Its eval/exec/compile run
  * unguarded; the other rules still hold. */

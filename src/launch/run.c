@@ -344,7 +344,10 @@ static bool log_dir_untrusted(struct sb_arena *a, const char *path)
 	if (!realpath(dir, canon) || strlen(canon) + 3 > sizeof(canon))
 		return false; /* open() will say why */
 	strcat(canon, strcmp(canon, "/") ? "/x" : "x");
-	if (!(err = sb_trust_dirs_above(canon, bad, sizeof(bad))))
+	/* above the path as named, and above where its links lead */
+	if (!(path[0] == '/' &&
+	      (err = sb_trust_dirs_above(path, bad, sizeof(bad)))) &&
+	    !(err = sb_trust_dirs_above(canon, bad, sizeof(bad))))
 		return false;
 	fprintf(stderr,
 		"python-sb: log-file=%s: the directory '%s' could be changed "

@@ -5,6 +5,7 @@
 #include "support.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +101,11 @@ static const char *judge(struct sb_arena *a, const char *path, int depth,
 		return NULL;
 	else
 		above = true;
-	if (above && (err = sb_trust_dirs_above(canon, bad, sizeof(bad)))) {
+	/* above the path as named too: a link on the way lies in a directory
+	 * that may be another's than the ones above where it leads */
+	if (above && ((path[0] == '/' &&
+		       (err = sb_trust_dirs_above(path, bad, sizeof(bad)))) ||
+		      (err = sb_trust_dirs_above(canon, bad, sizeof(bad))))) {
 		struct stat bst;
 
 		if (stat(bad, &bst) < 0)
@@ -115,8 +120,16 @@ static const char *judge(struct sb_arena *a, const char *path, int depth,
 	err = sb_trust_file(-1, canon, &st);
 	if (err)
 		return distrust(a, canon, &st, err);
-	if (depth <= 0 || !(d = opendir(canon)))
+	if (depth <= 0)
 		return NULL;
+	/* one that cannot be listed could hold files Python opens by name */
+	if (!(d = opendir(canon)))
+		return sb_arena_printf(
+			a,
+			"python-sb: its own directory '%s' cannot be listed "
+			"(%s), so what it holds cannot be judged. Make it "
+			"readable; nothing was run.\n",
+			canon, strerror(errno));
 	while (!why && (e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			why = judge(a,

@@ -405,7 +405,6 @@ static bool already_loaded(struct parser *ps, const char *canon)
  * missing include takes its rules (its DENY rules too) with it. So every
  * directory from the file's up to / is judged (sb_trust_dirs_above()).
  * The message for its answer: */
-/* The message for sb_trust_dirs_above()'s answer. */
 static void dir_error(struct parser *ps, struct sb_ref at, const char *label,
 		      const char *dir, int err)
 {

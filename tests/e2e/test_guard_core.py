@@ -544,12 +544,27 @@ def test_bytecode_exemption_needs_a_line_that_names_marshal_or_code(
     lib.mkdir(parents=True)
     (lib / "helper.py").write_text(textwrap.dedent("""\
         import marshal
+        from json import loads
 
         def load(data):
             return marshal.loads(data)
 
         def rename(co):
             return co.replace(co_name="renamed")
+
+        # lines that name loads, replace, co_flags or a tuple holding
+        # "co_name" while they call the program's object: no door
+        def json_load(fp):
+            return loads(fp.read())
+
+        def quote(value):
+            return str(value).replace("a", "b")
+
+        def flags(f):
+            return f.__code__.co_flags
+
+        def keyed(fn):
+            return fn() if "x" not in ("co_name", "CodeType") else 0
         """))
     code = TRY + textwrap.dedent("""\
         import functools, json, marshal, os, types
@@ -568,15 +583,26 @@ def test_bytecode_exemption_needs_a_line_that_names_marshal_or_code(
         attempt("direct", lambda: marshal.loads(data))
         fp = type("F", (), {"read": functools.partial(marshal.loads, data)})
         attempt("json", lambda: json.load(fp()))
+        attempt("json-lib", lambda: helper.json_load(fp()))
         value = type("V", (), {
             "token_type": "word",
             "__str__": functools.partial(co.replace, co_name="x")})
         attempt("replace", lambda: hvp.Comment.quote(None, value()))
+        attempt("replace-lib", lambda: helper.quote(value()))
+        import itertools, operator
+        it = map(operator.methodcaller("replace", co_name="x"),
+                 itertools.repeat(co))
+        fake = type("Fn", (), {"__code__": property(
+            functools.partial(next, it))})
+        attempt("flags-lib", lambda: helper.flags(fake()))
+        attempt("tuple-lib", lambda: helper.keyed(
+            functools.partial(co.replace, co_name="x")))
         """)
     r = sandboxed(f"python-import=*\nexpose-ro={lib}\n", code)
     assert r.returncode == 0, r.stderr
     assert "load <lambda>\nrename renamed\ncoroutine True\n" in r.stdout
-    for label in ("direct", "json", "replace"):
+    for label in ("direct", "json", "json-lib", "replace", "replace-lib",
+                  "flags-lib", "tuple-lib"):
         assert outcome(r, label).startswith("RuleApiPermissionError"), (
             label, r.stdout)
 
