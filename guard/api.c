@@ -388,9 +388,10 @@ static const char *const *door_names(const char *which)
 /* Application code the exemption does not cover: not a library calling
  * the door by name to make code that way, nor code typed at the
  * prompt. */
-static bool application_calls(const char *const *names, enum sb_code_way way)
+static bool application_calls(const char *const *names, enum sb_code_way way,
+			      PyObject *args)
 {
-	return !sb_guard_library_makes_code(names, way) &&
+	return !sb_guard_library_makes_code(names, way, args) &&
 	       !sb_guard_caller_is_typed(names);
 }
 
@@ -416,13 +417,13 @@ static enum sb_code_way way_of(const char *attr, PyObject *args)
 }
 
 static int dynamic_code(const char *door, const char *const *names,
-			enum sb_code_way way)
+			enum sb_code_way way, PyObject *args)
 {
 	long i = sb_api_lookup(door);
 
 	if (i >= 0 && allowed(i))
 		return 0;
-	if (!application_calls(names, way))
+	if (!application_calls(names, way, args))
 		return 0;
 	return sb_guard_check_api(door);
 }
@@ -446,7 +447,7 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 	     (sb_eval_enabled() &&
 	      !(sb_api_lookup(door) >= 0 && allowed(sb_api_lookup(door))) &&
 	      !sb_guard_library_makes_code(door_names(w->attr),
-					   way_of(w->attr, args))))) {
+					   way_of(w->attr, args), args)))) {
 		dyn_door = w->attr;
 		res = sb_eval_builtin(w->attr, args, kw);
 		dyn_door = prev;
@@ -456,7 +457,8 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 	 * eval-* rules it needs, not as a dynamic-code grant (seed 4.3) */
 	if (sb_g.learning && !(sb_api_lookup(door) >= 0 &&
 			       allowed(sb_api_lookup(door))) &&
-	    application_calls(door_names(w->attr), way_of(w->attr, args)) &&
+	    application_calls(door_names(w->attr), way_of(w->attr, args),
+			      args) &&
 	    sb_eval_learn(w->attr, args, kw)) {
 		dyn_door = w->attr;
 		res = sb_wrap_call_original(w, args, kw);
@@ -465,7 +467,8 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 			sb_eval_learn_compiled(res);
 		return res;
 	}
-	if (dynamic_code(door, door_names(w->attr), way_of(w->attr, args)) < 0)
+	if (dynamic_code(door, door_names(w->attr), way_of(w->attr, args),
+			 args) < 0)
 		return NULL;
 	dyn_door = w->attr;
 	res = sb_wrap_call_original(w, args, kw);
@@ -770,7 +773,8 @@ int sb_api_event(const char *event, PyObject *args)
 						    : "builtins.exec",
 				    names_event,
 				    event[0] == 'c' ? SB_CODE_COMPILE
-						    : SB_CODE_RUN);
+						    : SB_CODE_RUN,
+				    args);
 	}
 	if (sb_str_starts(event, "marshal.load") && sb_g.starting &&
 	    !py.PyEval_GetFrame()) {
@@ -782,11 +786,11 @@ int sb_api_event(const char *event, PyObject *args)
 	/* bytecode built at run time runs like exec'd code */
 	if (strcmp(event, "code.__new__") == 0)
 		return dynamic_code("builtins.exec", names_code,
-				    SB_CODE_OBJECT);
+				    SB_CODE_OBJECT, args);
 	if (strcmp(event, "marshal.loads") == 0 ||
 	    strcmp(event, "marshal.load") == 0)
 		return dynamic_code("builtins.exec", names_marshal,
-				    SB_CODE_MARSHAL);
+				    SB_CODE_MARSHAL, args);
 	/* (fd, request, arg): a request of the one safe list passes (the
 	 * kernel layer allows the same lists and no other) */
 	if (strcmp(event, "fcntl.ioctl") == 0) {

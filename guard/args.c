@@ -534,15 +534,15 @@ static bool code_names(PyObject *frame, const char *const *names)
  * under the standard library and their frozen twins. Each way of making
  * code has its own list (enum sb_code_way). */
 static const char *const code_compilers[] = {
-	"collections", "dataclasses", "typing", "inspect", "enum", "ast",
-	"warnings", "gettext", "importlib", "zipimport", "runpy",
+	"collections", "dataclasses", "typing", "inspect", "ast",
+	"gettext", "importlib", "zipimport", "runpy",
 	"py_compile", "pkgutil", "multiprocessing.managers",
 	"multiprocessing.sharedctypes", "unittest.mock", NULL
 };
 /* exec and eval of a source string: not the import system's modules,
  * which run code objects (runpy._run_code would run any string) */
 static const char *const string_runners[] = {
-	"collections", "dataclasses", "typing", "inspect", "enum", "warnings",
+	"collections", "dataclasses", "typing", "inspect",
 	"gettext", "multiprocessing.managers", "multiprocessing.sharedctypes",
 	"unittest.mock", NULL
 };
@@ -577,7 +577,8 @@ static bool module_in(const char *mod, size_t n, const char *const *list)
  * that way? Third-party libraries and python-sb's own package may (by
  * name alone: weaknesses.md 9); the standard library's modules if they
  * are on that way's list. */
-static bool may_make_code(const char *buf, enum sb_code_way way)
+static bool may_make_code(const char *buf, enum sb_code_way way,
+			  PyObject *args, PyObject *frame)
 {
 	const char *const *list = way == SB_CODE_COMPILE  ? code_compilers
 				  : way == SB_CODE_RUN	    ? code_compilers
@@ -608,9 +609,10 @@ static bool may_make_code(const char *buf, enum sb_code_way way)
 	for (; rel < end; rel++)
 		mod[n++] = *rel == '/' ? '.' : *rel;
 	mod[n] = '\0';
-	return module_in(mod, n, list) ||
-	       (sb_g.interactive && way <= SB_CODE_RUN_STRING &&
-		module_in(mod, n, typed_code_runners));
+	if (module_in(mod, n, list))
+		return sb_code_source_ok(mod, way, args, frame);
+	return sb_g.interactive && way <= SB_CODE_RUN_STRING &&
+	       module_in(mod, n, typed_code_runners);
 }
 
 /* The dynamic-code exemption: library code that calls eval, exec,
@@ -623,7 +625,7 @@ static bool may_make_code(const char *buf, enum sb_code_way way)
  * own exec_module and source_to_code, which hand exec and compile to
  * _call_with_frames_removed, name them. */
 static bool library_walk(const char *const *names, bool makes_code,
-			 enum sb_code_way way)
+			 enum sb_code_way way, PyObject *args)
 {
 	PyObject *frame = py.PyEval_GetFrame(), *back;
 	char buf[PATH_MAX];
@@ -634,7 +636,8 @@ static bool library_walk(const char *const *names, bool makes_code,
 		if (frame_file(frame, buf) != 1 || !library_file(buf))
 			break;
 		if (code_names(frame, names)) {
-			yes = !makes_code || may_make_code(buf, way);
+			yes = !makes_code ||
+			      may_make_code(buf, way, args, frame);
 			break;
 		}
 		back = py.PyFrame_GetBack(frame);
@@ -651,13 +654,13 @@ static bool library_walk(const char *const *names, bool makes_code,
 
 bool sb_guard_library_calls(const char *const *names)
 {
-	return library_walk(names, false, SB_CODE_COMPILE);
+	return library_walk(names, false, SB_CODE_COMPILE, NULL);
 }
 
 bool sb_guard_library_makes_code(const char *const *names,
-				 enum sb_code_way way)
+				 enum sb_code_way way, PyObject *args)
 {
-	return library_walk(names, true, way);
+	return library_walk(names, true, way, args);
 }
 
 /* Code typed at the prompt that calls the door by name: the standard

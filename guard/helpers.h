@@ -170,9 +170,18 @@ enum sb_code_way {
 /* The same for a door that makes code: a frame of the standard library
  * lends it only from a module that makes code that way itself
  * (namedtuple, dataclasses, the import system), not from one that runs
- * its caller's string (timeit, code, pdb, doctest). */
+ * its caller's string (timeit, code, pdb, doctest), and only from a source
+ * that module may make code from (codesrc.c). args: the call's or the
+ * event's positional arguments (NULL: none). */
 bool sb_guard_library_makes_code(const char *const *names,
-				 enum sb_code_way way);
+				 enum sb_code_way way, PyObject *args);
+/* Does the standard-library module mod, which makes code that way itself,
+ * make it here from what it may: a file's content for the import system,
+ * a type expression for typing and inspect, a name in a fixed template
+ * for multiprocessing (codesrc.c)? frame: the library frame that calls
+ * the door. */
+bool sb_code_source_ok(const char *mod, enum sb_code_way way,
+		       PyObject *args, PyObject *frame);
 /* Is it code the user typed at the interactive prompt (python-sb(1), the
  * REPL) that calls one of names itself? Its eval/exec/compile run
  * unguarded; the other rules still hold. */

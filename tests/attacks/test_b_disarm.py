@@ -484,6 +484,94 @@ def test_B33(case, judge):
     _no_marks(case, ["rw/" + n for n in src])
 
 
+@attack("B34", "a program's source compiled by the standard library's "
+        "code makers: importlib's source_to_code and _compile_bytecode, a "
+        "ForwardRef, inspect's eval_str, MakeProxyType's method names")
+def test_B34(case, judge):
+    """These modules keep the exemption (they make code themselves), and
+    took the source from their caller: types.FunctionType of the code they
+    returned ran it with no dynamic-code rule. Now the import system makes
+    code only from a file's whole content, typing and inspect only from a
+    type expression, MakeProxyType only from an identifier in its template
+    (guard/codesrc.c, weaknesses.md 9)."""
+    case.mkdir("rw")
+    case.write("rw/plain.py", "VALUE = 1\n")
+    rules = ALL + f"expose-rw={case.path('rw')}\n"
+    src = {n: _marked(case.path("rw/" + n)) for n in
+           ("loader", "subclass", "bytecode", "forwardref", "annotated",
+            "eval_str", "proxy")}
+    plain = case.path("rw/plain.py")
+    out = case.run(rules, {
+        "loader": f"""
+            import importlib.machinery, types
+            loader = importlib.machinery.SourceFileLoader("x", {plain!r})
+            code = loader.source_to_code({src["loader"]!r}.encode(),
+                                         {plain!r})
+            types.FunctionType(code, {{}})()
+            return "ran"
+            """,
+        "subclass": f"""
+            import importlib.machinery, types
+            class Lying(importlib.machinery.SourceFileLoader):
+                def get_data(self, path):
+                    return {src["subclass"]!r}.encode()
+            types.FunctionType(Lying("x", {plain!r}).get_code("x"), {{}})()
+            return "ran"
+            """,
+        "bytecode": f"""
+            import marshal, sys, types
+            def mark():
+                open({case.path("rw/bytecode")!r}, "w").write("ran")
+            boot = sys.modules["importlib._bootstrap_external"]
+            code = boot._compile_bytecode(marshal.dumps(mark.__code__),
+                                          bytecode_path={plain!r})
+            types.FunctionType(code, {{"open": open}})()
+            return "ran"
+            """,
+        "forwardref": f"""
+            import typing
+            def g(x):
+                pass
+            g.__annotations__ = {{"x": {src["forwardref"]!r}}}
+            typing.get_type_hints(g)
+            return "ran"
+            """,
+        "annotated": f"""
+            import typing
+            def g(x):
+                pass
+            g.__annotations__ = {{"x": "Annotated[int, " +
+                                  {src["annotated"]!r} + "]"}}
+            typing.get_type_hints(g)
+            return "ran"
+            """,
+        "eval_str": f"""
+            import inspect
+            def g(x):
+                pass
+            g.__annotations__ = {{"x": {src["eval_str"]!r}}}
+            if not hasattr(inspect, "get_annotations"):
+                # 3.9 has no eval_str: the program's own eval, refused
+                return eval({src["eval_str"]!r})
+            inspect.get_annotations(g, eval_str=True)
+            return "ran"
+            """,
+        "proxy": f"""
+            from multiprocessing.managers import MakeProxyType
+            MakeProxyType("P", ["f(self):\\n        pass\\n" +
+                                {src["proxy"]!r} + "\\ndef g"])
+            return "ran"
+            """,
+    })
+    for label, door in (("loader", "compile"), ("subclass", "compile"),
+                        ("bytecode", "exec"), ("forwardref", "compile"),
+                        ("annotated", "compile"), ("eval_str", "eval"),
+                        ("proxy", "exec")):
+        judge.python(out[label], API_ERR,
+                     api_denied(f"builtins.{door}", "dynamic-code"))
+    _no_marks(case, ["rw/" + n for n in src])
+
+
 @attack("B32", "a frame reader and create_builtin handed to importlib's "
         "_call_with_frames_removed")
 def test_B32(case, judge):

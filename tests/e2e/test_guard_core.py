@@ -532,6 +532,95 @@ def test_library_exemption_needs_a_library_that_calls_the_door(
             label, r.stdout)
 
 
+def test_standard_library_makes_code_only_from_its_own_sources(
+        sandboxed, tmp_cwd, python_exe):
+    """The standard library's code makers keep the exemption only for what
+    they make code from themselves (guard/codesrc.c, weaknesses.md 9): the
+    import system a file's whole content, typing and inspect a type
+    expression, multiprocessing's proxies an identifier in its template.
+    Handed the program's source, each was a way to run it with no
+    dynamic-code rule (types.FunctionType(loader.source_to_code(s, p),
+    {})())."""
+    pkg = tmp_cwd / "lib"
+    (pkg / "ns").mkdir(parents=True)
+    (pkg / "plain.py").write_text("VALUE = 6 * 7\n")
+    (pkg / "cached.py").write_text("VALUE = 'from the cache'\n")
+    (pkg / "ns" / "inner.py").write_text("VALUE = 'namespace'\n")
+    (pkg / "script.py").write_text("RESULT = 'run_path'\n")
+    # a .pyc beside its source, as a normal import leaves it
+    subprocess.run([python_exe, "-c",
+                    "import py_compile; py_compile.compile('lib/cached.py')"],
+                   cwd=tmp_cwd, check=True)
+    code = TRY + textwrap.dedent("""\
+        import importlib.machinery, inspect, marshal, os, runpy, sys, types
+        import typing
+        from typing import Dict, List, Optional
+        sys.dont_write_bytecode = True
+        sys.path.insert(0, os.path.abspath("lib"))
+        import plain, cached, ns.inner
+        print("imports", plain.VALUE, cached.VALUE, ns.inner.VALUE)
+        print("run_path", runpy.run_path("lib/script.py")["RESULT"])
+
+        def Field(**kw):
+            return kw
+        Annotated = getattr(typing, "Annotated", None)
+        def f(a: "Optional[List[int]]", b: "Dict[str, 'int']",
+              c: "Annotated[int, Field(gt=0)]" = 1):
+            pass
+        hints = typing.get_type_hints(f, include_extras=True) \\
+            if sys.version_info >= (3, 9) else {}
+        print("typed", hints["a"], hints["c"].__metadata__)
+        if hasattr(inspect, "get_annotations"):
+            inspect.get_annotations(f, eval_str=True)
+        from multiprocessing.managers import MakeProxyType
+        P = MakeProxyType("P", ("get", "put", "__len__"))
+        print("made", sorted(n for n in vars(P) if n in ("get", "put")))
+
+        mark = os.path.abspath("ran")
+        src = "open(%r, 'w').write('ran')" % mark
+        loader = importlib.machinery.SourceFileLoader(
+            "x", os.path.abspath("lib/plain.py"))
+        attempt("source_to_code", lambda: types.FunctionType(
+            loader.source_to_code(src.encode(), "lib/plain.py"), {})())
+        class Lying(importlib.machinery.SourceFileLoader):
+            def get_data(self, path):
+                return src.encode()
+        attempt("get_data", lambda: types.FunctionType(
+            Lying("x", os.path.abspath("lib/plain.py")).get_code("x"),
+            {})())
+        def mark_it():
+            open(mark, "w").write("ran")
+        blob = marshal.dumps(mark_it.__code__)
+        boot = sys.modules["importlib._bootstrap_external"]
+        attempt("bytecode", lambda: types.FunctionType(
+            boot._compile_bytecode(
+                blob, bytecode_path=os.path.abspath("lib/plain.py")),
+            {"open": open, "mark": mark})())
+        def g(x):
+            pass
+        g.__annotations__ = {"x": src}
+        attempt("hints", lambda: typing.get_type_hints(g))
+        g.__annotations__ = {"x": "Annotated[int, " + src + "]"}
+        attempt("annotated", lambda: typing.get_type_hints(g))
+        attempt("get_annotations", lambda: inspect.get_annotations(
+            g, eval_str=True) if hasattr(inspect, "get_annotations")
+            else eval(src))
+        attempt("proxy", lambda: MakeProxyType(
+            "Q", ["f(self):\\n        pass\\n" + src + "\\ndef g"]))
+        """)
+    r = sandboxed(f"python-import=*\nexpose-rw={tmp_cwd}\n", code)
+    assert r.returncode == 0, r.stderr
+    assert "imports 42 from the cache namespace\n" in r.stdout
+    assert "run_path run_path\n" in r.stdout
+    assert "typed typing.Optional[typing.List[int]] ({'gt': 0},)" in r.stdout
+    assert "made ['get', 'put']" in r.stdout
+    for label in ("source_to_code", "get_data", "bytecode", "hints",
+                  "annotated", "get_annotations", "proxy"):
+        assert outcome(r, label).startswith(
+            "RuleApiPermissionError builtins."), (label, r.stdout)
+    assert not (tmp_cwd / "ran").exists()
+
+
 def test_bytecode_exemption_needs_a_line_that_names_marshal_or_code(
         sandboxed, tmp_cwd):
     """Bytecode read or built at run time (marshal.loads, CodeType,

@@ -1,0 +1,358 @@
+/* codeshape.c - the shapes of source a standard-library code maker may
+ * compile for the program (codeshape.h). A small recursive-descent reader
+ * of the type-expression grammar, and a matcher of a formatted template.
+ * Anything it does not know is refused: a shape read wider than CPython
+ * reads it would let code through, one read narrower only asks for a rule.
+ */
+#include "codeshape.h"
+
+#include <string.h>
+
+#define SHAPE_DEPTH 64
+
+struct rd {
+	const char *p, *end;
+	int depth;
+};
+
+static bool is_name_start(unsigned char c)
+{
+	/* a byte >= 0x80 is part of a non-ASCII identifier (CPython refuses
+	 * the ones that are not: no operator is spelled outside ASCII) */
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       c >= 0x80;
+}
+
+static bool is_name_char(unsigned char c)
+{
+	return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+static void blanks(struct rd *r)
+{
+	while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' ||
+				 *r->p == '\n' || *r->p == '\r' ||
+				 *r->p == '\f'))
+		r->p++;
+}
+
+static bool take(struct rd *r, char c)
+{
+	blanks(r);
+	if (r->p < r->end && *r->p == c) {
+		r->p++;
+		return true;
+	}
+	return false;
+}
+
+static bool peek(struct rd *r, char c)
+{
+	blanks(r);
+	return r->p < r->end && *r->p == c;
+}
+
+/* A name: its start and length in *name. */
+static bool name(struct rd *r, const char **at, size_t *len)
+{
+	const char *s;
+
+	blanks(r);
+	if (r->p >= r->end || !is_name_start((unsigned char)*r->p))
+		return false;
+	s = r->p;
+	while (r->p < r->end && is_name_char((unsigned char)*r->p))
+		r->p++;
+	*at = s;
+	*len = (size_t)(r->p - s);
+	return true;
+}
+
+/* A string or bytes literal: an optional prefix of r, b and u (never f or
+ * t: their fields run code), then '...', "...", '''...''' or """...""". */
+static bool string(struct rd *r)
+{
+	const char *p = r->p;
+	bool raw = false;
+	char q;
+	bool triple;
+
+	while (p < r->end && strchr("rRbBuU", *p) && *p) {
+		if (*p == 'r' || *p == 'R')
+			raw = true;
+		p++;
+	}
+	if (p - r->p > 2 || p >= r->end || (*p != '\'' && *p != '"'))
+		return false;
+	q = *p;
+	triple = r->end - p >= 3 && p[1] == q && p[2] == q;
+	p += triple ? 3 : 1;
+	for (;;) {
+		if (p >= r->end)
+			return false;
+		if (*p == '\\') {
+			/* an escape, raw or not, keeps the next character
+			 * (a quote, a newline) inside the literal */
+			if (p + 1 >= r->end)
+				return false;
+			p += 2;
+			continue;
+		}
+		if (*p == '\n' && !triple)
+			return false;
+		if (*p == q) {
+			if (!triple) {
+				p++;
+				break;
+			}
+			if (r->end - p >= 3 && p[1] == q && p[2] == q) {
+				p += 3;
+				break;
+			}
+		}
+		p++;
+	}
+	(void)raw;
+	r->p = p;
+	return true;
+}
+
+/* A number: digits, then identifier characters and dots (1_000, 0x1f,
+ * 1.5e-3, 2j); a sign only after an exponent's e. Read greedily: "1if"
+ * is one token here, and the name after it makes two atoms in a row,
+ * which no rule takes. */
+static bool number(struct rd *r)
+{
+	const char *p = r->p;
+	bool hex;
+
+	if (p >= r->end)
+		return false;
+	if (!(*p >= '0' && *p <= '9') &&
+	    !(*p == '.' && p + 1 < r->end && p[1] >= '0' && p[1] <= '9'))
+		return false;
+	hex = r->end - p >= 2 && p[0] == '0' && (p[1] | 0x20) == 'x';
+	while (p < r->end) {
+		if (is_name_char((unsigned char)*p) || *p == '.') {
+			p++;
+		} else if ((*p == '+' || *p == '-') && !hex &&
+			   (p[-1] | 0x20) == 'e') {
+			p++;
+		} else {
+			break;
+		}
+	}
+	r->p = p;
+	return true;
+}
+
+static bool expr(struct rd *r, bool calls);
+
+/* expr (',' expr)* [','] up to close; element i of a subscript of
+ * Annotated (i >= 1) may hold calls. */
+static bool list(struct rd *r, char close, bool calls, bool annotated)
+{
+	int i;
+
+	if (take(r, close))
+		return true;
+	for (i = 0;; i++) {
+		bool star = take(r, '*');
+
+		if (star && peek(r, '*'))
+			return false;
+		if (!expr(r, calls || (annotated && i >= 1)))
+			return false;
+		if (take(r, close))
+			return true;
+		if (!take(r, ','))
+			return false;
+		if (take(r, close))
+			return true;
+	}
+}
+
+/* A call's arguments: expr or name=expr, comma separated. */
+static bool arguments(struct rd *r)
+{
+	if (take(r, ')'))
+		return true;
+	for (;;) {
+		struct rd save = *r;
+		const char *at;
+		size_t len;
+
+		if (!(name(r, &at, &len) && take(r, '=') && !peek(r, '='))) {
+			*r = save;
+		}
+		if (!expr(r, true))
+			return false;
+		if (take(r, ')'))
+			return true;
+		if (!take(r, ','))
+			return false;
+		if (take(r, ')'))
+			return true;
+	}
+}
+
+/* atom trailer*, with an optional unary minus */
+static bool postfix(struct rd *r, bool calls)
+{
+	const char *last = NULL, *at;
+	size_t last_len = 0, len;
+	bool dotted = false; /* a name, then only .name so far */
+
+	if (++r->depth > SHAPE_DEPTH)
+		return false;
+	blanks(r);
+	if (take(r, '-'))
+		blanks(r);
+	if (r->p >= r->end)
+		return false;
+	if (r->end - r->p >= 3 && memcmp(r->p, "...", 3) == 0) {
+		r->p += 3;
+	} else if (number(r)) {
+		/* read */
+	} else if (string(r)) {
+		/* adjacent literals are one: 'a' 'b' */
+		for (;;) {
+			struct rd save = *r;
+
+			blanks(r);
+			if (!string(r)) {
+				*r = save;
+				break;
+			}
+		}
+	} else if (name(r, &at, &len)) {
+		/* f'' and the like were refused by string(): a prefix
+		 * followed by a quote is no name */
+		if (r->p < r->end && (*r->p == '\'' || *r->p == '"'))
+			return false;
+		last = at;
+		last_len = len;
+		dotted = true;
+	} else if (take(r, '[')) {
+		if (!list(r, ']', calls, false))
+			return false;
+	} else if (take(r, '(')) {
+		if (!list(r, ')', calls, false))
+			return false;
+	} else {
+		return false;
+	}
+	for (;;) {
+		if (take(r, '.')) {
+			if (!name(r, &at, &len))
+				return false;
+			last = at;
+			last_len = len;
+		} else if (take(r, '[')) {
+			bool annotated = last && last_len == 9 &&
+					 memcmp(last, "Annotated", 9) == 0;
+
+			if (!list(r, ']', calls, annotated))
+				return false;
+			last = NULL;
+			dotted = false;
+		} else if (peek(r, '(')) {
+			if (!calls || !dotted)
+				return false; /* only a dotted name is called */
+			r->p++;
+			if (!arguments(r))
+				return false;
+			last = NULL;
+			dotted = false;
+		} else {
+			break;
+		}
+	}
+	r->depth--;
+	return true;
+}
+
+static bool expr(struct rd *r, bool calls)
+{
+	if (!postfix(r, calls))
+		return false;
+	while (take(r, '|'))
+		if (!postfix(r, calls))
+			return false;
+	return true;
+}
+
+bool sb_shape_type_expression(const char *s, size_t n)
+{
+	struct rd r = { s, s + n, 0 };
+
+	if (memchr(s, '\0', n))
+		return false;
+	if (!expr(&r, false))
+		return false;
+	blanks(&r);
+	return r.p == r.end;
+}
+
+bool sb_shape_template(const char *src, size_t n, const char *t)
+{
+	const char *s = src, *end = src + n, *id = NULL;
+	size_t id_len = 0;
+
+	while (*t) {
+		if (t[0] == '%' && (t[1] == 's' || t[1] == 'r')) {
+			bool quoted = t[1] == 'r';
+			const char *at;
+			size_t len;
+
+			if (quoted) {
+				if (s >= end || *s != '\'')
+					return false;
+				s++;
+			}
+			at = s;
+			if (s >= end || !is_name_start((unsigned char)*s))
+				return false;
+			while (s < end && is_name_char((unsigned char)*s))
+				s++;
+			len = (size_t)(s - at);
+			if (!id) {
+				id = at;
+				id_len = len;
+			} else if (len != id_len || memcmp(at, id, len) != 0) {
+				return false;
+			}
+			if (quoted) {
+				if (s >= end || *s != '\'')
+					return false;
+				s++;
+			}
+			t += 2;
+		} else {
+			if (s >= end || *s != *t)
+				return false;
+			s++;
+			t++;
+		}
+	}
+	return s == end && id != NULL;
+}
+
+const char sb_shape_managers_method[] =
+	"def %s(self, /, *args, **kwds):\n"
+	"        return self._callmethod(%r, args, kwds)";
+
+const char sb_shape_sharedctypes_property[] =
+	"\ndef get%s(self):\n"
+	"    self.acquire()\n"
+	"    try:\n"
+	"        return self._obj.%s\n"
+	"    finally:\n"
+	"        self.release()\n"
+	"def set%s(self, value):\n"
+	"    self.acquire()\n"
+	"    try:\n"
+	"        self._obj.%s = value\n"
+	"    finally:\n"
+	"        self.release()\n"
+	"%s = property(get%s, set%s)\n";

@@ -1,0 +1,37 @@
+/* codeshape.h - the shapes of source the standard library's code makers may
+ * turn into code for the program without a dynamic-code rule (weaknesses.md
+ * 9). Pure: text in, yes or no out, no Python object and no allocation, so
+ * a program cannot change how a shape is read (an AST would be read through
+ * classes it may patch) and the unit tests (tests/unit/test_codeshape.c)
+ * feed it text.
+ */
+#ifndef SB_CODESHAPE_H
+#define SB_CODESHAPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A type expression as typing and inspect evaluate it (a string annotation,
+ * a ForwardRef, a text signature's default): names, attributes, subscripts,
+ * tuples and lists, string, bytes and number literals, `...`, `|` and a
+ * unary minus. A call only inside the metadata of an `Annotated[...]`
+ * (`Annotated[int, Field(gt=0)]`), of a dotted name with such arguments:
+ * the calls the program could make itself, and nothing else (no lambda,
+ * comprehension, operator, f-string, walrus, keyword expression, comment
+ * or line continuation). */
+bool sb_shape_type_expression(const char *s, size_t n);
+
+/* Is src exactly template with each %s replaced by one identifier and
+ * each %r by that identifier's repr ('name'), the same identifier at
+ * every slot? (multiprocessing.managers' proxy methods, sharedctypes'
+ * properties: a method name like "f(self):\n  evil()\ndef g" no longer
+ * fits.) */
+bool sb_shape_template(const char *src, size_t n, const char *template);
+
+/* The templates the standard library formats with a name it was given, as
+ * CPython 3.9 to 3.13 spell them (a later spelling needs a rule: fails
+ * closed). */
+extern const char sb_shape_managers_method[];
+extern const char sb_shape_sharedctypes_property[];
+
+#endif
