@@ -116,7 +116,8 @@ struct py_method_def {
 	X(PyObject *, PyObject_GetItem, (PyObject *, PyObject *))              \
 	X(int, PyDict_DelItem, (PyObject *, PyObject *))                       \
 	X(Py_ssize_t, PyObject_Length, (PyObject *))                           \
-	X(void, PyType_Modified, (PyObject *))
+	X(void, PyType_Modified, (PyObject *))                                 \
+	X(void *, PyThreadState_GetInterpreter, (void *))
 
 /* Data symbols: the address dlsym() returns is that of the variable. */
 #define SB_CAPI_TYPES(X)                                                       \

@@ -270,6 +270,25 @@ static const struct {
 	{ sb_learn_arm, "cannot install the learning recorders" },
 };
 
+/* The calling thread's state, or NULL, without the fatal error
+ * PyThreadState_Get() raises when there is none: 3.13's public name, the
+ * private one before. */
+static void *thread_state(void)
+{
+	static void *(*get)(void);
+	static bool looked;
+
+	if (!looked) {
+		get = (void *(*)(void))dlsym(RTLD_DEFAULT,
+					     "PyThreadState_GetUnchecked");
+		if (!get)
+			get = (void *(*)(void))dlsym(
+				RTLD_DEFAULT, "_PyThreadState_UncheckedGet");
+		looked = true;
+	}
+	return get ? get() : NULL;
+}
+
 static int arm(const char *event)
 {
 	size_t i;
@@ -293,6 +312,9 @@ static int arm(const char *event)
 		return arm_failed("cannot load the pysandboxes package");
 	}
 	sb_guard_busy_leave();
+	sb_g.interp = thread_state() ? py.PyThreadState_GetInterpreter(
+					       thread_state())
+				     : NULL;
 	sb_g.armed = true;
 	sb_g.starting = true;
 	sb_g.stdin_program = strcmp(event, "cpython.run_stdin") == 0;
@@ -346,6 +368,27 @@ static const struct route *route_of(const char *event)
 	return &other_events;
 }
 
+/* Is the calling thread in another interpreter than the one the guard
+ * armed in? A subinterpreter (_interpreters.create, 3.12's
+ * _xxsubinterpreters.create, _testcapi's run_in_subinterp: process-exec
+ * entries, judged when the program asks for one) has its own modules,
+ * builtins and allocator: the guard's wrappers are not in it, and its
+ * objects (the rules' caches, the exception classes, the code objects of
+ * the line cache) are the armed interpreter's, which another interpreter
+ * must not touch: CPython 3.13's test_importlib ended in "double free or
+ * corruption" there, and raising in a subinterpreter that is still
+ * starting crashes it. Like a child process, a subinterpreter runs
+ * without the Python layer, under the kernel layer (weaknesses.md 13):
+ * the audit hook, which every interpreter calls, leaves its events
+ * alone. */
+static bool foreign_interpreter(void)
+{
+	void *ts = thread_state();
+
+	return ts && sb_g.interp &&
+	       py.PyThreadState_GetInterpreter(ts) != sb_g.interp;
+}
+
 static int hook(const char *event, PyObject *args, void *ud)
 {
 	const struct route *r;
@@ -363,8 +406,9 @@ static int hook(const char *event, PyObject *args, void *ud)
 			return arm(event);
 		return 0;
 	}
-	if (sb_guard_is_busy() || sb_g.provider_none ||
-	    own_compile_event(event))
+	if (sb_g.provider_none || foreign_interpreter())
+		return 0;
+	if (sb_guard_is_busy() || own_compile_event(event))
 		return 0;
 	/* -i: the REPL after the program compiles what is typed, frameless */
 	if (strcmp(event, "cpython.run_interactivehook") == 0)

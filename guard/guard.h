@@ -41,6 +41,9 @@ struct sb_guard {
 	struct sb_policy *policy;
 	const char *pkgdir; /* where the pysandboxes package lives */
 	const char *stdlib; /* dirname(os.__file__), for dynamic-code */
+	/* the interpreter armed (PyInterpreterState *): the guard's objects
+	 * are its; any other is refused (guard.c foreign_interpreter) */
+	void *interp;
 	bool armed;
 	/* The guard stopped judging: arming failed (the program never
 	 * started), or learning lost its recorder. 'armed' is false, and

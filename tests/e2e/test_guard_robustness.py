@@ -317,3 +317,41 @@ def test_the_preloaded_guard_exports_no_symbol():
     out = subprocess.run([nm, "-D", "--defined-only", str(GUARD)],
                          capture_output=True, text=True, check=True).stdout
     assert out.split() == [], out[:2000]
+
+
+def test_a_granted_subinterpreter_runs_beside_the_guard(sandboxed, tmp_cwd,
+                                                        python_exe):
+    """A subinterpreter has its own modules and allocator; the guard's
+    objects are the armed interpreter's. With the guard judging its
+    events with those objects, CPython 3.13's test_importlib ended in
+    "double free or corruption". Granted (process-exec), a subinterpreter
+    runs as a child process would, without the Python layer; the armed
+    interpreter stays guarded after it. Not granted, it is refused."""
+    probe = subprocess.run(
+        [python_exe, "-c", "import _interpreters"], capture_output=True)
+    old = subprocess.run(
+        [python_exe, "-c", "import _xxsubinterpreters"], capture_output=True)
+    if probe.returncode != 0 and old.returncode != 0:
+        pytest.skip("no subinterpreter module in this CPython")
+    mod, run = (("_interpreters", "exec") if probe.returncode == 0
+                else ("_xxsubinterpreters", "run_string"))
+    code = textwrap.dedent(f"""\
+        import {mod} as si
+        for _ in range(3):
+            i = si.create()
+            si.{run}(i, "import os, json; x = json.dumps([os.sep])")
+            si.destroy(i)
+        print("subinterpreters ran")
+        try:
+            open("/etc/shadow").read()
+            print("shadow read")
+        except Exception as e:
+            print("guarded after:", type(e).__name__)
+        """)
+    r = sandboxed("python-import=*\npython-api=ALLOW:process-exec\n", code)
+    assert r.returncode == 0, r.stderr
+    assert ("subinterpreters ran\nguarded after: RuleFileNotFoundError"
+            in r.stdout), r.stdout
+    r = sandboxed("python-import=*\n", code)
+    assert r.returncode == 1, r.stdout
+    assert f"{mod}.create() is denied by the API guard" in r.stderr
