@@ -440,8 +440,43 @@ static bool names_cwd(PyObject *o)
 	return !o || py.PyObject_IsInstance(o, py.PyLong_Type) == 0;
 }
 
-/* Judge the path argument 'o' (skipped when it is a descriptor or not a
- * path: the call deals with those). */
+/* A descriptor given where a path goes (os.fchmod, os.chmod(fd),
+ * os.utime(fd), os.ftruncate, os.fchdir, os.listdir(fd), the xattr
+ * calls): the file behind it, as /proc/self/fd names it, judged as its
+ * path would be (weaknesses.md 10: a file opened for reading under
+ * expose-ro=, or the standard library's own, had its mode and times
+ * changed). 1 with its path in buf; 0 when it is no file of a tree (a
+ * socket, a pipe, an anonymous inode, a memfd) or no descriptor (the
+ * call fails on it); -1 refused (exception set) when /proc cannot say. */
+static int fd_path(PyObject *o, char buf[PATH_MAX])
+{
+	bool unlinked;
+	long fd;
+	int r;
+
+	if (sb_arg_int(o, &fd) != 1) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	if (fd < 0 || fd > INT_MAX)
+		return 0;
+	r = sb_path_fd_file((int)fd, buf, &unlinked);
+	if (r < 0 && (errno == ENOENT || errno == EBADF))
+		return 0; /* no such descriptor: EBADF from the call */
+	if (r < 0) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "Descriptor %ld is refused: the guard cannot tell which file it is (/proc/self/fd: %s).",
+			 fd, strerror(errno));
+		return sb_guard_raise(SB_EXC_PERMISSION, msg, NULL);
+	}
+	/* unlinked (O_TMPFILE, removed since): judged by the name it had */
+	return r == 0 ? 1 : 0;
+}
+
+/* Judge the path argument 'o' (a descriptor by the file behind it: fd_path;
+ * skipped when it is not a path: the call deals with it). */
 static int judge_arg(PyObject *o, int dir_fd, unsigned flags,
 		     struct sb_fs_paths *fp, bool *judged)
 {
@@ -451,6 +486,19 @@ static int judge_arg(PyObject *o, int dir_fd, unsigned flags,
 	if (judged)
 		*judged = false;
 	r = o ? sb_arg_path(o, buf) : 0;
+	if (r == 0 && o && py.PyObject_IsInstance(o, py.PyLong_Type) == 1) {
+		r = fd_path(o, buf);
+		if (r <= 0)
+			return r;
+		/* the descriptor is there whatever its name says now */
+		flags &= ~(unsigned)(J_EXISTING | J_NEW | J_NONE_IS_CWD);
+		if ((flags & J_LISTING) && listing_filtered)
+			flags |= J_ANCESTOR;
+		if (judged)
+			*judged = true;
+		return judge_named(buf, NULL, -1, flags, fp);
+	}
+	py.PyErr_Clear();
 	if (r == 0 && (flags & J_NONE_IS_CWD) && names_cwd(o)) {
 		strcpy(buf, ".");
 		r = 1;

@@ -94,20 +94,34 @@ int sb_path_resolve(char out[PATH_MAX], const char *rest_in, bool follow,
 	return 0;
 }
 
-/* The directory a descriptor is open on, as the kernel names it. */
-int sb_path_fd_dir(int fd, char out[PATH_MAX])
+int sb_path_fd_file(int fd, char out[PATH_MAX], bool *unlinked)
 {
+	static const char deleted[] = " (deleted)";
+	const size_t dl = sizeof(deleted) - 1;
 	char proc[64];
 	ssize_t r;
 
+	*unlinked = false;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	r = readlink(proc, out, PATH_MAX - 1);
-	if (r <= 0 || out[0] != '/')
-		return -1; /* closed, or a socket, pipe, anon inode */
-	out[r] = '\0';
-	if (r > 10 && strcmp(out + r - 10, " (deleted)") == 0)
+	if (r < 0)
 		return -1;
+	out[r] = '\0';
+	if (r == 0 || out[0] != '/' || strncmp(out, "/memfd:", 7) == 0)
+		return 1; /* a socket, pipe, anonymous inode, memfd */
+	if ((size_t)r > dl && strcmp(out + r - dl, deleted) == 0) {
+		out[r - dl] = '\0';
+		*unlinked = true;
+	}
 	return 0;
+}
+
+int sb_path_fd_dir(int fd, char out[PATH_MAX])
+{
+	bool unlinked;
+
+	return sb_path_fd_file(fd, out, &unlinked) == 0 && !unlinked ? 0
+								      : -1;
 }
 
 /* A slot holds for the generation it was stored in. An empty slot's key

@@ -86,5 +86,11 @@ int sb_path_resolve(char out[PATH_MAX], const char *rest, bool follow,
 /* The directory a descriptor is open on, as the kernel names it: 0, or -1
  * (closed, a socket or pipe, deleted). */
 int sb_path_fd_dir(int fd, char out[PATH_MAX]);
+/* What descriptor fd is open on, as /proc/self/fd names it: 0 with the
+ * path in out (" (deleted)" taken off, *unlinked set: an O_TMPFILE, a
+ * file removed since); 1 when it is no file of a tree (a socket, a pipe,
+ * an anonymous inode, a memfd); -1 when /proc cannot say (errno; ENOENT:
+ * no such descriptor). */
+int sb_path_fd_file(int fd, char out[PATH_MAX], bool *unlinked);
 
 #endif

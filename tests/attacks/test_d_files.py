@@ -569,3 +569,31 @@ def test_D42(tree, judge):
                  "LANGUAGE names files glibc reads by itself, and this "
                  "value holds a '/' or '..': refused")
     assert out["allowed"].msg == "'hi'", out["allowed"]
+
+
+@attack("D43", "a file exposed read-only changed through a descriptor "
+        "opened to read it: fchmod, chmod(fd), utime(fd), ftruncate, "
+        "setxattr")
+def test_D43(tree, judge):
+    """The guard judged paths and let a descriptor through as it was
+    (weaknesses.md 10): os.fchmod(fd) of a file opened for reading under
+    expose-ro= made it writable to all, os.utime(fd) reset its times. A
+    descriptor is now judged by the file behind it. The evidence is the
+    file's mode, times and size seen from outside."""
+    before = os.stat(tree.path("data/f.txt"))
+    opened = "import os\nfd = os.open('data/f.txt', os.O_RDONLY)\n"
+    out = tree.run(RULES, {
+        "fchmod": opened + "os.fchmod(fd, 0o777)",
+        "chmod": opened + "os.chmod(fd, 0o777)",
+        "utime": opened + "os.utime(fd, (0, 0))",
+        "ftruncate": opened + "os.ftruncate(fd, 0)",
+        "setxattr": opened + "os.setxattr(fd, 'user.pysb', b'x')",
+    })
+    ro = f"Cannot write to '{tree.path('data')}/'. {RO_REF}"
+    for label in ("fchmod", "chmod", "utime", "ftruncate", "setxattr"):
+        judge.python(out[label], NO_WRITE, ro)
+    after = os.stat(tree.path("data/f.txt"))
+    assert (after.st_mode, after.st_mtime_ns, after.st_size) == (
+        before.st_mode, before.st_mtime_ns, before.st_size)
+    assert b"user.pysb" not in [a.encode() for a in
+                                os.listxattr(tree.path("data/f.txt"))]

@@ -176,6 +176,50 @@ def test_write_read_only_and_read_write(sandboxed, tree):
     assert not os.path.exists(os.path.join(tree, "data/new.txt"))
 
 
+def test_a_descriptor_is_judged_by_the_file_behind_it(sandboxed, tree):
+    """A descriptor where a path goes (weaknesses.md 10): the file it
+    names under /proc/self/fd decides, as its path would; one that names
+    no file of a tree (a pipe, a socket, a memfd) passes, and one that is
+    no descriptor fails as the call does."""
+    out = probe(sandboxed, """\
+        import socket
+        ro = os.open("data/f.txt", os.O_RDONLY)
+        rw = os.open("rw/w.txt", os.O_RDWR)
+        d = os.open("data", os.O_RDONLY)
+        t("ro_fchmod", lambda: os.fchmod(ro, 0o666))
+        t("ro_chmod_fd", lambda: os.chmod(ro, 0o666))
+        t("ro_utime_fd", lambda: os.utime(ro, (0, 0)))
+        t("ro_ftruncate", lambda: os.ftruncate(ro, 0))
+        t("rw_fchmod", lambda: os.fchmod(rw, 0o640))
+        t("rw_ftruncate", lambda: os.ftruncate(rw, 0))
+        t("rw_utime_fd", lambda: os.utime(rw, (1, 1)))
+        t("listdir_fd", lambda: sorted(os.listdir(d))[:2])
+        r, w = os.pipe()
+        t("pipe", lambda: os.fchmod(r, 0o600))
+        m = os.memfd_create("m")
+        t("memfd", lambda: os.ftruncate(m, 10))
+        s = socket.socket(socket.AF_UNIX)
+        t("socket", lambda: os.fchmod(s.fileno(), 0o600))
+        t("bad", lambda: os.fchmod(987, 0o600))
+        os.close(rw)
+        gone = os.open("rw/gone.txt", os.O_RDWR | os.O_CREAT)
+        os.remove("rw/gone.txt")
+        t("unlinked", lambda: os.ftruncate(gone, 3))
+        """)
+    denied = f"RulePermissionError: Cannot write to '{tree}/data/'. {RO_REF}"
+    for label in ("ro_fchmod", "ro_chmod_fd", "ro_utime_fd",
+                  "ro_ftruncate"):
+        assert out[label] == denied, (label, out)
+    for label in ("rw_fchmod", "rw_ftruncate", "rw_utime_fd", "pipe",
+                  "memfd", "socket", "unlinked"):
+        assert out[label] == "OK None", (label, out)
+    assert out["listdir_fd"] == "OK ['f.txt', 'g.txt']"  # ignore= hides
+    assert out["bad"].startswith("OSError: [Errno 9]"), out
+    st = os.stat(os.path.join(tree, "data/f.txt"))
+    assert (oct(st.st_mode & 0o777), st.st_size) == (oct(0o644), 5)
+    assert os.stat(os.path.join(tree, "rw/w.txt")).st_size == 0
+
+
 def test_a_missing_entry_fails_as_in_cpython(sandboxed, tree):
     """Removing, changing or truncating what is not there, or making what
     is there already, in a read-only tree, fails as plain CPython fails
