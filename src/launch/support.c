@@ -120,6 +120,16 @@ static const char *judge(struct sb_arena *a, const char *path, int depth,
 	err = sb_trust_file(-1, canon, &st);
 	if (err)
 		return distrust(a, canon, &st, err);
+	/* a directory below the depth judged: what it holds would go
+	 * unjudged, so it is refused (the package is 2 levels deep) */
+	if (depth <= 0 && !above)
+		return sb_arena_printf(
+			a,
+			"python-sb: its own directory '%s' lies deeper than "
+			"the %d levels python-sb judges, so what it holds "
+			"cannot be judged. Reinstall python-sb; nothing was "
+			"run.\n",
+			canon, MAX_DEPTH);
 	if (depth <= 0)
 		return NULL;
 	/* one that cannot be listed could hold files Python opens by name */

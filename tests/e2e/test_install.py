@@ -230,6 +230,15 @@ def test_support_files_others_may_change_are_refused(tmp_path, sb):
         (pkg / "_grants.py").unlink()
         (pkg / "_grants.py.orig").rename(pkg / "_grants.py")
     assert r.returncode == 255 and f"'{opened}'" in r.stderr, r
+    # a directory deeper than the walk judges: what it holds would go
+    # unjudged, so it is refused
+    deep = pkg / "a" / "b" / "c" / "d"
+    deep.mkdir(parents=True)
+    try:
+        r = run()
+    finally:
+        shutil.rmtree(pkg / "a")
+    assert r.returncode == 255 and f"'{deep}' lies deeper" in r.stderr, r
     # a sticky, world-writable directory above is /tmp's case: allowed
     site.parent.chmod(0o1777)
     try:
