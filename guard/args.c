@@ -463,8 +463,13 @@ out:
 static int cached_line_names(PyObject *frame, PyObject *code,
 			     const char *const *names)
 {
-	PyObject *at = py.PyObject_GetAttrString(frame, "f_lasti");
-	long lasti = at ? py.PyLong_AsLong(at) : -1;
+	PyObject *at;
+	long lasti;
+
+	if (!sb_g.f_lasti)
+		sb_g.f_lasti = py.PyUnicode_InternFromString("f_lasti");
+	at = sb_g.f_lasti ? py.PyObject_GetAttr(frame, sb_g.f_lasti) : NULL;
+	lasti = at ? py.PyLong_AsLong(at) : -1;
 	size_t h = (((uintptr_t)code >> 4) ^ (uintptr_t)names ^
 		    ((size_t)lasti * 2654435761u)) %
 		   SB_LINE_CACHE;

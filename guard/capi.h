@@ -66,6 +66,8 @@ struct py_method_def {
 	X(PyObject *, PyImport_ImportModule, (const char *))                   \
 	X(PyObject *, PyImport_GetModuleDict, (void))                          \
 	X(PyObject *, PyObject_GetAttrString, (PyObject *, const char *))      \
+	X(PyObject *, PyObject_GetAttr, (PyObject *, PyObject *))              \
+	X(PyObject *, PyUnicode_InternFromString, (const char *))              \
 	X(int, PyObject_SetAttrString, (PyObject *, const char *, PyObject *)) \
 	X(int, PyObject_HasAttrString, (PyObject *, const char *))             \
 	X(PyObject *, PyObject_Call, (PyObject *, PyObject *, PyObject *))     \

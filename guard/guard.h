@@ -144,6 +144,8 @@ struct sb_guard {
 		long lasti;
 		int yes;
 	} lines[SB_LINE_CACHE];
+	/* "f_lasti", interned once: the cache's key is read per check */
+	PyObject *f_lasti;
 	/* learn.c: the record descriptor, -1 when not learning */
 	struct {
 		int fd;
