@@ -199,6 +199,8 @@ def test_the_supervisor_does_not_grow_with_notified_connects(sb, tmp_cwd):
     finally:
         srv.kill()
         srv.communicate()
-    assert after[1] == before[1], (before, after)
+    # no growth; fewer is fine: the first count may catch the descriptors
+    # of a connect still being finished (seen once: 14 then 12)
+    assert after[1] <= before[1], (before, after)
     if not os.environ.get("PYSB_SANITIZED"):  # ASan's quarantine grows
         assert after[0] - before[0] < 256, (before, after)
