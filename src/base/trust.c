@@ -114,3 +114,24 @@ const char *sb_trust_dir_fix(int err)
 	       : err == SB_TRUST_WORLD ? "chmod o-w the directory, or chmod +t it"
 				       : "chmod g-w the directory, or chmod +t it";
 }
+
+const char *sb_trust_message(char *buf, size_t n, const char *subject,
+			     const char *path, const struct stat *st, int err,
+			     const char *harm, const char *fix)
+{
+	struct stat own;
+
+	if (!st) {
+		if (stat(path, &own) < 0)
+			memset(&own, 0, sizeof(own));
+		st = &own;
+	}
+	snprintf(buf, n,
+		 "%s '%s' (uid %lu, gid %lu, mode %04o) could be changed by "
+		 "users other than uid %lu who runs python-sb: %s, so any of "
+		 "them could %s. %s",
+		 subject, path, (unsigned long)st->st_uid,
+		 (unsigned long)st->st_gid, (unsigned)(st->st_mode & 07777),
+		 (unsigned long)geteuid(), sb_trust_who(err), harm, fix);
+	return buf;
+}

@@ -37,4 +37,13 @@ int sb_trust_dirs_above(const char *canon, char *bad, size_t n);
 const char *sb_trust_who(int err);
 const char *sb_trust_dir_fix(int err);
 
+/* The one sentence for a path others could change, as the rule file's,
+ * python-sb's own files' and the denial log's judges say it, into buf:
+ * "<subject> '<path>' (uid U, gid G, mode M) could be changed by users
+ * other than uid N who runs python-sb: <who>, so any of them could
+ * <harm>. <fix>". st: the path's (NULL: stat() here). Returns buf. */
+const char *sb_trust_message(char *buf, size_t n, const char *subject,
+			     const char *path, const struct stat *st, int err,
+			     const char *harm, const char *fix);
+
 #endif

@@ -332,7 +332,7 @@ static int run_limited(struct sb_arena *a, struct sb_limits *lim,
 static bool log_dir_untrusted(struct sb_arena *a, const char *path)
 {
 	char *dir = sb_arena_strdup(a, path), *slash = strrchr(dir, '/');
-	char canon[PATH_MAX], bad[PATH_MAX];
+	char canon[PATH_MAX], bad[PATH_MAX], msg[PATH_MAX + 512];
 	int err;
 
 	if (!slash)
@@ -349,13 +349,12 @@ static bool log_dir_untrusted(struct sb_arena *a, const char *path)
 	      (err = sb_trust_dirs_above(path, bad, sizeof(bad)))) &&
 	    !(err = sb_trust_dirs_above(canon, bad, sizeof(bad))))
 		return false;
-	fprintf(stderr,
-		"python-sb: log-file=%s: the directory '%s' could be changed "
-		"by users other than uid %lu who runs python-sb: %s, so any "
-		"of them could replace or remove the denial log. %s, or name "
-		"a file elsewhere; nothing was run.\n",
-		path, bad, (unsigned long)geteuid(), sb_trust_who(err),
-		sb_trust_dir_fix(err));
+	fprintf(stderr, "python-sb: log-file=%s: %s, or name a file "
+			"elsewhere; nothing was run.\n",
+		path,
+		sb_trust_message(msg, sizeof(msg), "the directory", bad,
+				 NULL, err, "replace or remove the denial log",
+				 sb_trust_dir_fix(err)));
 	return true;
 }
 
@@ -364,18 +363,18 @@ static bool log_dir_untrusted(struct sb_arena *a, const char *path)
 static bool log_untrusted(const char *path, int fd, const struct stat *st)
 {
 	int err = sb_trust_file(fd, NULL, st);
+	char msg[PATH_MAX + 512];
 
 	if (!err)
 		return false;
-	fprintf(stderr,
-		"python-sb: log-file=%s (uid %lu, mode %04o): %s, so users "
-		"other than uid %lu who runs python-sb could change the "
-		"denial log. %s it, or name another file; nothing was run.\n",
-		path, (unsigned long)st->st_uid, (unsigned)(st->st_mode & 07777),
-		sb_trust_who(err), (unsigned long)geteuid(),
-		err == SB_TRUST_FOREIGN ? "Remove"
-		: err == SB_TRUST_ACL	? "setfacl -b"
-					: "chmod go-w");
+	fprintf(stderr, "python-sb: log-file=%s: %s it, or name another "
+			"file; nothing was run.\n",
+		path,
+		sb_trust_message(msg, sizeof(msg), "the file", path, st, err,
+				 "change the denial log",
+				 err == SB_TRUST_FOREIGN ? "Remove"
+				 : err == SB_TRUST_ACL	 ? "setfacl -b"
+							 : "chmod go-w"));
 	return true;
 }
 

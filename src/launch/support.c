@@ -63,20 +63,22 @@ static int find_in_venv(struct sb_arena *a, const char *bindir,
 static const char *distrust(struct sb_arena *a, const char *path,
 			    const struct stat *st, int err)
 {
+	char msg[PATH_MAX + 512];
+	bool dir = S_ISDIR(st->st_mode);
+
 	return sb_arena_printf(
-		a,
-		"python-sb: its own %s '%s' (uid %lu, gid %lu, mode %04o) "
-		"could be changed by users other than uid %lu who runs it: "
-		"%s, so any of them could put their code in place of the "
-		"guard. Install python-sb where only root or you may write "
-		"(%s); nothing was run.\n",
-		S_ISDIR(st->st_mode) ? "directory" : "file", path,
-		(unsigned long)st->st_uid, (unsigned long)st->st_gid,
-		(unsigned)(st->st_mode & 07777), (unsigned long)geteuid(),
-		sb_trust_who(err),
-		S_ISDIR(st->st_mode) ? sb_trust_dir_fix(err)
-		: err == SB_TRUST_FOREIGN ? "chown the file"
-					  : "chmod go-w the file");
+		a, "python-sb: %s; nothing was run.\n",
+		sb_trust_message(
+			msg, sizeof(msg),
+			dir ? "its own directory" : "its own file", path, st,
+			err, "put their code in place of the guard",
+			sb_arena_printf(a,
+					"Install python-sb where only root or "
+					"you may write (%s)",
+					dir ? sb_trust_dir_fix(err)
+					: err == SB_TRUST_FOREIGN
+						? "chown the file"
+						: "chmod go-w the file")));
 }
 
 /* Could users other than the one running change path, what it holds

@@ -408,24 +408,18 @@ static bool already_loaded(struct parser *ps, const char *canon)
 static void dir_error(struct parser *ps, struct sb_ref at, const char *label,
 		      const char *dir, int err)
 {
-	struct stat st;
-	const char *who = sb_trust_who(err);
-	const char *fix = err == ERR_FOREIGN ? "Move the rule file to a "
-					       "directory of yours, or chown "
-					       "the directory"
-					     : sb_trust_dir_fix(err);
+	char msg[PATH_MAX + 512];
 
-	if (stat(dir, &st) < 0)
-		memset(&st, 0, sizeof(st));
-	sb_error(ps->p, at,
-		 "%s: the directory '%s' (uid %lu, gid %lu, mode %04o) could "
-		 "be changed by users other than uid %lu who runs python-sb: "
-		 "%s, so any of them could replace or remove the rule file "
-		 "(a removed rule file makes the next run a learning run). "
-		 "%s.",
-		 label, dir, (unsigned long)st.st_uid,
-		 (unsigned long)st.st_gid, (unsigned)(st.st_mode & 07777),
-		 (unsigned long)geteuid(), who, fix);
+	sb_error(ps->p, at, "%s: %s.", label,
+		 sb_trust_message(msg, sizeof(msg), "the directory", dir,
+				  NULL, err,
+				  "replace or remove the rule file (a "
+				  "removed rule file makes the next run a "
+				  "learning run)",
+				  err == ERR_FOREIGN
+					  ? "Move the rule file to a directory "
+					    "of yours, or chown the directory"
+					  : sb_trust_dir_fix(err)));
 }
 
 /* Read a whole regular file; -errno on failure, ERR_FOREIGN or ERR_WORLD
