@@ -272,21 +272,10 @@ static const struct {
 
 /* The calling thread's state, or NULL, without the fatal error
  * PyThreadState_Get() raises when there is none: 3.13's public name, the
- * private one before. */
+ * private one before, looked up at arming (sb_g.thread_state). */
 static void *thread_state(void)
 {
-	static void *(*get)(void);
-	static bool looked;
-
-	if (!looked) {
-		get = (void *(*)(void))dlsym(RTLD_DEFAULT,
-					     "PyThreadState_GetUnchecked");
-		if (!get)
-			get = (void *(*)(void))dlsym(
-				RTLD_DEFAULT, "_PyThreadState_UncheckedGet");
-		looked = true;
-	}
-	return get ? get() : NULL;
+	return sb_g.thread_state ? sb_g.thread_state() : NULL;
 }
 
 static int arm(const char *event)
@@ -312,6 +301,11 @@ static int arm(const char *event)
 		return arm_failed("cannot load the pysandboxes package");
 	}
 	sb_guard_busy_leave();
+	sb_g.thread_state = (void *(*)(void))dlsym(
+		RTLD_DEFAULT, "PyThreadState_GetUnchecked");
+	if (!sb_g.thread_state)
+		sb_g.thread_state = (void *(*)(void))dlsym(
+			RTLD_DEFAULT, "_PyThreadState_UncheckedGet");
 	sb_g.interp = thread_state() ? py.PyThreadState_GetInterpreter(
 					       thread_state())
 				     : NULL;

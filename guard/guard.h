@@ -44,6 +44,7 @@ struct sb_guard {
 	/* the interpreter armed (PyInterpreterState *): the guard's objects
 	 * are its; any other is refused (guard.c foreign_interpreter) */
 	void *interp;
+	void *(*thread_state)(void); /* the unchecked PyThreadState getter */
 	bool armed;
 	/* The guard stopped judging: arming failed (the program never
 	 * started), or learning lost its recorder. 'armed' is false, and
