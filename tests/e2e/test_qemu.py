@@ -237,7 +237,6 @@ while True:
 
 # processes past limit-processes fail; then memory past limit-memory
 FORK_THEN_BALLOON = """\
-import math
 import os
 kids = []
 try:
