@@ -564,17 +564,21 @@ static const char *const typed_code_runners[] = { "code", "codeop",
 						  "_pyrepl", "rlcompleter",
 						  NULL };
 
+bool sb_guard_module_is(const char *mod, size_t n, const char *name)
+{
+	size_t k = strlen(name);
+
+	return n >= k && strncmp(mod, name, k) == 0 &&
+	       (n == k || mod[k] == '.');
+}
+
 static bool module_in(const char *mod, size_t n, const char *const *list)
 {
 	const char *const *m;
 
-	for (m = list; *m; m++) {
-		size_t k = strlen(*m);
-
-		if (n >= k && strncmp(mod, *m, k) == 0 &&
-		    (n == k || mod[k] == '.'))
+	for (m = list; *m; m++)
+		if (sb_guard_module_is(mod, n, *m))
 			return true;
-	}
 	return false;
 }
 

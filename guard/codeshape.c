@@ -68,21 +68,25 @@ static bool name(struct rd *r, const char **at, size_t *len)
 	return true;
 }
 
-/* A string or bytes literal: an optional prefix of r, b and u (never f or
- * t: their fields run code), then '...', "...", '''...''' or """...""". */
-static bool string(struct rd *r)
+/* A string or bytes literal: an optional prefix of r, b, u and, when
+ * fields is true, f; then '...', "...", '\'\'\'...\'\'\'' or """...""". An
+ * f-string's replacement fields run code: without fields it is refused;
+ * with it, a field may only name attributes and take a conversion
+ * ({self.x!r}, {name!r}): no call, subscript, quote or nested field. */
+static bool literal(struct rd *r, bool fields)
 {
 	const char *p = r->p;
-	bool raw = false;
+	bool f = false;
 	char q;
 	bool triple;
 
-	while (p < r->end && strchr("rRbBuU", *p) && *p) {
-		if (*p == 'r' || *p == 'R')
-			raw = true;
+	while (p < r->end && *p && strchr("rRbBuUfF", *p)) {
+		if (*p == 'f' || *p == 'F')
+			f = true;
 		p++;
 	}
-	if (p - r->p > 2 || p >= r->end || (*p != '\'' && *p != '"'))
+	if (p - r->p > 2 || p >= r->end || (*p != '\'' && *p != '"') ||
+	    (f && !fields))
 		return false;
 	q = *p;
 	triple = r->end - p >= 3 && p[1] == q && p[2] == q;
@@ -91,30 +95,44 @@ static bool string(struct rd *r)
 		if (p >= r->end)
 			return false;
 		if (*p == '\\') {
-			/* an escape, raw or not, keeps the next character
-			 * (a quote, a newline) inside the literal */
+			/* an escape, raw or not, keeps the next character (a
+			 * quote, a newline) inside the literal; in an f-string
+			 * it does not hide a brace: f"\{x}" evaluates x */
 			if (p + 1 >= r->end)
 				return false;
-			p += 2;
+			p += f && (p[1] == '{' || p[1] == '}') ? 1 : 2;
 			continue;
 		}
 		if (*p == '\n' && !triple)
 			return false;
-		if (*p == q) {
-			if (!triple) {
-				p++;
-				break;
+		if (*p == q && (!triple || (r->end - p >= 3 && p[1] == q &&
+					    p[2] == q))) {
+			p += triple ? 3 : 1;
+			break;
+		}
+		if (f && (*p == '{' || *p == '}')) {
+			if (p + 1 < r->end && p[1] == *p) {
+				p += 2; /* {{ or }} */
+				continue;
 			}
-			if (r->end - p >= 3 && p[1] == q && p[2] == q) {
-				p += 3;
-				break;
-			}
+			if (*p == '}')
+				return false;
+			for (p++; p < r->end && *p != '}'; p++)
+				if (!is_name_char((unsigned char)*p) &&
+				    *p != '.' && *p != '!' && *p != ' ')
+					return false;
+			if (p >= r->end)
+				return false;
 		}
 		p++;
 	}
-	(void)raw;
 	r->p = p;
 	return true;
+}
+
+static bool string(struct rd *r)
+{
+	return literal(r, false);
 }
 
 /* A number: digits, then identifier characters and dots (1_000, 0x1f,
@@ -337,6 +355,131 @@ bool sb_shape_template(const char *src, size_t n, const char *t)
 	}
 	return s == end && id != NULL;
 }
+
+/* ---- code dataclasses generates ---- */
+
+/* The calls dataclasses' templates make (CPython 3.9 to 3.13): by the
+ * name right before the parenthesis. A default factory is called by a name
+ * made from its field's (_dflt_x, __dataclass_dflt_x__). */
+static const char *const dataclass_callees[] = {
+	"super", "type", "hash", "FrozenInstanceError", "__setattr__",
+	"__delattr__", "__post_init__", "__dataclasses_recursive_repr", NULL
+};
+
+/* Statements the templates never write, and that run code of their own
+ * choosing (an import, a class body, a context manager, a coroutine). */
+static const char *const dataclass_refused[] = {
+	"import", "from", "class", "with", "async", "await", "yield",
+	"lambda", "global", "nonlocal", NULL
+};
+
+/* Words before a parenthesis that open a group, not a call. */
+static const char *const grouping_words[] = {
+	"if", "elif", "else", "in", "is", "not", "and", "or", "return",
+	"raise", "assert", "while", "for", NULL
+};
+
+static bool word_in(const char *w, size_t n, const char *const *list)
+{
+	for (; *list; list++)
+		if (strlen(*list) == n && memcmp(*list, w, n) == 0)
+			return true;
+	return false;
+}
+
+static bool default_factory(const char *w, size_t n)
+{
+	return (n > 6 && memcmp(w, "_dflt_", 6) == 0) ||
+	       (n > 17 && memcmp(w, "__dataclass_dflt_", 17) == 0 &&
+		memcmp(w + n - 2, "__", 2) == 0);
+}
+
+bool sb_shape_dataclass_code(const char *s, size_t n)
+{
+	struct rd r = { s, s + n, 0 };
+	/* the token before the current one, and the one before that */
+	enum { T_NONE, T_NAME, T_VALUE, T_OPEN, T_OP } prev = T_NONE;
+	const char *word = NULL, *before = NULL;
+	size_t word_n = 0, before_n = 0;
+
+	if (memchr(s, '\0', n))
+		return false;
+	for (;;) {
+		const char *at;
+		size_t len;
+
+		while (r.p < r.end && (*r.p == ' ' || *r.p == '\n'))
+			r.p++;
+		if (r.p >= r.end)
+			return true;
+		at = r.p;
+		if (literal(&r, true)) {
+			prev = T_VALUE;
+			continue;
+		}
+		if (name(&r, &at, &len)) {
+			if (r.p < r.end && (*r.p == '\'' || *r.p == '"'))
+				return false; /* a prefix string() refused */
+			if (word_in(at, len, dataclass_refused))
+				return false;
+			before = prev == T_NAME ? word : NULL;
+			before_n = prev == T_NAME ? word_n : 0;
+			word = at;
+			word_n = len;
+			prev = T_NAME;
+			continue;
+		}
+		if (number(&r)) {
+			prev = T_VALUE;
+			continue;
+		}
+		switch (*r.p) {
+		case '(':
+			/* a call: of an allowed name only, never of what an
+			 * expression returned; a definition's name; a group */
+			if (prev == T_NAME && !(before && before_n == 3 &&
+						memcmp(before, "def", 3) == 0) &&
+			    !word_in(word, word_n, grouping_words) &&
+			    !word_in(word, word_n, dataclass_callees) &&
+			    !default_factory(word, word_n))
+				return false;
+			if (prev == T_VALUE)
+				return false;
+			prev = T_OPEN;
+			break;
+		case ')':
+		case ']':
+		case '}':
+			prev = T_VALUE;
+			break;
+		case '@':
+			/* 3.13's one decorator; any other calls what it names */
+			if ((size_t)(r.end - r.p) < 31 ||
+			    memcmp(r.p, "@__dataclasses_recursive_repr()", 31) != 0)
+				return false;
+			r.p += 30;
+			prev = T_VALUE;
+			break;
+		case '#':
+		case '\\':
+		case ';':
+			return false;
+		default:
+			if (!strchr("[{.,:=<>!+-*/%|&^~", *r.p))
+				return false;
+			prev = *r.p == '[' || *r.p == '{' ? T_OPEN : T_OP;
+			if (*r.p == '.')
+				prev = T_OP;
+			break;
+		}
+		r.p++;
+	}
+}
+
+const char sb_shape_mock_function[] =
+	"def %s(*args, **kwargs):\n"
+	"    _checksig_(*args, **kwargs)\n"
+	"    return mock(*args, **kwargs)";
 
 const char sb_shape_managers_method[] =
 	"def %s(self, /, *args, **kwds):\n"

@@ -28,9 +28,21 @@ bool sb_shape_type_expression(const char *s, size_t n);
  * fits.) */
 bool sb_shape_template(const char *src, size_t n, const char *template);
 
+/* Code dataclasses generates (its __init__, __repr__, __eq__...): a field
+ * name is formatted into it unchecked, and a name such as
+ * "x,print('RAN')" turned (self.x,self.y,) into code of the program's
+ * choosing. The text may call only the names the templates call (super,
+ * type, hash, FrozenInstanceError, __setattr__, __delattr__,
+ * __post_init__, a default factory, 3.13's recursive-repr decorator), by
+ * name, never what an expression returned; no import, class, with,
+ * lambda, comment, continuation or ';'; an f-string's fields only name
+ * attributes. */
+bool sb_shape_dataclass_code(const char *s, size_t n);
+
 /* The templates the standard library formats with a name it was given, as
  * CPython 3.9 to 3.13 spell them (a later spelling needs a rule: fails
  * closed). */
+extern const char sb_shape_mock_function[];
 extern const char sb_shape_managers_method[];
 extern const char sb_shape_sharedctypes_property[];
 

@@ -12,10 +12,12 @@
  *     read), or empty (a namespace package's code);
  *   - ast.parse makes a tree, not code (PyCF_ONLY_AST);
  *   - typing and inspect evaluate type expressions (codeshape.c);
- *   - the two multiprocessing modules format one identifier into a fixed
- *     template (codeshape.c).
- * A module and way with no judge here keeps the exemption by name
- * (weaknesses.md 9 lists them). The program's objects are not called: the
+ *   - the two multiprocessing modules and unittest.mock format one
+ *     identifier into a fixed template (codeshape.c);
+ *   - dataclasses' generated code calls only what its templates call
+ *     (codeshape.c).
+ * A few keep the exemption by name, each said in the table; a module and
+ * way with no row is refused (fails closed). The program's objects are not called: the
  * source is read as an exact str or bytes, the file name as a str or
  * bytes, the bytecode's file from the library frame's own locals.
  */
@@ -189,67 +191,86 @@ static bool tree_only(PyObject *args, PyObject *frame)
 	return tree;
 }
 
-static bool type_expression(PyObject *args, PyObject *frame)
+/* The maker checks what it is given itself: namedtuple takes only exact
+ * str identifiers, gettext's c2py only the tokens of a plural formula;
+ * types.coroutine changes the flags of the program's own code; zipimport
+ * is judged by name (weaknesses.md 9: a member of an archive is not read
+ * back). */
+static bool by_name(PyObject *args, PyObject *frame)
 {
-	const char *s;
-	Py_ssize_t n;
-
+	(void)args;
 	(void)frame;
-	return text_of(args ? py.PyTuple_GetItem(args, 0) : NULL, &s, &n) &&
-	       sb_shape_type_expression(s, (size_t)n);
+	return true;
 }
 
-static bool managers_method(PyObject *args, PyObject *frame)
+static bool sharedctypes_property(const char *s, size_t n)
 {
-	const char *s;
-	Py_ssize_t n;
-
-	(void)frame;
-	return text_of(args ? py.PyTuple_GetItem(args, 0) : NULL, &s, &n) &&
-	       sb_shape_template(s, (size_t)n, sb_shape_managers_method);
+	return sb_shape_template(s, n, sb_shape_sharedctypes_property);
 }
 
-static bool sharedctypes_property(PyObject *args, PyObject *frame)
+static bool managers_method(const char *s, size_t n)
 {
-	const char *s;
-	Py_ssize_t n;
-
-	(void)frame;
-	return text_of(args ? py.PyTuple_GetItem(args, 0) : NULL, &s, &n) &&
-	       sb_shape_template(s, (size_t)n,
-				 sb_shape_sharedctypes_property);
+	return sb_shape_template(s, n, sb_shape_managers_method);
 }
 
+static bool mock_function(const char *s, size_t n)
+{
+	return sb_shape_template(s, n, sb_shape_mock_function);
+}
+
+/* Every module and way the lists of args.c allow, and its judge: of the
+ * call (judge), or of the source, a str or bytes (text). A module on a
+ * list with no row for a way is refused that way (typing evaluated a
+ * string put in a ForwardRef's __forward_code__, a way no row named until
+ * 2026-12-04). Running a code object (SB_CODE_RUN) is always theirs: the
+ * code was made by a judged compile. */
 static const struct source_rule {
 	const char *module;
 	enum sb_code_way way;
-	bool (*ok)(PyObject *args, PyObject *frame);
+	bool (*judge)(PyObject *args, PyObject *frame);
+	bool (*text)(const char *s, size_t n);
 } rules[] = {
-	{ "importlib", SB_CODE_COMPILE, from_file },
-	{ "runpy", SB_CODE_COMPILE, from_file },
-	{ "pkgutil", SB_CODE_COMPILE, from_file },
-	{ "py_compile", SB_CODE_COMPILE, from_file },
-	{ "importlib", SB_CODE_MARSHAL, bytecode_from_file },
-	{ "ast", SB_CODE_COMPILE, tree_only },
-	{ "typing", SB_CODE_COMPILE, type_expression },
-	{ "inspect", SB_CODE_RUN_STRING, type_expression },
-	{ "multiprocessing.managers", SB_CODE_RUN_STRING, managers_method },
-	{ "multiprocessing.sharedctypes", SB_CODE_RUN_STRING,
+	{ "importlib", SB_CODE_COMPILE, from_file, NULL },
+	{ "runpy", SB_CODE_COMPILE, from_file, NULL },
+	{ "pkgutil", SB_CODE_COMPILE, from_file, NULL },
+	{ "py_compile", SB_CODE_COMPILE, from_file, NULL },
+	{ "importlib", SB_CODE_MARSHAL, bytecode_from_file, NULL },
+	{ "zipimport", SB_CODE_COMPILE, by_name, NULL },
+	{ "zipimport", SB_CODE_MARSHAL, by_name, NULL },
+	{ "ast", SB_CODE_COMPILE, tree_only, NULL },
+	{ "typing", SB_CODE_COMPILE, NULL, sb_shape_type_expression },
+	{ "typing", SB_CODE_RUN_STRING, NULL, sb_shape_type_expression },
+	{ "inspect", SB_CODE_COMPILE, NULL, sb_shape_type_expression },
+	{ "inspect", SB_CODE_RUN_STRING, NULL, sb_shape_type_expression },
+	{ "dataclasses", SB_CODE_RUN_STRING, NULL, sb_shape_dataclass_code },
+	{ "unittest.mock", SB_CODE_RUN_STRING, NULL, mock_function },
+	{ "multiprocessing.managers", SB_CODE_RUN_STRING, NULL,
+	  managers_method },
+	{ "multiprocessing.sharedctypes", SB_CODE_RUN_STRING, NULL,
 	  sharedctypes_property },
+	{ "collections", SB_CODE_RUN_STRING, by_name, NULL },
+	{ "gettext", SB_CODE_RUN_STRING, by_name, NULL },
+	{ "types", SB_CODE_OBJECT, by_name, NULL },
 };
 
 bool sb_code_source_ok(const char *mod, enum sb_code_way way,
 		       PyObject *args, PyObject *frame)
 {
 	size_t n = strlen(mod);
+	const struct source_rule *r;
+	const char *s;
+	Py_ssize_t len;
 
-	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		size_t k = strlen(rules[i].module);
-
-		if (rules[i].way == way && n >= k &&
-		    strncmp(mod, rules[i].module, k) == 0 &&
-		    (n == k || mod[k] == '.'))
-			return rules[i].ok(args, frame);
+	if (way == SB_CODE_RUN)
+		return true;
+	for (r = rules; r < rules + sizeof(rules) / sizeof(rules[0]); r++) {
+		if (r->way != way || !sb_guard_module_is(mod, n, r->module))
+			continue;
+		if (r->judge)
+			return r->judge(args, frame);
+		return text_of(args ? py.PyTuple_GetItem(args, 0) : NULL, &s,
+			       &len) &&
+		       r->text(s, (size_t)len);
 	}
-	return true;
+	return false;
 }

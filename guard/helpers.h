@@ -182,6 +182,8 @@ bool sb_guard_library_makes_code(const char *const *names,
  * the door. */
 bool sb_code_source_ok(const char *mod, enum sb_code_way way,
 		       PyObject *args, PyObject *frame);
+/* Is the dotted module name mod (n bytes) name or one of its submodules? */
+bool sb_guard_module_is(const char *mod, size_t n, const char *name);
 /* Is it code the user typed at the interactive prompt (python-sb(1), the
  * REPL) that calls one of names itself? Its eval/exec/compile run
  * unguarded; the other rules still hold. */

@@ -486,7 +486,8 @@ def test_B33(case, judge):
 
 @attack("B34", "a program's source compiled by the standard library's "
         "code makers: importlib's source_to_code and _compile_bytecode, a "
-        "ForwardRef, inspect's eval_str, MakeProxyType's method names")
+        "ForwardRef and its __forward_code__, inspect's eval_str, "
+        "MakeProxyType's method names, mock's and dataclasses' names")
 def test_B34(case, judge):
     """These modules keep the exemption (they make code themselves), and
     took the source from their caller: types.FunctionType of the code they
@@ -499,7 +500,7 @@ def test_B34(case, judge):
     rules = ALL + f"expose-rw={case.path('rw')}\n"
     src = {n: _marked(case.path("rw/" + n)) for n in
            ("loader", "subclass", "bytecode", "forwardref", "annotated",
-            "eval_str", "proxy")}
+            "eval_str", "proxy", "forward_code", "mock", "dataclass")}
     plain = case.path("rw/plain.py")
     out = case.run(rules, {
         "loader": f"""
@@ -562,11 +563,40 @@ def test_B34(case, judge):
                                 {src["proxy"]!r} + "\\ndef g"])
             return "ran"
             """,
+        "forward_code": f"""
+            import typing
+            ref = typing.ForwardRef("int")
+            ref.__forward_code__ = {src["forward_code"]!r}
+            typing.get_type_hints(type("H", (), {{
+                "__annotations__": {{"x": ref}}}}))
+            return "ran"
+            """,
+        "mock": f"""
+            from unittest import mock
+            class Name(str):
+                def isidentifier(self):
+                    return True
+            def spec():
+                pass
+            spec.__name__ = Name("x(*a, **k):\\n    pass\\n" +
+                                 {src["mock"]!r} + "\\ndef y")
+            mock.create_autospec(spec)
+            return "ran"
+            """,
+        "dataclass": f"""
+            import dataclasses
+            C = dataclasses.dataclass(init=False)(type("C", (), {{
+                "__annotations__": {{"x," + {src["dataclass"]!r}: int}}}}))
+            c, d = C(), C()
+            c.x = d.x = 1
+            return str(c == d)
+            """,
     })
     for label, door in (("loader", "compile"), ("subclass", "compile"),
                         ("bytecode", "exec"), ("forwardref", "compile"),
                         ("annotated", "compile"), ("eval_str", "eval"),
-                        ("proxy", "exec")):
+                        ("proxy", "exec"), ("forward_code", "eval"),
+                        ("mock", "exec"), ("dataclass", "exec")):
         judge.python(out[label], API_ERR,
                      api_denied(f"builtins.{door}", "dynamic-code"))
     _no_marks(case, ["rw/" + n for n in src])

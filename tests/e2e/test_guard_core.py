@@ -607,6 +607,43 @@ def test_standard_library_makes_code_only_from_its_own_sources(
             else eval(src))
         attempt("proxy", lambda: MakeProxyType(
             "Q", ["f(self):\\n        pass\\n" + src + "\\ndef g"]))
+
+        # a way no row named: a string put where typing keeps code
+        ref = typing.ForwardRef("int")
+        ref.__forward_code__ = src
+        attempt("forward_code", lambda: typing.get_type_hints(
+            type("H", (), {"__annotations__": {"x": ref}})))
+        # a name that says it is an identifier, formatted into mock's
+        # template
+        from unittest import mock
+        class Name(str):
+            def isidentifier(self):
+                return True
+        def spec():
+            pass
+        spec.__name__ = Name("x(*a, **k):\\n    pass\\n" + src +
+                             "\\ndef y")
+        attempt("mock", lambda: mock.create_autospec(spec))
+        # a dataclass field name carrying code into __eq__ and __repr__
+        import dataclasses
+        def build():
+            C = dataclasses.dataclass(init=False)(type("C", (), {
+                "__annotations__": {"x," + src: int}}))
+            c, d = C(), C()
+            c.x = d.x = 1
+            return c == d
+        attempt("dataclass", build)
+        # the same makers with what they are for
+        @dataclasses.dataclass(order=True, frozen=True)
+        class Point:
+            x: int
+            y: typing.List[int] = dataclasses.field(default_factory=list)
+            def __post_init__(self):
+                pass
+        def real(a, b=2):
+            return a
+        print("makers", Point(1) < Point(2), repr(Point(1)),
+              mock.create_autospec(real)(1) is not None)
         """)
     r = sandboxed(f"python-import=*\nexpose-rw={tmp_cwd}\n", code)
     assert r.returncode == 0, r.stderr
@@ -614,8 +651,10 @@ def test_standard_library_makes_code_only_from_its_own_sources(
     assert "run_path run_path\n" in r.stdout
     assert "typed typing.Optional[typing.List[int]] ({'gt': 0},)" in r.stdout
     assert "made ['get', 'put']" in r.stdout
+    assert "makers True Point(x=1, y=[]) True\n" in r.stdout
     for label in ("source_to_code", "get_data", "bytecode", "hints",
-                  "annotated", "get_annotations", "proxy"):
+                  "annotated", "get_annotations", "proxy", "forward_code",
+                  "mock", "dataclass"):
         assert outcome(r, label).startswith(
             "RuleApiPermissionError builtins."), (label, r.stdout)
     assert not (tmp_cwd / "ran").exists()

@@ -69,6 +69,83 @@ struct tpl_case {
 	int want;
 };
 
+/* dataclasses' generated code, as CPython 3.9 and 3.13 write it, and the
+ * same with a field name that carries code */
+static const struct shape_case dataclass_texts[] = {
+	{ "def __create_fn__(_type_x, _type_y, MISSING, _HAS_DEFAULT_FACTORY, "
+	  "_dflt_y, BUILTINS, _return_type):\n"
+	  " def __init__(self,x:_type_x,y:_type_y=_HAS_DEFAULT_FACTORY)"
+	  "->_return_type:\n"
+	  "  BUILTINS.object.__setattr__(self,'x',x)\n"
+	  "  BUILTINS.object.__setattr__(self,'y',_dflt_y() if y is "
+	  "_HAS_DEFAULT_FACTORY else y)\n"
+	  "  self.__post_init__()\n"
+	  " return __init__",
+	  1 },
+	{ "def __create_fn__(BUILTINS):\n def __repr__(self):\n"
+	  "  return self.__class__.__qualname__ + f\"(x={self.x!r}, "
+	  "y={self.y!r})\"\n return __repr__",
+	  1 },
+	{ "def __create_fn__(cls, FrozenInstanceError, BUILTINS):\n"
+	  " def __setattr__(self,name,value):\n"
+	  "  if type(self) is cls or name in ('x','y',):\n"
+	  "   raise FrozenInstanceError(f\"cannot assign to field "
+	  "{name!r}\")\n"
+	  "  super(cls, self).__setattr__(name, value)\n"
+	  " return __setattr__",
+	  1 },
+	{ "def __create_fn__(__dataclass_type_a__,__dataclass_dflt_a__,"
+	  "__dataclasses_recursive_repr):\n"
+	  " def __init__(self,a:__dataclass_type_a__=__dataclass_dflt_a__):\n"
+	  "  self.a=a\n"
+	  " @__dataclasses_recursive_repr()\n"
+	  " def __repr__(self):\n"
+	  "  return f\"{self.__class__.__qualname__}(a={self.a!r})\"\n"
+	  " def __eq__(self,other):\n"
+	  "  if self is other:\n   return True\n"
+	  "  if other.__class__ is self.__class__:\n"
+	  "   return self.a==other.a\n"
+	  "  return NotImplemented\n"
+	  " def __hash__(self):\n  return hash((self.a,))\n"
+	  " return (__init__,__repr__,__eq__,__hash__,)",
+	  1 },
+	/* a name "x,print('RAN')" in __eq__ and __repr__ */
+	{ "def __create_fn__(BUILTINS):\n def __eq__(self,other):\n"
+	  "  if other.__class__ is self.__class__:\n"
+	  "   return (self.x,print('RAN'),)==(other.x,print('RAN'),)\n"
+	  "  return NotImplemented\n return __eq__",
+	  0 },
+	{ "def __create_fn__(BUILTINS):\n def __repr__(self):\n"
+	  "  return f\"(x={self.x!r}{print(1)})\"\n return __repr__",
+	  0 },
+	{ "def __create_fn__(BUILTINS):\n def __repr__(self):\n"
+	  "  return f\"(x=\\{print(1)})\"\n return __repr__",
+	  0 },
+	{ "def __create_fn__(BUILTINS):\n def __repr__(self):\n"
+	  "  return f\"(x={self.x['a']})\"\n return __repr__",
+	  0 },
+	{ "@print\ndef f(): pass", 0 },
+	{ "import os", 0 },
+	{ "def f(a=__import__('os')): pass", 0 },
+	{ "super(cls, self).__setattr__.__self__.__class__('x')", 0 },
+	{ "self.__post_init__()()", 0 },
+	{ "self.__post_init__.__globals__['os'].system('id')", 0 },
+	{ "x = 1 # comment", 0 },
+	{ "x = 1; y = 2", 0 },
+	{ "x = [print for _ in ()]\ny = x[0]('RAN')", 0 },
+	{ "class C: pass", 0 },
+	{ "f = lambda: 0", 0 },
+	{ "rf'{x}' 'a'(1)", 0 },
+	{ "print\t('RAN')", 0 },
+	{ "print\n('RAN')", 0 },
+};
+
+#define MOCK_BODY                                                              \
+	"(*args, **kwargs):\n    _checksig_(*args, **kwargs)\n"                  \
+	"    return mock(*args, **kwargs)"
+#define MOCK_F "def f" MOCK_BODY
+#define MOCK_EVIL "def x(*a, **k):\n    pass\nprint(1)\ndef y" MOCK_BODY
+
 static const struct tpl_case managers[] = {
 	{ "def get(self, /, *args, **kwds):\n"
 	  "        return self._callmethod('get', args, kwds)",
@@ -136,6 +213,18 @@ int main(void)
 		ok(!sb_shape_type_expression(deep, 300),
 		   "nesting past the bound is refused, not recursed");
 	}
+	for (i = 0; i < sizeof(dataclass_texts) / sizeof(dataclass_texts[0]);
+	     i++)
+		ok(sb_shape_dataclass_code(dataclass_texts[i].src,
+					   strlen(dataclass_texts[i].src)) ==
+			   (dataclass_texts[i].want == 1),
+		   "dataclass code %s: case %zu",
+		   dataclass_texts[i].want ? "passes" : "refused", i);
+	ok(sb_shape_template(MOCK_F, strlen(MOCK_F), sb_shape_mock_function),
+	   "mock function for f fits");
+	ok(!sb_shape_template(MOCK_EVIL, strlen(MOCK_EVIL),
+			      sb_shape_mock_function),
+	   "mock function with code in its name does not fit");
 	for (i = 0; i < sizeof(managers) / sizeof(managers[0]); i++)
 		ok(sb_shape_template(managers[i].src, strlen(managers[i].src),
 				     sb_shape_managers_method) ==
