@@ -77,14 +77,26 @@ static int learn_base_names(long idx)
 	return 0;
 }
 
+/* The registry index of the denier bound to 'self' (its module of its
+ * own, or a capsule holding index + 1), or -1 with an exception set. */
+static long denier_index(PyObject *self)
+{
+	size_t i;
+
+	for (i = 0; i < sb_api_registry_len; i++)
+		if (sb_g.api.selves[i] == self)
+			return (long)i;
+	return (long)(intptr_t)py.PyCapsule_GetPointer(self, "pysb.deny") - 1;
+}
+
 static PyObject *denier_call(PyObject *self, PyObject *args, PyObject *kw)
 {
-	long idx = (long)(intptr_t)py.PyCapsule_GetPointer(self, "pysb.deny");
+	long idx = denier_index(self);
 	const struct sb_api_entry *e;
 
-	if (py.PyErr_Occurred())
+	if (idx < 0 || py.PyErr_Occurred())
 		return NULL;
-	e = &sb_api_registry[--idx];
+	e = &sb_api_registry[idx];
 	if (sb_guard_is_busy() || library_may_call(e->qualname))
 		return py.PyObject_Call(sb_g.api.originals[idx], args, kw);
 	if (sb_g.learning) {
@@ -138,15 +150,72 @@ static PyObject *module_attr(PyObject *mod, const char *attr)
 	return v;
 }
 
+/* The denier of entry idx for a class: bound to a capsule holding idx + 1
+ * and named by its qualname (the class wraps it as an instance method). */
+static PyObject *class_denier(long idx)
+{
+	PyObject *capsule, *fn;
+
+	sb_g.api.defs[idx].ml_name = sb_api_registry[idx].qualname;
+	sb_g.api.defs[idx].ml_meth = (void *)denier_call;
+	sb_g.api.defs[idx].ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	capsule = py.PyCapsule_New((void *)(intptr_t)(idx + 1), "pysb.deny",
+				   NULL);
+	fn = capsule ? py.PyCFunction_NewEx(&sb_g.api.defs[idx], capsule,
+					    NULL)
+		     : NULL;
+	if (capsule)
+		py.Py_DecRef(capsule);
+	return fn;
+}
+
+/* The denier of entry idx for a module's attribute: a builtin
+ * function named by the attribute of the module named by the qualname less it, bound
+ * to a module object as the original is, with the original's signature,
+ * so that it reads as the original does (repr, inspect.signature) and
+ * pickles by name (pickle.dumps(os.fork) names os.fork, which this denier
+ * is). The module it is bound to is an empty one of its own: the call
+ * finds its entry by it (denier_index), and nothing the program can write
+ * changes which. */
+static PyObject *module_denier(long idx)
+{
+	const char *q = sb_api_registry[idx].qualname;
+	const char *attr = strrchr(q, '.') + 1; /* deny_in found a dot */
+	PyObject *modname, *fn;
+	char *name;
+
+	name = sb_arena_strndup(sb_g.arena, q, (size_t)(attr - q) - 1);
+	if (!name)
+		return NULL;
+	if (!sb_g.api.selves[idx]) {
+		sb_g.api.selves[idx] = py.PyModule_New(name);
+		if (!sb_g.api.selves[idx])
+			return NULL;
+	}
+	sb_g.api.defs[idx].ml_name = attr;
+	sb_g.api.defs[idx].ml_meth = (void *)denier_call;
+	sb_g.api.defs[idx].ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
+	sb_g.api.defs[idx].ml_doc =
+		sb_wrap_doc(sb_g.api.originals[idx], attr);
+	modname = py.PyUnicode_FromString(name);
+	if (!modname)
+		return NULL;
+	fn = py.PyCFunction_NewEx(&sb_g.api.defs[idx], sb_g.api.selves[idx],
+				  modname);
+	py.Py_DecRef(modname);
+	return fn;
+}
+
 /* Replace attr[.attr] of the module object mod by a denier of entry idx
  * (its qualname less the module). 0 (also when the attribute is absent:
  * *absent is then set), or -1 on error. */
 static int deny_in(long idx, PyObject *mod, bool *absent)
 {
 	const struct sb_api_entry *e = &sb_api_registry[idx];
-	PyObject *parent = mod, *cur, *capsule, *fn;
+	PyObject *parent = mod, *cur, *fn;
 	char path[256], *dot, *attr;
 	size_t mlen = strcspn(e->qualname, ".");
+	bool is_class;
 	int r;
 
 	*absent = false;
@@ -185,23 +254,16 @@ static int deny_in(long idx, PyObject *mod, bool *absent)
 		py.Py_DecRef(cur);
 	else
 		sb_g.api.originals[idx] = cur;
-	sb_g.api.defs[idx].ml_name = e->qualname;
-	sb_g.api.defs[idx].ml_meth = (void *)denier_call;
-	sb_g.api.defs[idx].ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
-	capsule = py.PyCapsule_New((void *)(intptr_t)(idx + 1), "pysb.deny",
-				   NULL);
-	fn = capsule ? py.PyCFunction_NewEx(&sb_g.api.defs[idx], capsule,
-					    NULL)
-		     : NULL;
-	if (capsule)
-		py.Py_DecRef(capsule);
+	is_class = py.PyObject_IsInstance(parent, py.PyType_Type) == 1;
+	py.PyErr_Clear();
+	fn = is_class ? class_denier(idx) : module_denier(idx);
 	if (!fn) {
 		py.Py_DecRef(parent);
 		return -1;
 	}
 	/* on a class, the denier is bound like the method it replaces: the
 	 * original then gets its self when learning lets the call through */
-	if (py.PyObject_IsInstance(parent, py.PyType_Type) == 1) {
+	if (is_class) {
 		PyObject *meth = py.PyInstanceMethod_New(fn);
 
 		if (!meth) {
@@ -347,6 +409,9 @@ int sb_api_arm(void)
 		(sb_api_registry_len + 1) * sizeof(*sb_g.api.holders));
 	sb_g.api.defs = sb_arena_alloc(
 		sb_g.arena, (sb_api_registry_len + 1) * sizeof(*sb_g.api.defs));
+	sb_g.api.selves = sb_arena_alloc(
+		sb_g.arena,
+		(sb_api_registry_len + 1) * sizeof(*sb_g.api.selves));
 	sb_g.api.modules_seen = -1;
 	sb_api_module_loaded();
 	return py.PyErr_Occurred() ? -1 : 0;

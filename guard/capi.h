@@ -91,6 +91,7 @@ struct py_method_def {
 	X(PyObject *, PySequence_List, (PyObject *))                           \
 	X(Py_ssize_t, PyDict_Size, (PyObject *))                               \
 	X(PyObject *, PyModule_GetDict, (PyObject *))                          \
+	X(PyObject *, PyModule_New, (const char *))                            \
 	X(void *, PyModule_GetDef, (PyObject *))                               \
 	X(PyObject *, PySys_GetObject, (const char *))                         \
 	X(Py_ssize_t, PyList_Size, (PyObject *))                               \

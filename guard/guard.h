@@ -120,6 +120,11 @@ struct sb_guard {
 		PyObject **originals;
 		/* the class a denier was set on (NULL: a module's) */
 		PyObject **holders;
+		/* a module's denier is bound, as the function it replaces is,
+		 * to a module: an empty one of the same name, its own, so
+		 * that the call finds its entry by it (NULL: bound to a
+		 * capsule holding the index) */
+		PyObject **selves;
 		struct py_method_def *defs;
 		/* a module was caught mid-import: scan again even if
 		 * sys.modules did not grow since */

@@ -98,6 +98,9 @@ int sb_wrap_install(struct sb_wrap *w);
 /* The same on the module object 'mod' (one the import machinery is still
  * making, not in sys.modules yet). */
 int sb_wrap_install_in(struct sb_wrap *w, PyObject *mod);
+/* The ml_doc for a replacement of 'original' named 'name': its text
+ * signature and docstring (arena-held), or NULL. */
+const char *sb_wrap_doc(PyObject *original, const char *name);
 /* The same for a method: attr is "Class.method". */
 int sb_wrap_install_method(struct sb_wrap *w);
 /* The same on the class 'cls' itself, for its method 'name' (w->attr is

@@ -65,13 +65,14 @@ static const struct {
 
 /* The original's docstring with its text signature in front, the form
  * CPython keeps in ml_doc ("stat($module, /, path, ...)\n--\n\n..."), so
- * that __text_signature__ and __doc__ read as the original's. NULL when it
- * has neither. */
-static const char *doc_of(struct sb_wrap *w)
+ * that __text_signature__ and __doc__ of a replacement named 'name' read
+ * as the original's. NULL when it has neither. The wrappers and the API
+ * deniers (api.c) both use it. */
+const char *sb_wrap_doc(PyObject *original, const char *name)
 {
-	PyObject *sig = py.PyObject_GetAttrString(w->original,
+	PyObject *sig = py.PyObject_GetAttrString(original,
 						  "__text_signature__");
-	PyObject *doc = py.PyObject_GetAttrString(w->original, "__doc__");
+	PyObject *doc = py.PyObject_GetAttrString(original, "__doc__");
 	const char *s = NULL, *d = NULL, *out = NULL;
 
 	if (sig && py.PyObject_IsInstance(sig, py.PyUnicode_Type) == 1)
@@ -79,7 +80,7 @@ static const char *doc_of(struct sb_wrap *w)
 	if (doc && py.PyObject_IsInstance(doc, py.PyUnicode_Type) == 1)
 		d = py.PyUnicode_AsUTF8AndSize(doc, NULL);
 	if (s)
-		out = sb_arena_printf(sb_g.arena, "%s%s\n--\n\n%s", w->attr, s,
+		out = sb_arena_printf(sb_g.arena, "%s%s\n--\n\n%s", name, s,
 				      d ? d : "");
 	else if (d)
 		out = sb_arena_strdup(sb_g.arena, d);
@@ -173,7 +174,7 @@ int sb_wrap_install_in(struct sb_wrap *w, PyObject *mod)
 	}
 	w->def.ml_name = w->attr;
 	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
-	w->def.ml_doc = doc_of(w);
+	w->def.ml_doc = sb_wrap_doc(w->original, w->attr);
 	if (sb_g.wrap.used < SB_ARRAY_LEN(slot_table)) {
 		PyObject *modname = py.PyUnicode_FromString(w->module);
 

@@ -110,6 +110,54 @@ def test_same_as_plain_cpython(tmp_path, py, case):
     assert sandboxed == plain
 
 
+# What a denied function shows the program: its name, repr, signature and
+# doc as plain CPython's, and pickle.dumps names it where it is; the call
+# itself is still refused.
+DENIED_PROBE = """
+import inspect, os, pickle, sys
+for f in (os.fork, os.system, os.execv, os.execve, sys._getframe):
+    try:
+        sig = str(inspect.signature(f))
+    except ValueError as e:
+        sig = 'none'
+    print(f.__name__, repr(f), sig, (f.__doc__ or '').splitlines()[:1])
+    if SANDBOXED:
+        d = pickle.dumps(f)
+        print('  pickles', pickle.loads(d) is f, f.__module__.encode() in d)
+try:
+    os.system('true')
+    print('system ran')
+except Exception as e:
+    print(type(e).__name__)
+"""
+
+
+@pytest.mark.parametrize("py", INTERPRETERS)
+def test_a_denied_function_reads_and_pickles_as_the_original(tmp_path, py):
+    """Issue 14 item 5, for the deniers: a function the API guard refuses
+    (os.fork under an empty policy) was a method of a PyCapsule: no
+    signature, "cannot pickle 'PyCapsule' object", so a library that
+    introspects or sends such a function broke before it called it."""
+    plain = subprocess.run([py, "-c", "SANDBOXED = 0\n" + DENIED_PROBE],
+                           cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+    assert plain.returncode == 0, plain.stderr
+    (tmp_path / ".py-sandboxes").write_text(
+        "python-import=*\npython-api=ALLOW:deserialization\n")
+    r = subprocess.run([str(sb_path()), f"--python={py}", "-c",
+                        "SANDBOXED = 1\n" + DENIED_PROBE],
+                       cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert [ln for ln in lines if not ln.startswith("  ")][:-1] == \
+        plain.stdout.splitlines()[:-1]
+    assert [ln for ln in lines if ln.startswith("  ")] == \
+        ["  pickles True True"] * 5
+    assert plain.stdout.splitlines()[-1] == "system ran"
+    assert lines[-1] == "RuleApiPermissionError"
+
+
 @pytest.mark.parametrize("provider", ["subprocess", "landlock"])
 @pytest.mark.parametrize("py", INTERPRETERS)
 def test_an_explicit_rule_on_the_stdlib_gives_what_it_says(tmp_path, py,

@@ -773,8 +773,15 @@ def test_B4_B5_B7_no_original_behind_the_wrapper(sandboxed):
                          "__func__"):
                 v = getattr(f, attr, None)
                 print(attr, v is None or type(v).__name__)
-        print("self", type(os.system.__self__).__name__)
-        attempt("via_self", lambda: os.system.__self__("true"))
+        me = os.system.__self__
+        print("self", type(me).__name__, me is not os, me is not posix)
+        print("self holds", sorted(k for k, v in vars(me).items()
+                                   if callable(v)))
+        attempt("via_self", lambda: me("true"))
+        # what the program writes on it changes nothing
+        me.__name__ = "builtins"
+        me.__dict__["system"] = print
+        attempt("after", lambda: os.system("true"))
         """)
     r = sandboxed("python-import=*\n", code)
     assert r.returncode == 0, r.stderr
@@ -782,8 +789,11 @@ def test_B4_B5_B7_no_original_behind_the_wrapper(sandboxed):
         if line.split()[0] in ("__wrapped__", "__closure__", "__globals__",
                                "__func__"):
             assert line.split()[1] == "True", line
-    assert "self PyCapsule" in r.stdout
+    # bound like the original, to a module, but an empty one of its own
+    assert "self module True True" in r.stdout
+    assert "self holds []" in r.stdout
     assert outcome(r, "via_self").startswith("TypeError")
+    assert outcome(r, "after").startswith("RuleApiPermissionError")
 
 
 def test_B6_B10_heap_walk_and_reload_are_refused(sandboxed):
