@@ -246,18 +246,17 @@ static const struct name_ops name_ops[] = {
 
 static const struct name_ops *ops_of_this_python(void)
 {
-	static int minor = -1;
 	size_t i;
 
-	if (minor < 0) {
+	if (!sb_g.py_minor) {
 		PyObject *hex = py.PySys_GetObject("hexversion");
 		long v = hex ? py.PyLong_AsLong(hex) : -1;
 
 		py.PyErr_Clear();
-		minor = v > 0 ? (int)((v >> 16) & 0xff) : 0;
+		sb_g.py_minor = v > 0 ? (int)((v >> 16) & 0xff) : -1;
 	}
 	for (i = 0; i < sizeof(name_ops) / sizeof(name_ops[0]); i++)
-		if (name_ops[i].minor == minor)
+		if (name_ops[i].minor == sb_g.py_minor)
 			return &name_ops[i];
 	return NULL;
 }

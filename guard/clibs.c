@@ -36,17 +36,6 @@
 #define SQLITE_ATTACH 24
 #define SQLITE_FUNCTION 31
 
-/* A class whose methods are wrapped (the wraps are per class: a module
- * made again makes new classes, each wrapped with its own originals). */
-struct wrapped_class {
-	PyObject *cls; /* held: its identity is what is compared */
-	struct sb_wrap *wraps;
-	size_t n;
-};
-
-#define MAX_CLASSES 16
-static struct wrapped_class classes[MAX_CLASSES];
-static size_t n_classes;
 
 struct meth_spec {
 	const char *name;
@@ -59,13 +48,15 @@ static struct sb_wrap *wrap_for(PyObject *obj, const char *name)
 {
 	size_t i, j;
 
-	for (i = 0; i < n_classes; i++) {
-		if (py.PyObject_IsInstance(obj, classes[i].cls) != 1)
+	for (i = 0; i < sb_g.clibs.n_classes; i++) {
+		const struct sb_clibs_class *c = &sb_g.clibs.classes[i];
+
+		if (py.PyObject_IsInstance(obj, c->cls) != 1)
 			continue;
-		for (j = 0; j < classes[i].n; j++)
-			if (classes[i].wraps[j].original &&
-			    strcmp(classes[i].wraps[j].def.ml_name, name) == 0)
-				return &classes[i].wraps[j];
+		for (j = 0; j < c->n; j++)
+			if (c->wraps[j].original &&
+			    strcmp(c->wraps[j].def.ml_name, name) == 0)
+				return &c->wraps[j];
 	}
 	py.PyErr_Clear();
 	return NULL;
@@ -77,27 +68,27 @@ static int wrap_class(PyObject *mod, const char *module, const char *cname,
 		      const struct meth_spec *specs, size_t n)
 {
 	PyObject *cls = py.PyObject_GetAttrString(mod, cname);
-	struct wrapped_class *c;
+	struct sb_clibs_class *c;
 	size_t i;
 
 	if (!cls) {
 		py.PyErr_Clear(); /* a multi-phase module not executed yet */
 		return 0;
 	}
-	for (i = 0; i < n_classes; i++) {
-		if (classes[i].cls == cls) {
+	for (i = 0; i < sb_g.clibs.n_classes; i++) {
+		if (sb_g.clibs.classes[i].cls == cls) {
 			py.Py_DecRef(cls);
 			return 0;
 		}
 	}
-	if (n_classes == MAX_CLASSES) {
+	if (sb_g.clibs.n_classes == SB_CLIBS_CLASSES) {
 		py.Py_DecRef(cls);
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
 				   "too many copies of a module whose C "
 				   "classes the file guard wraps");
 		return -1;
 	}
-	c = &classes[n_classes];
+	c = &sb_g.clibs.classes[sb_g.clibs.n_classes];
 	c->wraps = sb_arena_alloc(sb_g.arena, n * sizeof(*c->wraps));
 	if (!c->wraps) {
 		py.Py_DecRef(cls);
@@ -107,7 +98,7 @@ static int wrap_class(PyObject *mod, const char *module, const char *cname,
 	memset(c->wraps, 0, n * sizeof(*c->wraps));
 	c->cls = cls;
 	c->n = n;
-	n_classes++;
+	sb_g.clibs.n_classes++;
 	for (i = 0; i < n; i++) {
 		struct sb_wrap *w = &c->wraps[i];
 		int r;
@@ -120,7 +111,7 @@ static int wrap_class(PyObject *mod, const char *module, const char *cname,
 		sb_guard_busy_leave();
 		if (r < 0) {
 			/* not counted as wrapped: a second import tries again */
-			n_classes--;
+			sb_g.clibs.n_classes--;
 			py.Py_DecRef(cls);
 			return -1;
 		}
@@ -224,11 +215,6 @@ static int temp_directory(PyObject *args)
 	return sb_files_check(dir, -1, true);
 }
 
-/* sqlite3.enable_callback_tracebacks(flag), as the program last set it
- * (wrapped below), and whether this CPython reports a callback's
- * exception to sys.unraisablehook (3.11+) or prints it (3.9, 3.10). */
-static bool callback_tracebacks, unraisable_reports;
-
 /* The program's authorizer 'cb', called behind the guard's. Its exception
  * is reported as sqlite3 reports an authorizer's, naming 'cb' (sqlite3
  * would name the guard's function), and the statement is denied, as
@@ -239,9 +225,9 @@ static PyObject *program_authorizer(PyObject *cb, PyObject *args)
 
 	if (res)
 		return res;
-	if (!callback_tracebacks)
+	if (!sb_g.clibs.callback_tracebacks)
 		py.PyErr_Clear();
-	else if (unraisable_reports)
+	else if (sb_g.clibs.unraisable_reports)
 		py.PyErr_WriteUnraisable(cb);
 	else
 		py.PyErr_Print();
@@ -328,8 +314,6 @@ static PyObject *authorize(PyObject *self, PyObject *args)
 	return py.PyLong_FromLong(SQLITE_OK);
 }
 
-static PyObject *programming_error; /* sqlite3.ProgrammingError */
-
 static struct py_method_def authorize_def = { "authorizer",
 					      (void *)authorize,
 					      PY_METH_VARARGS, NULL };
@@ -391,17 +375,6 @@ static int install_authorizer_as(PyObject *conn, PyObject *cb, bool kw)
 	return 0;
 }
 
-/* sqlite3.connect/handle (3.10+) comes before the connection is marked
- * initialised, when set_authorizer still refuses it: the connection waits
- * here, and gets the authorizer before any statement runs (the wrappers
- * of connect, set_authorizer and the execute methods install it first).
- * It is a strong reference (a Connection takes no weak one): connect
- * empties the list as it returns, so that a connection the program drops
- * dies then; one made by calling the class stays until the next of those
- * calls. */
-static PyObject *waiting;
-static PyObject *getrefcount; /* sys.getrefcount, taken with the module */
-
 /* sys.getrefcount(conn), called as the program's code would be (not
  * busy), of the genuine function only; -1 when unknown. */
 static long refcount(PyObject *conn)
@@ -409,7 +382,7 @@ static long refcount(PyObject *conn)
 	PyObject *args, *n;
 	long v;
 
-	if (!getrefcount)
+	if (!sb_g.clibs.getrefcount)
 		return -1;
 	args = py.PyTuple_New(1);
 	if (!args) {
@@ -418,7 +391,7 @@ static long refcount(PyObject *conn)
 	}
 	py.Py_IncRef(conn);
 	py.PyTuple_SetItem(args, 0, conn);
-	n = py.PyObject_CallObject(getrefcount, args);
+	n = py.PyObject_CallObject(sb_g.clibs.getrefcount, args);
 	py.Py_DecRef(args);
 	v = n ? py.PyLong_AsLong(n) : -1;
 	if (n)
@@ -440,16 +413,16 @@ static bool held_elsewhere(PyObject *conn)
  * authorizer yet stays waiting, unless nothing else holds it. */
 static int install_waiting(void)
 {
-	PyObject *list = waiting, *kept;
+	PyObject *list = sb_g.clibs.waiting, *kept;
 	Py_ssize_t i, n;
 	int r = 0;
 
 	if (!list)
 		return 0;
-	waiting = NULL;
+	sb_g.clibs.waiting = NULL;
 	kept = py.PyList_New(0);
 	if (!kept) {
-		waiting = list;
+		sb_g.clibs.waiting = list;
 		return -1;
 	}
 	n = py.PyList_Size(list);
@@ -462,8 +435,8 @@ static int install_waiting(void)
 		 * thread's connection (check_same_thread), which its thread
 		 * installs at its first statement; one whose __init__ failed
 		 * after the event, or closed since, which runs none */
-		if (r == 0 && programming_error &&
-		    py.PyErr_ExceptionMatches(programming_error)) {
+		if (r == 0 && sb_g.clibs.programming_error &&
+		    py.PyErr_ExceptionMatches(sb_g.clibs.programming_error)) {
 			py.PyErr_Clear();
 			if (!held_elsewhere(conn))
 				continue;
@@ -476,12 +449,12 @@ static int install_waiting(void)
 	py.Py_DecRef(list);
 	if (py.PyList_Size(kept) == 0) {
 		py.Py_DecRef(kept);
-	} else if (!waiting) {
-		waiting = kept;
+	} else if (!sb_g.clibs.waiting) {
+		sb_g.clibs.waiting = kept;
 	} else {
 		n = py.PyList_Size(kept);
 		for (i = 0; i < n; i++)
-			if (py.PyList_Append(waiting,
+			if (py.PyList_Append(sb_g.clibs.waiting,
 					     py.PyList_GetItem(kept, i)) < 0)
 				r = -1;
 		py.Py_DecRef(kept);
@@ -493,28 +466,17 @@ int sb_clibs_sqlite_opened(PyObject *conn)
 {
 	if (!conn)
 		return 0;
-	if (!waiting && !(waiting = py.PyList_New(0)))
+	if (!sb_g.clibs.waiting && !(sb_g.clibs.waiting = py.PyList_New(0)))
 		return -1;
-	return py.PyList_Append(waiting, conn);
+	return py.PyList_Append(sb_g.clibs.waiting, conn);
 }
-
-/* CPython 3.9 raises no sqlite3.connect/handle: a connection gets the
- * authorizer at its first statement. Its connections take no weak
- * reference: the ones seen are kept here by id, with the program's
- * callback ({id: (connection, callback or None)}; an id is not reused
- * while the connection lives), and dropped when nothing else holds them
- * (at the next connection's first statement, before it runs: a lock the
- * dropped one held is released first). */
-static bool no_handle_event;
-static PyObject *seen;
-static PyObject *cursor_connection; /* Cursor.connection.__get__ */
 
 static int remember(PyObject *conn, PyObject *cb)
 {
 	PyObject *id, *pair;
 	int r = -1;
 
-	if (!seen && !(seen = py.PyDict_New()))
+	if (!sb_g.clibs.seen && !(sb_g.clibs.seen = py.PyDict_New()))
 		return -1;
 	id = py.PyLong_FromVoidPtr(conn);
 	pair = id ? py.PyTuple_New(2) : NULL;
@@ -523,7 +485,7 @@ static int remember(PyObject *conn, PyObject *cb)
 		py.PyTuple_SetItem(pair, 0, conn);
 		py.Py_IncRef(cb ? cb : py._Py_NoneStruct);
 		py.PyTuple_SetItem(pair, 1, cb ? cb : py._Py_NoneStruct);
-		r = py.PyDict_SetItem(seen, id, pair);
+		r = py.PyDict_SetItem(sb_g.clibs.seen, id, pair);
 		py.Py_DecRef(pair);
 	}
 	if (id)
@@ -538,15 +500,15 @@ static void forget_dead(void)
 	PyObject *dead = py.PyList_New(0), *k, *v;
 	Py_ssize_t pos = 0, i;
 
-	if (!dead || !getrefcount) {
+	if (!dead || !sb_g.clibs.getrefcount) {
 		py.PyErr_Clear();
 		return;
 	}
-	while (py.PyDict_Next(seen, &pos, &k, &v))
+	while (py.PyDict_Next(sb_g.clibs.seen, &pos, &k, &v))
 		if (!held_elsewhere(py.PyTuple_GetItem(v, 0)))
 			py.PyList_Append(dead, k);
 	for (i = 0; i < py.PyList_Size(dead); i++)
-		py.PyDict_DelItem(seen, py.PyList_GetItem(dead, i));
+		py.PyDict_DelItem(sb_g.clibs.seen, py.PyList_GetItem(dead, i));
 	py.Py_DecRef(dead);
 	py.PyErr_Clear();
 }
@@ -560,11 +522,11 @@ static int first_statement(PyObject *conn)
 	id = py.PyLong_FromVoidPtr(conn);
 	if (!id)
 		return -1;
-	pair = seen ? py.PyDict_GetItem(seen, id) : NULL;
+	pair = sb_g.clibs.seen ? py.PyDict_GetItem(sb_g.clibs.seen, id) : NULL;
 	py.Py_DecRef(id);
 	if (pair && py.PyTuple_GetItem(pair, 0) == conn)
 		return 0;
-	if (seen)
+	if (sb_g.clibs.seen)
 		forget_dead();
 	if (install_authorizer(conn, NULL) < 0)
 		return -1;
@@ -590,7 +552,7 @@ static PyObject *set_authorizer_call(struct sb_wrap *w, PyObject *args,
 	if (install_authorizer_as(conn, cb,
 				  kwargs && py.PyDict_GetItemString(
 						    kwargs, "authorizer_callback")) < 0 ||
-	    (no_handle_event && remember(conn, cb) < 0))
+	    (sb_g.clibs.no_handle_event && remember(conn, cb) < 0))
 		return NULL;
 	py.Py_IncRef(py._Py_NoneStruct);
 	return py._Py_NoneStruct;
@@ -609,14 +571,15 @@ static PyObject *execute_call(struct sb_wrap *w, PyObject *args,
 
 	if (r < 0)
 		return NULL;
-	if (no_handle_event && self) {
+	if (sb_g.clibs.no_handle_event && self) {
 		/* the Connection itself, or a Cursor's, read through the C
 		 * class's member (a subclass may answer another) */
 		if (wrap_for(self, "set_authorizer")) {
 			py.Py_IncRef(self);
 			conn = self;
-		} else if (cursor_connection) {
-			conn = sb_guard_call1(cursor_connection, self);
+		} else if (sb_g.clibs.cursor_connection) {
+			conn = sb_guard_call1(sb_g.clibs.cursor_connection,
+					      self);
 		}
 		r = conn ? first_statement(conn) : -1;
 		if (conn)
@@ -686,7 +649,7 @@ int sb_clibs_sqlite_load(void)
 static PyObject *enable_extension_call(struct sb_wrap *w, PyObject *args,
 				       PyObject *kwargs)
 {
-	if (no_handle_event &&
+	if (sb_g.clibs.no_handle_event &&
 	    sb_clibs_sqlite_extension(sb_arg(args, kwargs, 1, "enabled")) < 0)
 		return NULL;
 	return sb_wrap_call_original(w, args, kwargs);
@@ -1155,7 +1118,7 @@ static PyObject *callback_tracebacks_call(struct sb_wrap *w, PyObject *args,
 	int on = o ? py.PyObject_IsTrue(o) : -1;
 
 	if (on >= 0)
-		callback_tracebacks = on;
+		sb_g.clibs.callback_tracebacks = on;
 	else if (res)
 		py.PyErr_Clear();
 	return res;
@@ -1515,7 +1478,7 @@ static void take_getrefcount(void)
 			   : NULL;
 
 	if (fn && sb_wrap_genuine(fn, sys, "getrefcount"))
-		getrefcount = fn;
+		sb_g.clibs.getrefcount = fn;
 	else if (fn)
 		py.Py_DecRef(fn);
 	if (sys)
@@ -1531,13 +1494,12 @@ static int take_cursor_connection(PyObject *mod)
 
 	if (cls)
 		py.Py_DecRef(cls);
-	cursor_connection = member ? py.PyObject_GetAttrString(member,
-							       "__get__")
-				   : NULL;
+	sb_g.clibs.cursor_connection =
+		member ? py.PyObject_GetAttrString(member, "__get__") : NULL;
 
 	if (member)
 		py.Py_DecRef(member);
-	return cursor_connection ? 0 : -1;
+	return sb_g.clibs.cursor_connection ? 0 : -1;
 }
 
 int sb_clibs_arm(void)
@@ -1574,21 +1536,23 @@ int sb_clibs_module_ready(PyObject *mod)
 	else if (name && strcmp(name, "_sqlite3") == 0) {
 		PyObject *hex = py.PySys_GetObject("hexversion");
 
-		no_handle_event = hex && py.PyLong_AsLong(hex) < 0x030a0000;
-		unraisable_reports = hex &&
-				     py.PyLong_AsLong(hex) >= 0x030b0000;
+		sb_g.clibs.no_handle_event =
+			hex && py.PyLong_AsLong(hex) < 0x030a0000;
+		sb_g.clibs.unraisable_reports =
+			hex && py.PyLong_AsLong(hex) >= 0x030b0000;
 		py.PyErr_Clear();
 		r = wrap_class(mod, "_sqlite3", "Connection", connection_meths,
 			       SB_ARRAY_LEN(connection_meths));
 		if (r == 0)
 			r = wrap_class(mod, "_sqlite3", "Cursor", cursor_meths,
 				       SB_ARRAY_LEN(cursor_meths));
-		if (r == 0 && no_handle_event && !cursor_connection)
+		if (r == 0 && sb_g.clibs.no_handle_event &&
+		    !sb_g.clibs.cursor_connection)
 			r = take_cursor_connection(mod);
-		if (r == 0 && !programming_error)
-			programming_error = py.PyObject_GetAttrString(
+		if (r == 0 && !sb_g.clibs.programming_error)
+			sb_g.clibs.programming_error = py.PyObject_GetAttrString(
 				mod, "ProgrammingError");
-		if (r == 0 && !getrefcount)
+		if (r == 0 && !sb_g.clibs.getrefcount)
 			take_getrefcount();
 		py.PyErr_Clear();
 		if (r == 0 && py.PyObject_HasAttrString(mod, connect_wrap.attr)) {

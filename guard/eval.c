@@ -1416,13 +1416,13 @@ static PyObject *exc_attr(PyObject *mod, const char *name)
  * the strings it compares. Once. */
 static int arm_checker(void)
 {
-	static int state; /* 0: not yet, 1: armed, -1: failed */
+	int *state = &sb_g.eval.checker_state;
 	PyObject *mod, *sys;
 	bool ok = true;
 
-	if (state)
-		return state > 0 ? 0 : -1;
-	state = -1;
+	if (*state)
+		return *state > 0 ? 0 : -1;
+	*state = -1;
 #define EV_RESOLVE(ret, name, args) *(void **)&ev.name = sym(#name, &ok);
 	EV_FUNCTIONS(EV_RESOLVE)
 #undef EV_RESOLVE
@@ -1485,7 +1485,7 @@ static int arm_checker(void)
 	sb_g.eval.compiled = py.PyDict_New();
 	if (!sb_g.eval.cache || !sb_g.eval.compiled)
 		return -1;
-	state = 1;
+	*state = 1;
 	return 0;
 }
 
@@ -1566,23 +1566,24 @@ int sb_eval_arm(void)
 
 static struct ev_profile *learn_profile(void)
 {
-	static struct sb_eval_profile defaults = { .name = "" };
-	static struct ev_profile synthetic;
+	struct sb_eval_profile *defaults = &sb_g.eval.learn_defaults;
+	struct ev_profile *synthetic = &sb_g.eval.learn_synthetic;
 	bool ok = true;
 
 	if (arm_checker() < 0)
 		return NULL;
 	if (sb_g.eval.default_profile >= 0)
 		return &sb_g.eval.profiles[sb_g.eval.default_profile];
-	if (!synthetic.rules) {
-		sb_eval_profile_defaults(&defaults);
-		synthetic.label = "default";
-		synthetic.filename = intern("<eval:default>", &ok);
+	if (!synthetic->rules) {
+		defaults->name = "";
+		sb_eval_profile_defaults(defaults);
+		synthetic->label = "default";
+		synthetic->filename = intern("<eval:default>", &ok);
 		if (!ok)
 			return NULL;
-		synthetic.rules = &defaults;
+		synthetic->rules = defaults;
 	}
-	return &synthetic;
+	return synthetic;
 }
 
 /* The modules and program-running callables a caller's context hands

@@ -238,8 +238,6 @@ void ev_install_allocator(int domain, struct ev_allocator *orig)
  * handler runs on an alternate stack, set up per thread at its first
  * evaluation (a thread that has one keeps it). */
 
-static struct sigaction prev_segv;
-static bool segv_installed;
 static __thread bool altstack_done;
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
@@ -249,6 +247,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 		"evaluation: C code recursing on data the evaluated code "
 		"built overflows the C stack (eval guard); the program is "
 		"stopped\n";
+	const struct sigaction *prev = &sb_g.eval.prev_segv;
 	ssize_t n;
 
 	if (ev_cur) {
@@ -256,13 +255,12 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 		(void)n;
 		_exit(SB_EXIT_SETUP);
 	}
-	if ((prev_segv.sa_flags & SA_SIGINFO) && prev_segv.sa_sigaction) {
-		prev_segv.sa_sigaction(sig, si, uc);
+	if ((prev->sa_flags & SA_SIGINFO) && prev->sa_sigaction) {
+		prev->sa_sigaction(sig, si, uc);
 		return;
 	}
-	if (prev_segv.sa_handler != SIG_DFL &&
-	    prev_segv.sa_handler != SIG_IGN) {
-		prev_segv.sa_handler(sig);
+	if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN) {
+		prev->sa_handler(sig);
 		return;
 	}
 	/* the default: the faulting instruction runs again and kills */
@@ -287,15 +285,15 @@ static void guard_faults(void)
 				munmap(mem, 65536);
 		}
 	}
-	if (segv_installed)
+	if (sb_g.eval.segv_installed)
 		return;
-	segv_installed = true;
+	sb_g.eval.segv_installed = true;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_segv;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSEGV, &sa, &prev_segv) < 0)
-		memset(&prev_segv, 0, sizeof(prev_segv));
+	if (sigaction(SIGSEGV, &sa, &sb_g.eval.prev_segv) < 0)
+		memset(&sb_g.eval.prev_segv, 0, sizeof(sb_g.eval.prev_segv));
 }
 
 static int add_helpers(PyObject *g)

@@ -485,7 +485,7 @@ static void open_seal(char **argv)
 __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 							 char **envp)
 {
-	static struct sb_blob blob;
+	struct sb_blob *blob;
 	const char *fdstr = getenv("PYSB_POLICY_FD");
 	const char *err = NULL, *missing = NULL;
 	struct sb_buf data = { 0 };
@@ -514,27 +514,29 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 		    missing);
 	sb_prof_mark("guard-capi");
 	sb_g.arena = sb_arena_new();
-	if (sb_blob_read(sb_g.arena, data.s ? data.s : "", data.len, &blob,
+	/* in the arena: the policy keeps pointing into it */
+	blob = sb_arena_alloc(sb_g.arena, sizeof(*blob));
+	if (sb_blob_read(sb_g.arena, data.s ? data.s : "", data.len, blob,
 			 &err) < 0)
 		die("%s", err);
 	sb_buf_free(&data);
-	sb_g.pkgdir = blob.pkgdir;
-	sb_g.learning = blob.learning;
-	sb_g.log_fd = blob.log_fd;
-	sb_g.log_relay = blob.log_relay;
+	sb_g.pkgdir = blob->pkgdir;
+	sb_g.learning = blob->learning;
+	sb_g.log_fd = blob->log_fd;
+	sb_g.log_relay = blob->log_relay;
 	/* the programs it starts run without the guard: no log for them */
 	if (sb_g.log_fd >= 0 && fcntl(sb_g.log_fd, F_SETFD, FD_CLOEXEC) < 0)
 		die("the denial log's descriptor %d: %s", sb_g.log_fd,
 		    strerror(errno));
-	sb_g.banner.wanted = blob.repl_banner;
-	if (blob.learning) {
-		if (blob.learn_fd < 3)
+	sb_g.banner.wanted = blob->repl_banner;
+	if (blob->learning) {
+		if (blob->learn_fd < 3)
 			die("learning without a record descriptor");
-		sb_learn_init(blob.learn_fd);
+		sb_learn_init(blob->learn_fd);
 	}
-	sb_g.banner.config = blob.config ? blob.config : ".py-sandboxes";
-	sb_g.banner.cwd = blob.cwd;
-	if (sb_blob_parse_policy(&blob, &sb_g.policy) != 0 ||
+	sb_g.banner.config = blob->config ? blob->config : ".py-sandboxes";
+	sb_g.banner.cwd = blob->cwd;
+	if (sb_blob_parse_policy(blob, &sb_g.policy) != 0 ||
 	    sb_g.policy->errors.n) {
 		struct sb_buf b = { 0 };
 
@@ -556,7 +558,7 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	    !sb_api_category_granted(SB_API_PRIVILEGES) &&
 	    (r = sb_caps_drop()) < 0)
 		die("dropping the capabilities: %s", strerror(-r));
-	if (blob.debug_malloc) {
+	if (blob->debug_malloc) {
 		/* the hook entry must carry the debug header CPython's
 		 * debug free will check when it clears the hooks at exit */
 		void (*setup)(void) = (void (*)(void))dlsym(

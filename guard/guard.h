@@ -11,6 +11,7 @@
 #define SB_GUARD_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 
 #include "capi.h"
@@ -30,6 +31,17 @@
 /* How many (code, instruction, names) answers the dynamic-code test
  * keeps. */
 #define SB_LINE_CACHE 64
+
+/* How many module definitions _imp made the import guard follows. */
+#define SB_ADOPTED_MAX 512
+
+/* A C class whose methods clibs.c wraps, and how many it follows. */
+#define SB_CLIBS_CLASSES 16
+struct sb_clibs_class {
+	PyObject *cls; /* held: its identity is what is compared */
+	struct sb_wrap *wraps;
+	size_t n;
+};
 
 /* The guard's whole process-wide state: what the constructor read, what
  * arming took from the interpreter, and each family's own. Per-thread
@@ -134,10 +146,61 @@ struct sb_guard {
 		 * once (0: none) */
 		pid_t own_kill;
 	} api;
+	/* clibs.c: the files C libraries open by name */
+	struct {
+		/* the classes whose methods are wrapped (the wraps are per
+		 * class: a module made again makes new classes, each wrapped
+		 * with its own originals) */
+		struct sb_clibs_class classes[SB_CLIBS_CLASSES];
+		size_t n_classes;
+		/* sqlite3.enable_callback_tracebacks(flag), as the program
+		 * last set it, and whether this CPython reports a callback's
+		 * exception to sys.unraisablehook (3.11+) or prints it (3.9,
+		 * 3.10) */
+		bool callback_tracebacks, unraisable_reports;
+		PyObject *programming_error; /* sqlite3.ProgrammingError */
+		/* sqlite3.connect/handle (3.10+) comes before the connection
+		 * is marked initialised, when set_authorizer still refuses
+		 * it: the connection waits here, and gets the authorizer
+		 * before any statement runs (the wrappers of connect,
+		 * set_authorizer and the execute methods install it first).
+		 * A strong reference (a Connection takes no weak one):
+		 * connect empties the list as it returns, so that a
+		 * connection the program drops dies then; one made by calling
+		 * the class stays until the next of those calls. */
+		PyObject *waiting;
+		PyObject *getrefcount; /* sys.getrefcount, with the module */
+		/* CPython 3.9 raises no sqlite3.connect/handle: a connection
+		 * gets the authorizer at its first statement. Its connections
+		 * take no weak reference: the ones seen are kept by id, with
+		 * the program's callback ({id: (connection, callback or
+		 * None)}; an id is not reused while the connection lives),
+		 * and dropped when nothing else holds them (at the next
+		 * connection's first statement, before it runs: a lock the
+		 * dropped one held is released first). */
+		bool no_handle_event;
+		PyObject *seen;
+		PyObject *cursor_connection; /* Cursor.connection.__get__ */
+	} clibs;
 	/* imports.c: types.SimpleNamespace, taken from sys.implementation
 	 * when the guard arms, before program code runs */
 	struct {
 		PyObject *ns_type;
+		/* the modules _imp.create_* made, by their definition (static
+		 * in the interpreter or the extension, whatever name or
+		 * attributes the program gives the module object later): the
+		 * names whose deniers they get, again after _imp.exec_* ran
+		 * their exec slots */
+		struct {
+			void *def;
+			char name[128];
+		} adopted[SB_ADOPTED_MAX];
+		size_t n_adopted;
+		/* the real directories of python-sb's package and of the
+		 * standard library, found at their first use ("": not yet,
+		 * or not found) */
+		char own_dir[PATH_MAX];
+		char stdlib_dir[PATH_MAX];
 	} imports;
 	/* args.c: what line_names() answered for the instructions last
 	 * asked about (a library asks again and again from the same one:
@@ -152,6 +215,9 @@ struct sb_guard {
 	} lines[SB_LINE_CACHE];
 	/* "f_lasti", interned once: the cache's key is read per check */
 	PyObject *f_lasti;
+	/* args.c: the interpreter's minor version (3.x), read at the first
+	 * use; 0: not yet, -1: unknown (no opcode table then) */
+	int py_minor;
 	/* learn.c: the record descriptor, -1 when not learning */
 	struct {
 		int fd;
@@ -170,6 +236,10 @@ struct sb_guard {
 			char host[SB_HOST_MAX];
 		} resolved[256];
 		size_t n_resolved;
+		/* learning: what the enforcing run will refuse, told to the
+		 * learner once each (a send in a loop) */
+		char told[32][64];
+		size_t n_told;
 	} net;
 	/* the eval guard (eval.c, eval_check.c, eval_budget.c; the types:
 	 * eval_state.h), set when the guard arms or, learning, at the first
@@ -206,6 +276,17 @@ struct sb_guard {
 		/* the AST classes the walk has met */
 		struct ev_type types[EV_TYPES_MAX];
 		size_t ntypes;
+		/* the static checker's arming (eval.c arm_checker): 0 not
+		 * yet, 1 armed, -1 failed */
+		int checker_state;
+		/* learning with no eval profile: the default one, made at
+		 * the first evaluation */
+		struct sb_eval_profile learn_defaults;
+		struct ev_profile learn_synthetic;
+		/* eval_budget.c: the SIGSEGV disposition before the guard's
+		 * (a fault outside an evaluation goes to it) */
+		struct sigaction prev_segv;
+		bool segv_installed;
 	} eval;
 };
 

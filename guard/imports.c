@@ -651,7 +651,7 @@ static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
 /* The real directory of python-sb's package, once. */
 static const char *own_dir(void)
 {
-	static char dir[PATH_MAX];
+	char *dir = sb_g.imports.own_dir;
 	char buf[PATH_MAX];
 
 	if (!dir[0] && sb_g.pkgdir &&
@@ -666,7 +666,7 @@ static const char *own_dir(void)
  * found when the guard armed? */
 static bool stdlib_ext(const char *canon)
 {
-	static char dir[PATH_MAX];
+	char *dir = sb_g.imports.stdlib_dir;
 	size_t n;
 
 	if (!dir[0] && (!sb_g.stdlib || !realpath(sb_g.stdlib, dir)))
@@ -916,38 +916,29 @@ static PyObject *judged_spec(const char *name, const char *canon,
 	return spec;
 }
 
-/* The modules _imp.create_* made, by their definition (static in the
- * interpreter or the extension, whatever name or attributes the program
- * gives the module object later): the names whose deniers they get, again
- * after _imp.exec_* ran their exec slots. */
-#define ADOPTED_MAX 512
-static struct {
-	void *def;
-	char name[128];
-} adopted[ADOPTED_MAX];
-static size_t n_adopted;
-
 /* 0, or -1 with an exception when the table cannot hold it: the module
  * is then not handed out (a module its exec slots filled later without
  * its deniers would be the original's) */
 static int remember_adopted(void *def, const char *name)
 {
+	__typeof__(sb_g.imports) *im = &sb_g.imports;
 	size_t i;
 
-	for (i = 0; i < n_adopted; i++)
-		if (adopted[i].def == def && strcmp(adopted[i].name, name) == 0)
+	for (i = 0; i < im->n_adopted; i++)
+		if (im->adopted[i].def == def &&
+		    strcmp(im->adopted[i].name, name) == 0)
 			return 0;
-	if (n_adopted == ADOPTED_MAX ||
-	    strlen(name) >= sizeof(adopted[0].name)) {
+	if (im->n_adopted == SB_ADOPTED_MAX ||
+	    strlen(name) >= sizeof(im->adopted[0].name)) {
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
 				   "python-sb's import guard keeps the module "
 				   "definitions _imp made for 512 names of at "
 				   "most 127 bytes; this one is refused");
 		return -1;
 	}
-	adopted[n_adopted].def = def;
-	strcpy(adopted[n_adopted].name, name);
-	n_adopted++;
+	im->adopted[im->n_adopted].def = def;
+	strcpy(im->adopted[im->n_adopted].name, name);
+	im->n_adopted++;
 	return 0;
 }
 
@@ -1182,9 +1173,9 @@ static PyObject *exec_module_call(struct sb_wrap *w, PyObject *args,
 		py.Py_DecRef(res);
 		return NULL;
 	}
-	for (i = 0; def && i < n_adopted; i++)
-		if (adopted[i].def == def &&
-		    sb_api_adopt_module(mod, adopted[i].name) < 0) {
+	for (i = 0; def && i < sb_g.imports.n_adopted; i++)
+		if (sb_g.imports.adopted[i].def == def &&
+		    sb_api_adopt_module(mod, sb_g.imports.adopted[i].name) < 0) {
 			py.Py_DecRef(res);
 			return NULL;
 		}

@@ -886,15 +886,15 @@ static int check_address(enum net_op op, PyObject *sock, PyObject *addr)
 static int learn_refused(const char *target)
 {
 	/* once each (a send in a loop): the learner dedupes the rest */
-	static char told[32][64];
-	static size_t n_told;
+	__typeof__(sb_g.net) *n = &sb_g.net;
 	size_t i;
 
-	for (i = 0; i < n_told; i++)
-		if (strcmp(told[i], target) == 0)
+	for (i = 0; i < n->n_told; i++)
+		if (strcmp(n->told[i], target) == 0)
 			return 0;
-	if (n_told < SB_ARRAY_LEN(told))
-		snprintf(told[n_told++], sizeof(told[0]), "%s", target);
+	if (n->n_told < SB_ARRAY_LEN(n->told))
+		snprintf(n->told[n->n_told++], sizeof(n->told[0]), "%s",
+			 target);
 	if (sb_learn_record("refused", target, NULL) < 0) {
 		sb_guard_refuse_halted();
 		return -1;
