@@ -164,11 +164,10 @@ static bool number(struct rd *r)
 	return true;
 }
 
-static bool expr(struct rd *r, bool calls);
+static bool expr(struct rd *r);
 
-/* expr (',' expr)* [','] up to close; element i of a subscript of
- * Annotated (i >= 1) may hold calls. */
-static bool list(struct rd *r, char close, bool calls, bool annotated)
+/* expr (',' expr)* [','] up to close */
+static bool list(struct rd *r, char close)
 {
 	int i;
 
@@ -179,7 +178,7 @@ static bool list(struct rd *r, char close, bool calls, bool annotated)
 
 		if (star && peek(r, '*'))
 			return false;
-		if (!expr(r, calls || (annotated && i >= 1)))
+		if (!expr(r))
 			return false;
 		if (take(r, close))
 			return true;
@@ -203,7 +202,7 @@ static bool arguments(struct rd *r)
 		if (!(name(r, &at, &len) && take(r, '=') && !peek(r, '='))) {
 			*r = save;
 		}
-		if (!expr(r, true))
+		if (!expr(r))
 			return false;
 		if (take(r, ')'))
 			return true;
@@ -215,10 +214,10 @@ static bool arguments(struct rd *r)
 }
 
 /* atom trailer*, with an optional unary minus */
-static bool postfix(struct rd *r, bool calls)
+static bool postfix(struct rd *r)
 {
-	const char *last = NULL, *at;
-	size_t last_len = 0, len;
+	const char *at;
+	size_t len;
 	bool dotted = false; /* a name, then only .name so far */
 
 	if (++r->depth > SHAPE_DEPTH)
@@ -248,14 +247,12 @@ static bool postfix(struct rd *r, bool calls)
 		 * followed by a quote is no name */
 		if (r->p < r->end && (*r->p == '\'' || *r->p == '"'))
 			return false;
-		last = at;
-		last_len = len;
 		dotted = true;
 	} else if (take(r, '[')) {
-		if (!list(r, ']', calls, false))
+		if (!list(r, ']'))
 			return false;
 	} else if (take(r, '(')) {
-		if (!list(r, ')', calls, false))
+		if (!list(r, ')'))
 			return false;
 	} else {
 		return false;
@@ -264,23 +261,16 @@ static bool postfix(struct rd *r, bool calls)
 		if (take(r, '.')) {
 			if (!name(r, &at, &len))
 				return false;
-			last = at;
-			last_len = len;
 		} else if (take(r, '[')) {
-			bool annotated = last && last_len == 9 &&
-					 memcmp(last, "Annotated", 9) == 0;
-
-			if (!list(r, ']', calls, annotated))
+			if (!list(r, ']'))
 				return false;
-			last = NULL;
 			dotted = false;
 		} else if (peek(r, '(')) {
-			if (!calls || !dotted)
+			if (!dotted)
 				return false; /* only a dotted name is called */
 			r->p++;
 			if (!arguments(r))
 				return false;
-			last = NULL;
 			dotted = false;
 		} else {
 			break;
@@ -290,12 +280,12 @@ static bool postfix(struct rd *r, bool calls)
 	return true;
 }
 
-static bool expr(struct rd *r, bool calls)
+static bool expr(struct rd *r)
 {
-	if (!postfix(r, calls))
+	if (!postfix(r))
 		return false;
 	while (take(r, '|'))
-		if (!postfix(r, calls))
+		if (!postfix(r))
 			return false;
 	return true;
 }
@@ -306,7 +296,7 @@ bool sb_shape_type_expression(const char *s, size_t n)
 
 	if (memchr(s, '\0', n))
 		return false;
-	if (!expr(&r, false))
+	if (!expr(&r))
 		return false;
 	blanks(&r);
 	return r.p == r.end;

@@ -14,11 +14,12 @@
 /* A type expression as typing and inspect evaluate it (a string annotation,
  * a ForwardRef, a text signature's default): names, attributes, subscripts,
  * tuples and lists, string, bytes and number literals, `...`, `|` and a
- * unary minus. A call only inside the metadata of an `Annotated[...]`
- * (`Annotated[int, Field(gt=0)]`), of a dotted name with such arguments:
- * the calls the program could make itself, and nothing else (no lambda,
- * comprehension, operator, f-string, walrus, keyword expression, comment
- * or line continuation). */
+ * unary minus, and calls of a dotted name with such arguments
+ * (`Annotated[int, Field(gt=0)]`, pydantic's `conint(gt=0)`): the calls
+ * the program could make itself, each judged as its own, and nothing else
+ * (no call of what an expression returned, lambda, comprehension,
+ * operator, f-string, walrus, keyword expression, comment or line
+ * continuation). */
 bool sb_shape_type_expression(const char *s, size_t n);
 
 /* Is src exactly template with each %s replaced by one identifier and
