@@ -9,6 +9,7 @@
  */
 #include "guard.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static PyObject *run_wrap(struct sb_wrap *w, PyObject *args, PyObject *kwargs)
@@ -63,6 +64,162 @@ static const struct {
 		   SB_SLOT_ENTRY8(3) SB_SLOT_ENTRY8(4) SB_SLOT_ENTRY8(5)
 		   SB_SLOT_ENTRY8(6) SB_SLOT_ENTRY8(7) };
 
+/* Is v a default inspect can read back from a text signature (its repr
+ * is a literal): exactly an int, a bool, a str or None? */
+static bool plain_default(PyObject *v)
+{
+	PyObject *t, *f, *bt;
+	bool yes;
+
+	if (v == py._Py_NoneStruct)
+		return true;
+	t = py.PyObject_Type(v);
+	f = py.PyBool_FromLong(0);
+	bt = f ? py.PyObject_Type(f) : NULL;
+	yes = t && (t == py.PyLong_Type || t == py.PyUnicode_Type ||
+		    (bt && t == bt));
+	if (bt)
+		py.Py_DecRef(bt);
+	if (f)
+		py.Py_DecRef(f);
+	if (t)
+		py.Py_DecRef(t);
+	py.PyErr_Clear();
+	return yes;
+}
+
+/* Append "pre" + text to the signature being built in buf (with ", "
+ * before every piece but the first); false when it does not fit. */
+static bool sig_add(char *buf, size_t size, size_t *len, const char *pre,
+		    const char *text)
+{
+	int k = snprintf(buf + *len, size - *len, "%s%s%s",
+			 *len > 1 ? ", " : "", pre, text);
+
+	if (k < 0 || (size_t)k >= size - *len)
+		return false;
+	*len += (size_t)k;
+	return true;
+}
+
+/* Parameter 'name' (a str), with "=repr(dflt)" when dflt is given; false
+ * when it does not fit or the default is not plain. */
+static bool sig_param(char *buf, size_t size, size_t *len, const char *pre,
+		      PyObject *name, PyObject *dflt)
+{
+	const char *n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
+	PyObject *r = NULL;
+	const char *d = NULL;
+	char one[512];
+	bool ok;
+
+	if (!n)
+		return false;
+	if (dflt && plain_default(dflt) && (r = py.PyObject_Repr(dflt)))
+		d = py.PyUnicode_AsUTF8AndSize(r, NULL);
+	ok = (!dflt || d) &&
+	     (size_t)snprintf(one, sizeof(one), "%s%s%s", n, d ? "=" : "",
+			      d ? d : "") < sizeof(one) &&
+	     sig_add(buf, size, len, pre, one);
+	if (r)
+		py.Py_DecRef(r);
+	return ok;
+}
+
+static long code_int(PyObject *code, const char *attr)
+{
+	PyObject *v = py.PyObject_GetAttrString(code, attr);
+	long n = v ? py.PyLong_AsLong(v) : -1;
+
+	if (v)
+		py.Py_DecRef(v);
+	return n;
+}
+
+#define SB_CO_VARARGS 0x04
+#define SB_CO_VARKEYWORDS 0x08
+
+/* The text signature of a Python function ("(cmd, mode='r', *args,
+ * **kw)"), read from its code object and defaults, in the arena; NULL when
+ * it has none, or a default is no plain literal (inspect reads the text
+ * back as Python). os.popen, os.execl and the like are Python functions. */
+static const char *function_signature(PyObject *fn)
+{
+	PyObject *code = py.PyObject_GetAttrString(fn, "__code__");
+	PyObject *names = NULL, *dflts = NULL, *kwd = NULL, *name;
+	long argc = -1, posonly = -1, kwonly = -1, flags = -1, i, nd = 0;
+	char buf[1024] = "(";
+	size_t len = 1;
+	bool ok = false;
+
+	if (code) {
+		argc = code_int(code, "co_argcount");
+		posonly = code_int(code, "co_posonlyargcount");
+		kwonly = code_int(code, "co_kwonlyargcount");
+		flags = code_int(code, "co_flags");
+		names = py.PyObject_GetAttrString(code, "co_varnames");
+		dflts = py.PyObject_GetAttrString(fn, "__defaults__");
+		kwd = py.PyObject_GetAttrString(fn, "__kwdefaults__");
+	}
+	if (argc < 0 || posonly < 0 || kwonly < 0 || flags < 0 || !names ||
+	    !dflts || !kwd ||
+	    py.PyTuple_Size(names) < argc + kwonly +
+					     !!(flags & SB_CO_VARARGS) +
+					     !!(flags & SB_CO_VARKEYWORDS))
+		goto out;
+	if (dflts != py._Py_NoneStruct)
+		nd = py.PyTuple_Size(dflts);
+	if (nd < 0 || nd > argc)
+		goto out;
+	for (i = 0; i < argc; i++) {
+		PyObject *d = i >= argc - nd
+				      ? py.PyTuple_GetItem(dflts, i - argc + nd)
+				      : NULL;
+
+		if (!sig_param(buf, sizeof(buf), &len, "",
+			       py.PyTuple_GetItem(names, i), d))
+			goto out;
+		if (i == posonly - 1 &&
+		    !sig_add(buf, sizeof(buf), &len, "", "/"))
+			goto out;
+	}
+	if (flags & SB_CO_VARARGS) {
+		name = py.PyTuple_GetItem(names, argc + kwonly);
+		if (!sig_param(buf, sizeof(buf), &len, "*", name, NULL))
+			goto out;
+	} else if (kwonly > 0 && !sig_add(buf, sizeof(buf), &len, "", "*")) {
+		goto out;
+	}
+	for (i = 0; i < kwonly; i++) {
+		name = py.PyTuple_GetItem(names, argc + i);
+		if (!sig_param(buf, sizeof(buf), &len, "", name,
+			       kwd == py._Py_NoneStruct
+				       ? NULL
+				       : py.PyDict_GetItem(kwd, name)))
+			goto out;
+	}
+	if (flags & SB_CO_VARKEYWORDS) {
+		name = py.PyTuple_GetItem(
+			names, argc + kwonly + !!(flags & SB_CO_VARARGS));
+		if (!sig_param(buf, sizeof(buf), &len, "**", name, NULL))
+			goto out;
+	}
+	ok = len + 2 <= sizeof(buf);
+	if (ok)
+		strcat(buf, ")");
+out:
+	if (code)
+		py.Py_DecRef(code);
+	if (names)
+		py.Py_DecRef(names);
+	if (dflts)
+		py.Py_DecRef(dflts);
+	if (kwd)
+		py.Py_DecRef(kwd);
+	py.PyErr_Clear();
+	return ok ? sb_arena_strdup(sb_g.arena, buf) : NULL;
+}
+
 /* The original's docstring with its text signature in front, the form
  * CPython keeps in ml_doc ("stat($module, /, path, ...)\n--\n\n..."), so
  * that __text_signature__ and __doc__ of a replacement named 'name' read
@@ -77,6 +234,8 @@ const char *sb_wrap_doc(PyObject *original, const char *name)
 
 	if (sig && py.PyObject_IsInstance(sig, py.PyUnicode_Type) == 1)
 		s = py.PyUnicode_AsUTF8AndSize(sig, NULL);
+	else
+		s = function_signature(original);
 	if (doc && py.PyObject_IsInstance(doc, py.PyUnicode_Type) == 1)
 		d = py.PyUnicode_AsUTF8AndSize(doc, NULL);
 	if (s)
