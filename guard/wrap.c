@@ -473,7 +473,7 @@ bool sb_wrap_genuine(PyObject *fn, PyObject *mod, const char *name)
  * does for a name that is no slot. The result is read back through the
  * proxy: a gc module the program replaced cannot make it set another
  * dict. 0, or -1 with an exception set. */
-static int set_on_class(PyObject *cls, const char *name, PyObject *v)
+int sb_wrap_set_on_class(PyObject *cls, const char *name, PyObject *v)
 {
 	PyObject *proxy, *gc = NULL, *refs = NULL, *key = NULL, *cur = NULL;
 	int r = -1;
@@ -556,7 +556,7 @@ int sb_wrap_install_on_class(struct sb_wrap *w, PyObject *cls,
 	if (capsule)
 		py.Py_DecRef(capsule);
 	meth = w->fn ? py.PyInstanceMethod_New(w->fn) : NULL;
-	r = meth ? set_on_class(cls, name, meth) : -1;
+	r = meth ? sb_wrap_set_on_class(cls, name, meth) : -1;
 	if (meth)
 		py.Py_DecRef(meth);
 	return r;

