@@ -758,6 +758,48 @@ void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid)
 	kill_cgroups(l);
 }
 
+/* memory.events' "max": how many times the cgroup met memory.max */
+static unsigned long long max_count(const struct sb_limits *l)
+{
+	char buf[1024], *at;
+
+	if (sb_read_small(l->cg_fd[0], "memory.events", buf, sizeof(buf)) <= 0)
+		return 0;
+	at = strstr(buf, "\nmax ");
+	return at ? strtoull(at + 5, NULL, 10) : 0;
+}
+
+int sb_limits_stall_fd(const struct sb_limits *l)
+{
+	static const char trig[] = "full 1000000 2000000";
+	int fd;
+
+	if (!p_has_mem_cgroup(l) || l->cg_version != 2)
+		return -1;
+	fd = openat(l->cg_fd[0], "memory.pressure",
+		    O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && write(fd, trig, sizeof(trig)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+void sb_limits_stall_event(struct sb_limits *l, pid_t pid)
+{
+	unsigned long long n;
+
+	if (l->oom_ended)
+		return;
+	n = max_count(l);
+	if (n <= l->max_seen)
+		return; /* stalled below the limit: the machine's, not its */
+	l->max_seen = n;
+	l->oom_ended = true;
+	kill(pid, SIGKILL);
+	kill_cgroups(l);
+}
+
 /* limit-cpu is the run's cgroup's, checked by the supervisor */
 static bool cpu_by_cgroup(const struct sb_limits *l)
 {
@@ -784,7 +826,7 @@ int sb_limits_cpu_fd(const struct sb_limits *l)
 
 int sb_limits_watch_open(const struct sb_limits *l, struct sb_limit_watch *w)
 {
-	w->tfd = w->ofd = w->cfd = -1;
+	w->tfd = w->ofd = w->cfd = w->sfd = -1;
 	w->oev = 0;
 	w->failed = NULL;
 	if (!l)
@@ -806,6 +848,7 @@ int sb_limits_watch_open(const struct sb_limits *l, struct sb_limit_watch *w)
 	/* without it the kernel's OOM killer still holds limit-memory; the
 	 * run just does not end with the process it killed */
 	w->ofd = sb_limits_oom_fd(l, &w->oev);
+	w->sfd = sb_limits_stall_fd(l);
 	return 0;
 }
 
@@ -814,6 +857,7 @@ void sb_limits_watch_poll(const struct sb_limit_watch *w, struct pollfd *p)
 	p[0] = (struct pollfd){ w->tfd, POLLIN, 0 };
 	p[1] = (struct pollfd){ w->ofd, w->oev, 0 };
 	p[2] = (struct pollfd){ w->cfd, POLLIN, 0 };
+	p[3] = (struct pollfd){ w->sfd, POLLPRI, 0 };
 }
 
 void sb_limits_watch_handle(struct sb_limits *l, struct sb_limit_watch *w,
@@ -825,6 +869,15 @@ void sb_limits_watch_handle(struct sb_limits *l, struct sb_limit_watch *w,
 		sb_limits_oom_event(l, w->ofd, pid);
 	if (w->cfd >= 0 && (p[2].revents & POLLIN))
 		sb_limits_cpu_check(l, w->cfd, pid);
+	if (w->sfd >= 0 && p[3].revents) {
+		if (p[3].revents & POLLPRI)
+			sb_limits_stall_event(l, pid);
+		if (p[3].revents & (POLLERR | POLLNVAL)) {
+			/* the cgroup is gone: nothing more to watch */
+			close(w->sfd);
+			w->sfd = -1;
+		}
+	}
 	if (w->tfd >= 0 && (p[0].revents & POLLIN)) {
 		sb_limits_expire(l, pid);
 		close(w->tfd);
@@ -840,7 +893,9 @@ void sb_limits_watch_close(struct sb_limit_watch *w)
 		close(w->ofd);
 	if (w->cfd >= 0)
 		close(w->cfd);
-	w->tfd = w->ofd = w->cfd = -1;
+	if (w->sfd >= 0)
+		close(w->sfd);
+	w->tfd = w->ofd = w->cfd = w->sfd = -1;
 }
 
 /* The CPU time of every process of the run, in nanoseconds; 0 when it

@@ -45,7 +45,10 @@ struct sb_limits {
 	unsigned n_cg;
 	int cg_version; /* 0: no cgroup for this run */
 	bool timed_out; /* the supervisor's timer ended the run */
-	bool oom_ended; /* an OOM kill in the run's cgroup ended it */
+	bool oom_ended; /* an OOM kill in the run's cgroup ended it, or its
+			 * stall at the limit (sb_limits_stall_event) */
+	unsigned long long max_seen; /* memory.events' "max" count at the
+				      * last stall the trigger reported */
 	bool cpu_ended; /* the run's cgroup used up limit-cpu */
 	pid_t pid;      /* the process the run started (sb_sup_loop), 0 */
 	bool guest;     /* planned for qemu's guest (SB_MECH_GUEST) */
@@ -107,6 +110,16 @@ int sb_limits_oom_fd(const struct sb_limits *l, short *events);
 /* It fired: when the OOM killer ended a process of the run, end the run
  * as the timer does (the verdict names limit-memory). */
 void sb_limits_oom_event(struct sb_limits *l, int fd, pid_t pid);
+/* A PSI trigger on the run's memory cgroup (v2): polls POLLPRI when all
+ * its processes stalled on memory for 1 s of a 2 s window (the window an
+ * unprivileged user may set); -1 without one (no PSI: the OOM killer
+ * alone holds the limit). */
+int sb_limits_stall_fd(const struct sb_limits *l);
+/* It fired: when the cgroup met its limit since the last report, the run
+ * is thrashing at limit-memory (the OOM killer waits while reclaim frees
+ * anything, such as the program's own code it then reads again): end it
+ * as the OOM killer would have. */
+void sb_limits_stall_event(struct sb_limits *l, pid_t pid);
 /* limit-cpu held by the run's cgroup: a periodic timerfd (CLOEXEC,
  * NONBLOCK) at which the supervisor reads the CPU time of the whole run
  * (v1 cpuacct.usage, v2 cpu.stat); -1 when limit-cpu is no cgroup's. */
@@ -114,15 +127,16 @@ int sb_limits_cpu_fd(const struct sb_limits *l);
 /* It fired: past limit-cpu, end the run as the timer does. */
 void sb_limits_cpu_check(struct sb_limits *l, int fd, pid_t pid);
 /* What a supervisor polls for the limits, beside its own descriptors: the
- * limit-time timer, the memory cgroup's OOM events, the limit-cpu check
- * (each -1 when its limit is not set or has another mechanism). */
+ * limit-time timer, the memory cgroup's OOM events, the limit-cpu check,
+ * the memory cgroup's stall trigger (each -1 when its limit is not set or
+ * has another mechanism). */
 struct sb_limit_watch {
-	int tfd, ofd, cfd;
+	int tfd, ofd, cfd, sfd;
 	short oev;
 	const char *failed; /* the rule that could not be armed */
 };
 
-#define SB_LIMIT_WATCH_N 3
+#define SB_LIMIT_WATCH_N 4
 
 /* Open the watch for 'l' (NULL: no limits, nothing to watch). 0, or -1
  * with errno when a limit only the supervisor holds (limit-time, a cgroup's
