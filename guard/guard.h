@@ -27,6 +27,8 @@
 #define SB_WRAP_SLOTS 78
 /* the longest host name the network guard keeps (net.c) */
 #define SB_HOST_MAX 512
+/* how many copies of _socket's class the network guard wraps (net.c) */
+#define SB_NET_COPIES 8
 
 /* How many (code, instruction, names) answers the dynamic-code test
  * keeps. */
@@ -229,6 +231,12 @@ struct sb_guard {
 		 * is first seen, before user code could replace the class */
 		PyObject *c_fileno;
 		PyObject *c_socket_class;
+		/* copies of _socket made outside sys.modules (module_from_spec
+		 * and exec_module): a multi-phase one makes its class anew,
+		 * which gets wrappers of its own (sb_net_adopt_module) */
+		PyObject *copy_class[SB_NET_COPIES];
+		PyObject *copy_fileno[SB_NET_COPIES];
+		size_t n_copies;
 		bool all_installed;
 		bool socket_synced;
 		/* learning: which name an address came from */
@@ -405,6 +413,11 @@ void sb_api_module_loaded(void);
 int sb_api_adopt_module(PyObject *mod, const char *as);
 /* The same for the network guard (_socket and socket): cheap once done. */
 void sb_net_module_loaded(void);
+/* A module object made outside sys.modules was executed as 'as' (the name
+ * its definition was first loaded under): a copy of _socket gets the
+ * socket wrappers on its own class. 0, or -1 with an exception (a copy
+ * the guard cannot wrap is refused). */
+int sb_net_adopt_module(PyObject *mod, const char *as);
 /* Does a rule allow any entry of this registry category (api.c)? A grant
  * of one native entry opens raw memory, so it opens the whole category's
  * doors (the import of a native module, ctypes' data events). */

@@ -1175,7 +1175,9 @@ static PyObject *exec_module_call(struct sb_wrap *w, PyObject *args,
 	}
 	for (i = 0; def && i < sb_g.imports.n_adopted; i++)
 		if (sb_g.imports.adopted[i].def == def &&
-		    sb_api_adopt_module(mod, sb_g.imports.adopted[i].name) < 0) {
+		    (sb_api_adopt_module(mod, sb_g.imports.adopted[i].name) < 0 ||
+		     sb_net_adopt_module(mod, sb_g.imports.adopted[i].name) <
+			     0)) {
 			py.Py_DecRef(res);
 			return NULL;
 		}

@@ -593,10 +593,12 @@ static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 {
 	PyObject *args, *res;
 	socklen_t len;
+	size_t i;
 	int err;
 
 	if (!sb_g.net.c_fileno &&
-	    (capture_socket_class() < 0 || !sb_g.net.c_fileno))
+	    (capture_socket_class() < 0 ||
+	     (!sb_g.net.c_fileno && !sb_g.net.n_copies)))
 		return refuse_addr(op, NULL, "the socket cannot be inspected.",
 				   NULL);
 	args = py.PyTuple_New(1);
@@ -604,8 +606,19 @@ static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 		return -1;
 	py.Py_IncRef(sock);
 	py.PyTuple_SetItem(args, 0, sock);
-	/* the C method, which raises no event: not busy */
-	res = py.PyObject_CallObject(sb_g.net.c_fileno, args);
+	/* the C method, which raises no event: not busy; a socket of a copy
+	 * of _socket is read by its own class's (the method checks the
+	 * object's real type and refuses any other) */
+	res = sb_g.net.c_fileno
+		      ? py.PyObject_CallObject(sb_g.net.c_fileno, args)
+		      : NULL;
+	for (i = 0; !res && i < sb_g.net.n_copies &&
+		    (!py.PyErr_Occurred() ||
+		     py.PyErr_ExceptionMatches(PY_EXC(PyExc_TypeError)) == 1);
+	     i++) {
+		py.PyErr_Clear();
+		res = py.PyObject_CallObject(sb_g.net.copy_fileno[i], args);
+	}
 	py.Py_DecRef(args);
 	if (!res)
 		return -1;
@@ -1593,6 +1606,74 @@ fail:
 	py.Py_DecRef(m->original);
 	m->original = NULL;
 	return -1;
+}
+
+static bool known_class(PyObject *cls)
+{
+	size_t i;
+
+	if (cls == sb_g.net.c_socket_class)
+		return true;
+	for (i = 0; i < sb_g.net.n_copies; i++)
+		if (cls == sb_g.net.copy_class[i])
+			return true;
+	return false;
+}
+
+/* A copy of _socket made outside sys.modules (module_from_spec, then
+ * exec_module): from 3.12 on _socket is a multi-phase module whose exec
+ * makes its class anew, one without the wrappers, on which a name given
+ * to connect was resolved before the event (weaknesses.md 14). It gets a
+ * set of its own; the class a single-phase copy shares is wrapped
+ * already, and the import's own module is install()'s. */
+int sb_net_adopt_module(PyObject *mod, const char *as)
+{
+	PyObject *mods, *cls, *fileno = NULL;
+	struct meth_wrap *set;
+	size_t i;
+
+	if (strcmp(as, "_socket") != 0 || !sb_g.policy)
+		return 0;
+	mods = py.PyImport_GetModuleDict();
+	if (mods && py.PyDict_GetItemString(mods, "_socket") == mod)
+		return 0;
+	cls = py.PyObject_GetAttrString(mod, "socket");
+	if (cls && known_class(cls)) {
+		py.Py_DecRef(cls);
+		return 0;
+	}
+	fileno = cls ? py.PyObject_GetAttrString(cls, "fileno") : NULL;
+	if (!fileno || !c_method_of(fileno, cls) ||
+	    sb_g.net.n_copies == SB_NET_COPIES) {
+		py.Py_DecRef(fileno);
+		py.Py_DecRef(cls);
+		py.PyErr_Clear();
+		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
+				   "python-sb: this copy of _socket is refused: "
+				   "its socket class cannot carry the network "
+				   "guard's checks");
+		return -1;
+	}
+	set = sb_arena_alloc(sb_g.arena, sizeof(meth_wraps));
+	for (i = 0; i < SB_ARRAY_LEN(meth_wraps); i++) {
+		set[i] = (struct meth_wrap){ .name = meth_wraps[i].name,
+					     .call = meth_wraps[i].call,
+					     .op = meth_wraps[i].op,
+					     .nargs = { meth_wraps[i].nargs[0],
+							meth_wraps[i].nargs[1] },
+					     .addr_at = meth_wraps[i].addr_at };
+		if (install_method(cls, &set[i]) < 0)
+			break;
+	}
+	if (i < SB_ARRAY_LEN(meth_wraps)) {
+		py.Py_DecRef(fileno);
+		py.Py_DecRef(cls);
+		return -1;
+	}
+	/* kept for the life of the process, as the interpreter's class */
+	sb_g.net.copy_class[sb_g.net.n_copies] = cls;
+	sb_g.net.copy_fileno[sb_g.net.n_copies++] = fileno;
+	return 0;
 }
 
 /* ---- resolver wrappers (_socket; socket holds the same objects) ---- */

@@ -82,10 +82,15 @@ def test_E3(case, judge, tcp_port):
     out = case.run(allow(tcp_port), probes({
         "c_class": "_socket.socket().connect(('127.0.0.1', Q))",
         "mro": "socket.socket.__mro__[1]().connect(('127.0.0.1', Q))",
+        # a copy of _socket outside sys.modules: a class of its own (3.12+)
+        "copy": "import importlib.util as u; s = u.find_spec('_socket'); "
+                "m = u.module_from_spec(s); s.loader.exec_module(m); "
+                "m.socket().connect(('127.0.0.1', Q))",
     }), args=[tcp_port])
     q = other(tcp_port)
     judge.python(out["c_class"], ERR, implicit("127.0.0.1", q))
     judge.python(out["mro"], ERR, implicit("127.0.0.1", q))
+    judge.python(out["copy"], ERR, implicit("127.0.0.1", q))
 
 
 @attack("E5", "Reverse lookup (gethostbyaddr, getnameinfo)")

@@ -598,36 +598,57 @@ t("send", bcast)
 
 
 C_CLASS_NAMES = """
-import socket, sys
-C = socket.socket.__mro__[1]  # _socket.socket, the C class
-N = sys.argv[1]
+import importlib.util, sys
+N, MODE = sys.argv[1], sys.argv[2]
+def copy_of_socket():
+    # a module of its own, outside sys.modules: from 3.12 on its exec
+    # makes a socket class anew
+    spec = importlib.util.find_spec("_socket")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m.socket
+if MODE == "copy-first":
+    C = copy_of_socket()
+import socket
+if MODE == "copy":
+    C = copy_of_socket()
+elif MODE == "mro":
+    C = socket.socket.__mro__[1]  # _socket.socket, the C class
 def t(label, f):
     try:
         f()
         print(label + ": OK")
     except Exception as e:
         print(f"{label}: {type(e).__name__}: {str(e).splitlines()[0]}")
-s = socket.socket()
+s = socket.socket() if MODE == "mro" else C()
 t("connect", lambda: C.connect(s, ("connect." + N, 80)))
 t("connect_ex", lambda: C.connect_ex(s, ("connectex." + N, 80)))
 t("bind", lambda: C(socket.AF_INET, socket.SOCK_DGRAM).bind(("bind." + N, 0)))
 t("sendto", lambda: C(socket.AF_INET, socket.SOCK_DGRAM).sendto(
     b"x", ("sendto." + N, 80)))
 t("control", lambda: socket.getaddrinfo("control." + N, 80))
+# a rule's address, through the same class: judged and let through to the
+# kernel, which finds nothing listening
+t("allowed", lambda: C(socket.AF_INET, socket.SOCK_STREAM).connect(
+    ("127.0.0.1", 9)))
 """
 
 
+@pytest.mark.parametrize("mode", ["mro", "copy", "copy-first"])
 @pytest.mark.parametrize("py", sorted({PYTHON, pyenv_oldest(),
                                        pyenv_newest()} - {None}))
 def test_a_name_given_to_the_c_socket_class_is_judged_before_a_query(
-        tmp_path, py):
+        tmp_path, py, mode):
     """Weakness 14: CPython resolves a host name given to _socket.socket's
     connect, connect_ex, bind or sendto before it raises the event, so the
     class reached as socket.socket.__mro__[1] sent a DNS query for any
-    name under os-sandbox=subprocess, with no net= rule for it. strace,
-    outside the sandbox, watches every datagram of the run: no query may
-    name the secret. The control, a lookup the rule allows ('*'), shows
-    that a query the resolver sends is seen."""
+    name under os-sandbox=subprocess, with no net= rule for it; so did the
+    class of a copy of _socket made with importlib.util.module_from_spec
+    (a class of its own from 3.12 on), before or after 'import socket'.
+    strace, outside the sandbox, watches every datagram of the run: no
+    query may name the secret. The control, a lookup the rule allows
+    ('*'), shows that a query the resolver sends is seen; a connect to a
+    rule's address through the same class reaches the kernel."""
     import shutil
     import subprocess
     from pysbtest import sb_path
@@ -648,7 +669,8 @@ def test_a_name_given_to_the_c_socket_class_is_judged_before_a_query(
     trace = tmp_path / "trace"
     r = subprocess.run([strace, "-f", "-qq", "-s", "512", "-o", str(trace),
                         "-e", "trace=sendto,sendmmsg,sendmsg,write",
-                        str(sb_path()), f"--python={py}", "c.py", secret],
+                        str(sb_path()), f"--python={py}", "c.py", secret,
+                        mode],
                        cwd=tmp_path, capture_output=True, text=True,
                        timeout=scaled(120))
     assert r.returncode == 0, r.stderr
@@ -658,6 +680,7 @@ def test_a_name_given_to_the_c_socket_class_is_judged_before_a_query(
         assert out[label].startswith(
             "RuleSocketConnectionRefusedError: Guard network connection to "
             f"'[{label.replace('_', '')}.{secret}]:"), (label, out[label])
+    assert out["allowed"].startswith("ConnectionRefusedError"), out
     # what went out as datagrams, seen from outside: the secret is
     # written on stdout (the labels' messages), so only socket calls count
     sent = [ln for ln in trace.read_text().splitlines()
