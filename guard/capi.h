@@ -29,7 +29,8 @@ struct py_method_def {
 #define PY_METH_KEYWORDS 0x0002
 #define PY_METH_O 0x0008
 
-/* X(return type, name, arguments) for every function we resolve. */
+/* X(return type, name, arguments) for every function we resolve.
+ * Py_DecRef is CPython's Py_XDECREF: it lets NULL go. */
 #define SB_CAPI_FUNCTIONS(X)                                                   \
 	X(int, PySys_AddAuditHook, (Py_AuditHookFunction, void *))             \
 	X(void, Py_IncRef, (PyObject *))                                       \

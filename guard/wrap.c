@@ -78,12 +78,9 @@ static bool plain_default(PyObject *v)
 	bt = f ? py.PyObject_Type(f) : NULL;
 	yes = t && (t == py.PyLong_Type || t == py.PyUnicode_Type ||
 		    (bt && t == bt));
-	if (bt)
-		py.Py_DecRef(bt);
-	if (f)
-		py.Py_DecRef(f);
-	if (t)
-		py.Py_DecRef(t);
+	py.Py_DecRef(bt);
+	py.Py_DecRef(f);
+	py.Py_DecRef(t);
 	py.PyErr_Clear();
 	return yes;
 }
@@ -121,8 +118,7 @@ static bool sig_param(char *buf, size_t size, size_t *len, const char *pre,
 	     (size_t)snprintf(one, sizeof(one), "%s%s%s", n, d ? "=" : "",
 			      d ? d : "") < sizeof(one) &&
 	     sig_add(buf, size, len, pre, one);
-	if (r)
-		py.Py_DecRef(r);
+	py.Py_DecRef(r);
 	return ok;
 }
 
@@ -131,8 +127,7 @@ static long code_int(PyObject *code, const char *attr)
 	PyObject *v = py.PyObject_GetAttrString(code, attr);
 	long n = v ? py.PyLong_AsLong(v) : -1;
 
-	if (v)
-		py.Py_DecRef(v);
+	py.Py_DecRef(v);
 	return n;
 }
 
@@ -208,14 +203,10 @@ static const char *function_signature(PyObject *fn)
 	if (ok)
 		strcat(buf, ")");
 out:
-	if (code)
-		py.Py_DecRef(code);
-	if (names)
-		py.Py_DecRef(names);
-	if (dflts)
-		py.Py_DecRef(dflts);
-	if (kwd)
-		py.Py_DecRef(kwd);
+	py.Py_DecRef(code);
+	py.Py_DecRef(names);
+	py.Py_DecRef(dflts);
+	py.Py_DecRef(kwd);
 	py.PyErr_Clear();
 	return ok ? sb_arena_strdup(sb_g.arena, buf) : NULL;
 }
