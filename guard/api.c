@@ -164,8 +164,7 @@ static PyObject *class_denier(long idx)
 	fn = capsule ? py.PyCFunction_NewEx(&sb_g.api.defs[idx], capsule,
 					    NULL)
 		     : NULL;
-	if (capsule)
-		py.Py_DecRef(capsule);
+	py.Py_DecRef(capsule);
 	return fn;
 }
 
@@ -756,10 +755,8 @@ static const char *unpickler_door(void)
 	    sb_arg_path(file, fbuf) == 1 && strncmp(fbuf, sb_g.stdlib, sl) == 0 &&
 	    strcmp(fbuf + sl, "/pickle.py") == 0)
 		door = "pickle._Unpickler";
-	if (name)
-		py.Py_DecRef(name);
-	if (file)
-		py.Py_DecRef(file);
+	py.Py_DecRef(name);
+	py.Py_DecRef(file);
 	py.PyErr_Clear();
 	return door;
 }
@@ -817,8 +814,7 @@ static bool frameless_runtime(const char *event, PyObject *args)
 	} else {
 		name = py.PyObject_GetAttrString(arg, "co_filename");
 		r = name ? sb_arg_path(name, buf) : 0;
-		if (name)
-			py.Py_DecRef(name);
+		py.Py_DecRef(name);
 	}
 	py.PyErr_Clear();
 	return r == 1 && strcmp(buf, "<stdin>") == 0;

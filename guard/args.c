@@ -78,8 +78,7 @@ int sb_arg_path(PyObject *arg, char buf[PATH_MAX])
 		int both = type && py.PyObject_HasAttrString(type,
 							     "__fspath__");
 
-		if (type)
-			py.Py_DecRef(type);
+		py.Py_DecRef(type);
 		py.PyErr_Clear();
 		if (both)
 			return sb_guard_raise(SB_EXC_PERMISSION,
@@ -128,8 +127,7 @@ static int frame_file(PyObject *frame, char buf[PATH_MAX])
 	file = py.PyObject_GetAttrString(code, "co_filename");
 	py.Py_DecRef(code);
 	r = file ? sb_arg_path(file, buf) : -1;
-	if (file)
-		py.Py_DecRef(file);
+	py.Py_DecRef(file);
 	if (r != 1) {
 		py.PyErr_Clear();
 		return -1;
@@ -208,8 +206,7 @@ static bool tuple_names(PyObject *code, const char *attr,
 		for (w = names; s && *w && !yes; w++)
 			yes = names_door(s, *w);
 	}
-	if (t)
-		py.Py_DecRef(t);
+	py.Py_DecRef(t);
 	py.PyErr_Clear();
 	return yes;
 }
@@ -398,8 +395,7 @@ static int line_names(PyObject *frame, PyObject *code,
 		PyObject *lines = py.PyObject_GetAttrString(code, "co_lines");
 
 		it = lines ? py.PyObject_CallObject(lines, NULL) : NULL;
-		if (lines)
-			py.Py_DecRef(lines);
+		py.Py_DecRef(lines);
 		while (it && !yes && (t = py.PyIter_Next(it))) {
 			PyObject *l = py.PyTuple_GetItem(t, 2);
 
@@ -437,20 +433,14 @@ static int line_names(PyObject *frame, PyObject *code,
 						  addr, len, co_names, co_consts,
 						  names);
 		}
-		if (tab)
-			py.Py_DecRef(tab);
-		if (first)
-			py.Py_DecRef(first);
+		py.Py_DecRef(tab);
+		py.Py_DecRef(first);
 	}
 out:
-	if (it)
-		py.Py_DecRef(it);
-	if (bytes)
-		py.Py_DecRef(bytes);
-	if (co_names)
-		py.Py_DecRef(co_names);
-	if (co_consts)
-		py.Py_DecRef(co_consts);
+	py.Py_DecRef(it);
+	py.Py_DecRef(bytes);
+	py.Py_DecRef(co_names);
+	py.Py_DecRef(co_consts);
 	py.PyErr_Clear();
 	return yes;
 }
@@ -476,8 +466,7 @@ static int cached_line_names(PyObject *frame, PyObject *code,
 	PyObject *old;
 	int yes;
 
-	if (at)
-		py.Py_DecRef(at);
+	py.Py_DecRef(at);
 	if (lasti < 0) {
 		py.PyErr_Clear();
 		return line_names(frame, code, names);
@@ -496,8 +485,7 @@ static int cached_line_names(PyObject *frame, PyObject *code,
 	e->yes = yes;
 	/* last: freeing the code object it held may run a weakref's
 	 * callback, which may ask again */
-	if (old)
-		py.Py_DecRef(old);
+	py.Py_DecRef(old);
 	return yes;
 }
 

@@ -156,12 +156,9 @@ static void drop_pending(void)
 	PyObject *t = pending_type, *v = pending_value, *tb = pending_tb;
 
 	pending_type = pending_value = pending_tb = NULL;
-	if (t)
-		py.Py_DecRef(t);
-	if (v)
-		py.Py_DecRef(v);
-	if (tb)
-		py.Py_DecRef(tb);
+	py.Py_DecRef(t);
+	py.Py_DecRef(v);
+	py.Py_DecRef(tb);
 }
 
 /* SQLite hands the authorizer an ATTACH's file name only when it is a
@@ -353,10 +350,8 @@ static int install_authorizer_as(PyObject *conn, PyObject *cb, bool kw)
 		}
 	}
 	if (!args) {
-		if (fn)
-			py.Py_DecRef(fn);
-		if (kwargs)
-			py.Py_DecRef(kwargs);
+		py.Py_DecRef(fn);
+		py.Py_DecRef(kwargs);
 		return -1;
 	}
 	py.Py_IncRef(conn);
@@ -367,8 +362,7 @@ static int install_authorizer_as(PyObject *conn, PyObject *cb, bool kw)
 		py.PyTuple_SetItem(args, 1, fn);
 	res = sb_wrap_call_original(w, args, kwargs);
 	py.Py_DecRef(args);
-	if (kwargs)
-		py.Py_DecRef(kwargs);
+	py.Py_DecRef(kwargs);
 	if (!res)
 		return -1;
 	py.Py_DecRef(res);
@@ -394,8 +388,7 @@ static long refcount(PyObject *conn)
 	n = py.PyObject_CallObject(sb_g.clibs.getrefcount, args);
 	py.Py_DecRef(args);
 	v = n ? py.PyLong_AsLong(n) : -1;
-	if (n)
-		py.Py_DecRef(n);
+	py.Py_DecRef(n);
 	py.PyErr_Clear();
 	return v;
 }
@@ -488,8 +481,7 @@ static int remember(PyObject *conn, PyObject *cb)
 		r = py.PyDict_SetItem(sb_g.clibs.seen, id, pair);
 		py.Py_DecRef(pair);
 	}
-	if (id)
-		py.Py_DecRef(id);
+	py.Py_DecRef(id);
 	return r;
 }
 
@@ -582,8 +574,7 @@ static PyObject *execute_call(struct sb_wrap *w, PyObject *args,
 					      self);
 		}
 		r = conn ? first_statement(conn) : -1;
-		if (conn)
-			py.Py_DecRef(conn);
+		py.Py_DecRef(conn);
 		if (r < 0)
 			return NULL;
 	}
@@ -837,10 +828,8 @@ static PyObject *paths_call(struct sb_wrap *w, PyObject *args,
 	res = sb_wrap_call_original(w, nargs ? nargs : args,
 				    nkw ? nkw : kwargs);
 out:
-	if (nargs)
-		py.Py_DecRef(nargs);
-	if (nkw)
-		py.Py_DecRef(nkw);
+	py.Py_DecRef(nargs);
+	py.Py_DecRef(nkw);
 	return res;
 }
 
@@ -1093,10 +1082,8 @@ static PyObject *connect_call(struct sb_wrap *w, PyObject *args,
 					  path, &nargs, &nkw) == 0)
 			res = sb_wrap_call_original(w, nargs ? nargs : args,
 						    nkw ? nkw : kwargs);
-		if (nargs)
-			py.Py_DecRef(nargs);
-		if (nkw)
-			py.Py_DecRef(nkw);
+		py.Py_DecRef(nargs);
+		py.Py_DecRef(nkw);
 	}
 	/* the new connection is initialised now: it gets the authorizer
 	 * and leaves 'waiting', so that the program's reference is the only
@@ -1185,8 +1172,7 @@ static PyObject *setsockopt_call(struct sb_wrap *w, PyObject *args,
 	    0)
 		res = sb_wrap_call_original(w, nargs ? nargs : args, kwargs);
 out:
-	if (nargs)
-		py.Py_DecRef(nargs);
+	py.Py_DecRef(nargs);
 	return res;
 }
 
@@ -1481,8 +1467,7 @@ static void take_getrefcount(void)
 		sb_g.clibs.getrefcount = fn;
 	else if (fn)
 		py.Py_DecRef(fn);
-	if (sys)
-		py.Py_DecRef(sys);
+	py.Py_DecRef(sys);
 	py.PyErr_Clear();
 }
 
@@ -1492,13 +1477,11 @@ static int take_cursor_connection(PyObject *mod)
 	PyObject *member = cls ? py.PyObject_GetAttrString(cls, "connection")
 			       : NULL;
 
-	if (cls)
-		py.Py_DecRef(cls);
+	py.Py_DecRef(cls);
 	sb_g.clibs.cursor_connection =
 		member ? py.PyObject_GetAttrString(member, "__get__") : NULL;
 
-	if (member)
-		py.Py_DecRef(member);
+	py.Py_DecRef(member);
 	return sb_g.clibs.cursor_connection ? 0 : -1;
 }
 
@@ -1579,8 +1562,7 @@ int sb_clibs_module_ready(PyObject *mod)
 			sb_guard_busy_leave();
 		}
 	}
-	if (name_obj)
-		py.Py_DecRef(name_obj);
+	py.Py_DecRef(name_obj);
 	/* a failure whose exception a step cleared still fails the import,
 	 * with a message rather than a SystemError */
 	if (r < 0 && !py.PyErr_Occurred())

@@ -159,16 +159,11 @@ static bool bytecode_from_file(PyObject *args, PyObject *frame)
 		ok = sb_arg_path(file, path) == 1 &&
 		     file_holds(path, 16, s, n);
 out:
-	if (file)
-		py.Py_DecRef(file);
-	if (key)
-		py.Py_DecRef(key);
-	if (locals)
-		py.Py_DecRef(locals);
-	if (name)
-		py.Py_DecRef(name);
-	if (code)
-		py.Py_DecRef(code);
+	py.Py_DecRef(file);
+	py.Py_DecRef(key);
+	py.Py_DecRef(locals);
+	py.Py_DecRef(name);
+	py.Py_DecRef(code);
 	py.PyErr_Clear();
 	return ok;
 }

@@ -172,8 +172,7 @@ static PyObject *source_str(PyObject *src)
 		PyObject *bytes = py.PyBytes_FromObject(src), *s;
 
 		if (!bytes || py.PyBytes_AsStringAndSize(bytes, &b, &n) < 0) {
-			if (bytes)
-				py.Py_DecRef(bytes);
+			py.Py_DecRef(bytes);
 			return NULL;
 		}
 		s = ev.PyUnicode_DecodeUTF8(b, n, NULL);
@@ -202,8 +201,7 @@ static PyObject *unparse(PyObject *tree)
 	if (!fn) {
 		mod = py.PyImport_ImportModule("ast");
 		fn = mod ? py.PyObject_GetAttrString(mod, "unparse") : NULL;
-		if (mod)
-			py.Py_DecRef(mod);
+		py.Py_DecRef(mod);
 		if (!fn)
 			return NULL;
 	}
@@ -245,12 +243,9 @@ static int register_ours(PyObject *code)
 	ref = fn ? ev.PyWeakref_NewRef(code, fn) : NULL;
 	if (ref)
 		r = ev.PyDict_SetItem(sb_g.eval.compiled, id, ref);
-	if (ref)
-		py.Py_DecRef(ref);
-	if (fn)
-		py.Py_DecRef(fn);
-	if (id)
-		py.Py_DecRef(id);
+	py.Py_DecRef(ref);
+	py.Py_DecRef(fn);
+	py.Py_DecRef(id);
 	return r;
 }
 
@@ -355,12 +350,9 @@ compile:
 	}
 out:
 	ev_check_free(&c);
-	if (tree)
-		py.Py_DecRef(tree);
-	if (key)
-		py.Py_DecRef(key);
-	if (src)
-		py.Py_DecRef(src);
+	py.Py_DecRef(tree);
+	py.Py_DecRef(key);
+	py.Py_DecRef(src);
 	return code;
 }
 
@@ -373,10 +365,8 @@ static bool ours(PyObject *code)
 	if (ref && !(o = py.PyObject_CallObject(ref, NULL))) /* referent */
 		py.PyErr_Clear();
 	r = o == code;
-	if (o)
-		py.Py_DecRef(o);
-	if (id)
-		py.Py_DecRef(id);
+	py.Py_DecRef(o);
+	py.Py_DecRef(id);
 	return r;
 }
 
@@ -412,8 +402,7 @@ static int admit_code(struct ev_profile *p, PyObject *code)
 		got = py.PyUnicode_AsUTF8AndSize(f, NULL);
 	want = py.PyUnicode_AsUTF8AndSize(p->filename, NULL);
 	same = got && want && strcmp(got, want) == 0;
-	if (f)
-		py.Py_DecRef(f);
+	py.Py_DecRef(f);
 	py.PyErr_Clear();
 	if (same)
 		return 1;
@@ -560,10 +549,8 @@ static bool type_handed_out(PyObject *arg, PyObject *t)
 	if (m && n)
 		r = strcmp(m, "builtins") != 0 ||
 		    sb_str_in(n, data_types, SB_ARRAY_LEN(data_types));
-	if (mod)
-		py.Py_DecRef(mod);
-	if (name)
-		py.Py_DecRef(name);
+	py.Py_DecRef(mod);
+	py.Py_DecRef(name);
 	py.PyErr_Clear();
 	return r;
 }
@@ -588,8 +575,7 @@ static PyObject *g_type(PyObject *self, PyObject *args, PyObject *kw)
 	name = py.PyObject_GetAttrString(t, "__name__");
 	n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
 	snprintf(target, sizeof(target), "type() of a %s", n ? n : "?");
-	if (name)
-		py.Py_DecRef(name);
+	py.Py_DecRef(name);
 	py.PyErr_Clear();
 	py.Py_DecRef(t);
 	ev_raise_perm(target, "eval-call",
@@ -744,8 +730,7 @@ static PyObject *profile_builtins(struct ev_profile *p)
 				return NULL;
 			if (ev.PyDict_SetItem(p->builtins, k, fn ? fn : v) < 0)
 				return NULL;
-			if (fn)
-				py.Py_DecRef(fn);
+			py.Py_DecRef(fn);
 		}
 		if (classes) {
 			PyObject *mod = py.PyUnicode_FromString("<eval>");
@@ -753,8 +738,7 @@ static PyObject *profile_builtins(struct ev_profile *p)
 			if (!mod || py.PyDict_SetItemString(p->builtins,
 							    "__name__",
 							    mod) < 0) {
-				if (mod)
-					py.Py_DecRef(mod);
+				py.Py_DecRef(mod);
 				return NULL;
 			}
 			py.Py_DecRef(mod);
@@ -778,8 +762,7 @@ static PyObject *checked_builtins(struct ev_profile *p, PyObject *b)
 		PyObject *md = py.PyObject_GetAttrString(b, "__dict__");
 
 		d = md ? ev.PyDict_Copy(md) : NULL;
-		if (md)
-			py.Py_DecRef(md);
+		py.Py_DecRef(md);
 	} else {
 		py.PyErr_Clear();
 		py.PyErr_SetString(PY_EXC(PyExc_TypeError),
@@ -792,8 +775,7 @@ static PyObject *checked_builtins(struct ev_profile *p, PyObject *b)
 		fn = guarded_builtin(p, guarded_builtins[i].ml_name);
 		if (!fn || py.PyDict_SetItemString(
 				   d, guarded_builtins[i].ml_name, fn) < 0) {
-			if (fn)
-				py.Py_DecRef(fn);
+			py.Py_DecRef(fn);
 			py.Py_DecRef(d);
 			return NULL;
 		}
@@ -857,8 +839,7 @@ static PyObject *closed_namespace(struct ev_profile *p)
 		return NULL;
 	b = profile_builtins(p);
 	if (!b || py.PyDict_SetItemString(g, "__builtins__", b) < 0) {
-		if (b)
-			py.Py_DecRef(b);
+		py.Py_DecRef(b);
 		py.Py_DecRef(g);
 		return NULL;
 	}
@@ -881,8 +862,7 @@ static bool strong_value(PyObject *v, char *what, size_t size)
 	/* an int, a str or bytes has no __module__: looking it up would
 	 * only raise and clear an AttributeError at each evaluation */
 	m = ev.PyObject_Type(v);
-	if (m)
-		py.Py_DecRef(m); /* a type lives as long as its instance */
+	py.Py_DecRef(m); /* a type lives as long as its instance */
 	if (m == py.PyLong_Type || m == py.PyUnicode_Type ||
 	    m == py.PyBytes_Type || v == py._Py_NoneStruct)
 		return false;
@@ -890,8 +870,7 @@ static bool strong_value(PyObject *v, char *what, size_t size)
 		m = py.PyObject_GetAttrString(v, "__name__");
 		s = m ? py.PyUnicode_AsUTF8AndSize(m, NULL) : NULL;
 		snprintf(what, size, "module '%s'", s ? s : "?");
-		if (m)
-			py.Py_DecRef(m);
+		py.Py_DecRef(m);
 		py.PyErr_Clear();
 		return true;
 	}
@@ -905,8 +884,7 @@ static bool strong_value(PyObject *v, char *what, size_t size)
 			snprintf(what, size, "a callable of '%s'", s);
 			r = true;
 		}
-	if (m)
-		py.Py_DecRef(m);
+	py.Py_DecRef(m);
 	py.PyErr_Clear();
 	return r;
 }
@@ -1002,18 +980,15 @@ static void warn_context(struct ev_profile *p, PyObject *g, const char *which)
 	if (frame)
 		line = ev.PyFrame_GetLineNumber(frame);
 	snprintf(buf, sizeof(buf), "%s:%d", f ? f : "?", line);
-	if (file)
-		py.Py_DecRef(file);
-	if (code)
-		py.Py_DecRef(code);
+	py.Py_DecRef(file);
+	py.Py_DecRef(code);
 	py.PyErr_Clear();
 	if (py.PyDict_GetItemString(seen, buf))
 		return;
 	site = py.PyLong_FromLong(1);
 	if (!site || py.PyDict_SetItemString(seen, buf, site) < 0)
 		py.PyErr_Clear();
-	if (site)
-		py.Py_DecRef(site);
+	py.Py_DecRef(site);
 	while ((key = next_strong(p, g, &pos, what, sizeof(what))))
 		fprintf(stderr,
 			"python-sb: %s() context provides %s at %s\n"
@@ -1132,8 +1107,7 @@ static PyObject *run_nested(struct ev_profile *p, PyObject *code,
 	}
 out:
 	py.Py_DecRef(gc);
-	if (lc)
-		py.Py_DecRef(lc);
+	py.Py_DecRef(lc);
 	return res;
 }
 
@@ -1206,8 +1180,7 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 		/* CPython would inject every builtin: ours instead */
 		b = profile_builtins(p);
 		if (!b || py.PyDict_SetItemString(g, "__builtins__", b) < 0) {
-			if (b)
-				py.Py_DecRef(b);
+			py.Py_DecRef(b);
 			goto out;
 		}
 		py.Py_DecRef(b);
@@ -1220,8 +1193,7 @@ PyObject *sb_eval_builtin(const char *which, PyObject *args, PyObject *kw)
 		py.Py_IncRef(orig);
 		b = checked_builtins(p, orig);
 		if (!b || py.PyDict_SetItemString(g, "__builtins__", b) < 0) {
-			if (b)
-				py.Py_DecRef(b);
+			py.Py_DecRef(b);
 			goto out;
 		}
 		py.Py_DecRef(b);
@@ -1234,8 +1206,7 @@ out:
 	if (orig)
 		res = put_back_builtins(g, orig, res);
 	py.Py_DecRef(code);
-	if (ns)
-		py.Py_DecRef(ns);
+	py.Py_DecRef(ns);
 	if (res && !is_eval) {
 		py.Py_DecRef(res);
 		return none();
@@ -1370,8 +1341,7 @@ static int add_group(PyObject *set, const char *group)
 			type = py.PyObject_GetAttrString(mod,
 							 groups[i].types[k]);
 			names = type ? ev.PyObject_Dir(type) : NULL;
-			if (type)
-				py.Py_DecRef(type);
+			py.Py_DecRef(type);
 			if (!names) {
 				py.Py_DecRef(mod);
 				return -1;
@@ -1652,10 +1622,8 @@ bool sb_eval_learn(const char *which, PyObject *args, PyObject *kw)
 		learn_context(p, c.names);
 out:
 	ev_check_free(&c);
-	if (tree)
-		py.Py_DecRef(tree);
-	if (text)
-		py.Py_DecRef(text);
+	py.Py_DecRef(tree);
+	py.Py_DecRef(text);
 	py.PyErr_Clear();
 	return handled;
 }

@@ -37,8 +37,7 @@ static bool code_is_ours(PyObject *code)
 	const char *s = file ? py.PyUnicode_AsUTF8AndSize(file, NULL) : NULL;
 	bool r = s && sb_str_starts(s, "<eval:");
 
-	if (file)
-		py.Py_DecRef(file);
+	py.Py_DecRef(file);
 	py.PyErr_Clear();
 	return r;
 }
@@ -156,8 +155,7 @@ static PyObject *g_enter(PyObject *self, PyObject *args)
 		code = py.PyFrame_GetCode(f);
 		if (code && code_is_ours(code))
 			depth++;
-		if (code)
-			py.Py_DecRef(code);
+		py.Py_DecRef(code);
 		if (depth > r->scalar[SB_EVAL_MAX_CALL_DEPTH]) {
 			run->why = "depth";
 			snprintf(run->reason, sizeof(run->reason),
@@ -168,8 +166,7 @@ static PyObject *g_enter(PyObject *self, PyObject *args)
 		py.Py_DecRef(f);
 		f = back;
 	}
-	if (f)
-		py.Py_DecRef(f);
+	py.Py_DecRef(f);
 	return verdict(run, true);
 }
 
@@ -326,15 +323,13 @@ PyObject *run_code(struct ev_profile *p, PyObject *code, PyObject *g,
 		res = ev.PyEval_EvalCode(code, g, l ? l : g);
 	ev_cur = run.outer;
 	if (run.why) {
-		if (res)
-			py.Py_DecRef(res);
+		py.Py_DecRef(res);
 		py.PyErr_Clear();
 		ev_raise_interrupted(&run);
 		return NULL;
 	}
 	if (run.refused) {
-		if (res)
-			py.Py_DecRef(res);
+		py.Py_DecRef(res);
 		py.PyErr_Clear();
 		snprintf(target, sizeof(target), "an allocation of %zu bytes",
 			 run.refused);

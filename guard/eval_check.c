@@ -468,17 +468,14 @@ static void check_format(struct ev_check *c, PyObject *node, struct ev_pos *pos)
 				violation_at(c, pos,
 					  what, add);
 			}
-			if (o)
-				py.Py_DecRef(o);
+			py.Py_DecRef(o);
 			py.PyErr_Clear();
 		}
 		f = end;
 	}
 out:
-	if (k)
-		py.Py_DecRef(k);
-	if (v)
-		py.Py_DecRef(v);
+	py.Py_DecRef(k);
+	py.Py_DecRef(v);
 }
 
 static void check_attribute(struct ev_check *c, PyObject *node,
@@ -490,8 +487,7 @@ static void check_attribute(struct ev_check *c, PyObject *node,
 
 	if (!name) {
 		py.PyErr_Clear();
-		if (o)
-			py.Py_DecRef(o);
+		py.Py_DecRef(o);
 		violation_at(c, pos,
 			  "an attribute the guard cannot read", "no rule");
 		return;
@@ -540,8 +536,7 @@ static void check_match_attrs(struct ev_check *c, PyObject *node,
 		attr_hint(name, add, sizeof(add));
 		violation_at(c, pos, what, add);
 	}
-	if (l)
-		py.Py_DecRef(l);
+	py.Py_DecRef(l);
 }
 
 static void check_import(struct ev_check *c, const char *mod,
@@ -684,8 +679,7 @@ static PyObject *node_new(PyObject *cls, PyObject *at, PyObject *a,
 	if (!args || (a && !(py.PyTuple_SetItem(args, 0, a) == 0 &&
 			     (!b || py.PyTuple_SetItem(args, 1, b) == 0) &&
 			     (!c || py.PyTuple_SetItem(args, 2, c) == 0)))) {
-		if (args)
-			py.Py_DecRef(args);
+		py.Py_DecRef(args);
 		return NULL;
 	}
 	n = py.PyObject_CallObject(cls, args);
@@ -710,12 +704,9 @@ static PyObject *helper_call(PyObject *helper, PyObject *at)
 	empty1 = py.PyList_New(0);
 	empty2 = py.PyList_New(0);
 	if (!name || !empty1 || !empty2) {
-		if (name)
-			py.Py_DecRef(name);
-		if (empty1)
-			py.Py_DecRef(empty1);
-		if (empty2)
-			py.Py_DecRef(empty2);
+		py.Py_DecRef(name);
+		py.Py_DecRef(empty1);
+		py.Py_DecRef(empty2);
 		return NULL;
 	}
 	return node_new(sb_g.eval.ast_call, at, name, empty1, empty2);
@@ -735,8 +726,7 @@ static int prepend_call(PyObject *node, const char *field, PyObject *helper)
 	stmt = call ? node_new(sb_g.eval.ast_expr, node, call, NULL, NULL)
 		    : NULL;
 	if (!stmt || py.PyList_Append(list, stmt) < 0) {
-		if (stmt)
-			py.Py_DecRef(stmt);
+		py.Py_DecRef(stmt);
 		goto out;
 	}
 	py.Py_DecRef(stmt);
@@ -746,10 +736,8 @@ static int prepend_call(PyObject *node, const char *field, PyObject *helper)
 			goto out;
 	r = py.PyObject_SetAttrString(node, field, list);
 out:
-	if (old)
-		py.Py_DecRef(old);
-	if (list)
-		py.Py_DecRef(list);
+	py.Py_DecRef(old);
+	py.Py_DecRef(list);
 	return r;
 }
 
@@ -770,13 +758,10 @@ static int rewrite(PyObject *node, enum ev_rewrite rw)
 
 		ifs = it ? py.PyObject_GetAttrString(node, "ifs") : NULL;
 		call = ifs ? helper_call(sb_g.eval.str_tick, it) : NULL;
-		if (it)
-			py.Py_DecRef(it);
+		py.Py_DecRef(it);
 		r = call ? py.PyList_Append(ifs, call) : -1;
-		if (call)
-			py.Py_DecRef(call);
-		if (ifs)
-			py.Py_DecRef(ifs);
+		py.Py_DecRef(call);
+		py.Py_DecRef(ifs);
 		return r;
 	}
 	if (rw != EV_RW_LAMBDA)
@@ -800,14 +785,10 @@ static int rewrite(PyObject *node, enum ev_rewrite rw)
 			py.Py_DecRef(op);
 		}
 	}
-	if (and)
-		py.Py_DecRef(and);
-	if (values)
-		py.Py_DecRef(values);
-	if (call)
-		py.Py_DecRef(call);
-	if (body)
-		py.Py_DecRef(body);
+	py.Py_DecRef(and);
+	py.Py_DecRef(values);
+	py.Py_DecRef(call);
+	py.Py_DecRef(body);
 	return r;
 }
 
@@ -859,8 +840,7 @@ static struct ev_type *type_of(PyObject *node)
 	t->fields = s ? ev.PyObject_GetAttr(type, sb_g.eval.str_fields) : NULL;
 	if (!t->fields ||
 	    py.PyObject_IsInstance(t->fields, py.PyTuple_Type) != 1) {
-		if (tn)
-			py.Py_DecRef(tn);
+		py.Py_DecRef(tn);
 		py.Py_DecRef(type);
 		if (!py.PyErr_Occurred())
 			py.PyErr_SetString(PY_EXC(PyExc_TypeError),
@@ -873,8 +853,7 @@ static struct ev_type *type_of(PyObject *node)
 	 * that derives from Attribute would compile as an Attribute */
 	real = py.PyObject_GetAttrString(sb_g.eval.ast_module, t->name);
 	py.PyErr_Clear();
-	if (real)
-		py.Py_DecRef(real);
+	py.Py_DecRef(real);
 	if (real != type) {
 		py.Py_DecRef(t->fields);
 		py.Py_DecRef(type);
@@ -953,10 +932,8 @@ static int walk(struct ev_check *c, PyObject *node, long depth)
 			 py.PyDict_GetItemString(sb_g.eval.builtins_dict, buf))
 			use_builtin(c, buf, &pos);
 		check_dunder_name(c, buf, &pos);
-		if (ct)
-			py.Py_DecRef(ct);
-		if (ctx)
-			py.Py_DecRef(ctx);
+		py.Py_DecRef(ct);
+		py.Py_DecRef(ctx);
 		py.PyErr_Clear();
 	} else if (t->kind == EV_K_IMPORT) {
 		if (walk_aliases(c, node, NULL, &pos) < 0)
@@ -1060,8 +1037,7 @@ void ev_check_free(struct ev_check *c)
 	free(c->bound);
 	free(c->uses);
 	sb_buf_free(&c->blocks);
-	if (c->violations)
-		py.Py_DecRef(c->violations);
+	py.Py_DecRef(c->violations);
 }
 
 /* Judge 'tree'. 0 when it may run, -1 with EvalSyntaxRejected (or another

@@ -222,14 +222,12 @@ static bool importlib_look(void)
 		return false;
 	code = py.PyFrame_GetCode(frame);
 	name = code ? py.PyObject_GetAttrString(code, "co_name") : NULL;
-	if (code)
-		py.Py_DecRef(code);
+	py.Py_DecRef(code);
 	n = name ? py.PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
 	yes = n && (strcmp(n, "_fill_cache") == 0 ||
 		    strcmp(n, "_path_stat") == 0) &&
 	      sb_guard_caller_is_library();
-	if (name)
-		py.Py_DecRef(name);
+	py.Py_DecRef(name);
 	py.PyErr_Clear();
 	return yes;
 }
@@ -1383,8 +1381,7 @@ static PyObject *filter_list(PyObject *list, const struct sb_fs_paths *dir,
 	}
 	return out;
 fail:
-	if (out)
-		py.Py_DecRef(out);
+	py.Py_DecRef(out);
 	return NULL;
 }
 
@@ -1482,8 +1479,7 @@ static int make_helpers(void)
 		res = py.PyRun_String(helpers_src, PY_FILE_INPUT, globals,
 				      globals);
 	sb_guard_own_compile_leave();
-	if (name)
-		py.Py_DecRef(name);
+	py.Py_DecRef(name);
 	if (res) {
 		py.Py_DecRef(res);
 		sb_g.files.collect_fn = take(globals, "collect");
@@ -1607,8 +1603,7 @@ static int adopt(struct sb_wrap *w)
 		has = call_method1(set, "__contains__", w->original);
 		if (has && py.PyObject_IsTrue(has) == 1) {
 			added = call_method1(set, "add", w->fn);
-			if (added)
-				py.Py_DecRef(added);
+			py.Py_DecRef(added);
 		}
 		py.Py_DecRef(set);
 		if (!has)
@@ -1860,13 +1855,11 @@ static PyObject *path_once(PyObject *o)
 	 * TypeError for it */
 	fspath = type ? py.PyObject_GetAttrString(type, "__fspath__") : NULL;
 	has = fspath && fspath != py._Py_NoneStruct;
-	if (fspath)
-		py.Py_DecRef(fspath);
+	py.Py_DecRef(fspath);
 	py.PyErr_Clear();
 	index = type && !has ? py.PyObject_HasAttrString(type, "__index__")
 			     : 0;
-	if (type)
-		py.Py_DecRef(type);
+	py.Py_DecRef(type);
 	py.PyErr_Clear();
 	if (has)
 		return py.PyOS_FSPath(o);
@@ -1956,16 +1949,14 @@ static PyObject *paths_once_call(struct sb_wrap *w, PyObject *args,
 			PyObject *o = flag_once(k, v);
 			int r = o ? py.PyDict_SetItem(nkw, k, o) : -1;
 
-			if (o)
-				py.Py_DecRef(o);
+			py.Py_DecRef(o);
 			if (r < 0)
 				goto out;
 		}
 	}
 	res = real_calls[w - wraps](w, nargs, nkw);
 out:
-	if (nkw)
-		py.Py_DecRef(nkw);
+	py.Py_DecRef(nkw);
 	py.Py_DecRef(nargs);
 	return res;
 }

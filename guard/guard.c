@@ -179,8 +179,7 @@ static void find_stdlib(void)
 			*slash = '\0';
 		sb_g.stdlib = sb_arena_strdup(sb_g.arena, buf);
 	}
-	if (file)
-		py.Py_DecRef(file);
+	py.Py_DecRef(file);
 	py.PyErr_Clear();
 	(void)sys_str;
 }

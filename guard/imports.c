@@ -217,20 +217,16 @@ static void capsule_refusal(PyObject *importer)
 		memcpy(name, m + sizeof(pre) - 1, n);
 		name[n] = '\0';
 	}
-	if (s)
-		py.Py_DecRef(s);
+	py.Py_DecRef(s);
 	py.PyErr_Clear();
 	if (!n || n >= sizeof(name) || judge(name) == 0) {
 		py.PyErr_Restore(t, v, tb);
 		return;
 	}
 	/* judge() raised the rule's error */
-	if (t)
-		py.Py_DecRef(t);
-	if (v)
-		py.Py_DecRef(v);
-	if (tb)
-		py.Py_DecRef(tb);
+	py.Py_DecRef(t);
+	py.Py_DecRef(v);
+	py.Py_DecRef(tb);
 	name[strcspn(name, ".")] = '\0';
 	if (sb_modtab_is_native(name) || !importer ||
 	    sb_arg_path(importer, who) != 1 ||
@@ -286,10 +282,8 @@ static PyObject *resolve_relative(PyObject *name, PyObject *globals,
 	py.PyTuple_SetItem(args, 2, level);
 	res = sb_guard_call(resolve, args);
 out:
-	if (calc)
-		py.Py_DecRef(calc);
-	if (resolve)
-		py.Py_DecRef(resolve);
+	py.Py_DecRef(calc);
+	py.Py_DecRef(resolve);
 	return res;
 }
 
@@ -437,10 +431,8 @@ static int frame_code(PyObject *frame, char file[PATH_MAX], bool *body)
 	r = f && sb_arg_path(f, file) == 1;
 	s = n ? py.PyUnicode_AsUTF8AndSize(n, NULL) : NULL;
 	*body = s && strcmp(s, "<module>") == 0;
-	if (f)
-		py.Py_DecRef(f);
-	if (n)
-		py.Py_DecRef(n);
+	py.Py_DecRef(f);
+	py.Py_DecRef(n);
 	py.PyErr_Clear();
 	return r;
 }
@@ -487,8 +479,7 @@ static bool in_expected_module(void)
 		py.Py_DecRef(frame);
 		frame = back;
 	}
-	if (frame)
-		py.Py_DecRef(frame);
+	py.Py_DecRef(frame);
 	return yes;
 }
 
@@ -641,8 +632,7 @@ static PyObject *gcd_import_call(struct sb_wrap *w, PyObject *args,
 	}
 	learn_pending[0] = '\0';
 	r = judge_import(name, globals, level);
-	if (globals)
-		py.Py_DecRef(globals);
+	py.Py_DecRef(globals);
 	if (r < 0)
 		return NULL;
 	return import_judged(w, args, kwargs, name, NULL);
@@ -903,16 +893,11 @@ static PyObject *judged_spec(const char *name, const char *canon,
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
 				   "python-sb: import guard: no spec to load "
 				   "the extension with");
-	if (parent)
-		py.Py_DecRef(parent);
-	if (o)
-		py.Py_DecRef(o);
-	if (n)
-		py.Py_DecRef(n);
-	if (kw)
-		py.Py_DecRef(kw);
-	if (args)
-		py.Py_DecRef(args);
+	py.Py_DecRef(parent);
+	py.Py_DecRef(o);
+	py.Py_DecRef(n);
+	py.Py_DecRef(kw);
+	py.Py_DecRef(args);
 	return spec;
 }
 
@@ -998,10 +983,8 @@ static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 	rn = oname ? sb_arg_path(oname, name) : -1;
 	origin = rn == 1 ? py.PyObject_GetAttrString(spec, "origin") : NULL;
 	ro = origin ? sb_arg_path(origin, path) : -1;
-	if (oname)
-		py.Py_DecRef(oname);
-	if (origin)
-		py.Py_DecRef(origin);
+	py.Py_DecRef(oname);
+	py.Py_DecRef(origin);
 	if (rn != 1 || ro != 1) {
 		/* not handed on: the original would read them again, and a
 		 * property may answer a path the second time */
@@ -1048,10 +1031,8 @@ static PyObject *create_dynamic_call(struct sb_wrap *w, PyObject *args,
 		res = NULL;
 	}
 out:
-	if (nargs)
-		py.Py_DecRef(nargs);
-	if (nspec)
-		py.Py_DecRef(nspec);
+	py.Py_DecRef(nargs);
+	py.Py_DecRef(nspec);
 	py.Py_DecRef(locations);
 	py.Py_DecRef(loader);
 	free(m);
@@ -1141,14 +1122,10 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 		py.Py_DecRef(res);
 		res = NULL;
 	}
-	if (nspec)
-		py.Py_DecRef(nspec);
-	if (empty)
-		py.Py_DecRef(empty);
-	if (kw)
-		py.Py_DecRef(kw);
-	if (name)
-		py.Py_DecRef(name);
+	py.Py_DecRef(nspec);
+	py.Py_DecRef(empty);
+	py.Py_DecRef(kw);
+	py.Py_DecRef(name);
 	return res;
 }
 

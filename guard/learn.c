@@ -135,8 +135,7 @@ static bool from_scan(PyObject *key)
 		return false;
 	id = py.PyLong_FromVoidPtr(key);
 	hit = id && py.PyDict_GetItem(scanned, id) == key;
-	if (id)
-		py.Py_DecRef(id);
+	py.Py_DecRef(id);
 	py.PyErr_Clear();
 	return hit;
 }
@@ -341,8 +340,7 @@ int sb_learn_module_ready(PyObject *mod)
 		r = sb_wrap_install_in(&setlocale_wrap, mod);
 		sb_guard_busy_leave();
 	}
-	if (name_obj)
-		py.Py_DecRef(name_obj);
+	py.Py_DecRef(name_obj);
 	return r;
 }
 
@@ -354,8 +352,7 @@ static bool env_ignored(void)
 			    : NULL;
 	bool yes = v && py.PyObject_IsTrue(v) == 1;
 
-	if (v)
-		py.Py_DecRef(v);
+	py.Py_DecRef(v);
 	py.PyErr_Clear();
 	return yes;
 }

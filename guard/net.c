@@ -82,8 +82,7 @@ static bool exact(PyObject *o, PyObject *t)
 {
 	PyObject *type = py.PyObject_Type(o);
 
-	if (type)
-		py.Py_DecRef(type);
+	py.Py_DecRef(type);
 	py.PyErr_Clear();
 	return type == t;
 }
@@ -120,8 +119,7 @@ static int host_text(PyObject *o, char buf[HOST_MAX])
 		memcpy(buf, s, (size_t)n);
 		buf[n] = '\0';
 	}
-	if (b)
-		py.Py_DecRef(b);
+	py.Py_DecRef(b);
 	return r;
 }
 
@@ -268,8 +266,7 @@ static int refuse_addr(enum net_op op, PyObject *addr, const char *why,
 	sb_buf_printf(&b, "Guard %s to %s DENIED: %s", op_names[op],
 		      s ? s : "?", why);
 	ret = refuse_buf(s ? s : "?", add, &b);
-	if (r)
-		py.Py_DecRef(r);
+	py.Py_DecRef(r);
 	return ret;
 }
 
@@ -543,14 +540,10 @@ static bool c_method_of(PyObject *fn, PyObject *cls)
 				  : NULL;
 	bool ok = owner && owner == cls;
 
-	if (join)
-		py.Py_DecRef(join);
-	if (mtype)
-		py.Py_DecRef(mtype);
-	if (ftype)
-		py.Py_DecRef(ftype);
-	if (owner)
-		py.Py_DecRef(owner);
+	py.Py_DecRef(join);
+	py.Py_DecRef(mtype);
+	py.Py_DecRef(ftype);
+	py.Py_DecRef(owner);
 	py.PyErr_Clear();
 	return ok;
 }
@@ -688,8 +681,7 @@ static unsigned sock_kind(enum net_op op, PyObject *addr,
 			      "Guard %s to %s DENIED: socket type %d cannot be evaluated by a net= rule.",
 			      op_names[op], s ? s : "?", t);
 	refuse_buf(s ? s : "?", NULL, &b);
-	if (r)
-		py.Py_DecRef(r);
+	py.Py_DecRef(r);
 	return 0;
 }
 
@@ -723,8 +715,7 @@ static int check_unix(enum net_op op, PyObject *addr)
 	else
 		bytes = NULL;
 	if (!bytes || py.PyBytes_AsStringAndSize(bytes, &s, &n) < 0) {
-		if (bytes)
-			py.Py_DecRef(bytes);
+		py.Py_DecRef(bytes);
 		return refuse_addr(op, addr,
 				   "unsupported address format, no rule can be evaluated.",
 				   NULL);
@@ -1029,8 +1020,7 @@ PyObject *sb_net_sendmsg_args(PyObject *args)
 			py.Py_DecRef(list);
 			list = NULL;
 		}
-		if (item)
-			py.Py_DecRef(item);
+		py.Py_DecRef(item);
 	}
 	py.Py_DecRef(anc);
 	if (!list)
@@ -1403,10 +1393,8 @@ static PyObject *dns_sendto_call(struct meth_wrap *m, PyObject *args,
 	naddr = py.PyTuple_New(2);
 	nargs = py.PyTuple_New(n);
 	if (!naddr || !nargs) {
-		if (naddr)
-			py.Py_DecRef(naddr);
-		if (nargs)
-			py.Py_DecRef(nargs);
+		py.Py_DecRef(naddr);
+		py.Py_DecRef(nargs);
 		py.Py_DecRef(data);
 		return NULL;
 	}
@@ -1743,8 +1731,7 @@ static PyObject *gai_answer(struct sb_wrap *w, const char *host,
 		args = py.PyList_New(0);
 		if (!args || py.PyList_Append(args, fixed) < 0) {
 			py.Py_DecRef(fixed);
-			if (args)
-				py.Py_DecRef(args);
+			py.Py_DecRef(args);
 			goto fail;
 		}
 		py.Py_DecRef(fixed);
@@ -1831,8 +1818,7 @@ static int learn_failed_lookup(const char *host, PyObject *port_arg,
 		r = -1;
 	}
 out:
-	if (cls)
-		py.Py_DecRef(cls);
+	py.Py_DecRef(cls);
 	py.PyErr_Clear();
 	py.PyErr_Restore(et, ev, tb);
 	if (r < 0) {
@@ -1926,8 +1912,7 @@ static PyObject *pinned_v4_list(const struct sb_pin *pin)
 			continue;
 		s = py.PyUnicode_FromString(addr_text(&pin->addrs[k], lit));
 		if (!s || py.PyList_Append(list, s) < 0) {
-			if (s)
-				py.Py_DecRef(s);
+			py.Py_DecRef(s);
 			py.Py_DecRef(list);
 			return NULL;
 		}
@@ -1978,8 +1963,7 @@ static PyObject *byname_ex_answer(const char *host, PyObject *list)
 	PyObject *res = aliases ? py.PyTuple_New(3) : NULL;
 
 	if (!res) {
-		if (aliases)
-			py.Py_DecRef(aliases);
+		py.Py_DecRef(aliases);
 		py.Py_DecRef(list);
 		return NULL;
 	}

@@ -338,8 +338,7 @@ static void report_denial(PyObject *exc, bool network)
 		py.Py_IncRef(exc);
 		py.PyTuple_SetItem(args, 0, exc);
 		res = py.PyObject_CallObject(sb_g.refuse.report_fn, args);
-		if (res)
-			py.Py_DecRef(res);
+		py.Py_DecRef(res);
 		py.Py_DecRef(args);
 	}
 	py.PyErr_Clear();

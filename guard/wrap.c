@@ -234,10 +234,8 @@ const char *sb_wrap_doc(PyObject *original, const char *name)
 				      d ? d : "");
 	else if (d)
 		out = sb_arena_strdup(sb_g.arena, d);
-	if (sig)
-		py.Py_DecRef(sig);
-	if (doc)
-		py.Py_DecRef(doc);
+	py.Py_DecRef(sig);
+	py.Py_DecRef(doc);
 	py.PyErr_Clear();
 	return out;
 }
@@ -395,8 +393,7 @@ int sb_wrap_adopt_module(PyObject *mod)
 			rc = py.PyObject_SetAttrString(mod, w->attr, w->fn);
 		py.Py_DecRef(cur);
 	}
-	if (name_obj)
-		py.Py_DecRef(name_obj);
+	py.Py_DecRef(name_obj);
 	return rc;
 }
 
@@ -412,8 +409,7 @@ void sb_wrap_take_get_referents(void)
 		sb_g.wrap.get_referents = fn;
 	else if (fn)
 		py.Py_DecRef(fn);
-	if (gc)
-		py.Py_DecRef(gc);
+	py.Py_DecRef(gc);
 	/* the program finds sys.modules as python leaves it: no gc there
 	 * (its own import of gc is judged as the import it is) */
 	if (!loaded && mods && py.PyDict_GetItemString(mods, "gc")) {
@@ -447,12 +443,9 @@ bool sb_wrap_genuine(PyObject *fn, PyObject *mod, const char *name)
 		    : NULL;
 	yes = type && type == sb_g.wrap.cfunction_type && self == mod && s &&
 	      strcmp(s, name) == 0;
-	if (type)
-		py.Py_DecRef(type);
-	if (self)
-		py.Py_DecRef(self);
-	if (n)
-		py.Py_DecRef(n);
+	py.Py_DecRef(type);
+	py.Py_DecRef(self);
+	py.Py_DecRef(n);
 	py.PyErr_Clear();
 	return yes;
 }
@@ -490,8 +483,7 @@ int sb_wrap_set_on_class(PyObject *cls, const char *name, PyObject *v)
 		py.PyErr_Clear();
 		/* the API guard's denier stands there, its original aside */
 		if (!sb_wrap_genuine(fn, gc, "get_referents")) {
-			if (fn)
-				py.Py_DecRef(fn);
+			py.Py_DecRef(fn);
 			fn = sb_api_original("gc.get_referents");
 			if (fn)
 				py.Py_IncRef(fn);
@@ -499,8 +491,7 @@ int sb_wrap_set_on_class(PyObject *cls, const char *name, PyObject *v)
 		refs = sb_wrap_genuine(fn, gc, "get_referents")
 			       ? sb_guard_call1(fn, proxy)
 			       : NULL;
-		if (fn)
-			py.Py_DecRef(fn);
+		py.Py_DecRef(fn);
 	}
 	key = py.PyUnicode_FromString(name);
 	if (refs && key && py.PyList_Size(refs) == 1 &&
@@ -514,14 +505,10 @@ int sb_wrap_set_on_class(PyObject *cls, const char *name, PyObject *v)
 	else
 		py.PyErr_SetString(PY_EXC(PyExc_RuntimeError),
 				   "cannot wrap a method of a C class");
-	if (cur)
-		py.Py_DecRef(cur);
-	if (key)
-		py.Py_DecRef(key);
-	if (refs)
-		py.Py_DecRef(refs);
-	if (gc)
-		py.Py_DecRef(gc);
+	py.Py_DecRef(cur);
+	py.Py_DecRef(key);
+	py.Py_DecRef(refs);
+	py.Py_DecRef(gc);
 	py.Py_DecRef(proxy);
 	return r;
 }
@@ -544,12 +531,10 @@ int sb_wrap_install_on_class(struct sb_wrap *w, PyObject *cls,
 	w->def.ml_flags = PY_METH_VARARGS | PY_METH_KEYWORDS;
 	capsule = py.PyCapsule_New(w, "pysb.wrap", NULL);
 	w->fn = capsule ? py.PyCFunction_NewEx(&w->def, capsule, NULL) : NULL;
-	if (capsule)
-		py.Py_DecRef(capsule);
+	py.Py_DecRef(capsule);
 	meth = w->fn ? py.PyInstanceMethod_New(w->fn) : NULL;
 	r = meth ? sb_wrap_set_on_class(cls, name, meth) : -1;
-	if (meth)
-		py.Py_DecRef(meth);
+	py.Py_DecRef(meth);
 	return r;
 }
 
