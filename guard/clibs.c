@@ -1497,22 +1497,16 @@ int sb_clibs_arm(void)
 	for (i = 0; mods && i < SB_ARRAY_LEN(loaded); i++) {
 		PyObject *mod = py.PyDict_GetItemString(mods, loaded[i]);
 
-		if (mod && sb_clibs_module_ready(mod) < 0)
+		if (mod && sb_clibs_module_ready(mod, loaded[i]) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-int sb_clibs_module_ready(PyObject *mod)
+int sb_clibs_module_ready(PyObject *mod, const char *name)
 {
-	PyObject *name_obj = py.PyObject_GetAttrString(mod, "__name__");
-	const char *name = name_obj && py.PyObject_IsInstance(
-					       name_obj, py.PyUnicode_Type) == 1
-				   ? py.PyUnicode_AsUTF8AndSize(name_obj, NULL)
-				   : NULL;
 	int r = 0;
 
-	py.PyErr_Clear();
 	if (sb_sysfiles_module_ready(mod, name) < 0 ||
 	    (name && install_doors(name, mod) < 0))
 		r = -1;
@@ -1562,7 +1556,6 @@ int sb_clibs_module_ready(PyObject *mod)
 			sb_guard_busy_leave();
 		}
 	}
-	py.Py_DecRef(name_obj);
 	/* a failure whose exception a step cleared still fails the import,
 	 * with a message rather than a SystemError */
 	if (r < 0 && !py.PyErr_Occurred())

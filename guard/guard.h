@@ -345,10 +345,11 @@ int sb_sysfiles_services(void);
  * made later does. 0, or -1 with an exception set. */
 int sb_clibs_arm(void);
 
-/* A module the import machinery has just made or filled (imports.c):
- * _sqlite3's and _ssl's classes get their wrappers. 0, or -1 with an
- * exception set: the module is then not handed out. */
-int sb_clibs_module_ready(PyObject *mod);
+/* A module the import machinery has just made or filled (imports.c), as
+ * 'name' (sb_wrap_adopt_module's): _sqlite3's, _socket's and _ssl's
+ * classes get their wrappers. 0, or -1 with an exception set: the module
+ * is then not handed out. */
+int sb_clibs_module_ready(PyObject *mod, const char *name);
 /* sqlite3.connect/handle (3.10+): the connection gets the guard's
  * authorizer before the program holds it. 0 or -1 (raised). */
 int sb_clibs_sqlite_opened(PyObject *conn);
@@ -378,9 +379,9 @@ int sb_learn_file(const char *canon, bool write);
  * loaded from there (learn_rules.c). */
 int sb_learn_lookup(const char *canon);
 int sb_learn_arm(void);
-/* A module the import machinery made: learning's wrappers of it. 0, or -1
- * with an exception set. */
-int sb_learn_module_ready(PyObject *mod);
+/* A module the import machinery made, as 'name' (sb_wrap_adopt_module's):
+ * learning's wrappers of it. 0, or -1 with an exception set. */
+int sb_learn_module_ready(PyObject *mod, const char *name);
 
 /* ---- per-family entry points, called by guard.c ---- */
 

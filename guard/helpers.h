@@ -112,10 +112,12 @@ int sb_wrap_install_method(struct sb_wrap *w);
  * written as type_setattro would write it (wrap.c says how). */
 int sb_wrap_install_on_class(struct sb_wrap *w, PyObject *cls,
 			     const char *name);
-/* A module _imp has just made or filled: the wrappers installed on its
- * first copy go on this one too (a fresh posix holds the originals). 0, or
- * -1 with an exception set. */
-int sb_wrap_adopt_module(PyObject *mod);
+/* A module _imp has just made or filled, as 'name' (the name it was
+ * judged and made under, never its __name__, which the program may change
+ * between the make and the fill): the wrappers installed on its first copy
+ * go on this one too (a fresh posix holds the originals). 0, or -1 with
+ * an exception set. */
+int sb_wrap_adopt_module(PyObject *mod, const char *name);
 /* Is 'fn' module 'mod''s own C function 'name' (not what the program put
  * in its place)? */
 bool sb_wrap_genuine(PyObject *fn, PyObject *mod, const char *name);

@@ -927,6 +927,21 @@ static int remember_adopted(void *def, const char *name)
 	return 0;
 }
 
+/* The wrappers of module 'name' on a module object _imp made or filled:
+ * the functions' (wrap.c), the C libraries' classes (clibs.c), learning's.
+ * 'name' is the one it was judged and made under, never its __name__,
+ * which the program may change between the make and the fill: a copy of
+ * _sqlite3 renamed 'zz' before exec_module got classes without the
+ * wrappers, whose ATTACH wrote a file no rule exposes. */
+static int module_ready(PyObject *mod, const char *name)
+{
+	return sb_wrap_adopt_module(mod, name) < 0 ||
+			       sb_clibs_module_ready(mod, name) < 0 ||
+			       sb_learn_module_ready(mod, name) < 0
+		       ? -1
+		       : 0;
+}
+
 /* A module object _imp made: the wrappers and the API's deniers, of the
  * module it is ('name'), and of what its file defines ('m', NULL for a
  * builtin). 0, or -1 with an exception: it is then not handed out. */
@@ -938,10 +953,7 @@ static int adopt_made(PyObject *mod, const char *name,
 
 	if (!def)
 		py.PyErr_Clear();
-	if (sb_wrap_adopt_module(mod) < 0 ||
-	    sb_clibs_module_ready(mod) < 0 ||
-	    sb_learn_module_ready(mod) < 0 ||
-	    sb_api_adopt_module(mod, name) < 0)
+	if (module_ready(mod, name) < 0 || sb_api_adopt_module(mod, name) < 0)
 		return -1;
 	if (def && remember_adopted(def, name) < 0)
 		return -1;
@@ -1130,7 +1142,10 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 }
 
 /* _imp.exec_builtin(mod), _imp.exec_dynamic(mod): a multi-phase module's
- * exec slots may add functions: the module gets the wrappers again */
+ * exec slots may add functions and make its classes: the module gets the
+ * wrappers again, as each name its definition was made under (never its
+ * __name__: module_ready). A definition made before the guard armed was
+ * recorded then, under its sys.modules key. */
 static PyObject *exec_module_call(struct sb_wrap *w, PyObject *args,
 				  PyObject *kwargs)
 {
@@ -1138,26 +1153,22 @@ static PyObject *exec_module_call(struct sb_wrap *w, PyObject *args,
 	PyObject *mod = py.PyTuple_Size(args) >= 1
 				? py.PyTuple_GetItem(args, 0)
 				: NULL;
-
 	void *def = res && mod ? py.PyModule_GetDef(mod) : NULL;
 	size_t i;
 
 	if (res && mod && !def)
-		py.PyErr_Clear();
-	if (res && mod &&
-	    (sb_wrap_adopt_module(mod) < 0 || sb_clibs_module_ready(mod) < 0 ||
-	     sb_learn_module_ready(mod) < 0)) {
-		py.Py_DecRef(res);
-		return NULL;
-	}
-	for (i = 0; def && i < sb_g.imports.n_adopted; i++)
+		py.PyErr_Clear(); /* not an extension's: its exec did nothing */
+	for (i = 0; def && i < sb_g.imports.n_adopted; i++) {
+		const char *as = sb_g.imports.adopted[i].name;
+
 		if (sb_g.imports.adopted[i].def == def &&
-		    (sb_api_adopt_module(mod, sb_g.imports.adopted[i].name) < 0 ||
-		     sb_net_adopt_module(mod, sb_g.imports.adopted[i].name) <
-			     0)) {
+		    (module_ready(mod, as) < 0 ||
+		     sb_api_adopt_module(mod, as) < 0 ||
+		     sb_net_adopt_module(mod, as) < 0)) {
 			py.Py_DecRef(res);
 			return NULL;
 		}
+	}
 	return res;
 }
 
@@ -1172,6 +1183,30 @@ static struct sb_wrap wraps[] = {
 	{ .module = "_imp", .attr = "create_dynamic",
 	  .call = create_dynamic_call },
 };
+
+/* The definitions of the extension modules sys.modules holds as the guard
+ * arms, under their keys: a later exec of one (_imp.exec_builtin) knows
+ * what it is without its __name__. 0, or -1 with an exception. */
+static int remember_loaded(void)
+{
+	PyObject *mods = py.PyImport_GetModuleDict(), *key, *mod;
+	Py_ssize_t pos = 0;
+
+	while (mods && py.PyDict_Next(mods, &pos, &key, &mod)) {
+		void *def;
+		const char *name;
+
+		if (py.PyObject_IsInstance(key, py.PyUnicode_Type) != 1 ||
+		    !(name = py.PyUnicode_AsUTF8AndSize(key, NULL)) ||
+		    !(def = py.PyModule_GetDef(mod))) {
+			py.PyErr_Clear();
+			continue;
+		}
+		if (remember_adopted(def, name) < 0)
+			return -1;
+	}
+	return 0;
+}
 
 int sb_imports_arm(void)
 {
@@ -1188,7 +1223,7 @@ int sb_imports_arm(void)
 	for (i = 0; i < SB_ARRAY_LEN(wraps); i++)
 		if (sb_wrap_install(&wraps[i]) < 0)
 			return -1;
-	return 0;
+	return remember_loaded();
 }
 
 /* The backstop: a fresh load that did not come through a wrapper. */

@@ -320,27 +320,18 @@ static struct sb_wrap setlocale_wrap = { .module = "_locale",
 					 .attr = "setlocale",
 					 .call = setlocale_call };
 
-int sb_learn_module_ready(PyObject *mod)
+int sb_learn_module_ready(PyObject *mod, const char *name)
 {
-	PyObject *name_obj;
-	const char *name;
 	int r = 0;
 
 	if (!sb_g.learning)
 		return 0;
-	name_obj = py.PyObject_GetAttrString(mod, "__name__");
-	name = name_obj && py.PyObject_IsInstance(name_obj,
-						  py.PyUnicode_Type) == 1
-		       ? py.PyUnicode_AsUTF8AndSize(name_obj, NULL)
-		       : NULL;
-	py.PyErr_Clear();
 	if (name && strcmp(name, setlocale_wrap.module) == 0 &&
 	    py.PyObject_HasAttrString(mod, setlocale_wrap.attr)) {
 		sb_guard_busy_enter();
 		r = sb_wrap_install_in(&setlocale_wrap, mod);
 		sb_guard_busy_leave();
 	}
-	py.Py_DecRef(name_obj);
 	return r;
 }
 
@@ -379,7 +370,7 @@ int sb_learn_arm(void)
 	mods = py.PyImport_GetModuleDict();
 	mod = mods ? py.PyDict_GetItemString(mods, setlocale_wrap.module)
 		   : NULL;
-	if (mod && sb_learn_module_ready(mod) < 0)
+	if (mod && sb_learn_module_ready(mod, setlocale_wrap.module) < 0)
 		return -1;
 	return 0;
 }

@@ -366,17 +366,11 @@ int sb_wrap_install_in(struct sb_wrap *w, PyObject *mod)
  * table, holds the originals), it gets the same wrappers. 0, or -1 with
  * an exception: the module is then not handed out. The import guard calls
  * it from its _imp wrappers (imports.c). */
-int sb_wrap_adopt_module(PyObject *mod)
+int sb_wrap_adopt_module(PyObject *mod, const char *name)
 {
-	PyObject *name_obj = py.PyObject_GetAttrString(mod, "__name__");
-	const char *name = name_obj && py.PyObject_IsInstance(
-					       name_obj, py.PyUnicode_Type) == 1
-				   ? py.PyUnicode_AsUTF8AndSize(name_obj, NULL)
-				   : NULL;
 	int rc = 0;
 	size_t i;
 
-	py.PyErr_Clear(); /* a module without a name copies nothing */
 	for (i = 0; name && rc == 0 && i < sb_g.wrap.n_installed; i++) {
 		struct sb_wrap *w = sb_g.wrap.installed[i];
 		PyObject *cur;
@@ -393,7 +387,6 @@ int sb_wrap_adopt_module(PyObject *mod)
 			rc = py.PyObject_SetAttrString(mod, w->attr, w->fn);
 		py.Py_DecRef(cur);
 	}
-	py.Py_DecRef(name_obj);
 	return rc;
 }
 

@@ -140,6 +140,41 @@ def test_sqlite_attach_and_vacuum_into_outside(sandboxed, tree):
     assert os.path.exists(f"{tree}/rw/a.db")
 
 
+COPY = """\
+    import importlib.util
+    def copy(name, rename):
+        spec = importlib.util.find_spec(name)
+        m = importlib.util.module_from_spec(spec)
+        if rename:
+            m.__name__ = "zz"  # between the make and the fill
+        spec.loader.exec_module(m)
+        return m
+    # the renamed copy first: the guard's first sight of _sqlite3
+    for k, tag in enumerate(("renamed", "copy")):
+        c = copy("_sqlite3", tag == "renamed").connect(":memory:")
+        t(tag + "_attach", lambda: c.execute(
+            "attach database 'outside/c%d.db' as a" % k))
+        t(tag + "_vacuum", lambda: c.execute(
+            "vacuum into 'outside/v%d.db'" % k))
+    """
+
+
+def test_sqlite_copies_of_the_module_renamed_or_not(sandboxed, tree):
+    """A copy of _sqlite3 made outside sys.modules (module_from_spec, then
+    exec_module) gets the wrappers on its own classes. The guard knew the
+    module by its __name__ when its exec made them, so a copy renamed
+    between the make and the fill got none, and its ATTACH wrote a file
+    in outside/ (2026-12-05): it is now known by the name it was judged
+    and made under. What is outside/ afterwards is the evidence."""
+    out = probe(sandboxed, COPY)
+    for k, tag in enumerate(("renamed", "copy")):
+        assert out[tag + "_attach"] == not_accepted(
+            f"{tree}/outside/c{k}.db"), out
+        assert out[tag + "_vacuum"] == not_accepted(
+            f"{tree}/outside/v{k}.db"), out
+    assert sorted(os.listdir(f"{tree}/outside")) == ["d.db"]
+
+
 def test_sqlite_attach_and_vacuum_into_with_the_rule(sandboxed, tree):
     out = probe(sandboxed, SQL, rules=BASE + "expose-rw=./outside\n")
     for label in ("attach_out", "vacuum_out", "script_out", "cursor_out"):

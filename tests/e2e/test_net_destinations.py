@@ -602,15 +602,18 @@ import importlib.util, sys
 N, MODE = sys.argv[1], sys.argv[2]
 def copy_of_socket():
     # a module of its own, outside sys.modules: from 3.12 on its exec
-    # makes a socket class anew
+    # makes a socket class anew; renamed between the make and the fill,
+    # it is still the copy of _socket it was made as
     spec = importlib.util.find_spec("_socket")
     m = importlib.util.module_from_spec(spec)
+    if MODE == "copy-renamed":
+        m.__name__ = "zz"
     spec.loader.exec_module(m)
     return m.socket
 if MODE == "copy-first":
     C = copy_of_socket()
 import socket
-if MODE == "copy":
+if MODE in ("copy", "copy-renamed"):
     C = copy_of_socket()
 elif MODE == "mro":
     C = socket.socket.__mro__[1]  # _socket.socket, the C class
@@ -634,7 +637,8 @@ t("allowed", lambda: C(socket.AF_INET, socket.SOCK_STREAM).connect(
 """
 
 
-@pytest.mark.parametrize("mode", ["mro", "copy", "copy-first"])
+@pytest.mark.parametrize("mode", ["mro", "copy", "copy-first",
+                                  "copy-renamed"])
 @pytest.mark.parametrize("py", sorted({PYTHON, pyenv_oldest(),
                                        pyenv_newest()} - {None}))
 def test_a_name_given_to_the_c_socket_class_is_judged_before_a_query(
