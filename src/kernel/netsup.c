@@ -1439,8 +1439,8 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	struct seccomp_notif_sizes sizes = { 0 };
 	struct seccomp_notif *req;
 	struct sup s = { .p = p, .listener = -1 };
-	static const struct sb_sup_ops ops = { serving_fds, serving_ready,
-					       NULL };
+	static const struct sb_sup_ops ops = { .fds = serving_fds,
+					       .ready = serving_ready };
 	struct sb_limits own_limits, *lim = ctx->limits;
 	struct serving v = { &s, NULL, sizeof(*req), -1 };
 	int hand[2], ack[2], status = 0, lfd, pidfd, num = -1, rc;

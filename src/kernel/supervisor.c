@@ -106,6 +106,8 @@ static void forward(const struct sb_sup *s, const struct signalfd_siginfo *si)
 		    sb_pidfd_send_signal(s->to_pidfd, sig) < 0)
 			kill(pid, sig);
 		return;
+	case SB_SUP_BY_MODE:
+		return;
 	case SB_SUP_OWN_SESSION:
 		break;
 	}
@@ -161,15 +163,18 @@ int sb_sup_loop(struct sb_sup *s, const struct sb_sup_ops *ops, void *ctx)
 		struct pollfd pfd[LIMITS + SB_LIMIT_WATCH_N];
 		struct signalfd_siginfo si;
 		size_t i;
+		int wait = -1;
 
 		pfd[SIG] = (struct pollfd){ s->sfd, POLLIN, 0 };
 		for (i = MODE; i < LIMITS; i++)
 			pfd[i] = (struct pollfd){ -1, 0, 0 };
 		if (ops && ops->fds)
 			ops->fds(s, ctx, pfd + MODE);
+		if (ops && ops->wait_ms)
+			wait = ops->wait_ms(s, ctx);
 		sb_limits_watch_poll(&s->lw, pfd + LIMITS);
 		/* a negative fd is ignored by poll */
-		if (poll(pfd, SB_ARRAY_LEN(pfd), -1) < 0) {
+		if (poll(pfd, SB_ARRAY_LEN(pfd), wait) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "python-sb: poll: %s; the sandbox is "

@@ -1,7 +1,8 @@
 /* supervisor.h - the one skeleton of a python-sb that stays as the parent of
  * what it runs (supervisor.c): learning's (supervise.c), the network
  * supervisor's (netsup.c), the limits supervisor's (run_limits.c), the
- * unshare provider's outer launcher and init (ns.c), and bwrap's (extprov.c).
+ * unshare provider's outer launcher and init (ns.c), bwrap's (extprov.c)
+ * and the virtual machine's relay (qemu.c).
  * It owns the signal mask and its signalfd, which signals are passed on to
  * the child and how, the poll loop around the child, its wait, and the
  * mapping of a wait status to python-sb's exit status. The mode owns the
@@ -42,10 +43,15 @@ enum sb_sup_forward {
 	 * on): every signal goes on, through to_pidfd once the mode set it
 	 * (the second stage), else (or when that fails) to the child. */
 	SB_SUP_OWN_GROUP,
+	/* The child is a virtual machine that runs the program (qemu.c):
+	 * nothing is sent to it; the mode's signal callback passes each one
+	 * on to the guest in its own way. */
+	SB_SUP_BY_MODE,
 };
 
-/* The number of pollfd entries a mode may add to the loop. */
-#define SB_SUP_MODE_FDS 2
+/* The number of pollfd entries a mode may add to the loop (qemu.c's relay
+ * polls its ports, stdin and partial mode's channel). */
+#define SB_SUP_MODE_FDS 10
 
 struct sb_sup;
 
@@ -54,7 +60,12 @@ struct sb_sup_ops {
 	/* Fill the SB_SUP_MODE_FDS entries at 'p' (a negative fd is not
 	 * polled); called before each poll. */
 	void (*fds)(struct sb_sup *s, void *ctx, struct pollfd *p);
-	/* After poll, once the limits' watch was handled: act on them. */
+	/* After fds, before each poll: how long it may wait, in ms (-1: until
+	 * something is ready). The mode acts on the time here (a deadline
+	 * passed: it kills the child, whose end ends the loop). */
+	int (*wait_ms)(struct sb_sup *s, void *ctx);
+	/* After poll, once the limits' watch was handled: act on them (also
+	 * when the wait ran out: every revents 0). */
 	void (*ready)(struct sb_sup *s, void *ctx, const struct pollfd *p);
 	/* A signal python-sb got, after it was passed on (SIGCHLD too). */
 	void (*signal)(struct sb_sup *s, void *ctx,
@@ -97,7 +108,7 @@ void sb_sup_child(const struct sb_sup *s);
  * must not go on then (sb_sup_abort). */
 int sb_sup_watch(struct sb_sup *s, struct sb_limits *lim);
 /* Until the child ends: poll the signalfd, the mode's descriptors and the
- * limits' watch; end the run when a limit is reached; pass the signals on
+ * limits' watch (as long as the mode's wait_ms allows); end the run when a limit is reached; pass the signals on
  * (enum sb_sup_forward); reap the child (with reap_all, every process that
  * ends), its status in s->wstatus and s->ru. 0, or -1 when poll failed:
  * said on stderr, and the child killed and reaped. */

@@ -471,7 +471,8 @@ static void stage_ready(struct sb_sup *s, void *ctx, const struct pollfd *p)
 static int run_forwarding(const char *tool, char **targv, int sock,
 			  int stage_end, struct sb_netns *net)
 {
-	static const struct sb_sup_ops ops = { stage_fds, stage_ready, NULL };
+	static const struct sb_sup_ops ops = { .fds = stage_fds,
+					       .ready = stage_ready };
 	char *const no_env[] = { NULL };
 	/* bwrap: the stage says it is up before anything runs; until then an
 	 * exit is the tool's own failure (firejail cannot tell us) */

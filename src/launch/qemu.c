@@ -26,8 +26,10 @@
  * opened (log_data): the guest never names the file. limit-* are held in
  * the guest (its init's cgroup, its stage's rlimits and timer), and
  * limit-time from here too, should the guest not end the run; the serial
- * console is shown only with
- * qemu.show_boot_console. qemu runs
+ * console is shown only with qemu.show_boot_console. The relay is a
+ * mode of the one supervisor loop (supervisor.c, SB_SUP_BY_MODE): its
+ * ports, stdin and the channel are the mode's descriptors, its deadlines
+ * the loop's wait, and each signal goes to the guest as "sig N". qemu runs
  * in a process group of its own, so that a terminal's Ctrl-C reaches the
  * program through us and not qemu. With net= rules the guest has one
  * virtio-net card whose back end is passt on the host (qemu_net.c), under
@@ -59,12 +61,12 @@
 #include "exit_status.h"
 #include "denial.h"
 #include "fdio.h"
-#include "notif.h"
 #include "ns.h"
 #include "qemu_net.h"
 #include "run_limits.h"
 #include "stage.h"
 #include "suplog.h"
+#include "supervisor.h"
 #include "support.h"
 #include "vmlinux.h"
 
@@ -667,8 +669,9 @@ static const char *qarg(struct sb_arena *a, const char *s)
 enum { P_CTL, P_IN, P_OUT, P_ERR, P_CON, P_RPC, P_LOG, N_PORTS };
 
 struct relay {
-	int sock[N_PORTS]; /* our ends */
-	int sfd, pidfd, con_log;
+	struct sb_arena *a; /* the run's: ctl_lines' messages */
+	int sock[N_PORTS];  /* our ends */
+	int con_log;
 	pid_t qemu;
 	bool show_console, up, exited;
 	int exit_code, timeout;
@@ -700,6 +703,10 @@ struct relay {
 	 * should it not, this launcher does LIMIT_TIME_GRACE s later */
 	long long limit_ms, up_at;
 	bool limit_hit;
+	/* qemu.start_timeout's end (ms); when the machine is killed (again),
+	 * -1: not yet; the guest did not come up in time */
+	long long deadline, kill_at;
+	bool timed_out;
 };
 
 static int write_all(int fd, const char *s, size_t n)
@@ -979,136 +986,154 @@ done:
 	chan_close(r, false);
 }
 
-/* Relay until qemu ends; returns its wait status. */
-static int relay(struct sb_arena *a, struct relay *r)
+/* The relay's descriptors in the supervisor's loop: the ports, then stdin,
+ * then the caller's socket of partial mode's channel. */
+enum { F_STDIN = N_PORTS, F_CHAN, N_FDS };
+_Static_assert(N_FDS <= SB_SUP_MODE_FDS, "the loop polls fewer descriptors");
+
+static void relay_fds(struct sb_sup *s, void *ctx, struct pollfd *pf)
 {
-	long long deadline = now_ms() + (long long)r->timeout * 1000;
-	long long kill_at = -1, now;
-	int status = 0;
-	bool qemu_gone = false, timed_out = false;
+	struct relay *r = ctx;
+	int i;
 
-	while (!qemu_gone) {
-		struct pollfd pf[N_PORTS + 4];
-		int i, t = -1;
-		char buf[65536];
-		ssize_t n;
-
-		for (i = 0; i < N_PORTS; i++) {
-			pf[i].fd = r->sock[i];
-			pf[i].events = i == P_IN ? 0 : POLLIN;
-		}
-		chan_events(r, &pf[P_RPC], &pf[N_PORTS + 3]);
-		if (r->pend_len > r->pend_off)
-			pf[P_IN].events = POLLOUT;
-		else
-			pf[P_IN].fd = -1; /* nothing to write: not polled */
-		if (r->pend_len <= r->pend_off && !r->stdin_open &&
-		    r->sock[P_IN] >= 0) {
-			shutdown(r->sock[P_IN], SHUT_WR);
-			close(r->sock[P_IN]);
-			r->sock[P_IN] = -1;
-			pf[P_IN].fd = -1;
-		}
-		pf[N_PORTS].fd = r->stdin_open && r->pend_len <= r->pend_off &&
-						 r->up
-					 ? 0
-					 : -1;
-		pf[N_PORTS].events = POLLIN;
-		pf[N_PORTS + 1].fd = r->sfd;
-		pf[N_PORTS + 1].events = POLLIN;
-		pf[N_PORTS + 2].fd = r->pidfd;
-		pf[N_PORTS + 2].events = POLLIN;
-		now = now_ms();
-		if (kill_at < 0 && !r->up && !r->fail && now >= deadline) {
-			timed_out = true;
-			r->fail = "timed out";
-		}
-		if (kill_at < 0 && r->fail) {
-			kill(r->qemu, SIGKILL);
-			kill_at = now + 60000;
-		}
-		if (kill_at < 0 && r->up && r->limit_ms && !r->exited &&
-		    now >= r->up_at + r->limit_ms) {
-			/* the guest's timer did not end the run */
-			r->limit_hit = true;
-			kill(r->qemu, SIGKILL);
-			kill_at = now + 60000;
-		}
-		if (kill_at >= 0 && now >= kill_at) {
-			kill(r->qemu, SIGKILL);
-			kill_at = now + 60000;
-		}
-		if (kill_at >= 0)
-			t = poll_ms(kill_at - now);
-		else if (!r->up)
-			t = poll_ms(deadline - now);
-		else if (r->limit_ms && !r->exited)
-			t = poll_ms(r->up_at + r->limit_ms - now);
-		if (poll(pf, N_PORTS + 4, t) < 0) {
-			if (errno == EINTR)
-				continue;
-			perror("python-sb: poll");
-			kill(r->qemu, SIGKILL);
-		}
-		chan_move(r, &pf[P_RPC], &pf[N_PORTS + 3]);
-		for (i = 0; i < N_PORTS; i++) {
-			if (pf[i].fd < 0 || i == P_IN || i == P_RPC ||
-			    !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			n = read(r->sock[i], buf, sizeof(buf));
-			if (n <= 0) {
-				close(r->sock[i]);
-				r->sock[i] = -1;
-				continue;
-			}
-			deliver(a, r, i, buf, (size_t)n);
-		}
-		if (pf[P_IN].fd >= 0 && (pf[P_IN].revents & (POLLOUT | POLLERR |
-							      POLLHUP))) {
-			n = write(r->sock[P_IN], r->pending + r->pend_off,
-				  r->pend_len - r->pend_off);
-			if (n < 0 && errno != EAGAIN && errno != EINTR) {
-				r->pend_len = r->pend_off = 0;
-				r->stdin_open = false;
-			} else if (n > 0) {
-				r->pend_off += (size_t)n;
-			}
-		}
-		if (pf[N_PORTS].fd >= 0 &&
-		    (pf[N_PORTS].revents & (POLLIN | POLLHUP | POLLERR))) {
-			n = read(0, r->pending, sizeof(r->pending));
-			if (n <= 0 && !(n < 0 && errno == EINTR))
-				r->stdin_open = false;
-			else if (n > 0) {
-				r->pend_len = (size_t)n;
-				r->pend_off = 0;
-			}
-		}
-		if (pf[N_PORTS + 1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
-				char line[32];
-				int len = snprintf(line, sizeof(line),
-						   "sig %u\n", si.ssi_signo);
-
-				if (r->up && r->sock[P_CTL] >= 0)
-					(void)write_all(r->sock[P_CTL], line,
-							(size_t)len);
-				else if (!r->up) {
-					/* nothing started yet: just stop */
-					r->fail = "interrupted before the "
-						  "program started";
-				}
-			}
-		}
-		if (pf[N_PORTS + 2].revents & POLLIN) {
-			if (waitpid(r->qemu, &status, 0) == r->qemu)
-				qemu_gone = true;
-		}
-		if (r->exited && kill_at < 0)
-			kill_at = now_ms() + 10000; /* it powers off now */
+	(void)s;
+	for (i = 0; i < N_PORTS; i++) {
+		pf[i].fd = r->sock[i];
+		pf[i].events = i == P_IN ? 0 : POLLIN;
 	}
+	chan_events(r, &pf[P_RPC], &pf[F_CHAN]);
+	if (r->pend_len > r->pend_off)
+		pf[P_IN].events = POLLOUT;
+	else
+		pf[P_IN].fd = -1; /* nothing to write: not polled */
+	if (r->pend_len <= r->pend_off && !r->stdin_open &&
+	    r->sock[P_IN] >= 0) {
+		shutdown(r->sock[P_IN], SHUT_WR);
+		close(r->sock[P_IN]);
+		r->sock[P_IN] = -1;
+		pf[P_IN].fd = -1;
+	}
+	pf[F_STDIN].fd =
+		r->stdin_open && r->pend_len <= r->pend_off && r->up ? 0 : -1;
+	pf[F_STDIN].events = POLLIN;
+}
+
+/* SIGKILL qemu now, and again each minute until it is gone. */
+static void stop_machine(const struct sb_sup *s, struct relay *r,
+			 long long now)
+{
+	kill(s->pid, SIGKILL);
+	r->kill_at = now + 60000;
+}
+
+/* Before each poll: end the machine when the guest did not come up in
+ * time, failed, or outlived its limit-time; how long the poll may wait. */
+static int relay_wait(struct sb_sup *s, void *ctx)
+{
+	struct relay *r = ctx;
+	long long now = now_ms();
+
+	if (r->exited && r->kill_at < 0)
+		r->kill_at = now + 10000; /* it powers off now */
+	if (r->kill_at < 0 && !r->up && !r->fail && now >= r->deadline) {
+		r->timed_out = true;
+		r->fail = "timed out";
+	}
+	if (r->kill_at < 0 && r->fail)
+		stop_machine(s, r, now);
+	if (r->kill_at < 0 && r->up && r->limit_ms && !r->exited &&
+	    now >= r->up_at + r->limit_ms) {
+		/* the guest's timer did not end the run */
+		r->limit_hit = true;
+		stop_machine(s, r, now);
+	}
+	if (r->kill_at >= 0 && now >= r->kill_at)
+		stop_machine(s, r, now);
+	if (r->kill_at >= 0)
+		return poll_ms(r->kill_at - now);
+	if (!r->up)
+		return poll_ms(r->deadline - now);
+	if (r->limit_ms && !r->exited)
+		return poll_ms(r->up_at + r->limit_ms - now);
+	return -1;
+}
+
+static void relay_ready(struct sb_sup *s, void *ctx, const struct pollfd *pf)
+{
+	struct relay *r = ctx;
+	char buf[65536];
+	ssize_t n;
+	int i;
+
+	(void)s;
+	chan_move(r, &pf[P_RPC], &pf[F_CHAN]);
+	for (i = 0; i < N_PORTS; i++) {
+		if (pf[i].fd < 0 || i == P_IN || i == P_RPC ||
+		    !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = read(r->sock[i], buf, sizeof(buf));
+		if (n <= 0) {
+			close(r->sock[i]);
+			r->sock[i] = -1;
+			continue;
+		}
+		deliver(r->a, r, i, buf, (size_t)n);
+	}
+	if (pf[P_IN].fd >= 0 &&
+	    (pf[P_IN].revents & (POLLOUT | POLLERR | POLLHUP))) {
+		n = write(r->sock[P_IN], r->pending + r->pend_off,
+			  r->pend_len - r->pend_off);
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			r->pend_len = r->pend_off = 0;
+			r->stdin_open = false;
+		} else if (n > 0) {
+			r->pend_off += (size_t)n;
+		}
+	}
+	if (pf[F_STDIN].fd >= 0 &&
+	    (pf[F_STDIN].revents & (POLLIN | POLLHUP | POLLERR))) {
+		n = read(0, r->pending, sizeof(r->pending));
+		if (n <= 0 && !(n < 0 && errno == EINTR))
+			r->stdin_open = false;
+		else if (n > 0) {
+			r->pend_len = (size_t)n;
+			r->pend_off = 0;
+		}
+	}
+}
+
+/* A signal python-sb got goes to the guest's init over the control port
+ * (SB_SUP_BY_MODE); before the program started, it just stops. */
+static void relay_signal(struct sb_sup *s, void *ctx,
+			 const struct signalfd_siginfo *si)
+{
+	struct relay *r = ctx;
+	char line[32];
+	int len;
+
+	(void)s;
+	if (si->ssi_signo == SIGCHLD)
+		return;
+	len = snprintf(line, sizeof(line), "sig %u\n", si->ssi_signo);
+	if (r->up && r->sock[P_CTL] >= 0)
+		(void)write_all(r->sock[P_CTL], line, (size_t)len);
+	else if (!r->up)
+		r->fail = "interrupted before the program started";
+}
+
+/* Relay until qemu ends (the supervisor's loop); returns its wait
+ * status. */
+static int relay(struct sb_sup *s, struct relay *r)
+{
+	static const struct sb_sup_ops ops = { .fds = relay_fds,
+					       .wait_ms = relay_wait,
+					       .ready = relay_ready,
+					       .signal = relay_signal };
+
+	r->deadline = now_ms() + (long long)r->timeout * 1000;
+	r->kill_at = -1;
+	if (sb_sup_loop(s, &ops, r) < 0 && !r->fail)
+		r->fail = "the relay's poll failed";
 	/* what the guest wrote before it stopped */
 	chan_drain(r);
 	for (int i = 0; i < N_PORTS; i++) {
@@ -1119,17 +1144,17 @@ static int relay(struct sb_arena *a, struct relay *r)
 			continue;
 		fcntl(r->sock[i], F_SETFL, O_NONBLOCK);
 		while ((n = read(r->sock[i], buf, sizeof(buf))) > 0) {
-			deliver(a, r, i, buf, (size_t)n);
+			deliver(r->a, r, i, buf, (size_t)n);
 		}
 	}
 	log_finish(r);
-	if (timed_out)
+	if (r->timed_out)
 		r->fail = sb_arena_printf(
-			a,
+			r->a,
 			"the guest did not start within %d s "
 			"(qemu.start_timeout)",
 			r->timeout);
-	return status;
+	return s->wstatus;
 }
 
 static int fail_setup(const char *what, const char *detail)
@@ -1166,7 +1191,7 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	bool kvm, log_on;
 	SB_VEC(char *) qa = { 0 };
 	struct relay rl = { 0 };
-	sigset_t set, old;
+	struct sb_sup sup;
 	pid_t parent;
 	int status;
 
@@ -1495,24 +1520,15 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 				"the console is shown, not kept.\n",
 				CONSOLE_LOG, strerror(errno));
 	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGUSR2);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	rl.sfd = signalfd(-1, &set, SFD_CLOEXEC);
-	if (rl.sfd < 0) {
+	if (sb_sup_init(&sup, SB_SUP_BY_MODE) < 0) {
 		sb_qemu_net_stop(&net);
-		return fail_setup("signalfd", strerror(errno));
+		return fail_setup("signals", strerror(errno));
 	}
-	fflush(NULL);
 	rl.t0 = now_ms();
 	parent = getpid();
-	rl.qemu = fork();
+	rl.qemu = sb_sup_fork(&sup);
 	if (rl.qemu < 0) {
+		sb_sup_end(&sup);
 		sb_qemu_net_stop(&net);
 		return fail_setup("fork", strerror(errno));
 	}
@@ -1525,7 +1541,7 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
 		    getppid() != parent)
 			_exit(SB_EXIT_SETUP);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sb_sup_child(&sup);
 		if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0)
 			_exit(SB_EXIT_SETUP);
 		fcntl(initrd_fd, F_SETFD, 0);
@@ -1566,22 +1582,18 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 		rl.limit_ms = ((long long)p->limits[SB_LIMIT_TIME].value +
 			       LIMIT_TIME_GRACE) *
 			      1000;
-	rl.pidfd = sb_pidfd_open(rl.qemu, 0);
 	if (net_fd >= 0) {
 		/* qemu's now: passt sees the end of file when qemu ends */
 		close(net_fd);
 		net.qemu_fd = -1;
 	}
-	if (rl.pidfd < 0) {
-		kill(rl.qemu, SIGKILL);
-		waitpid(rl.qemu, NULL, 0);
-		sb_qemu_net_stop(&net);
-		return fail_setup("pidfd_open", strerror(errno));
-	}
 	rl.timeout = o.start_timeout;
 	rl.stdin_open = fcntl(0, F_GETFD) >= 0;
+	rl.a = a;
 	signal(SIGPIPE, SIG_IGN);
-	status = relay(a, &rl);
+	status = relay(&sup, &rl);
+	sb_sup_stop(&sup, false);
+	sb_sup_end(&sup);
 	sb_qemu_net_stop(&net);
 	if (rl.con_log >= 0)
 		close(rl.con_log);
@@ -1599,8 +1611,6 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 		return sb_limits_reached(lim, SB_LIMIT_TIME);
 	}
 	if (kvm && !rl.up && !rl.fail) {
-		close(rl.sfd);
-		sigprocmask(SIG_SETMASK, &old, NULL);
 		*kvm_broke = true;
 		return SB_EXIT_SETUP;
 	}

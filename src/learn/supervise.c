@@ -141,8 +141,9 @@ int sb_supervise_learning(const char *path, char *const argv[],
 			  struct sb_learn_session *s,
 			  struct sb_learn_native *native, struct sb_limits *lim)
 {
-	static const struct sb_sup_ops ops = { learning_fds, learning_ready,
-					       learning_signal };
+	static const struct sb_sup_ops ops = { .fds = learning_fds,
+					       .ready = learning_ready,
+					       .signal = learning_signal };
 	struct learning l = { s, native, rec_fd, -1, false };
 	int report[2], hand[2] = { -1, -1 }, ack[2] = { -1, -1 };
 	int which = 0;
