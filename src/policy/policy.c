@@ -1395,6 +1395,18 @@ static void stage_provider_keys(struct parser *ps)
 		o = SB_VEC_PUSH(a, p->provider_opts);
 		o->provider = (enum sb_provider)id;
 		o->key = dot + 1;
+		if (id == SB_PROVIDER_QEMU) {
+			/* qemu's keys are written with underscores, which a
+			 * command-line option turns into dashes
+			 * (--qemu.use_kvm=no is the rule qemu.use-kvm=no):
+			 * both spellings name one key */
+			char *k = sb_arena_strdup(a, dot + 1), *c;
+
+			for (c = k; *c; c++)
+				if (*c == '-')
+					*c = '_';
+			o->key = k;
+		}
 		o->value = l->value;
 		o->rule = l->text;
 		o->ref = l->ref;

@@ -359,6 +359,23 @@ def test_a_provider_missing_here_fails_closed(run_sb, tmp_cwd):
     assert "apt-get install qemu-system-x86" in r.stderr
 
 
+def test_a_qemu_key_on_the_command_line_is_the_files_key(run_sb, tmp_cwd):
+    # an option's underscores become dashes: --qemu.use_kvm must still
+    # name qemu.use_kvm (judged before qemu is looked for)
+    (tmp_cwd / ".py-sandboxes").write_text("os-sandbox=qemu\n")
+    for opt in ("--qemu.use_kvm=maybe", "--qemu.use-kvm=maybe"):
+        r = run_sb([opt, "-c", "print('ran')"],
+                   env=dict(os.environ, PYSB_QEMU="/nonexistent/qemu"))
+        assert r.returncode == 255, r.stderr
+        assert r.stdout == ""
+        assert "Invalid value 'maybe' for 'qemu.use_kvm'" in r.stderr, \
+            r.stderr
+    r = run_sb(["--qemu.no_such_key=1", "-c", "print('ran')"],
+               env=dict(os.environ, PYSB_QEMU="/nonexistent/qemu"))
+    assert r.returncode == 255
+    assert "Unknown key 'qemu.no_such_key'" in r.stderr, r.stderr
+
+
 def test_without_a_rule_file_the_run_learns(run_sb, tmp_cwd):
     r = run_sb(["-c", "print('ran')"])
     assert r.returncode == 0, r.stderr

@@ -837,6 +837,20 @@ static void test_provider_keys(void)
 		is_str(p->provider_opts.v[0].value, "yes", "value");
 	}
 	sb_policy_free(p);
+	/* --qemu.use_kvm=no arrives as qemu.use-kvm=no: one key */
+	p = parse("qemu.use-kvm=no\nqemu.show_boot_console=yes\n"
+		  "bwrap.unshare_ipc=\n");
+	is_str(errors(p), "", "qemu keys spelt with dashes: no errors");
+	is_int(p->provider_opts.n, 3, "three provider keys");
+	if (p->provider_opts.n == 3) {
+		is_str(p->provider_opts.v[0].key, "use_kvm",
+		       "a qemu key's dashes are its underscores");
+		is_str(p->provider_opts.v[1].key, "show_boot_console",
+		       "a qemu key with underscores stays");
+		is_str(p->provider_opts.v[2].key, "unshare_ipc",
+		       "another provider's key is passed on as written");
+	}
+	sb_policy_free(p);
 	one_error("bwarp.share-net=yes\n",
 		  ".py-sandboxes(1): In 'bwarp.share-net=yes', unknown provider "
 		  "'bwarp'. Provider options are <provider>.<key>=<value> with "
