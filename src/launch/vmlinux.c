@@ -6,7 +6,8 @@
  * kernels, xz on others). Booted as it is, the guest runs that
  * decompressor first, which under TCG emulation takes over a second on the
  * development machine; unpacked here natively (about 0.1 s), the kernel is
- * an ELF that qemu starts at its PVH entry point, with nothing to unpack.
+ * an ELF that qemu starts at its PVH entry point, with nothing to unpack. It
+ * is unpacked into the memfd's own pages: no buffer, no copy.
  *
  * The result is used only when it is an x86-64 ELF with a PVH entry (a
  * "Xen" note of type XEN_ELFNOTE_PHYS32_ENTRY, CONFIG_PVH); otherwise, or
@@ -18,12 +19,14 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "config.h"
-#include "fdio.h"
 
 #ifdef SB_HAVE_ZSTD
 #include <zstd.h>
@@ -48,94 +51,82 @@ static uint32_t le32(const unsigned char *p)
 	       (uint32_t)p[3] << 24;
 }
 
-static int grow(unsigned char **out, size_t *cap, size_t need)
-{
-	unsigned char *n;
-	size_t c = *cap ? *cap : 64u << 20;
-
-	while (c < need)
-		c *= 2;
-	if (c > MAX_KERNEL)
-		return -EFBIG;
-	n = realloc(*out, c);
-	if (!n)
-		return -ENOMEM;
-	*out = n;
-	*cap = c;
-	return 0;
-}
-
 #ifdef SB_HAVE_ZSTD
-/* One zstd frame (the kernel's build appends the size after it). */
-static int unzstd(const unsigned char *in, size_t n, unsigned char **out,
-		  size_t *len, const char **why)
+/* One zstd frame (the kernel's build appends the size after it) into
+ * out[0..cap). */
+static int unzstd(const unsigned char *in, size_t n, unsigned char *out,
+		  size_t cap, size_t *len, const char **why)
 {
 	ZSTD_DCtx *z = ZSTD_createDCtx();
 	ZSTD_inBuffer ib = { in, n, 0 };
-	size_t cap = 0, r = 1;
+	ZSTD_outBuffer ob = { out, cap, 0 };
+	size_t r;
 	int e = 0;
 
 	if (!z)
 		return -ENOMEM;
-	*len = 0;
-	while (r != 0) {
-		ZSTD_outBuffer ob;
-
-		if (*len == cap && (e = grow(out, &cap, cap + 1)) < 0)
-			break;
-		ob = (ZSTD_outBuffer){ *out, cap, *len };
+	do {
 		r = ZSTD_decompressStream(z, &ob, &ib);
-		*len = ob.pos;
 		if (ZSTD_isError(r)) {
 			*why = ZSTD_getErrorName(r);
 			e = -EINVAL;
-			break;
-		}
-		if (r != 0 && ib.pos == ib.size && ob.pos < ob.size) {
+		} else if (r != 0 && ob.pos == ob.size) {
+			e = -EFBIG;
+		} else if (r != 0 && ib.pos == ib.size) {
 			*why = "the zstd payload is cut short";
 			e = -EINVAL;
-			break;
 		}
-	}
+	} while (r != 0 && !e);
+	*len = ob.pos;
 	ZSTD_freeDCtx(z);
 	return e;
 }
 #endif
 
 #ifdef SB_HAVE_LZMA
-static int unxz(const unsigned char *in, size_t n, unsigned char **out,
-		size_t *len, const char **why)
+static int unxz(const unsigned char *in, size_t n, unsigned char *out,
+		size_t cap, size_t *len, const char **why)
 {
 	lzma_stream s = LZMA_STREAM_INIT;
-	size_t cap = 0;
 	lzma_ret r;
-	int e = 0;
 
 	if (lzma_stream_decoder(&s, MAX_KERNEL, 0) != LZMA_OK)
 		return -ENOMEM;
 	s.next_in = in;
 	s.avail_in = n;
-	*len = 0;
-	for (;;) {
-		if (*len == cap && (e = grow(out, &cap, cap + 1)) < 0)
-			break;
-		s.next_out = *out + *len;
-		s.avail_out = cap - *len;
+	s.next_out = out;
+	s.avail_out = cap;
+	do
 		r = lzma_code(&s, LZMA_FINISH);
-		*len = cap - s.avail_out;
-		if (r == LZMA_STREAM_END)
-			break;
-		if (r != LZMA_OK) {
-			*why = r == LZMA_BUF_ERROR ? "the xz payload is cut short"
-						   : "the xz payload is corrupt";
-			e = -EINVAL;
-			break;
-		}
-	}
+	while (r == LZMA_OK && s.avail_out);
+	*len = cap - s.avail_out;
 	lzma_end(&s);
-	return e;
+	if (r == LZMA_STREAM_END)
+		return 0;
+	if (!s.avail_out)
+		return -EFBIG;
+	*why = r == LZMA_BUF_ERROR ? "the xz payload is cut short"
+				   : "the xz payload is corrupt";
+	return -EINVAL;
 }
 #endif
+
+int sb_unpack(const unsigned char *in, size_t n, unsigned char *out,
+	      size_t cap, size_t *len, const char **why)
+{
+	*len = 0;
+	*why = "a compression this build cannot read";
+#ifdef SB_HAVE_ZSTD
+	if (n >= 4 && memcmp(in, "\x28\xb5\x2f\xfd", 4) == 0)
+		return unzstd(in, n, out, cap, len, why);
+#endif
+#ifdef SB_HAVE_LZMA
+	if (n >= 6 && memcmp(in, "\xfd" "7zXZ\0", 6) == 0)
+		return unxz(in, n, out, cap, len, why);
+#endif
+	(void)in, (void)n, (void)out, (void)cap;
+	return -ENOTSUP;
+}
 
 bool sb_vmlinux_has_pvh(const unsigned char *elf, size_t len)
 {
@@ -180,9 +171,9 @@ int sb_vmlinux_unpack(const unsigned char *img, size_t len,
 		      const char **why)
 {
 	const unsigned char *pl;
-	unsigned char *out = NULL;
+	unsigned char *out;
 	size_t setup, start, off, plen, olen = 0;
-	int r;
+	int r, fd;
 
 	*why = NULL;
 	if (len < HDR_PAYLOAD_LENGTH + 4 ||
@@ -204,16 +195,23 @@ int sb_vmlinux_unpack(const unsigned char *img, size_t len,
 		return -EINVAL;
 	}
 	pl = img + start + off;
-	r = -ENOTSUP;
-	*why = "a compression this build cannot read";
-#ifdef SB_HAVE_ZSTD
-	if (memcmp(pl, "\x28\xb5\x2f\xfd", 4) == 0)
-		r = unzstd(pl, plen, &out, &olen, why);
-#endif
-#ifdef SB_HAVE_LZMA
-	if (memcmp(pl, "\xfd" "7zXZ\0", 6) == 0)
-		r = unxz(pl, plen, &out, &olen, why);
-#endif
+	/* unpacked straight into the memfd, mapped MAX_KERNEL long: a sparse
+	 * file whose pages exist once written, so nothing is grown, copied
+	 * or written twice; it is cut to its length and sealed after */
+	fd = memfd_create("pysb-vmlinux", MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		*why = "memfd for the kernel";
+		return -errno;
+	}
+	if (ftruncate(fd, MAX_KERNEL) < 0 ||
+	    (out = mmap(NULL, MAX_KERNEL, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0)) == MAP_FAILED) {
+		r = -errno;
+		*why = "memfd for the kernel";
+		close(fd);
+		return r;
+	}
+	r = sb_unpack(pl, plen, out, MAX_KERNEL, &olen, why);
 	if (r == -EFBIG)
 		*why = "the kernel unpacks to more than 512 MiB";
 	else if (r == -ENOMEM)
@@ -222,13 +220,19 @@ int sb_vmlinux_unpack(const unsigned char *img, size_t len,
 		*why = "the kernel has no PVH entry point (CONFIG_PVH)";
 		r = -ENOEXEC;
 	}
-	if (r == 0) {
-		r = sb_memfd_text("pysb-vmlinux", (const char *)out, olen);
-		if (r < 0)
-			*why = "memfd for the kernel";
+	munmap(out, MAX_KERNEL);
+	if (r == 0 &&
+	    (ftruncate(fd, (off_t)olen) < 0 ||
+	     fcntl(fd, F_ADD_SEALS,
+		   F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) <
+		     0)) {
+		r = -errno;
+		*why = "memfd for the kernel";
 	}
-	free(out);
-	if (r >= 0)
-		*why = NULL;
-	return r;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	*why = NULL;
+	return fd;
 }
