@@ -83,8 +83,40 @@ static void say(const char *fmt, ...)
 			return;
 }
 
+/* qemu.show_boot_console's breadcrumbs: each step of this init on the
+ * console, through the kernel's log so that each has the kernel's time
+ * (python-sb sets pysb_diag=1 on the kernel's command line, which the
+ * kernel passes on to init's environment). */
+static bool diag;
+static int kmsg = -1; /* kept open: the new root has no /dev/kmsg */
+
+static void crumb(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n, fd;
+
+	if (!diag)
+		return;
+	n = snprintf(line, sizeof(line), "<6>pysb-init: ");
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (kmsg < 0 && (fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC)) >= 0) {
+		/* above the numbers the stage is given, closed on exec */
+		kmsg = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+		close(fd);
+	}
+	if (kmsg >= 0)
+		(void)!write(kmsg, line, (size_t)n);
+}
+
 static void power_off(void)
 {
+	crumb("power off");
 	sync();
 	reboot(RB_POWER_OFF);
 	for (;;)
@@ -784,6 +816,7 @@ int main(void)
 
 	if (getpid() != 1)
 		return 1;
+	diag = getenv("pysb_diag") != NULL;
 	/* the program runs as root here too, without capabilities: it must
 	 * not reach this process's descriptors (the control port) through
 	 * /proc/1/fd */
@@ -821,6 +854,7 @@ int main(void)
 	}
 	if (ctl_fd < 0 || in < 0 || out < 0 || err < 0)
 		die("open the virtio-serial ports", NULL);
+	crumb("the virtio-serial ports are open");
 	/* out of the way of the descriptor numbers the stage is given */
 	ctl_fd = fcntl(ctl_fd, F_DUPFD_CLOEXEC, 900);
 	in = fcntl(in, F_DUPFD_CLOEXEC, 900);
@@ -832,6 +866,7 @@ int main(void)
 		close(fd);
 	load_modules(share_modules,
 		     sizeof(share_modules) / sizeof(share_modules[0]));
+	crumb("the 9p modules are loaded");
 	read_record(&r);
 	if (mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") <
 		    0 &&
@@ -898,6 +933,7 @@ int main(void)
 		errno = EINVAL;
 		die("the run record is incomplete", NULL);
 	}
+	crumb("the shares are mounted");
 	if (channel)
 		chan_open(channel, policy_fd, stage_fd);
 	if (net[0])
@@ -931,6 +967,7 @@ int main(void)
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	say("up");
+	crumb("the second stage starts: %s", args[0]);
 	child = fork();
 	if (child < 0)
 		die("fork", NULL);
@@ -960,6 +997,7 @@ int main(void)
 		close(atoi(lims[4]));
 	}
 	status = supervise(child);
+	crumb("the program ended: status %d", status);
 	chan_drain();
 	say("exit %d", status);
 	power_off();

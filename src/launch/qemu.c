@@ -1490,7 +1490,7 @@ static int boot(struct sb_arena *a, const struct sb_policy *p,
 	ARG("console=ttyS0 panic=-1 rdinit=/init tsc=reliable no_timer_check "
 	    "cryptomgr.notests %s%s",
 	    kvm ? "" : tsc_khz(a),
-	    o.show_boot_console ? "loglevel=7" : "quiet loglevel=1");
+	    o.show_boot_console ? "loglevel=7 pysb_diag=1" : "quiet loglevel=1");
 	ARG("-chardev");
 	ARG("socket,id=con,fd=%d", pairs[P_CON][1]);
 	ARG("-serial");

@@ -84,6 +84,31 @@ def _run(argv, work, timeout=120, **kw):
                           timeout=scaled(timeout), **kw)
 
 
+def test_the_boot_console_names_each_step(work):
+    # qemu.show_boot_console, given on the command line with its
+    # underscores: the guest kernel's console and the guest init's steps
+    # (each with the kernel's time) on stderr, and kept in the log file;
+    # the program's own streams stay apart
+    _need_qemu()
+    _rules(work, "python-import=sys")
+    r = _run(_argv("root", "--qemu.show_boot_console=yes", "-c",
+                   "print('ran')"), work)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "ran\n"
+    steps = ["the 9p modules are loaded", "the shares are mounted",
+             "the second stage starts", "the program ended: status 0",
+             "power off"]
+    at = [r.stderr.find("pysb-init: " + s) for s in steps]
+    assert all(i >= 0 for i in at) and at == sorted(at), r.stderr
+    assert "Run /init as init process" in r.stderr
+    kept = (work / ".pysandbox-qemu-console.log").read_text()
+    assert "pysb-init: the program ended: status 0" in kept
+    # without it, nothing of the guest's console is shown
+    r = _run(_argv("root", "-c", "print('ran')"), work)
+    assert r.returncode == 0 and r.stdout == "ran\n", r.stderr
+    assert "pysb-init" not in r.stderr and "Run /init" not in r.stderr
+
+
 @pytest.mark.parametrize("user", ["root", "nobody"])
 def test_status_streams_and_stdin(work, user):
     _need_qemu()
