@@ -14,12 +14,19 @@
  * when the compression is one this build cannot read, the caller boots the
  * bzImage as before. Nothing is cached: the memfd lives as long as the
  * run, and is made from the file python-sb read itself.
+ *
+ * libzstd and liblzma are opened (dlopen, by their sonames) when a payload
+ * needs one: linked, they were loaded by every python-sb run, a quarter
+ * of a millisecond each time for what only os-sandbox=qemu uses. Without
+ * the library the payload is "a compression this build cannot read".
  */
 #include "vmlinux.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,24 +58,79 @@ static uint32_t le32(const unsigned char *p)
 	       (uint32_t)p[3] << 24;
 }
 
+/* Open 'soname' (once: *h, or NULL when it failed) and resolve each
+ * names[i] into fns[i], a function pointer's bytes; false when the library
+ * or one of them is missing. */
+static bool open_lib(void **h, bool *tried, const char *soname,
+		     const char *const names[], void *const fns[], size_t n)
+{
+	size_t i;
+
+	if (!*tried) {
+		*tried = true;
+		*h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+		for (i = 0; *h && i < n; i++) {
+			void *f = dlsym(*h, names[i]);
+
+			if (!f) {
+				dlclose(*h);
+				*h = NULL;
+			} else {
+				/* ISO C has no conversion from void * to a
+				 * function pointer: copy its bytes */
+				memcpy(fns[i], &f, sizeof(f));
+			}
+		}
+	}
+	return *h != NULL;
+}
+
 #ifdef SB_HAVE_ZSTD
+static struct {
+	void *h;
+	bool tried;
+	ZSTD_DCtx *(*create)(void);
+	size_t (*stream)(ZSTD_DCtx *, ZSTD_outBuffer *, ZSTD_inBuffer *);
+	size_t (*release)(ZSTD_DCtx *);
+	unsigned (*is_error)(size_t);
+	const char *(*error_name)(size_t);
+} zs;
+
+static bool zstd_open(void)
+{
+	static const char *const names[] = {
+		"ZSTD_createDCtx", "ZSTD_decompressStream", "ZSTD_freeDCtx",
+		"ZSTD_isError", "ZSTD_getErrorName",
+	};
+	void *const fns[] = { &zs.create, &zs.stream, &zs.release,
+			      &zs.is_error, &zs.error_name };
+
+	return open_lib(&zs.h, &zs.tried, "libzstd.so.1", names, fns,
+			sizeof(names) / sizeof(names[0]));
+}
+
 /* One zstd frame (the kernel's build appends the size after it) into
  * out[0..cap). */
 static int unzstd(const unsigned char *in, size_t n, unsigned char *out,
 		  size_t cap, size_t *len, const char **why)
 {
-	ZSTD_DCtx *z = ZSTD_createDCtx();
+	ZSTD_DCtx *z;
 	ZSTD_inBuffer ib = { in, n, 0 };
 	ZSTD_outBuffer ob = { out, cap, 0 };
 	size_t r;
 	int e = 0;
 
+	if (!zstd_open()) {
+		*why = "libzstd.so.1 is not installed";
+		return -ENOTSUP;
+	}
+	z = zs.create();
 	if (!z)
 		return -ENOMEM;
 	do {
-		r = ZSTD_decompressStream(z, &ob, &ib);
-		if (ZSTD_isError(r)) {
-			*why = ZSTD_getErrorName(r);
+		r = zs.stream(z, &ob, &ib);
+		if (zs.is_error(r)) {
+			*why = zs.error_name(r);
 			e = -EINVAL;
 		} else if (r != 0 && ob.pos == ob.size) {
 			e = -EFBIG;
@@ -78,29 +140,52 @@ static int unzstd(const unsigned char *in, size_t n, unsigned char *out,
 		}
 	} while (r != 0 && !e);
 	*len = ob.pos;
-	ZSTD_freeDCtx(z);
+	zs.release(z);
 	return e;
 }
 #endif
 
 #ifdef SB_HAVE_LZMA
+static struct {
+	void *h;
+	bool tried;
+	lzma_ret (*decoder)(lzma_stream *, uint64_t, uint32_t);
+	lzma_ret (*code)(lzma_stream *, lzma_action);
+	void (*end)(lzma_stream *);
+} xz;
+
+static bool xz_open(void)
+{
+	static const char *const names[] = {
+		"lzma_stream_decoder", "lzma_code", "lzma_end",
+	};
+	void *const fns[] = { &xz.decoder, &xz.code, &xz.end };
+
+	return open_lib(&xz.h, &xz.tried, "liblzma.so.5", names, fns,
+			sizeof(names) / sizeof(names[0]));
+}
+
 static int unxz(const unsigned char *in, size_t n, unsigned char *out,
 		size_t cap, size_t *len, const char **why)
 {
 	lzma_stream s = LZMA_STREAM_INIT;
 	lzma_ret r;
 
-	if (lzma_stream_decoder(&s, MAX_KERNEL, 0) != LZMA_OK)
+	if (!xz_open()) {
+		*why = "liblzma.so.5 is not installed";
+		return -ENOTSUP;
+	}
+	if (xz.decoder(&s, MAX_KERNEL, 0) != LZMA_OK)
 		return -ENOMEM;
 	s.next_in = in;
 	s.avail_in = n;
 	s.next_out = out;
 	s.avail_out = cap;
 	do
-		r = lzma_code(&s, LZMA_FINISH);
+		r = xz.code(&s, LZMA_FINISH);
 	while (r == LZMA_OK && s.avail_out);
 	*len = cap - s.avail_out;
-	lzma_end(&s);
+	xz.end(&s);
 	if (r == LZMA_STREAM_END)
 		return 0;
 	if (!s.avail_out)
