@@ -637,6 +637,34 @@ t("allowed", lambda: C(socket.AF_INET, socket.SOCK_STREAM).connect(
 """
 
 
+def _under_strace(tmp_path, py, program, rules, args, calls):
+    """Run 'program' (c.py) under python-sb with os-sandbox=subprocess,
+    every import, 'rules' and the resolver's files, with strace outside
+    the sandbox watching 'calls' of the whole tree: (the run, the trace's
+    lines). Skips, saying why, without strace or 'py'."""
+    import shutil
+    import subprocess
+    from pysbtest import sb_path
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("strace is not installed (scripts/deps --all)")
+    if not os.access(py, os.X_OK):
+        pytest.skip(f"no {py}")
+    (tmp_path / "c.py").write_text(program)
+    (tmp_path / ".py-sandboxes").write_text(
+        "python-import=*\nos-sandbox=subprocess\n" + rules +
+        "expose-ro=/etc/resolv.conf\nexpose-ro=/etc/hosts\n"
+        "expose-ro=/etc/nsswitch.conf\nexpose-ro=/etc/host.conf\n"
+        "expose-ro=/etc/gai.conf\n")
+    trace = tmp_path / "trace"
+    r = subprocess.run([strace, "-f", "-qq", "-s", "512", "-o", str(trace),
+                        "-e", "trace=" + calls, str(sb_path()),
+                        f"--python={py}", "c.py", *args],
+                       cwd=tmp_path, capture_output=True, text=True,
+                       timeout=scaled(120))
+    return r, (trace.read_text().splitlines() if trace.exists() else [])
+
+
 @pytest.mark.parametrize("mode", ["mro", "copy", "copy-first",
                                   "copy-renamed"])
 @pytest.mark.parametrize("py", sorted({PYTHON, pyenv_oldest(),
@@ -653,30 +681,12 @@ def test_a_name_given_to_the_c_socket_class_is_judged_before_a_query(
     query may name the secret. The control, a lookup the rule allows
     ('*'), shows that a query the resolver sends is seen; a connect to a
     rule's address through the same class reaches the kernel."""
-    import shutil
-    import subprocess
-    from pysbtest import sb_path
-    strace = shutil.which("strace")
-    if strace is None:
-        pytest.skip("strace is not installed (scripts/deps --all)")
-    if not os.access(py, os.X_OK):
-        pytest.skip(f"no {py}")
     secret = f"s3cr3t{random.randrange(1 << 30)}.attacker.invalid"
-    (tmp_path / "c.py").write_text(C_CLASS_NAMES)
-    (tmp_path / ".py-sandboxes").write_text(
-        "python-import=*\nos-sandbox=subprocess\n"
+    r, trace = _under_strace(
+        tmp_path, py, C_CLASS_NAMES,
         "net=ALLOW|TCP|127.0.0.1|9|OUT\n"
-        f"net=ALLOW|TCP|control.{secret}|80|OUT\n"
-        "expose-ro=/etc/resolv.conf\nexpose-ro=/etc/hosts\n"
-        "expose-ro=/etc/nsswitch.conf\nexpose-ro=/etc/host.conf\n"
-        "expose-ro=/etc/gai.conf\n")
-    trace = tmp_path / "trace"
-    r = subprocess.run([strace, "-f", "-qq", "-s", "512", "-o", str(trace),
-                        "-e", "trace=sendto,sendmmsg,sendmsg,write",
-                        str(sb_path()), f"--python={py}", "c.py", secret,
-                        mode],
-                       cwd=tmp_path, capture_output=True, text=True,
-                       timeout=scaled(120))
+        f"net=ALLOW|TCP|control.{secret}|80|OUT\n",
+        [secret, mode], "sendto,sendmmsg,sendmsg,write")
     assert r.returncode == 0, r.stderr
     out = dict(ln.split(": ", 1) for ln in r.stdout.splitlines()
                if ": " in ln)
@@ -687,7 +697,7 @@ def test_a_name_given_to_the_c_socket_class_is_judged_before_a_query(
     assert out["allowed"].startswith("ConnectionRefusedError"), out
     # what went out as datagrams, seen from outside: the secret is
     # written on stdout (the labels' messages), so only socket calls count
-    sent = [ln for ln in trace.read_text().splitlines()
+    sent = [ln for ln in trace
             if ("sendto(" in ln or "sendmmsg(" in ln or "sendmsg(" in ln)]
     assert not [ln for ln in sent if "s3cr3t" in ln and "control" not in ln
                 and "\\7control" not in ln], sent
@@ -724,28 +734,10 @@ def test_a_refused_copy_of_socket_is_emptied(tmp_path, py):
     given to its connect was resolved (strace saw the query). A refused
     copy is now emptied. strace outside the sandbox sees no query for the
     secret from any copy, refused or not."""
-    import shutil
-    import subprocess
-    from pysbtest import sb_path
-    strace = shutil.which("strace")
-    if strace is None:
-        pytest.skip("strace is not installed (scripts/deps --all)")
-    if not os.access(py, os.X_OK):
-        pytest.skip(f"no {py}")
     secret = f"s3cr3t{random.randrange(1 << 30)}.attacker.invalid"
-    (tmp_path / "c.py").write_text(MANY_COPIES)
-    (tmp_path / ".py-sandboxes").write_text(
-        "python-import=*\nos-sandbox=subprocess\n"
-        "net=ALLOW|TCP|127.0.0.1|9|OUT\n"
-        "expose-ro=/etc/resolv.conf\nexpose-ro=/etc/hosts\n"
-        "expose-ro=/etc/nsswitch.conf\nexpose-ro=/etc/host.conf\n"
-        "expose-ro=/etc/gai.conf\n")
-    trace = tmp_path / "trace"
-    r = subprocess.run([strace, "-f", "-qq", "-s", "512", "-o", str(trace),
-                        "-e", "trace=sendto,sendmmsg,sendmsg",
-                        str(sb_path()), f"--python={py}", "c.py", secret],
-                       cwd=tmp_path, capture_output=True, text=True,
-                       timeout=scaled(120))
+    r, trace = _under_strace(tmp_path, py, MANY_COPIES,
+                             "net=ALLOW|TCP|127.0.0.1|9|OUT\n", [secret],
+                             "sendto,sendmmsg,sendmsg")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     results = [ln for ln in lines if not ln.startswith("refused")]
@@ -753,5 +745,5 @@ def test_a_refused_copy_of_socket_is_emptied(tmp_path, py):
     for ln in results:
         assert ("RuleSocketConnectionRefusedError" in ln or
                 "has no attribute 'socket'" in ln), ln
-    sent = [ln for ln in trace.read_text().splitlines() if "s3cr3t" in ln]
+    sent = [ln for ln in trace if "s3cr3t" in ln]
     assert not sent, sent
