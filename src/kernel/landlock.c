@@ -470,17 +470,22 @@ static uint64_t use_rights(enum sb_landlock_use use)
 /* 0, -ENOENT/-EACCES when the path cannot be opened (nothing granted), or
  * another -errno. The rule lands on what the path names after symlinks. */
 static int allow_path(int ruleset, const char *path, uint64_t rights,
-		      uint64_t handled)
+		      uint64_t handled, bool entry)
 {
 	struct ll_path_beneath_attr pb = { 0 };
 	struct stat st;
 	int fd, err = 0;
 
-	fd = open(path, O_PATH | O_CLOEXEC);
+	/* expose-new= names the entry, never what a link there leads to */
+	fd = open(path, O_PATH | O_CLOEXEC | (entry ? O_NOFOLLOW : 0));
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
+		goto out;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		err = -ENOENT;
 		goto out;
 	}
 	pb.allowed_access = rights & handled;
@@ -532,7 +537,7 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 
 		rc = allow_path(ruleset, e->path,
 				expose_rights(e, attr->handled_access_fs),
-				attr->handled_access_fs);
+				attr->handled_access_fs, e->entry);
 		if (rc == -ENOENT)
 			continue; /* gone since the parse: nothing to allow */
 		if (rc < 0) {
@@ -544,7 +549,7 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 	sb_landlock_implicit(a, ctx, &imp, &n);
 	for (i = 0; i < n; i++) {
 		rc = allow_path(ruleset, imp[i].path, use_rights(imp[i].use),
-				attr->handled_access_fs);
+				attr->handled_access_fs, false);
 		/* an implicit path we cannot open is simply not granted */
 		if (rc < 0 && rc != -ENOENT && rc != -EACCES) {
 			*err = sb_arena_printf(a,
@@ -559,7 +564,7 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 	 * execs the program. Each entry is a magic link, which Landlock
 	 * judges where it leads. A child has another PID: not granted. */
 	rc = allow_path(ruleset, "/proc/self/fd", LL_FS_READ_DIR,
-			attr->handled_access_fs);
+			attr->handled_access_fs, false);
 	if (rc < 0 && rc != -ENOENT && rc != -EACCES) {
 		*err = sb_arena_printf(a, "landlock_add_rule for /proc/self/fd: "
 					  "%s",
@@ -704,9 +709,16 @@ struct sb_landlock_view *sb_landlock_view_new(struct sb_arena *a,
 
 	memset(v, 0, sizeof(*v));
 	v->handled = fs_rights(abi);
-	for (i = 0; i < p->exposes.n; i++)
-		view_add(a, v, p->exposes.v[i].path,
-			 expose_rights(&p->exposes.v[i], v->handled));
+	for (i = 0; i < p->exposes.n; i++) {
+		const struct sb_expose *e = &p->exposes.v[i];
+		struct stat st;
+
+		/* as add_rules: an entry not there (or a link) has no rule */
+		if (e->entry &&
+		    (lstat(e->path, &st) < 0 || S_ISLNK(st.st_mode)))
+			continue;
+		view_add(a, v, e->path, expose_rights(e, v->handled));
+	}
 	sb_landlock_implicit(a, ctx, &imp, &n);
 	for (i = 0; i < n; i++)
 		view_add(a, v, imp[i].path, use_rights(imp[i].use));

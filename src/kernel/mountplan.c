@@ -448,6 +448,18 @@ static int make_plan(struct plan *pl, const struct sb_policy *p,
 				(e->ref.file[0] == '<' &&
 				 strcmp(e->ref.file, SB_REF_ARG) != 0);
 
+		/* a bind needs the entry there, and the directory that will
+		 * hold it is not the program's: only the supervisor of
+		 * os-sandbox=landlock makes it (entrysup.c) */
+		if (e->entry) {
+			pl->err = sb_arena_printf(
+				pl->a,
+				"'%s' (%s): an entry the program may make, "
+				"which a namespace cannot bind; use "
+				"os-sandbox=landlock or subprocess",
+				e->rule, sb_ref_format(pl->a, e->ref));
+			return -1;
+		}
 		if (e->mode == SB_EXPOSE_LIST) {
 			/* the directory is there, empty: a bind would show
 			 * its files (weaknesses.md 60) */

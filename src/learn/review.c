@@ -137,10 +137,18 @@ static bool secret_like(const char *name)
 	return false;
 }
 
+/* expose-ro=, expose-rw=, expose-new=: a path graded as such */
+static bool path_key(const char *key)
+{
+	return sb_str_starts(key, "expose-r") || strcmp(key, "expose-new") == 0;
+}
+
 static struct grade grade_expose(struct sb_arena *a, const struct sb_policy *p,
 				 const char *key, const char *value)
 {
-	bool rw = strcmp(key, "expose-rw") == 0;
+	/* expose-new= is read-write on its entry */
+	bool rw = strcmp(key, "expose-rw") == 0 ||
+		  strcmp(key, "expose-new") == 0;
 	const char *v = sb_strip(a, value, strlen(value));
 	bool wide = is_home_or_root(a, v);
 
@@ -370,7 +378,7 @@ bool sb_review_grade(struct sb_arena *a, const char *line,
 	 * what the variable holds there: python-import=*, os-sandbox=none
 	 * (K62). Paths have their own grade (env_decides), env= its own,
 	 * ignore= only hides. */
-	if (eq && strstr(eq + 1, "${") && !sb_str_starts(key, "expose-r") &&
+	if (eq && strstr(eq + 1, "${") && !path_key(key) &&
 	    strcmp(key, "ignore") != 0) {
 		g = G(SB_RISK_HIGH, "the environment decides its value at the "
 				    "run: it may be any value this rule takes");
@@ -392,7 +400,7 @@ bool sb_review_grade(struct sb_arena *a, const char *line,
 	for (i = 0; i < p->errors.n; i++) /* drop "review(1): " */
 		if (sb_str_starts(p->errors.v[i].text, REF_PREFIX))
 			p->errors.v[i].text += strlen(REF_PREFIX);
-	if (eq && sb_str_starts(key, "expose-r"))
+	if (eq && path_key(key))
 		g = grade_expose(a, p, key, eq + 1);
 	else if (p->errors.n)
 		g = G(SB_RISK_INVALID, p->errors.v[0].text);

@@ -1440,15 +1440,86 @@ static void ignore_with_slash(struct parser *ps, const struct sb_line *l)
 		 l->text, abs, *name ? name : "*");
 }
 
+/* The exposure rule 'l' makes, of canonical path 'canon'. */
+static struct sb_expose *push_expose(struct sb_policy *p,
+				     const struct sb_line *l,
+				     const char *canon,
+				     enum sb_expose_mode mode, bool is_dir)
+{
+	struct sb_expose *e = SB_VEC_PUSH(p->arena, p->exposes);
+
+	e->path = sb_arena_strdup(p->arena, canon);
+	e->rule = l->text;
+	e->ref = l->ref;
+	e->mode = mode;
+	e->is_dir = is_dir;
+	e->entry = false;
+	return e;
+}
+
+/* expose-new=PATH: the entry need not exist, its directory must. The
+ * directory is made canonical, the last component is kept as written (a
+ * symbolic link by that name is refused: the rule names the entry, never
+ * what a link leads to). */
+static void parse_entry(struct parser *ps, const struct sb_line *l,
+			const char *v, const char *abs)
+{
+	struct sb_policy *p = ps->p;
+	struct sb_arena *a = p->arena;
+	const char *norm = sb_path_normalize(a, abs), *slash, *name;
+	const char *written = strrchr(v, '/');
+	char canon[PATH_MAX];
+	struct sb_expose *e;
+	struct stat st;
+
+	/* as written: "." or "dir/.." names no entry of its own */
+	written = written ? written + 1 : v;
+	slash = strrchr(norm, '/');
+	name = slash ? slash + 1 : norm;
+	if (!slash || !*name || !*written || !strcmp(written, ".") ||
+	    !strcmp(written, "..") || !strcmp(v, "~")) {
+		sb_error(p, l->ref,
+			 "In '%s', path must name an entry in a directory.",
+			 l->text);
+		return;
+	}
+	if (!realpath(slash == norm ? "/"
+				    : sb_arena_strndup(a, norm,
+						       (size_t)(slash - norm)),
+		      canon) ||
+	    stat(canon, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		sb_error(p, l->ref,
+			 "In '%s', the directory that holds '%s' must exist.",
+			 l->text, name);
+		return;
+	}
+	if (strlen(canon) + strlen(name) + 2 > PATH_MAX) {
+		sb_error(p, l->ref, "In '%s', path is invalid.", l->text);
+		return;
+	}
+	if (strcmp(canon, "/") != 0)
+		strcat(canon, "/");
+	strcat(canon, name);
+	if (lstat(canon, &st) == 0 && S_ISLNK(st.st_mode)) {
+		sb_error(p, l->ref,
+			 "In '%s', '%s' is a symbolic link: name what it "
+			 "leads to with expose-rw=.",
+			 l->text, canon);
+		return;
+	}
+	/* it covers what the program makes below it */
+	e = push_expose(p, l, canon, SB_EXPOSE_RW, true);
+	e->entry = true;
+}
+
 static void parse_expose(struct parser *ps, const struct sb_line *l,
-			 enum sb_expose_mode mode)
+			 enum sb_expose_mode mode, bool entry)
 {
 	struct sb_policy *p = ps->p;
 	struct sb_arena *a = p->arena;
 	const char *v = sb_strip(a, l->value, strlen(l->value));
 	const char *abs;
 	char canon[PATH_MAX];
-	struct sb_expose *e;
 	struct stat st;
 
 	if (strchr(v, ',')) {
@@ -1462,6 +1533,10 @@ static void parse_expose(struct parser *ps, const struct sb_line *l,
 		return;
 	}
 	abs = sb_path_join(a, ps->o->cwd, expand_tilde(ps, v));
+	if (entry) {
+		parse_entry(ps, l, v, abs);
+		return;
+	}
 	if (!realpath(abs, canon)) {
 		/* a path written absolute is shown absolute */
 		if (errno == ENOENT)
@@ -1484,12 +1559,7 @@ static void parse_expose(struct parser *ps, const struct sb_line *l,
 			 l->text);
 		return;
 	}
-	e = SB_VEC_PUSH(a, p->exposes);
-	e->path = sb_arena_strdup(a, canon);
-	e->rule = l->text;
-	e->ref = l->ref;
-	e->mode = mode;
-	e->is_dir = S_ISDIR(st.st_mode);
+	push_expose(p, l, canon, mode, S_ISDIR(st.st_mode));
 }
 
 static int cmp_expose_path(const void *x, const void *y)
@@ -1665,11 +1735,13 @@ static void stage_directives(struct parser *ps)
 		if (ps->claimed[i] || !l->value)
 			continue;
 		if (strcmp(l->key, "expose-ro") == 0) {
-			parse_expose(ps, l, SB_EXPOSE_RO);
+			parse_expose(ps, l, SB_EXPOSE_RO, false);
 		} else if (strcmp(l->key, "expose-rw") == 0) {
-			parse_expose(ps, l, SB_EXPOSE_RW);
+			parse_expose(ps, l, SB_EXPOSE_RW, false);
+		} else if (strcmp(l->key, "expose-new") == 0) {
+			parse_expose(ps, l, SB_EXPOSE_RW, true);
 		} else if (strcmp(l->key, "expose-list") == 0) {
-			parse_expose(ps, l, SB_EXPOSE_LIST);
+			parse_expose(ps, l, SB_EXPOSE_LIST, false);
 		} else if (strcmp(l->key, "ignore") == 0) {
 			if (!*l->value) {
 				sb_error(p, l->ref,

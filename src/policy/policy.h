@@ -60,6 +60,11 @@ struct sb_expose {
 	struct sb_ref ref;
 	enum sb_expose_mode mode;
 	bool is_dir; /* false: a single file (beyond the seed) */
+	/* expose-new=: an entry the program may make, which need not exist
+	 * (its directory must); read-write like expose-rw= once there. The
+	 * kernel layer cannot name it, so the supervisor performs the calls
+	 * on it (entrysup.c) */
+	bool entry;
 };
 
 struct sb_ignore {

@@ -545,6 +545,38 @@ static void test_files(void)
 		  ".py-sandboxes(1): In 'expose-list=./listed/a.txt', path "
 		  "must be a directory.",
 		  "expose-list: a file is an error");
+	/* expose-new=: an entry that need not exist, and what lies below */
+	p = parse("expose-new=./listed/made\n");
+	is_str(errors(p), "", "expose-new: no errors for a missing entry");
+	{
+		struct sb_fs_decision d;
+		char made[400], below[400], other[400];
+
+		snprintf(made, sizeof(made), "%s/listed/made", tmp);
+		snprintf(below, sizeof(below), "%s/listed/made/x/y", tmp);
+		snprintf(other, sizeof(other), "%s/listed/a.txt", tmp);
+		ok(p->exposes.n == 1 && p->exposes.v[0].entry &&
+			   p->exposes.v[0].mode == SB_EXPOSE_RW &&
+			   strcmp(p->exposes.v[0].path, made) == 0,
+		   "expose-new: the entry, read-write, by its real directory");
+		sb_fs_decide(p, made, made, made, true, &d);
+		is_int(d.verdict, SB_FS_ALLOW, "expose-new: the entry written");
+		sb_fs_decide(p, below, below, below, true, &d);
+		is_int(d.verdict, SB_FS_ALLOW,
+		       "expose-new: what the program makes below it");
+		sb_fs_decide(p, other, other, other, false, &d);
+		is_int(d.verdict, SB_FS_NOT_EXPOSED,
+		       "expose-new: nothing else in its directory");
+	}
+	sb_policy_free(p);
+	one_error("expose-new=./nodir/x\n",
+		  ".py-sandboxes(1): In 'expose-new=./nodir/x', the directory "
+		  "that holds 'x' must exist.",
+		  "expose-new: its directory must exist");
+	one_error("expose-new=./listed/..\n",
+		  ".py-sandboxes(1): In 'expose-new=./listed/..', path must "
+		  "name an entry in a directory.",
+		  "expose-new: '..' names no entry");
 	p = parse("expose-list=./listed\nexpose-ro=listed\n"
 		  "expose-rw=./data\nexpose-list=data\n");
 	is_str(errors(p), "", "expose-list: with another mode, no error");
