@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "entrysup.h"
 #include "landlock.h"
 #include "policy_net.h"
 #include "selfprotect.h"
@@ -91,6 +92,11 @@ static const char *describe_landlock(struct sb_arena *a,
 	if (sb_net_allows_abstract(p))
 		sb_buf_puts(&b, "; abstract Unix sockets allowed, the host's "
 				"included (net=ALLOW|*|*|*|* and no DENY rule)");
+	if (!masked && sb_entrysup_wanted(p))
+		sb_buf_puts(&b, "; the entries that expose-new= and the "
+				"expose-rw= of a file name are made, replaced "
+				"and removed by python-sb as the supervisor, "
+				"which sees every file call");
 	if (p->ignores.n)
 		sb_buf_puts(&b, masked ? "; ignore= masked in the new root "
 					 "when the run starts"
@@ -235,7 +241,8 @@ int sb_kernel_apply(struct sb_arena *a, const struct sb_policy *p,
 		return -1;
 	sb_prof_mark("landlock");
 	/* after Landlock: a failure here still runs nothing (exit 255) */
-	if (sb_seccomp_apply(a, p, caps.landlock_abi >= 6, listener, err) < 0)
+	if (sb_seccomp_apply(a, p, caps.landlock_abi >= 6, ctx->entries_served,
+			     listener, err) < 0)
 		return -1;
 	sb_prof_mark("seccomp");
 	return 0;

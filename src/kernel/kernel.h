@@ -55,6 +55,9 @@ struct sb_kernel_ctx {
 	 * told to keep them and the channel */
 	const int *keep_fds;
 	size_t n_keep_fds;
+	/* the supervisor performs the calls on the entries Landlock cannot
+	 * grant (entrysup.h): every file call is notified */
+	bool entries_served;
 };
 
 /* What this kernel offers, for --pysandboxes-explain and os-sandbox=auto:

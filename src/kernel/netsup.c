@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "filecall.h"
+#include "entrysup.h"
 #include "filelog.h"
 #include "fsrules.h"
 #include "landlock.h"
@@ -138,6 +139,7 @@ struct sup {
 	int listener;
 	struct sb_filelog *fl; /* a denial log's Landlock records, or NULL */
 	bool scoped; /* Landlock scopes signals (ABI 6) */
+	bool entries; /* performs calls on entries (entrysup.c) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct call *head, *tail;
@@ -1337,6 +1339,23 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 			reply(s->listener, req->id, -EPERM);
 			return;
 		}
+		if (s->entries && !sb_sigcall_handles(req->data.nr)) {
+			enum sb_entrysup_answer ans = SB_ENTRYSUP_PASS;
+			struct caps_saved sv;
+
+			/* with the program's rights, as metasup's */
+			if (caps_narrow(&sv) == 0) {
+				ans = sb_entrysup_serve(s->p, s->listener, req,
+							&rc);
+				caps_restore(&sv);
+			}
+			if (ans == SB_ENTRYSUP_ANSWERED)
+				return;
+			if (ans == SB_ENTRYSUP_REPLY) {
+				reply(s->listener, req->id, rc);
+				return;
+			}
+		}
 		if (sb_sigcall_handles(req->data.nr))
 			sb_filelog_signal(s->fl, s->listener, req, self_root);
 		else
@@ -1439,6 +1458,9 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	struct seccomp_notif_sizes sizes = { 0 };
 	struct seccomp_notif *req;
 	struct sup s = { .p = p, .listener = -1 };
+	/* the child's filter sends every file call here when we perform
+	 * some (entrysup.h) */
+	struct sb_kernel_ctx kc = *ctx;
 	static const struct sb_sup_ops ops = { .fds = serving_fds,
 					       .ready = serving_ready };
 	struct sb_limits own_limits, *lim = ctx->limits;
@@ -1447,6 +1469,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	struct sb_sup run;
 	pid_t pid, parent = getpid();
 
+	kc.entries_served = s.entries = sb_entrysup_wanted(p);
 	if (!lim) {
 		sb_limits_plan_nested(p, 0, &own_limits);
 		lim = &own_limits;
@@ -1503,7 +1526,7 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		num = -1;
 		/* sb_kernel_apply empties the capability sets too, after
 		 * the mount namespace that keeps our own files read-only */
-		if (sb_kernel_apply(a, p, ctx, &num, &err, &hint) < 0) {
+		if (sb_kernel_apply(a, p, &kc, &num, &err, &hint) < 0) {
 			fprintf(stderr,
 				"python-sb: os-sandbox=landlock: %s; nothing "
 				"was run.\n",

@@ -965,12 +965,13 @@ int sb_seccomp_export(bool inet, bool debug, int fd)
 }
 
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
-		     bool scoped, int *listener, const char **err)
+		     bool scoped, bool files, int *listener, const char **err)
 {
 	/* PYSB_DEBUG or a denial log: the supervisor reports each refusal
 	 * and answers EPERM itself; should it die, a notified call fails
-	 * (ENOSYS), never passes */
-	bool debug = listener && (getenv("PYSB_DEBUG") || p->log_path);
+	 * (ENOSYS), never passes. The same filter sends every file call to
+	 * a supervisor that performs some (entrysup.c) */
+	bool debug = listener && (files || getenv("PYSB_DEBUG") || p->log_path);
 	/* the prebuilt filters are for a Landlock that scopes signals */
 	const struct sb_seccomp_prebuilt *pb =
 		listener && scoped ? prebuilt(p->any_net_rule, debug) : NULL;

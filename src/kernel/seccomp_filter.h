@@ -66,10 +66,12 @@ const char *sb_seccomp_summary(struct sb_arena *a, const struct sb_policy *p);
  * there is nobody to judge them: they, chmod and the utimes family fail
  * with EPERM (fail closed). 'scoped': Landlock scopes signals (ABI 6);
  * else the signal calls go to the supervisor too (refused without one),
- * and F_SETOWN may only clear a descriptor's owner.
+ * and F_SETOWN may only clear a descriptor's owner. 'files' (with
+ * 'listener'): every file call goes to the supervisor too, which performs
+ * those on the entries Landlock cannot grant (entrysup.c).
  * Returns 0, or -1 with *err naming the failing step. */
 int sb_seccomp_apply(struct sb_arena *a, const struct sb_policy *p,
-		     bool scoped, int *listener, const char **err);
+		     bool scoped, bool files, int *listener, const char **err);
 
 /* With PYSB_DEBUG or a denial log the file calls (filecall.h) that the
  * table allows, or allows with arguments, and every call the filter

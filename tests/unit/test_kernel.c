@@ -380,7 +380,7 @@ static void test_args_copy_matches_the_filter(void)
 
 		p.arena = sb_arena_new();
 		if (chdir(dir) < 0 ||
-		    sb_seccomp_apply(p.arena, &p, true, NULL, &err))
+		    sb_seccomp_apply(p.arena, &p, true, false, NULL, &err))
 			_exit(255);
 		for (i = 0; i < SB_ARRAY_LEN(calls); i++) {
 			char name[16];
