@@ -240,13 +240,29 @@ static int learn_access(const struct sb_fs_paths *fp, unsigned flags)
 	return sb_learn_file(fp->canon, (flags & J_WRITE) != 0);
 }
 
+/* Learning, an access the verdict allowed: a listing that passes,
+ * filtered, because the directory leads to an exposure (the script's own
+ * directory, for one) is recorded all the same. The kernel layer lists it
+ * with Landlock's READ_DIR, which only a rule gives (learned as
+ * expose-list=, its names). */
+static int learn_filtered_listing(const struct sb_fs_paths *fp,
+				  unsigned flags,
+				  const struct sb_fs_decision *d)
+{
+	if (sb_g.learning && d->verdict == SB_FS_NOT_EXPOSED &&
+	    (flags & J_LISTING) && (flags & J_ANCESTOR) &&
+	    !(flags & J_WRITE) && leads_to_exposure(fp->canon))
+		return learn_access(fp, flags);
+	return 0;
+}
+
 static int judge_located(const char *spelled, const struct sb_fs_paths *fp,
 			 unsigned flags)
 {
 	struct sb_fs_decision d;
 
 	if (verdict(spelled, fp, flags, &d) == SB_FS_ALLOW)
-		return 0;
+		return learn_filtered_listing(fp, flags, &d);
 	if (sb_g.learning)
 		return learn_access(fp, flags);
 	return refuse(&d, spelled, fp->abs, (flags & J_WRITE) != 0);
@@ -383,7 +399,7 @@ static int judge_named(const char *path, PyObject *arg, int dir_fd,
 		return sb_g.learning ? 0 : refuse_not_exposed(path, path);
 	}
 	if (verdict(path, fp, flags, &d) == SB_FS_ALLOW)
-		return 0;
+		return learn_filtered_listing(fp, flags, &d);
 	if (d.verdict == SB_FS_NOT_EXPOSED && !(flags & J_WRITE) &&
 	    (flags & J_NOFOLLOW) && (flags & J_ANCESTOR) &&
 	    link_on_the_way(path, dir_fd, flags))

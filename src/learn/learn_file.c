@@ -397,33 +397,18 @@ static void dump_rules(struct sb_learn_session *s, const char *why)
 }
 
 /* A rule must name a path that exists (the parser checks): a probe of a
- * missing file is no use, and a file written then removed stands for its
- * directory, which the writer turns into a rule only inside the program's
- * own trees. */
+ * missing file is no use. What was written and is gone stays: the writer
+ * (learn_rules.c) names what stands for it, its directory or, where no rule
+ * may grant that, the entry (expose-new=). */
 static void settle_files(struct sb_learn_session *s)
 {
 	struct sb_learned_file *f = s->learned.files.v;
 	size_t i, out = 0;
 	struct stat st;
 
-	for (i = 0; i < s->learned.files.n; i++) {
-		char *parent;
-
-		if (stat(f[i].path, &st) == 0) {
+	for (i = 0; i < s->learned.files.n; i++)
+		if (f[i].write || stat(f[i].path, &st) == 0)
 			f[out++] = f[i];
-			continue;
-		}
-		if (!f[i].write)
-			continue;
-		parent = sb_arena_strdup(s->arena, f[i].path);
-		*strrchr(parent, '/') = '\0';
-		if (!*parent || stat(parent, &st) < 0 || !S_ISDIR(st.st_mode))
-			continue;
-		f[out] = f[i];
-		f[out].path = parent;
-		f[out].is_dir = true;
-		out++;
-	}
 	s->learned.files.n = out;
 }
 

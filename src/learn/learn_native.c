@@ -306,8 +306,18 @@ static void on_entry(struct sb_learn_native *n, pid_t pid,
 
 	if (sb_filecall_peek_string(pid, x->path_at, path, sizeof(path)) < 0)
 		return;
-	if (sb_filecall_entry_dir(pid, x->dirfd, path, canon, last) == 0)
-		record_file(n, canon, true);
+	if (sb_filecall_entry_dir(pid, x->dirfd, path, canon, last) < 0)
+		return;
+	/* the directory (Landlock judges the entry there), and the entry
+	 * itself: where no rule may grant the directory (the home
+	 * directory), the entry gets a rule of its own (learn_rules.c) */
+	record_file(n, canon, true);
+	if (strlen(canon) + strlen(last) + 2 <= sizeof(path)) {
+		strcpy(path, strcmp(canon, "/") ? canon : "");
+		strcat(path, "/");
+		strcat(path, last);
+		record_file(n, path, true);
+	}
 }
 
 /* "#!/bin/sh": the kernel opens that interpreter for execution too, and

@@ -403,8 +403,10 @@ static const char too_wide_header[] =
 	"# REVIEW: the program made, removed or renamed entries right in "    \
 	"these\n# directories (or these entries), which no rule grants "    \
 	"without all that\n# lies below (the home directory, one above "    \
-	"it, or /): no rule was\n# written for them, and the next run is "  \
-	"refused there. Run the program\n# from a directory of its own "   \
+	"it, or /), and learning saw no\n# entry there to name (native "    \
+	"code names only the directory): no rule\n# was written for them, " \
+	"and the next run is refused there. Name each\n# entry with "      \
+	"expose-new=, or run the program from a directory of its\n# own "  \
 	"(it is then expose-rw=.).";
 
 /* At most this many entries are named under too_wide_header. */
@@ -700,6 +702,9 @@ struct want {
 	const char *path;
 	bool write, is_dir;
 	bool list; /* expose-list=: the names in a directory outside a tree */
+	/* expose-new=: an entry gone when the rules are written, right in a
+	 * directory no rule may grant (is_dir: it covers what lies below) */
+	bool entry;
 	const char *value; /* as written */
 	bool dropped;
 };
@@ -750,6 +755,16 @@ static enum sb_expose_mode want_mode(const struct want *w)
 	if (w->list)
 		return SB_EXPOSE_LIST;
 	return w->write ? SB_EXPOSE_RW : SB_EXPOSE_RO;
+}
+
+/* What follows "expose-" in the rule. */
+static const char *want_kind(const struct want *w)
+{
+	if (w->entry)
+		return "new";
+	if (w->list)
+		return "list";
+	return w->write ? "rw" : "ro";
 }
 
 /* A directory no rule may grant whole: the root, the home directory and
@@ -816,6 +831,78 @@ static bool lookup_used(const struct sb_learned *l, const char *dir)
 	return false;
 }
 
+/* Did the run write 'path' (make it, or an entry in it)? */
+static bool written(const struct sb_learned *l, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < l->files.n; i++)
+		if (l->files.v[i].write && strcmp(l->files.v[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+/* What stands for 'path', written and gone when the rules are written (a
+ * journal, a temporary file, a scratch tree): a rule for it could not be
+ * read back, and making it again needs Landlock's MAKE_* rights on the
+ * nearest directory up that is still there, through directories the run
+ * made itself (a write that failed for want of its directory stands for
+ * nothing: NULL, *review false). That directory becomes expose-rw=, as
+ * writable as one outside the program's trees can be; where no rule may
+ * grant it (home, above it, /), the entry right in it becomes expose-new=
+ * instead (*entry): the entry's rule covers what was made below it, and
+ * grants nothing else in the directory. NULL with *review: the entry is
+ * itself too wide. */
+static const char *gone_rule(struct sb_arena *a, const struct sb_learned *l,
+			     const struct sb_learn_ctx *ctx, const char *path,
+			     bool *entry, bool *review)
+{
+	const char *dir = dir_name(a, path);
+
+	*review = false;
+	while (strcmp(dir, "/") != 0 && !ctx->exists(dir)) {
+		if (!written(l, dir))
+			return NULL;
+		path = dir;
+		dir = dir_name(a, path);
+	}
+	*entry = too_wide(ctx, dir);
+	if (!*entry)
+		return dir;
+	*review = too_wide(ctx, path);
+	return *review ? NULL : path;
+}
+
+/* Is 'path' an entry right in 'dir'? */
+static bool right_in(const char *path, const char *dir)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+
+	return slash && slash[1] && (size_t)(slash - path) == len &&
+	       strncmp(path, dir, len) == 0;
+}
+
+/* Did the entries made, removed or renamed right in 'dir' (a directory no
+ * rule may grant) get rules: a written rule learned for an entry right in
+ * it, or one in force? The records name the entries Python code touched;
+ * native code's name only the directory (learn_native.c), so a directory
+ * with no such rule is named for review. */
+static bool entries_granted(const struct sb_policy *p, const struct want *w,
+			    size_t n, const char *dir)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (w[i].write && !w[i].dropped && right_in(w[i].path, dir))
+			return true;
+	for (i = 0; p && i < p->exposes.n; i++)
+		if (p->exposes.v[i].mode == SB_EXPOSE_RW &&
+		    right_in(p->exposes.v[i].path, dir))
+			return true;
+	return false;
+}
+
 /* An entry made or removed where no rule may grant its directory: named
  * for review (the first TOO_WIDE_SHOWN, then how many more). */
 static void flag_too_wide(struct sb_arena *a, struct family *fam,
@@ -856,6 +943,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 	const struct sb_policy *p = ctx->policy;
 	place_vec places = { 0 };
 	SB_VEC(struct want) w = { 0 };
+	str_vec wide = { 0 }; /* written, and no rule may grant them */
 	struct group *g;
 	size_t i, j, k, n_too_wide = 0;
 
@@ -868,7 +956,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		 * a process's own (its pid changes) never */
 		bool skip = path[0] != '/' || sb_path_proc_own(path) ||
 			    (sb_path_under(path, "/proc") && f->write);
-		bool as_dir, list, listed;
+		bool as_dir, list, listed, entry = false;
 		struct want *nw;
 
 		if (sb_learn_hidden_chars(path)) {
@@ -897,39 +985,37 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		as_dir = root && sb_path_under(d, root) &&
 			 !shared_file(&places, ctx, f, path, d);
 		list = false;
-		if (as_dir) {
+		if (ctx->exists && !ctx->exists(path)) {
+			/* a probe of what is gone is no use */
+			if (!f->write)
+				continue;
+			bool review;
+
+			d = gone_rule(a, l, ctx, path, &entry, &review);
+			if (!d) {
+				if (review)
+					flag_too_wide(a, fam, &places, path,
+						      f->is_dir, &n_too_wide);
+				continue;
+			}
+			path = d;
+			as_dir = true;
+		} else if (as_dir) {
 			path = d;
 		} else if (f->is_dir) {
 			struct sb_learned_file r = *f;
 
 			/* written where no rule may grant it (home): its
-			 * listing may still be needed */
+			 * listing may still be needed; whether the entries
+			 * made in it got rules is known once all are seen */
 			r.write = false;
 			if (!outside_dir(ctx, f, &list) &&
 			    (!listed || !outside_dir(ctx, &r, &list))) {
-				if (f->write)
-					flag_too_wide(a, fam, &places, path,
-						      true, &n_too_wide);
+				if (f->write &&
+				    !sb_str_in(path, wide.v, wide.n))
+					*SB_VEC_PUSH(a, wide) = path;
 				continue;
 			}
-			as_dir = true;
-		} else if (ctx->exists && !ctx->exists(path)) {
-			/* made and removed again (a journal, a temporary
-			 * file): a rule for it could not be read back, and
-			 * making it needs its directory (Landlock's
-			 * MAKE_REG), as writable as a directory outside the
-			 * program's trees can be */
-			struct sb_learned_file parent = { d, true, true,
-							  false, false };
-
-			if (!f->write)
-				continue;
-			if (!outside_dir(ctx, &parent, &list)) {
-				flag_too_wide(a, fam, &places, path, false,
-					      &n_too_wide);
-				continue;
-			}
-			path = d;
 			as_dir = true;
 		}
 		for (k = 0; k < w.n; k++)
@@ -945,6 +1031,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		nw->write = f->write;
 		nw->is_dir = as_dir;
 		nw->list = list;
+		nw->entry = entry;
 	}
 	/* a path no rule can spell is shown for review, never written (and
 	 * covers nothing below it) */
@@ -964,13 +1051,14 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 			continue;
 		flag_under(a, fam, header,
 			   sb_arena_printf(a, "expose-%s=%s",
-					   want_mode(&w.v[i]) == SB_EXPOSE_LIST
-						   ? "list"
-					   : w.v[i].write ? "rw"
-							  : "ro",
+					   want_kind(&w.v[i]),
 					   sb_learn_escape(a, w.v[i].path)));
 		w.v[i].dropped = true;
 	}
+	for (i = 0; i < wide.n; i++)
+		if (!entries_granted(p, w.v, w.n, wide.v[i]))
+			flag_too_wide(a, fam, &places, wide.v[i], true,
+				      &n_too_wide);
 	/* a learned directory covers what lies below it with the same or a
 	 * narrower mode: that line would add nothing */
 	for (i = 0; i < w.n; i++) {
@@ -993,8 +1081,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 	for (i = 0; i < w.n; i++)
 		if (!w.v[i].dropped)
 			*SB_VEC_PUSH(a, g->lines) = sb_arena_printf(
-				a, "expose-%s=%s",
-				w.v[i].list ? "list" : w.v[i].write ? "rw" : "ro",
+				a, "expose-%s=%s", want_kind(&w.v[i]),
 				w.v[i].value);
 }
 
@@ -1647,8 +1734,6 @@ static const char *rule_path(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 	return sb_path_normalize(a, sb_arena_printf(a, "%s/%s", ctx->cwd, v));
 }
 
-/* The expose-rw= that holds 'path', learned or already in force, or
- * NULL: the enforcer refuses an absent include under either. */
 /* The directory a learned value names: its place's spelling
  * ("${TMPDIR:-/tmp}", "~/.cache"...) read back as collect_places() spelled
  * it, else a path as the parser reads it. */
@@ -1671,6 +1756,8 @@ static const char *unspell(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 	return rule_path(a, ctx, v);
 }
 
+/* The expose-rw= or expose-new= that holds 'path', learned or already in
+ * force, or NULL: the enforcer refuses an absent include under either. */
 static const char *learned_rw_over(struct sb_arena *a,
 				   const struct sb_learn_ctx *ctx,
 				   const struct family *fam, const char *path)
@@ -1687,9 +1774,11 @@ static const char *learned_rw_over(struct sb_arena *a,
 	for (i = 0; i < fam->groups.n; i++)
 		for (j = 0; j < fam->groups.v[i].lines.n; j++) {
 			const char *line = fam->groups.v[i].lines.v[j];
+			size_t n = sb_str_starts(line, "expose-rw=")    ? 10
+				   : sb_str_starts(line, "expose-new=") ? 11
+									: 0;
 
-			if (strncmp(line, "expose-rw=", 10) == 0 &&
-			    sb_path_under(path, unspell(a, ctx, line + 10)))
+			if (n && sb_path_under(path, unspell(a, ctx, line + n)))
 				return line;
 		}
 	return NULL;

@@ -14,14 +14,16 @@
 #include "api_registry.h"
 #include "learn.h"
 
-/* what learning writes above entries made or removed where no rule may
- * grant their directory (home, above it, /) */
+/* what learning writes above the directories no rule may grant (home,
+ * above it, /) where entries were made or removed that got no rule */
 #define TOO_WIDE_HEADER                                                       \
 	"# REVIEW: the program made, removed or renamed entries right in "    \
 	"these\n# directories (or these entries), which no rule grants "    \
 	"without all that\n# lies below (the home directory, one above "    \
-	"it, or /): no rule was\n# written for them, and the next run is "  \
-	"refused there. Run the program\n# from a directory of its own "   \
+	"it, or /), and learning saw no\n# entry there to name (native "    \
+	"code names only the directory): no rule\n# was written for them, " \
+	"and the next run is refused there. Name each\n# entry with "      \
+	"expose-new=, or run the program from a directory of its\n# own "  \
 	"(it is then expose-rw=.).\n"
 #include "policy_internal.h"
 #include "tap.h"
@@ -400,10 +402,11 @@ static void test_files(void)
 			   "file\tr\td\t/srv/in\n"
 			   "file\tw\td\t/srv/in\n",
 			   envp, NULL),
-	       TOO_WIDE_HEADER "# ~/\n# /\n"
+	       TOO_WIDE_HEADER "# /\n"
 	       "expose-rw=/srv/in\nexpose-rw=~/db\n\n",
 	       "files: entries made or removed outside trees: expose-rw= of "
-	       "the directory, never of home or /; it covers its files");
+	       "the directory, never of home or /; it covers its files; "
+	       "home is not named, its entry ~/db got a rule");
 	is_str(files_block(a,
 			   "file\tr\tf\t/home/u/.cache/huggingface/hub/m/c\n"
 			   "file\tw\tf\t/work/proj/o\n",
@@ -485,11 +488,11 @@ static void test_files(void)
 			    "file\tr\td\t/home/u/d\n",
 			    MARKERS, &c, NULL);
 		is_str(block(a, out, "files"),
-		       TOO_WIDE_HEADER "# ./gone\n"
 		       "expose-list=./d\nexpose-ro=./d/a.txt\n"
-		       "expose-rw=./db\n\n",
+		       "expose-rw=./db\nexpose-new=./gone\n\n",
 		       "files: a vanished file's directory is writable, never "
-		       "home; a listed directory is expose-list=");
+		       "home (the entry is expose-new=); a listed directory is "
+		       "expose-list=");
 		/* right in the temporary directory (weaknesses 85): a kept
 		 * file is its own rule; one made and removed needs the
 		 * directory; a subdirectory's files, the subdirectory */
@@ -944,6 +947,270 @@ static void rm_rf(const char *path)
 		diag("could not remove %s", path);
 }
 
+/* ---- entries made where no rule may grant the directory ---- */
+
+/* what the learning run removed: these paths and all below them */
+static const char *const *gone_paths;
+
+static bool not_gone(const char *path)
+{
+	size_t i;
+
+	for (i = 0; gone_paths && gone_paths[i]; i++)
+		if (sb_path_under(path, gone_paths[i]))
+			return false;
+	return true;
+}
+
+static const char *gone_block(struct sb_arena *a, const char *cwd,
+			      const char *const *gone, const char *records,
+			      const struct sb_policy *p)
+{
+	struct sb_learn_ctx c;
+
+	ctx_init(&c, p, no_env);
+	c.cwd = cwd;
+	c.exists = not_gone;
+	gone_paths = gone;
+	return block(a, learn(a, records, MARKERS, &c, NULL), "files");
+}
+
+static bool path_there(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static void test_new_entries(void)
+{
+	struct sb_arena *a = sb_arena_new();
+	struct sb_policy pol = { 0 };
+	struct sb_expose *e;
+	/* the native learner records the directory an entry is made in */
+	static const char home_written[] = "file\tw\td\t/home/u\n";
+
+	is_str(gone_block(a, "/home/u",
+			  (const char *const[]){ "/home/u/state.tmp", NULL },
+			  "file\tw\tf\t/home/u/state.tmp\n"
+			  "file\tw\tf\t/home/u/state\n"
+			  "file\tw\td\t/home/u\n",
+			  NULL),
+	       "expose-rw=./state\nexpose-new=./state.tmp\n\n",
+	       "new: an atomic write in home: the kept file expose-rw=, the "
+	       "temporary one expose-new=, home not named");
+	is_str(gone_block(a, "/home/u",
+			  (const char *const[]){ "/home/u/state.tmp",
+						 "/home/u/state", NULL },
+			  "file\tw\tf\t/home/u/state.tmp\n"
+			  "file\tw\tf\t/home/u/state\n",
+			  NULL),
+	       "expose-new=./state\nexpose-new=./state.tmp\n\n",
+	       "new: both gone at the end: both expose-new=");
+	is_str(gone_block(a, "/home/u",
+			  (const char *const[]){ "/home/u/a", NULL },
+			  "file\tw\tf\t/home/u/a\n"
+			  "file\tw\tf\t/home/u/a/b\n"
+			  "file\tw\tf\t/home/u/a/b/c\n"
+			  "file\tw\tf\t/home/u/a/b/c/f\n"
+			  "file\tw\td\t/home/u/a\n"
+			  "file\tw\td\t/home/u/a/b\n"
+			  "file\tw\td\t/home/u\n",
+			  NULL),
+	       "expose-new=./a\n\n",
+	       "new: a tree made and removed in home is one expose-new= of "
+	       "its top entry, which covers the rest");
+	is_str(gone_block(a, "/home/u",
+			  (const char *const[]){ "/home/u/a", NULL },
+			  "file\tw\td\t/home/u\n"
+			  "file\tw\td\t/home/u/a\n"
+			  "file\tw\td\t/home/u/a/b\n"
+			  "file\tw\tf\t/home/u/a/b/c/f\n",
+			  NULL),
+	       "expose-new=./a\n\n",
+	       "new: the same as native code records it (the directories "
+	       "entries were made in)");
+	is_str(gone_block(a, "/home/u",
+			  (const char *const[]){ "/home/u/app.log.3", NULL },
+			  "file\tw\tf\t/home/u/app.log\n"
+			  "file\tw\tf\t/home/u/app.log.1\n"
+			  "file\tw\tf\t/home/u/app.log.2\n"
+			  "file\tw\tf\t/home/u/app.log.3\n"
+			  "file\tw\td\t/home/u\n",
+			  NULL),
+	       "expose-rw=./app.log\nexpose-rw=./app.log.1\n"
+	       "expose-rw=./app.log.2\nexpose-new=./app.log.3\n\n",
+	       "new: a rotated log in home: kept files keep their file rules, "
+	       "a removed one is expose-new=");
+	is_str(gone_block(a, "/home/u", NULL,
+			  "file\tw\td\t/home/u/out\n"
+			  "file\tw\tf\t/home/u/out/r.txt\n"
+			  "file\tw\td\t/home/u\n",
+			  NULL),
+	       "expose-rw=./out\n\n",
+	       "new: a directory made in home and kept is expose-rw=, and "
+	       "covers its files");
+	is_str(gone_block(a, "/home/u",
+			  (const char *const[]){ "/home/u/out", NULL },
+			  "file\tw\td\t/home/u/out\n"
+			  "file\tw\tf\t/home/u/out/r.txt\n"
+			  "file\tw\td\t/home/u\n",
+			  NULL),
+	       "expose-new=./out\n\n",
+	       "new: the same directory removed again is expose-new=");
+	is_str(gone_block(a, "/work/proj",
+			  (const char *const[]){ "/home/u/.x.tmp", "/junk",
+						 NULL },
+			  "file\tw\tf\t/home/u/.x.tmp\n"
+			  "file\tw\tf\t/junk\n",
+			  NULL),
+	       "expose-new=/junk\nexpose-new=~/.x.tmp\n\n",
+	       "new: spelled as other rules (~/, absolute), sorted");
+	is_str(gone_block(a, "/home/u", NULL, home_written, NULL),
+	       TOO_WIDE_HEADER "# ./\n\n",
+	       "new: home written with no entry learned (native code): "
+	       "named for review");
+	is_str(gone_block(a, "/work/proj", NULL,
+			  "file\tw\td\t/\n"
+			  "file\tw\td\t/home/u\n"
+			  "file\tw\td\t/home\n"
+			  "file\tr\tf\t/home/u/notes\n",
+			  NULL),
+	       TOO_WIDE_HEADER "# /\n# ~/\n# /home/\n"
+	       "expose-ro=~/notes\n\n",
+	       "new: never a rule for /, home or above it; a read does not "
+	       "count as an entry made");
+	is_str(gone_block(a, "/work/proj",
+			  (const char *const[]){ "/home/u", NULL },
+			  "file\tw\tf\t/home/u/x\n"
+			  "file\tw\tf\t/home/u\n", NULL),
+	       TOO_WIDE_HEADER "# ~/x\n# ~\n\n",
+	       "new: never expose-new= for home itself");
+	is_str(gone_block(a, "/home/u",
+			  (const char *const[]){ "/home/u/nodir", NULL },
+			  "file\tw\tf\t/home/u/nodir/x\n"
+			  "file\tr\tf\t/home/u/notes\n", NULL),
+	       "expose-ro=./notes\n\n",
+	       "new: a write that failed for want of its directory "
+	       "stands for nothing");
+	is_str(gone_block(a, "/home/u",
+			  (const char *const[]){ "/home/u/a#b", NULL },
+			  "file\tw\tf\t/home/u/a#b\n"
+			  "file\tw\td\t/home/u\n",
+			  NULL),
+	       "# REVIEW: the program used these paths, which no rule can "
+	       "spell (a '#', ',',\n# quote or '${', or a trailing space): "
+	       "no rule was written for them.\n# Rename them, or grant a "
+	       "directory that holds them.\n# expose-new=/home/u/a#b\n"
+	       TOO_WIDE_HEADER "# ./\n\n",
+	       "new: an entry no rule can spell is shown for review, and "
+	       "home with it");
+	is_str(gone_block(a, "/home/u",
+			  (const char *const[]){ "/home/u/a\nb", NULL },
+			  "file\tw\tf\t/home/u/a\\nb\n", NULL),
+	       "# REVIEW: the program used these names, which hold control "
+	       "characters,\n# bidirectional-text marks or bytes that are "
+	       "not UTF-8. They are shown\n# escaped (\\xNN), as comments: "
+	       "no rule was written for them.\n"
+	       "# expose-rw=/home/u/a\\x0ab\n\n",
+	       "new: a hidden character gives no expose-new=");
+	is_str(gone_block(a, "/work/proj",
+			  (const char *const[]){ "/srv/spool/job.tmp",
+						 "/srv/spool/d", NULL },
+			  "file\tw\tf\t/srv/spool/job.tmp\n"
+			  "file\tw\tf\t/srv/spool/d/x\n",
+			  NULL),
+	       "expose-rw=/srv/spool\n\n",
+	       "new: made and removed where a rule may grant the directory: "
+	       "expose-rw= of the nearest one still there");
+	is_str(gone_block(a, "/work/proj",
+			  (const char *const[]){ "/work/proj/build", NULL },
+			  "file\tw\td\t/work/proj/build\n"
+			  "file\tw\tf\t/work/proj/build/o\n",
+			  NULL),
+	       "expose-rw=.\n\n",
+	       "new: never expose-new= in the program's own tree");
+
+	/* the next learning run: the rules in force cover the entries, the
+	 * guard records none of them, the native learner still home */
+	pol.arena = sb_arena_new();
+	e = SB_VEC_PUSH(pol.arena, pol.exposes);
+	e->path = "/home/u/state.tmp";
+	e->rule = "expose-new=./state.tmp";
+	e->mode = SB_EXPOSE_RW;
+	e->is_dir = true;
+	is_str(gone_block(a, "/home/u", NULL, home_written, &pol), "",
+	       "new: home is not named when the rules in force grant an "
+	       "entry in it");
+	sb_arena_free(pol.arena);
+
+	/* an absent include that a learned entry would let the program
+	 * make is turned off, as under expose-rw= */
+	{
+		struct sb_learn_ctx c;
+		const char *out;
+
+		ctx_init(&c, NULL, no_env);
+		c.cwd = "/home/u";
+		c.exists = not_gone;
+		gone_paths = (const char *const[]){
+			"/home/u/.local.py-sandboxes", NULL
+		};
+		out = learn(a, "file\tw\tf\t/home/u/.local.py-sandboxes\n",
+			    "include \"./.local.py-sandboxes\"\n", &c, NULL);
+		ok(strstr(out, "# REVIEW: the include below is absent and "
+			       "'expose-new=./.local.py-sandboxes'") &&
+			   strstr(out, "\n#include \"./.local.py-sandboxes\"\n"),
+		   "new: an absent include under a learned entry is turned "
+		   "off");
+	}
+	gone_paths = NULL;
+
+	/* read back: expose-new= needs only the entry's directory */
+	{
+		const char *home = sb_arena_printf(a, "%s/nhome", scratch);
+		const char *recs, *out;
+		struct sb_learn_ctx c;
+		struct sb_policy *p, *empty;
+		bool added;
+		size_t i;
+		int entries = 0;
+
+		touch(sb_arena_printf(a, "%s/state", home));
+		recs = sb_arena_printf(a,
+				       "file\tw\tf\t%s/state.tmp\n"
+				       "file\tw\tf\t%s/state\n"
+				       "file\tw\tf\t%s/a/b/f\n"
+				       "file\tw\td\t%s/a/b\n"
+				       "file\tw\td\t%s/a\n"
+				       "file\tw\td\t%s\n",
+				       home, home, home, home, home, home);
+		empty = parse_text("", no_env, home, home);
+		ctx_init(&c, empty, no_env);
+		c.cwd = home;
+		c.home = home;
+		c.exists = path_there;
+		out = learn(a, recs, NULL, &c, &added);
+		is_str(block(a, out, "files"),
+		       "expose-new=./a\nexpose-rw=./state\n"
+		       "expose-new=./state.tmp\n\n",
+		       "new: round trip: the files block");
+		p = parse_text(out, no_env, home, home);
+		show_errors(p);
+		is_int(p->errors.n, 0, "new: round trip: the file parses");
+		for (i = 0; i < p->exposes.n; i++)
+			entries += p->exposes.v[i].entry;
+		is_int(entries, 2, "new: round trip: two entries");
+		c.policy = p;
+		learn(a, recs, out, &c, &added);
+		ok(!added, "new: round trip: nothing new under the learned "
+			   "policy");
+		sb_policy_free(p);
+		sb_policy_free(empty);
+	}
+	sb_arena_free(a);
+}
+
 /* issue 21: what a reviewer sees is what runs */
 static void test_hidden_names(void)
 {
@@ -1121,6 +1388,7 @@ int main(void)
 	test_template();
 	test_env();
 	test_files();
+	test_new_entries();
 	test_net();
 	test_imports();
 	test_api();
