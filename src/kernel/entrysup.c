@@ -27,9 +27,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -37,6 +39,7 @@
 #include "filecall.h"
 #include "fsrules.h"
 #include "notif.h"
+#include "util.h"
 
 /* The kernel's O_LARGEFILE (glibc's is 0 on 64-bit machines). */
 #define KERNEL_O_LARGEFILE 0100000
@@ -73,6 +76,7 @@ struct place {
 	char name[NAME_MAX + 1];
 	char canon[PATH_MAX];	/* its directory's real path, "/", name */
 	bool ours;		/* a served rule decides for it */
+	bool slash;		/* spelled with a trailing '/' */
 };
 
 /* Is the entry a symbolic link? The kernel follows it; Landlock judges
@@ -103,8 +107,11 @@ static int locate(pid_t pid, int pidfd, int dirfd, const char *path,
 	if (!n || n >= sizeof(buf))
 		return -1;
 	memcpy(buf, path, n + 1);
-	while (n > 1 && buf[n - 1] == '/')
+	pl->slash = false;
+	while (n > 1 && buf[n - 1] == '/') {
 		buf[--n] = '\0';
+		pl->slash = true;
+	}
 	slash = strrchr(buf, '/');
 	name = slash ? slash + 1 : buf;
 	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") ||
@@ -115,7 +122,10 @@ static int locate(pid_t pid, int pidfd, int dirfd, const char *path,
 		strcpy(buf, "/");
 	else if (slash)
 		*slash = '\0';
-	if (dirfd == AT_FDCWD) {
+	if (buf[0] == '/') {
+		/* the kernel ignores dirfd for an absolute path */
+		base = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else if (dirfd == AT_FDCWD) {
 		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
 		base = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	} else {
@@ -170,20 +180,29 @@ static enum sb_entrysup_answer open_entry(int listener,
 {
 	struct seccomp_notif_addfd add = { 0 };
 	struct stat st;
-	/* never blocking here: a FIFO's open waits for a writer, and this
-	 * loop serves the whole sandbox (its limits' timer included) */
-	int fd = openat(pl->dfd, pl->name,
-			(int)flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+	int fd;
 
+	/* a regular file or a directory (or nothing yet): anything else (a
+	 * FIFO, a device, a socket) is opened by the program, where Landlock
+	 * judges it, and never here, where its open could wait (a FIFO's
+	 * for a writer: this loop serves the whole sandbox, its limits'
+	 * timer included) or run a driver */
+	if (fstatat(pl->dfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+		return SB_ENTRYSUP_PASS;
+	fd = openat(pl->dfd, pl->name,
+		    (int)flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+		    mode);
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) &&
 	    !(flags & O_NOFOLLOW) && is_link(pl))
+		return SB_ENTRYSUP_PASS;
+	/* swapped for a FIFO meanwhile: a writer's open found no reader */
+	if (fd < 0 && errno == ENXIO)
 		return SB_ENTRYSUP_PASS;
 	if (fd < 0) {
 		*rc = -errno;
 		return SB_ENTRYSUP_REPLY;
 	}
-	/* a regular file or a directory; anything else (a FIFO, a device,
-	 * a socket) is opened by the program, where Landlock judges it */
 	if (fstat(fd, &st) < 0 ||
 	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) ||
 	    (!(flags & O_NONBLOCK) &&
@@ -205,14 +224,24 @@ static enum sb_entrysup_answer open_entry(int listener,
 	return SB_ENTRYSUP_REPLY;
 }
 
-static long truncate_entry(const struct place *pl, uint64_t len)
+static long truncate_entry(pid_t pid, const struct place *pl, uint64_t len)
 {
 	struct stat st;
+	void (*old)(int);
 	long rc;
 	int fd;
 
+	struct rlimit fsize;
+
 	if ((int64_t)len < 0)
 		return -EINVAL;
+	/* the program's limit, not ours (the kernel sends it SIGXFSZ) */
+	if (prlimit(pid, RLIMIT_FSIZE, NULL, &fsize) < 0)
+		return -EFBIG;
+	if (fsize.rlim_cur != RLIM_INFINITY && len > fsize.rlim_cur) {
+		kill(pid, SIGXFSZ);
+		return -EFBIG;
+	}
 	if (fstatat(pl->dfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	if (S_ISDIR(st.st_mode))
@@ -223,9 +252,94 @@ static long truncate_entry(const struct place *pl, uint64_t len)
 		    O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* our own limit may be lower than the program's: EFBIG, never our
+	 * death by SIGXFSZ */
+	old = signal(SIGXFSZ, SIG_IGN);
 	rc = ftruncate(fd, (off_t)len) < 0 ? -errno : 0;
+	signal(SIGXFSZ, old);
 	close(fd);
 	return rc;
+}
+
+/* Is a mount point of process 'pid' at 'canon' or below it? The kernel
+ * refuses to remove or rename a mount point (EBUSY) in the caller's own
+ * mount namespace only; ours is not the program's, where selfprotect.c
+ * binds python-sb's own files and the read-only trees (an unlink or a
+ * rename made here would detach them). Unreadable: yes. */
+static bool mount_below(pid_t pid, const char *canon)
+{
+	char file[64], line[4 * PATH_MAX], mp[PATH_MAX];
+	bool found = false;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/mountinfo", (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return true;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *q = line;
+		size_t k = 0;
+		int field;
+
+		/* the fifth field, with \ooo escapes */
+		for (field = 0; field < 4 && q; field++) {
+			q = strchr(q, ' ');
+			q = q ? q + 1 : NULL;
+		}
+		if (!q)
+			continue;
+		while (*q && *q != ' ' && *q != '\n' && k + 1 < sizeof(mp)) {
+			if (q[0] == '\\' && q[1] >= '0' && q[1] <= '3' &&
+			    q[2] >= '0' && q[2] <= '7' && q[3] >= '0' &&
+			    q[3] <= '7') {
+				mp[k++] = (char)((q[1] - '0') * 64 +
+						 (q[2] - '0') * 8 + (q[3] - '0'));
+				q += 4;
+			} else {
+				mp[k++] = *q++;
+			}
+		}
+		mp[k] = '\0';
+		found = sb_path_under(mp, canon);
+	}
+	fclose(f);
+	return found;
+}
+
+/* Does a rule name a path strictly below 'canon' (an exposure, or an
+ * absolute ignore=: python-sb's own files among them)? Moved with the
+ * directory, it would be judged by the entry's rule at its new path. */
+static bool rules_below(const struct sb_policy *p, const char *canon)
+{
+	size_t i;
+
+	for (i = 0; i < p->exposes.n; i++)
+		if (strcmp(p->exposes.v[i].path, canon) != 0 &&
+		    sb_path_under(p->exposes.v[i].path, canon))
+			return true;
+	for (i = 0; i < p->ignores.n; i++)
+		if (p->ignores.v[i].pattern[0] == '/' &&
+		    strcmp(p->ignores.v[i].pattern, canon) != 0 &&
+		    sb_path_under(p->ignores.v[i].pattern, canon))
+			return true;
+	return false;
+}
+
+/* May the entries a removal or a rename acts on go? -EBUSY for a mount
+ * point at or below one, -EACCES for one that holds another rule's path
+ * (a rename moves what lies below), else 0. */
+static long may_move(const struct sb_policy *p, pid_t pid,
+		     const struct place *pl, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (mount_below(pid, pl[i].canon))
+			return -EBUSY;
+		if (rules_below(p, pl[i].canon))
+			return -EACCES;
+	}
+	return 0;
 }
 
 /* What the call does to its entries, performed (the first of 'pl', and
@@ -249,7 +363,7 @@ static enum sb_entrysup_answer perform(int listener,
 	case SB_FC_TRUNCATE:
 		if (is_link(pl))
 			return SB_ENTRYSUP_PASS;
-		*rc = truncate_entry(pl, a[1]);
+		*rc = truncate_entry((pid_t)req->pid, pl, a[1]);
 		return SB_ENTRYSUP_REPLY;
 	case SB_FC_MAKE: /* mkdir: the others pass (performed_call) */
 		*rc = mkdirat(pl->dfd, pl->name,
@@ -293,8 +407,12 @@ static bool performed_call(const struct seccomp_notif *req,
 	case __NR_openat:
 	case __NR_truncate:
 	case __NR_mkdirat:
-	case __NR_unlinkat:
 	case __NR_renameat:
+		break;
+	case __NR_unlinkat:
+		/* an unknown flag: the kernel's EINVAL */
+		if (req->data.args[2] & ~(__u64)AT_REMOVEDIR)
+			return false;
 		break;
 	case __NR_renameat2:
 		/* RENAME_WHITEOUT makes a device node */
@@ -386,21 +504,33 @@ enum sb_entrysup_answer sb_entrysup_serve(const struct sb_policy *p,
 	pidfd = sb_pidfd_of_caller((pid_t)req->pid);
 	if (pidfd < 0)
 		return SB_ENTRYSUP_PASS;
-	for (i = 0; i < n && ok; i++) {
+	/* every end a served rule's: a rename from or to anywhere else
+	 * (a rule's own root, a tree the program may change) is the
+	 * kernel's to judge, with Landlock and the mounts in its way */
+	for (i = 0, ours = true; i < n && ok; i++) {
 		ok = locate((pid_t)req->pid, pidfd, x[i].dirfd, path[i],
 			    &pl[i]) == 0 &&
-		     allowed(p, &pl[i], write);
-		ours |= ok && pl[i].ours;
+		     allowed(p, &pl[i], write) &&
+		     (!pl[i].slash || x[i].op == SB_FC_MAKE ||
+		      (x[i].op == SB_FC_REMOVE && (x[i].flags & AT_REMOVEDIR)));
+		ours = ours && ok && pl[i].ours;
 	}
 	close(pidfd);
 	/* what was read, and the cwd and descriptors we started from, were
 	 * the caller's, not a recycled pid's: checked after them */
 	if (ok && ours &&
 	    ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0) {
-		mask = sb_umask_of((pid_t)req->pid);
-		mask = umask((mode_t)(mask < 0 ? 077 : mask));
-		ans = perform(listener, req, &x[0], pl, rc);
-		umask((mode_t)mask);
+		*rc = x[0].op == SB_FC_REMOVE
+			      ? may_move(p, (pid_t)req->pid, pl, n)
+			      : 0;
+		if (*rc) {
+			ans = SB_ENTRYSUP_REPLY;
+		} else {
+			mask = sb_umask_of((pid_t)req->pid);
+			mask = umask((mode_t)(mask < 0 ? 077 : mask));
+			ans = perform(listener, req, &x[0], pl, rc);
+			umask((mode_t)mask);
+		}
 	}
 	for (i = 0; i < 2; i++)
 		if (pl[i].dfd >= 0)

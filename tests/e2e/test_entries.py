@@ -220,3 +220,111 @@ def test_explain_names_the_rule(tmp_path):
                        text=True, timeout=scaled(60))
     assert r.returncode == 0, r.stderr
     assert "expose-new=./x" in r.stdout + r.stderr
+
+
+# Found by review (2026-12-05): a rename with one end an entry's moved or
+# swapped trees other rules name. Each layout is a project directory
+# 'proj' (the program's cwd, holding the rule file) in a scratch root.
+EXCHANGE = """\
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def exchange(a, b):
+    AT_FDCWD, RENAME_EXCHANGE = -100, 2
+    if libc.syscall(316, AT_FDCWD, a.encode(), AT_FDCWD, b.encode(),
+                    RENAME_EXCHANGE) < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+def attempt(label, fn):
+    try:
+        fn()
+        print(label, "done")
+    except OSError as e:
+        print(label, "refused", e.errno)
+"""
+
+MOVES = {
+    # the project itself renamed onto the entry beside it, its rule file
+    # replaced, and moved back
+    "rule-file": ("expose-rw=.\nexpose-new=../out\n",
+                  """\
+S = os.path.dirname(os.getcwd())
+attempt("away", lambda: os.rename(S + "/proj", S + "/out"))
+attempt("write", lambda: open(S + "/out/.py-sandboxes", "w").write(
+    "expose-rw=/\\n"))
+attempt("back", lambda: os.rename(S + "/out", S + "/proj"))
+"""),
+    # an included rule file's directory swapped with an entry
+    "include": ('include "./conf/extra"\nexpose-rw=.\nexpose-new=./a\n',
+                """\
+os.mkdir("a")
+attempt("swap", lambda: exchange("a", "conf"))
+attempt("write", lambda: open("conf/extra", "w").write("expose-rw=/\\n"))
+"""),
+    # a read-only tree inside the writable one moved into the entry
+    "read-only": ("expose-rw=.\nexpose-ro=./sub/ro\nexpose-new=./a\n",
+                  """\
+os.mkdir("a")
+attempt("in", lambda: os.rename("sub", "a/sub"))
+attempt("aside", lambda: os.rename("a/sub/ro", "a/sub/old"))
+attempt("make", lambda: os.mkdir("a/sub/ro"))
+attempt("write", lambda: open("a/sub/ro/conf", "w").write("EVIL"))
+attempt("out", lambda: os.rename("a/sub", "sub"))
+"""),
+    # a rule's own root swapped with the entry
+    "rule-root": ("expose-rw=./d\nexpose-new=./a\n",
+                  """\
+os.mkdir("a")
+attempt("swap", lambda: exchange("a", "d"))
+"""),
+}
+
+
+@pytest.mark.parametrize("who", ["root", "nobody"])
+@pytest.mark.parametrize("provider", ["landlock", "landlock/kernel-only"])
+@pytest.mark.parametrize("case", sorted(MOVES))
+def test_a_rename_never_moves_what_another_rule_names(case, provider, who):
+    rules, body = MOVES[case]
+    root = pathlib.Path(tempfile.mkdtemp(prefix="pysb-e2e-moves-"))
+    try:
+        proj = root / "proj"
+        for d in ("proj/conf", "proj/sub/ro", "proj/d"):
+            (root / d).mkdir(parents=True)
+        (proj / "conf" / "extra").write_text("python-import=*\n")
+        (proj / "sub" / "ro" / "conf").write_text("good\n")
+        (proj / "d" / "keep").write_text("keep\n")
+        (proj / ".py-sandboxes").write_text(
+            rules + "python-import=*\npython-api=ALLOW:native\n"
+            "os-sandbox=landlock\n")
+        (proj / "prog.py").write_text(EXCHANGE + body)
+        before = {p.relative_to(root): p.read_bytes() if p.is_file() else None
+                  for p in root.rglob("*")}
+        give(root, who)
+        r = run(proj, ["prog.py"], provider, who)
+        assert r.returncode == 0, r.stderr
+        after = {p.relative_to(root): p.read_bytes() if p.is_file() else None
+                 for p in root.rglob("*")}
+        # a directory made by the program ('a') may stay, empty
+        extra = {k for k in after if k not in before}
+        assert extra <= {pathlib.Path("proj/a")}, (r.stdout, extra)
+        assert {k: v for k, v in after.items() if k in before} == before, \
+            r.stdout
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_truncate_keeps_the_programs_file_size_limit(home):
+    """truncate(2) on an entry is made by the supervisor: the program's
+    limit-file-size still holds (EFBIG), seen in the file's size."""
+    (home / ".py-sandboxes").write_text(
+        RULES + "limit-file-size=1M\n")
+    (home / "t.py").write_text(
+        "import os, signal\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "os.makedirs('a', exist_ok=True)\n"
+        "open('a/f', 'w').close()\n"
+        "try:\n    os.truncate('a/f', 10 * 2 ** 30)\n"
+        "except OSError as e:\n    print('refused', e.errno)\n")
+    r = run(home, ["t.py"], "landlock", "root")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "refused 27\n", r.stderr
+    assert (home / "a" / "f").stat().st_size == 0
