@@ -406,9 +406,16 @@ static void settle_files(struct sb_learn_session *s)
 	size_t i, out = 0;
 	struct stat st;
 
-	for (i = 0; i < s->learned.files.n; i++)
-		if (f[i].write || stat(f[i].path, &st) == 0)
-			f[out++] = f[i];
+	for (i = 0; i < s->learned.files.n; i++) {
+		if (!f[i].write && stat(f[i].path, &st) < 0)
+			continue;
+		/* a directory the run made was recorded before it was one
+		 * (mkdir's path): what is there now says, so that its rule
+		 * covers what was written below it */
+		if (lstat(f[i].path, &st) == 0 && S_ISDIR(st.st_mode))
+			f[i].is_dir = true;
+		f[out++] = f[i];
+	}
 	s->learned.files.n = out;
 }
 

@@ -1017,6 +1017,15 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 				continue;
 			}
 			as_dir = true;
+			/* a directory the run made, removed or changed right
+			 * in a working directory no rule may grant ($HOME):
+			 * a program's output, which it may clear and make
+			 * again; that needs expose-new=, which the supervisor
+			 * performs (elsewhere, ~/.cache/app, it stays the
+			 * expose-rw= of the directory) */
+			entry = f->write && !list && !too_wide(ctx, path) &&
+				too_wide(ctx, dir_name(a, path)) && ctx->cwd &&
+				strcmp(dir_name(a, path), ctx->cwd) == 0;
 		}
 		for (k = 0; k < w.n; k++)
 			if (strcmp(w.v[k].path, path) == 0)
@@ -1024,6 +1033,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		if (k < w.n) {
 			w.v[k].write |= f->write;
 			w.v[k].list = w.v[k].list && list;
+			w.v[k].entry |= entry;
 			continue;
 		}
 		nw = SB_VEC_PUSH(a, w);

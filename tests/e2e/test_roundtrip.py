@@ -607,7 +607,9 @@ def test_native_journal_learns_its_directory_in_home(tmp_path, who):
         give_to_nobody(tmp_path)
     rules, second = learn_and_run(cwd, cwd, ["prog.py"],
                                   unprivileged=who == "unprivileged")
-    assert "expose-rw=./db" in rules.splitlines(), rules
+    # db right in home, changed by the run: its own rule, which also lets
+    # the program clear and make it again (expose-new=)
+    assert "expose-new=./db" in rules.splitlines(), rules
     assert second.returncode == 0 and second.stdout == "3\n", \
         (second.stderr, rules)
     evil = ("import os\n"
@@ -616,6 +618,24 @@ def test_native_journal_learns_its_directory_in_home(tmp_path, who):
     r = sb_run(["-c", evil], cwd, env_for(cwd, "auto"),
                unprivileged=who == "unprivileged")
     assert (cwd / "notes.txt").read_text() == "keep\n", r.stdout
+
+
+def test_a_directory_made_in_home_covers_what_was_written_in_it(tmp_path):
+    """os.mkdir("out") is recorded before "out" is a directory: its rule
+    must still cover out/x (one line, not two). It is expose-new=, since
+    the program removes it and makes it again, as it does in the next
+    run (under the kernel layer the supervisor performs that)."""
+    cwd = tmp_path
+    (cwd / "prog.py").write_text(
+        "import os, shutil\nshutil.rmtree('out', ignore_errors=True)\n"
+        "os.mkdir('out')\nopen('out/x', 'w').write('1')\nprint(1)\n")
+    rules, second = learn_and_run(cwd, cwd, ["prog.py"])
+    lines = [ln for ln in rules.splitlines() if ln.startswith("expose-")]
+    assert "expose-new=./out" in lines, rules
+    assert not any(ln.startswith(("expose-rw=./out", "expose-new=./out/"))
+                   for ln in lines), rules
+    assert second.returncode == 0 and second.stdout == "1\n", \
+        (second.stderr, rules)
 
 
 @pytest.mark.parametrize("who", ["root", "unprivileged"])

@@ -1047,8 +1047,9 @@ static void test_new_entries(void)
 			  "file\tw\tf\t/home/u/out/r.txt\n"
 			  "file\tw\td\t/home/u\n",
 			  NULL),
-	       "expose-rw=./out\n\n",
-	       "new: a directory made in home and kept is expose-rw=, and "
+	       "expose-new=./out\n\n",
+	       "new: a directory made in home and kept is expose-new= (its "
+	       "making and removal are the supervisor's), and "
 	       "covers its files");
 	is_str(gone_block(a, "/home/u",
 			  (const char *const[]){ "/home/u/out", NULL },
