@@ -11,8 +11,13 @@
  * way as the kernel would) and takes its real path from that descriptor,
  * opens it again as the program's mount sees it (a read-only bind there
  * stays read-only), and judges directory + "/" + name with the one file
- * decision (fsrules.c). It acts only when the deciding rule is such an
- * entry's and allows the call (all of it: both ends of a rename), and then
+ * decision (fsrules.c). It acts only when the deciding rule of every
+ * end of the call is such an entry's and allows it (a rename between two
+ * entries; one from or to anywhere else is the kernel's), never on a
+ * mount point of the program's namespace or a directory above one (the
+ * kernel's EBUSY holds in the caller's namespace only, and ours is not
+ * the program's), nor on a directory below which another rule names a
+ * path (moved, it would be judged by the entry's rule), and then
  * on that descriptor and that one name, never following a link in the
  * last place: what the program changes in its memory or in the file system
  * after the read cannot move the call. An open's descriptor goes to the
@@ -49,7 +54,6 @@
 	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |     \
 	 O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECTORY | O_NOFOLLOW |         \
 	 O_CLOEXEC | KERNEL_O_LARGEFILE | O_NOATIME | O_DIRECT | FASYNC)
-
 
 /* Is 'e' the rule of an entry Landlock cannot grant? */
 static bool served(const struct sb_expose *e)
