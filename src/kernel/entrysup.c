@@ -126,15 +126,7 @@ static int locate(pid_t pid, int pidfd, int dirfd, const char *path,
 		strcpy(buf, "/");
 	else if (slash)
 		*slash = '\0';
-	if (buf[0] == '/') {
-		/* the kernel ignores dirfd for an absolute path */
-		base = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	} else if (dirfd == AT_FDCWD) {
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
-		base = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		base = sb_pidfd_getfd(pidfd, dirfd);
-	}
+	base = sb_caller_base(pid, pidfd, dirfd, buf);
 	if (base < 0)
 		return -1;
 	if (slash) {

@@ -285,17 +285,10 @@ static int open_object(pid_t pid, int pidfd, const struct meta *m,
 		       const char *path)
 {
 	struct open_how how = { 0 };
-	char cwd[64];
-	int base, fd;
+	int base = sb_caller_base(pid, pidfd, m->dirfd, path), fd;
 
-	if (m->dirfd == AT_FDCWD) {
-		snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", (int)pid);
-		base = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		base = sb_pidfd_getfd(pidfd, m->dirfd);
-	}
 	if (base < 0)
-		return errno == ESRCH ? -ESRCH : -EBADF;
+		return base;
 	if (!path || (!*path && (m->flags & AT_EMPTY_PATH)))
 		return base;
 	if (!*path) {

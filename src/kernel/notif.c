@@ -29,6 +29,24 @@ int sb_pidfd_getfd(int pidfd, int fd)
 	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 }
 
+int sb_caller_base(pid_t pid, int pidfd, int dirfd, const char *path)
+{
+	char cwd[64];
+	int fd;
+
+	if (path && path[0] == '/') {
+		fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else if (dirfd == AT_FDCWD) {
+		snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", (int)pid);
+		fd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		fd = sb_pidfd_getfd(pidfd, dirfd);
+	}
+	if (fd >= 0)
+		return fd;
+	return errno == ESRCH || errno == ENOENT ? -ESRCH : -EBADF;
+}
+
 /* The number after 'key' ("Tgid:") in /proc/PID/status, read in 'base'
  * (10, or 8 for Umask). A number >= 0, or -1: no such process or field. */
 static long status_field(pid_t pid, const char *key, int base)

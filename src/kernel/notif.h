@@ -16,6 +16,12 @@ int sb_pidfd_open(pid_t pid, unsigned flags);
 int sb_pidfd_of_caller(pid_t pid);
 /* A duplicate of descriptor 'fd' of the process behind 'pidfd'. */
 int sb_pidfd_getfd(int pidfd, int fd);
+/* The directory a call of process 'pid' resolves (dirfd, path) from, as
+ * an O_PATH descriptor of ours: "/" for an absolute path (the kernel
+ * ignores dirfd then), its cwd for AT_FDCWD, else a copy of its
+ * descriptor 'dirfd' (through 'pidfd'; NULL path: that descriptor). Or
+ * -ESRCH (the process is gone), -EBADF. */
+int sb_caller_base(pid_t pid, int pidfd, int dirfd, const char *path);
 /* Copy 'len' bytes at 'remote' in process 'pid'; 0 or -EFAULT. */
 int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len);
 

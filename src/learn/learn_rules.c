@@ -358,6 +358,11 @@ static int cmp_str(const void *x, const void *y)
 	return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
+static bool in_sorted(const char *const *v, size_t n, const char *s)
+{
+	return bsearch(&s, v, n, sizeof(*v), cmp_str) != NULL;
+}
+
 typedef SB_VEC(const char *) str_vec;
 
 /* The lines of one family, in groups: a group's header comment is written
@@ -403,11 +408,10 @@ static const char too_wide_header[] =
 	"# REVIEW: the program made, removed or renamed entries right in "    \
 	"these\n# directories (or these entries), which no rule grants "    \
 	"without all that\n# lies below (the home directory, one above "    \
-	"it, or /), and learning saw no\n# entry there to name (native "    \
-	"code names only the directory): no rule\n# was written for them, " \
-	"and the next run is refused there. Name each\n# entry with "      \
-	"expose-new=, or run the program from a directory of its\n# own "  \
-	"(it is then expose-rw=.).";
+	"it, or /), and no entry made there\n# got a rule of its own (its "  \
+	"name was not learned, or no rule can\n# spell it): the next run "   \
+	"is refused there. Name each entry with\n# expose-new=, or run the " \
+	"program from a directory of its own (it is\n# then expose-rw=.).";
 
 /* At most this many entries are named under too_wide_header. */
 #define TOO_WIDE_SHOWN 20
@@ -831,15 +835,25 @@ static bool lookup_used(const struct sb_learned *l, const char *dir)
 	return false;
 }
 
-/* Did the run write 'path' (make it, or an entry in it)? */
-static bool written(const struct sb_learned *l, const char *path)
+/* The paths the run wrote (made, or made an entry in), sorted: asked once
+ * for each directory up from each path gone, so a search, not a scan. */
+static str_vec written_paths(struct sb_arena *a, const struct sb_learned *l)
 {
+	str_vec v = { 0 };
 	size_t i;
 
 	for (i = 0; i < l->files.n; i++)
-		if (l->files.v[i].write && strcmp(l->files.v[i].path, path) == 0)
-			return true;
-	return false;
+		if (l->files.v[i].write)
+			*SB_VEC_PUSH(a, v) = l->files.v[i].path;
+	if (v.n)
+		qsort(v.v, v.n, sizeof(*v.v), cmp_str);
+	return v;
+}
+
+/* Did the run write 'path'? */
+static bool written(const str_vec *wr, const char *path)
+{
+	return wr->n && in_sorted(wr->v, wr->n, path);
 }
 
 /* What stands for 'path', written and gone when the rules are written (a
@@ -853,7 +867,7 @@ static bool written(const struct sb_learned *l, const char *path)
  * instead (*entry): the entry's rule covers what was made below it, and
  * grants nothing else in the directory. NULL with *review: the entry is
  * itself too wide. */
-static const char *gone_rule(struct sb_arena *a, const struct sb_learned *l,
+static const char *gone_rule(struct sb_arena *a, const str_vec *wr,
 			     const struct sb_learn_ctx *ctx, const char *path,
 			     bool *entry, bool *review)
 {
@@ -861,7 +875,7 @@ static const char *gone_rule(struct sb_arena *a, const struct sb_learned *l,
 
 	*review = false;
 	while (strcmp(dir, "/") != 0 && !ctx->exists(dir)) {
-		if (!written(l, dir))
+		if (!written(wr, dir))
 			return NULL;
 		path = dir;
 		dir = dir_name(a, path);
@@ -885,9 +899,10 @@ static bool right_in(const char *path, const char *dir)
 
 /* Did the entries made, removed or renamed right in 'dir' (a directory no
  * rule may grant) get rules: a written rule learned for an entry right in
- * it, or one in force? The records name the entries Python code touched;
- * native code's name only the directory (learn_native.c), so a directory
- * with no such rule is named for review. */
+ * it, or one in force? The records name the entries Python code and
+ * native code made (learn_native.c records the directory and the entry);
+ * a directory with no such rule (an entry's name no rule can spell, or a
+ * record of the directory alone) is named for review. */
 static bool entries_granted(const struct sb_policy *p, const struct want *w,
 			    size_t n, const char *dir)
 {
@@ -944,6 +959,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 	place_vec places = { 0 };
 	SB_VEC(struct want) w = { 0 };
 	str_vec wide = { 0 }; /* written, and no rule may grant them */
+	str_vec wr = written_paths(a, l);
 	struct group *g;
 	size_t i, j, k, n_too_wide = 0;
 
@@ -991,7 +1007,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 				continue;
 			bool review;
 
-			d = gone_rule(a, l, ctx, path, &entry, &review);
+			d = gone_rule(a, &wr, ctx, path, &entry, &review);
 			if (!d) {
 				if (review)
 					flag_too_wide(a, fam, &places, path,
@@ -1327,11 +1343,6 @@ static const char *const stdlib_modules[] = {
 	"wsgiref", "xdrlib", "xml", "xmlrpc", "zipapp", "zipfile",
 	"zipimport", "zlib", "zoneinfo",
 };
-
-static bool in_sorted(const char *const *v, size_t n, const char *s)
-{
-	return bsearch(&s, v, n, sizeof(*v), cmp_str) != NULL;
-}
 
 enum { G_DANGEROUS, G_STANDARD, G_DEPRECATED, G_EXTERNAL, G_COUNT };
 

@@ -4,6 +4,7 @@
 #include "fsrules.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const char *base_name(const char *path)
 {
@@ -125,6 +126,8 @@ void sb_fs_add_implicit(struct sb_policy *p, const char *path, bool is_dir,
 		if (strcmp(p->exposes.v[i].path, path) == 0)
 			return;
 	e = SB_VEC_PUSH(p->arena, p->exposes);
+	/* the arena does not zero: no field left to chance (entry) */
+	memset(e, 0, sizeof(*e));
 	e->path = sb_arena_strdup(p->arena, path);
 	e->rule = sb_arena_printf(p->arena, "expose-ro=%s", path);
 	e->ref.file = origin;

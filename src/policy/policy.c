@@ -1448,12 +1448,12 @@ static struct sb_expose *push_expose(struct sb_policy *p,
 {
 	struct sb_expose *e = SB_VEC_PUSH(p->arena, p->exposes);
 
+	memset(e, 0, sizeof(*e));
 	e->path = sb_arena_strdup(p->arena, canon);
 	e->rule = l->text;
 	e->ref = l->ref;
 	e->mode = mode;
 	e->is_dir = is_dir;
-	e->entry = false;
 	return e;
 }
 

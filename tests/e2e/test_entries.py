@@ -54,9 +54,8 @@ print(sorted(f for f in os.listdir(".") if f.startswith("app.log")))
 WORK_OUT = ("['f']\nFalse\nv2\n"
             "['app.log', 'app.log.1', 'app.log.2']\n")
 
-# Each line tries one thing the rules do not grant, prints what happened;
-# the test reads the directory afterwards.
-EVIL = """\
+# One line for each attempt: "label done" or "label refused ERRNO".
+ATTEMPT = """\
 import os
 def attempt(label, fn):
     try:
@@ -64,6 +63,11 @@ def attempt(label, fn):
         print(label, "done")
     except OSError as e:
         print(label, "refused", e.errno)
+"""
+
+# Each line tries one thing the rules do not grant, prints what happened;
+# the test reads the directory afterwards.
+EVIL = ATTEMPT + """\
 os.makedirs("a", exist_ok=True)
 attempt("create", lambda: open(".bash_profile", "w").write("evil"))
 attempt("remove", lambda: os.remove("other"))
@@ -212,21 +216,50 @@ def test_a_namespace_provider_refuses_expose_new(tmp_path, provider):
     assert not (tmp_path / "x").exists()
 
 
-def test_explain_names_the_rule(tmp_path):
-    (tmp_path / ".py-sandboxes").write_text(
-        "expose-new=./x\nos-sandbox=landlock\n")
+@pytest.mark.parametrize("rules,served", [
+    ("expose-new=./x\n", True),
+    ("expose-rw=./f\n", True),
+    ("expose-rw=./d\n", False),
+])
+def test_explain_says_when_the_supervisor_performs_the_calls(tmp_path, rules,
+                                                          served):
+    """Only an entry's rule (expose-new=, a file's expose-rw=) makes every
+    file call go to the supervisor; a directory's rule does not."""
+    (tmp_path / "f").write_text("")
+    (tmp_path / "d").mkdir()
+    (tmp_path / ".py-sandboxes").write_text(rules + "os-sandbox=landlock\n")
     r = subprocess.run([str(sb_path()), "--pysandboxes-explain", "-c",
                         "pass"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=scaled(60))
     assert r.returncode == 0, r.stderr
-    assert "expose-new=./x" in r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    assert rules.strip() in out, out
+    assert ("made, replaced and removed by python-sb as the supervisor, "
+            "which sees every file call" in out) == served, out
+
+
+@pytest.mark.parametrize("provider", ["landlock/kernel-only", "subprocess"])
+def test_an_absolute_path_ignores_dirfd(home, provider):
+    """The kernel ignores dirfd for an absolute path: so do the calls the
+    supervisor performs (an entry's open, a chmod), where a closed dirfd
+    was EBADF/EACCES."""
+    (home / "d.py").write_text(
+        ATTEMPT + "os.makedirs('a', exist_ok=True)\n"
+        "p = os.path.abspath('a/z')\n"
+        "attempt('open', lambda: os.close(os.open(p, os.O_CREAT | "
+        "os.O_WRONLY, 0o600, dir_fd=999)))\n"
+        "attempt('chmod', lambda: os.chmod(p, 0o640, dir_fd=999))\n")
+    r = run(home, ["d.py"], provider, "root")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "open done\nchmod done\n", (r.stdout, r.stderr)
+    assert (home / "a" / "z").stat().st_mode & 0o777 == 0o640
 
 
 # Found by review (2026-12-05): a rename with one end an entry's moved or
 # swapped trees other rules name. Each layout is a project directory
 # 'proj' (the program's cwd, holding the rule file) in a scratch root.
-EXCHANGE = """\
-import ctypes, os
+EXCHANGE = ATTEMPT + """\
+import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 def exchange(a, b):
     AT_FDCWD, RENAME_EXCHANGE = -100, 2
@@ -234,12 +267,6 @@ def exchange(a, b):
                     RENAME_EXCHANGE) < 0:
         e = ctypes.get_errno()
         raise OSError(e, os.strerror(e))
-def attempt(label, fn):
-    try:
-        fn()
-        print(label, "done")
-    except OSError as e:
-        print(label, "refused", e.errno)
 """
 
 MOVES = {
@@ -249,6 +276,7 @@ MOVES = {
                   """\
 S = os.path.dirname(os.getcwd())
 attempt("away", lambda: os.rename(S + "/proj", S + "/out"))
+attempt("unlink", lambda: os.unlink(S + "/out/.py-sandboxes"))
 attempt("write", lambda: open(S + "/out/.py-sandboxes", "w").write(
     "expose-rw=/\\n"))
 attempt("back", lambda: os.rename(S + "/out", S + "/proj"))

@@ -20,11 +20,10 @@
 	"# REVIEW: the program made, removed or renamed entries right in "    \
 	"these\n# directories (or these entries), which no rule grants "    \
 	"without all that\n# lies below (the home directory, one above "    \
-	"it, or /), and learning saw no\n# entry there to name (native "    \
-	"code names only the directory): no rule\n# was written for them, " \
-	"and the next run is refused there. Name each\n# entry with "      \
-	"expose-new=, or run the program from a directory of its\n# own "  \
-	"(it is then expose-rw=.).\n"
+	"it, or /), and no entry made there\n# got a rule of its own (its "  \
+	"name was not learned, or no rule can\n# spell it): the next run "   \
+	"is refused there. Name each entry with\n# expose-new=, or run the " \
+	"program from a directory of its own (it is\n# then expose-rw=.).\n"
 #include "policy_internal.h"
 #include "tap.h"
 
