@@ -36,6 +36,9 @@
 #define J_FORGET 0x20 /* the call may change what a directory path reaches */
 #define J_EXISTING 0x40 /* the call acts on an entry that must be there */
 #define J_NEW 0x80 /* the call makes the entry: it must not be there */
+/* os.open(dir, O_TMPFILE): a file with no name, which only a link could
+ * put in the directory (judged then); not in the event table */
+#define J_TMPFILE 0x100
 
 /* The os.open wrapper judged this path argument (with its dir_fd): the
  * "open" event of the same call, which lacks the dir_fd, lets it pass. */
@@ -189,12 +192,62 @@ static bool leads_to_exposure(const char *canon)
 	return false;
 }
 
+/* expose-made=: is the entry right in the rule's directory that holds
+ * 'canon' one this run made, or not there yet (the call makes it, or fails
+ * with ENOENT)? Made means: the program's own user's, and born after the
+ * launcher started (the guard of one process cannot know what another
+ * made; the supervisor of the kernel layer knows exactly, entrysup.c). An
+ * entry that is there passes for a call that then fails with EEXIST. */
+static bool made_by_run(const struct sb_expose *e, const char *canon,
+			unsigned flags)
+{
+	char top[PATH_MAX];
+	struct statx sx;
+
+	if (!sb_fs_made_top(e, canon, top, sizeof(top)))
+		return false;
+	if (statx(AT_FDCWD, top, AT_SYMLINK_NOFOLLOW,
+		  STATX_UID | STATX_BTIME, &sx) < 0)
+		return errno == ENOENT;
+	if ((flags & J_NEW) && strcmp(top, canon) == 0)
+		return true;
+	if (sx.stx_uid != geteuid() || !(sx.stx_mask & STATX_BTIME) ||
+	    !sb_g.started_sec)
+		return false;
+	return sx.stx_btime.tv_sec > sb_g.started_sec ||
+	       (sx.stx_btime.tv_sec == sb_g.started_sec &&
+		sx.stx_btime.tv_nsec >= sb_g.started_nsec);
+}
+
+/* Is 'canon' the directory of an expose-made= rule? */
+static bool made_dir(const char *canon)
+{
+	const struct sb_policy *p = sb_g.policy;
+	size_t i;
+
+	for (i = 0; i < p->exposes.n; i++)
+		if (p->exposes.v[i].made &&
+		    strcmp(p->exposes.v[i].made_dir, canon) == 0)
+			return true;
+	return false;
+}
+
 static enum sb_fs_verdict verdict(const char *spelled,
 				  const struct sb_fs_paths *fp, unsigned flags,
 				  struct sb_fs_decision *d)
 {
 	sb_fs_decide(sb_g.policy, spelled, fp->abs, fp->canon,
 		     (flags & J_WRITE) != 0, d);
+	if (d->verdict == SB_FS_ALLOW && d->expose && d->expose->made &&
+	    !sb_g.learning && !made_by_run(d->expose, fp->canon, flags)) {
+		d->verdict = SB_FS_NOT_EXPOSED;
+		d->expose = NULL;
+	}
+	/* an unnamed file in the directory of an expose-made= rule
+	 * (tempfile.TemporaryFile): the program's own, as one it makes */
+	if (d->verdict == SB_FS_NOT_EXPOSED && (flags & J_TMPFILE) &&
+	    made_dir(fp->canon))
+		return SB_FS_ALLOW;
 	if (d->verdict == SB_FS_NOT_EXPOSED && (flags & J_ANCESTOR) &&
 	    !(flags & J_WRITE) && leads_to_exposure(fp->canon))
 		return SB_FS_ALLOW;
@@ -588,6 +641,13 @@ static int refuse_unpinned(PyObject *o, const char *call)
 	}
 }
 
+static bool existing_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* "open" (path, mode, flags): builtins.open, io.FileIO, os.open. */
 static int on_open(PyObject *args)
 {
@@ -612,8 +672,20 @@ static int on_open(PyObject *args)
 	flags = py.PyTuple_GetItem(args, 2);
 	if (sb_arg_int(flags, &fl) < 0)
 		return -1;
+	/* a directory opened to write fails with EISDIR and writes nothing:
+	 * tempfile.NamedTemporaryFile(dir=d) names d to io.open, whose opener
+	 * makes the real file (judged at its own os.open). So a directory is
+	 * judged as looked into, unless O_TMPFILE makes a file in it */
+	if ((mode_writes(mode) || flags_write(fl)) &&
+	    (fl & O_TMPFILE) != O_TMPFILE && existing_dir(buf))
+		return judge(buf, -1, J_ANCESTOR, NULL);
 	return judge(buf, -1,
-		     mode_writes(mode) || flags_write(fl) ? J_WRITE : 0, NULL);
+		     (mode_writes(mode) || flags_write(fl) ? J_WRITE : 0) |
+			     ((fl & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)
+				      ? J_NEW
+				      : 0) |
+			     ((fl & O_TMPFILE) == O_TMPFILE ? J_TMPFILE : 0),
+		     NULL);
 }
 
 struct path_spec {

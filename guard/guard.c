@@ -523,6 +523,8 @@ __attribute__((constructor)) static void sb_guard_init(int argc, char **argv,
 	sb_g.learning = blob->learning;
 	sb_g.log_fd = blob->log_fd;
 	sb_g.log_relay = blob->log_relay;
+	sb_g.started_sec = blob->started_sec;
+	sb_g.started_nsec = blob->started_nsec;
 	/* the programs it starts run without the guard: no log for them */
 	if (sb_g.log_fd >= 0 && fcntl(sb_g.log_fd, F_SETFD, FD_CLOEXEC) < 0)
 		die("the denial log's descriptor %d: %s", sb_g.log_fd,

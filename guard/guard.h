@@ -72,6 +72,9 @@ struct sb_guard {
 	bool learning;
 	int log_fd;     /* the denial log (or the relay to it), -1: none */
 	bool log_relay; /* log_fd is the supervisor's relay socket */
+	/* when the launcher started (policy_blob.h): expose-made= */
+	int64_t started_sec;
+	long started_nsec;
 	/* The interpreter's own command line, as the kernel gave it (glibc
 	 * passes it to constructors): on 3.9, which has no sys.orig_argv,
 	 * the package needs it to know a partial-mode worker, and

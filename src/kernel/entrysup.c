@@ -31,9 +31,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/openat2.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -81,6 +84,10 @@ struct place {
 	char canon[PATH_MAX];	/* its directory's real path, "/", name */
 	bool ours;		/* a served rule decides for it */
 	bool slash;		/* spelled with a trailing '/' */
+	const struct sb_expose *rule; /* the rule that decides for it */
+	bool top;		/* expose-made=: the entry right in its
+				 * directory (else one below it) */
+	bool fresh;		/* ... that is not there yet */
 };
 
 /* Is the entry a symbolic link? The kernel follows it; Landlock judges
@@ -162,8 +169,231 @@ static bool allowed(const struct sb_policy *p, struct place *pl, bool write)
 
 	sb_fs_decide(p, pl->canon, pl->canon, pl->canon, write, &d);
 	pl->ours = d.verdict == SB_FS_ALLOW && served(d.expose);
+	pl->rule = d.expose;
 	return d.verdict == SB_FS_ALLOW && d.expose &&
 	       d.expose->mode == SB_EXPOSE_RW;
+}
+
+/* ---- expose-made=: the entries the program made ---- */
+
+/* An entry made through an expose-made= rule, by its identity and its
+ * birth (an inode number is given again once its entry is gone; where the
+ * file system tells no birth time, dev and inode alone, docs/weaknesses.md
+ * 85). Kept while the supervisor runs: it is one process for the whole
+ * tree, so what one process of the program made, another may use. */
+struct made_key {
+	uint64_t dev, ino;
+	int64_t bsec;
+	uint32_t bnsec;
+};
+
+/* Beyond this many entries made and still there, making one more is
+ * refused with EDQUOT: the supervisor's memory is not the program's. */
+#define MADE_MAX 65536
+
+static struct made_key *made_v;
+static size_t made_n, made_cap;
+/* the network supervisor's workers bind Unix sockets there too */
+static pthread_mutex_t made_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The identity of (dfd, name), "" with AT_EMPTY_PATH for dfd itself:
+ * 0, or -errno. */
+static int key_of(int dfd, const char *name, int flags, struct made_key *k)
+{
+	struct statx sx;
+
+	if (statx(dfd, name, flags | AT_SYMLINK_NOFOLLOW,
+		  STATX_INO | STATX_BTIME, &sx) < 0)
+		return -errno;
+	memset(k, 0, sizeof(*k));
+	k->dev = ((uint64_t)sx.stx_dev_major << 32) | sx.stx_dev_minor;
+	k->ino = sx.stx_ino;
+	if (sx.stx_mask & STATX_BTIME) {
+		k->bsec = sx.stx_btime.tv_sec;
+		k->bnsec = sx.stx_btime.tv_nsec;
+	}
+	return 0;
+}
+
+static size_t made_find_locked(const struct made_key *k)
+{
+	size_t i;
+
+	for (i = 0; i < made_n; i++)
+		if (made_v[i].dev == k->dev && made_v[i].ino == k->ino &&
+		    made_v[i].bsec == k->bsec && made_v[i].bnsec == k->bnsec)
+			return i;
+	return SIZE_MAX;
+}
+
+static bool made_known(const struct made_key *k)
+{
+	bool known;
+
+	pthread_mutex_lock(&made_lock);
+	known = made_find_locked(k) != SIZE_MAX;
+	pthread_mutex_unlock(&made_lock);
+	return known;
+}
+
+static bool made_full(void)
+{
+	bool full;
+
+	pthread_mutex_lock(&made_lock);
+	full = made_n >= MADE_MAX;
+	pthread_mutex_unlock(&made_lock);
+	return full;
+}
+
+static void made_add(const struct made_key *k)
+{
+	struct made_key *v;
+
+	pthread_mutex_lock(&made_lock);
+	if (made_find_locked(k) == SIZE_MAX && made_n < MADE_MAX) {
+		if (made_n == made_cap) {
+			size_t cap = made_cap ? made_cap * 2 : 64;
+
+			/* not remembered: refused from now on */
+			v = realloc(made_v, cap * sizeof(*v));
+			if (v) {
+				made_v = v;
+				made_cap = cap;
+			}
+		}
+		if (made_n < made_cap)
+			made_v[made_n++] = *k;
+	}
+	pthread_mutex_unlock(&made_lock);
+}
+
+static void made_drop(const struct made_key *k)
+{
+	size_t i;
+
+	pthread_mutex_lock(&made_lock);
+	i = made_find_locked(k);
+	if (i != SIZE_MAX)
+		made_v[i] = made_v[--made_n];
+	pthread_mutex_unlock(&made_lock);
+}
+
+/* The entry right in the directory of expose-made= rule 'e' that holds
+ * 'canon', as process 'pid' sees it: its identity (0), -ENOENT, or another
+ * -errno; *top: canon is that entry. */
+static int top_key(pid_t pid,
+		   const struct sb_expose *e, const char *canon,
+		   struct made_key *k, bool *top)
+{
+	char path[PATH_MAX];
+	size_t dl = strcmp(e->made_dir, "/") == 0 ? 0 : strlen(e->made_dir);
+	int fd, dfd, r;
+
+	if (!sb_fs_made_top(e, canon, path, sizeof(path)))
+		return -EACCES;
+	*top = strcmp(path, canon) == 0;
+	fd = open(e->made_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -EACCES;
+	dfd = sb_reopen_as_seen_by(pid, fd, e->made_dir);
+	close(fd);
+	if (dfd < 0)
+		return -EACCES;
+	r = key_of(dfd, path + dl + 1, 0, k);
+	close(dfd);
+	return r;
+}
+
+bool sb_entrysup_made_ok(const struct sb_expose *e, pid_t pid,
+			 const char *canon, bool create)
+{
+	struct made_key k;
+	bool top = false;
+	int r = top_key(pid, e, canon, &k, &top);
+
+	if (r == -ENOENT)
+		return create && top;
+	return r == 0 && made_known(&k);
+}
+
+void sb_entrysup_made_at(int dirfd, const char *name)
+{
+	struct made_key k;
+
+	if (key_of(dirfd, name, 0, &k) == 0)
+		made_add(&k);
+}
+
+/* Does the call, on an entry that is there, fail for that alone (EEXIST):
+ * an exclusive create, a mkdir, a rename that must not replace? */
+static bool exclusive(const struct seccomp_notif *req,
+		      const struct sb_fc_access *x, bool dest)
+{
+	if (x->op == SB_FC_OPEN)
+		return (x->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+	if (dest)
+		return req->data.nr == __NR_renameat2 &&
+		       (req->data.args[4] & RENAME_NOREPLACE);
+	return x->op == SB_FC_MAKE && x->type == S_IFDIR;
+}
+
+/* made_check(): not an entry the program made, the kernel's to judge */
+#define MADE_NOT_OURS 1
+
+/* expose-made=: may the call act on 'pl' (its rule's)? The entry right
+ * in the rule's directory that holds it must be one the program made, or
+ * not there yet (pl->fresh: the call makes it, or fails with ENOENT), or
+ * there for a call that fails on that alone. 0, MADE_NOT_OURS, or
+ * -errno. */
+static long made_check(pid_t pid, const struct seccomp_notif *req,
+		       const struct sb_fc_access *x, bool dest,
+		       struct place *pl)
+{
+	const struct sb_expose *e = pl->rule;
+	char top[PATH_MAX];
+	struct made_key k;
+	int r;
+
+	if (!sb_fs_made_top(e, pl->canon, top, sizeof(top)))
+		return -EACCES;
+	pl->top = strcmp(top, pl->canon) == 0;
+	r = pl->top ? key_of(pl->dfd, pl->name, 0, &k)
+		    : top_key(pid, e, pl->canon, &k, &pl->top);
+	if (r == -ENOENT) {
+		/* below an entry not there: the call fails so, here, never
+		 * in one that someone else makes meanwhile */
+		if (!pl->top)
+			return -ENOENT;
+		pl->fresh = true;
+		return made_full() && !(x->op == SB_FC_REMOVE && !dest)
+			       ? -EDQUOT
+			       : 0;
+	}
+	if (r < 0)
+		return -EACCES;
+	if (made_known(&k))
+		return 0;
+	/* there before the run, or made by someone else: never opened,
+	 * changed, replaced or removed here. The kernel judges it as if
+	 * the rule were not there: Landlock refuses it, unless another
+	 * rule grants it (the script run, an expose-rw= above) */
+	return pl->top && exclusive(req, x, dest) ? 0 : MADE_NOT_OURS;
+}
+
+/* Is 'pl' an entry right in the directory of an expose-made= rule? */
+static bool is_made_top(const struct place *pl)
+{
+	return pl->rule && pl->rule->made && pl->top;
+}
+
+/* After a call made or moved 'pl' there: remember it as made. */
+static void made_note(const struct place *pl)
+{
+	struct made_key k;
+
+	if (is_made_top(pl) && key_of(pl->dfd, pl->name, 0, &k) == 0)
+		made_add(&k);
 }
 
 /* An open, performed: ANSWERED when the descriptor went to the program,
@@ -174,6 +404,10 @@ static enum sb_entrysup_answer open_entry(int listener,
 					  const struct place *pl,
 					  uint64_t flags, mode_t mode, long *rc)
 {
+	/* expose-made=: an entry not there yet is made here, never one
+	 * that someone else makes meanwhile, and then remembered */
+	bool record = is_made_top(pl) && pl->fresh && (flags & O_CREAT);
+	struct made_key k;
 	struct seccomp_notif_addfd add = { 0 };
 	struct stat st;
 	int fd;
@@ -187,7 +421,8 @@ static enum sb_entrysup_answer open_entry(int listener,
 	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return SB_ENTRYSUP_PASS;
 	fd = openat(pl->dfd, pl->name,
-		    (int)flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+		    (int)flags | (record ? O_EXCL : 0) | O_NOFOLLOW |
+			    O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
 		    mode);
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) &&
 	    !(flags & O_NOFOLLOW) && is_link(pl))
@@ -206,6 +441,8 @@ static enum sb_entrysup_answer open_entry(int listener,
 		close(fd);
 		return SB_ENTRYSUP_PASS;
 	}
+	if (record && key_of(fd, "", AT_EMPTY_PATH, &k) == 0)
+		made_add(&k);
 	add.id = req->id;
 	add.flags = SECCOMP_ADDFD_FLAG_SEND;
 	add.srcfd = (__u32)fd;
@@ -367,24 +604,73 @@ static enum sb_entrysup_answer perform(int listener,
 				      07777) < 0
 			      ? -errno
 			      : 0;
+		if (!*rc)
+			made_note(pl);
 		return SB_ENTRYSUP_REPLY;
 	case SB_FC_REMOVE:
 		if (nr == __NR_rename || nr == __NR_renameat ||
-		    nr == __NR_renameat2)
+		    nr == __NR_renameat2) {
 			*rc = syscall(SYS_renameat2, pl[0].dfd, pl[0].name,
 				      pl[1].dfd, pl[1].name,
 				      nr == __NR_renameat2 ? (unsigned)a[4]
 							   : 0U) < 0
 				      ? -errno
 				      : 0;
-		else
+			/* what now has a made entry's name is the program's:
+			 * it had every right on what it moved */
+			if (!*rc)
+				made_note(&pl[1]);
+		} else {
+			struct made_key k;
+			bool known = is_made_top(pl) &&
+				     key_of(pl->dfd, pl->name, 0, &k) == 0;
+
 			*rc = unlinkat(pl->dfd, pl->name, (int)x->flags) < 0
 				      ? -errno
 				      : 0;
+			if (!*rc && known)
+				made_drop(&k);
+		}
 		return SB_ENTRYSUP_REPLY;
 	default:
 		return SB_ENTRYSUP_PASS;
 	}
+}
+
+/* An open with O_TMPFILE of (dirfd, path): performed when the directory
+ * is an expose-made= rule's, else the kernel's. */
+static enum sb_entrysup_answer tmpfile_dir(const struct sb_policy *p,
+					   int listener,
+					   const struct seccomp_notif *req,
+					   int pidfd,
+					   const struct sb_fc_access *x,
+					   const char *path, long *rc)
+{
+	enum sb_entrysup_answer ans = SB_ENTRYSUP_PASS;
+	struct place pl = { .dfd = -1 };
+	size_t i;
+
+	if (locate((pid_t)req->pid, pidfd, x->dirfd, path, &pl) < 0)
+		return SB_ENTRYSUP_PASS;
+	for (i = 0; i < p->exposes.n; i++)
+		if (p->exposes.v[i].made &&
+		    strcmp(p->exposes.v[i].made_dir, pl.canon) == 0)
+			break;
+	if (i < p->exposes.n &&
+	    ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0) {
+		int mask = sb_umask_of((pid_t)req->pid);
+
+		mask = umask((mode_t)(mask < 0 ? 077 : mask));
+		ans = open_entry(listener, req, &pl, x->flags,
+				 (mode_t)(req->data.nr == __NR_openat
+						  ? req->data.args[3]
+						  : req->data.args[2]) &
+					 07777,
+				 rc);
+		umask((mode_t)mask);
+	}
+	close(pl.dfd);
+	return ans;
 }
 
 /* The calls performed here, and what each needs. */
@@ -422,7 +708,10 @@ static bool performed_call(const struct seccomp_notif *req,
 	if (x->op == SB_FC_OPEN) {
 		uint64_t acc = x->flags & O_ACCMODE;
 
-		if ((x->flags & ~(uint64_t)OPEN_FLAGS) || acc == O_ACCMODE)
+		/* O_TMPFILE: in an expose-made= rule's directory only
+		 * (tmpfile_dir) */
+		if ((x->flags & ~(uint64_t)(OPEN_FLAGS | O_TMPFILE)) ||
+		    acc == O_ACCMODE)
 			return false;
 		*write = acc != O_RDONLY || (x->flags & (O_CREAT | O_TRUNC));
 	} else {
@@ -469,7 +758,9 @@ static bool near_served(const struct sb_policy *p, pid_t pid, int dirfd,
 		full[--k] = '\0';
 	for (i = 0; i < p->exposes.n; i++)
 		if (served(&p->exposes.v[i]) &&
-		    sb_path_under(full, p->exposes.v[i].path))
+		    sb_path_under(full, p->exposes.v[i].made
+						? p->exposes.v[i].made_dir
+						: p->exposes.v[i].path))
 			return true;
 	return false;
 }
@@ -500,6 +791,15 @@ enum sb_entrysup_answer sb_entrysup_serve(const struct sb_policy *p,
 	pidfd = sb_pidfd_of_caller((pid_t)req->pid);
 	if (pidfd < 0)
 		return SB_ENTRYSUP_PASS;
+	/* an unnamed file (O_TMPFILE) in an expose-made= rule's directory:
+	 * no entry is made; a link that would name it is Landlock's */
+	if (x[0].op == SB_FC_OPEN &&
+	    (x[0].flags & O_TMPFILE) == O_TMPFILE) {
+		ans = tmpfile_dir(p, listener, req, pidfd, &x[0], path[0],
+				  rc);
+		close(pidfd);
+		return ans;
+	}
 	/* every end a served rule's: a rename from or to anywhere else
 	 * (a rule's own root, a tree the program may change) is the
 	 * kernel's to judge, with Landlock and the mounts in its way */
@@ -516,10 +816,16 @@ enum sb_entrysup_answer sb_entrysup_serve(const struct sb_policy *p,
 	 * the caller's, not a recycled pid's: checked after them */
 	if (ok && ours &&
 	    ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0) {
-		*rc = x[0].op == SB_FC_REMOVE
-			      ? may_move(p, (pid_t)req->pid, pl, n)
-			      : 0;
-		if (*rc) {
+		*rc = 0;
+		for (i = 0; i < n && !*rc; i++)
+			if (pl[i].rule->made)
+				*rc = made_check((pid_t)req->pid, req, &x[i],
+						 i == 1, &pl[i]);
+		if (!*rc && x[0].op == SB_FC_REMOVE)
+			*rc = may_move(p, (pid_t)req->pid, pl, n);
+		if (*rc == MADE_NOT_OURS) {
+			ans = SB_ENTRYSUP_PASS;
+		} else if (*rc) {
 			ans = SB_ENTRYSUP_REPLY;
 		} else {
 			mask = sb_umask_of((pid_t)req->pid);

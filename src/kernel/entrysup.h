@@ -8,6 +8,7 @@
 
 #include <linux/seccomp.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "policy.h"
 
@@ -31,5 +32,17 @@ enum sb_entrysup_answer sb_entrysup_serve(const struct sb_policy *p,
 					  int listener,
 					  const struct seccomp_notif *req,
 					  long *rc);
+
+/* expose-made=: rule 'e' decided for 'canon' (a file call the supervisor
+ * judges elsewhere: metasup.c, a Unix socket in netsup.c). May the
+ * program use it: is the entry right in the rule's directory that holds
+ * it one the program made, or (create: a call that makes canon itself)
+ * not there yet? */
+bool sb_entrysup_made_ok(const struct sb_expose *e, pid_t pid,
+			 const char *canon, bool create);
+
+/* (dirfd, name) was just made for the program (a Unix socket bound):
+ * remember it as made. */
+void sb_entrysup_made_at(int dirfd, const char *name);
 
 #endif

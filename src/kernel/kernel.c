@@ -93,10 +93,12 @@ static const char *describe_landlock(struct sb_arena *a,
 		sb_buf_puts(&b, "; abstract Unix sockets allowed, the host's "
 				"included (net=ALLOW|*|*|*|* and no DENY rule)");
 	if (!masked && sb_entrysup_wanted(p))
-		sb_buf_puts(&b, "; the entries that expose-new= and the "
-				"expose-rw= of a file name are made, replaced "
-				"and removed by python-sb as the supervisor, "
-				"which sees every file call");
+		sb_buf_puts(&b, "; the entries that expose-new=, "
+				"expose-made= and the expose-rw= of a file "
+				"name are made, replaced and removed by "
+				"python-sb as the supervisor, which sees every "
+				"file call (expose-made=: only those the "
+				"program made)");
 	if (p->ignores.n)
 		sb_buf_puts(&b, masked ? "; ignore= masked in the new root "
 					 "when the run starts"

@@ -535,6 +535,11 @@ static int add_rules(struct sb_arena *a, const struct sb_policy *p,
 	for (i = 0; i < p->exposes.n; i++) {
 		const struct sb_expose *e = &p->exposes.v[i];
 
+		/* expose-made=: nothing in its directory until the program
+		 * makes it, and then only through the supervisor, which
+		 * knows what it made (entrysup.c) */
+		if (e->made)
+			continue;
 		rc = allow_path(ruleset, e->path,
 				expose_rights(e, attr->handled_access_fs),
 				attr->handled_access_fs, e->entry);
@@ -713,7 +718,10 @@ struct sb_landlock_view *sb_landlock_view_new(struct sb_arena *a,
 		const struct sb_expose *e = &p->exposes.v[i];
 		struct stat st;
 
-		/* as add_rules: an entry not there (or a link) has no rule */
+		/* as add_rules: an entry not there (or a link) has no rule,
+		 * expose-made= none at all */
+		if (e->made)
+			continue;
 		if (e->entry &&
 		    (lstat(e->path, &st) < 0 || S_ISLNK(st.st_mode)))
 			continue;

@@ -45,6 +45,7 @@
 #include <utime.h>
 
 #include "filecall.h"
+#include "entrysup.h"
 #include "fsrules.h"
 #include "notif.h"
 #include "suplog.h"
@@ -366,6 +367,12 @@ static long judge_and_perform(const struct sb_policy *p, int listener,
 	if (fd < 0)
 		return fd == -ESRCH ? GONE : fd;
 	sb_fs_decide(p, canon, canon, canon, !read, &d);
+	/* expose-made=: an entry the program made, and nothing else */
+	if (d.verdict == SB_FS_ALLOW && d.expose && d.expose->made &&
+	    !sb_entrysup_made_ok(d.expose, (pid_t)req->pid, canon, false)) {
+		d.verdict = SB_FS_NOT_EXPOSED;
+		d.expose = NULL;
+	}
 	if (d.verdict != SB_FS_ALLOW) {
 		if (read)
 			sb_suplog_fs_read_refused((pid_t)req->pid, "file",

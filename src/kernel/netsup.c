@@ -123,6 +123,8 @@ struct call {
 	struct sockaddr_storage addr; /* connect, bind */
 	socklen_t addrlen;
 	int pathfd; /* pins the Unix socket or directory judged */
+	bool made;  /* a bind makes its socket right in an expose-made=
+		     * rule's directory (pathfd): remembered once bound */
 	struct msg *msgs;
 	unsigned n_msgs;
 	int flags;
@@ -369,7 +371,7 @@ static int fd_path(int fd, char *out, size_t size)
  * kernel as it is), or -errno. */
 static int unix_target(const struct sb_policy *p, pid_t pid,
 		       struct sockaddr_storage *ss, socklen_t *len,
-		       bool create, int *pathfd)
+		       bool create, int *pathfd, bool *made)
 {
 	struct sockaddr_un *sun = (struct sockaddr_un *)ss;
 	size_t off = offsetof(struct sockaddr_un, sun_path), n;
@@ -382,6 +384,7 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	int fd;
 
 	*pathfd = -1;
+	*made = false;
 	if (*len <= off) /* unnamed: autobind, or the kernel says EINVAL */
 		return 0;
 	if (sun->sun_path[0] == '\0' && sb_net_allows_abstract(p))
@@ -457,6 +460,16 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 		snprintf(repl, sizeof(repl), "/proc/self/fd/%d", fd);
 	}
 	sb_fs_decide(p, path, abs, canon, true, &d);
+	/* expose-made=: a socket the program made (a bind made here is
+	 * remembered: bind_as_program), or a new one bound right there */
+	if (d.verdict == SB_FS_ALLOW && d.expose && d.expose->made) {
+		if (!sb_entrysup_made_ok(d.expose, pid, canon, create)) {
+			d.verdict = SB_FS_NOT_EXPOSED;
+			d.expose = NULL;
+		} else {
+			*made = create;
+		}
+	}
 	if (d.verdict != SB_FS_ALLOW) {
 		sb_suplog_fs_refused(pid, "unix-socket", canon, &d);
 		close(fd);
@@ -544,13 +557,14 @@ static int judge_dns(const struct sb_policy *p, const struct call *c,
  * paths). 0 to go ahead, or -errno. */
 static int judge_addr(const struct sb_policy *p, const struct call *c,
 		      enum op op, struct sockaddr_storage *ss,
-		      socklen_t *len, int *pathfd)
+		      socklen_t *len, int *pathfd, bool *made)
 {
 	struct sb_addr a;
 	uint16_t port = 0;
 	int rc;
 
 	*pathfd = -1;
+	*made = false;
 	switch (c->family) {
 	case AF_INET:
 	case AF_INET6:
@@ -575,7 +589,8 @@ static int judge_addr(const struct sb_policy *p, const struct call *c,
 		 * the kernel resolves no path for them */
 		if (op == OP_SEND && c->type != SOCK_DGRAM)
 			return 0;
-		return unix_target(p, c->pid, ss, len, op == OP_BIND, pathfd);
+		return unix_target(p, c->pid, ss, len, op == OP_BIND, pathfd,
+				   made);
 	default:
 		return -EACCES; /* no rule can name it */
 	}
@@ -725,13 +740,16 @@ static long copy_msghdr(const struct sb_policy *p, struct call *c,
 	if (sb_peek(c->pid, at, &h, sizeof(h)) < 0)
 		return -EFAULT;
 	if (h.msg_name && h.msg_namelen) {
+		bool made;
+
 		if (h.msg_namelen > sizeof(m->name))
 			return -EINVAL;
 		if (sb_peek(c->pid, (uintptr_t)h.msg_name, &m->name,
 			 h.msg_namelen) < 0)
 			return -EFAULT;
 		m->namelen = h.msg_namelen;
-		rc = judge_addr(p, c, OP_SEND, &m->name, &m->namelen, pathfd);
+		rc = judge_addr(p, c, OP_SEND, &m->name, &m->namelen, pathfd,
+				&made);
 		if (rc < 0)
 			return rc;
 	}
@@ -808,6 +826,7 @@ static long prepare_send(const struct sb_policy *p, struct call *c)
 		if (c->nr == __NR_sendto) {
 			struct iovec v = { (void *)(uintptr_t)c->args[1],
 					   (size_t)c->args[2] };
+			bool made;
 
 			if (c->args[5] > sizeof(m->name))
 				return -EINVAL;
@@ -816,7 +835,7 @@ static long prepare_send(const struct sb_policy *p, struct call *c)
 				return -EFAULT;
 			m->namelen = (socklen_t)c->args[5];
 			rc = judge_addr(p, c, OP_SEND, &m->name, &m->namelen,
-					&pathfd);
+					&pathfd, &made);
 			if (rc == 0)
 				rc = copy_payload(c, &v, 1, m, true);
 		} else {
@@ -903,7 +922,7 @@ static long prepare(const struct sb_policy *p, int listener, struct call *c)
 		c->addrlen = (socklen_t)c->args[2];
 		rc = judge_addr(p, c,
 				c->nr == __NR_bind ? OP_BIND : OP_CONNECT,
-				&c->addr, &c->addrlen, &c->pathfd);
+				&c->addr, &c->addrlen, &c->pathfd, &c->made);
 		break;
 	case __NR_listen:
 		/* listen on an unbound socket binds the wildcard address to
@@ -1032,6 +1051,14 @@ static long perform_as_program(struct call *c)
 		break;
 	case __NR_bind:
 		rc = bind_as_program(c);
+		if (rc == 0 && c->made && c->pathfd >= 0) {
+			const struct sockaddr_un *sun =
+				(const struct sockaddr_un *)&c->addr;
+			const char *base = strrchr(sun->sun_path, '/');
+
+			if (base)
+				sb_entrysup_made_at(c->pathfd, base + 1);
+		}
 		break;
 	case __NR_listen:
 		rc = listen(c->sock, (int)c->args[1]);

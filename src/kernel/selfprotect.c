@@ -235,7 +235,10 @@ static int make_plan(struct sb_arena *a, const struct sb_policy *p,
 	for (i = 0; i < p->exposes.n; i++) {
 		const struct sb_expose *e = &p->exposes.v[i];
 
-		for (k = 0; e->mode == SB_EXPOSE_RW && k < pl->v.n; k++)
+		/* expose-made= binds nothing: what the program makes there
+		 * is made through the supervisor, as its mount shows it */
+		for (k = 0; e->mode == SB_EXPOSE_RW && !e->made && k < pl->v.n;
+		     k++)
 			if (pl->v.v[k].how == KEEP_RO &&
 			    strcmp(pl->v.v[k].path, e->path) != 0 &&
 			    sb_path_under(e->path, pl->v.v[k].path)) {

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -241,7 +242,7 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	char *prefix = sb_arena_strdup(a, interp->real), *cut;
 	struct sb_kernel_ctx kctx = { .interp = interp };
 	const char *why = NULL;
-	char cwd[PATH_MAX];
+	char cwd[PATH_MAX], host[256] = { 0 };
 	int rc;
 
 	/* the prefix two levels above the real binary: .../versions/X, /usr */
@@ -261,6 +262,9 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	s.ctx.python_trees = trees;
 	s.ctx.n_python_trees = trees[0] ? 1 : 0;
 	s.ctx.exists = path_exists;
+	/* a name of one run holds it (mailbox's lock: box.lock.T.HOST.PID) */
+	if (gethostname(host, sizeof(host) - 1) == 0 && host[0])
+		s.ctx.hostname = sb_arena_strdup(a, host);
 	s.path = p->learn_path;
 	s.ctx.rule_file = p->learn_path;
 	s.display = sb_path_shown(p->learn_path, s.ctx.cwd);
@@ -473,6 +477,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	const char *guard = NULL, *pkgdir = NULL;
 	bool with_guard = p->py_sandbox;
 	struct sb_blob_facts facts = { 0 };
+	struct timespec now;
 	int rec[2] = { -1, -1 };
 	/* an interactive REPL: CPython prints its banner before anything can
 	 * be audited, so it is asked for -q and the guard prints ours */
@@ -486,6 +491,12 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	struct sb_limits lim;
 	const char *refused;
 
+	/* expose-made=: an entry born before this was not made by the run
+	 * (the coarse clock is the one file systems stamp births with) */
+	if (clock_gettime(CLOCK_REALTIME_COARSE, &now) == 0) {
+		facts.started_sec = now.tv_sec;
+		facts.started_nsec = now.tv_nsec;
+	}
 	sb_kernel_probe(&caps);
 	if (provider == SB_PROVIDER_AUTO) {
 		/* the strongest this kernel offers, and say what is lost */

@@ -95,6 +95,9 @@ struct sb_learn_ctx {
 	/* what learned the rules (a test's name, else the program), written
 	 * as "# Learned by ..." under each block; NULL: no such line */
 	const char *learned_by;
+	/* the host's name, a part of names one run makes (learn_rules.c,
+	 * one_run_pattern); NULL: unknown */
+	const char *hostname;
 };
 
 /* Merge the learned rules into 'existing' (the rule file's text, or NULL

@@ -137,10 +137,37 @@ static bool secret_like(const char *name)
 	return false;
 }
 
-/* expose-ro=, expose-rw=, expose-new=: a path graded as such */
+/* expose-ro=, expose-rw=, expose-new=, expose-made=: a path graded as
+ * such */
 static bool path_key(const char *key)
 {
-	return sb_str_starts(key, "expose-r") || strcmp(key, "expose-new") == 0;
+	return sb_str_starts(key, "expose-r") ||
+	       strcmp(key, "expose-new") == 0 ||
+	       strcmp(key, "expose-made") == 0;
+}
+
+/* expose-made=DIR/PATTERN: new entries of the program's own in DIR, and
+ * nothing that was there; in the home directory (or /) a new one may be
+ * a start-up file another program then runs (~/bin on PATH). */
+static struct grade grade_made(struct sb_arena *a, const struct sb_policy *p,
+			       const char *v)
+{
+	const char *slash = strrchr(v, '/');
+	const char *dir = slash ? sb_arena_strndup(a, v, (size_t)(slash - v))
+				: ".";
+
+	if (p->errors.n && !strstr(p->errors.v[0].text, "must exist") && *v)
+		return G(SB_RISK_INVALID, p->errors.v[0].text);
+	if (!*dir || is_home_or_root(a, dir))
+		return G(SB_RISK_HIGH, "new files and directories in the home "
+				       "directory or /, which other programs "
+				       "may read at their start");
+	if (env_decides(a, dir))
+		return G(SB_RISK_MEDIUM, "new files and directories of its "
+					 "own in a directory the environment "
+					 "decides");
+	return G(SB_RISK_LOW, "new files and directories of its own; "
+			      "nothing that was there before");
 }
 
 static struct grade grade_expose(struct sb_arena *a, const struct sb_policy *p,
@@ -152,6 +179,8 @@ static struct grade grade_expose(struct sb_arena *a, const struct sb_policy *p,
 	const char *v = sb_strip(a, value, strlen(value));
 	bool wide = is_home_or_root(a, v);
 
+	if (strcmp(key, "expose-made") == 0)
+		return grade_made(a, p, v);
 	/* the parser's own refusals other than a path missing here */
 	if (p->errors.n && !strstr(p->errors.v[0].text, "must exist") &&
 	    *v)

@@ -3,8 +3,12 @@
  * path. Pure code. */
 #include "fsrules.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* NAME_MAX, without <limits.h> in pure code */
+#define NAME_MAX_HERE 255
 
 static const char *base_name(const char *path)
 {
@@ -20,23 +24,90 @@ static const char *base_name(const char *path)
 	return slash;
 }
 
+/* The first component of 'canon' below 'dir' (canon strictly below),
+ * into comp: its length, or 0. */
+static size_t first_below(const char *dir, const char *canon, char *comp,
+			  size_t size)
+{
+	size_t dl = strcmp(dir, "/") == 0 ? 0 : strlen(dir), n;
+
+	if (strncmp(canon, dir, dl) != 0 || canon[dl] != '/' || !canon[dl + 1])
+		return 0;
+	n = strcspn(canon + dl + 1, "/");
+	if (n >= size)
+		return 0;
+	memcpy(comp, canon + dl + 1, n);
+	comp[n] = '\0';
+	return n;
+}
+
+/* Does expose-made= rule 'e' contain 'canon'? A name made right in its
+ * directory matches the pattern; a leading '.' only a pattern's own
+ * ("*" never reaches ~/.bashrc). */
+static bool made_match(const struct sb_expose *e, const char *canon)
+{
+	char comp[NAME_MAX_HERE + 1];
+
+	if (!first_below(e->made_dir, canon, comp, sizeof(comp)))
+		return false;
+	if (comp[0] == '.' && e->pattern[0] != '.')
+		return false;
+	return sb_fnmatch(e->pattern, comp);
+}
+
+size_t sb_fs_made_top(const struct sb_expose *e, const char *canon,
+		      char *out, size_t size)
+{
+	char comp[NAME_MAX_HERE + 1];
+	const char *dir = strcmp(e->made_dir, "/") == 0 ? "" : e->made_dir;
+	int n;
+
+	if (!e->made || !first_below(e->made_dir, canon, comp, sizeof(comp)))
+		return 0;
+	n = snprintf(out, size, "%s/%s", dir, comp);
+	return n > 0 && (size_t)n < size ? (size_t)n : 0;
+}
+
 const struct sb_expose *sb_fs_find_expose(const struct sb_policy *p,
 					   const char *canon)
 {
-	size_t i;
+	const struct sb_expose *best = NULL;
+	size_t i, best_len = 0;
 
 	for (i = 0; i < p->exposes.n; i++) {
 		const struct sb_expose *e = &p->exposes.v[i];
+		size_t len;
 
 		/* a listed directory decides for itself only: what lies
 		 * below is judged by the other rules */
 		if (e->mode == SB_EXPOSE_LIST && strcmp(canon, e->path) != 0)
 			continue;
-		if (e->is_dir ? sb_path_under(canon, e->path)
-			      : strcmp(canon, e->path) == 0)
-			return e;
+		if (e->made) {
+			if (!made_match(e, canon))
+				continue;
+			len = strlen(e->made_dir);
+			/* a rule of the same directory wins */
+			if (best && best_len >= len)
+				continue;
+		} else {
+			if (!(e->is_dir ? sb_path_under(canon, e->path)
+					: strcmp(canon, e->path) == 0))
+				continue;
+			len = strlen(e->path);
+			/* longest first: the first plain match is the
+			 * best, but an expose-made= one seen before it may
+			 * be shorter than it */
+			if (best && !best->made)
+				continue;
+			if (best && best_len > len)
+				continue;
+		}
+		best = e;
+		best_len = len;
+		if (!e->made)
+			break;
 	}
-	return NULL;
+	return best;
 }
 
 /* Does a relative pattern match a component of 'canon' below 'root'? That

@@ -26,9 +26,19 @@ void sb_fs_decide(const struct sb_policy *p, const char *spelled,
 		  const char *abs, const char *canon, bool write,
 		  struct sb_fs_decision *d);
 
-/* The longest exposure containing a canonical path, or NULL. */
+/* The longest exposure containing a canonical path, or NULL. An
+ * expose-made= rule counts as long as its directory, and a rule of that
+ * directory itself wins over it. */
 const struct sb_expose *sb_fs_find_expose(const struct sb_policy *p,
 					   const char *canon);
+
+/* For an expose-made= rule 'e' that contains 'canon': the entry right in
+ * its directory that holds canon (canon itself, or the directory it lies
+ * in) into out; its length, or 0 when canon is not below the directory or
+ * the name does not fit. Whether the program made that entry is for the
+ * caller to know (the guard: entrysup.c, guard/files.c). */
+size_t sb_fs_made_top(const struct sb_expose *e, const char *canon,
+		      char *out, size_t size);
 
 /* Add an implicit exposure (the interpreter's trees, CA stores); 'path'
  * must be canonical. Keeps p->exposes ordered longest first; a path exposed

@@ -1462,7 +1462,7 @@ static struct sb_expose *push_expose(struct sb_policy *p,
  * symbolic link by that name is refused: the rule names the entry, never
  * what a link leads to). */
 static void parse_entry(struct parser *ps, const struct sb_line *l,
-			const char *v, const char *abs)
+			const char *v, const char *abs, bool made)
 {
 	struct sb_policy *p = ps->p;
 	struct sb_arena *a = p->arena;
@@ -1497,6 +1497,19 @@ static void parse_entry(struct parser *ps, const struct sb_line *l,
 		sb_error(p, l->ref, "In '%s', path is invalid.", l->text);
 		return;
 	}
+	if (made) {
+		const char *dir = sb_arena_strdup(a, canon);
+
+		if (strcmp(canon, "/") != 0)
+			strcat(canon, "/");
+		strcat(canon, name);
+		e = push_expose(p, l, canon, SB_EXPOSE_RW, true);
+		e->entry = true;
+		e->made = true;
+		e->made_dir = dir;
+		e->pattern = sb_arena_strdup(a, name);
+		return;
+	}
 	if (strcmp(canon, "/") != 0)
 		strcat(canon, "/");
 	strcat(canon, name);
@@ -1513,7 +1526,7 @@ static void parse_entry(struct parser *ps, const struct sb_line *l,
 }
 
 static void parse_expose(struct parser *ps, const struct sb_line *l,
-			 enum sb_expose_mode mode, bool entry)
+			 enum sb_expose_mode mode, bool entry, bool made)
 {
 	struct sb_policy *p = ps->p;
 	struct sb_arena *a = p->arena;
@@ -1534,7 +1547,7 @@ static void parse_expose(struct parser *ps, const struct sb_line *l,
 	}
 	abs = sb_path_join(a, ps->o->cwd, expand_tilde(ps, v));
 	if (entry) {
-		parse_entry(ps, l, v, abs);
+		parse_entry(ps, l, v, abs, made);
 		return;
 	}
 	if (!realpath(abs, canon)) {
@@ -1587,7 +1600,8 @@ static void finish_exposes(struct parser *ps)
 		for (j = 0; j < out && !drop; j++) {
 			struct sb_expose *k = &p->exposes.v[j];
 
-			if (strcmp(k->path, e->path) != 0)
+			/* expose-made=./d/x and a file named "x": two rules */
+			if (strcmp(k->path, e->path) != 0 || k->made != e->made)
 				continue;
 			drop = true;
 			/* expose-list= is part of both others: the wider stays */
@@ -1735,13 +1749,15 @@ static void stage_directives(struct parser *ps)
 		if (ps->claimed[i] || !l->value)
 			continue;
 		if (strcmp(l->key, "expose-ro") == 0) {
-			parse_expose(ps, l, SB_EXPOSE_RO, false);
+			parse_expose(ps, l, SB_EXPOSE_RO, false, false);
 		} else if (strcmp(l->key, "expose-rw") == 0) {
-			parse_expose(ps, l, SB_EXPOSE_RW, false);
+			parse_expose(ps, l, SB_EXPOSE_RW, false, false);
 		} else if (strcmp(l->key, "expose-new") == 0) {
-			parse_expose(ps, l, SB_EXPOSE_RW, true);
+			parse_expose(ps, l, SB_EXPOSE_RW, true, false);
+		} else if (strcmp(l->key, "expose-made") == 0) {
+			parse_expose(ps, l, SB_EXPOSE_RW, true, true);
 		} else if (strcmp(l->key, "expose-list") == 0) {
-			parse_expose(ps, l, SB_EXPOSE_LIST, false);
+			parse_expose(ps, l, SB_EXPOSE_LIST, false, false);
 		} else if (strcmp(l->key, "ignore") == 0) {
 			if (!*l->value) {
 				sb_error(p, l->ref,

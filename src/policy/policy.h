@@ -65,6 +65,14 @@ struct sb_expose {
 	 * kernel layer cannot name it, so the supervisor performs the calls
 	 * on it (entrysup.c) */
 	bool entry;
+	/* expose-made=DIR/PATTERN (entry too): the entries whose names match
+	 * 'pattern' that the program makes in 'made_dir' in this run, and
+	 * what lies below them; never one that was there before. 'path' is
+	 * made_dir + "/" + pattern, a name no call reaches by chance, and
+	 * sb_fs_find_expose() matches the pattern (fsrules.c) */
+	bool made;
+	const char *made_dir;
+	const char *pattern;
 };
 
 struct sb_ignore {
@@ -424,7 +432,8 @@ char *sb_sanitize(struct sb_arena *a, const char *s);
 const char *sb_own_file(struct sb_arena *a, const struct sb_ignore *ig);
 
 /* The first expose-rw= that holds 'path' (the path itself or below it),
- * or NULL: what a message names as the tree the program could write. */
+ * or the directory of an expose-made= whose pattern names it, or NULL:
+ * what a message names as the tree the program could write. */
 const char *sb_policy_writable_root(const struct sb_policy *p,
 				    const char *path);
 

@@ -14,6 +14,7 @@
  *   learn-fd <descriptor for learning records, -1 when not learning>
  *   log-fd <descriptor of the denial log, -1: none>
  *   log-relay 0|1        (1: log-fd is the supervisor's relay socket)
+ *   started <sec>.<nsec> (optional: when the launcher started)
  *   pin <host> <family>:<hex bytes> ...
  *   rule <file> <line> <text>
  *   end
@@ -50,6 +51,9 @@ void sb_blob_write(const struct sb_policy *p, const struct sb_blob_facts *f,
 		      f->repl_banner, f->learn_fd);
 	sb_buf_printf(out, "log-fd\t%d\nlog-relay\t%d\n",
 		      f->log_fd_set ? f->log_fd : -1, f->log_relay);
+	if (f->started_sec > 0)
+		sb_buf_printf(out, "started\t%lld.%09ld\n",
+			      (long long)f->started_sec, f->started_nsec);
 	for (i = 0; i < p->pins.n; i++) {
 		const struct sb_pin *pin = &p->pins.v[i];
 
@@ -179,6 +183,17 @@ int sb_blob_read(struct sb_arena *a, const char *data, size_t len,
 			out->log_fd = (int)v;
 		} else if (nf == 2 && strcmp(f[0], "log-relay") == 0) {
 			out->log_relay = strcmp(f[1], "1") == 0;
+		} else if (nf == 2 && strcmp(f[0], "started") == 0) {
+			char *e;
+			long long sec = strtoll(f[1], &e, 10);
+			long nsec = *e == '.' ? strtol(e + 1, &e, 10) : -1;
+
+			if (*e || sec <= 0 || nsec < 0 || nsec > 999999999) {
+				*err = "corrupt policy: bad started";
+				return -1;
+			}
+			out->started_sec = sec;
+			out->started_nsec = nsec;
 		} else if (nf >= 2 && strcmp(f[0], "pin") == 0) {
 			/* re-split without the 4-field cap */
 			char **all = sb_arena_alloc(a, (nf + 1) * sizeof(*all));

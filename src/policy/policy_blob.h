@@ -24,6 +24,11 @@ struct sb_blob {
 	int learn_fd;       /* learning: where records go, else -1 */
 	int log_fd;         /* the denial log, or the relay to it; -1 */
 	bool log_relay;     /* log_fd is the supervisor's relay socket */
+	/* when the launcher started (CLOCK_REALTIME_COARSE, the clock file
+	 * systems stamp births with): an entry of an expose-made= rule born
+	 * before it was not made by this run; 0: not told */
+	int64_t started_sec;
+	long started_nsec;
 };
 
 struct sb_blob_facts {
@@ -38,6 +43,8 @@ struct sb_blob_facts {
 	bool log_fd_set;
 	int log_fd;
 	bool log_relay;
+	int64_t started_sec; /* as in struct sb_blob */
+	long started_nsec;
 };
 
 /* Serialise p (env= rules are left out: they were applied at exec). */

@@ -14,9 +14,11 @@
  * it only lists a directory and stats, never prints, never exits.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "fsrules.h"
 #include "policy_internal.h"
 
 /* The path as an ignore= glob that matches itself only. */
@@ -136,10 +138,22 @@ const char *sb_policy_writable_root(const struct sb_policy *p,
 {
 	size_t i;
 
-	for (i = 0; i < p->exposes.n; i++)
-		if (p->exposes.v[i].mode == SB_EXPOSE_RW &&
-		    sb_path_under(path, p->exposes.v[i].path))
-			return p->exposes.v[i].path;
+	for (i = 0; i < p->exposes.n; i++) {
+		const struct sb_expose *e = &p->exposes.v[i];
+		char top[4096];
+		struct stat st;
+
+		if (e->mode != SB_EXPOSE_RW)
+			continue;
+		/* expose-made=: below an entry its pattern names that is not
+		 * there (one that is, the program did not make: it cannot
+		 * touch it) */
+		if (e->made ? sb_fs_made_top(e, path, top, sizeof(top)) &&
+				      sb_fs_find_expose(p, path) == e &&
+				      lstat(top, &st) < 0 && errno == ENOENT
+			    : sb_path_under(path, e->path))
+			return e->made ? e->made_dir : e->path;
+	}
 	return NULL;
 }
 

@@ -577,6 +577,70 @@ static void test_files(void)
 		  ".py-sandboxes(1): In 'expose-new=./listed/..', path must "
 		  "name an entry in a directory.",
 		  "expose-new: '..' names no entry");
+	/* expose-made=: the entries the pattern names, below its directory
+	 * (whether the program made one is the layers' to know) */
+	p = parse("expose-made=./listed/tmp*\n");
+	is_str(errors(p), "", "expose-made: no errors");
+	{
+		struct sb_fs_decision d;
+		char in[400], below[400], other[400], dot[400], dir[400];
+		char top[400];
+
+		snprintf(dir, sizeof(dir), "%s/listed", tmp);
+		snprintf(in, sizeof(in), "%s/listed/tmpab12", tmp);
+		snprintf(below, sizeof(below), "%s/listed/tmpab12/x/y", tmp);
+		snprintf(other, sizeof(other), "%s/listed/a.txt", tmp);
+		snprintf(dot, sizeof(dot), "%s/listed/.tmpx", tmp);
+		ok(p->exposes.n == 1 && p->exposes.v[0].made &&
+			   p->exposes.v[0].entry &&
+			   strcmp(p->exposes.v[0].made_dir, dir) == 0 &&
+			   strcmp(p->exposes.v[0].pattern, "tmp*") == 0,
+		   "expose-made: its real directory and its pattern");
+		sb_fs_decide(p, in, in, in, true, &d);
+		is_int(d.verdict, SB_FS_ALLOW,
+		       "expose-made: a name the pattern matches");
+		sb_fs_decide(p, below, below, below, true, &d);
+		is_int(d.verdict, SB_FS_ALLOW,
+		       "expose-made: what lies below such an entry");
+		ok(sb_fs_made_top(d.expose, below, top, sizeof(top)) &&
+			   strcmp(top, in) == 0,
+		   "expose-made: the entry right in the directory that holds "
+		   "a path below it");
+		sb_fs_decide(p, other, other, other, false, &d);
+		is_int(d.verdict, SB_FS_NOT_EXPOSED,
+		       "expose-made: another name in the directory");
+		sb_fs_decide(p, dir, dir, dir, false, &d);
+		is_int(d.verdict, SB_FS_NOT_EXPOSED,
+		       "expose-made: not the directory itself");
+	}
+	sb_policy_free(p);
+	p = parse("expose-made=./listed/*\nexpose-ro=./listed\n");
+	{
+		struct sb_fs_decision d;
+		char dot[400], in[400];
+
+		snprintf(dot, sizeof(dot), "%s/listed/.hidden", tmp);
+		snprintf(in, sizeof(in), "%s/listed/x", tmp);
+		is_str(errors(p), "", "expose-made: beside a rule of its "
+				      "directory, no clash");
+		sb_fs_decide(p, in, in, in, false, &d);
+		ok(d.expose && !d.expose->made,
+		   "expose-made: a rule of the directory itself wins");
+		sb_policy_free(p);
+		p = parse("expose-made=./listed/*\n");
+		sb_fs_decide(p, dot, dot, dot, true, &d);
+		is_int(d.verdict, SB_FS_NOT_EXPOSED,
+		       "expose-made: '*' never names a dot file");
+	}
+	sb_policy_free(p);
+	one_error("expose-made=./nodir/*\n",
+		  ".py-sandboxes(1): In 'expose-made=./nodir/*', the directory "
+		  "that holds '*' must exist.",
+		  "expose-made: its directory must exist");
+	one_error("expose-made=.\n",
+		  ".py-sandboxes(1): In 'expose-made=.', path must "
+		  "name an entry in a directory.",
+		  "expose-made: '.' names no entry");
 	p = parse("expose-list=./listed\nexpose-ro=listed\n"
 		  "expose-rw=./data\nexpose-list=data\n");
 	is_str(errors(p), "", "expose-list: with another mode, no error");
