@@ -693,6 +693,60 @@ static bool shared_file(const place_vec *pv, const struct sb_learn_ctx *ctx,
 	       (!f->write || !ctx->exists || ctx->exists(path));
 }
 
+/* A name with parts that change from run to run: a run of 4 digits or
+ * more (a time, a process id), the host's name, tempfile's "tmp" and 8
+ * random letters. Those parts become '*' in the pattern returned; NULL
+ * when there is none (or the name holds a character a pattern reads). */
+static const char *one_run_pattern(struct sb_arena *a, const char *name,
+				   const char *host)
+{
+	size_t n = strlen(name), hl = host ? strlen(host) : 0, i = 0, k;
+	char *out = sb_arena_alloc(a, n + 2), *o = out;
+	bool changed = false;
+
+	if (strpbrk(name, "*?[]\\"))
+		return NULL;
+	if (strncmp(name, "tmp", 3) == 0 && n >= 11 &&
+	    strspn(name + 3, "abcdefghijklmnopqrstuvwxyz0123456789_") >= 8) {
+		/* tempfile's: the letters may run into a suffix */
+		memcpy(o, "tmp*", 4);
+		o += 4;
+		i = 11;
+		changed = true;
+	}
+	while (i < n) {
+		if (hl && strncmp(name + i, host, hl) == 0) {
+			k = hl;
+		} else {
+			for (k = 0; i + k < n && name[i + k] >= '0' &&
+				    name[i + k] <= '9';
+			     k++)
+				;
+			if (k < 4) {
+				k = k ? k : 1;
+				memcpy(o, name + i, k);
+				o += k;
+				i += k;
+				continue;
+			}
+		}
+		if (o == out || o[-1] != '*')
+			*o++ = '*';
+		i += k;
+		changed = true;
+	}
+	*o = '\0';
+	return changed ? out : NULL;
+}
+
+/* Is 'dir' a temporary directory itself ($TMPDIR, /tmp...)? */
+static bool temp_dir(const place_vec *pv, const char *dir)
+{
+	const struct place *pl = find_place(pv, dir);
+
+	return pl && pl->shared && strcmp(pl->dir, dir) == 0;
+}
+
 static char *dir_name(struct sb_arena *a, const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -709,6 +763,9 @@ struct want {
 	/* expose-new=: an entry gone when the rules are written, right in a
 	 * directory no rule may grant (is_dir: it covers what lies below) */
 	bool entry;
+	/* expose-made=: entries the run made right in a temporary
+	 * directory; path is that directory + "/ *" (no space) */
+	bool made;
 	const char *value; /* as written */
 	bool dropped;
 };
@@ -764,6 +821,8 @@ static enum sb_expose_mode want_mode(const struct want *w)
 /* What follows "expose-" in the rule. */
 static const char *want_kind(const struct want *w)
 {
+	if (w->made)
+		return "made";
 	if (w->entry)
 		return "new";
 	if (w->list)
@@ -868,23 +927,43 @@ static bool written(const str_vec *wr, const char *path)
  * grants nothing else in the directory. NULL with *review: the entry is
  * itself too wide. */
 static const char *gone_rule(struct sb_arena *a, const str_vec *wr,
-			     const struct sb_learn_ctx *ctx, const char *path,
-			     bool *entry, bool *review)
+			     const struct sb_learn_ctx *ctx,
+			     const place_vec *pv, const char *path,
+			     bool *entry, bool *made, bool *review)
 {
-	const char *dir = dir_name(a, path);
+	const char *dir = dir_name(a, path), *pattern;
 
 	*review = false;
+	*made = false;
 	while (strcmp(dir, "/") != 0 && !ctx->exists(dir)) {
 		if (!written(wr, dir))
 			return NULL;
 		path = dir;
 		dir = dir_name(a, path);
 	}
+	/* right in a temporary directory: expose-made= of it, the entries
+	 * the program makes there, never the other programs' files */
+	if (temp_dir(pv, dir)) {
+		*made = true;
+		return sb_path_join(a, dir, "*");
+	}
 	*entry = too_wide(ctx, dir);
 	if (!*entry)
 		return dir;
 	*review = too_wide(ctx, path);
-	return *review ? NULL : path;
+	if (*review)
+		return NULL;
+	/* a name of one run: the next makes another, which expose-made=
+	 * of its pattern lets it make (and nothing that is there) */
+	pattern = one_run_pattern(a, path + strlen(dir) +
+					     (strcmp(dir, "/") != 0),
+				  ctx->hostname);
+	if (pattern) {
+		*entry = false;
+		*made = true;
+		return sb_path_join(a, dir, pattern);
+	}
+	return path;
 }
 
 /* Is 'path' an entry right in 'dir'? */
@@ -972,7 +1051,7 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 		 * a process's own (its pid changes) never */
 		bool skip = path[0] != '/' || sb_path_proc_own(path) ||
 			    (sb_path_under(path, "/proc") && f->write);
-		bool as_dir, list, listed, entry = false;
+		bool as_dir, list, listed, entry = false, made = false;
 		struct want *nw;
 
 		if (sb_learn_hidden_chars(path)) {
@@ -1007,7 +1086,8 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 				continue;
 			bool review;
 
-			d = gone_rule(a, &wr, ctx, path, &entry, &review);
+			d = gone_rule(a, &wr, ctx, &places, path, &entry,
+				      &made, &review);
 			if (!d) {
 				if (review)
 					flag_too_wide(a, fam, &places, path,
@@ -1015,7 +1095,14 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 				continue;
 			}
 			path = d;
-			as_dir = true;
+			as_dir = !made;
+		} else if (f->is_dir && f->write && temp_dir(&places, path)) {
+			/* entries made or removed right in a temporary
+			 * directory (the kernel's record of the directory
+			 * changed): those the run makes, not the directory */
+			path = sb_path_join(a, path, "*");
+			as_dir = false;
+			made = true;
 		} else if (as_dir) {
 			path = d;
 		} else if (f->is_dir) {
@@ -1047,17 +1134,19 @@ static void gen_files(struct sb_arena *a, const struct sb_learned *l,
 			if (strcmp(w.v[k].path, path) == 0)
 				break;
 		if (k < w.n) {
-			w.v[k].write |= f->write;
+			w.v[k].write |= f->write || made;
 			w.v[k].list = w.v[k].list && list;
 			w.v[k].entry |= entry;
+			w.v[k].made |= made;
 			continue;
 		}
 		nw = SB_VEC_PUSH(a, w);
 		nw->path = path;
-		nw->write = f->write;
+		nw->write = f->write || made;
 		nw->is_dir = as_dir;
 		nw->list = list;
 		nw->entry = entry;
+		nw->made = made;
 	}
 	/* a path no rule can spell is shown for review, never written (and
 	 * covers nothing below it) */
@@ -1777,8 +1866,27 @@ static const char *unspell(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 	return rule_path(a, ctx, v);
 }
 
-/* The expose-rw= or expose-new= that holds 'path', learned or already in
- * force, or NULL: the enforcer refuses an absent include under either. */
+/* Could a learned expose-made= of 'made' (DIR + "/" + pattern) make
+ * 'path': is it below DIR, with no entry there yet on its way (the one
+ * right in DIR)? As sb_policy_writable_root() judges it. */
+static bool made_could_make(struct sb_arena *a, const struct sb_learn_ctx *ctx,
+			    const char *made, const char *path)
+{
+	const char *dir = dir_name(a, made), *rest;
+	size_t n;
+
+	if (strcmp(path, dir) == 0 || !sb_path_under(path, dir))
+		return false;
+	rest = path + (strcmp(dir, "/") == 0 ? 1 : strlen(dir) + 1);
+	n = strcspn(rest, "/");
+	return !ctx->exists ||
+	       !ctx->exists(sb_arena_strndup(a, path,
+					     (size_t)(rest + n - path)));
+}
+
+/* The expose-rw=, expose-new= or expose-made= that holds 'path', learned
+ * or already in force, or NULL: the enforcer refuses an absent include
+ * under either. */
 static const char *learned_rw_over(struct sb_arena *a,
 				   const struct sb_learn_ctx *ctx,
 				   const struct family *fam, const char *path)
@@ -1800,6 +1908,10 @@ static const char *learned_rw_over(struct sb_arena *a,
 									: 0;
 
 			if (n && sb_path_under(path, unspell(a, ctx, line + n)))
+				return line;
+			if (sb_str_starts(line, "expose-made=") &&
+			    made_could_make(a, ctx, unspell(a, ctx, line + 12),
+					    path))
 				return line;
 		}
 	return NULL;

@@ -508,8 +508,11 @@ static void test_files(void)
 			    "file\tw\tf\t/tmp/out.txt\n"
 			    "file\tw\tf\t/tmp/gone.tmp\n",
 			    MARKERS, &c, NULL);
-		is_str(block(a, out, "files"), "expose-rw=${TMPDIR:-/tmp}\n\n",
-		       "files: a file made and removed in /tmp needs /tmp");
+		is_str(block(a, out, "files"),
+		       "expose-made=${TMPDIR:-/tmp}/*\n"
+		       "expose-rw=${TMPDIR:-/tmp}/out.txt\n\n",
+		       "files: a file made and removed in /tmp is expose-made= "
+		       "of it, never /tmp");
 		out = learn(a,
 			    "file\tw\tf\t/tmp/job/gone\n"
 			    "file\tw\tf\t/tmp/job/kept\n",
@@ -981,6 +984,72 @@ static bool path_there(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+static void test_made_entries(void)
+{
+	struct sb_arena *a = sb_arena_new();
+
+	is_str(gone_block(a, "/work/p",
+			  (const char *const[]){ "/tmp/tmpab12cd34", NULL },
+			  "file\tw\tf\t/tmp/tmpab12cd34\n"
+			  "file\tw\td\t/tmp\n",
+			  NULL),
+	       "expose-made=${TMPDIR:-/tmp}/*\n\n",
+	       "made: mkstemp then remove in /tmp (and the kernel's record of "
+	       "/tmp changed) is expose-made=, never expose-rw= of /tmp");
+	is_str(gone_block(a, "/work/p", NULL, "file\tw\td\t/tmp\n", NULL),
+	       "expose-made=${TMPDIR:-/tmp}/*\n\n",
+	       "made: /tmp changed alone (native code) is expose-made=");
+	is_str(gone_block(a, "/work/p",
+			  (const char *const[]){ "/tmp/tmpq1", NULL },
+			  "file\tw\td\t/tmp/tmpq1\n"
+			  "file\tw\td\t/tmp/tmpq1/a\n"
+			  "file\tw\tf\t/tmp/tmpq1/a/x\n",
+			  NULL),
+	       "expose-made=${TMPDIR:-/tmp}/*\n\n",
+	       "made: mkdtemp, a tree in it, rmtree: expose-made=");
+	is_str(gone_block(a, "/work/p", NULL,
+			  "file\tw\tf\t/tmp/job/x\n", NULL),
+	       "expose-rw=${TMPDIR:-/tmp}/job\n\n",
+	       "made: a directory the run did not make stays expose-rw=");
+	is_str(gone_block(a, "/work/p",
+			  (const char *const[]){ "/home/u/x.tmp", NULL },
+			  "file\tw\tf\t/home/u/x.tmp\n"
+			  "file\tw\td\t/home/u\n",
+			  NULL),
+	       "expose-new=~/x.tmp\n\n",
+	       "made: outside a temporary directory, a gone entry stays "
+	       "expose-new=");
+	{
+		struct sb_learn_ctx c;
+
+		ctx_init(&c, NULL, no_env);
+		c.cwd = "/home/u";
+		c.exists = not_gone;
+		c.hostname = "myhost";
+		gone_paths = (const char *const[]){
+			"/home/u/box.lock", "/home/u/box.lock.1733412345.myhost.4242",
+			"/home/u/tmpab12cd_9.json", NULL
+		};
+		is_str(block(a,
+			     learn(a,
+				   "file\tw\tf\t/home/u/box\n"
+				   "file\tw\tf\t/home/u/box.lock\n"
+				   "file\tw\tf\t/home/u/box.lock.1733412345."
+				   "myhost.4242\n"
+				   "file\tw\tf\t/home/u/tmpab12cd_9.json\n"
+				   "file\tw\td\t/home/u\n",
+				   MARKERS, &c, NULL),
+			     "files"),
+		       "expose-rw=./box\nexpose-new=./box.lock\n"
+		       "expose-made=./box.lock.*.*.*\n"
+		       "expose-made=./tmp*.json\n\n",
+		       "made: in home, a name of one run (a time, the host, a "
+		       "pid; tempfile's letters) is expose-made= of its "
+		       "pattern; a fixed name expose-new=");
+	}
+	sb_arena_free(a);
+}
+
 static void test_new_entries(void)
 {
 	struct sb_arena *a = sb_arena_new();
@@ -1389,6 +1458,7 @@ int main(void)
 	test_env();
 	test_files();
 	test_new_entries();
+	test_made_entries();
 	test_net();
 	test_imports();
 	test_api();
