@@ -176,15 +176,21 @@ static bool allowed(const struct sb_policy *p, struct place *pl, bool write)
 
 /* ---- expose-made=: the entries the program made ---- */
 
-/* An entry made through an expose-made= rule, by its identity and its
- * birth (an inode number is given again once its entry is gone; where the
- * file system tells no birth time, dev and inode alone, docs/weaknesses.md
+/* An entry made through an expose-made= rule, by its identity: its file
+ * handle (name_to_handle_at: the inode and its generation, which a file
+ * system changes when it gives the inode number again) where the file
+ * system has one, else device, inode and birth time (docs/weaknesses.md
  * 85). Kept while the supervisor runs: it is one process for the whole
  * tree, so what one process of the program made, another may use. */
+#define MADE_HANDLE_MAX 40
+
 struct made_key {
 	uint64_t dev, ino;
 	int64_t bsec;
 	uint32_t bnsec;
+	int htype;
+	unsigned hlen;
+	unsigned char handle[MADE_HANDLE_MAX];
 };
 
 /* Beyond this many entries made and still there, making one more is
@@ -200,7 +206,13 @@ static pthread_mutex_t made_lock = PTHREAD_MUTEX_INITIALIZER;
  * 0, or -errno. */
 static int key_of(int dfd, const char *name, int flags, struct made_key *k)
 {
+	union {
+		struct file_handle fh;
+		unsigned char space[sizeof(struct file_handle) +
+				    MADE_HANDLE_MAX];
+	} h;
 	struct statx sx;
+	int mount_id;
 
 	if (statx(dfd, name, flags | AT_SYMLINK_NOFOLLOW,
 		  STATX_INO | STATX_BTIME, &sx) < 0)
@@ -212,7 +224,22 @@ static int key_of(int dfd, const char *name, int flags, struct made_key *k)
 		k->bsec = sx.stx_btime.tv_sec;
 		k->bnsec = sx.stx_btime.tv_nsec;
 	}
+	h.fh.handle_bytes = MADE_HANDLE_MAX;
+	if (name_to_handle_at(dfd, name, &h.fh, &mount_id,
+			      flags & AT_EMPTY_PATH) == 0 &&
+	    h.fh.handle_bytes <= MADE_HANDLE_MAX) {
+		k->htype = h.fh.handle_type;
+		k->hlen = h.fh.handle_bytes;
+		memcpy(k->handle, h.fh.f_handle, k->hlen);
+	}
 	return 0;
+}
+
+static bool same_key(const struct made_key *a, const struct made_key *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->bsec == b->bsec &&
+	       a->bnsec == b->bnsec && a->htype == b->htype &&
+	       a->hlen == b->hlen && memcmp(a->handle, b->handle, a->hlen) == 0;
 }
 
 static size_t made_find_locked(const struct made_key *k)
@@ -220,8 +247,7 @@ static size_t made_find_locked(const struct made_key *k)
 	size_t i;
 
 	for (i = 0; i < made_n; i++)
-		if (made_v[i].dev == k->dev && made_v[i].ino == k->ino &&
-		    made_v[i].bsec == k->bsec && made_v[i].bnsec == k->bnsec)
+		if (same_key(&made_v[i], k))
 			return i;
 	return SIZE_MAX;
 }
@@ -338,6 +364,19 @@ static bool exclusive(const struct seccomp_notif *req,
 	return x->op == SB_FC_MAKE && x->type == S_IFDIR;
 }
 
+/* Does the call make the entry when it is not there: an open with
+ * O_CREAT, a mkdir, a rename's target (but an exchange's)? */
+static bool makes(const struct seccomp_notif *req,
+		  const struct sb_fc_access *x, bool dest)
+{
+	if (x->op == SB_FC_OPEN)
+		return (x->flags & O_CREAT) != 0;
+	if (dest)
+		return !(req->data.nr == __NR_renameat2 &&
+			 (req->data.args[4] & RENAME_EXCHANGE));
+	return x->op == SB_FC_MAKE;
+}
+
 /* made_check(): not an entry the program made, the kernel's to judge */
 #define MADE_NOT_OURS 1
 
@@ -361,14 +400,13 @@ static long made_check(pid_t pid, const struct seccomp_notif *req,
 	r = pl->top ? key_of(pl->dfd, pl->name, 0, &k)
 		    : top_key(pid, e, pl->canon, &k, &pl->top);
 	if (r == -ENOENT) {
-		/* below an entry not there: the call fails so, here, never
-		 * in one that someone else makes meanwhile */
-		if (!pl->top)
+		/* not there: a call that does not make it fails so, here,
+		 * never on what someone else makes there meanwhile; one that
+		 * makes it may only make it (O_EXCL, RENAME_NOREPLACE) */
+		if (!pl->top || !makes(req, x, dest))
 			return -ENOENT;
 		pl->fresh = true;
-		return made_full() && !(x->op == SB_FC_REMOVE && !dest)
-			       ? -EDQUOT
-			       : 0;
+		return made_full() ? -EDQUOT : 0;
 	}
 	if (r < 0)
 		return -EACCES;
@@ -610,12 +648,25 @@ static enum sb_entrysup_answer perform(int listener,
 	case SB_FC_REMOVE:
 		if (nr == __NR_rename || nr == __NR_renameat ||
 		    nr == __NR_renameat2) {
+			unsigned how = nr == __NR_renameat2 ? (unsigned)a[4]
+							    : 0U;
+			struct made_key over;
+			/* a made entry replaced: forgotten with it */
+			bool replaced = is_made_top(&pl[1]) && !pl[1].fresh &&
+					!(how & RENAME_EXCHANGE) &&
+					key_of(pl[1].dfd, pl[1].name, 0,
+					       &over) == 0;
+
+			/* a made entry's name that was free is only taken,
+			 * never what someone else put there meanwhile */
+			if (is_made_top(&pl[1]) && pl[1].fresh)
+				how |= RENAME_NOREPLACE;
 			*rc = syscall(SYS_renameat2, pl[0].dfd, pl[0].name,
-				      pl[1].dfd, pl[1].name,
-				      nr == __NR_renameat2 ? (unsigned)a[4]
-							   : 0U) < 0
+				      pl[1].dfd, pl[1].name, how) < 0
 				      ? -errno
 				      : 0;
+			if (!*rc && replaced)
+				made_drop(&over);
 			/* what now has a made entry's name is the program's:
 			 * it had every right on what it moved */
 			if (!*rc)

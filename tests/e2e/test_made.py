@@ -315,3 +315,75 @@ def test_temporary_files_are_learned_as_expose_made(dirs, provider):
     assert probe.returncode != 0 and "secret" not in probe.stdout, \
         probe.stdout
     assert (tmp / "old").read_text() == "secret\n"
+
+
+VICTIM = """\
+import os, sys, time
+T, end, n = sys.argv[1], time.monotonic() + float(sys.argv[2]), 0
+while time.monotonic() < end:
+    n += 1
+    fd = os.open(T + "/v.%d" % n, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+    os.write(fd, b"VICTIM %d\\n" % n)
+    os.close(fd)
+    time.sleep(0.001)
+"""
+
+# Waits for the victim's next name and acts on it the moment it appears:
+# the supervisor saw it missing (a name the program may make) and must not
+# then act on what the victim put there.
+RACER = ATTEMPT + """\
+import time
+os.mkdir(T + "/tmpmine")
+end, n, won = time.monotonic() + float(sys.argv[1]), 1, 0
+def over(p):
+    # taking a free name is the program's right: only a name that is
+    # there counts (stat is no call the supervisor performs)
+    if not os.path.lexists(p):
+        raise FileNotFoundError
+    os.replace(mine(), p)
+ops = [lambda p: os.rename(p, T + "/tmpmine/stolen"),
+       lambda p: os.close(os.open(p, os.O_WRONLY | os.O_APPEND)),
+       lambda p: os.truncate(p, 0),
+       lambda p: os.unlink(p),
+       over]
+while time.monotonic() < end:
+    p = T + "/v.%d" % n
+    try:
+        ops[n % len(ops)](p)
+        won += 1
+        n += 1
+    except FileNotFoundError:
+        continue
+    except OSError:
+        n += 1
+print("won", won)
+"""
+
+
+@pytest.mark.parametrize("provider", ["landlock/kernel-only", "landlock"])
+def test_a_name_seen_free_is_never_taken_from_another_program(dirs,
+                                                              provider):
+    """Found by review (2026-12-05): the supervisor judged a missing name
+    as one the program may make, then renamed, opened, truncated or
+    removed what another program made there in between. A call that does
+    not make the entry now fails with ENOENT on a missing one, and one
+    that makes it may only make it (O_EXCL, RENAME_NOREPLACE)."""
+    work, tmp = dirs
+    (work / "racer.py").write_text(RACER)
+    (work / "victim.py").write_text(VICTIM)
+    secs = str(scaled(3))
+    victim = subprocess.Popen([PY, str(work / "victim.py"), str(tmp), secs])
+    try:
+        r = run(work, tmp, ["racer.py", secs], provider, "root")
+    finally:
+        victim.wait(timeout=scaled(60))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "won 0", r.stdout
+    made = sorted((p for p in tmp.glob("v.*")),
+                  key=lambda p: int(p.name[2:]))
+    assert made, "the victim made nothing"
+    for p in made:
+        assert p.read_text() == f"VICTIM {p.name[2:]}\n", p
+    n_last = int(made[-1].name[2:])
+    assert len(made) == n_last, "a file of the victim's is gone"
+    assert not (tmp / "tmpmine" / "stolen").exists()
