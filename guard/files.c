@@ -675,9 +675,11 @@ static int on_open(PyObject *args)
 	/* a directory opened to write fails with EISDIR and writes nothing:
 	 * tempfile.NamedTemporaryFile(dir=d) names d to io.open, whose opener
 	 * makes the real file (judged at its own os.open). So a directory is
-	 * judged as looked into, unless O_TMPFILE makes a file in it */
+	 * judged as looked into, unless O_TMPFILE makes a file in it (or
+	 * O_PATH, which ignores the write flags, asks for a handle on it) */
 	if ((mode_writes(mode) || flags_write(fl)) &&
-	    (fl & O_TMPFILE) != O_TMPFILE && existing_dir(buf))
+	    (fl & O_TMPFILE) != O_TMPFILE && !(fl & O_PATH) &&
+	    existing_dir(buf))
 		return judge(buf, -1, J_ANCESTOR, NULL);
 	return judge(buf, -1,
 		     (mode_writes(mode) || flags_write(fl) ? J_WRITE : 0) |
