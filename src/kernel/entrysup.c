@@ -23,8 +23,9 @@
  * after the read cannot move the call. An open's descriptor goes to the
  * program with SECCOMP_IOCTL_NOTIF_ADDFD. Everything else goes on to the
  * kernel, where Landlock judges it as before: this adds rights to the
- * entries the rules name, never to anything else. Links, symbolic links,
- * device nodes and openat2 are not performed (Landlock judges them).
+ * entries the rules name, never to anything else. A link between two
+ * such entries is performed; symbolic links, device nodes and openat2 are
+ * not (Landlock judges them). expose-made= entries: see made_check().
  */
 #include "entrysup.h"
 
@@ -419,6 +420,16 @@ static long made_check(pid_t pid, const struct seccomp_notif *req,
 	return pl->top && exclusive(req, x, dest) ? 0 : MADE_NOT_OURS;
 }
 
+/* link(2) or linkat(2)? */
+static bool is_link_call(int nr)
+{
+#ifdef __NR_link
+	if (nr == __NR_link)
+		return true;
+#endif
+	return nr == __NR_linkat;
+}
+
 /* Is 'pl' an entry right in the directory of an expose-made= rule? */
 static bool is_made_top(const struct place *pl)
 {
@@ -623,6 +634,19 @@ static enum sb_entrysup_answer perform(int listener,
 	const __u64 *a = req->data.args;
 	int nr = req->data.nr;
 
+	/* a link between two such entries: made as the program asked,
+	 * never to what a link in the first place leads (Landlock's) */
+	if (is_link_call(nr)) {
+		if (is_link(&pl[0]))
+			return SB_ENTRYSUP_PASS;
+		*rc = linkat(pl[0].dfd, pl[0].name, pl[1].dfd, pl[1].name, 0) <
+				      0
+			      ? -errno
+			      : 0;
+		if (!*rc)
+			made_note(&pl[1]);
+		return SB_ENTRYSUP_REPLY;
+	}
 	switch (x->op) {
 	case SB_FC_OPEN:
 		return open_entry(listener, req, pl, x->flags,
@@ -673,8 +697,13 @@ static enum sb_entrysup_answer perform(int listener,
 				made_note(&pl[1]);
 		} else {
 			struct made_key k;
+			struct stat st;
+			/* forgotten with its last name (a link may hold it) */
 			bool known = is_made_top(pl) &&
-				     key_of(pl->dfd, pl->name, 0, &k) == 0;
+				     key_of(pl->dfd, pl->name, 0, &k) == 0 &&
+				     fstatat(pl->dfd, pl->name, &st,
+					     AT_SYMLINK_NOFOLLOW) == 0 &&
+				     (st.st_nlink <= 1 || S_ISDIR(st.st_mode));
 
 			*rc = unlinkat(pl->dfd, pl->name, (int)x->flags) < 0
 				      ? -errno
@@ -724,6 +753,25 @@ static enum sb_entrysup_answer tmpfile_dir(const struct sb_policy *p,
 	return ans;
 }
 
+/* A link's accesses as a rename's: the entry linked first (which must
+ * be the program's to change, as the guard asks), then the name made.
+ * filecall.c decodes the new name only, which is all Landlock judges. */
+static size_t with_link_source(const struct seccomp_notif *req,
+			       struct sb_fc_access x[2], size_t n)
+{
+	const __u64 *a = req->data.args;
+	bool at = req->data.nr == __NR_linkat;
+
+	if (!is_link_call(req->data.nr) || n != 1)
+		return n;
+	x[1] = x[0];
+	memset(&x[0], 0, sizeof(x[0]));
+	x[0].op = SB_FC_REMOVE;
+	x[0].dirfd = at ? (int)a[0] : AT_FDCWD;
+	x[0].path_at = at ? a[1] : a[0];
+	return 2;
+}
+
 /* The calls performed here, and what each needs. */
 static bool performed_call(const struct seccomp_notif *req,
 			   const struct sb_fc_access *x, bool *write)
@@ -753,6 +801,15 @@ static bool performed_call(const struct seccomp_notif *req,
 						  RENAME_EXCHANGE))
 			return false;
 		break;
+	case __NR_linkat:
+		/* AT_EMPTY_PATH links a descriptor: the kernel's */
+		if (req->data.args[4] & ~(__u64)AT_SYMLINK_FOLLOW)
+			return false;
+		break;
+#ifdef __NR_link
+	case __NR_link:
+		break;
+#endif
 	default:
 		return false;
 	}
@@ -831,6 +888,7 @@ enum sb_entrysup_answer sb_entrysup_serve(const struct sb_policy *p,
 
 	if (!n || !performed_call(req, &x[0], &write))
 		return SB_ENTRYSUP_PASS;
+	n = with_link_source(req, x, n);
 	for (i = 0; i < n; i++) {
 		if (sb_filecall_peek_string(req->pid, x[i].path_at, path[i],
 					    sizeof(path[i])) < 0)

@@ -601,6 +601,9 @@ static void collect_places(struct sb_arena *a, const struct sb_learn_ctx *ctx,
 		add_temp(a, pv, "/tmp", "/tmp");
 	add_temp(a, pv, env_dir(a, ctx, "TMP"), "${TMP}");
 	add_temp(a, pv, env_dir(a, ctx, "TEMP"), "${TEMP}");
+	/* POSIX shared memory and semaphores (multiprocessing): shared with
+	 * every other program as /tmp is */
+	add_temp(a, pv, "/dev/shm", "/dev/shm");
 }
 
 /* The longest place containing 'path' (first on ties), or NULL. */

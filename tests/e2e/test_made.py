@@ -50,12 +50,18 @@ with tempfile.TemporaryFile() as f:
 with tempfile.TemporaryDirectory() as t:
     open(os.path.join(t, "q"), "w").write("q")
     print(os.listdir(t))
+fd, a = tempfile.mkstemp()
+os.write(fd, b"ln"); os.close(fd)
+os.link(a, a + ".b")
+os.unlink(a)
+print(open(a + ".b").read())
+os.unlink(a + ".b")
 kept = tempfile.mkdtemp(prefix="kept")
 open(os.path.join(kept, "k"), "w").write("k")
 print(open(os.path.join(kept, "k")).read())
 """
 
-WORK_OUT = "ntf\nmk\n['c']\nFalse\ntf\n['q']\nk\n"
+WORK_OUT = "ntf\nmk\n['c']\nFalse\ntf\n['q']\nln\nk\n"
 
 ATTEMPT = """\
 import os, sys, tempfile

@@ -996,6 +996,16 @@ static void test_made_entries(void)
 	       "expose-made=${TMPDIR:-/tmp}/*\n\n",
 	       "made: mkstemp then remove in /tmp (and the kernel's record of "
 	       "/tmp changed) is expose-made=, never expose-rw= of /tmp");
+	is_str(gone_block(a, "/work/p",
+			  (const char *const[]){ "/dev/shm/sem.Ab12Cd",
+						 "/dev/shm/sem.mp-x1", NULL },
+			  "file\tw\tf\t/dev/shm/sem.Ab12Cd\n"
+			  "file\tw\tf\t/dev/shm/sem.mp-x1\n"
+			  "file\tw\td\t/dev/shm\n",
+			  NULL),
+	       "expose-made=/dev/shm/*\n\n",
+	       "made: multiprocessing's semaphores in /dev/shm are "
+	       "expose-made=, never the whole of /dev/shm");
 	is_str(gone_block(a, "/work/p", NULL, "file\tw\td\t/tmp\n", NULL),
 	       "expose-made=${TMPDIR:-/tmp}/*\n\n",
 	       "made: /tmp changed alone (native code) is expose-made=");
