@@ -43,6 +43,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "filecall.h"
@@ -436,13 +437,21 @@ static bool is_made_top(const struct place *pl)
 	return pl->rule && pl->rule->made && pl->top;
 }
 
-/* After a call made or moved 'pl' there: remember it as made. */
-static void made_note(const struct place *pl)
+/* After a mkdir made 'pl' there: remember it as made, by its name, when
+ * it was born at 'before' or later (where the file system tells no birth
+ * time: whatever the name leads to). */
+static void made_note_since(const struct place *pl,
+			    const struct timespec *before)
 {
 	struct made_key k;
 
-	if (is_made_top(pl) && key_of(pl->dfd, pl->name, 0, &k) == 0)
-		made_add(&k);
+	if (!is_made_top(pl) || key_of(pl->dfd, pl->name, 0, &k) < 0)
+		return;
+	if (k.bsec && (k.bsec < before->tv_sec ||
+		       (k.bsec == before->tv_sec &&
+			(long)k.bnsec < before->tv_nsec)))
+		return;
+	made_add(&k);
 }
 
 /* An open, performed: ANSWERED when the descriptor went to the program,
@@ -456,6 +465,10 @@ static enum sb_entrysup_answer open_entry(int listener,
 	/* expose-made=: an entry not there yet is made here, never one
 	 * that someone else makes meanwhile, and then remembered */
 	bool record = is_made_top(pl) && pl->fresh && (flags & O_CREAT);
+	/* one the program made: what the name leads to when it is opened
+	 * must still be that (another program may rename its own file over
+	 * the name meanwhile), so O_TRUNC waits for the check */
+	bool pin = is_made_top(pl) && !pl->fresh;
 	struct made_key k;
 	struct seccomp_notif_addfd add = { 0 };
 	struct stat st;
@@ -470,8 +483,8 @@ static enum sb_entrysup_answer open_entry(int listener,
 	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return SB_ENTRYSUP_PASS;
 	fd = openat(pl->dfd, pl->name,
-		    (int)flags | (record ? O_EXCL : 0) | O_NOFOLLOW |
-			    O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+		    ((int)flags & ~(pin ? O_TRUNC : 0)) | (record ? O_EXCL : 0) |
+			    O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
 		    mode);
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) &&
 	    !(flags & O_NOFOLLOW) && is_link(pl))
@@ -489,6 +502,18 @@ static enum sb_entrysup_answer open_entry(int listener,
 	     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)) {
 		close(fd);
 		return SB_ENTRYSUP_PASS;
+	}
+	if (pin && (key_of(fd, "", AT_EMPTY_PATH, &k) < 0 ||
+		    !made_known(&k))) {
+		close(fd);
+		*rc = -EACCES;
+		return SB_ENTRYSUP_REPLY;
+	}
+	if (pin && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY &&
+	    S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0) {
+		*rc = -errno;
+		close(fd);
+		return SB_ENTRYSUP_REPLY;
 	}
 	if (record && key_of(fd, "", AT_EMPTY_PATH, &k) == 0)
 		made_add(&k);
@@ -508,6 +533,7 @@ static enum sb_entrysup_answer open_entry(int listener,
 
 static long truncate_entry(pid_t pid, const struct place *pl, uint64_t len)
 {
+	struct made_key k;
 	struct stat st;
 	void (*old)(int);
 	long rc;
@@ -534,6 +560,12 @@ static long truncate_entry(pid_t pid, const struct place *pl, uint64_t len)
 		    O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* one the program made: still that one (as open_entry) */
+	if (is_made_top(pl) &&
+	    (key_of(fd, "", AT_EMPTY_PATH, &k) < 0 || !made_known(&k))) {
+		close(fd);
+		return -EACCES;
+	}
 	/* our own limit may be lower than the program's: EFBIG, never our
 	 * death by SIGXFSZ */
 	old = signal(SIGXFSZ, SIG_IGN);
@@ -624,6 +656,34 @@ static long may_move(const struct sb_policy *p, pid_t pid,
 	return 0;
 }
 
+/* A link of an entry the program made (pl[0]) to pl[1]: pinned by a
+ * descriptor, checked to be a made one, linked through it, and that
+ * identity remembered (never what the names lead to afterwards). */
+static long link_made(const struct place *pl)
+{
+	char path[64];
+	struct made_key k;
+	long rc;
+	int fd = openat(pl[0].dfd, pl[0].name,
+			O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (key_of(fd, "", AT_EMPTY_PATH, &k) < 0 || !made_known(&k)) {
+		close(fd);
+		return -EACCES;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	rc = linkat(AT_FDCWD, path, pl[1].dfd, pl[1].name,
+		    AT_SYMLINK_FOLLOW) < 0
+		     ? -errno
+		     : 0;
+	close(fd);
+	if (!rc && is_made_top(&pl[1]))
+		made_add(&k);
+	return rc;
+}
+
 /* What the call does to its entries, performed (the first of 'pl', and
  * for a rename the second): REPLY with *rc, or ANSWERED, or PASS. */
 static enum sb_entrysup_answer perform(int listener,
@@ -633,18 +693,25 @@ static enum sb_entrysup_answer perform(int listener,
 {
 	const __u64 *a = req->data.args;
 	int nr = req->data.nr;
+	struct timespec before;
 
 	/* a link between two such entries: made as the program asked,
 	 * never to what a link in the first place leads (Landlock's) */
 	if (is_link_call(nr)) {
+		struct made_key src;
+		bool keep;
+
 		if (is_link(&pl[0]))
 			return SB_ENTRYSUP_PASS;
-		*rc = linkat(pl[0].dfd, pl[0].name, pl[1].dfd, pl[1].name, 0) <
-				      0
+		keep = !is_made_top(&pl[0]) && is_made_top(&pl[1]) &&
+		       key_of(pl[0].dfd, pl[0].name, 0, &src) == 0;
+		*rc = is_made_top(&pl[0]) ? link_made(pl)
+		      : linkat(pl[0].dfd, pl[0].name, pl[1].dfd, pl[1].name,
+			       0) < 0
 			      ? -errno
 			      : 0;
-		if (!*rc)
-			made_note(&pl[1]);
+		if (!*rc && keep)
+			made_add(&src);
 		return SB_ENTRYSUP_REPLY;
 	}
 	switch (x->op) {
@@ -661,13 +728,16 @@ static enum sb_entrysup_answer perform(int listener,
 		*rc = truncate_entry((pid_t)req->pid, pl, a[1]);
 		return SB_ENTRYSUP_REPLY;
 	case SB_FC_MAKE: /* mkdir: the others pass (performed_call) */
+		clock_gettime(CLOCK_REALTIME_COARSE, &before);
 		*rc = mkdirat(pl->dfd, pl->name,
 			      (mode_t)(nr == __NR_mkdirat ? a[2] : a[1]) &
 				      07777) < 0
 			      ? -errno
 			      : 0;
+		/* remembered by its name: born since, or it is another
+		 * program's directory renamed over it meanwhile */
 		if (!*rc)
-			made_note(pl);
+			made_note_since(pl, &before);
 		return SB_ENTRYSUP_REPLY;
 	case SB_FC_REMOVE:
 		if (nr == __NR_rename || nr == __NR_renameat ||
@@ -681,6 +751,14 @@ static enum sb_entrysup_answer perform(int listener,
 					key_of(pl[1].dfd, pl[1].name, 0,
 					       &over) == 0;
 
+			/* what now has a made entry's name is the program's:
+			 * it had every right on what it moved (known before
+			 * the move, never by the name after it) */
+			struct made_key moved;
+			bool keep = is_made_top(&pl[1]) &&
+				    key_of(pl[0].dfd, pl[0].name, 0,
+					   &moved) == 0;
+
 			/* a made entry's name that was free is only taken,
 			 * never what someone else put there meanwhile */
 			if (is_made_top(&pl[1]) && pl[1].fresh)
@@ -691,10 +769,8 @@ static enum sb_entrysup_answer perform(int listener,
 				      : 0;
 			if (!*rc && replaced)
 				made_drop(&over);
-			/* what now has a made entry's name is the program's:
-			 * it had every right on what it moved */
-			if (!*rc)
-				made_note(&pl[1]);
+			if (!*rc && keep)
+				made_add(&moved);
 		} else {
 			struct made_key k;
 			struct stat st;

@@ -393,3 +393,58 @@ def test_a_name_seen_free_is_never_taken_from_another_program(dirs,
     n_last = int(made[-1].name[2:])
     assert len(made) == n_last, "a file of the victim's is gone"
     assert not (tmp / "tmpmine" / "stolen").exists()
+
+
+RENAMER = """\
+import os, sys, time
+T, end, n = sys.argv[1], time.monotonic() + float(sys.argv[2]), 0
+while not os.path.exists(T + "/app.state"):
+    time.sleep(0.001)
+while time.monotonic() < end:
+    n += 1
+    with open(T + "/.v.tmp", "w") as f:
+        f.write("VICTIM %d\\n" % n)
+    os.rename(T + "/.v.tmp", T + "/app.state")
+"""
+
+# The program makes app.state first; another program then saves its own
+# file under that name again and again (an atomic write): whatever the
+# name leads to when the supervisor opens it must be the program's.
+READER = ATTEMPT + """\
+import time
+open(T + "/app.state", "w").write("mine\\n")
+end, got = time.monotonic() + float(sys.argv[1]), 0
+while time.monotonic() < end:
+    for how in ("r", "a", "w"):
+        try:
+            with open(T + "/app.state", how) as f:
+                if how == "r" and f.read().startswith("VICTIM"):
+                    got += 1
+                elif how != "r":
+                    got += os.fstat(f.fileno()).st_size > 0 or 0
+        except OSError:
+            pass
+print("got", got)
+"""
+
+
+def test_a_name_taken_over_meanwhile_is_never_opened(dirs):
+    """Found by review (2026-12-05): the supervisor checked that a name
+    led to an entry the program made, then opened the name, which another
+    program's rename could have pointed elsewhere in between. The entry
+    opened is now checked, and O_TRUNC waits for that check."""
+    work, tmp = dirs
+    (work / "reader.py").write_text(READER)
+    (work / "renamer.py").write_text(RENAMER)
+    secs = str(scaled(3))
+    other = subprocess.Popen([PY, str(work / "renamer.py"), str(tmp), secs])
+    try:
+        r = run(work, tmp, ["reader.py", secs], "landlock/kernel-only",
+                "root")
+    finally:
+        other.wait(timeout=scaled(60))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().startswith("got "), r.stdout
+    last = (tmp / "app.state").read_text()
+    assert last.startswith("VICTIM") and last.endswith("\n"), last
+    assert r.stdout.strip() == "got 0", r.stdout
