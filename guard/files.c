@@ -193,31 +193,38 @@ static bool leads_to_exposure(const char *canon)
 }
 
 /* expose-made=: is the entry right in the rule's directory that holds
- * 'canon' one this run made, or not there yet (the call makes it, or fails
- * with ENOENT)? Made means: the program's own user's, and born after the
- * launcher started (the guard of one process cannot know what another
- * made; the supervisor of the kernel layer knows exactly, entrysup.c). An
- * entry that is there passes for a call that then fails with EEXIST. */
-static bool made_by_run(const struct sb_expose *e, const char *canon,
-			unsigned flags)
+ * 'canon' one this run made (1), one it did not (0), or not there yet (-1:
+ * the call makes it, or fails with ENOENT)? Made means: the program's own
+ * user's, and born after the launcher started (the guard of one process
+ * cannot know what another made; the supervisor of the kernel layer knows
+ * exactly, entrysup.c). An entry that is there passes for a call that then
+ * fails with EEXIST. */
+static int made_by_run(const struct sb_expose *e, const char *canon,
+		       unsigned flags)
 {
 	char top[PATH_MAX];
 	struct statx sx;
 
 	if (!sb_fs_made_top(e, canon, top, sizeof(top)))
-		return false;
+		return 0;
 	if (statx(AT_FDCWD, top, AT_SYMLINK_NOFOLLOW,
 		  STATX_UID | STATX_BTIME, &sx) < 0)
-		return errno == ENOENT;
+		return errno == ENOENT ? -1 : 0;
 	if ((flags & J_NEW) && strcmp(top, canon) == 0)
-		return true;
+		return 1;
 	if (sx.stx_uid != geteuid() || !(sx.stx_mask & STATX_BTIME) ||
 	    !sb_g.started_sec)
-		return false;
+		return 0;
 	return sx.stx_btime.tv_sec > sb_g.started_sec ||
 	       (sx.stx_btime.tv_sec == sb_g.started_sec &&
 		sx.stx_btime.tv_nsec >= sb_g.started_nsec);
 }
+
+/* Set by verdict(): an expose-made= entry not there when a call that
+ * only looks was judged. That call is answered ENOENT without being made:
+ * had it gone on, a file another program put there meanwhile would be
+ * read. (Judging runs with the GIL held.) */
+static bool made_absent;
 
 /* Is 'canon' the directory of an expose-made= rule? */
 static bool made_dir(const char *canon)
@@ -236,12 +243,18 @@ static enum sb_fs_verdict verdict(const char *spelled,
 				  const struct sb_fs_paths *fp, unsigned flags,
 				  struct sb_fs_decision *d)
 {
+	made_absent = false;
 	sb_fs_decide(sb_g.policy, spelled, fp->abs, fp->canon,
 		     (flags & J_WRITE) != 0, d);
 	if (d->verdict == SB_FS_ALLOW && d->expose && d->expose->made &&
-	    !sb_g.learning && !made_by_run(d->expose, fp->canon, flags)) {
-		d->verdict = SB_FS_NOT_EXPOSED;
-		d->expose = NULL;
+	    !sb_g.learning) {
+		int made = made_by_run(d->expose, fp->canon, flags);
+
+		if (made == 0 || (made < 0 && !(flags & J_WRITE))) {
+			made_absent = made < 0;
+			d->verdict = SB_FS_NOT_EXPOSED;
+			d->expose = NULL;
+		}
 	}
 	/* an unnamed file in the directory of an expose-made= rule
 	 * (tempfile.TemporaryFile): the program's own, as one it makes */
@@ -309,6 +322,8 @@ static int learn_filtered_listing(const struct sb_fs_paths *fp,
 	return 0;
 }
 
+static int raise_errno(PyObject *arg, const char *path);
+
 static int judge_located(const char *spelled, const struct sb_fs_paths *fp,
 			 unsigned flags)
 {
@@ -318,6 +333,10 @@ static int judge_located(const char *spelled, const struct sb_fs_paths *fp,
 		return learn_filtered_listing(fp, flags, &d);
 	if (sb_g.learning)
 		return learn_access(fp, flags);
+	if (made_absent) {
+		errno = ENOENT;
+		return raise_errno(NULL, spelled);
+	}
 	return refuse(&d, spelled, fp->abs, (flags & J_WRITE) != 0);
 }
 
@@ -436,6 +455,7 @@ static int judge_named(const char *path, PyObject *arg, int dir_fd,
 {
 	struct sb_fs_paths local;
 	struct sb_fs_decision d;
+	bool absent;
 
 	if (!fp)
 		fp = &local;
@@ -453,12 +473,17 @@ static int judge_named(const char *path, PyObject *arg, int dir_fd,
 	}
 	if (verdict(path, fp, flags, &d) == SB_FS_ALLOW)
 		return learn_filtered_listing(fp, flags, &d);
+	absent = made_absent;
 	if (d.verdict == SB_FS_NOT_EXPOSED && !(flags & J_WRITE) &&
 	    (flags & J_NOFOLLOW) && (flags & J_ANCESTOR) &&
 	    link_on_the_way(path, dir_fd, flags))
 		return 0;
 	if (sb_g.learning)
 		return learn_access(fp, flags);
+	if (absent) {
+		errno = ENOENT;
+		return raise_errno(arg, path);
+	}
 	if (lookup_first(&d, fp, arg, path, flags) < 0)
 		return -1;
 	return refuse(&d, path, fp->abs, (flags & J_WRITE) != 0);

@@ -205,52 +205,55 @@ int sb_filecall_peek_string(pid_t pid, uint64_t remote, char *buf,
 	return -ENAMETOOLONG;
 }
 
-/* The directory a relative path of the caller starts from, as a path this
- * process can use: its cwd or its descriptor, through /proc. */
-static void base_of(pid_t pid, int dirfd, char *out, size_t size)
+/* The real path of our descriptor 'fd' into out[PATH_MAX]; 0 or -1. */
+static int fd_real_path(int fd, char *out)
 {
-	if (dirfd == AT_FDCWD)
-		snprintf(out, size, "/proc/%d/cwd", (int)pid);
-	else
-		snprintf(out, size, "/proc/%d/fd/%d", (int)pid, dirfd);
+	char link[64];
+	ssize_t k;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	k = readlink(link, out, PATH_MAX - 1);
+	if (k <= 0 || out[0] != '/')
+		return -1;
+	out[k] = '\0';
+	return 0;
 }
 
 int sb_filecall_resolve(pid_t pid, int dirfd, const char *path, bool create,
 			char *out)
 {
-	char full[PATH_MAX * 2], base[64], link[PATH_MAX];
-	char *slash, *last;
-	ssize_t k;
+	char dir[PATH_MAX], *slash;
+	const char *last;
+	int fd, rc;
 
-	if (path[0] == '/') {
-		snprintf(full, sizeof(full), "%s", path);
-		if (sb_path_under(full, "/proc"))
-			return -1;
-	} else {
-		base_of(pid, dirfd, base, sizeof(base));
-		/* the caller's /proc/self is not ours: a path that starts
-		 * in /proc is never resolved */
-		k = readlink(base, link, sizeof(link) - 1);
-		if (k < 0)
-			return -1;
-		link[k] = '\0';
-		if (link[0] != '/' || sb_path_under(link, "/proc"))
-			return -1;
-		snprintf(full, sizeof(full), "%s%s%s", base, *path ? "/" : "",
-			 path);
-	}
-	if (realpath(full, out))
-		return 0;
-	if (!create || errno != ENOENT)
+	/* the caller's /proc/self is not ours: a path in /proc, or through
+	 * one of its magic links, is never resolved (sb_open_as_program) */
+	if (path[0] == '/' && sb_path_under(path, "/proc"))
 		return -1;
-	slash = strrchr(full, '/');
-	last = slash + 1;
+	fd = sb_open_as_program(pid, dirfd, path, O_PATH);
+	if (fd >= 0) {
+		rc = fd_real_path(fd, out);
+		close(fd);
+		return rc < 0 || sb_path_under(out, "/proc") ? -1 : 0;
+	}
+	if (!create || fd != -ENOENT || strlen(path) >= sizeof(dir))
+		return -1;
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	last = slash ? slash + 1 : dir;
 	if (!*last || !strcmp(last, ".") || !strcmp(last, ".."))
 		return -1;
-	*slash = '\0';
-	if (!realpath(*full ? full : "/", out))
+	if (slash)
+		*slash = '\0';
+	fd = sb_open_as_program(pid, dirfd,
+				slash ? (*dir ? dir : "/") : "",
+				O_PATH | O_DIRECTORY);
+	if (fd < 0)
 		return -1;
-	if (strlen(out) + strlen(last) + 2 > PATH_MAX)
+	rc = fd_real_path(fd, out);
+	close(fd);
+	if (rc < 0 || sb_path_under(out, "/proc") ||
+	    strlen(out) + strlen(last) + 2 > PATH_MAX)
 		return -1;
 	if (strcmp(out, "/") != 0)
 		strcat(out, "/");

@@ -407,7 +407,6 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	path[n] = '\0';
 	if (path[0] == '/') {
 		snprintf(abs, sizeof(abs), "%s", path);
-		snprintf(open_at, sizeof(open_at), "%s", path);
 	} else {
 		ssize_t k;
 
@@ -418,23 +417,35 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 		cwd[k] = '\0';
 		snprintf(abs, sizeof(abs), "%s/%s", strcmp(cwd, "/") ? cwd : "",
 			 path);
-		snprintf(open_at, sizeof(open_at), "/proc/%d/cwd/%s", (int)pid,
-			 path);
 	}
+	/* opened as the program names it: /proc/self/fd/N (or a link to
+	 * it) would be one of ours (sb_open_as_program) */
+	snprintf(open_at, sizeof(open_at), "%s", path);
 	if (create) {
+		const char *dir = "";
+
 		slash = strrchr(open_at, '/');
-		base = slash + 1;
+		base = open_at;
+		if (slash) {
+			*slash = '\0';
+			dir = *open_at ? open_at : "/";
+			base = slash + 1;
+		}
 		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 			return -EINVAL;
-		*slash = '\0';
-		fd = open(*open_at ? open_at : "/",
-			  O_PATH | O_DIRECTORY | O_CLOEXEC);
-		*slash = '/';
+		fd = sb_open_as_program(pid, AT_FDCWD, dir,
+					O_PATH | O_DIRECTORY);
 	} else {
-		fd = open(open_at, O_PATH | O_CLOEXEC);
+		fd = sb_open_as_program(pid, AT_FDCWD, path, O_PATH);
 	}
+	if (fd == -ELOOP)
+		sb_suplog_refused(pid, "unix-socket",
+				  "a Unix socket named through /proc/self or "
+				  "another magic link (the supervisor's, not "
+				  "the program's)",
+				  NULL, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd == -ESRCH ? -EACCES : fd;
 	if (fd_path(fd, canon, sizeof(canon)) < 0) {
 		close(fd);
 		return -EACCES;

@@ -89,6 +89,65 @@ int sb_pidfd_of_caller(pid_t pid)
 	return tgid > 0 && tgid <= INT_MAX ? sb_pidfd_open((pid_t)tgid, 0) : -1;
 }
 
+int sb_open_as_program(pid_t pid, int dirfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_NO_MAGICLINKS,
+	};
+	static const char *const own[] = { "/proc/self/fd/",
+					   "/proc/thread-self/fd/",
+					   "/dev/fd/" };
+	char base[64];
+	int bfd = AT_FDCWD, fd;
+	size_t i;
+
+	/* the program's own descriptor named through its /proc/self (to
+	 * reach a socket whose path is longer than sun_path, say): that
+	 * descriptor is the base, the rest is resolved from it */
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		size_t n = strlen(own[i]);
+		char *end;
+		long d;
+
+		if (strncmp(path, own[i], n) || path[n] < '0' || path[n] > '9')
+			continue;
+		errno = 0;
+		d = strtol(path + n, &end, 10);
+		if (errno || d > INT_MAX || (*end && *end != '/'))
+			return -ENOENT;
+		dirfd = (int)d;
+		if (!*end) {
+			snprintf(base, sizeof(base), "/proc/%d/fd/%d",
+				 (int)pid, dirfd);
+			fd = open(base, flags | O_CLOEXEC);
+			return fd < 0 ? -errno : fd;
+		}
+		path = end + 1;
+		while (*path == '/')
+			path++;
+		break;
+	}
+	if (path[0] != '/') {
+		if (dirfd == AT_FDCWD)
+			snprintf(base, sizeof(base), "/proc/%d/cwd", (int)pid);
+		else
+			snprintf(base, sizeof(base), "/proc/%d/fd/%d",
+				 (int)pid, dirfd);
+		/* the one magic link followed: the program's own */
+		bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (bfd < 0)
+			return errno == ENOENT ? -ESRCH : -errno;
+	}
+	fd = (int)syscall(SYS_openat2, bfd, *path ? path : ".", &how,
+			  sizeof(how));
+	if (fd < 0)
+		fd = -errno;
+	if (bfd >= 0)
+		close(bfd);
+	return fd;
+}
+
 int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len)
 {
 	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)remote, len };

@@ -22,6 +22,13 @@ int sb_pidfd_getfd(int pidfd, int fd);
  * descriptor 'dirfd' (through 'pidfd'; NULL path: that descriptor). Or
  * -ESRCH (the process is gone), -EBADF. */
 int sb_caller_base(pid_t pid, int pidfd, int dirfd, const char *path);
+/* Open 'path' of process 'pid' (relative paths from its cwd, or from its
+ * descriptor 'dirfd') with 'flags' (O_PATH...), never through a magic
+ * link: /proc/self/fd/N, /dev/stdin, /proc/PID/cwd or a symbolic link
+ * made to point to one of them would be resolved in our /proc, naming
+ * one of the supervisor's own descriptors or directories instead of the
+ * program's. Our descriptor, or -errno (ELOOP for such a path). */
+int sb_open_as_program(pid_t pid, int dirfd, const char *path, int flags);
 /* Copy 'len' bytes at 'remote' in process 'pid'; 0 or -EFAULT. */
 int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len);
 

@@ -16,6 +16,7 @@ listen); what the kernel layer leaves open is listed in docs/weaknesses.md
 and pinned by the attack suite (tests/attacks), not here.
 """
 
+import errno
 import os
 import pathlib
 import re
@@ -640,6 +641,45 @@ def test_a_named_unix_socket_without_net_rules_is_refused(attempt):
     finally:
         s.close()
         os.unlink(path)
+
+
+def test_a_unix_socket_named_through_proc_self_is_the_programs(run_sb, tree,
+                                                                user):
+    """The supervisor opens a Unix socket's path in the program's place:
+    /proc/self/fd/N there is the program's descriptor N (the way to a
+    socket whose path is longer than sun_path), never the supervisor's;
+    a symbolic link to such a path would be resolved in the supervisor's
+    /proc and is refused (ELOOP; the denial log says why). Seen from
+    outside: the listener is reached, and only by the first."""
+    inside = tree.root / "rw" / "srv.sock"
+    t = unix_server(str(inside), user)
+    t.settimeout(0)
+    code = f"""
+import os, socket
+d = os.open({str(tree.root / "rw")!r}, os.O_PATH | os.O_DIRECTORY)
+def t(name):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(name)
+        print("ok")
+    except OSError as e:
+        print(e.errno)
+t(f"/proc/self/fd/{{d}}/srv.sock")
+os.symlink(f"/proc/self/fd/{{d}}/srv.sock", {str(tree.root / "rw" / "l")!r})
+t({str(tree.root / "rw" / "l")!r})
+t(f"/dev/fd/{{d}}/../secret/none.sock")
+"""
+    try:
+        r = supervised_run(run_sb, tree, user, code,
+                           ["net=ALLOW|TCP|127.0.0.1|80|OUT"])
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["ok", str(errno.ELOOP),
+                                    str(errno.ENOENT)], r.stderr
+        t.accept()[0].close()
+        with pytest.raises(BlockingIOError):
+            t.accept()
+    finally:
+        t.close()
 
 
 def supervised_run(run_sb, tree, user, code, rules, **kw):

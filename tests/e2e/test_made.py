@@ -448,3 +448,56 @@ def test_a_name_taken_over_meanwhile_is_never_opened(dirs):
     last = (tmp / "app.state").read_text()
     assert last.startswith("VICTIM") and last.endswith("\n"), last
     assert r.stdout.strip() == "got 0", r.stdout
+
+
+# The program's own audit hook runs after the guard's, between judging and
+# the call: it stops there until the test has put another program's file
+# under the name the guard found free.
+RACE = """\
+import os, sys
+T = os.environ["TMPDIR"]
+target = T + "/later"
+def hook(ev, args):
+    if ev == "open" and args[0] == target:
+        print("judged", flush=True)
+        sys.stdin.readline()
+sys.addaudithook(hook)
+try:
+    print(open(target).read())
+except OSError as e:
+    print(type(e).__name__, e.errno)
+"""
+
+
+@pytest.mark.parametrize("who", ["root", "nobody"])
+def test_a_name_free_when_judged_is_not_read_once_taken(dirs, who):
+    """Under the Python layer alone, an expose-made= name that is not there
+    when a read is judged is answered ENOENT without the call: a file
+    another program puts there before the call runs is not read."""
+    work, tmp = dirs
+    (work / "race.py").write_text(RACE)
+    with open(work / ".py-sandboxes", "a") as f:
+        f.write("python-api=ALLOW:sys.addaudithook\n")
+    give([work, tmp], who)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYSB_", "OS_SANDBOX", "PYTHON", "TMP",
+                                "TEMP"))}
+    env.update(TMPDIR=str(tmp), OS_SANDBOX="subprocess")
+    cmd = [str(sb_path()), f"--python={PY}", "race.py"]
+    if who == "nobody":
+        cmd = as_nobody(cmd)
+    p = subprocess.Popen(cmd, cwd=work, env=env, text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        first = p.stdout.readline()
+        if first == "judged\n":
+            (tmp / "later").write_text("another program's\n")
+            os.chown(tmp / "later", 0 if who == "nobody" else NOBODY, 0)
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        out, err = p.communicate(timeout=scaled(120))
+    finally:
+        p.kill()
+    assert (first + out).split() == ["FileNotFoundError", "2"], \
+        (first, out, err)
