@@ -215,9 +215,12 @@ static int made_by_run(const struct sb_expose *e, const char *canon,
 	if (sx.stx_uid != geteuid() || !(sx.stx_mask & STATX_BTIME) ||
 	    !sb_g.started_sec)
 		return 0;
+	/* born in a later tick of the coarse clock than the start: one of
+	 * the start's own tick may be older (CPython's start alone lasts
+	 * several ticks, so the program's own are always later) */
 	return sx.stx_btime.tv_sec > sb_g.started_sec ||
 	       (sx.stx_btime.tv_sec == sb_g.started_sec &&
-		sx.stx_btime.tv_nsec >= sb_g.started_nsec);
+		sx.stx_btime.tv_nsec > sb_g.started_nsec);
 }
 
 /* Set by verdict(): an expose-made= entry not there when a call that
