@@ -433,6 +433,7 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 		}
 		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 			return -EINVAL;
+		base = path + (base - open_at); /* at most sun_path's size */
 		fd = sb_open_as_program(pid, AT_FDCWD, dir,
 					O_PATH | O_DIRECTORY);
 	} else {
@@ -1489,6 +1490,85 @@ static void handover_failed(pid_t pid, const char *what)
 	waitpid(pid, NULL, 0);
 }
 
+/* What the program's child of python-sb (sb_sup_spawn) is given. */
+struct landlock_child {
+	struct sb_arena *a;
+	const struct sb_policy *p;
+	struct sb_kernel_ctx *kc;
+	struct sb_limits *lim;
+	const struct sb_sup *run;
+	pid_t parent;
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+	int hand[2], ack[2];
+};
+
+/* The child: the kernel layer applied to itself, then the program. It
+ * runs in python-sb's memory while python-sb waits in read(hand): it
+ * hands over the listener's number, waits for python-sb to have taken
+ * it (pidfd_getfd: sendmsg is a notified call now, and nobody would
+ * answer it) and execs; python-sb runs beside it from then on, so nothing
+ * but the exec comes after the ack. The program dies with python-sb. */
+static int landlock_child(void *arg)
+{
+	struct landlock_child *c = arg;
+	const char *err, *hint;
+	int num, listener = -1;
+	char ok;
+
+	sb_sup_child(c->run);
+	sb_prof_mark("fork");
+	close(c->hand[0]);
+	close(c->ack[1]);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != c->parent)
+		_exit(SB_EXIT_SETUP);
+	/* a session of its own: no controlling terminal, so no TIOCSTI into
+	 * the caller's input queue even where an ioctl would pass; the
+	 * terminal's signals come from us */
+	if (setsid() < 0) {
+		fprintf(stderr, "python-sb: setsid: %s; nothing was run.\n",
+			strerror(errno));
+		_exit(SB_EXIT_SETUP);
+	}
+	/* into the run's cgroup while its files can still be reached:
+	 * Landlock will hide them */
+	if ((num = sb_limits_join(c->lim)) < 0) {
+		fprintf(stderr, "python-sb: join the run's cgroup: %s; "
+				"nothing was run.\n",
+			strerror(-num));
+		_exit(SB_EXIT_SETUP);
+	}
+	/* sb_kernel_apply empties the capability sets too, after the mount
+	 * namespace that keeps our own files read-only */
+	if (sb_kernel_apply(c->a, c->p, c->kc, &listener, &err, &hint) < 0) {
+		fprintf(stderr,
+			"python-sb: os-sandbox=landlock: %s; nothing was "
+			"run.\n",
+			err);
+		if (hint)
+			fprintf(stderr, "Hint: %s\n", hint);
+		_exit(SB_EXIT_SETUP);
+	}
+	/* last but the hand-over: a low limit-open-files or limit-memory
+	 * must not break the set-up above */
+	if (sb_limits_set_rlimits(c->lim, &num) < 0) {
+		fprintf(stderr, "python-sb: setrlimit for %s: %s; nothing was "
+				"run.\n",
+			c->p->limits[num].rule, strerror(errno));
+		_exit(SB_EXIT_SETUP);
+	}
+	sb_prof_mark("handover");
+	sb_prof_dump("launcher");
+	if (write(c->hand[1], &listener, sizeof(listener)) !=
+		    sizeof(listener) ||
+	    read(c->ack[0], &ok, 1) != 1)
+		_exit(SB_EXIT_SETUP);
+	execve(c->path, c->argv, c->envp);
+	(void)!write(2, "python-sb: the exec of the interpreter failed\n", 46);
+	_exit(SB_EXIT_SETUP);
+}
+
 int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		  const struct sb_kernel_ctx *ctx, const char *path,
 		  char *const argv[], char *const envp[])
@@ -1503,7 +1583,8 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 					       .ready = serving_ready };
 	struct sb_limits own_limits, *lim = ctx->limits;
 	struct serving v = { &s, NULL, sizeof(*req), -1 };
-	int hand[2], ack[2], status = 0, lfd, pidfd, num = -1, rc;
+	struct landlock_child child;
+	int status = 0, lfd, pidfd, num = -1, rc;
 	struct sb_sup run;
 	pid_t pid, parent = getpid();
 
@@ -1519,95 +1600,42 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 	 * to be ended with the run (sweep); the program runs in a session
 	 * of its own (below), so the terminal's signals come from us */
 	if (sb_sup_init(&run, SB_SUP_OWN_SESSION) < 0 ||
-	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 ||
-	    pipe2(hand, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
 		fprintf(stderr, "python-sb: network supervisor set-up: %s\n",
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
-	pid = sb_sup_fork(&run);
-	if (pid < 0) {
-		fprintf(stderr, "python-sb: fork: %s\n", strerror(errno));
+	if (pipe2(child.hand, O_CLOEXEC) < 0 ||
+	    pipe2(child.ack, O_CLOEXEC) < 0) {
+		fprintf(stderr, "python-sb: network supervisor set-up: %s\n",
+			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
-	if (pid == 0) {
-		const char *err, *hint;
-		char ok;
-
-		/* python-sb is single-threaded until after this fork, so
-		 * the kernel layer can be built here as in the exec-in-place
-		 * path; the program dies with its supervisor */
-		sb_sup_child(&run);
-		sb_prof_mark("fork");
-		close(hand[0]);
-		close(ack[1]);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
-		    getppid() != parent)
-			_exit(SB_EXIT_SETUP);
-		/* a session of its own: no controlling terminal, so no
-		 * TIOCSTI into the caller's input queue even where an ioctl
-		 * would pass; the terminal's signals come from us */
-		if (setsid() < 0) {
-			fprintf(stderr, "python-sb: setsid: %s; nothing was "
-					"run.\n",
-				strerror(errno));
-			_exit(SB_EXIT_SETUP);
-		}
-		/* into the run's cgroup while its files can still be
-		 * reached: Landlock will hide them */
-		if ((num = sb_limits_join(lim)) < 0) {
-			fprintf(stderr, "python-sb: join the run's cgroup: %s; "
-					"nothing was run.\n",
-				strerror(-num));
-			_exit(SB_EXIT_SETUP);
-		}
-		num = -1;
-		/* sb_kernel_apply empties the capability sets too, after
-		 * the mount namespace that keeps our own files read-only */
-		if (sb_kernel_apply(a, p, &kc, &num, &err, &hint) < 0) {
-			fprintf(stderr,
-				"python-sb: os-sandbox=landlock: %s; nothing "
-				"was run.\n",
-				err);
-			if (hint)
-				fprintf(stderr, "Hint: %s\n", hint);
-			_exit(SB_EXIT_SETUP);
-		}
-		/* not over SCM_RIGHTS: sendmsg is now a notified call, and
-		 * nobody would answer it; the parent takes the listener with
-		 * pidfd_getfd, and this process must not keep it */
-		if (write(hand[1], &num, sizeof(num)) != sizeof(num) ||
-		    read(ack[0], &ok, 1) != 1)
-			_exit(SB_EXIT_SETUP);
-		close(num);
-		/* last: a low limit-open-files or limit-memory must not
-		 * break the set-up above */
-		if (sb_limits_set_rlimits(lim, &num) < 0) {
-			fprintf(stderr, "python-sb: setrlimit for %s: %s; "
-					"nothing was run.\n",
-				p->limits[num].rule, strerror(errno));
-			_exit(SB_EXIT_SETUP);
-		}
-		sb_prof_mark("handover");
-		sb_prof_dump("launcher");
-		execve(path, argv, envp);
-		fprintf(stderr, "python-sb: exec %s: %s\n", path,
-			strerror(errno));
-		_exit(SB_EXIT_SETUP);
+	child.a = a;
+	child.p = p;
+	child.kc = &kc;
+	child.lim = lim;
+	child.run = &run;
+	child.parent = parent;
+	child.path = path;
+	child.argv = argv;
+	child.envp = envp;
+	pid = sb_sup_spawn(&run, landlock_child, &child);
+	if (pid < 0) {
+		fprintf(stderr, "python-sb: clone: %s\n", strerror(errno));
+		return SB_EXIT_SETUP;
 	}
-	close(hand[1]);
-	close(ack[0]);
-	self_root = pid;
-	s.scoped = sb_landlock_abi() >= 6;
-	/* while the child builds the same ruleset */
-	if (sb_suplog_on())
-		s.fl = sb_filelog_new(a, p, ctx);
-	if (read(hand[0], &num, sizeof(num)) != sizeof(num)) {
+	/* the child works in our memory: nothing here but system calls
+	 * until it is done */
+	close(child.hand[1]);
+	close(child.ack[0]);
+	if (read(child.hand[0], &num, sizeof(num)) != sizeof(num)) {
 		/* the child said why on stderr */
 		waitpid(pid, &status, 0);
-		sigprocmask(SIG_SETMASK, &run.old, NULL);
+		sb_sup_end(&run);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : SB_EXIT_SETUP;
 	}
+	self_root = pid;
 	pidfd = sb_pidfd_open(pid, 0);
 	if (pidfd < 0) {
 		handover_failed(pid, "pidfd_open");
@@ -1619,12 +1647,16 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		handover_failed(pid, "pidfd_getfd of the listener");
 		return SB_EXIT_SETUP;
 	}
-	if (write(ack[1], "k", 1) != 1) {
+	/* from here on the child only execs */
+	if (write(child.ack[1], "k", 1) != 1) {
 		handover_failed(pid, "hand-over");
 		return SB_EXIT_SETUP;
 	}
-	close(ack[1]);
-	close(hand[0]);
+	close(child.ack[1]);
+	close(child.hand[0]);
+	s.scoped = sb_landlock_abi() >= 6;
+	if (sb_suplog_on())
+		s.fl = sb_filelog_new(a, p, ctx);
 	sb_suplog_started();
 	signal(SIGPIPE, SIG_IGN);
 	s.listener = lfd;

@@ -10,8 +10,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@ int sb_sup_init(struct sb_sup *s, enum sb_sup_forward fwd)
 
 	s->fwd = fwd;
 	s->sfd = s->to_pidfd = s->fd_dir = -1;
+	s->spawn_stack = NULL;
 	s->pid = -1;
 	s->reap_all = false;
 	s->wstatus = 0;
@@ -57,6 +60,52 @@ pid_t sb_sup_fork(struct sb_sup *s)
 	fflush(NULL);
 	s->pid = fork();
 	if (s->pid > 0 && s->fd_dir < 0) {
+		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)s->pid);
+		s->fd_dir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	return s->pid;
+}
+
+/* The spawned child's stack: only the pages it touches are made; the
+ * lowest page is a guard. */
+#define SPAWN_STACK (8u << 20)
+
+static void spawn_free(struct sb_sup *s)
+{
+	if (s->spawn_stack)
+		munmap(s->spawn_stack, SPAWN_STACK);
+	s->spawn_stack = NULL;
+}
+
+pid_t sb_sup_spawn(struct sb_sup *s, int (*fn)(void *), void *arg)
+{
+	char dir[64];
+	int e;
+
+	fflush(NULL);
+	s->spawn_stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				      MAP_STACK,
+			      -1, 0);
+	if (s->spawn_stack == MAP_FAILED) {
+		s->spawn_stack = NULL;
+		return -1;
+	}
+	if (mprotect(s->spawn_stack, 4096, PROT_NONE) < 0) {
+		e = errno;
+		spawn_free(s);
+		errno = e;
+		return -1;
+	}
+	s->pid = clone(fn, s->spawn_stack + SPAWN_STACK, CLONE_VM | SIGCHLD,
+		       arg);
+	if (s->pid < 0) {
+		e = errno;
+		spawn_free(s);
+		errno = e;
+		return -1;
+	}
+	if (s->fd_dir < 0) {
 		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)s->pid);
 		s->fd_dir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
@@ -217,6 +266,7 @@ void sb_sup_end(struct sb_sup *s)
 		close(s->fd_dir);
 	s->fd_dir = -1;
 	sb_sweep_release(&s->sweep);
+	spawn_free(s);
 	sigprocmask(SIG_SETMASK, &s->old, NULL);
 }
 

@@ -87,6 +87,7 @@ struct sb_sup {
 	struct sb_limits *lim; /* NULL: no limit to watch */
 	struct sb_limit_watch lw;
 	struct sb_sweep sweep; /* what the end-of-run sweep needs */
+	char *spawn_stack; /* sb_sup_spawn's child's, or NULL */
 	int wstatus;      /* the child's wait status, once it ended */
 	struct rusage ru; /* and its rusage (not with reap_all) */
 };
@@ -99,6 +100,20 @@ int sb_sup_init(struct sb_sup *s, enum sb_sup_forward fwd);
 /* fflush(NULL) and fork; the child's pid (in s->pid too), 0 in the child,
  * -1 with errno. */
 pid_t sb_sup_fork(struct sb_sup *s);
+/* sb_sup_fork without the copy: a child that runs fn(arg) in python-sb's
+ * own memory (CLONE_VM), on a stack of its own, with a copy of the
+ * descriptor table as fork makes. Nothing of python-sb's memory is copied,
+ * and neither side takes a copy-on-write fault afterwards (a fault costs
+ * 10 to 15 us on a virtual machine like this one: a fork's child started
+ * 1 to 2 ms late, this one in 0.05 to 0.3 ms; bench/RESULTS.md, "Start-up
+ * profile"). Both run at once on the same memory, and glibc believes
+ * python-sb single-threaded (its malloc takes no lock): the mode holds
+ * python-sb in a blocking read until the child has done its work, and the
+ * child does nothing after it lets python-sb go on but its exec (else
+ * write(2) and _exit: the two share errno). The child never returns; it
+ * calls sb_sup_child as a fork's would. The child's pid (s->pid too), or
+ * -1 with errno. The stack stays until sb_sup_end. */
+pid_t sb_sup_spawn(struct sb_sup *s, int (*fn)(void *), void *arg);
 /* In the child, between fork and exec (async-signal-safe): the previous
  * mask back, the signalfd closed. An init that supervises a child of its
  * own keeps both instead. */
