@@ -136,6 +136,45 @@ static void learning_signal(struct sb_sup *sup, void *ctx,
 	}
 }
 
+/* What the learning run's child (sb_sup_spawn) is given. */
+struct learning_child {
+	const struct sb_sup *sup;
+	pid_t parent;
+	int rec_fd, report, hand, ack;
+	bool native;
+	struct sb_limits *lim;
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+};
+
+/* The child, in python-sb's memory while python-sb waits (in read(hand)
+ * with a native filter to hand over, else in poll for the exec's report,
+ * serving nothing): after the hand-over, system calls only. */
+static int learning_child(void *arg)
+{
+	struct learning_child *c = arg;
+	int which = 0, err;
+
+	sb_sup_child(c->sup);
+	close(c->rec_fd);
+	/* the run ends with python-sb, even a SIGKILLed one (whose listener
+	 * is gone: the program's notified calls would fail from then on) */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != c->parent)
+		_exit(SB_EXIT_SETUP);
+	if (c->lim && sb_limits_join(c->lim) < 0)
+		_exit(SB_EXIT_SETUP);
+	if (c->native)
+		child_filter(c->hand, c->ack);
+	if (c->lim && sb_limits_set_rlimits(c->lim, &which) < 0)
+		_exit(SB_EXIT_SETUP);
+	execve(c->path, c->argv, c->envp);
+	err = errno;
+	if (write(c->report, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
 int sb_supervise_learning(const char *path, char *const argv[],
 			  char *const envp[], int keep_fd, int rec_fd,
 			  struct sb_learn_session *s,
@@ -146,7 +185,7 @@ int sb_supervise_learning(const char *path, char *const argv[],
 					       .signal = learning_signal };
 	struct learning l = { s, native, rec_fd, -1, false };
 	int report[2], hand[2] = { -1, -1 }, ack[2] = { -1, -1 };
-	int which = 0;
+	struct learning_child c;
 	int err = 0, rc, lfd = -1;
 	struct sb_sup sup;
 	pid_t pid, parent;
@@ -166,32 +205,15 @@ int sb_supervise_learning(const char *path, char *const argv[],
 		return SB_EXIT_SETUP;
 	}
 	parent = getpid();
-	pid = sb_sup_fork(&sup);
+	c = (struct learning_child){ &sup,   parent,   rec_fd, report[1],
+				     hand[1], ack[0],  native != NULL,
+				     lim,     path,    argv,   envp };
+	/* the child works in our memory: system calls only here until it
+	 * has handed over its listener, or exec'd */
+	pid = sb_sup_spawn(&sup, learning_child, &c);
 	if (pid < 0) {
-		fprintf(stderr, "python-sb: fork: %s\n", strerror(errno));
+		fprintf(stderr, "python-sb: clone: %s\n", strerror(errno));
 		return SB_EXIT_SETUP;
-	}
-	if (pid == 0) {
-		/* between fork and exec: async-signal-safe calls only */
-		sb_sup_child(&sup);
-		close(rec_fd);
-		/* the run ends with python-sb, even a SIGKILLed one (whose
-		 * listener is gone: the program's notified calls would
-		 * fail from then on) */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
-		    getppid() != parent)
-			_exit(SB_EXIT_SETUP);
-		if (lim && sb_limits_join(lim) < 0)
-			_exit(SB_EXIT_SETUP);
-		if (native)
-			child_filter(hand[1], ack[0]);
-		if (lim && sb_limits_set_rlimits(lim, &which) < 0)
-			_exit(SB_EXIT_SETUP);
-		execve(path, argv, envp);
-		err = errno;
-		if (write(report[1], &err, sizeof(err)) < 0)
-			_exit(127);
-		_exit(127);
 	}
 	close(keep_fd);
 	close(report[1]);
