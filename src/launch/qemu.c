@@ -59,6 +59,7 @@
 
 #include "config.h"
 #include "bufio.h"
+#include "kcache.h"
 #include "exit_status.h"
 #include "denial.h"
 #include "fdio.h"
@@ -350,26 +351,61 @@ static int read_path(const char *path, struct sb_buf *d)
 	return r < 0 ? r : 0;
 }
 
-/* The kernel qemu boots: the bzImage's kernel unpacked into a memfd
- * (vmlinux.c: the guest skips its own decompressor, a second and more
- * under TCG), else the bzImage itself. *fd: the memfd to pass, or -1. */
+/* The kernel qemu boots: the bzImage's kernel unpacked, kept by root's
+ * runs (kcache.c) or else into a memfd (vmlinux.c: the guest skips its
+ * own decompressor, a second and more under TCG), else the bzImage
+ * itself. *fd: the descriptor to pass, or -1. */
 static const char *boot_kernel(struct sb_arena *a, const char *kernel,
 			       int *fd)
 {
+	bool debug = getenv("PYSB_DEBUG") != NULL;
 	struct sb_buf img = { 0 };
-	const char *why = NULL;
-	int r = read_path(kernel, &img);
+	const char *why = NULL, *keep;
+	struct stat st;
+	int kfd = open(kernel, O_RDONLY | O_CLOEXEC), r = 0;
 
 	*fd = -1;
+	if (kfd < 0 || fstat(kfd, &st) < 0) {
+		why = strerror(errno);
+		goto as_it_is;
+	}
+	*fd = sb_kcache_open(SB_KCACHE_DIR, &st, &why);
+	if (*fd >= 0) {
+		if (debug)
+			fprintf(stderr,
+				"python-sb: os-sandbox=qemu: the kernel of "
+				"%s as kept in %s\n",
+				kernel, SB_KCACHE_DIR);
+		close(kfd);
+		return sb_arena_printf(a, "/proc/self/fd/%d", *fd);
+	}
+	if (debug)
+		fprintf(stderr,
+			"python-sb: os-sandbox=qemu: no kernel kept in %s: "
+			"%s\n",
+			SB_KCACHE_DIR, why);
+	r = sb_fd_read_all(kfd, &img);
 	if (r < 0)
 		why = strerror(-r);
 	else if ((r = sb_vmlinux_unpack((const unsigned char *)img.s,
 					img.len, &why)) >= 0)
 		*fd = r;
 	sb_buf_free(&img);
-	if (*fd >= 0)
+	if (*fd >= 0) {
+		close(kfd);
+		if (geteuid() == 0 &&
+		    sb_kcache_store(SB_KCACHE_DIR, &st, *fd, &keep) < 0 &&
+		    debug)
+			fprintf(stderr,
+				"python-sb: os-sandbox=qemu: the unpacked "
+				"kernel is not kept in %s: %s\n",
+				SB_KCACHE_DIR, keep);
 		return sb_arena_printf(a, "/proc/self/fd/%d", *fd);
-	if (getenv("PYSB_DEBUG"))
+	}
+as_it_is:
+	if (kfd >= 0)
+		close(kfd);
+	if (debug)
 		fprintf(stderr,
 			"python-sb: os-sandbox=qemu: booting %s as it is: %s\n",
 			kernel, why);

@@ -12,8 +12,9 @@
  * The result is used only when it is an x86-64 ELF with a PVH entry (a
  * "Xen" note of type XEN_ELFNOTE_PHYS32_ENTRY, CONFIG_PVH); otherwise, or
  * when the compression is one this build cannot read, the caller boots the
- * bzImage as before. Nothing is cached: the memfd lives as long as the
- * run, and is made from the file python-sb read itself.
+ * bzImage as before. The memfd lives as long as the run, and is made
+ * from the file python-sb read itself; root's runs keep a copy that
+ * others' runs may boot (kcache.c).
  *
  * libzstd and liblzma are opened (dlopen, by their sonames) when a payload
  * needs one: linked, they were loaded by every python-sb run, a quarter

@@ -21,6 +21,7 @@ ruleset).
 
 The tests skip, with the reason, where qemu-system-x86_64 or a kernel with
 the 9p modules is not installed (scripts/deps --all installs both)."""
+import glob
 import math
 import os
 import pathlib
@@ -450,6 +451,78 @@ def test_a_guest_that_outlives_limit_time_is_stopped(work):
     recs = _log_lines(log)
     assert [(x["kind"], x["target"], x["by"]) for x in recs] == \
         [("limit", "limit-time=1s", "supervisor")]
+
+
+KCACHE = pathlib.Path("/var/cache/python-sb")
+
+
+def _a_guest_kernel():
+    for k in sorted(glob.glob("/boot/vmlinuz-*"), reverse=True):
+        ver = k[len("/boot/vmlinuz-"):]
+        if glob.glob(f"/lib/modules/{ver}/kernel/fs/9p/9p.ko*"):
+            return pathlib.Path(k)
+    return None
+
+
+def _kept():
+    return sorted(KCACHE.glob("vmlinux-*")) if KCACHE.is_dir() else []
+
+
+def test_the_unpacked_kernel_is_kept_by_root_and_trusted_only_so(work):
+    """Root's runs keep the unpacked guest kernel (src/launch/kcache.c),
+    named by the bzImage's identity; everyone's runs boot it, but only
+    while nobody but root could have changed it; a kernel that changed is
+    a new entry, and the old one goes. The kernel here is a copy of
+    /boot's (PYSB_QEMU_KERNEL), whose identity the test may change."""
+    _need_qemu()
+    if os.geteuid() != 0:
+        pytest.skip("the cache is written by root's runs only")
+    src = _a_guest_kernel()
+    copy = work.parent / src.name
+    shutil.copy2(src, copy)
+    os.chmod(copy, 0o644)
+    _rules(work, "python-import=sys")
+    env = dict(os.environ, PYSB_QEMU_KERNEL=str(copy), PYSB_DEBUG="1")
+    code = "print('ran')"
+
+    def run(user):
+        r = _run(_argv(user, "-c", code), work, env=env)
+        assert (r.returncode, r.stdout) == (0, "ran\n"), r.stderr
+        return r.stderr
+
+    for e in _kept():
+        e.unlink()
+    err = run("root")
+    assert "no kernel kept" in err, err
+    kept = _kept()
+    assert len(kept) == 1, kept
+    st = kept[0].stat()
+    assert (st.st_uid, oct(st.st_mode & 0o7777)) == (0, "0o644")
+    assert st.st_size > 1 << 20
+    assert oct(os.stat(KCACHE).st_mode & 0o7777) == "0o755"
+    for user in ("root", "nobody"):
+        assert "as kept in" in run(user)
+    # writable by others: never booted, by anyone; root's next run
+    # replaces it
+    os.chmod(kept[0], 0o666)
+    for user in ("nobody", "root"):
+        err = run(user)
+        assert "as kept in" not in err
+        assert "someone else than root" in err, err
+    assert oct(kept[0].stat().st_mode & 0o7777) == "0o644"
+    assert "as kept in" in run("nobody")
+    # not a kernel: not booted (the run unpacks its own)
+    with open(kept[0], "r+b") as f:
+        f.write(b"\0" * 64)
+    err = run("root")
+    assert "no kernel with a PVH entry" in err, err
+    # the kernel changed (a package update): a new entry, the old one gone
+    os.utime(copy, (1, 1))
+    err = run("root")
+    assert "nothing kept for this kernel" in err, err
+    now = _kept()
+    assert len(now) == 1 and now[0].name != kept[0].name, (kept, now)
+    assert "as kept in" in run("nobody")
 
 
 def test_missing_kernel(work):
