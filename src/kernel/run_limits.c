@@ -1189,12 +1189,45 @@ static void child_fail(int fd, int step, int which, int err)
 	_exit(SB_EXIT_SETUP);
 }
 
+/* What the limited run's child (sb_sup_spawn) is given. */
+struct limits_child {
+	const struct sb_sup *s;
+	struct sb_limits *l;
+	pid_t parent;
+	int rep;
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+};
+
+/* The child, in python-sb's memory while python-sb waits in a read of
+ * the report pipe (it ends at the exec, or with a report): system calls
+ * only. */
+static int limits_child(void *arg)
+{
+	struct limits_child *c = arg;
+	int r, which = 0;
+
+	sb_sup_child(c->s);
+	/* the program dies with its supervisor */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != c->parent)
+		_exit(SB_EXIT_SETUP);
+	if ((r = sb_limits_join(c->l)) < 0)
+		child_fail(c->rep, 0, 0, -r);
+	if ((r = sb_limits_set_rlimits(c->l, &which)) < 0)
+		child_fail(c->rep, 1, which, -r);
+	execve(c->path, c->argv, c->envp);
+	child_fail(c->rep, 2, 0, errno);
+	return 0;
+}
+
 int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 		  char *const envp[])
 {
 	struct child_err ce;
+	struct limits_child c;
 	struct sb_sup s;
-	int rep[2], r, which = 0, rc;
+	int rep[2], rc;
 	pid_t pid, parent = getpid();
 	ssize_t n;
 
@@ -1208,25 +1241,12 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
-	pid = sb_sup_fork(&s);
+	c = (struct limits_child){ &s, l, parent, rep[1], path, argv, envp };
+	pid = sb_sup_spawn(&s, limits_child, &c);
 	if (pid < 0) {
-		fprintf(stderr, "python-sb: fork: %s; nothing was run.\n",
+		fprintf(stderr, "python-sb: clone: %s; nothing was run.\n",
 			strerror(errno));
 		return SB_EXIT_SETUP;
-	}
-	if (pid == 0) {
-		sb_sup_child(&s);
-		close(rep[0]);
-		/* the program dies with its supervisor */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
-		    getppid() != parent)
-			_exit(SB_EXIT_SETUP);
-		if ((r = sb_limits_join(l)) < 0)
-			child_fail(rep[1], 0, 0, -r);
-		if ((r = sb_limits_set_rlimits(l, &which)) < 0)
-			child_fail(rep[1], 1, which, -r);
-		execve(path, argv, envp);
-		child_fail(rep[1], 2, 0, errno);
 	}
 	close(rep[1]);
 	n = read(rep[0], &ce, sizeof(ce));

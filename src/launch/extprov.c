@@ -463,6 +463,30 @@ static void stage_ready(struct sb_sup *s, void *ctx, const struct pollfd *p)
 	s->to_pidfd = w->stage;
 }
 
+/* What the tool's child (sb_sup_spawn) is given. */
+struct tool_child {
+	const struct sb_sup *sup;
+	const char *tool;
+	char **targv;
+	int done; /* close-on-exec: its end tells python-sb the exec is made */
+};
+
+/* The child, in python-sb's memory while python-sb waits for 'done' to
+ * close: system calls only. */
+static int tool_child(void *arg)
+{
+	struct tool_child *c = arg;
+	char *const no_env[] = { NULL };
+	int e;
+
+	sb_sup_child(c->sup);
+	setpgid(0, 0);
+	execve(c->tool, c->targv, no_env);
+	e = errno;
+	(void)!write(c->done, &e, sizeof(e));
+	_exit(SB_EXIT_SETUP);
+}
+
 /* bwrap passes no signal on to its child, and its --new-session keeps the
  * terminal's from the program: python-sb stays as bwrap's parent, in a
  * process group of its own, and sends every signal it gets to the second
@@ -473,11 +497,13 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 {
 	static const struct sb_sup_ops ops = { .fds = stage_fds,
 					       .ready = stage_ready };
-	char *const no_env[] = { NULL };
 	/* bwrap: the stage says it is up before anything runs; until then an
 	 * exit is the tool's own failure (firejail cannot tell us) */
 	struct stage_wait w = { sock, -1, sock < 0, net, false };
+	struct tool_child c;
 	struct sb_sup sup;
+	int done[2], e = 0;
+	ssize_t n;
 	pid_t child;
 
 	if (sb_sup_init(&sup, SB_SUP_OWN_GROUP) < 0) {
@@ -486,19 +512,29 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
-	child = sb_sup_fork(&sup);
-	if (child < 0) {
-		fprintf(stderr, "python-sb: fork: %s; nothing was run.\n",
+	if (pipe2(done, O_CLOEXEC) < 0) {
+		fprintf(stderr, "python-sb: pipe: %s; nothing was run.\n",
 			strerror(errno));
 		return SB_EXIT_SETUP;
 	}
-	if (child == 0) {
-		sb_sup_child(&sup);
-		setpgid(0, 0);
-		execve(tool, targv, no_env);
+	c = (struct tool_child){ &sup, tool, targv, done[1] };
+	child = sb_sup_spawn(&sup, tool_child, &c);
+	if (child < 0) {
+		fprintf(stderr, "python-sb: clone: %s; nothing was run.\n",
+			strerror(errno));
+		return SB_EXIT_SETUP;
+	}
+	/* the child works in our memory until its exec closes its end of
+	 * 'done', or it says why the exec failed */
+	close(done[1]);
+	while ((n = read(done[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(done[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		waitpid(child, NULL, 0);
 		fprintf(stderr, "python-sb: exec %s: %s; nothing was run.\n",
-			tool, strerror(errno));
-		_exit(SB_EXIT_SETUP);
+			tool, strerror(e));
+		return SB_EXIT_SETUP;
 	}
 	/* in the parent too: a Ctrl-C before the child's own call must not
 	 * reach bwrap through the terminal */
