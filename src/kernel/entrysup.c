@@ -920,11 +920,7 @@ static bool near_served(const struct sb_policy *p, pid_t pid, int dirfd,
 	ssize_t k = 0;
 
 	if (path[0] != '/') {
-		if (dirfd == AT_FDCWD)
-			snprintf(base, sizeof(base), "/proc/%d/cwd", (int)pid);
-		else
-			snprintf(base, sizeof(base), "/proc/%d/fd/%d",
-				 (int)pid, dirfd);
+		sb_caller_dir_link(pid, dirfd, base, sizeof(base));
 		k = readlink(base, full, PATH_MAX - 1);
 		if (k <= 0 || full[0] != '/')
 			return true; /* locate() decides */

@@ -230,7 +230,7 @@ int sb_filecall_resolve(pid_t pid, int dirfd, const char *path, bool create,
 	 * one of its magic links, is never resolved (sb_open_as_program) */
 	if (path[0] == '/' && sb_path_under(path, "/proc"))
 		return -1;
-	fd = sb_open_as_program(pid, dirfd, path, O_PATH);
+	fd = sb_open_as_program(pid, -1, dirfd, path, O_PATH);
 	if (fd >= 0) {
 		rc = fd_real_path(fd, out);
 		close(fd);
@@ -245,7 +245,7 @@ int sb_filecall_resolve(pid_t pid, int dirfd, const char *path, bool create,
 		return -1;
 	if (slash)
 		*slash = '\0';
-	fd = sb_open_as_program(pid, dirfd,
+	fd = sb_open_as_program(pid, -1, dirfd,
 				slash ? (*dir ? dir : "/") : "",
 				O_PATH | O_DIRECTORY);
 	if (fd < 0)

@@ -285,25 +285,14 @@ static int read_times(pid_t pid, const struct meta *m, struct timespec ts[2],
 static int open_object(pid_t pid, int pidfd, const struct meta *m,
 		       const char *path)
 {
-	struct open_how how = { 0 };
-	int base = sb_caller_base(pid, pidfd, m->dirfd, path), fd;
-
-	if (base < 0)
-		return base;
 	if (!path || (!*path && (m->flags & AT_EMPTY_PATH)))
-		return base;
-	if (!*path) {
-		close(base);
+		return sb_caller_base(pid, pidfd, m->dirfd, path);
+	if (!*path)
 		return -ENOENT;
-	}
-	how.flags = O_PATH | O_CLOEXEC |
-		    (m->flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0);
-	how.resolve = RESOLVE_NO_MAGICLINKS;
-	fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
-	if (fd < 0)
-		fd = -errno;
-	close(base);
-	return fd;
+	return sb_open_as_program(pid, pidfd, m->dirfd, path,
+				  O_PATH | (m->flags & AT_SYMLINK_NOFOLLOW
+						    ? O_NOFOLLOW
+						    : 0));
 }
 
 static long judge_and_perform(const struct sb_policy *p, int listener,

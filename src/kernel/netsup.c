@@ -369,7 +369,7 @@ static int fd_path(int fd, char *out, size_t size)
  * connect, send and bind alike, as the Python layer does (an unnamed
  * socket's autobind, a random name, goes through). 0 with *pathfd (or -1: the address goes to the
  * kernel as it is), or -errno. */
-static int unix_target(const struct sb_policy *p, pid_t pid,
+static int unix_target(const struct sb_policy *p, pid_t pid, int pidfd,
 		       struct sockaddr_storage *ss, socklen_t *len,
 		       bool create, int *pathfd, bool *made)
 {
@@ -410,7 +410,7 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 	} else {
 		ssize_t k;
 
-		snprintf(open_at, sizeof(open_at), "/proc/%d/cwd", (int)pid);
+		sb_caller_dir_link(pid, AT_FDCWD, open_at, sizeof(open_at));
 		k = readlink(open_at, cwd, sizeof(cwd) - 1);
 		if (k < 0)
 			return -EACCES;
@@ -434,10 +434,10 @@ static int unix_target(const struct sb_policy *p, pid_t pid,
 		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 			return -EINVAL;
 		base = path + (base - open_at); /* at most sun_path's size */
-		fd = sb_open_as_program(pid, AT_FDCWD, dir,
+		fd = sb_open_as_program(pid, pidfd, AT_FDCWD, dir,
 					O_PATH | O_DIRECTORY);
 	} else {
-		fd = sb_open_as_program(pid, AT_FDCWD, path, O_PATH);
+		fd = sb_open_as_program(pid, pidfd, AT_FDCWD, path, O_PATH);
 	}
 	if (fd == -ELOOP)
 		sb_suplog_refused(pid, "unix-socket",
@@ -601,7 +601,7 @@ static int judge_addr(const struct sb_policy *p, const struct call *c,
 		 * the kernel resolves no path for them */
 		if (op == OP_SEND && c->type != SOCK_DGRAM)
 			return 0;
-		return unix_target(p, c->pid, ss, len, op == OP_BIND, pathfd,
+		return unix_target(p, c->pid, c->pidfd, ss, len, op == OP_BIND, pathfd,
 				   made);
 	default:
 		return -EACCES; /* no rule can name it */
@@ -1514,8 +1514,8 @@ static int landlock_child(void *arg)
 {
 	struct landlock_child *c = arg;
 	const char *err, *hint;
-	int num, listener = -1;
-	char ok;
+	int num, listener = -1, msg_len;
+	char ok, msg[PATH_MAX + 128];
 
 	sb_sup_child(c->run);
 	sb_prof_mark("fork");
@@ -1564,8 +1564,17 @@ static int landlock_child(void *arg)
 		    sizeof(listener) ||
 	    read(c->ack[0], &ok, 1) != 1)
 		_exit(SB_EXIT_SETUP);
+	/* the program must never hold it: it would answer its own calls
+	 * (close-on-exec already; closed all the same) */
+	close(listener);
 	execve(c->path, c->argv, c->envp);
-	(void)!write(2, "python-sb: the exec of the interpreter failed\n", 46);
+	/* on our stack, no stdio nor gettext: python-sb runs beside us now */
+	msg_len = snprintf(msg, sizeof(msg), "python-sb: exec %s: %s\n",
+			   c->path, strerrordesc_np(errno));
+	if (msg_len > 0)
+		(void)!write(2, msg, (size_t)msg_len < sizeof(msg)
+					  ? (size_t)msg_len
+					  : sizeof(msg) - 1);
 	_exit(SB_EXIT_SETUP);
 }
 

@@ -29,16 +29,25 @@ int sb_pidfd_getfd(int pidfd, int fd)
 	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 }
 
+void sb_caller_dir_link(pid_t pid, int dirfd, char *out, size_t size)
+{
+	if (dirfd == AT_FDCWD)
+		snprintf(out, size, "/proc/%d/cwd", (int)pid);
+	else
+		snprintf(out, size, "/proc/%d/fd/%d", (int)pid, dirfd);
+}
+
 int sb_caller_base(pid_t pid, int pidfd, int dirfd, const char *path)
 {
-	char cwd[64];
+	char link[64];
 	int fd;
 
 	if (path && path[0] == '/') {
 		fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	} else if (dirfd == AT_FDCWD) {
-		snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", (int)pid);
-		fd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else if (dirfd == AT_FDCWD || pidfd < 0) {
+		/* the one magic link followed: the program's own */
+		sb_caller_dir_link(pid, dirfd, link, sizeof(link));
+		fd = open(link, O_PATH | O_CLOEXEC);
 	} else {
 		fd = sb_pidfd_getfd(pidfd, dirfd);
 	}
@@ -89,22 +98,19 @@ int sb_pidfd_of_caller(pid_t pid)
 	return tgid > 0 && tgid <= INT_MAX ? sb_pidfd_open((pid_t)tgid, 0) : -1;
 }
 
-int sb_open_as_program(pid_t pid, int dirfd, const char *path, int flags)
+int sb_open_as_program(pid_t pid, int pidfd, int dirfd, const char *path,
+		       int flags)
 {
+	static const char *const own[] = { "/proc/self/fd/",
+					   "/proc/thread-self/fd/",
+					   "/dev/fd/" };
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
 		.resolve = RESOLVE_NO_MAGICLINKS,
 	};
-	static const char *const own[] = { "/proc/self/fd/",
-					   "/proc/thread-self/fd/",
-					   "/dev/fd/" };
-	char base[64];
-	int bfd = AT_FDCWD, fd;
+	int base, fd;
 	size_t i;
 
-	/* the program's own descriptor named through its /proc/self (to
-	 * reach a socket whose path is longer than sun_path, say): that
-	 * descriptor is the base, the rest is resolved from it */
 	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
 		size_t n = strlen(own[i]);
 		char *end;
@@ -117,34 +123,21 @@ int sb_open_as_program(pid_t pid, int dirfd, const char *path, int flags)
 		if (errno || d > INT_MAX || (*end && *end != '/'))
 			return -ENOENT;
 		dirfd = (int)d;
-		if (!*end) {
-			snprintf(base, sizeof(base), "/proc/%d/fd/%d",
-				 (int)pid, dirfd);
-			fd = open(base, flags | O_CLOEXEC);
-			return fd < 0 ? -errno : fd;
-		}
-		path = end + 1;
+		path = end;
 		while (*path == '/')
 			path++;
+		if (!*path)
+			return sb_caller_base(pid, pidfd, dirfd, NULL);
 		break;
 	}
-	if (path[0] != '/') {
-		if (dirfd == AT_FDCWD)
-			snprintf(base, sizeof(base), "/proc/%d/cwd", (int)pid);
-		else
-			snprintf(base, sizeof(base), "/proc/%d/fd/%d",
-				 (int)pid, dirfd);
-		/* the one magic link followed: the program's own */
-		bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (bfd < 0)
-			return errno == ENOENT ? -ESRCH : -errno;
-	}
-	fd = (int)syscall(SYS_openat2, bfd, *path ? path : ".", &how,
+	base = sb_caller_base(pid, pidfd, dirfd, path);
+	if (base < 0)
+		return base;
+	fd = (int)syscall(SYS_openat2, base, *path ? path : ".", &how,
 			  sizeof(how));
 	if (fd < 0)
 		fd = -errno;
-	if (bfd >= 0)
-		close(bfd);
+	close(base);
 	return fd;
 }
 

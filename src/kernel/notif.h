@@ -16,19 +16,26 @@ int sb_pidfd_open(pid_t pid, unsigned flags);
 int sb_pidfd_of_caller(pid_t pid);
 /* A duplicate of descriptor 'fd' of the process behind 'pidfd'. */
 int sb_pidfd_getfd(int pidfd, int fd);
+/* The /proc link of the directory a relative path of process 'pid' starts
+ * from: "/proc/PID/cwd" for AT_FDCWD, else "/proc/PID/fd/DIRFD". */
+void sb_caller_dir_link(pid_t pid, int dirfd, char *out, size_t size);
 /* The directory a call of process 'pid' resolves (dirfd, path) from, as
  * an O_PATH descriptor of ours: "/" for an absolute path (the kernel
  * ignores dirfd then), its cwd for AT_FDCWD, else a copy of its
- * descriptor 'dirfd' (through 'pidfd'; NULL path: that descriptor). Or
- * -ESRCH (the process is gone), -EBADF. */
+ * descriptor 'dirfd' (through 'pidfd'; -1: through /proc/PID/fd; NULL
+ * path: that descriptor). Or -ESRCH (the process is gone), -EBADF. */
 int sb_caller_base(pid_t pid, int pidfd, int dirfd, const char *path);
-/* Open 'path' of process 'pid' (relative paths from its cwd, or from its
- * descriptor 'dirfd') with 'flags' (O_PATH...), never through a magic
- * link: /proc/self/fd/N, /dev/stdin, /proc/PID/cwd or a symbolic link
- * made to point to one of them would be resolved in our /proc, naming
- * one of the supervisor's own descriptors or directories instead of the
- * program's. Our descriptor, or -errno (ELOOP for such a path). */
-int sb_open_as_program(pid_t pid, int dirfd, const char *path, int flags);
+/* Open 'path' as process 'pid' names it from (dirfd, path), with 'flags'
+ * (O_PATH...): from sb_caller_base, never through a magic link, which we
+ * would follow in our /proc (/proc/self/fd/N, /dev/stdin, /proc/PID/cwd,
+ * or a symbolic link to one of them: one of the supervisor's own
+ * descriptors or directories instead of the program's). A path that
+ * starts with the program's own /proc/self/fd/N, /proc/thread-self/fd/N
+ * or /dev/fd/N (the way to a socket whose path is longer than sun_path)
+ * starts from its descriptor N; N alone is that descriptor. Our
+ * descriptor, or -errno (ELOOP for a magic link). */
+int sb_open_as_program(pid_t pid, int pidfd, int dirfd, const char *path,
+		       int flags);
 /* Copy 'len' bytes at 'remote' in process 'pid'; 0 or -EFAULT. */
 int sb_peek(pid_t pid, uint64_t remote, void *buf, size_t len);
 

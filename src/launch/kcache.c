@@ -8,7 +8,7 @@
  * removed when one is stored. Everyone's runs use an entry, but only one
  * that nobody but root could have written: the file and its directory
  * owned by root and writable by no one else (mode and ACL), every
- * directory above it too (trust.c), a regular file that is an x86-64 ELF
+ * directory above it too (not even by the user running python-sb), a regular file that is an x86-64 ELF
  * with a PVH entry. The guest kernel stands between the program and the
  * rules inside the guest, so an entry someone else could have changed is
  * never booted: the run unpacks its own, as it does when there is none.
@@ -54,11 +54,35 @@ static bool roots(int fd, const char *path, const struct stat *st)
 	       sb_trust_file(fd, path, st) == 0;
 }
 
+/* Every directory from 'canon' up to "/" owned by root and writable by
+ * no one else: not even the user running python-sb (a program it runs
+ * with an expose-rw= there could otherwise swap the cache). */
+static bool roots_above(const char *canon)
+{
+	char dir[PATH_MAX], *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", canon);
+	for (;;) {
+		if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+		    sb_trust_dir(dir, &st) != 0)
+			return false;
+		if (!strcmp(dir, "/"))
+			return true;
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
 /* The cache directory, opened, when only root could change it and the
  * directories above it: an O_PATH descriptor, or -1 with *why. */
 static int open_dir(const char *dir, const char **why)
 {
-	char canon[PATH_MAX], bad[PATH_MAX];
+	char canon[PATH_MAX];
 	struct stat st;
 	int fd;
 
@@ -73,8 +97,7 @@ static int open_dir(const char *dir, const char **why)
 			close(fd);
 		return -1;
 	}
-	if (!roots(-1, canon, &st) ||
-	    sb_trust_dirs_above(canon, bad, sizeof(bad)) != 0) {
+	if (!roots(-1, canon, &st) || !roots_above(canon)) {
 		*why = "the directory could be changed by someone else than "
 		       "root";
 		close(fd);

@@ -682,6 +682,37 @@ t(f"/dev/fd/{{d}}/../secret/none.sock")
         t.close()
 
 
+def test_a_mode_change_through_proc_self_is_the_programs(run_sb, tree,
+                                                          user):
+    """The same for the calls the supervisor performs on files (chmod,
+    metasup.c): /proc/self/fd/N/f is the program's descriptor N's f; a
+    symbolic link to such a path is refused (ELOOP). Seen from outside:
+    the first mode is changed, and nothing else."""
+    f = tree.root / "rw" / "f"
+    f.write_text("x")
+    os.chmod(f, 0o644)
+    if user == "nobody" and os.geteuid() == 0:
+        os.chown(f, NOBODY, NOBODY)
+    code = f"""
+import os
+d = os.open({str(tree.root / "rw")!r}, os.O_PATH | os.O_DIRECTORY)
+def t(name, mode):
+    try:
+        os.chmod(name, mode)
+        print("ok")
+    except OSError as e:
+        print(e.errno)
+t(f"/proc/self/fd/{{d}}/f", 0o600)
+os.symlink(f"/proc/self/fd/{{d}}/f", {str(tree.root / "rw" / "l")!r})
+t({str(tree.root / "rw" / "l")!r}, 0o666)
+"""
+    r = supervised_run(run_sb, tree, user, code,
+                       ["net=ALLOW|TCP|127.0.0.1|80|OUT"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["ok", str(errno.ELOOP)], r.stderr
+    assert oct(f.stat().st_mode & 0o777) == "0o600"
+
+
 def supervised_run(run_sb, tree, user, code, rules, **kw):
     (tree.root / ".py-sandboxes").write_text(tree.rules(rules))
     return run_sb([f"--python={interpreter(user)}", "-c", code],
