@@ -15,6 +15,7 @@
  * and the exit status are the supervisor skeleton's (supervisor.h). It
  * must not judge anything by itself that the policy code decides.
  */
+#include "caller.h"
 #include "exit_status.h"
 #include "netsup.h"
 
@@ -1567,6 +1568,7 @@ static int landlock_child(void *arg)
 	/* the program must never hold it: it would answer its own calls
 	 * (close-on-exec already; closed all the same) */
 	close(listener);
+	sb_caller_give();
 	execve(c->path, c->argv, c->envp);
 	/* on our stack, no stdio nor gettext: python-sb runs beside us now */
 	msg_len = snprintf(msg, sizeof(msg), "python-sb: exec %s: %s\n",

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "caller.h"
 #include "exit_status.h"
 #include "fdio.h"
 #include "suplog.h"
@@ -1216,6 +1217,7 @@ static int limits_child(void *arg)
 		child_fail(c->rep, 0, 0, -r);
 	if ((r = sb_limits_set_rlimits(c->l, &which)) < 0)
 		child_fail(c->rep, 1, which, -r);
+	sb_caller_give();
 	execve(c->path, c->argv, c->envp);
 	child_fail(c->rep, 2, 0, errno);
 	return 0;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "caller.h"
 #include "exit_status.h"
 #include "cli.h"
 #include "config.h"
@@ -462,8 +463,18 @@ int main(int argc, char **argv)
 {
 	struct sb_arena *a;
 	struct sb_policy *p = NULL;
-	int rc;
+	int rc, bad = -1;
 
+	/* before anything is opened: no file of python-sb's may take the
+	 * number of a closed standard descriptor */
+	if (sb_caller_take(&bad) < 0) {
+		/* said where stderr is open; else the status tells */
+		fprintf(stderr,
+			"python-sb: descriptor %d is closed and /dev/null cannot "
+			"hold its place: %s; nothing was run.\n",
+			bad, strerror(errno));
+		return SB_EXIT_SETUP;
+	}
 	/* bwrap and firejail run python-sb again inside (stage.h) */
 	if (argc > 1 && sb_str_starts(argv[1], SB_STAGE_FLAG))
 		return sb_stage_main(argc, argv);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caller.h"
 #include "config.h"
 #include "exit_status.h"
 #include "guard_seal.h"
@@ -697,6 +698,7 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 				   argv, env, fd, with_guard);
 	sb_prof_dump("launcher");
 	fflush(NULL);
+	sb_caller_give();
 	execve(interp->path, argv, env);
 	fprintf(stderr, "python-sb: exec %s: %s\n", interp->path,
 		strerror(errno));

@@ -8,6 +8,7 @@
  * learned too; it takes the filter's listener from the child with
  * pidfd_getfd, as the network supervisor does (netsup.c).
  */
+#include "caller.h"
 #include "exit_status.h"
 #include "supervise.h"
 
@@ -168,6 +169,7 @@ static int learning_child(void *arg)
 		child_filter(c->hand, c->ack);
 	if (c->lim && sb_limits_set_rlimits(c->lim, &which) < 0)
 		_exit(SB_EXIT_SETUP);
+	sb_caller_give();
 	execve(c->path, c->argv, c->envp);
 	err = errno;
 	if (write(c->report, &err, sizeof(err)) < 0)

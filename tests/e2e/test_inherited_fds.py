@@ -131,3 +131,57 @@ def test_a_learning_run_names_what_it_closed(tmp_cwd):
     # it was a learning run: the rules were written
     assert (tmp_cwd / ".py-sandboxes").exists()
     assert "Write all learning rules in" in r.stderr, r.stderr
+
+
+# Which standard descriptors the program finds open; it writes the answer
+# to a file (its stdout may be closed) and ends with 5.
+STD_PROBE = """\
+import os, sys
+seen = []
+for fd in range(3):
+    try:
+        os.fstat(fd)
+        seen.append("open")
+    except OSError:
+        seen.append("closed")
+with open(sys.argv[1], "w") as f:
+    f.write(" ".join(seen))
+raise SystemExit(5)
+"""
+
+
+def _closing(fds):
+    def close():
+        for fd in fds:
+            os.close(fd)
+    return close
+
+
+@pytest.mark.parametrize("closed", [(0, 1), (2,), (0, 1, 2)],
+                         ids=["stdin+stdout", "stderr", "all three"])
+@pytest.mark.parametrize("mode", [*PROVIDERS, "limits", "learning"])
+def test_closed_standard_descriptors_stay_closed_and_harmless(
+        tmp_cwd, mode, closed):
+    """A caller that closed stdin, stdout or stderr (`<&- >&-`): the first
+    file python-sb opened took the number. The policy's memfd on 0 or 1 was
+    refused by the guard (every run ended 255, 'bad PYSB_POLICY_FD'); a
+    message for stderr went into whatever python-sb held at 2. Now their
+    places are held by /dev/null while python-sb works and closed again
+    for the program, which sees what plain python would."""
+    out = tmp_cwd / "seen.txt"
+    out.write_text("")
+    flags = {"limits": ["--os-sandbox=subprocess", "--limit-cpu=100"],
+             "learning": ["--learn"]}.get(mode, [f"--os-sandbox={mode}"])
+    (tmp_cwd / ".py-sandboxes").write_text(
+        "" if mode == "learning" else
+        f"python-import=os,sys\nexpose-rw={out}\n")
+    (tmp_cwd / "probe.py").write_text(STD_PROBE)
+    r = subprocess.run([str(sb_path()), *flags, "probe.py", str(out)],
+                       cwd=tmp_cwd, stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=scaled(60),
+                       preexec_fn=_closing(closed))
+    want = " ".join("closed" if fd in closed else "open" for fd in range(3))
+    assert (r.returncode, out.read_text()) == (5, want), r.stderr
+    rules = (tmp_cwd / ".py-sandboxes").read_text()
+    if mode == "learning":  # the learned file holds rules, nothing else
+        assert "PYSB_POLICY_FD" not in rules and "python-sb:" not in rules

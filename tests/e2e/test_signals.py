@@ -110,3 +110,51 @@ def test_sigterm_without_a_handler_is_128_plus_15(mode, user, cwd):
         p.kill()
         p.wait()
     assert p.returncode == 128 + signal.SIGTERM, err
+
+
+# What the caller's SIGCHLD was, as the program sees it: plain python
+# inherits an ignored SIGCHLD through exec, and so does the program where
+# python-sb execs it itself; under bwrap it gets SIG_DFL (python-sb gives
+# the tools it runs SIG_DFL, which they need).
+SIGCHLD_SEEN = {"bwrap": int(signal.SIG_DFL)}
+CHLD_PROGRAM = """\
+import signal
+print(int(signal.getsignal(signal.SIGCHLD)), flush=True)
+raise SystemExit(7)
+"""
+
+
+@pytest.mark.parametrize("mode", ["subprocess", *MODES])
+def test_a_caller_that_ignores_sigchld_gets_the_programs_status(mode, user,
+                                                                cwd):
+    """A caller that ignores SIGCHLD (SIG_IGN survives exec) made the
+    kernel reap python-sb's children unseen: under landlock, unshare and
+    learning python-sb then waited forever (and ended 0 when killed), and
+    a limited subprocess run ended 0 whatever the program's status."""
+    if mode == "bwrap" and shutil.which("bwrap") is None:
+        pytest.skip("bwrap is not installed")
+    flags, rules = MODES.get(mode, (["--os-sandbox=subprocess",
+                                     "--py-sandbox=false"],
+                                    "python-import=*\n"))
+    for name, text in ((".py-sandboxes", rules), ("prog.py", CHLD_PROGRAM)):
+        (cwd / name).write_text(text)
+        if user == "nobody" and os.geteuid() == 0:
+            os.chown(cwd / name, NOBODY, NOBODY)
+    argv = [str(sb_path()), f"--python={DEBIAN_PYTHON}", *flags, "prog.py"]
+    if user == "nobody":
+        argv = as_nobody(argv)
+    p = subprocess.Popen(
+        argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    try:
+        out, err = p.communicate(timeout=scaled(60))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        pytest.fail(f"{mode}: python-sb still waits for a program that "
+                    f"ended: {out}{err}")
+    if "user namespace" in err and p.returncode == 255:
+        pytest.skip(f"{mode} as {user}: no user namespaces here")
+    assert (p.returncode, out) == (
+        7, f"{SIGCHLD_SEEN.get(mode, int(signal.SIG_IGN))}\n"), err
