@@ -971,53 +971,67 @@ static long prepare(const struct sb_policy *p, int listener, struct call *c)
  * performs them with none of ours but CAP_NET_BIND_SERVICE (an IN rule's
  * port below 1024). As root, CAP_DAC_OVERRIDE connected the program to a
  * Unix socket its own uid may not reach. Capabilities are per thread; the
- * permitted set stays, so restore() takes the effective one back. */
-struct caps_saved {
-	bool narrowed;
-	struct __user_cap_data_struct d[2];
-};
+ * permitted set stays, so the effective one is taken back after the call.
+ * They are read once: the supervisor's threads all start with the same,
+ * and none changes them but for the span of one call here. */
+static struct caps_held {
+	pthread_once_t once;
+	bool narrow; /* there is something to give up (root) */
+	bool broken; /* capget failed: no call is performed */
+	struct __user_cap_data_struct full[2], narrowed[2];
+} caps = { .once = PTHREAD_ONCE_INIT };
 
-static int caps_narrow(struct caps_saved *sv)
+static void caps_read(void)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3,
 					      0 };
-	struct __user_cap_data_struct d[2];
 
-	sv->narrowed = false;
-	if (syscall(SYS_capget, &h, sv->d) < 0)
+	if (syscall(SYS_capget, &h, caps.full) < 0) {
+		caps.broken = true;
+		return;
+	}
+	memcpy(caps.narrowed, caps.full, sizeof(caps.full));
+	caps.narrowed[0].effective &= CAP_TO_MASK(CAP_NET_BIND_SERVICE);
+	caps.narrowed[1].effective = 0;
+	caps.narrow = caps.narrowed[0].effective != caps.full[0].effective ||
+		      caps.full[1].effective;
+}
+
+static int caps_set(struct __user_cap_data_struct *d)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3,
+					      0 };
+
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* This thread to the program's rights: 0, or -EPERM (nothing may be done
+ * then, never with ours). */
+static int caps_narrow(void)
+{
+	pthread_once(&caps.once, caps_read);
+	if (caps.broken || (caps.narrow && caps_set(caps.narrowed) < 0))
 		return -EPERM;
-	memcpy(d, sv->d, sizeof(d));
-	d[0].effective &= CAP_TO_MASK(CAP_NET_BIND_SERVICE);
-	d[1].effective = 0;
-	if (d[0].effective == sv->d[0].effective && !sv->d[1].effective)
-		return 0; /* nothing to give up (not root) */
-	if (syscall(SYS_capset, &h, d) < 0)
-		return -EPERM;
-	sv->narrowed = true;
 	return 0;
 }
 
-static void caps_restore(const struct caps_saved *sv)
+/* And back; a failure leaves this thread with less: later calls fail. */
+static void caps_widen(void)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3,
-					      0 };
-
-	/* a failure leaves this thread with less: later calls fail */
-	if (sv->narrowed)
-		(void)syscall(SYS_capset, &h, sv->d);
+	if (caps.narrow)
+		(void)caps_set(caps.full);
 }
 
 static long perform_as_program(struct call *c);
 
 static long perform(struct call *c)
 {
-	struct caps_saved sv;
 	long rc;
 
-	if (caps_narrow(&sv) < 0)
-		return -EPERM; /* never with our capabilities */
+	if (caps_narrow() < 0)
+		return -EPERM;
 	rc = perform_as_program(c);
-	caps_restore(&sv);
+	caps_widen();
 	return rc;
 }
 
@@ -1332,17 +1346,15 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 		return;
 	}
 	if (sb_metasup_handles(req->data.nr)) {
-		struct caps_saved sv;
-
 		/* the path is walked and the change made with the
 		 * program's rights: root's CAP_DAC_READ_SEARCH reached files
 		 * under directories the program may not enter */
 		bool answer = true;
 
-		rc = caps_narrow(&sv);
+		rc = caps_narrow();
 		if (rc == 0) {
 			answer = sb_metasup_serve(s->p, s->listener, req, &rc);
-			caps_restore(&sv);
+			caps_widen();
 		}
 		/* named like the filter's refusals (not logged as one:
 		 * the supervisor judged it) */
@@ -1381,13 +1393,12 @@ static void serve_one(struct sup *s, struct seccomp_notif *req, size_t size)
 		}
 		if (s->entries && !sb_sigcall_handles(req->data.nr)) {
 			enum sb_entrysup_answer ans = SB_ENTRYSUP_PASS;
-			struct caps_saved sv;
 
 			/* with the program's rights, as metasup's */
-			if (caps_narrow(&sv) == 0) {
+			if (caps_narrow() == 0) {
 				ans = sb_entrysup_serve(s->p, s->listener, req,
 							&rc);
-				caps_restore(&sv);
+				caps_widen();
 			}
 			if (ans == SB_ENTRYSUP_ANSWERED)
 				return;

@@ -235,6 +235,11 @@ int sb_sup_loop(struct sb_sup *s, const struct sb_sup_ops *ops, void *ctx)
 		sb_limits_watch_handle(s->lim, &s->lw, pfd + LIMITS, s->pid);
 		if (ops && ops->ready)
 			ops->ready(s, ctx, pfd + MODE);
+		/* nothing to read and no child ended (its SIGCHLD, blocked,
+		 * would make the signalfd readable): two system calls saved
+		 * on each of the mode's wake-ups */
+		if (!(pfd[SIG].revents & POLLIN))
+			continue;
 		while (read(s->sfd, &si, sizeof(si)) == sizeof(si)) {
 			forward(s, &si);
 			if (ops && ops->signal)
