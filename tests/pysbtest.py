@@ -12,6 +12,7 @@ import pathlib
 import shutil
 import signal
 import socket
+import subprocess
 import threading
 import time
 
@@ -51,6 +52,34 @@ def as_nobody(argv):
                     "65534 [core]")
     return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}",
             "--clear-groups", "--"] + list(argv)
+
+
+def run_provider(cwd, argv, provider, who, env=None, drop=(), wait=True,
+                 python="/usr/bin/python3"):
+    """Run python-sb in 'cwd' under OS_SANDBOX=provider, as root or
+    "nobody", with the caller's environment less PYSB_*, OS_SANDBOX,
+    PYTHON* and the prefixes in 'drop', plus 'env'. "landlock/kernel-only"
+    turns the Python layer off, so that what is refused is refused by the
+    kernel layer and the supervisor alone. wait=False: the Popen."""
+    full = {k: v for k, v in os.environ.items()
+            if not k.startswith(("PYSB_", "OS_SANDBOX", "PYTHON",
+                                 *drop))}
+    full.update(env or {})
+    full["OS_SANDBOX"] = provider.split("/")[0]
+    cmd = [str(sb_path()), f"--python={python}"]
+    if provider.endswith("/kernel-only"):
+        cmd.append("--py-sandbox=false")
+    cmd += argv
+    if who == "nobody":
+        cmd = as_nobody(cmd)
+    if not wait:
+        return subprocess.Popen(cmd, cwd=cwd, env=full, text=True,
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL)
+    return subprocess.run(cmd, cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=scaled(120),
+                          stdin=subprocess.DEVNULL)
 
 
 def landlock_abi():

@@ -25,7 +25,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from pysbtest import (AWAIT_SIGNAL, NOBODY, REPO, as_nobody,  # noqa
                       terminal_signals,
                       interpreter_paths, interpreters, landlock_abi, pyenv_minor, pyenv_newest,
-                      pyenv_oldest, pyenv_python, pyenv_versions, sb_path,
+                      pyenv_oldest, pyenv_python, pyenv_versions,
+                      run_provider, sb_path,
                       scaled, slowness)
 
 

@@ -13,7 +13,7 @@ import tempfile
 
 import pytest
 
-from conftest import NOBODY, as_nobody, scaled, sb_path
+from conftest import NOBODY, run_provider, scaled, sb_path
 
 PY = "/usr/bin/python3"
 
@@ -98,22 +98,9 @@ def lay_out(home):
 
 
 def run(home, argv, provider, who):
-    """Run python-sb in 'home'; "landlock/kernel-only" turns the Python
-    layer off, so that what is refused is refused by the kernel layer and
-    the supervisor alone."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYSB_", "OS_SANDBOX", "PYTHON"))}
-    env["HOME"] = str(home)
-    env["OS_SANDBOX"] = provider.split("/")[0]
-    cmd = [str(sb_path()), f"--python={PY}"]
-    if provider.endswith("/kernel-only"):
-        cmd.append("--py-sandbox=false")
-    cmd += argv
-    if who == "nobody":
-        cmd = as_nobody(cmd)
-    return subprocess.run(cmd, cwd=home, env=env, capture_output=True,
-                          text=True, timeout=scaled(120),
-                          stdin=subprocess.DEVNULL)
+    """Run python-sb in 'home', which is its HOME too."""
+    return run_provider(home, argv, provider, who, env={"HOME": str(home)},
+                        python=PY)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import NOBODY, as_nobody, scaled, sb_path
+from conftest import NOBODY, as_nobody, run_provider, scaled, sb_path
 
 PY = "/usr/bin/python3"
 
@@ -121,28 +121,9 @@ def lay_out(work, tmp):
 
 
 def run(work, tmp, argv, provider, who, wait=True):
-    """Run python-sb in 'work' with TMPDIR=tmp; "landlock/kernel-only"
-    turns the Python layer off, so that what is refused is refused by the
-    kernel layer and the supervisor alone."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYSB_", "OS_SANDBOX", "PYTHON", "TMP",
-                                "TEMP"))}
-    env["TMPDIR"] = str(tmp)
-    env["OS_SANDBOX"] = provider.split("/")[0]
-    cmd = [str(sb_path()), f"--python={PY}"]
-    if provider.endswith("/kernel-only"):
-        cmd.append("--py-sandbox=false")
-    cmd += argv
-    if who == "nobody":
-        cmd = as_nobody(cmd)
-    if not wait:
-        return subprocess.Popen(cmd, cwd=work, env=env, text=True,
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL)
-    return subprocess.run(cmd, cwd=work, env=env, capture_output=True,
-                          text=True, timeout=scaled(120),
-                          stdin=subprocess.DEVNULL)
+    """Run python-sb in 'work' with TMPDIR=tmp (and no TMP, TEMP)."""
+    return run_provider(work, argv, provider, who, env={"TMPDIR": str(tmp)},
+                        drop=("TMP", "TEMP"), wait=wait, python=PY)
 
 
 @pytest.fixture
