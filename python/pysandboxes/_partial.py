@@ -93,10 +93,14 @@ def caller_module():
 def find_config(config, caller):
     """Seed-spec 2.1.2: a name with a '/' as given; a bare name in the
     nearest package of the caller that holds it, else in the current
-    directory."""
+    directory. Returns the path and the package directories searched
+    before the one that held it: a rule file put there would be read first
+    next time, so python-sb refuses rules that let the sandbox make one
+    (--pysandboxes-shadowed)."""
     name = os.fspath(config) if config is not None else ".py-sandboxes"
     if "/" in name:
-        return name
+        return name, []
+    shadowed = []
     if caller and caller != "__main__":
         mod = sys.modules.get(caller)
         pkg = caller if hasattr(mod, "__path__") else caller.rpartition(".")[0]
@@ -104,9 +108,10 @@ def find_config(config, caller):
             for d in getattr(sys.modules.get(pkg), "__path__", None) or ():
                 cand = os.path.join(d, name)
                 if os.path.isfile(cand):
-                    return cand
+                    return cand, shadowed
+                shadowed.append(os.path.abspath(d))
             pkg = pkg.rpartition(".")[0]
-    return os.path.join(os.getcwd(), name)
+    return os.path.join(os.getcwd(), name), shadowed
 
 
 def rule_args(extra_rules):
@@ -266,7 +271,8 @@ class Daemon:
     def __init__(self, conf, caller):
         _wk.transport()  # fail closed, before anything starts
         self.python_sb = find_python_sb()
-        self.config = find_config(conf["sandboxes_config"], caller)
+        self.config, self.shadowed = find_config(conf["sandboxes_config"],
+                                                 caller)
         self.envs = dict(conf["envs"]) if conf["envs"] is not None else None
         self.python_args = list(conf["python_args"] or ())
         self.rules = rule_args(conf["extra_rules"])
@@ -322,7 +328,9 @@ class Daemon:
     def _base_argv(self):
         return ([self.python_sb] + self.python_args +
                 [f"--pysandboxes-config={self.config}",
-                 f"--python={sys.executable}"] + self.rules + self.grants)
+                 f"--python={sys.executable}"] +
+                [f"--pysandboxes-shadowed={d}" for d in self.shadowed] +
+                self.rules + self.grants)
 
     def _settings(self):
         """What the policy says for partial mode, from python-sb's machine

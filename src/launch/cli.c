@@ -239,6 +239,14 @@ static int scan_long(struct scan *s, const char *arg)
 		out->settings = true;
 		return 0;
 	}
+	if (!strcmp(key, "pysandboxes-shadowed")) {
+		val = eq ? eq + 1 : next_value(s);
+		if (!val || val[0] != '/')
+			return usage_error(s, "argument --pysandboxes-shadowed: "
+					      "expected an absolute directory");
+		*SB_VEC_PUSH(s->a, out->shadowed) = val;
+		return 0;
+	}
 	if (!strcmp(key, "pysandboxes-channel")) {
 		char *end;
 		long fd = eq ? strtol(eq + 1, &end, 10) : -1;

@@ -39,6 +39,10 @@ struct sb_cli {
 	/* --pysandboxes-keep-fd=FD[,FD...], repeatable: the descriptors above
 	 * 2 the caller passes on (the others are closed, inherit.h) */
 	SB_VEC(int) keep_fds;
+	/* --pysandboxes-shadowed=DIR, repeatable (partial mode's package):
+	 * a directory where a rule file of the name looked for would have
+	 * been read before the one found (seed-spec 2.1.2) */
+	SB_VEC(const char *) shadowed;
 	bool help;          /* -h, -?, --help (python-sb's own help) */
 	bool version;       /* -V, --version */
 	bool interactive;   /* -i was given (REPL after the command) */

@@ -97,9 +97,10 @@ static const char *module_dir(struct sb_arena *a, const char *mod,
 
 /* The rule file (2.1.1): a name with a '/' as given; a bare name next to
  * the script, or in the -m module's directory, when it is there; else in
- * the current directory. */
+ * the current directory, and *shadow is then the script's or module's
+ * directory (where one would have been read first). */
 static const char *find_config(struct sb_arena *a, const struct sb_cli *cli,
-			       const char *cwd)
+			       const char *cwd, const char **shadow)
 {
 	const char *name = cli->config ? cli->config : ".py-sandboxes";
 	const char *script = sb_cli_script(cli), *mod = module_of(cli);
@@ -121,7 +122,37 @@ static const char *find_config(struct sb_arena *a, const struct sb_cli *cli,
 	cand = sb_arena_printf(a, "%s/%s", strcmp(dir, "/") ? dir : "", name);
 	if (stat(cand, &st) == 0)
 		return cand;
+	*shadow = dir;
 	return name;
+}
+
+/* The canonical paths where the next run would read a rule file of this
+ * name before the one found: the script's or module's directory (2.1.1),
+ * the packages partial mode names (2.1.2, --pysandboxes-shadowed). A
+ * directory that is not there leads to none. */
+static void shadow_paths(struct sb_arena *a, const struct sb_cli *cli,
+			 const char *shadow, struct sb_parse_opts *o)
+{
+	const char *name = cli->config ? cli->config : ".py-sandboxes";
+	const char **v = sb_arena_alloc(a, (cli->shadowed.n + 1) * sizeof(*v));
+	char real[PATH_MAX];
+	size_t i, n = 0;
+
+	if (strchr(name, '/')) { /* partial mode passes the full path */
+		name = strrchr(name, '/') + 1;
+		shadow = NULL;
+	}
+	for (i = 0; i <= cli->shadowed.n; i++) {
+		const char *dir = i < cli->shadowed.n ? cli->shadowed.v[i]
+						      : shadow;
+
+		if (dir && *name && realpath(dir, real))
+			v[n++] = sb_arena_printf(a, "%s/%s",
+						 strcmp(real, "/") ? real : "",
+						 name);
+	}
+	o->shadows = v;
+	o->n_shadows = n;
 }
 
 /* The standard library of an interpreter binary, from its place alone
@@ -363,7 +394,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 	int status;
 	struct sb_cli cli;
 	struct sb_inherited closed;
-	const char *err = NULL;
+	const char *err = NULL, *shadow = NULL;
 	char cwd[4096];
 	int rc;
 
@@ -404,7 +435,8 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 		return SB_EXIT_SETUP;
 	}
 
-	opts.config_path = find_config(a, &cli, cwd);
+	opts.config_path = find_config(a, &cli, cwd, &shadow);
+	shadow_paths(a, &cli, shadow, &opts);
 	opts.cli_rules = cli.rules.v;
 	opts.n_cli_rules = cli.rules.n;
 	opts.implicit_rules = implicit;

@@ -2031,7 +2031,7 @@ int sb_policy_parse(const struct sb_parse_opts *o, struct sb_policy **out)
 	check_log_file(&ps);
 	decide_learning(&ps);
 	if (!o->flat && !(o->flags & SB_PARSE_NO_OWN_FILES))
-		sb_protect_own_files(p);
+		sb_protect_own_files(p, o->shadows, o->n_shadows);
 	name_unset_vars(&ps);
 	sb_diag_sort(p);
 	*out = p;

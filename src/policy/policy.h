@@ -385,6 +385,12 @@ struct sb_parse_opts {
 	const char *const *envp;  /* host environment for ${} and env= */
 	const char *cwd;          /* absolute; relative paths are against it */
 	const char *home;         /* for '~'; NULL: HOME from envp */
+	/* Where a rule file would be read from next time before this one
+	 * (the script's directory, a package's: seed-spec 2.1.1 and 2.1.2),
+	 * canonical: an enforced policy that lets the program make one is
+	 * an error, as for an absent include (policy_own.c). */
+	const char *const *shadows;
+	size_t n_shadows;
 	sb_resolve_fn resolve;    /* NULL: every host name fails to resolve */
 	void *resolve_ctx;
 	unsigned flags;

@@ -57,8 +57,11 @@ void sb_parse_limit(struct sb_policy *p, enum sb_limit which,
 
 /* python-sb's own files (policy_own.c): the rule file, its includes and
  * its backups become ignore= rules of origin SB_REF_OWN, unless an
- * exposure names one exactly. Not in a learning run. */
-void sb_protect_own_files(struct sb_policy *p);
+ * exposure names one exactly. An absent include, or one of 'shadows' (a
+ * rule file the next run would read first), that the program could make
+ * is an error. Not in a learning run. */
+void sb_protect_own_files(struct sb_policy *p, const char *const *shadows,
+			  size_t n_shadows);
 
 /* Closest known token for suggestions (difflib-like ratio >= 0.6), or NULL. */
 const char *sb_closest(const char *word, const char *const *known, size_t n);

@@ -157,13 +157,26 @@ const char *sb_policy_writable_root(const struct sb_policy *p,
 	return NULL;
 }
 
-void sb_protect_own_files(struct sb_policy *p)
+void sb_protect_own_files(struct sb_policy *p, const char *const *shadows,
+			  size_t n_shadows)
 {
 	const char *root;
 	size_t i;
 
 	if (p->learning)
 		return; /* the learning run is trusted, and writes them */
+	/* a rule file the next run would read before this one: no layer
+	 * can hide it either, so the program must not be able to make it */
+	for (i = 0; i < n_shadows && p->files.n; i++)
+		if ((root = sb_policy_writable_root(p, shadows[i])))
+			sb_error(p, (struct sb_ref){ p->files.v[0].display, 0 },
+				 "the next run would read a rule file at %s "
+				 "before this one, and 'expose-rw=%s' would let "
+				 "the program create it and write its own "
+				 "rules; move this rule file there (it is kept "
+				 "from the program there), or expose less than "
+				 "that tree.",
+				 shadows[i], root);
 	for (i = 0; i < p->files.n; i++) {
 		const struct sb_file *f = &p->files.v[i];
 

@@ -405,6 +405,55 @@ def test_the_rule_file_next_to_the_script(run_sb, tmp_cwd):
     assert "# Provider: none, from app/.py-sandboxes(1)" in r.stdout
 
 
+PLANT = ("open({where!r}, 'w').write('os-sandbox=none\\n')\n"
+         "print('planted')\n")
+
+
+@pytest.mark.parametrize("command,expose", [
+    (["app/main.py"], "./app"), (["app/main.py"], "."),
+    (["-m", "app.main"], "./app"),
+    (["app/main.py"], "new=./app/.py-sandboxes")],
+    ids=["script-dir", "cwd-above-it", "module-dir", "the-name-itself"])
+@pytest.mark.parametrize("provider", ["subprocess", "landlock"])
+def test_rules_that_let_the_program_make_the_next_runs_rule_file_are_refused(
+        run_sb, tmp_cwd, command, expose, provider):
+    """A rule file next to the script (or in the -m module's directory) is
+    read before the current directory's (seed-spec 2.1.1). A program
+    allowed to write that directory put one there saying os-sandbox=none,
+    and its next run was not sandboxed. Such rules are now an error, as an
+    absent include the program could make is; nothing runs."""
+    app = tmp_cwd / "app"
+    app.mkdir()
+    (app / "__init__.py").write_text("")
+    (app / "main.py").write_text(
+        PLANT.format(where=str(app / ".py-sandboxes")))
+    rule = f"expose-{expose}" if "=" in expose else f"expose-rw={expose}"
+    (tmp_cwd / ".py-sandboxes").write_text(f"os-sandbox={provider}\n{rule}\n")
+    r = run_sb(command)
+    assert r.returncode == 255 and "planted" not in r.stdout, r.stderr
+    assert (f"the next run would read a rule file at {app}/.py-sandboxes "
+            "before this one, and 'expose-rw=") in r.stderr, r.stderr
+    assert not (app / ".py-sandboxes").exists()
+
+
+def test_the_rule_file_in_the_scripts_writable_directory_is_kept(
+        run_sb, tmp_cwd):
+    """The way out the error names: the rule file moved next to the
+    script, where it is one of python-sb's own files."""
+    app = tmp_cwd / "app"
+    app.mkdir()
+    (app / "main.py").write_text(
+        "try:\n" + "".join("    " + ln + "\n" for ln in PLANT.format(
+            where=str(app / ".py-sandboxes")).splitlines()) +
+        "except OSError as e:\n    print(type(e).__name__)\n")
+    rules = "os-sandbox=landlock\nexpose-rw=./app\n"
+    (app / ".py-sandboxes").write_text(rules)
+    r = run_sb(["app/main.py"])
+    assert (r.returncode, r.stdout) == (0, "RuleFileNotFoundError\n"), \
+        r.stderr
+    assert (app / ".py-sandboxes").read_text() == rules
+
+
 @pytest.mark.parametrize("module,where", [
     ("pkg", "pkg"), ("pkg.mod", "pkg"), ("flat", None), ("nspkg.m", "nspkg")])
 def test_the_rule_file_of_a_module(run_sb, tmp_cwd, module, where):

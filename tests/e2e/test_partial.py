@@ -1504,3 +1504,60 @@ class SpyOSError(OSError):
 '''))
     assert out.splitlines() == ["Spy SandBoxProtocolError []",
                                 "SpyOSError SandBoxProtocolError []"], out
+
+
+def test_a_package_directory_the_sandbox_may_write_cannot_hold_the_next_rules(
+        python, tmp_cwd):
+    """The rule file is looked for in the caller's packages before the
+    current directory (seed-spec 2.1.2). A sandboxed function allowed to
+    write one of those directories put a `.py-sandboxes` there saying
+    os-sandbox=none, and the next run's @sandbox calls ran in the parent,
+    unconfined. Such rules are now refused before anything runs; with the
+    rule file moved there, it is kept from the sandbox."""
+    sub = tmp_cwd / "lib" / "app" / "sub"
+    sub.mkdir(parents=True)
+    (tmp_cwd / "lib" / "app" / "__init__.py").write_text("")
+    (sub / "__init__.py").write_text("")
+    (sub / "work.py").write_text(textwrap.dedent("""
+        import os
+        from pysandboxes import sandbox, sandboxes, is_in_sandbox
+
+        @sandbox
+        def plant(path):
+            try:
+                with open(os.path.join(path, ".py-sandboxes"), "w") as f:
+                    f.write("os-sandbox=none\\npython-import=*\\n")
+                return "planted"
+            except OSError as e:
+                return type(e).__name__
+
+        @sandbox
+        def inside():
+            return is_in_sandbox()
+
+        def main():
+            with sandboxes():
+                print(inside(), plant(os.path.dirname(__file__)))
+    """))
+    rules = (f"python-import=app\npython-import=os\n"
+             f"expose-ro={tmp_cwd}\nexpose-rw={sub}\n")
+    env = dict(os.environ, PYTHONPATH=f"{REPO / 'python'}:{tmp_cwd / 'lib'}",
+               PYSB_PYTHON_SB=str(sb_path()))
+    env.pop("PYTHONSTARTUP", None)
+    argv = [python, "-c", "import app.sub.work as w; w.main()"]
+    (tmp_cwd / ".py-sandboxes").write_text(rules)
+    res = subprocess.run(argv, cwd=tmp_cwd, env=env, capture_output=True,
+                         text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert res.returncode != 0 and "planted" not in res.stdout
+    assert (f"the next run would read a rule file at {sub}/.py-sandboxes "
+            f"before this one, and 'expose-rw={sub}' would let the program "
+            "create it") in res.stderr, res.stderr
+    assert not (sub / ".py-sandboxes").exists()
+    # where the rule file lies in that directory, it is the sandbox's to
+    # read at most
+    (tmp_cwd / ".py-sandboxes").unlink()
+    (sub / ".py-sandboxes").write_text(rules)
+    res = subprocess.run(argv, cwd=tmp_cwd, env=env, capture_output=True,
+                         text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert ok(res) == "True RuleFileNotFoundError\n"
+    assert (sub / ".py-sandboxes").read_text() == rules
