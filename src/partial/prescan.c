@@ -276,6 +276,7 @@ struct obj {
 	unsigned char thk; /* tuple: HK_* of the tuple so far */
 	bool all_str;
 	bool str0;       /* tuple: its first element is a str */
+	bool bytes0;     /* tuple: its first element is bytes */
 	bool built;
 	/* it is an element of another object (or a call's argument, a
 	 * BUILD state): nothing may be added to it any more, so the depth
@@ -718,8 +719,9 @@ static void tuple_add(struct sim *s, struct obj *o, const struct ent *e)
 	uint64_t hv = 0;
 	unsigned char hk = ent_hash(objs, e, &hv);
 
-	if (o->count == 0 && e->kind == K_STR) {
-		o->str0 = true;
+	if (o->count == 0 && (e->kind == K_STR || e->kind == K_BYTES)) {
+		o->str0 = e->kind == K_STR;
+		o->bytes0 = e->kind == K_BYTES;
 		o->off0 = e->off;
 		o->size0 = e->size;
 	}
@@ -936,6 +938,71 @@ static int fill(struct sim *s, const char *opname, unsigned char kind,
 	return charge(s, n);
 }
 
+/* datetime's date, time and datetime from their pickled state (bytes):
+ * CPython checks the month (date, datetime) or the hour (time) only, so
+ * date(b'\0\0\1\1'), year 0, got through, and its ctime() read a day
+ * name before its table (a crash of the parent). Every field in range. */
+static bool datetime_state_ok(const char *name, const unsigned char *b,
+			      uint64_t n)
+{
+	static const unsigned char mdays[] = { 31, 28, 31, 30, 31, 30,
+					       31, 31, 30, 31, 30, 31 };
+	unsigned year, month, day, dim;
+	const unsigned char *t = b; /* the time of day's fields */
+
+	if (!strcmp(name, "time")) {
+		if (n != 6)
+			return false;
+		if ((t[0] & 0x7f) > 23) /* the high bit is fold */
+			return false;
+		t++;
+		goto clock;
+	}
+	if (n != (strcmp(name, "date") ? 10u : 4u))
+		return false;
+	year = (unsigned)b[0] << 8 | b[1];
+	/* datetime keeps fold in the month's high bit */
+	month = strcmp(name, "date") ? (b[2] & 0x7f) : b[2];
+	day = b[3];
+	if (year < 1 || year > 9999 || month < 1 || month > 12)
+		return false;
+	dim = mdays[month - 1] +
+	      (month == 2 && year % 4 == 0 &&
+	       (year % 100 != 0 || year % 400 == 0));
+	if (day < 1 || day > dim)
+		return false;
+	if (n == 4)
+		return true;
+	if (b[4] > 23)
+		return false;
+	t = b + 5;
+clock:
+	return t[0] < 60 && t[1] < 60 &&
+	       ((uint32_t)t[2] << 16 | (uint32_t)t[3] << 8 | t[4]) < 1000000;
+}
+
+/* ipaddress's networks and interfaces from a str: CPython keeps every
+ * prefix spelling it parses in a cache for good ('24', '024', '0024'...,
+ * up to 4300 digits), so results within max_result= grew the parent from
+ * call to call. A prefix of digits must be spelled as str(int) spells it
+ * (a dotted mask has few spellings that parse). */
+static bool ip_prefix_ok(const unsigned char *p, uint64_t n)
+{
+	uint64_t i, slash = n;
+
+	for (i = 0; i < n; i++)
+		if (p[i] == '/')
+			slash = i;
+	if (slash == n)
+		return true;
+	p += slash + 1;
+	n -= slash + 1;
+	for (i = 0; i < n; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return true; /* not digits: a mask, or an error */
+	return n >= 1 && n <= 3 && (n == 1 || p[0] != '0');
+}
+
 /* REDUCE and NEWOBJ: a class of the table, called with a tuple whose
  * shapes one of its patterns admits; the result is a fresh instance. */
 static int call(struct sim *s, bool newobj)
@@ -971,6 +1038,19 @@ static int call(struct sim *s, bool newobj)
 			    "arguments only)",
 			    what, c->module, c->name);
 	o = &s->objs[a->obj];
+	if (!strcmp(c->module, "datetime") && o->bytes0 &&
+	    !datetime_state_ok(c->name, s->data + o->off0, o->size0))
+		return fail(s->err, false,
+			    "a datetime.%s whose state is out of range is "
+			    "refused: remote-result-mode is data-only",
+			    c->name);
+	if (!strcmp(c->module, "ipaddress") && o->str0 &&
+	    !ip_prefix_ok(s->data + o->off0, o->size0))
+		return fail(s->err, false,
+			    "an ipaddress.%s whose prefix length is not "
+			    "spelled as a plain number is refused: "
+			    "remote-result-mode is data-only",
+			    c->name);
 	cost = 1 + o->count + o->cost;
 	/* Decimal('1e999999999'): 13 bytes, a GB when the parent formats it.
 	 * Decimal() reads any Unicode digit ('1e' and nine U+0669 is the
@@ -1260,7 +1340,7 @@ static int step(struct sim *s, unsigned char code, size_t arg, uint64_t n,
 	case 'C':
 	case 'B':
 	case 0x8e:
-		return scalar(s, K_BYTES, n, 0);
+		return scalar(s, K_BYTES, n, arg + width);
 	case 0x96:
 		return scalar(s, K_BYTEARRAY, n, 0);
 	case ')':

@@ -410,6 +410,23 @@ cases = {
     "shared str in shared lists": (G + b"](" + b"X" +
         (200000).to_bytes(4, "little") + b"A" * 200000 + b"e\\x94" +
         b"](" + b"h\\x00" * 40 + b"e.", 1 << 20),
+    # F6: CPython checks a date's month only: year 0 decodes, and its
+    # ctime() reads before its table of day names (a segfault)
+    "date of year 0": (G + name("datetime", "date") +
+        b"C\\x04\\x00\\x00\\x01\\x01\\x85R.", 4096),
+    "datetime of year 0": (G + name("datetime", "datetime") +
+        b"C\\x0a\\x00\\x00\\x01\\x01" + b"\\x00" * 6 + b"\\x85R.", 4096),
+    "datetime of day 0": (G + name("datetime", "datetime") +
+        b"C\\x0a\\x07\\xe8\\x02\\x00" + b"\\x00" * 6 + b"\\x85R.", 4096),
+    "date of february 30": (G + name("datetime", "date") +
+        b"C\\x04\\x07\\xe8\\x02\\x1e\\x85R.", 4096),
+    "time of minute 255": (G + name("datetime", "time") +
+        b"C\\x06\\x01\\xff\\x00\\x00\\x00\\x00\\x85R.", 4096),
+    # F7: ipaddress caches every prefix spelling ('024', '0024'...)
+    "network prefix with zeros": (G + name("ipaddress", "IPv4Network") +
+        s("0.0.0.0/" + "0" * 200 + "1") + b"\\x85R.", 4096),
+    "interface prefix with one zero": (G + name("ipaddress",
+        "IPv6Interface") + s("::1/064") + b"\\x85R.", 4096),
 }
 out = {}
 for label, (data, max_result) in cases.items():
@@ -421,7 +438,14 @@ for label, (data, max_result) in cases.items():
 # short str, a UUID as pickle writes it, a deque of lists
 fine = [set(range(20000)), {float(i) / 3 for i in range(5000)},
         {(i, -i): None for i in range(5000)}, ["ab" * 10] * 1000,
-        uuid.UUID(int=7), uuid.uuid4(), collections.deque([[1], [2]], 9)]
+        uuid.UUID(int=7), uuid.uuid4(), collections.deque([[1], [2]], 9),
+        [datetime.date(1, 1, 1), datetime.date(2024, 2, 29),
+         datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, fold=1),
+         datetime.time(23, 59, 59, 999999, fold=1)],
+        [ipaddress.IPv4Network("10.0.0.0/8"),
+         ipaddress.IPv4Network("10.0.0.0/255.0.0.0"),
+         ipaddress.IPv6Interface("::1/128"),
+         ipaddress.IPv4Interface("1.2.3.4/0")]]
 out["fine"] = [outcome(U.loads, pickle.dumps(v, 5), U.DATA_ONLY, True,
                        U.Limits(max_bytes=1 << 20)) for v in fine]
 out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -523,5 +547,10 @@ def test_no_result_crashes_hangs_or_blows_up_the_parent(sb):
     assert "inside another" in out["deque chain, deepened later"][2]
     assert "state" in out["uuid state"][2]
     assert "ASCII" in out["decimal fullwidth exponent"][2]
-    assert out["fine"] == [["ok"]] * 7, out["fine"]
+    for label in ("date of year 0", "datetime of year 0",
+                  "datetime of day 0", "date of february 30",
+                  "time of minute 255"):
+        assert "out of range" in out[label][2], (label, out[label])
+    assert "prefix length" in out["network prefix with zeros"][2]
+    assert out["fine"] == [["ok"]] * 9, out["fine"]
     assert out["maxrss_mb"] < 400, out
