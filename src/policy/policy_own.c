@@ -166,7 +166,10 @@ void sb_protect_own_files(struct sb_policy *p, const char *const *shadows,
 	if (p->learning)
 		return; /* the learning run is trusted, and writes them */
 	/* a rule file the next run would read before this one: no layer
-	 * can hide it either, so the program must not be able to make it */
+	 * can hide it either, so the program must not be able to make it
+	 * (where nothing is enforced, it may do anything anyway) */
+	if (p->provider == SB_PROVIDER_NONE && !p->py_sandbox)
+		n_shadows = 0;
 	for (i = 0; i < n_shadows && p->files.n; i++)
 		if ((root = sb_policy_writable_root(p, shadows[i])))
 			sb_error(p, (struct sb_ref){ p->files.v[0].display, 0 },

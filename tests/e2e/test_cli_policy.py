@@ -436,6 +436,24 @@ def test_rules_that_let_the_program_make_the_next_runs_rule_file_are_refused(
     assert not (app / ".py-sandboxes").exists()
 
 
+def test_where_nothing_is_enforced_the_next_runs_rule_file_is_no_error(
+        run_sb, tmp_cwd):
+    """os-sandbox=none with the Python layer off confines nothing: the
+    program may write anything, a rule file included, so the rules that
+    say so are no error."""
+    app = tmp_cwd / "app"
+    app.mkdir()
+    (app / "main.py").write_text("print('ran')\n")
+    (tmp_cwd / ".py-sandboxes").write_text(
+        "os-sandbox=none\npy-sandbox=false\nexpose-rw=./app\n")
+    r = run_sb(["app/main.py"])
+    assert (r.returncode, r.stdout) == (0, "ran\n"), r.stderr
+    (tmp_cwd / ".py-sandboxes").write_text(
+        "os-sandbox=none\nexpose-rw=./app\n")  # the Python layer on
+    r = run_sb(["app/main.py"])
+    assert r.returncode == 255 and "the next run would read" in r.stderr
+
+
 def test_the_rule_file_in_the_scripts_writable_directory_is_kept(
         run_sb, tmp_cwd):
     """The way out the error names: the rule file moved next to the
