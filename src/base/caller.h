@@ -16,7 +16,8 @@
  * those placeholders again and puts the caller's SIGCHLD action back, so
  * the program starts as plain python would. The tools python-sb runs
  * (bwrap, firejail, qemu, pasta) are not given them: under bwrap and
- * firejail the program finds /dev/null there and SIGCHLD at SIG_DFL.
+ * firejail the program finds /dev/null there and SIGCHLD at SIG_DFL, under
+ * qemu the guest's relayed streams.
  */
 #ifndef SB_CALLER_H
 #define SB_CALLER_H
