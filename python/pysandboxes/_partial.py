@@ -575,6 +575,8 @@ class Daemon:
         mode = "objects" if self.seen_objects else "data-only"
         if _read_bytes(self.learn_target) == self.learn_before:
             mode += ",fresh"
+        if self.learn_before is None:
+            mode += ",made"  # the rule file there now is this run's
         argv = self._base_argv() + [f"--pysandboxes-learn-result={mode}",
                                     "-c", "pass"]
         # python-sb says on stderr what it wrote, or why it did not

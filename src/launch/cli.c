@@ -278,16 +278,23 @@ static int scan_long(struct scan *s, const char *arg)
 		return 0;
 	}
 	if (!strcmp(key, "pysandboxes-learn-result")) {
+		const char *rest;
+
 		val = eq ? eq + 1 : NULL;
-		if (!val || (strcmp(val, "objects") &&
-			     strcmp(val, "data-only") &&
-			     strcmp(val, "objects,fresh") &&
-			     strcmp(val, "data-only,fresh")))
+		rest = !val ? NULL
+		       : sb_str_starts(val, "objects")	 ? val + 7
+		       : sb_str_starts(val, "data-only") ? val + 9
+							 : NULL;
+		if (rest && sb_str_starts(rest, ",fresh"))
+			rest += 6;
+		if (rest && sb_str_starts(rest, ",made"))
+			rest += 5;
+		if (!rest || *rest)
 			return usage_error(s, "argument "
 					      "--pysandboxes-learn-result: "
 					      "expected =objects or "
-					      "=data-only, then ',fresh' or "
-					      "nothing");
+					      "=data-only, then ',fresh', "
+					      "',made', both or nothing");
 		out->learn_result = val;
 		return 0;
 	}

@@ -129,14 +129,24 @@ static const char *find_config(struct sb_arena *a, const struct sb_cli *cli,
 /* The canonical paths where the next run would read a rule file of this
  * name before the one found: the script's or module's directory (2.1.1),
  * the packages partial mode names (2.1.2, --pysandboxes-shadowed). A
- * directory that is not there leads to none. */
+ * directory that is not there leads to none, nor does the rule file's own
+ * (`python-sb ./script.py`: the current directory is the script's). */
 static void shadow_paths(struct sb_arena *a, const struct sb_cli *cli,
-			 const char *shadow, struct sb_parse_opts *o)
+			 const char *shadow, const char *cwd,
+			 struct sb_parse_opts *o)
 {
 	const char *name = cli->config ? cli->config : ".py-sandboxes";
 	const char **v = sb_arena_alloc(a, (cli->shadowed.n + 1) * sizeof(*v));
-	char real[PATH_MAX];
+	char real[PATH_MAX], *own = sb_path_join(a, cwd, o->config_path);
+	const char *own_base = strrchr(own, '/') + 1;
 	size_t i, n = 0;
+
+	/* the rule file's own canonical path, its directory resolved */
+	own[own_base - own - 1] = '\0';
+	own = realpath(*own ? own : "/", real)
+		      ? sb_arena_printf(a, "%s/%s", strcmp(real, "/") ? real : "",
+					own_base)
+		      : NULL;
 
 	if (strchr(name, '/')) { /* partial mode passes the full path */
 		name = strrchr(name, '/') + 1;
@@ -147,9 +157,13 @@ static void shadow_paths(struct sb_arena *a, const struct sb_cli *cli,
 						      : shadow;
 
 		if (dir && *name && realpath(dir, real))
-			v[n++] = sb_arena_printf(a, "%s/%s",
-						 strcmp(real, "/") ? real : "",
-						 name);
+			v[n] = sb_arena_printf(a, "%s/%s",
+					       strcmp(real, "/") ? real : "",
+					       name);
+		else
+			continue;
+		if (!own || strcmp(v[n], own))
+			n++;
 	}
 	o->shadows = v;
 	o->n_shadows = n;
@@ -298,9 +312,11 @@ static int print_settings(const struct sb_policy *p)
 	return fflush(stdout) == 0 ? 0 : SB_EXIT_SETUP;
 }
 
-/* --pysandboxes-learn-result=MODE[,fresh]: partial mode's parent saw the
- * results of a learning run; the result mode goes into its rule file
- * through the launcher's writer (learn_file.c), never the package's. */
+/* --pysandboxes-learn-result=MODE[,fresh][,made]: partial mode's parent
+ * saw the results of a learning run; the result mode goes into its rule
+ * file through the launcher's writer (learn_file.c), never the package's.
+ * ',made': the rule file was absent when the parent began learning, so the
+ * one there now is that run's (it no longer learns by itself). */
 static int learn_result(struct sb_arena *a, const struct sb_policy *p,
 			const char *value, const char *cwd)
 {
@@ -309,18 +325,32 @@ static int learn_result(struct sb_arena *a, const struct sb_policy *p,
 		!file || !strcmp(file, SB_REF_IMPLICIT) ? SB_MODE_IMPLICIT
 		: !strcmp(file, SB_REF_ARG)		 ? SB_MODE_ARG
 							 : SB_MODE_FILE;
+	const char *path = p->learning ? p->learn_path : p->config_path;
+	bool fresh = strstr(value, ",fresh") != NULL;
+	struct stat st;
 
-	if (!p->learning) {
+	if (!p->learning && strstr(value, ",made") && p->config_exists) {
+		fresh = false; /* the learning run wrote it */
+	} else if (!p->learning) {
 		fprintf(stderr, "python-sb: --pysandboxes-learn-result: the "
 				"rules do not learn (no 'learn' rule); nothing "
 				"was written.\n");
 		return SB_EXIT_SETUP;
 	}
-	return sb_learn_save_result_mode(
-		       a, p->learn_path, sb_path_shown(p->learn_path, cwd),
-		       cwd, sb_str_starts(value, "objects"),
-		       p->result_mode == SB_RESULT_OBJECTS, origin,
-		       strstr(value, ",fresh") != NULL) < 0
+	/* the learning run moved the rule file it made to the first place
+	 * the next run searches (learn_file.c, move_to_shadow): the result
+	 * mode follows it, and that save was this run's */
+	if (p->learning && !p->config_exists &&
+	    !strcmp(path, p->config_path) &&
+	    p->n_shadows && lstat(p->shadows[0], &st) == 0 &&
+	    S_ISREG(st.st_mode)) {
+		path = p->shadows[0];
+		fresh = false;
+	}
+	return sb_learn_save_result_mode(a, path, sb_path_shown(path, cwd),
+					 cwd, sb_str_starts(value, "objects"),
+					 p->result_mode == SB_RESULT_OBJECTS,
+					 origin, fresh) < 0
 		       ? SB_EXIT_SETUP
 		       : 0;
 }
@@ -436,7 +466,7 @@ static int run_main(struct sb_arena *a, struct sb_policy **pp, int argc,
 	}
 
 	opts.config_path = find_config(a, &cli, cwd, &shadow);
-	shadow_paths(a, &cli, shadow, &opts);
+	shadow_paths(a, &cli, shadow, cwd, &opts);
 	opts.cli_rules = cli.rules.v;
 	opts.n_cli_rules = cli.rules.n;
 	opts.implicit_rules = implicit;

@@ -269,6 +269,10 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	s.path = p->learn_path;
 	s.ctx.rule_file = p->learn_path;
 	s.display = sb_path_shown(p->learn_path, s.ctx.cwd);
+	if (!strcmp(p->learn_path, p->config_path)) {
+		s.shadows = (const char *const *)p->shadows;
+		s.n_shadows = p->n_shadows;
+	}
 	/* the guard and its package are implicit paths under landlock */
 	switch (sb_find_support(a, &kctx.guard, &kctx.pkgdir, &why)) {
 	case -2:

@@ -644,6 +644,69 @@ static bool as_seen(struct sb_learn_session *s, const struct sb_learn_ctx *ctx,
 		      outside_blocks(s->arena, text, len)) == 0;
 }
 
+/* A rule file this run made where the next run reads another first (the
+ * script's or module's directory, a package's: seed-spec 2.1.1, 2.1.2),
+ * with rules that let the program make that other one: enforcing would stop
+ * on it (policy_own.c). The file moves to the first place searched, where
+ * the next run reads it first and keeps it from the program. Said either
+ * way; the file stays where it is when it cannot move. */
+static void move_to_shadow(struct sb_learn_session *s, const struct rule_dir *d,
+			   const struct sb_buf *out)
+{
+	struct sb_parse_opts o = { 0 };
+	struct sb_policy *check = NULL;
+	struct rule_dir to = { .fd = -1 };
+	struct sb_buf none = { 0 };
+	const char *root = NULL, *dest = s->shadows[0], *shown;
+	char *old = NULL, *backup = NULL, why[PATH_MAX + 256];
+	size_t i, len = 0;
+
+	o.config_path = s->path;
+	o.cwd = s->ctx.cwd;
+	o.envp = s->ctx.envp;
+	o.resolve = any_name;
+	o.flags = SB_PARSE_NO_OWN_FILES;
+	/* as the next run reads it (where nothing is enforced, no check) */
+	if (sb_policy_parse(&o, &check) == 0 && !check->errors.n &&
+	    (check->provider != SB_PROVIDER_NONE || check->py_sandbox))
+		for (i = 0; i < s->n_shadows && !root; i++)
+			root = sb_policy_writable_root(check, s->shadows[i]);
+	if (root)
+		root = sb_arena_strdup(s->arena, root);
+	sb_policy_free(check);
+	if (!root)
+		return;
+	shown = sb_path_shown(dest, s->ctx.cwd);
+	if (open_rules(s->arena, dest, &to, true, &old, &len, why,
+		       sizeof(why)) < 0) {
+		/* why says it */
+	} else if (to.st.st_mode) {
+		snprintf(why, sizeof(why), "it exists now (made by the program?)");
+	} else if (replace_text(&to, NULL, 0, out, &backup, why,
+				sizeof(why)) == 0) {
+		unlinkat(d->fd, d->base, 0);
+		fprintf(stderr,
+			"\npython-sb: the learned rule 'expose-rw=%s' lets the "
+			"program write where the next run looks for its rule "
+			"file first; the rules go there, where the program "
+			"cannot change them: '%s'.\n",
+			root, shown);
+		s->path = dest;
+		s->ctx.rule_file = dest;
+		s->display = shown;
+		close_rules(&to, old, backup, &none);
+		return;
+	}
+	fprintf(stderr,
+		"\npython-sb: warning: the learned rule 'expose-rw=%s' lets "
+		"the program write where the next run looks for its rule file "
+		"first, and the rules could not be moved to '%s' (%s): the "
+		"next run stops until the file is moved there, or the rule "
+		"exposes less.\n",
+		root, shown, why);
+	close_rules(&to, old, backup, &none);
+}
+
 int sb_learn_save(struct sb_learn_session *s)
 {
 	struct sb_policy *check = NULL;
@@ -713,6 +776,8 @@ int sb_learn_save(struct sb_learn_session *s)
 	if (replace_text(&d, existed ? old : NULL, len, &out, &backup, why,
 			 sizeof(why)) < 0)
 		goto unsaved;
+	if (!existed && s->n_shadows)
+		move_to_shadow(s, &d, &out);
 	announce(s->arena, &d, s->display, s->ctx.cwd, out.s, backup);
 	remember(s, true, out.s, out.len);
 	s->saved_once = true;

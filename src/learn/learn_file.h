@@ -11,6 +11,11 @@ struct sb_learn_session {
 	struct sb_learn_ctx ctx; /* ctx.date is filled at each save */
 	const char *path;        /* the rule file learned into (absolute) */
 	const char *display;     /* as messages name it */
+	/* where the next run would read a rule file first (canonical, the
+	 * first searched first): a file this run makes goes to the first of
+	 * them when its rules let the program make one there */
+	const char *const *shadows;
+	size_t n_shadows;
 	bool saved_once;
 	size_t refused_told; /* learned.refused already said */
 	bool quiet_when_unchanged;

@@ -2000,6 +2000,9 @@ int sb_policy_parse(const struct sb_parse_opts *o, struct sb_policy **out)
 						: ".py-sandboxes";
 	p->config_path = sb_path_join(a, o->cwd, expand_tilde(&ps, cfg));
 	p->config_display = display_path(&ps, p->config_path);
+	p->shadows = sb_arena_alloc(a, (o->n_shadows + 1) * sizeof(char *));
+	for (i = 0; i < o->n_shadows; i++)
+		p->shadows[p->n_shadows++] = sb_arena_strdup(a, o->shadows[i]);
 
 	if (o->flat) {
 		/* the launcher did steps 1 to 4; env= was applied at exec */

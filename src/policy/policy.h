@@ -317,6 +317,11 @@ struct sb_policy {
 	struct sb_limit_rule limits[SB_LIMIT_COUNT];
 	bool any_limit;
 	const char *learn_path; /* learn=<file> (resolved), else NULL */
+	/* where the next run would read a rule file before this one
+	 * (sb_parse_opts.shadows, canonical): a learned file whose rules let
+	 * the program make one is written there instead (learn_file.c) */
+	const char **shadows;
+	size_t n_shadows;
 	struct sb_ref learn_ref;
 	bool locked; /* learn=false in a rule file */
 	struct sb_ref lock_ref;

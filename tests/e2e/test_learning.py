@@ -755,3 +755,85 @@ def test_the_system_s_proc_files_are_learned(run_sb, tmp_cwd, py, provider):
     assert "expose-ro=/proc/cpuinfo" in active(rules)
     assert not [r for r in active(rules) if "/proc/self" in r
                 or re.search(r"/proc/\d", r)], rules
+
+
+WRITES_ITS_DIR = """\
+import os, sys
+d = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(d, "out.txt"), "w") as f:
+    f.write("1")
+if len(sys.argv) > 1:  # the enforced run tries to plant its next rules
+    try:
+        with open(os.path.join(d, ".py-sandboxes"), "a") as f:
+            f.write("os-sandbox=none\\n")
+        print("planted")
+    except OSError as e:
+        print(type(e).__name__)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("command", [["app/main.py"], ["-m", "app.main"]],
+                         ids=["script", "module"])
+@pytest.mark.parametrize("provider", ["landlock", "subprocess"])
+def test_a_learned_grant_of_the_scripts_directory_moves_the_rule_file_there(
+        run_sb, tmp_cwd, py, command, provider):
+    """Weakness 142: the next run reads a rule file next to the script (or
+    in the -m module's directory) before the current directory's, so an
+    enforced policy that lets the program write there is refused. A
+    learning run whose rules grant that directory used to write the file
+    in the current directory, and the first enforced run stopped on it;
+    the file now goes where it is read first and kept from the program."""
+    app = tmp_cwd / "app"
+    app.mkdir()
+    (app / "__init__.py").write_text("")
+    (app / "main.py").write_text(WRITES_ITS_DIR)
+    env = dict(os.environ, OS_SANDBOX=provider)
+    first = run_sb([f"--python={py}", *command], env=env)
+    assert (first.returncode, first.stdout) == (0, "ok\n"), first.stderr
+    assert not (tmp_cwd / ".py-sandboxes").exists(), first.stderr
+    rules = (app / ".py-sandboxes").read_text()
+    assert "lets the program write where the next run looks for its rule " \
+           "file first" in first.stderr
+    assert "Write all learning rules in 'app/.py-sandboxes'." in first.stderr
+    second = run_sb([f"--python={py}", *command, "plant"], env=env)
+    assert second.returncode == 0, (rules, second.stderr)
+    assert second.stdout.splitlines()[-1] == "ok", second.stderr
+    assert "planted" not in second.stdout
+    assert (app / ".py-sandboxes").read_text() == rules
+    assert not (tmp_cwd / ".py-sandboxes").exists()
+
+
+def test_a_learned_policy_that_does_not_reach_the_scripts_directory_stays(
+        run_sb, tmp_cwd, py):
+    """The file moves only when it must: a program that writes in a
+    directory beside its own keeps the seed's place. (One that makes a file
+    in the current directory learns the current directory, which holds the
+    script's: its rule file moves.)"""
+    app = tmp_cwd / "app"
+    app.mkdir()
+    (tmp_cwd / "data").mkdir()
+    (app / "main.py").write_text(
+        "open('data/out.txt', 'w').write('1')\nprint('ok')\n")
+    first = run_sb([f"--python={py}", "app/main.py"])
+    assert first.returncode == 0, first.stderr
+    assert "Write all learning rules in '.py-sandboxes'." in first.stderr
+    assert not (app / ".py-sandboxes").exists()
+    second = run_sb([f"--python={py}", "app/main.py"])
+    assert (second.returncode, second.stdout) == (0, "ok\n"), second.stderr
+
+
+def test_a_script_named_with_its_directory_in_the_current_one_learns_there(
+        run_sb, tmp_cwd, py):
+    """`python-sb ./app.py`: the script's directory is the current one, so
+    no other place is read first and the file stays; the learned grant of
+    the current directory is no error for it (it waited 30 s on its own
+    lock before this was seen)."""
+    (tmp_cwd / "app.py").write_text(
+        "open('out.txt', 'w').write('1')\nprint('ok')\n")
+    first = run_sb([f"--python={py}", "./app.py"])
+    assert (first.returncode, first.stdout) == (0, "ok\n"), first.stderr
+    assert "Write all learning rules in '.py-sandboxes'." in first.stderr
+    assert "lock" not in first.stderr and "warning" not in first.stderr
+    second = run_sb([f"--python={py}", "./app.py"])
+    assert (second.returncode, second.stdout) == (0, "ok\n"), second.stderr

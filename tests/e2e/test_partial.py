@@ -1341,6 +1341,25 @@ def _block(text):
     return text[start:end].split("\n")[1:-1]
 
 
+@pytest.mark.parametrize("objects", [False, True], ids=["data", "objects"])
+def test_a_first_run_without_a_rule_file_learns_the_result_mode(
+        python, tmp_cwd, objects):
+    """The README's first run: no rule file, no learn=. The worker's
+    learning run writes the rule file as it ends; the result mode the
+    parent saw then went nowhere ("the rules do not learn", since a file
+    was there now), and the first enforced run refused the results."""
+    main = LEARN_MAIN.replace('learn="learned.rules"', "")
+    argv = [python, "main.py"] + (["objects"] if objects else [])
+    res = run_app(python, tmp_cwd, main, rules=None, argv=argv)
+    assert ok(res) == ("3\n5\n" if objects else "3\n")
+    assert "do not learn" not in res.stderr, res.stderr
+    block = _block((tmp_cwd / ".py-sandboxes").read_text())
+    mode = "objects" if objects else "data-only"
+    assert f"remote-result-mode={mode}" in block, block
+    res = run_app(python, tmp_cwd, main, rules=None, argv=argv)
+    assert ok(res) == ("3\n5\n" if objects else "3\n")
+
+
 def test_learning_writes_data_only(python, tmp_cwd):
     res = run_app(python, tmp_cwd, LEARN_MAIN, rules=None)
     assert ok(res) == "3\n"
@@ -1506,6 +1525,27 @@ class SpyOSError(OSError):
                                 "SpyOSError SandBoxProtocolError []"], out
 
 
+def package_app(tmp_cwd, work):
+    """lib/app/sub/work.py (packages app and app.sub) holding `work`; the
+    environment and the command that run its main() from tmp_cwd."""
+    sub = tmp_cwd / "lib" / "app" / "sub"
+    sub.mkdir(parents=True)
+    (tmp_cwd / "lib" / "app" / "__init__.py").write_text("")
+    (sub / "__init__.py").write_text("")
+    (sub / "work.py").write_text(textwrap.dedent(work))
+    env = dict(os.environ, PYTHONPATH=f"{REPO / 'python'}:{tmp_cwd / 'lib'}",
+               PYSB_PYTHON_SB=str(sb_path()))
+    env.pop("PYTHONSTARTUP", None)
+    return sub, env
+
+
+def run_package_app(python, tmp_cwd, env, *args):
+    return subprocess.run(
+        [python, "-c", "import app.sub.work as w; w.main()", *args],
+        cwd=tmp_cwd, env=env, capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL)
+
+
 def test_a_package_directory_the_sandbox_may_write_cannot_hold_the_next_rules(
         python, tmp_cwd):
     """The rule file is looked for in the caller's packages before the
@@ -1514,11 +1554,7 @@ def test_a_package_directory_the_sandbox_may_write_cannot_hold_the_next_rules(
     os-sandbox=none, and the next run's @sandbox calls ran in the parent,
     unconfined. Such rules are now refused before anything runs; with the
     rule file moved there, it is kept from the sandbox."""
-    sub = tmp_cwd / "lib" / "app" / "sub"
-    sub.mkdir(parents=True)
-    (tmp_cwd / "lib" / "app" / "__init__.py").write_text("")
-    (sub / "__init__.py").write_text("")
-    (sub / "work.py").write_text(textwrap.dedent("""
+    sub, env = package_app(tmp_cwd, """
         import os
         from pysandboxes import sandbox, sandboxes, is_in_sandbox
 
@@ -1538,16 +1574,11 @@ def test_a_package_directory_the_sandbox_may_write_cannot_hold_the_next_rules(
         def main():
             with sandboxes():
                 print(inside(), plant(os.path.dirname(__file__)))
-    """))
+    """)
     rules = (f"python-import=app\npython-import=os\n"
              f"expose-ro={tmp_cwd}\nexpose-rw={sub}\n")
-    env = dict(os.environ, PYTHONPATH=f"{REPO / 'python'}:{tmp_cwd / 'lib'}",
-               PYSB_PYTHON_SB=str(sb_path()))
-    env.pop("PYTHONSTARTUP", None)
-    argv = [python, "-c", "import app.sub.work as w; w.main()"]
     (tmp_cwd / ".py-sandboxes").write_text(rules)
-    res = subprocess.run(argv, cwd=tmp_cwd, env=env, capture_output=True,
-                         text=True, timeout=120, stdin=subprocess.DEVNULL)
+    res = run_package_app(python, tmp_cwd, env)
     assert res.returncode != 0 and "planted" not in res.stdout
     assert (f"the next run would read a rule file at {sub}/.py-sandboxes "
             f"before this one, and 'expose-rw={sub}' would let the program "
@@ -1557,7 +1588,45 @@ def test_a_package_directory_the_sandbox_may_write_cannot_hold_the_next_rules(
     # read at most
     (tmp_cwd / ".py-sandboxes").unlink()
     (sub / ".py-sandboxes").write_text(rules)
-    res = subprocess.run(argv, cwd=tmp_cwd, env=env, capture_output=True,
-                         text=True, timeout=120, stdin=subprocess.DEVNULL)
+    res = run_package_app(python, tmp_cwd, env)
     assert ok(res) == "True RuleFileNotFoundError\n"
     assert (sub / ".py-sandboxes").read_text() == rules
+
+
+def test_learning_that_grants_a_package_directory_writes_the_rules_there(
+        python, tmp_cwd):
+    """The learning side of the test above: a @sandbox function that
+    writes into its own package learns that directory, and the rule file
+    the run makes goes there (with the result mode the parent saw), not
+    to the current directory, where the first enforced run would stop
+    on it."""
+    sub, env = package_app(tmp_cwd, """
+        import os, sys
+        from pysandboxes import sandbox, sandboxes, is_in_sandbox
+
+        @sandbox
+        def write(path, plant):
+            with open(os.path.join(path, "out.txt"), "w") as f:
+                f.write("x")
+            if plant:
+                try:
+                    with open(os.path.join(path, ".py-sandboxes"), "a") as f:
+                        f.write("os-sandbox=none\\n")
+                    return "planted"
+                except OSError as e:
+                    return type(e).__name__
+            return "wrote"
+
+        def main():
+            with sandboxes():
+                print(write(os.path.dirname(__file__), len(sys.argv) > 1))
+    """)
+    res = run_package_app(python, tmp_cwd, env)
+    assert ok(res) == "wrote\n"
+    assert not (tmp_cwd / ".py-sandboxes").exists(), res.stderr
+    rules = (sub / ".py-sandboxes").read_text()
+    assert "remote-result-mode=data-only" in rules, rules
+    res = run_package_app(python, tmp_cwd, env, "plant")
+    assert ok(res) in ("RuleFileNotFoundError\n", "PermissionError\n")
+    assert (sub / ".py-sandboxes").read_text() == rules
+    assert not (tmp_cwd / ".py-sandboxes").exists()
