@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "fsrules.h"
+#include "pubtree.h"
 #include "pathwalk.h"
 
 /* what a judgement asks */
@@ -223,6 +224,9 @@ static int made_by_run(const struct sb_expose *e, const char *canon,
 		sx.stx_btime.tv_nsec > sb_g.started_nsec);
 }
 
+/* The origin of the CA stores' implicit exposures, known by its address */
+static const char CA_ORIGIN[] = "<ca-certificates>";
+
 /* Set by verdict(): an expose-made= entry not there when a call that
  * only looks was judged. That call is answered ENOENT without being made:
  * had it gone on, a file another program put there meanwhile would be
@@ -249,6 +253,14 @@ static enum sb_fs_verdict verdict(const char *spelled,
 	made_absent = false;
 	sb_fs_decide(sb_g.policy, spelled, fp->abs, fp->canon,
 		     (flags & J_WRITE) != 0, d);
+	/* a CA store grants what every user may read of it, never a key
+	 * kept beside the certificates (pubtree.h) */
+	if (d->verdict == SB_FS_ALLOW && d->expose &&
+	    d->expose->ref.file == CA_ORIGIN &&
+	    !sb_public_path(d->expose->path, fp->canon)) {
+		d->verdict = SB_FS_NOT_EXPOSED;
+		d->expose = NULL;
+	}
 	if (d->verdict == SB_FS_ALLOW && d->expose && d->expose->made &&
 	    !sb_g.learning) {
 		int made = made_by_run(d->expose, fp->canon, flags);
@@ -2081,17 +2093,13 @@ out:
 
 int sb_files_arm(void)
 {
-	static const char *const ca_stores[] = {
-		"/etc/ssl", "/etc/pki", "/etc/ca-certificates",
-		"/usr/share/ca-certificates", "/usr/share/pki",
-	};
 	size_t i;
 
 	expose_sys_path();
 	expose_executable();
 	expose_script();
-	for (i = 0; i < SB_ARRAY_LEN(ca_stores); i++)
-		expose_implicit(ca_stores[i], "<ca-certificates>");
+	for (i = 0; i < sb_n_ca_stores; i++)
+		expose_implicit(sb_ca_stores[i].path, CA_ORIGIN);
 	if (make_bools() < 0)
 		return -1;
 	for (i = 0; i < SB_ARRAY_LEN(wraps); i++) {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "policy_net.h"
+#include "pubtree.h"
 
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
@@ -383,6 +384,44 @@ static void add_interpreter(struct path_list *l, const char *path,
 	}
 }
 
+/* The CA stores' public parts (pubtree.h), walked once per process:
+ * the implicit list is asked for several times in a start. */
+static struct {
+	bool done;
+	size_t n;
+	char **v;
+} ca_parts;
+
+static void keep_part(void *ctx, const char *path, bool is_dir)
+{
+	char **v = realloc(ca_parts.v, (ca_parts.n + 1) * sizeof(*v));
+
+	(void)ctx;
+	(void)is_dir;
+	if (!v)
+		return; /* left out: not granted */
+	ca_parts.v = v;
+	if ((v[ca_parts.n] = strdup(path)))
+		ca_parts.n++;
+}
+
+static void add_ca_stores(struct path_list *l)
+{
+	size_t i;
+
+	if (!ca_parts.done) {
+		for (i = 0; i < sb_n_ca_stores; i++)
+			if (sb_ca_stores[i].walk)
+				sb_public_parts(sb_ca_stores[i].path, keep_part,
+						NULL);
+			else
+				keep_part(NULL, sb_ca_stores[i].path, true);
+		ca_parts.done = true;
+	}
+	for (i = 0; i < ca_parts.n; i++)
+		add_path(l, ca_parts.v[i], SB_LL_READ);
+}
+
 /* The implicit list, kept as short as a Python program needs (checked with
  * strace on python -c pass, -m json.tool, ssl.create_default_context() and
  * sqlite3 on an exposed file, pyenv and Debian interpreters):
@@ -393,8 +432,9 @@ static void add_interpreter(struct path_list *l, const char *path,
  *   the guard library and the pysandboxes package, and a build
  *     directory's partial-mode transport beside the guard (a checkout
  *     builds it there, not into the package: SB_FRAME_FILE);
- *   CA stores: /etc/ssl /etc/pki /etc/ca-certificates
- *     /usr/share/ca-certificates /usr/share/pki;
+ *   the CA stores (pubtree.h): /etc/ssl /etc/pki /etc/ca-certificates
+ *     by the parts every user may read (never /etc/ssl/private and its
+ *     kind), /usr/share/ca-certificates /usr/share/pki whole;
  *   /etc/localtime /usr/share/zoneinfo /usr/share/locale/locale.alias
  *     (glibc reads it in setlocale);
  *   /etc/services /etc/protocols: getaddrinfo(host, "https") and
@@ -413,11 +453,6 @@ void sb_landlock_implicit(struct sb_arena *a, const struct sb_kernel_ctx *ctx,
 		"/usr/lib",
 		"/usr/lib64",
 		"/etc/ld.so.cache",
-		"/etc/ssl",
-		"/etc/pki",
-		"/etc/ca-certificates",
-		"/usr/share/ca-certificates",
-		"/usr/share/pki",
 		"/etc/localtime",
 		"/usr/share/zoneinfo",
 		"/usr/share/locale/locale.alias",
@@ -434,6 +469,7 @@ void sb_landlock_implicit(struct sb_arena *a, const struct sb_kernel_ctx *ctx,
 		add_interpreter(&l, ctx->interp->path, ctx->interp->real);
 	for (i = 0; i < SB_ARRAY_LEN(sys_read); i++)
 		add_path(&l, sys_read[i], SB_LL_READ);
+	add_ca_stores(&l);
 	add_path(&l, "/dev/null", SB_LL_READWRITE);
 	add_path(&l, ctx->guard, SB_LL_READ);
 	if (ctx->guard)

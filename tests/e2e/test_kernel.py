@@ -1031,3 +1031,79 @@ def test_pysb_debug_reports_each_seccomp_refusal(run_sb, tree, user):
     assert len(refusals) == 1, loud.stderr
     assert re.fullmatch(r"python-sb: seccomp: refused unshare \(pid \d+\): "
                         r"EPERM", refusals[0])
+
+
+READ_KEY = """
+import ssl, sys
+ctx = ssl.create_default_context()
+print("ca", ctx.cert_store_stats()["x509_ca"] > 0)
+for path in sys.argv[1:]:
+    try:
+        print(open(path).read().strip())
+    except OSError as e:
+        print(type(e).__name__)
+"""
+
+
+@pytest.fixture
+def planted_key():
+    """A server key where Debian keeps them: /etc/ssl/private, mode 0710
+    and group ssl-cert (0700 root where that group is absent), the key
+    0640 root and the directory's group. Yields (key, gid)."""
+    private = pathlib.Path("/etc/ssl/private")
+    if os.geteuid() != 0:
+        pytest.skip("planting a key in /etc/ssl/private needs root")
+    if not private.is_dir():
+        pytest.skip("this system has no /etc/ssl/private")
+    gid = private.stat().st_gid
+    key = private / f"pysb-test-{os.getpid()}.key"
+    key.write_text("PRIVATE-KEY-MATERIAL\n")
+    try:
+        os.chown(key, 0, gid)
+        os.chmod(key, 0o640)
+        yield key, gid
+    finally:
+        key.unlink()
+
+
+@pytest.mark.parametrize("user", ["root", "group"])
+@pytest.mark.parametrize("provider,layer", [
+    ("landlock", "false"), ("unshare", "false"), ("bwrap", "false"),
+    ("subprocess", "true")])
+def test_the_ca_stores_are_granted_without_their_private_keys(
+        tmp_cwd, planted_key, provider, layer, user):
+    """The CA stores are granted without a rule, and /etc/ssl held
+    /etc/ssl/private: a server's key (0640 root:ssl-cert) was read by a
+    program run as root, or by a user in that group, under every provider
+    and in the Python layer. Only what every user may read of a store is
+    granted now; the certificates still load."""
+    if provider == "bwrap" and not shutil.which("bwrap"):
+        pytest.skip("bwrap is not installed")
+    key, gid = planted_key
+    (tmp_cwd / "k.py").write_text(READ_KEY)
+    (tmp_cwd / ".py-sandboxes").write_text(
+        f"os-sandbox={provider}\npy-sandbox={layer}\npython-import=*\n")
+    os.chmod(tmp_cwd, 0o755)
+    os.chmod(tmp_cwd / "k.py", 0o644)
+    os.chmod(tmp_cwd / ".py-sandboxes", 0o644)
+    py = interpreter("root" if user == "root" else "nobody")
+    wrap = [] if user == "root" else [
+        "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+        f"--groups={gid}"]
+    paths = [str(key), f"/usr/lib/ssl/private/{key.name}"]
+    plain = subprocess.run(wrap + [py, "-c", f"print(open({str(key)!r}).read())"],
+                           capture_output=True, text=True)
+    if plain.returncode != 0:
+        pytest.skip(f"this user cannot read the key unsandboxed either "
+                    f"({plain.stderr.strip()[-80:]})")
+    r = subprocess.run(wrap + [sb_path(), f"--python={py}", "k.py", *paths],
+                       cwd=tmp_cwd, capture_output=True, text=True,
+                       timeout=scaled(60), stdin=subprocess.DEVNULL)
+    if provider in ("unshare", "bwrap") and r.returncode == 255 and \
+            "namespace" in r.stderr:
+        pytest.skip(f"{provider} cannot run here: {r.stderr.strip()[-120:]}")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "ca True", r.stdout
+    assert "PRIVATE-KEY-MATERIAL" not in r.stdout
+    assert all(ln.endswith("Error") for ln in lines[1:]), r.stdout
