@@ -1024,17 +1024,6 @@ static void caps_widen(void)
 
 static long perform_as_program(struct call *c);
 
-static long perform(struct call *c)
-{
-	long rc;
-
-	if (caps_narrow() < 0)
-		return -EPERM;
-	rc = perform_as_program(c);
-	caps_widen();
-	return rc;
-}
-
 /* A named Unix socket's file gets the mode the program's umask leaves,
  * not python-sb's: a program that set umask 077 to keep its socket to
  * itself got one any local user could connect to when python-sb ran with
@@ -1132,14 +1121,24 @@ static long perform_as_program(struct call *c)
 
 /* ---- workers for calls that may block ---- */
 
-/* Prepare the call and perform it, or answer why not; then free it. */
+/* Prepare the call and perform it, or answer why not; then free it. Both
+ * with the program's rights: a Unix socket's path is walked while the
+ * call is prepared, and root's CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH
+ * reached a socket in a directory the program may not enter. */
 static void serve_call(struct sup *s, struct call *c)
 {
-	long rc = prepare(s->p, s->listener, c);
+	bool performed = false;
+	long rc = caps_narrow();
 
-	if (rc == 0)
-		reply(s->listener, c->id, perform(c));
-	else if (rc != GONE)
+	if (rc == 0) {
+		rc = prepare(s->p, s->listener, c);
+		if (rc == 0) {
+			rc = perform_as_program(c);
+			performed = true;
+		}
+		caps_widen();
+	}
+	if (performed || rc != GONE)
 		reply(s->listener, c->id, rc);
 	call_free(c);
 }

@@ -603,6 +603,40 @@ def test_a_named_unix_socket_is_reached_with_the_programs_rights(attempt,
         t.close()
 
 
+def test_a_unix_socket_path_is_walked_with_the_programs_rights(attempt,
+                                                                tree, user):
+    """The supervisor opened a Unix socket's path (connect, bind) with its
+    own capabilities, and only the connect itself without them: a socket
+    any user may use, in a directory of another user (mode 0700) inside
+    expose-rw=, was reached by a program run as root, whose own connect
+    is EACCES; a bind there made the socket (found by a probe). Both are
+    EACCES now, seen from the listener and the directory."""
+    net = ["net=ALLOW|TCP|127.0.0.1|80|OUT"]
+    locked = tree.root / "rw" / "locked"
+    locked.mkdir()
+    inside = f"{locked}/s.sock"
+    t = unix_server(inside, user)
+    try:
+        os.chmod(inside, 0o666)
+        if user == "root":
+            os.chown(locked, 65534, 65534)
+        else:
+            os.chown(locked, 0, 0)
+        os.chmod(locked, 0o700)
+        assert attempt(["connect-unix", inside], net) == "errno EACCES"
+        t.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            t.accept()  # nothing came
+        assert attempt(["bind-unix", f"{locked}/made.sock"], net) == \
+            "errno EACCES"
+        assert not (locked / "made.sock").exists()
+        os.chmod(locked, 0o755)
+        assert attempt(["connect-unix", inside], net) == "ok"
+    finally:
+        os.chmod(locked, 0o755)
+        t.close()
+
+
 def test_chmod_and_utimes_walk_with_the_programs_rights(attempt, tree,
                                                        user):
     """python-sb performs chmod and utimes in the program's place, but
