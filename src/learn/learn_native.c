@@ -63,6 +63,7 @@ struct sb_learn_native {
 	 * a listing that fails under Landlock is an empty directory to it,
 	 * so that one read is not worth a rule over the whole tree */
 	const char *listed[2];
+	const char *interp; /* the interpreter's real binary: its importlib */
 	pid_t root; /* the program: its listening ports are 'self' */
 	struct seccomp_notif *req;
 	size_t req_size;
@@ -109,6 +110,7 @@ struct sb_learn_native *sb_learn_native_new(struct sb_arena *a,
 	/* the writer drops these too; dropped here they cost no record */
 	for (i = 0; i < s->ctx.n_python_trees; i++)
 		add_skip(n, canonical(a, s->ctx.python_trees[i]), SB_LL_READ);
+	n->interp = ctx->interp ? canonical(a, ctx->interp->real) : NULL;
 	n->listed[0] = canonical(a, ctx->cwd);
 	if (script && ctx->cwd) {
 		char *dir = sb_path_join(a, ctx->cwd, script);
@@ -126,6 +128,21 @@ struct sb_learn_native *sb_learn_native_new(struct sb_arena *a,
 
 /* ---- what is not recorded ---- */
 
+/* Does the call being served come from the interpreter (its importlib),
+ * not from a program it started (ls listing the current directory)? */
+static bool by_interpreter(const struct sb_learn_native *n)
+{
+	char link[64], exe[PATH_MAX];
+	ssize_t k;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)n->req->pid);
+	k = readlink(link, exe, sizeof(exe) - 1);
+	if (k < 0 || !n->interp)
+		return false;
+	exe[k] = '\0';
+	return strcmp(exe, n->interp) == 0;
+}
+
 static bool skipped(const struct sb_learn_native *n, const char *path,
 		    bool write, bool dir)
 {
@@ -141,7 +158,8 @@ static bool skipped(const struct sb_learn_native *n, const char *path,
 		return true;
 	if (dir && !write)
 		for (i = 0; i < SB_ARRAY_LEN(n->listed); i++)
-			if (n->listed[i] && strcmp(path, n->listed[i]) == 0)
+			if (n->listed[i] && strcmp(path, n->listed[i]) == 0 &&
+			    by_interpreter(n))
 				return true;
 	for (i = 0; i < n->skips.n; i++) {
 		const struct skip *sk = &n->skips.v[i];
@@ -201,7 +219,7 @@ static void record_file(struct sb_learn_native *n, const char *path,
 	 * learner has already costs arena memory and nothing else */
 	for (i = 0; i < l->files.n; i++)
 		if (strcmp(l->files.v[i].path, path) == 0 &&
-		    (l->files.v[i].write || !write) &&
+		    (write ? l->files.v[i].write : l->files.v[i].read) &&
 		    (l->files.v[i].is_dir || !dir))
 			return;
 	feed(n, (const char *const[]){ "file", write ? "w" : "r",

@@ -212,6 +212,27 @@ def test_a_subprocess_tree_is_learned(run_sb, tmp_cwd, py, outside):
         (rules, second.stderr)
 
 
+@pytest.mark.parametrize("how", [["ls"], ["ls", "."], ["sh", "-c", "ls \"$PWD\""]],
+                         ids=["ls", "ls-dot", "ls-pwd"])
+def test_a_child_listing_the_current_directory_is_learned(run_sb, tmp_cwd,
+                                                          py, how):
+    """importlib lists the script's directory (sys.path[0]), and that one
+    listing is not learned. A child listing the same directory was dropped
+    with it (the record was taken for importlib's, and the writer had seen
+    importlib's lookup of it), so `ls` failed on the first enforced run
+    under landlock (found by a probe)."""
+    code = f"""\
+        import subprocess
+        r = subprocess.run({how!r}, capture_output=True, text=True)
+        print(r.returncode, r.stdout.split(), r.stderr.strip())
+        """
+    first, rules = learn(run_sb, tmp_cwd, py, code)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "0 ['app.py'] \n", first.stdout
+    second = run_sb([f"--python={py}", "app.py"], env=enforce_env())
+    assert second.stdout == first.stdout, (rules, second.stderr)
+
+
 def test_a_killed_program_keeps_its_native_rules(run_sb, tmp_cwd, py,
                                                  helper, outside):
     src = os.path.join(outside, "k.txt")
