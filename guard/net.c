@@ -814,6 +814,40 @@ static int check_dns_port(enum net_op op, PyObject *addr, unsigned kind,
 /* Judge an inet address as the event sees it: after CPython parsed it
  * (and, for a name, already resolved it: the socket.socket wrappers below
  * stop names before that). */
+/* A bind that shares its port (SO_REUSEPORT, or SO_REUSEADDR on UDP) with
+ * a socket of another program takes part of that program's connections or
+ * datagrams, or all of them with a more specific address: an IN rule
+ * grants the port, not a host service's traffic. Judged here where this
+ * process can read the socket tables (the Python layer alone); under
+ * Landlock, which hides them, the network supervisor judges the bind
+ * itself (netsup.c). 0, or -1 (raised). */
+static int check_shared_port(enum net_op op, PyObject *addr,
+			     const struct sock_info *si,
+			     const struct sb_addr *a, unsigned port)
+{
+	int reuseport = 0, reuseaddr = 0;
+	socklen_t ol = sizeof(int);
+
+	if (op != OP_BIND || sb_g.learning)
+		return 0;
+	(void)getsockopt((int)si->fd, SOL_SOCKET, SO_REUSEPORT, &reuseport,
+			 &ol);
+	ol = sizeof(int);
+	if (si->type == SOCK_DGRAM)
+		(void)getsockopt((int)si->fd, SOL_SOCKET, SO_REUSEADDR,
+				 &reuseaddr, &ol);
+	if ((!reuseport && !reuseaddr) ||
+	    sb_port_held_outside(si->type, a, (uint16_t)port, getpid()) != 1)
+		return 0;
+	return refuse_addr(op, addr,
+			   "another program listens on this port and shares "
+			   "it (SO_REUSEPORT, SO_REUSEADDR): a bind that "
+			   "shares it would take that program's traffic; an "
+			   "IN rule grants the port, not another program's "
+			   "connections.",
+			   NULL);
+}
+
 static int check_inet(enum net_op op, PyObject *addr,
 		      const struct sock_info *si)
 {
@@ -832,7 +866,8 @@ static int check_inet(enum net_op op, PyObject *addr,
 	if (!kind)
 		return -1;
 	if (hk == 1 && sb_netname_socket_literal(si->family, host, &a)) {
-		if (judge(kind, dir, NULL, &a, 1, (unsigned)port) < 0)
+		if (judge(kind, dir, NULL, &a, 1, (unsigned)port) < 0 ||
+		    check_shared_port(op, addr, si, &a, (unsigned)port) < 0)
 			return -1;
 		return check_dns_port(op, addr, kind, (unsigned)port);
 	}
@@ -854,6 +889,10 @@ static int check_inet(enum net_op op, PyObject *addr,
 	if (judge(kind, dir, host, pin->addrs, pin->n_addrs,
 		  (unsigned)port) < 0)
 		return -1;
+	for (size_t i = 0; i < pin->n_addrs; i++)
+		if (check_shared_port(op, addr, si, &pin->addrs[i],
+				      (unsigned)port) < 0)
+			return -1;
 	return check_dns_port(op, addr, kind, (unsigned)port);
 }
 

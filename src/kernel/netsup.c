@@ -568,6 +568,36 @@ static int judge_dns(const struct sb_policy *p, const struct call *c,
 
 /* Judge the address of a connect, bind or send; may rewrite it (Unix
  * paths). 0 to go ahead, or -errno. */
+/* A bind that shares its port (SO_REUSEPORT, or SO_REUSEADDR on UDP) with
+ * a socket no process of the sandbox holds would take part of a host
+ * service's connections or datagrams, or all of them with a more specific
+ * address: an IN rule grants the port, not another program's traffic. The
+ * kernel's answer to a port taken, as if the service did not share it. */
+static bool shares_a_host_port(const struct call *c, const struct sb_addr *a,
+			       uint16_t port)
+{
+	int reuseport = 0, reuseaddr = 0;
+	socklen_t ol = sizeof(int);
+
+	if (getsockopt(c->sock, SOL_SOCKET, SO_REUSEPORT, &reuseport, &ol) <
+	    0)
+		return true;
+	ol = sizeof(int);
+	if (c->type == SOCK_DGRAM &&
+	    getsockopt(c->sock, SOL_SOCKET, SO_REUSEADDR, &reuseaddr, &ol) < 0)
+		return true;
+	if (!reuseport && !reuseaddr)
+		return false;
+	if (sb_port_held_outside(c->type, a, port, self_root) == 0)
+		return false; /* -1: cannot be told, refused */
+	if (sb_suplog_on())
+		sb_suplog_refused(c->pid, "network",
+				  "a bind that shares a port another program "
+				  "listens on (SO_REUSEPORT, SO_REUSEADDR)",
+				  NULL, NULL);
+	return true;
+}
+
 static int judge_addr(const struct sb_policy *p, const struct call *c,
 		      enum op op, struct sockaddr_storage *ss,
 		      socklen_t *len, int *pathfd, bool *made)
@@ -587,6 +617,8 @@ static int judge_addr(const struct sb_policy *p, const struct call *c,
 		if (!allowed(p, c, op == OP_BIND ? SB_NET_IN : SB_NET_OUT, &a,
 			     port))
 			return -EACCES;
+		if (op == OP_BIND && shares_a_host_port(c, &a, port))
+			return -EADDRINUSE;
 		/* a connected socket or a stream to a resolver sends what
 		 * this process never reads: only a '*' rule opens them; a
 		 * datagram's query is read in prepare_send() */

@@ -111,14 +111,17 @@ static bool parse_proc_addr(const char *s, size_t len, struct sb_addr *a)
 	return true;
 }
 
-/* The listening TCP sockets on 'port', into v[]; -1 when there are more
- * than 'max' or a table cannot be read. */
-static long listening(uint16_t port, struct listener *v, size_t max)
+/* The sockets on 'port' of a protocol's tables ("tcp" or "udp", and its
+ * "6" twin) in a state 'states' names ("0A": listening; NULL: any), into
+ * v[]; -1 when there are more than 'max' or a table cannot be read. */
+static long on_port(const char *proto, const char *states, uint16_t port,
+		    struct listener *v, size_t max)
 {
-	static const char *const tables[] = { "/proc/net/tcp",
-					      "/proc/net/tcp6" };
-	char line[512];
+	char tables[2][32], line[512];
 	size_t i, n = 0;
+
+	snprintf(tables[0], sizeof(tables[0]), "/proc/net/%s", proto);
+	snprintf(tables[1], sizeof(tables[1]), "/proc/net/%s6", proto);
 
 	for (i = 0; i < 2; i++) {
 		FILE *f = fopen(tables[i], "re");
@@ -140,7 +143,8 @@ static long listening(uint16_t port, struct listener *v, size_t max)
 				   local, state, &inode) != 3)
 				continue;
 			colon = strrchr(local, ':');
-			if (!colon || strcmp(state, "0A") != 0 || !inode ||
+			if (!colon || (states && !strstr(states, state)) ||
+			    strlen(state) != 2 || !inode ||
 			    sscanf(colon + 1, "%x", &lport) != 1 ||
 			    lport != port)
 				continue;
@@ -155,6 +159,12 @@ static long listening(uint16_t port, struct listener *v, size_t max)
 		fclose(f);
 	}
 	return (long)n;
+}
+
+/* The listening TCP sockets on 'port' (on_port). */
+static long listening(uint16_t port, struct listener *v, size_t max)
+{
+	return on_port("tcp", "0A", port, v, max);
 }
 
 /* Mark the sockets process 'pid' holds; how many were newly marked. */
@@ -224,16 +234,71 @@ static bool in_tree(pid_t pid, pid_t root)
 	return false;
 }
 
+/* Does 'root', or a process below it, hold every socket of inodes[]? */
+static bool all_held(const unsigned long *inodes, size_t n, pid_t root)
+{
+	bool held[MAX_INODES] = { false };
+	struct dirent *de;
+	size_t left;
+	DIR *d;
+
+	left = n - mark_held(root, inodes, n, held);
+	if (!left)
+		return true;
+	d = opendir("/proc");
+	if (!d)
+		return false;
+	while (left && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 1 || pid == root)
+			continue;
+		if (in_tree((pid_t)pid, root))
+			left -= mark_held((pid_t)pid, inodes, n, held);
+	}
+	closedir(d);
+	return left == 0;
+}
+
+int sb_port_held_outside(int type, const struct sb_addr *local,
+			 uint16_t port, pid_t root)
+{
+	struct listener v[MAX_INODES];
+	unsigned long inodes[MAX_INODES];
+	struct sb_addr me = *local;
+	size_t n = 0, i;
+	long nl;
+
+	if (!port)
+		return 0; /* the kernel picks a port no one holds */
+	if (root <= 0)
+		return -1;
+	/* TCP: a listener, or a socket bound to listen later; UDP: any */
+	nl = type == SOCK_STREAM ? on_port("tcp", "0A 07", port, v, MAX_INODES)
+	     : type == SOCK_DGRAM ? on_port("udp", NULL, port, v, MAX_INODES)
+				  : -1;
+	if (nl < 0)
+		return -1;
+	unmap(&me);
+	for (i = 0; i < (size_t)nl; i++)
+		/* the same address, or a wildcard on either side (a
+		 * v6-only one cannot be told from /proc: counted) */
+		if (is_any(&v[i].local) || is_any(&me) ||
+		    (v[i].local.family == me.family &&
+		     !memcmp(v[i].local.bytes, me.bytes,
+			     me.family == AF_INET ? 4 : 16)))
+			inodes[n++] = v[i].inode;
+	return n && !all_held(inodes, n, root) ? 1 : 0;
+}
+
 bool sb_self_port(const struct sb_addr *dest, uint16_t port, pid_t root)
 {
 	struct listener v[MAX_INODES];
 	unsigned long inodes[MAX_INODES];
-	bool held[MAX_INODES] = { false };
 	struct sb_addr t[3];
-	size_t nt, n = 0, left, i, k;
-	struct dirent *de;
+	size_t nt, n = 0, i, k;
 	long nl;
-	DIR *d;
 
 	if (!dest || !port || root <= 0)
 		return false;
@@ -257,23 +322,7 @@ bool sb_self_port(const struct sb_addr *dest, uint16_t port, pid_t root)
 				inodes[n++] = v[i].inode;
 				break;
 			}
-	left = n - mark_held(root, inodes, n, held);
-	if (!left)
-		return true;
-	d = opendir("/proc");
-	if (!d)
-		return false;
-	while (left && (de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end || pid <= 1 || pid == root)
-			continue;
-		if (in_tree((pid_t)pid, root))
-			left -= mark_held((pid_t)pid, inodes, n, held);
-	}
-	closedir(d);
-	return left == 0;
+	return all_held(inodes, n, root);
 }
 
 /* The descriptors of this process are searched up to this one. */

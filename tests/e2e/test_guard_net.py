@@ -25,7 +25,7 @@ import threading
 
 import pytest
 
-from conftest import pyenv_versions
+from conftest import pyenv_versions, sb_path, scaled
 
 PYENV_VERSIONS = pyenv_versions()
 DEBIAN_PYTHON = "/usr/bin/python3"
@@ -896,3 +896,85 @@ def test_learning_says_what_no_rule_can_grant(run_sb, tmp_cwd, who):
         "python-sb: warning: learning cannot grant setsockopt(0, 35)" + tail,
         "python-sb: warning: learning cannot grant sendmsg control (0, 8)"
         + tail], r.stderr
+
+
+# ---- a host service's shared port (SO_REUSEPORT) ----
+
+SHARE_PORT = """\
+import socket, sys, time
+port, kind, opt = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+s = socket.socket(socket.AF_INET,
+                  socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, getattr(socket, opt), 1)
+try:
+    s.bind(("127.0.0.1", port))
+    if kind == "tcp":
+        s.listen(16)
+    print("bound", flush=True)
+except OSError as e:
+    print("refused", type(e).__name__, flush=True)
+# the program's own sockets may still share a port between them
+a, b = (socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in "ab")
+for x in (a, b):
+    x.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    x.bind(("127.0.0.1", port + 1))
+print("own shared", flush=True)
+time.sleep(float(sys.argv[4]))
+"""
+
+
+@pytest.mark.parametrize("kind,opt,host_addr", [
+    ("tcp", "SO_REUSEPORT", "127.0.0.1"), ("tcp", "SO_REUSEPORT", "0.0.0.0"),
+    ("udp", "SO_REUSEPORT", "127.0.0.1"), ("udp", "SO_REUSEADDR", "0.0.0.0")])
+@pytest.mark.parametrize("provider,layer", [("landlock", "false"),
+                                            ("subprocess", "true")])
+def test_an_in_rule_does_not_share_a_host_services_port(
+        tmp_cwd, provider, layer, kind, opt, host_addr):
+    """An IN rule for port P let the program bind P with SO_REUSEPORT (or,
+    for UDP, SO_REUSEADDR) beside a host service of the same user that
+    shares it: the kernel handed the program part of the service's
+    connections and datagrams, or all of them when the service listened
+    on the wildcard (found by a probe). The bind is refused as if the
+    service did not share its port; every client still reaches the
+    service, counted from outside."""
+    typ = socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM
+    host = socket.socket(socket.AF_INET, typ)
+    host.setsockopt(socket.SOL_SOCKET, getattr(socket, opt), 1)
+    host.bind((host_addr, 0))
+    port = host.getsockname()[1]
+    if kind == "tcp":
+        host.listen(64)
+    (tmp_cwd / "share.py").write_text(SHARE_PORT)
+    (tmp_cwd / ".py-sandboxes").write_text(
+        f"os-sandbox={provider}\npy-sandbox={layer}\npython-import=*\n"
+        f"net=ALLOW|TCP,UDP|127.0.0.1|{port}|IN\n"
+        f"net=ALLOW|UDP|127.0.0.1|{port + 1}|IN\n")
+    proc = subprocess.Popen(
+        [sb_path(), "--python=/usr/bin/python3", "share.py", str(port), kind,
+         opt, str(scaled(3))],
+        cwd=tmp_cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, stdin=subprocess.DEVNULL)
+    try:
+        first = proc.stdout.readline()
+        own = proc.stdout.readline()
+        assert first.startswith("refused"), (first, proc.stderr.read())
+        assert own == "own shared\n"
+        got = 0
+        host.settimeout(scaled(10))
+        for i in range(8):
+            if kind == "tcp":
+                c = socket.create_connection(("127.0.0.1", port))
+                conn, _ = host.accept()
+                conn.close()
+                c.close()
+            else:
+                c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                c.sendto(b"%d" % i, ("127.0.0.1", port))
+                host.recvfrom(16)
+                c.close()
+            got += 1
+        assert got == 8
+    finally:
+        proc.kill()
+        proc.wait()
+        host.close()
