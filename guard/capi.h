@@ -99,6 +99,7 @@ struct py_method_def {
 	X(PyObject *, PyList_GetItem, (PyObject *, Py_ssize_t))                \
 	X(PyObject *, PyList_New, (Py_ssize_t))                                \
 	X(int, PyList_Append, (PyObject *, PyObject *))                        \
+	X(int, PyList_Insert, (PyObject *, Py_ssize_t, PyObject *))            \
 	X(PyObject *, PyCFunction_NewEx,                                       \
 	  (struct py_method_def *, PyObject *, PyObject *))                    \
 	X(PyObject *, PyCapsule_New, (void *, const char *, void *))           \

@@ -1431,6 +1431,17 @@ static int arm_checker(void)
 	sb_g.eval.ast_boolop = py.PyObject_GetAttrString(mod, "BoolOp");
 	sb_g.eval.ast_and = py.PyObject_GetAttrString(mod, "And");
 	sb_g.eval.ast_module = mod; /* kept */
+	/* taken when the guard arms, before the program could put another
+	 * _string in sys.modules */
+	mod = py.PyImport_ImportModule("_string");
+	sb_g.eval.fmt_parser =
+		mod ? py.PyObject_GetAttrString(mod, "formatter_parser") : NULL;
+	sb_g.eval.fmt_split =
+		mod ? py.PyObject_GetAttrString(mod, "formatter_field_name_split")
+		    : NULL;
+	py.Py_DecRef(mod);
+	if (!sb_g.eval.fmt_parser || !sb_g.eval.fmt_split)
+		return -1;
 	if (!sb_g.eval.ast_class || !sb_g.eval.ast_name ||
 	    !sb_g.eval.ast_load || !sb_g.eval.ast_call ||
 	    !sb_g.eval.ast_expr || !sb_g.eval.ast_boolop ||

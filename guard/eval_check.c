@@ -415,65 +415,117 @@ static void check_syntax(struct ev_check *c, const char *node,
 	violation_at(c, pos, what, add);
 }
 
+/* One attribute a template names: judged as an attribute is. */
+static void format_attr(struct ev_check *c, PyObject *o, struct ev_pos *pos)
+{
+	const char *name = py.PyUnicode_AsUTF8AndSize(o, NULL);
+	char what[200], add[200];
+
+	if (!name) {
+		py.PyErr_Clear();
+		violation_at(c, pos, "a format template the guard cannot read",
+			     "no rule allows it");
+		return;
+	}
+	if (ev_attr_allowed(c->p, o, name))
+		return;
+	snprintf(what, sizeof(what),
+		 "attribute '%.100s' in a format template is not allowed",
+		 name);
+	snprintf(add, sizeof(add),
+		 ev_is_dunder(name) || ev_frame_attr(name)
+			 ? "no rule allows it in a template%.0s"
+			 : "add: eval-attribute=%.100s",
+		 name);
+	violation_at(c, pos, what, add);
+}
+
+static PyObject *call1(PyObject *fn, PyObject *arg)
+{
+	PyObject *args = py.PyTuple_New(1), *res;
+
+	if (!args)
+		return NULL;
+	py.Py_IncRef(arg);
+	py.PyTuple_SetItem(args, 0, arg);
+	res = py.PyObject_Call(fn, args, NULL);
+	py.Py_DecRef(args);
+	return res;
+}
+
+/* The fields of template 't' as str.format reads them: CPython's own
+ * parser (_string.formatter_parser), so that an index in brackets, which
+ * may hold '.', ':' or '!', a nested field in a format spec and an
+ * escaped brace mean here what they mean there. Every attribute of a
+ * field name is judged; a format spec is read again (str.format expands
+ * fields in it, two levels deep). -1 when CPython cannot read it either
+ * (str.format would raise: refused). */
+static int format_fields(struct ev_check *c, PyObject *t, struct ev_pos *pos,
+			 int depth)
+{
+	PyObject *it, *item, *split, *rest, *part;
+	int r = 0;
+
+	if (depth > 2)
+		return 0; /* CPython: "Max string recursion exceeded" */
+	it = call1(sb_g.eval.fmt_parser, t);
+	if (!it)
+		return -1;
+	while (r == 0 && (item = py.PyIter_Next(it))) {
+		PyObject *field = py.PyTuple_GetItem(item, 1);
+		PyObject *spec = py.PyTuple_GetItem(item, 2);
+
+		if (field && field != py._Py_NoneStruct) {
+			split = call1(sb_g.eval.fmt_split, field);
+			rest = split ? py.PyObject_GetIter(
+					       py.PyTuple_GetItem(split, 1))
+				     : NULL;
+			if (!rest)
+				r = -1;
+			/* (is_attribute, name): an index is an item */
+			while (rest && (part = py.PyIter_Next(rest))) {
+				if (py.PyObject_IsTrue(
+					    py.PyTuple_GetItem(part, 0)) == 1)
+					format_attr(c, py.PyTuple_GetItem(part, 1),
+						    pos);
+				py.Py_DecRef(part);
+			}
+			py.Py_DecRef(rest);
+			py.Py_DecRef(split);
+		}
+		if (r == 0 && spec && spec != py._Py_NoneStruct &&
+		    py.PyObject_IsTrue(spec) == 1)
+			r = format_fields(c, spec, pos, depth + 1);
+		py.Py_DecRef(item);
+	}
+	py.Py_DecRef(it);
+	if (py.PyErr_Occurred())
+		r = -1;
+	py.PyErr_Clear();
+	return r;
+}
+
 /* str.format resolves the attributes its template names in C, where the
  * guard does not look: a template the checker can read has each of them
- * judged here; a computed one is refused. */
+ * judged here; a computed one is refused, and so is one CPython would
+ * not read. */
 static void check_format(struct ev_check *c, PyObject *node, struct ev_pos *pos)
 {
-	PyObject *v = py.PyObject_GetAttrString(node, "value"), *k, *o;
-	const char *t = NULL, *f, *end;
-	char name[128], what[200], add[200];
-	size_t n;
+	PyObject *v = py.PyObject_GetAttrString(node, "value"), *k;
 
 	k = v ? py.PyObject_GetAttrString(v, "value") : NULL;
 	py.PyErr_Clear();
-	if (k && py.PyObject_IsInstance(k, py.PyUnicode_Type) == 1)
-		t = py.PyUnicode_AsUTF8AndSize(k, NULL);
-	if (!t) {
+	if (!k || py.PyObject_IsInstance(k, py.PyUnicode_Type) != 1) {
 		py.PyErr_Clear();
 		violation_at(c, pos,
 			  "'format' on a computed template is not allowed",
 			  "no rule allows it: the guard judges the fields of "
 			  "a literal template only; use an f-string");
-		goto out;
+	} else if (format_fields(c, k, pos, 0) < 0) {
+		violation_at(c, pos,
+			  "a format template str.format cannot read",
+			  "no rule allows it");
 	}
-	for (f = t; (f = strchr(f, '{'));) {
-		if (f[1] == '{') {
-			f += 2;
-			continue;
-		}
-		end = f + 1 + strcspn(f + 1, "}!:{");
-		/* attributes follow dots; [..] are item lookups */
-		for (f++; f < end; f++) {
-			if (*f != '.')
-				continue;
-			n = strcspn(f + 1, ".[]}!:{");
-			if (n >= sizeof(name))
-				n = sizeof(name) - 1;
-			memcpy(name, f + 1, n);
-			name[n] = '\0';
-			o = py.PyUnicode_FromString(name);
-			if (o && !ev_attr_allowed(c->p, o, name)) {
-				snprintf(what, sizeof(what),
-					 "attribute '%s' in a format template "
-					 "is not allowed",
-					 name);
-				snprintf(add, sizeof(add),
-					 ev_is_dunder(name) ||
-							 ev_frame_attr(name)
-						 ? "no rule allows it in a "
-						   "template%.0s"
-						 : "add: eval-attribute=%s",
-					 name);
-				violation_at(c, pos,
-					  what, add);
-			}
-			py.Py_DecRef(o);
-			py.PyErr_Clear();
-		}
-		f = end;
-	}
-out:
 	py.Py_DecRef(k);
 	py.Py_DecRef(v);
 }
@@ -753,13 +805,15 @@ static int rewrite(PyObject *node, enum ev_rewrite rw)
 	if (rw == EV_RW_FUNCTION)
 		return prepend_call(node, "body", sb_g.eval.str_enter);
 	if (rw == EV_RW_COMPREHENSION) {
-		/* a comprehension has no position: take its iterable's */
+		/* a comprehension has no position: take its iterable's.
+		 * First of its conditions: they short-circuit, and a tick
+		 * after one that is false never ran (weaknesses 148) */
 		PyObject *it = py.PyObject_GetAttrString(node, "iter");
 
 		ifs = it ? py.PyObject_GetAttrString(node, "ifs") : NULL;
 		call = ifs ? helper_call(sb_g.eval.str_tick, it) : NULL;
 		py.Py_DecRef(it);
-		r = call ? py.PyList_Append(ifs, call) : -1;
+		r = call ? py.PyList_Insert(ifs, 0, call) : -1;
 		py.Py_DecRef(call);
 		py.Py_DecRef(ifs);
 		return r;

@@ -281,6 +281,9 @@ struct sb_guard {
 		PyObject *ast_name, *ast_load, *ast_call, *ast_expr,
 			*ast_boolop, *ast_and;
 		PyObject *tick_fn, *enter_fn;
+		/* _string.formatter_parser and formatter_field_name_split:
+		 * str.format's own reading of a template (check_format) */
+		PyObject *fmt_parser, *fmt_split;
 		/* interned: the helpers' names, what the walk reads */
 		PyObject *str_tick, *str_enter, *str_fields, *str_name,
 			*str_lineno, *str_col, *str_end_col, *str_end_lineno,

@@ -312,6 +312,20 @@ def test_an_ast_of_foreign_classes_is_refused(run_sb, tmp_cwd):
     ("eval-syntax=comprehension, arith\neval-call=range\n"
      "eval-max-iterations=1000", "[x for x in range(10**9)]",
      "eval-max-iterations=1000"),
+    # a false filter short-circuited a check placed after it: no budget
+    # was ever counted (weaknesses 148)
+    ("eval-syntax=comprehension, arith, compare\neval-call=range\n"
+     "eval-max-iterations=1000", "[x for x in range(10**18) if x < 0]",
+     "eval-max-iterations=1000"),
+    ("eval-syntax=comprehension, arith, compare\neval-call=range, any\n"
+     "eval-max-iterations=1000",
+     "[y for x in range(10**18) if x < 0 for y in range(2)]",
+     "eval-max-iterations=1000"),
+    ("eval-syntax=comprehension, arith, compare, conditional\n"
+     "eval-call=range\neval-timeout=300ms\n"
+     "eval-max-iterations=1_000_000_000_000",
+     "{x: 0 for x in range(10**18) if x < 0 if x > 5}",
+     "eval-timeout=0.3s"),
     ("eval-syntax=func, arith\neval-max-call-depth=5",
      "def f(n):\n    return f(n + 1)\nf(0)", "eval-max-call-depth=5"),
     ("eval-syntax=func, assign\neval-max-call-depth=5",
@@ -481,6 +495,16 @@ ESCAPES = {
                       "getattr(f, 'f_back')",
     "getattr_dunder": "getattr((), '_' + '_class__')",
     "str_format": "'{0.__class__.__base__.__subclasses__}'.format(1)",
+    # str.format skips an index in brackets whole, ':' or '!' included;
+    # the checker stopped there (weaknesses 149)
+    "format_bracket": "'{0[:].__class__.__mro__}'.format({':': 1})",
+    "format_bracket_bang": "'{0[!].__class__}'.format({'!': 1})",
+    "format_bracket_frame": "g = (x for x in [1])\n"
+                            "'{0[:].gi_frame.f_back.f_globals}'"
+                            ".format({':': g})",
+    "format_nested_spec": "'{0:{1.__class__}}'.format(1, 2)",
+    "format_map_bracket": "'{a[}].__class__}'.format_map("
+                          "{'a': {'}': 1}})",
     "fstring": "f'{().__class__.__base__}'",
     "getattr_format": "f = getattr('{0.__class__.__base__}', 'format')\n"
                       "print(f(1))",
