@@ -508,6 +508,12 @@ int sb_limits_setup(struct sb_arena *a, struct sb_limits *l, const char **err)
 		 * error where it does not */
 		set_cg(a, l->cg_dir[0], "memory.memsw.limit_in_bytes", mem,
 		       err);
+		/* v1 charges TCP buffers apart, unlimited unless told: a
+		 * program that filled its sockets held 260 MB under 50 MB
+		 * (weaknesses 150); where the kernel has no such account,
+		 * none is kept */
+		set_cg(a, l->cg_dir[0], "memory.kmem.tcp.limit_in_bytes", mem,
+		       err);
 		*err = NULL;
 	}
 	if (l->mech[SB_LIMIT_PROCESSES] == SB_MECH_CGROUP_V1 &&
