@@ -36,6 +36,10 @@ from .e import (ConfigSyntaxError, SandBoxBaseExceptionError, SandBoxError,
 START_TIMEOUT = 30.0
 GRACEFUL_TIMEOUT = 2.0
 STOP_TIMEOUT = 4.0
+# how long python-sb may take to end a worker's run after SIGTERM (it
+# kills the program and sweeps every process the run left) before it is
+# killed itself, which would leave those processes running
+KILL_TIMEOUT = 10.0
 RESTART_BUDGET = 5          # restarts per window, then calls are refused
 RESTART_WINDOW = 180.0
 BACKOFF_BASE, BACKOFF_FACTOR, BACKOFF_CAP = 1.0, 1.5, 5.0
@@ -171,9 +175,13 @@ class _Worker:
     transport (_pysbframe), with the GIL released; only the thread that
     acquired the worker uses the socket."""
 
-    def __init__(self, proc, sock):
+    def __init__(self, proc, sock, hard=False):
         self.proc = proc
         self.sock = sock
+        # qemu: the virtual machine is the boundary, and it dies with the
+        # relay (SIGKILL at once); every other provider's python-sb ends
+        # the run on SIGTERM
+        self.hard = hard
         # large payloads land here, call after call (see _pysbframe.recv)
         self.spare = bytearray()
 
@@ -205,19 +213,39 @@ class _Worker:
         except _frame.Garbled as exc:
             raise _Garbled(str(exc)) from None
 
+    def terminate(self):
+        """Ask python-sb to end the run now: on SIGTERM a partial-mode
+        python-sb kills the program (which cannot ignore that, as it
+        could a SIGTERM of its own), then every process the run left
+        behind, and exits. Never SIGKILL first: a SIGKILLed python-sb
+        runs none of that, and what the function started lives on."""
+        try:
+            if self.hard:
+                self.proc.kill()
+            else:
+                self.proc.terminate()
+        except OSError:
+            pass
+
     def kill(self):
+        """End the worker and wait for it: SIGTERM, then SIGKILL only
+        when python-sb has not ended within KILL_TIMEOUT."""
         try:
             self.sock.close()
         except OSError:
             pass
+        self.terminate()
         try:
-            self.proc.kill()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(STOP_TIMEOUT)
+            self.proc.wait(KILL_TIMEOUT)
         except subprocess.TimeoutExpired:
-            pass
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass
 
     def stop(self, timeout):
         """Close our end (the worker ends on EOF), then kill if needed."""
@@ -394,7 +422,7 @@ class Daemon:
             raise SandBoxError(f"cannot run {self.python_sb}: {exc}") from None
         finally:
             child.close()
-        worker = _Worker(proc, parent)
+        worker = _Worker(proc, parent, hard=self.provider == "qemu")
         init = _wk.dumps_chunks(
             ("init", list(sys.path), self.init_ref, self.max_result,
              self.isolated))
@@ -533,12 +561,9 @@ class Daemon:
             busy = list(self.busy)
             self.cond.notify_all()
         for worker in busy:
-            # its caller sees EOF and gives up (acquire refuses now); the
-            # caller's thread closes the socket
-            try:
-                worker.proc.kill()
-            except OSError:
-                pass
+            # python-sb ends the run: its caller sees EOF and gives up
+            # (acquire refuses now); the caller's thread closes the socket
+            worker.terminate()
         _stop_all(idle, self._stop_timeout())
         if self.learning:
             try:
@@ -717,7 +742,8 @@ def _loads(frame, mode, guard, limits):
 
 def _stop_all(workers, timeout):
     """End workers together: close their sockets (a worker exits on the
-    hang-up), wait, then SIGTERM, then SIGKILL for one that ignores it."""
+    hang-up), wait, then SIGTERM (python-sb ends the run and every process
+    of it), then SIGKILL for a python-sb that did not end."""
     for worker in workers:
         try:
             worker.sock.close()
@@ -731,16 +757,17 @@ def _stop_all(workers, timeout):
             pass
     late = [w for w in workers if w.proc.poll() is None]
     for worker in late:
-        try:
-            worker.proc.terminate()
-        except OSError:
-            pass
-    deadline = time.monotonic() + 0.5
+        worker.terminate()
+    deadline = time.monotonic() + KILL_TIMEOUT
     for worker in late:
         try:
             worker.proc.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            worker.kill()
+            worker.proc.kill()  # python-sb stuck: the last resort
+            try:
+                worker.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass
 
 
 # ---- learning: the result-mode block of the rule file (4.3, 4.5) ----

@@ -1728,6 +1728,8 @@ int sb_netsup_run(struct sb_arena *a, const struct sb_policy *p,
 		handover_failed(pid, "the limits' timer");
 		return SB_EXIT_SETUP;
 	}
+	if (ctx->channel_fd > 0)
+		sb_sup_channel(&run, ctx->channel_fd, SB_SUP_CHANNEL_GRACE_MS);
 	rc = sb_sup_loop(&run, &ops, &v);
 	sb_sup_stop(&run, true);
 	sb_suplog_drain(); /* what the program sent before it ended */

@@ -526,6 +526,10 @@ int sb_ns_run(struct sb_arena *a, const struct sb_policy *p,
 		run_init(a, &r, path, argv, envp, &sup, alive[0]);
 	}
 	close(alive[0]);
+	/* the init is the pid namespace: killed, it takes every process of
+	 * the run with it */
+	if (ctx->channel_fd > 0)
+		sb_sup_channel(&sup, ctx->channel_fd, SB_SUP_CHANNEL_GRACE_MS);
 	status = wait_forwarding(&sup);
 	close(alive[1]);
 	sb_sup_end(&sup);

@@ -1230,7 +1230,7 @@ static int limits_child(void *arg)
 }
 
 int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
-		  char *const envp[])
+		  char *const envp[], int channel)
 {
 	struct child_err ce;
 	struct limits_child c;
@@ -1285,6 +1285,8 @@ int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
 		sb_sup_end(&s);
 		return SB_EXIT_SETUP;
 	}
+	if (channel > 0)
+		sb_sup_channel(&s, channel, SB_SUP_CHANNEL_GRACE_MS);
 	rc = sb_sup_loop(&s, NULL, NULL);
 	/* nothing the program started outlives the run */
 	sb_sup_stop(&s, true);

@@ -198,8 +198,9 @@ void sb_sweep_descendants(struct sb_sweep *w, const struct sb_limits *l);
  * subreaper), the child joins the cgroup, sets the rlimits and execs
  * 'path'; signals another process sends are passed on, the timer ends
  * the run. Returns the status (sb_limits_verdict), or 255 after a message
- * when the program could not start. Every descendant ends with the run. */
+ * when the program could not start. Every descendant ends with the run.
+ * 'channel': partial mode's socket (sb_sup_channel), else -1. */
 int sb_limits_run(struct sb_limits *l, const char *path, char *const argv[],
-		  char *const envp[]);
+		  char *const envp[], int channel);
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exit_status.h"
@@ -37,6 +38,10 @@ int sb_sup_init(struct sb_sup *s, enum sb_sup_forward fwd)
 	s->reap_all = false;
 	s->wstatus = 0;
 	memset(&s->ru, 0, sizeof(s->ru));
+	s->channel = -1;
+	s->channel_grace_ms = 0;
+	s->hung_up = s->ended = false;
+	s->hup_end = 0;
 	/* before the program can make python-sb spend its descriptors */
 	sb_sweep_reserve(&s->sweep);
 	sb_sup_watch(s, NULL); /* nothing to watch: cannot fail */
@@ -184,6 +189,59 @@ static void forward(const struct sb_sup *s, const struct signalfd_siginfo *si)
 	}
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void sb_sup_channel(struct sb_sup *s, int fd, int grace_ms)
+{
+	s->channel = fd;
+	s->channel_grace_ms = grace_ms;
+}
+
+/* Partial mode: the worker's run ends now. What it left behind came to
+ * python-sb (a subreaper) or stays in its pid namespace, whose init the
+ * child is (unshare) or ends with (bwrap's --die-with-parent): the mode's
+ * sweep after the loop ends those. */
+static void end_run(struct sb_sup *s)
+{
+	if (s->ended)
+		return;
+	s->ended = true;
+	kill(s->pid, SIGKILL);
+}
+
+/* The wait the loop may make, shortened to the hang-up's grace. */
+static int channel_wait(const struct sb_sup *s, int wait)
+{
+	uint64_t now;
+	int left;
+
+	if (!s->hung_up || s->ended)
+		return wait;
+	now = now_ns();
+	left = now >= s->hup_end
+		       ? 0
+		       : (int)((s->hup_end - now + 999999) / 1000000);
+	return wait < 0 || left < wait ? left : wait;
+}
+
+static void channel_ready(struct sb_sup *s, const struct pollfd *p)
+{
+	if (s->channel >= 0 && !s->hung_up &&
+	    (p->revents & (POLLHUP | POLLERR | POLLNVAL))) {
+		s->hung_up = true;
+		s->hup_end = now_ns() +
+			     (uint64_t)s->channel_grace_ms * 1000000u;
+	}
+	if (s->hung_up && !s->ended && now_ns() >= s->hup_end)
+		end_run(s);
+}
+
 /* Has the child ended? Its status and rusage in 's'. */
 static bool reaped(struct sb_sup *s)
 {
@@ -204,12 +262,17 @@ static bool reaped(struct sb_sup *s)
 
 int sb_sup_loop(struct sb_sup *s, const struct sb_sup_ops *ops, void *ctx)
 {
-	enum { SIG, MODE, LIMITS = MODE + SB_SUP_MODE_FDS };
+	enum {
+		SIG,
+		MODE,
+		LIMITS = MODE + SB_SUP_MODE_FDS,
+		CHAN = LIMITS + SB_LIMIT_WATCH_N
+	};
 
 	if (s->lim)
 		s->lim->pid = s->pid; /* for the denial log's record */
 	for (;;) {
-		struct pollfd pfd[LIMITS + SB_LIMIT_WATCH_N];
+		struct pollfd pfd[CHAN + 1];
 		struct signalfd_siginfo si;
 		size_t i;
 		int wait = -1;
@@ -222,6 +285,11 @@ int sb_sup_loop(struct sb_sup *s, const struct sb_sup_ops *ops, void *ctx)
 		if (ops && ops->wait_ms)
 			wait = ops->wait_ms(s, ctx);
 		sb_limits_watch_poll(&s->lw, pfd + LIMITS);
+		/* only the hang-up (reported whatever the events asked), not
+		 * the requests the worker has yet to read */
+		pfd[CHAN] = (struct pollfd){ s->hung_up ? -1 : s->channel, 0,
+					     0 };
+		wait = channel_wait(s, wait);
 		/* a negative fd is ignored by poll */
 		if (poll(pfd, SB_ARRAY_LEN(pfd), wait) < 0) {
 			if (errno == EINTR)
@@ -233,6 +301,7 @@ int sb_sup_loop(struct sb_sup *s, const struct sb_sup_ops *ops, void *ctx)
 			return -1;
 		}
 		sb_limits_watch_handle(s->lim, &s->lw, pfd + LIMITS, s->pid);
+		channel_ready(s, &pfd[CHAN]);
 		if (ops && ops->ready)
 			ops->ready(s, ctx, pfd + MODE);
 		/* nothing to read and no child ended (its SIGCHLD, blocked,
@@ -241,7 +310,10 @@ int sb_sup_loop(struct sb_sup *s, const struct sb_sup_ops *ops, void *ctx)
 		if (!(pfd[SIG].revents & POLLIN))
 			continue;
 		while (read(s->sfd, &si, sizeof(si)) == sizeof(si)) {
-			forward(s, &si);
+			if (s->channel >= 0 && si.ssi_signo == SIGTERM)
+				end_run(s);
+			else
+				forward(s, &si);
 			if (ops && ops->signal)
 				ops->signal(s, ctx, &si);
 		}

@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/types.h>
@@ -90,6 +91,13 @@ struct sb_sup {
 	char *spawn_stack; /* sb_sup_spawn's child's, or NULL */
 	int wstatus;      /* the child's wait status, once it ended */
 	struct rusage ru; /* and its rusage (not with reap_all) */
+	/* partial mode (sb_sup_channel): the worker's socket, polled for the
+	 * caller's hang-up; -1: none */
+	int channel;
+	int channel_grace_ms;
+	bool hung_up;      /* the caller closed its end or died */
+	uint64_t hup_end;  /* then: when the child is killed (ns, monotonic) */
+	bool ended;        /* the child was sent SIGKILL (sb_sup_channel) */
 };
 
 /* Block the signals python-sb passes on (SIGINT, SIGTERM, SIGQUIT, SIGHUP,
@@ -122,6 +130,21 @@ void sb_sup_child(const struct sb_sup *s);
  * s->lw.failed naming the rule whose timer could not be armed; the run
  * must not go on then (sb_sup_abort). */
 int sb_sup_watch(struct sb_sup *s, struct sb_limits *lim);
+/* How long a partial-mode worker may take to end by itself once its caller
+ * hung up (the package waits as long before it sends SIGTERM); a learning
+ * run's worker saves what it learned as it ends. */
+#define SB_SUP_CHANNEL_GRACE_MS 2000
+#define SB_SUP_CHANNEL_LEARN_GRACE_MS 5000
+
+/* Partial mode's worker (--pysandboxes-channel): its run ends with the
+ * caller. A SIGTERM (the package's way to stop a worker) kills the child
+ * at once instead of being passed on, which the program could ignore; the
+ * caller's end of 'fd' closing (it stopped the worker, or died: even a
+ * SIGKILLed caller's descriptors close) kills the child when it has not
+ * ended by itself within grace_ms. The mode sweeps after the loop as it
+ * always does, so that no process of the run outlives it. Set after the
+ * fork (an init forked with the struct keeps none). */
+void sb_sup_channel(struct sb_sup *s, int fd, int grace_ms);
 /* Until the child ends: poll the signalfd, the mode's descriptors and the
  * limits' watch (as long as the mode's wait_ms allows); end the run when a limit is reached; pass the signals on
  * (enum sb_sup_forward); reap the child (with reap_all, every process that

@@ -493,7 +493,7 @@ static int tool_child(void *arg)
  * stage (SB_SUP_OWN_GROUP). bwrap dies with python-sb (--die-with-parent).
  * Returns bwrap's exit status, which is the program's. */
 static int run_forwarding(const char *tool, char **targv, int sock,
-			  int stage_end, struct sb_netns *net)
+			  int stage_end, struct sb_netns *net, int channel)
 {
 	static const struct sb_sup_ops ops = { .fds = stage_fds,
 					       .ready = stage_ready };
@@ -540,6 +540,9 @@ static int run_forwarding(const char *tool, char **targv, int sock,
 	 * reach bwrap through the terminal */
 	setpgid(child, child);
 	close(stage_end);
+	/* partial mode: bwrap killed takes its pid namespace with it */
+	if (channel > 0)
+		sb_sup_channel(&sup, channel, SB_SUP_CHANNEL_GRACE_MS);
 	if (sb_sup_loop(&sup, &ops, &w) < 0 || w.net_failed)
 		return SB_EXIT_SETUP;
 	/* nothing ran: a setup failure is 255, not the tool's 1 */
@@ -672,7 +675,8 @@ int sb_extprov_run(struct sb_arena *a, const struct sb_policy *p,
 		    (status = sb_netns_prepare(a, p, "bwrap", &net)) != 0)
 			return status;
 		status = run_forwarding(tool, targv, sig[0], sig[1],
-					st.net_wait ? &net : NULL);
+					st.net_wait ? &net : NULL,
+					ctx->channel_fd);
 		sb_netns_stop(&net);
 		return status;
 	}

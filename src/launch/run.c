@@ -287,7 +287,8 @@ static int learn_run(struct sb_arena *a, const struct sb_policy *p,
 	 * into that, never into what the program writes there meanwhile */
 	sb_learn_begin(&s);
 	rc = sb_supervise_learning(interp->path, argv, env, rec[1], rec[0], &s,
-				   sb_learn_native_new(a, &s, &kctx), lim);
+				   sb_learn_native_new(a, &s, &kctx), lim,
+				   cli->channel_fd > 0 ? cli->channel_fd : -1);
 	sb_buf_free(&s.pending);
 	return rc;
 }
@@ -328,7 +329,7 @@ static int run_limited(struct sb_arena *a, struct sb_limits *lim,
 					    env, fd, with_guard));
 		break;
 	default:
-		rc = sb_limits_run(lim, path, argv, env);
+		rc = sb_limits_run(lim, path, argv, env, kctx->channel_fd);
 		break;
 	}
 	sb_limits_cleanup(lim);
@@ -693,11 +694,13 @@ static int run_with(struct sb_arena *a, const struct sb_policy *p,
 	/* under landlock python-sb always stays as the supervisor (Landlock
 	 * does not judge a connect() to a named Unix socket, nor mode and
 	 * time changes) and the child applies the kernel layer (netsup.c);
-	 * unshare and bwrap wait for their sandbox; with limits python-sb
-	 * stays as the parent under subprocess and none too, to end the run */
+	 * unshare and bwrap wait for their sandbox; with limits, or as a
+	 * partial-mode worker (which ends with its caller, and leaves no
+	 * process behind: sb_sup_channel), python-sb stays as the parent
+	 * under subprocess and none too, to end the run */
 	if ((provider != SB_PROVIDER_SUBPROCESS &&
 	     provider != SB_PROVIDER_NONE) ||
-	    p->any_limit)
+	    p->any_limit || cli->channel_fd > 0)
 		return run_limited(a, &lim, provider, &kctx, interp->path,
 				   argv, env, fd, with_guard);
 	sb_prof_dump("launcher");

@@ -180,7 +180,8 @@ static int learning_child(void *arg)
 int sb_supervise_learning(const char *path, char *const argv[],
 			  char *const envp[], int keep_fd, int rec_fd,
 			  struct sb_learn_session *s,
-			  struct sb_learn_native *native, struct sb_limits *lim)
+			  struct sb_learn_native *native, struct sb_limits *lim,
+			  int channel)
 {
 	static const struct sb_sup_ops ops = { .fds = learning_fds,
 					       .ready = learning_ready,
@@ -197,8 +198,10 @@ int sb_supervise_learning(const char *path, char *const argv[],
 	 * group: Ctrl-C on the terminal reaches it by itself */
 	if (sb_sup_init(&sup, SB_SUP_SAME_GROUP) < 0 ||
 	    /* with limits, the program's orphans come here, to be ended
-	     * with a run that a limit stops */
-	    (lim && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) ||
+	     * with a run that a limit stops; a partial-mode worker's
+	     * always (it ends with its caller) */
+	    ((lim || channel > 0) &&
+	     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) ||
 	    pipe2(report, O_CLOEXEC) < 0 ||
 	    (native && (pipe2(hand, O_CLOEXEC) < 0 ||
 			pipe2(ack, O_CLOEXEC) < 0))) {
@@ -268,10 +271,14 @@ int sb_supervise_learning(const char *path, char *const argv[],
 		sb_sup_end(&sup);
 		return SB_EXIT_SETUP;
 	}
+	if (channel > 0)
+		sb_sup_channel(&sup, channel, SB_SUP_CHANNEL_LEARN_GRACE_MS);
 	rc = sb_sup_loop(&sup, &ops, &l);
-	/* a limit ended the run: nothing of it goes on */
-	sb_sup_stop(&sup, lim && (lim->timed_out || lim->oom_ended ||
-				  lim->cpu_ended));
+	/* a limit ended the run, or it was a partial-mode worker's: nothing
+	 * of it goes on */
+	sb_sup_stop(&sup, channel > 0 ||
+				  (lim && (lim->timed_out || lim->oom_ended ||
+					   lim->cpu_ended)));
 	/* what the program wrote before it ended; a grandchild that kept the
 	 * pipe open does not hold the run. Nor does one that still runs under
 	 * the filter: once the listener is closed its notified calls fail

@@ -24,10 +24,13 @@ struct sb_limits;
  * it. NULL: no limit.
  * Returns python-sb's exit status: the program's (128+N for a signal),
  * 124 when a limit ended the run, or 255 when the child could not start
- * or the rules could not be saved. */
+ * or the rules could not be saved.
+ * 'channel': partial mode's socket (supervisor.h, sb_sup_channel), else
+ * -1: the run ends with the caller, and nothing of it outlives it. */
 int sb_supervise_learning(const char *path, char *const argv[],
 			  char *const envp[], int keep_fd, int rec_fd,
 			  struct sb_learn_session *s,
-			  struct sb_learn_native *native, struct sb_limits *lim);
+			  struct sb_learn_native *native, struct sb_limits *lim,
+			  int channel);
 
 #endif

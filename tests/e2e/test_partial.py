@@ -19,11 +19,12 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
-from conftest import (REPO, landlock_abi, pyenv_versions, pyenv_python,
-                      sb_path, scaled)
+from conftest import (NOBODY, REPO, as_nobody, landlock_abi,
+                      pyenv_versions, pyenv_python, sb_path, scaled)
 
 
 def _partial_interpreters():
@@ -1630,3 +1631,144 @@ def test_learning_that_grants_a_package_directory_writes_the_rules_there(
     assert ok(res) in ("RuleFileNotFoundError\n", "PermissionError\n")
     assert (sub / ".py-sandboxes").read_text() == rules
     assert not (tmp_cwd / ".py-sandboxes").exists()
+
+
+# ---- what a function starts ends with its worker (weaknesses 145) ----
+
+LEAVE_BEHIND = '''
+import os
+import subprocess
+import sys
+import time
+from pysandboxes import sandbox
+
+
+@sandbox
+def leave_behind(tag, delay, then):
+    """Start a detached process (its own session, its parent gone at
+    once) that writes its pid, waits, then writes out/TAG.after; then
+    hang, or break the framing, so that the parent ends the worker."""
+    script = ("echo $$ > out/%s.pid; sleep %d; "
+              "echo survived > out/%s.after; sleep 59.%s" %
+              (tag, delay, tag, tag))
+    subprocess.Popen(["/usr/bin/dash", "-c",
+                      "/usr/bin/dash -c '%s' &" % script],
+                     start_new_session=True).wait()
+    while not os.path.exists("out/%s.pid" % tag):
+        time.sleep(0.02)
+    if then == "garble":
+        os.write(int(sys.argv[1]), (1 << 31).to_bytes(4, "big") + b"x")
+    time.sleep(1000)
+'''
+
+LEAVE_BEHIND_RULES = """\
+python-import=*
+expose-ro=.
+expose-rw=./out
+env=PATH=/usr/bin:/bin
+expose-ro=/usr/bin/dash
+expose-ro=/usr/bin/sleep
+python-api=ALLOW:subprocess.Popen
+python-api=ALLOW:_posixsubprocess.fork_exec
+"""
+
+LEAVE_BEHIND_MAIN = """
+    import os, sys, threading, time
+    from pysandboxes import sandboxes, SandBoxError
+    import sbmod
+    how, tag, delay, limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), \\
+        float(sys.argv[4])
+
+    def call(then):
+        try:
+            sbmod.leave_behind(tag, delay, then)
+        except SandBoxError as e:
+            print(type(e).__name__, flush=True)
+
+    th = threading.Thread(target=call, args=("hang",), daemon=True)
+    with sandboxes(workers=1, timeout=limit, graceful_shutdown=0.2):
+        if how in ("hang", "garble"):
+            call(how)
+        else:
+            th.start()
+            while not os.path.exists(f"out/{tag}.pid"):
+                time.sleep(0.02)
+            if how == "exit":
+                print("exit", flush=True)
+                os._exit(3)
+    if th.ident:
+        th.join(limit)
+    print("parent done", flush=True)
+"""
+
+
+def _marked(tag):
+    """The pids whose command line holds tag."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if tag.encode() in f.read():
+                    found.append(int(entry))
+        except OSError:
+            pass
+    return [p for p in found if not _gone(p)]
+
+
+@pytest.mark.parametrize("how,said", [
+    ("hang", "SandBoxProtocolError\nparent done\n"),
+    ("garble", "SandBoxProtocolError\nparent done\n"),
+    ("shutdown", "SandBoxError\nparent done\n"),
+    ("exit", "exit\n"),
+])
+@pytest.mark.parametrize("provider,who", [
+    ("landlock", "root"),
+    pytest.param("landlock", "nobody", marks=pytest.mark.unprivileged),
+    ("subprocess", "root"),
+    pytest.param("subprocess", "nobody", marks=pytest.mark.unprivileged),
+    ("unshare", "root"),
+    ("bwrap", "root"),
+])
+def test_no_process_of_a_worker_outlives_it(provider, who, how, said,
+                                            tmp_cwd):
+    """A function starts a process that leaves its session and its parent
+    (reparented to python-sb, the subreaper, or to the pid namespace's
+    init), then the parent ends the worker: a call timeout, a garbled
+    frame, shutdown while the call runs, or the parent's own abrupt exit.
+    Seen from outside, that process must be gone soon after, and what it
+    would write later never appears. The package used to SIGKILL python-sb
+    (its sweep never ran), and under subprocess python-sb was not there at
+    all: the process lived on, writing into out/."""
+    if provider == "bwrap" and not shutil.which("bwrap"):
+        pytest.skip("bwrap is not installed")
+    if provider != "subprocess" and landlock_abi() < 1:
+        pytest.skip("no Landlock on this kernel")
+    tag = str(os.getpid() * 1000 + abs(hash((provider, who, how))) % 1000)
+    out = tmp_cwd / "out"
+    out.mkdir()
+    if who == "nobody" and os.geteuid() == 0:
+        os.chown(out, NOBODY, NOBODY)
+    delay = int(scaled(8)) + 1
+    argv = ["/usr/bin/python3", "main.py", how, tag, str(delay),
+            str(scaled(3))]
+    try:
+        res = run_app("/usr/bin/python3", tmp_cwd, LEAVE_BEHIND_MAIN,
+                      rules=LEAVE_BEHIND_RULES + f"os-sandbox={provider}\n",
+                      module=LEAVE_BEHIND,
+                      argv=as_nobody(argv) if who == "nobody" else argv)
+        assert res.stdout == said, res.stderr
+        assert res.returncode == (3 if how == "exit" else 0), res.stderr
+        assert (out / f"{tag}.pid").exists(), "the process never started"
+        deadline = time.monotonic() + scaled(15)
+        while _marked(tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _marked(tag), "a process the function started lives on"
+        assert not (out / f"{tag}.after").exists()
+    finally:
+        for pid in _marked(tag):
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
