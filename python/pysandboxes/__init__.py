@@ -183,8 +183,11 @@ class _FakeDaemon:
 
 class sandboxes:
     """Start the sandbox workers around a block (partial mode,
-    python-sb(1)); reference-counted: nested and repeated blocks share them. Under
-    python-sb it does nothing: the program is sandboxed already.
+    python-sb(1)); reference-counted: nested and repeated blocks share them
+    (one daemon), so a nested block that asks for another rule file or
+    other settings than the running one's is refused with ValueError at
+    __enter__ rather than run under the outer's. Under python-sb it does
+    nothing: the program is sandboxed already.
 
     Beyond the seed: workers= (pool size, default the number of cores),
     timeout= (seconds per call, default 60), max_result= (bytes of one

@@ -299,6 +299,7 @@ class Daemon:
     def __init__(self, conf, caller):
         _wk.transport()  # fail closed, before anything starts
         self.python_sb = find_python_sb()
+        self.conf = conf  # what a nested block is compared with
         self.config, self.shadowed = find_config(conf["sandboxes_config"],
                                                  caller)
         self.envs = dict(conf["envs"]) if conf["envs"] is not None else None
@@ -861,9 +862,70 @@ _saved_signals = {}
 _atexit_set = False
 
 
+# what sandboxes() gives a setting it was not asked for (__init__.py)
+_UNSET = dict(init_fn=None, envs=None, python_args=None,
+              graceful_shutdown=True, workers=None, timeout=60.0,
+              max_result=64 << 20, isolated=False, extra_rules={})
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _differences(daemon, conf, caller):
+    """The settings of a nested sandboxes() that the running daemon does
+    not have: the rule file it finds (given, or found from its caller as
+    the outer's was), and each argument it was given that differs from
+    the outer's. A setting it was not given is no difference."""
+    out = []
+    config, _ = find_config(conf["sandboxes_config"], caller)
+    if not _same_file(config, daemon.config):
+        out.append(f"the rule file {config} (the running one is "
+                   f"{daemon.config})")
+    for key, unset in _UNSET.items():
+        value = conf[key]
+        if value is unset or (type(value) is type(unset) and
+                              value == unset):
+            continue
+        outer = daemon.conf[key]
+        if key == "init_fn" and outer is not None:
+            same = _reference(value) == _reference(outer)
+        else:
+            try:
+                same = type(value) is type(outer) and value == outer
+            except Exception:
+                same = False
+            if not same and key in ("timeout", "max_result", "workers"):
+                try:
+                    same = float(value) == float(outer)
+                except (TypeError, ValueError):
+                    same = False
+        if not same:
+            shown = (dict(value) if key == "extra_rules" else
+                     "<set>" if key == "envs" else value)
+            out.append(f"{key}={shown!r}")
+    return out
+
+
 def enter(conf, caller):
     global _daemon, _refs, _atexit_set
     with _lock:
+        if _daemon is not None:
+            # one daemon (seed 7.2): a nested block runs its calls on
+            # the outer's workers, under the outer's rules; one that asks
+            # for others must not get those silently
+            differ = _differences(_daemon, conf, caller)
+            if differ:
+                raise ValueError(
+                    "a nested sandboxes() shares the running one's "
+                    "workers and rules (one daemon, python-sb(1), partial "
+                    "mode), and this one asks for settings it does not "
+                    "have: " + "; ".join(differ) + ". Nothing was run: "
+                    "give the nested block no argument, or the same "
+                    "ones, or open it outside the running block")
         if _daemon is None:
             daemon = Daemon(conf, caller)
             daemon.start()

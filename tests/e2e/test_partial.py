@@ -1772,3 +1772,57 @@ def test_no_process_of_a_worker_outlives_it(provider, who, how, said,
                 os.kill(pid, 9)
             except OSError:
                 pass
+
+
+# ---- nested blocks share the outer daemon, or are refused (146) ----
+
+WRITER = MODULE + '''
+
+@sandbox
+def write_out(name):
+    with open(os.path.join("out", name), "w") as f:
+        f.write("written")
+    return "wrote " + name
+'''
+
+
+def test_a_nested_block_that_asks_for_other_settings_is_refused(python,
+                                                                 tmp_cwd):
+    """A library's `with sandboxes(sandboxes_config=strict, isolated=True)`
+    inside the application's block used to run its calls on the outer
+    daemon, under the outer's wider rules and without isolation, and said
+    nothing. Nested blocks that ask for nothing different still share it;
+    one that asks for another rule file or another setting is refused at
+    __enter__, naming what differs, and nothing runs under it."""
+    (tmp_cwd / "out").mkdir()
+    (tmp_cwd / "strict.sb").write_text(RULES)  # no expose-rw=
+    out = ok(run_app(python, tmp_cwd, """
+        import os
+        from pysandboxes import sandboxes
+        import sbmod
+        with sandboxes(workers=1, timeout=30) as outer:
+            pid = sbmod.state()[0]
+            with sandboxes() as a, sandboxes(workers=1, timeout=30.0) as b:
+                print(a is outer, b is outer, sbmod.state()[0] == pid)
+            asks = [dict(sandboxes_config=os.path.abspath("strict.sb")),
+                    dict(isolated=True), dict(timeout=5), dict(workers=2),
+                    dict(max_result=1000), dict(os_sandbox="subprocess"),
+                    dict(init_fn=sbmod.init)]
+            for kw in asks:
+                try:
+                    with sandboxes(**kw):
+                        print("ran", sbmod.write_out("inner.txt"))
+                except ValueError as e:
+                    msg = str(e)
+                    print("refused", "shares the running one" in msg,
+                          next(iter(kw)) in msg or "rule file" in msg)
+            print(sbmod.state()[0] == pid, sbmod.write_out("outer.txt"))
+        try:
+            sbmod.add(1, 1)
+        except AssertionError:
+            print("stopped")
+    """, rules=RULES + "expose-rw=./out\n", module=WRITER))
+    assert out == ("True True True\n" + "refused True True\n" * 7 +
+                   "True wrote outer.txt\nstopped\n")
+    assert not (tmp_cwd / "out" / "inner.txt").exists()
+
