@@ -75,15 +75,48 @@ def rule_args(modules):
     return out
 
 
+def _named(exc):
+    """The module an import error is about: its .name, else the one its
+    message names (the guard's "Module named 'x' is not allowed by a
+    rule", CPython's "No module named 'x'"), which is all a rebuilt
+    remote exception carries; None when neither says."""
+    name = getattr(exc, "name", None)
+    if name:
+        return name
+    text = str(exc)
+    for head in ("Module named '", "No module named '"):
+        start = text.find(head)
+        if start >= 0:
+            start += len(head)
+            end = text.find("'", start)
+            if end > start:
+                return text[start:end]
+    return None
+
+
 def hidden(module, exc):
     """The worker could not import a function's module that the parent
     finds on disk: a ModuleNotFoundError naming the rules to add, or None
-    when exc is about another module."""
+    when exc is about another module. When the module's own import of
+    another module was refused, the message names that module's rule
+    first: the function's module was found, its grants are no cure."""
     loc = location(module)
     top = module.partition(".")[0]
-    if loc is None or (getattr(exc, "name", None) or top).partition(".")[0] \
-            != top:
+    if loc is None:
         return None
+    named = _named(exc)
+    if named is not None and named.partition(".")[0] != top:
+        what = named.partition(".")[0]
+        if "not allowed by a rule" in str(exc):
+            cure = f"add 'python-import={what}' to the rule file"
+        else:
+            cure = (f"let the sandbox import '{named}' (python-import= "
+                    f"and, outside the interpreter's own trees, "
+                    f"expose-ro= of its file)")
+        return ModuleNotFoundError(
+            f"Module '{module}' ({loc[2]}) cannot be imported in the "
+            f"sandbox: its import of '{named}' is refused: {cure} "
+            f"({exc})", name=named)
     _, parent, target = loc
     rules = [f"python-import={top}"]
     if not any(_under(target, t) for t in _interpreter_trees()):

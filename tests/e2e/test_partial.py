@@ -1826,3 +1826,33 @@ def test_a_nested_block_that_asks_for_other_settings_is_refused(python,
                    "True wrote outer.txt\nstopped\n")
     assert not (tmp_cwd / "out" / "inner.txt").exists()
 
+
+# ---- the hint when a function's module cannot be imported ----
+
+def test_a_refused_import_of_the_functions_module_is_named_first(python,
+                                                                 tmp_cwd):
+    """The module of a @sandbox function imports json, which no rule
+    grants: the message says that import is refused and names its rule
+    first, not the module's own grants (which partial mode gave)."""
+    (tmp_cwd / "needy.py").write_text(textwrap.dedent('''
+        import json
+        from pysandboxes import sandbox
+
+        @sandbox
+        def dump(x):
+            return json.dumps(x)
+    '''))
+    out = ok(run_app(python, tmp_cwd, """
+        from pysandboxes import sandboxes
+        import needy
+        with sandboxes(workers=1):
+            try:
+                needy.dump([1])
+            except ModuleNotFoundError as e:
+                print(e.name)
+                print(str(e).split(" (", 1)[0])
+                print(str(e).split(": ", 1)[1].split(" (", 1)[0])
+    """))
+    assert out == ("json\nModule 'needy'\n"
+                   "its import of 'json' is refused: add "
+                   "'python-import=json' to the rule file\n"), out
