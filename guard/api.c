@@ -503,6 +503,11 @@ static PyObject *dyn_call(struct sb_wrap *w, PyObject *args, PyObject *kw)
 	char door[64];
 
 	snprintf(door, sizeof(door), "builtins.%s", w->attr);
+	/* a module's code run in its namespace is that module's import,
+	 * whoever runs it and whatever the dynamic-code rules say */
+	if (w->attr[0] == 'e' && w->attr[1] == 'x' &&
+	    sb_imports_run_code(args, kw) < 0)
+		return NULL;
 	/* with an eval-* default profile, application code is guarded
 	 * (eval.c) where it would be refused (5.7); inside an evaluation,
 	 * a library the evaluated code called is guarded too */

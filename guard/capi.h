@@ -132,6 +132,8 @@ struct py_method_def {
 	X(PyTuple_Type)                                                        \
 	X(PyList_Type)                                                         \
 	X(PyByteArray_Type)                                                    \
+	X(PyCode_Type)                                                         \
+	X(PyDict_Type)                                                         \
 	X(PyMemoryView_Type)                                                   \
 	X(_Py_NoneStruct)                                                       \
 	X(PyType_Type)

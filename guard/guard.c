@@ -344,6 +344,7 @@ static const struct route routes[] = {
 	{ "import", false, { sb_imports_event, sb_api_event } },
 	{ "compile", false, { sb_imports_event, sb_api_event } },
 	{ "exec", false, { sb_imports_event, sb_api_event } },
+	{ "function.__new__", false, { sb_imports_event, sb_api_event } },
 	{ "socket.", true, { sb_net_event, NULL } },
 };
 static const struct route other_events = { "", true,
@@ -395,8 +396,12 @@ static int hook(const char *event, PyObject *args, void *ud)
 		 * disarmed anyway. Armed, it would lose readline. A hook set
 		 * by PYTHONSTARTUP code runs armed: run_startup armed us. */
 		if (strncmp(event, "cpython.run_", 12) == 0 &&
-		    strcmp(event, "cpython.run_interactivehook") != 0)
-			return arm(event);
+		    strcmp(event, "cpython.run_interactivehook") != 0) {
+			if (arm(event) < 0)
+				return -1;
+			sb_imports_started(event, args);
+			return 0;
+		}
 		return 0;
 	}
 	if (sb_g.provider_none || foreign_interpreter())

@@ -40,6 +40,7 @@ struct sb_net_copy {
 
 /* How many module definitions _imp made the import guard follows. */
 #define SB_ADOPTED_MAX 512
+#define SB_SITE_DIRS_MAX 8
 
 /* A C class whose methods clibs.c wraps, and how many it follows. */
 #define SB_CLIBS_CLASSES 16
@@ -211,6 +212,13 @@ struct sb_guard {
 		 * or not found) */
 		char own_dir[PATH_MAX];
 		char stdlib_dir[PATH_MAX];
+		/* the site-packages and dist-packages directories of sys.path
+		 * as the guard armed (real paths): with the standard library,
+		 * the trees whose files name their module (sb_imports_code) */
+		char site_dirs[SB_SITE_DIRS_MAX][PATH_MAX];
+		size_t n_site;
+		/* the module -m runs (cpython.run_module), else "" */
+		char main_module[256];
 	} imports;
 	/* args.c: what line_names() answered for the instructions last
 	 * asked about (a library asks again and again from the same one:
@@ -407,6 +415,12 @@ int sb_net_judge_sockopt(PyObject *sock, long level, long name);
  * reference to hand the call, or NULL (raised). */
 PyObject *sb_net_sendmsg_args(PyObject *args);
 int sb_imports_event(const char *event, PyObject *args);
+/* exec(code, globals) or eval(code, globals), before the call: a module's
+ * code run in a namespace is judged as that module's import (imports.c).
+ * 0, or -1 (raised). */
+int sb_imports_run_code(PyObject *args, PyObject *kwargs);
+/* The guard armed on 'event' (cpython.run_module names the -m module). */
+void sb_imports_started(const char *event, PyObject *args);
 int sb_api_event(const char *event, PyObject *args);
 
 /* Called once when the guard arms (GIL held, busy set): install the

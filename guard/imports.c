@@ -99,6 +99,32 @@ static __thread char learn_pending[256];
  * it succeeded), else empty. */
 static __thread char wrapping[256];
 
+/* The loads the runtime's exemptions let through at their "import" event
+ * (sb_imports_event): their code runs inside the load that follows, in
+ * this thread, where the frames no longer say whose import it is (the
+ * program calling _find_and_load itself looks the same). A ring: the
+ * oldest is dropped when full, and its load is then judged as the
+ * program's (fails closed). */
+#define RUNTIME_LOADS 16
+static __thread char runtime_loads[RUNTIME_LOADS][128];
+static __thread unsigned runtime_next;
+
+static void runtime_load_allowed(const char *name)
+{
+	if (strlen(name) < sizeof(runtime_loads[0]))
+		strcpy(runtime_loads[runtime_next++ % RUNTIME_LOADS], name);
+}
+
+static bool runtime_load(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < RUNTIME_LOADS; i++)
+		if (strcmp(runtime_loads[i], name) == 0 && name[0])
+			return true;
+	return false;
+}
+
 /* Take the pending name (empty when none). */
 static void take_pending(char out[256])
 {
@@ -1059,15 +1085,27 @@ out:
  * (_call_with_frames_removed) does not exempt the program that handed it. */
 static const char *const create_builtin_names[] = { "create_builtin", NULL };
 
+/* Was a module of this name made by the interpreter before the guard
+ * armed (remember_loaded), or by _imp since, past the judgement? */
+static bool was_made(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sb_g.imports.n_adopted; i++)
+		if (strcmp(sb_g.imports.adopted[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 				     PyObject *kwargs)
 {
 	PyObject *spec = py.PyTuple_Size(args) > 0 ? py.PyTuple_GetItem(args, 0)
 						   : NULL;
 	PyObject *name = spec ? py.PyObject_GetAttrString(spec, "name") : NULL;
-	PyObject *mods = py.PyImport_GetModuleDict();
 	PyObject *kw, *empty, *nspec, *nargs, *res = NULL;
 	char buf[PATH_MAX];
+	bool made;
 	int r;
 
 	if (!spec) {
@@ -1084,18 +1122,21 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 		py.Py_DecRef(name);
 		return NULL;
 	}
+	made = was_made(buf);
 	if ((sb_modtab_is_native(buf) && native_grant(buf, NULL, NULL) < 0) ||
-	    (mods && py.PyDict_GetItemString(mods, buf) &&
-	     !sb_guard_library_calls(create_builtin_names) &&
+	    (made && !sb_guard_library_calls(create_builtin_names) &&
 	     sb_guard_check_api("importlib.reload") < 0)) {
 		py.Py_DecRef(name);
 		return NULL;
 	}
-	/* a builtin module not loaded yet is an import of it, as an
+	/* a builtin module not made yet is an import of it, as an
 	 * extension's create_dynamic is (judge_extension): the program
 	 * reached _posixsubprocess, gc or _socket with no rule (builtins on
-	 * Debian's python3) */
-	if (!(mods && py.PyDict_GetItemString(mods, buf)) &&
+	 * Debian's python3). Made means by the interpreter before the
+	 * guard armed or by this door since, never what sys.modules holds:
+	 * the program puts a None there and BuiltinImporter makes the
+	 * module "again" (weaknesses.md 144) */
+	if (!made && !runtime_load(buf) &&
 	    !(((runtime_expect && strcmp(buf, runtime_expect) == 0) ||
 	       runtime_import()) &&
 	      runtime_may_load(buf))) {
@@ -1176,6 +1217,245 @@ static PyObject *exec_module_call(struct sb_wrap *w, PyObject *args,
 	return res;
 }
 
+/* ---- a module's code, run ----
+ *
+ * The import system's inner functions (_find_and_load, _load, a loader's
+ * load_module or exec_module, FrozenImporter, zipimport) load a module
+ * with no wrapper and no "import" event: only C's import raises it, and
+ * the program may call them itself, or point builtins.__import__ at them.
+ * What every Python-code module passes, whoever loads it, is the run of
+ * its code: exec(code, module.__dict__) (the "exec" event, and the exec
+ * and eval wrappers, which see the namespace too), or a function made of
+ * that code (the "function.__new__" event). A module body's code of a file
+ * is judged there as the import of the module its file is, where the
+ * guard knows that file's module, and of the name its namespace gives. */
+
+/* Is 's' a dotted module name ("json.decoder")? Copied into 'name'. */
+static bool dotted(const char *s, size_t n, char name[256])
+{
+	bool start = true;
+	size_t i;
+
+	if (n == 0 || n >= 256)
+		return false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '.' && !start) {
+			start = true;
+		} else if (isalpha(c) || c == '_' || (isdigit(c) && !start)) {
+			start = false;
+		} else {
+			return false;
+		}
+		name[i] = (char)c;
+	}
+	name[n] = '\0';
+	return !start;
+}
+
+/* The module whose source is 'rel' ("json/decoder.py", "json/__init__.py"),
+ * a path below a tree of modules. */
+static bool module_of_rel(const char *rel, char name[256])
+{
+	char buf[256];
+	size_t n = strlen(rel), i;
+
+	if (n < 4 || n >= sizeof(buf) || strcmp(rel + n - 3, ".py") != 0)
+		return false;
+	n -= 3;
+	if (n > 9 && strncmp(rel + n - 9, "/__init__", 9) == 0)
+		n -= 9;
+	for (i = 0; i < n; i++)
+		buf[i] = rel[i] == '/' ? '.' : rel[i];
+	return dotted(buf, n, name);
+}
+
+/* The rest of 'canon' below directory 'dir', else NULL. */
+static const char *below(const char *canon, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n && strncmp(canon, dir, n) == 0 && canon[n] == '/'
+		       ? canon + n + 1
+		       : NULL;
+}
+
+/* The module whose code a file is, where the guard knows the trees that
+ * give files their names: a frozen module ("<frozen json>"), the standard
+ * library and its site-packages directories as sys.path had them when the
+ * guard armed. By the file's real path: a link, a sys.path entry with ".."
+ * or another spelling of the tree leads to the same name. Else false (the
+ * program's own tree, an archive: judged by the name it runs under). */
+static bool module_of_file(const char *file, char name[256])
+{
+	char canon[PATH_MAX];
+	const char *rel = NULL;
+	size_t n = strlen(file), i;
+
+	if (strncmp(file, "<frozen ", 8) == 0)
+		return n > 9 && file[n - 1] == '>' &&
+		       dotted(file + 8, n - 9, name);
+	if (file[0] != '/' || !realpath(file, canon))
+		return false;
+	for (i = 0; i < sb_g.imports.n_site && !rel; i++)
+		rel = below(canon, sb_g.imports.site_dirs[i]);
+	if (!rel && stdlib_ext(canon))
+		rel = below(canon, sb_g.imports.stdlib_dir);
+	return rel && module_of_rel(rel, name);
+}
+
+/* The run of module 'name''s code outside the import statement, judged as
+ * its import: but for the loads the runtime's exemptions let through and
+ * the module -m runs (the user's command, as a script is). Learning
+ * records it, unless a wrapper importing it will. 0, or -1 (raised). */
+static int judge_run(const char *name)
+{
+	int r;
+
+	if (strcmp(name, sb_g.imports.main_module) == 0 || runtime_load(name))
+		return 0;
+	learn_pending[0] = '\0';
+	r = judge(name);
+	if (r == 0 && learn_pending[0] &&
+	    strcmp(learn_pending, wrapping) != 0 &&
+	    sb_learn_record("import", learn_pending, NULL) < 0)
+		r = sb_guard_refuse_halted();
+	learn_pending[0] = '\0';
+	return r;
+}
+
+/* A module body's code of a file (or a frozen module's), as made by the
+ * import system: its co_filename in 'file'. 1, or 0 (other code: what
+ * compile() made of a string, "<string>", "<stdin>"). 3.9 names a frozen
+ * module's code by the file it was frozen from, "Tools/freeze/flag.py". */
+static int module_code(PyObject *code, char file[PATH_MAX])
+{
+	PyObject *n, *f;
+	const char *s;
+	int r = 0;
+
+	if (!code || py.PyObject_IsInstance(code, py.PyCode_Type) != 1) {
+		py.PyErr_Clear();
+		return 0;
+	}
+	n = py.PyObject_GetAttrString(code, "co_name");
+	f = py.PyObject_GetAttrString(code, "co_filename");
+	s = n ? py.PyUnicode_AsUTF8AndSize(n, NULL) : NULL;
+	if (s && strcmp(s, "<module>") == 0 && f && sb_arg_path(f, file) == 1)
+		r = file[0] != '<' || strncmp(file, "<frozen ", 8) == 0;
+	py.Py_DecRef(n);
+	py.Py_DecRef(f);
+	py.PyErr_Clear();
+	return r;
+}
+
+/* A code object run (the "exec" and "function.__new__" events): judged by
+ * the module its file is. 0, or -1 (raised). */
+static int judge_code_file(PyObject *code)
+{
+	char file[PATH_MAX], name[256];
+
+	if (!module_code(code, file) || !module_of_file(file, name))
+		return 0;
+	return judge_run(name);
+}
+
+/* The namespace's own name for the module it is being filled as: its
+ * __name__, an exact lookup in the dict (no code of the program runs). */
+static bool namespace_name(PyObject *globals, char name[256])
+{
+	PyObject *v;
+	char buf[PATH_MAX];
+
+	if (!globals || py.PyObject_IsInstance(globals, py.PyDict_Type) != 1) {
+		py.PyErr_Clear();
+		return false;
+	}
+	v = py.PyDict_GetItemString(globals, "__name__");
+	if (!v || sb_arg_path(v, buf) != 1) {
+		py.PyErr_Clear();
+		return false;
+	}
+	return dotted(buf, strlen(buf), name);
+}
+
+int sb_imports_run_code(PyObject *args, PyObject *kwargs)
+{
+	PyObject *code = sb_arg(args, kwargs, 0, "source");
+	PyObject *globals = sb_arg(args, kwargs, 1, "globals");
+	PyObject *frame_globals = NULL;
+	char file[PATH_MAX], fname[256], name[256];
+	bool known;
+	int r = 0;
+
+	py.PyErr_Clear();
+	if (!module_code(code, file))
+		return 0;
+	known = module_of_file(file, fname);
+	if (known && judge_run(fname) < 0)
+		return -1;
+	/* exec(code) fills its caller's namespace */
+	if ((!globals || globals == py._Py_NoneStruct) && py.PyEval_GetFrame())
+		globals = frame_globals = py.PyObject_GetAttrString(
+			py.PyEval_GetFrame(), "f_globals");
+	if (namespace_name(globals, name) &&
+	    !(known && strcmp(name, fname) == 0))
+		r = judge_run(name);
+	py.Py_DecRef(frame_globals);
+	return r;
+}
+
+/* _imp.init_frozen(name): a frozen module made and run by C, with no
+ * "exec" event. */
+static PyObject *init_frozen_call(struct sb_wrap *w, PyObject *args,
+				  PyObject *kwargs)
+{
+	PyObject *arg = sb_arg(args, kwargs, 0, "name");
+	char buf[PATH_MAX], name[256];
+
+	py.PyErr_Clear();
+	if (arg && sb_arg_path(arg, buf) == 1 &&
+	    dotted(buf, strlen(buf), name) && judge_run(name) < 0)
+		return NULL;
+	py.PyErr_Clear();
+	return sb_wrap_call_original(w, args, kwargs);
+}
+
+void sb_imports_started(const char *event, PyObject *args)
+{
+	PyObject *arg = args ? py.PyTuple_GetItem(args, 0) : NULL;
+	char buf[PATH_MAX];
+
+	if (strcmp(event, "cpython.run_module") == 0 && arg &&
+	    sb_arg_path(arg, buf) == 1)
+		dotted(buf, strlen(buf), sb_g.imports.main_module);
+	py.PyErr_Clear();
+}
+
+/* The site-packages and dist-packages directories of sys.path, now. */
+static void remember_site_dirs(void)
+{
+	PyObject *path = py.PySys_GetObject("path");
+	Py_ssize_t i, n = path && py.PyObject_IsInstance(path, py.PyList_Type) == 1
+				  ? py.PyList_Size(path)
+				  : 0;
+	__typeof__(sb_g.imports) *im = &sb_g.imports;
+	char buf[PATH_MAX];
+	const char *base;
+
+	for (i = 0; i < n && im->n_site < SB_SITE_DIRS_MAX; i++) {
+		if (sb_arg_path(py.PyList_GetItem(path, i), buf) != 1)
+			continue;
+		base = strrchr(buf, '/');
+		if (base && (strcmp(base, "/site-packages") == 0 ||
+			     strcmp(base, "/dist-packages") == 0) &&
+		    realpath(buf, im->site_dirs[im->n_site]))
+			im->n_site++;
+	}
+	py.PyErr_Clear();
+}
+
 static struct sb_wrap wraps[] = {
 	{ .module = "_imp", .attr = "create_builtin",
 	  .call = create_builtin_call },
@@ -1186,6 +1466,7 @@ static struct sb_wrap wraps[] = {
 	  .call = gcd_import_call },
 	{ .module = "_imp", .attr = "create_dynamic",
 	  .call = create_dynamic_call },
+	{ .module = "_imp", .attr = "init_frozen", .call = init_frozen_call },
 };
 
 /* The definitions of the extension modules sys.modules holds as the guard
@@ -1219,6 +1500,7 @@ int sb_imports_arm(void)
 
 	/* the standard library's real directory, as it is now */
 	(void)stdlib_ext("");
+	remember_site_dirs();
 	sb_g.imports.ns_type =
 		impl ? py.PyObject_GetAttrString(impl, "__class__") : NULL;
 	if (!sb_g.imports.ns_type)
@@ -1236,6 +1518,12 @@ int sb_imports_event(const char *event, PyObject *args)
 	char buf[PATH_MAX];
 	int r;
 
+	/* a module's code run: the main program's, by the interpreter at
+	 * its start, is the user's command */
+	if (strcmp(event, "exec") == 0 || strcmp(event, "function.__new__") == 0)
+		return !py.PyEval_GetFrame() && sb_g.starting
+			       ? 0
+			       : judge_code_file(py.PyTuple_GetItem(args, 0));
 	if (strcmp(event, "import") != 0)
 		return 0;
 	r = sb_arg_path(py.PyTuple_GetItem(args, 0), buf);
@@ -1243,12 +1531,13 @@ int sb_imports_event(const char *event, PyObject *args)
 		return r;
 	/* the packages of a module granted to the runtime, which the
 	 * import system loads first, by itself */
-	if (runtime_expect && is_package_of(buf, runtime_expect) &&
-	    runtime_may_load(buf))
+	if ((runtime_expect && is_package_of(buf, runtime_expect) &&
+	     runtime_may_load(buf)) ||
+	    ((runtime_import() || frameless_runtime_import(buf)) &&
+	     runtime_may_load(buf))) {
+		runtime_load_allowed(buf);
 		return 0;
-	if ((runtime_import() || frameless_runtime_import(buf)) &&
-	    runtime_may_load(buf))
-		return 0;
+	}
 	learn_pending[0] = '\0';
 	r = judge(buf);
 	/* learning: a load no wrapper is making (C code calling

@@ -193,3 +193,142 @@ def test_a_module_acting_outside_unaudited_needs_the_native_grant(
     # the grant the message names is enough
     r = sandboxed(EMPTY + rules + "\npython-api=ALLOW:native\n", code)
     assert r.stdout.startswith("imported"), r.stdout + r.stderr
+
+
+# The import system's inner doors, called by the program itself
+# (weaknesses.md 144): every module that comes into existence is judged,
+# whatever loaded it. The program holds only what start-up loaded (sys,
+# os, _frozen_importlib...), through sys.modules; 'colorsys' (pure Python,
+# no imports of its own), the frozen '__hello__', the builtin 'gc' and a
+# module of the program's own archive are what no rule grants. Each case
+# prints LOADED when the module's code ran and is usable.
+INNER = ("learn=false\nos-sandbox=subprocess\npython-import=os, sys\n"
+         "expose-ro=./own.zip\n")
+
+INNER_PRELUDE = """\
+import sys
+M = sys.modules
+fb, fe, os = M['_frozen_importlib'], M['_frozen_importlib_external'], M['os']
+path = os.path.join(os.path.dirname(os.__file__), 'colorsys.py')
+def loaded(m):
+    print('LOADED', m.rgb_to_hsv(1, 0, 0))
+"""
+
+INNER_DOORS = {
+    "find_and_load": "loaded(fb._find_and_load('colorsys', fb._gcd_import))",
+    "bootstrap_load": "loaded(fb._load(fb._find_spec('colorsys', None)))",
+    "load_module": "loaded(fe.SourceFileLoader('colorsys', path)"
+                   ".load_module())",
+    "exec_module": """\
+        spec = fe.spec_from_file_location('colorsys', path)
+        m = fb.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        loaded(m)
+        """,
+    "module_type": """\
+        m = type(sys)('colorsys')
+        m.__file__ = path
+        fe.SourceFileLoader('colorsys', path).exec_module(m)
+        loaded(m)
+        """,
+    "loader_basics": """\
+        m = type(sys)('colorsys')
+        fe._LoaderBasics.exec_module(fe.SourceFileLoader('colorsys', path), m)
+        loaded(m)
+        """,
+    "sourceless": """\
+        pyc = fe.cache_from_source(path)
+        if not os.path.exists(pyc):
+            print('SKIP no', pyc)
+            sys.exit()
+        loaded(fe.SourcelessFileLoader('colorsys', pyc).load_module())
+        """,
+    # a granted name, the refused module's file
+    "granted_name": """\
+        fe.SourceFileLoader('os', path).load_module()
+        loaded(M['os'])
+        """,
+    "granted_namespace": """\
+        code = fe.SourceFileLoader('os', path).get_code('os')
+        ns = {'__name__': 'os', '__builtins__': M['builtins']}
+        type(loaded)(code, ns)()
+        print('LOADED', ns['rgb_to_hsv'](1, 0, 0))
+        """,
+    "own_import": """\
+        def imp(name, g=None, l=None, fromlist=(), level=0):
+            return M.get(name) or fb._find_and_load(name, imp)
+        M['builtins'].__import__ = imp
+        import colorsys
+        loaded(colorsys)
+        """,
+    "frozen": """\
+        spec = fb.FrozenImporter.find_spec('__hello__')
+        m = fb.module_from_spec(spec)
+        fb.FrozenImporter.exec_module(m)
+        print('LOADED __hello__')
+        """,
+    "init_frozen": """\
+        fb._imp.init_frozen('__hello__')
+        print('LOADED __hello__')
+        """,
+    "zipimport": """\
+        zi = M['zipimport'].zipimporter('own.zip')
+        loaded(zi.load_module('own_mod'))
+        """,
+    "zip_exec_module": """\
+        zi = M['zipimport'].zipimporter('own.zip')
+        if not hasattr(zi, 'exec_module'):
+            print('SKIP zipimporter.exec_module is 3.10+')
+            sys.exit()
+        spec = fb.spec_from_loader('own_mod', zi)
+        m = fb.module_from_spec(spec)
+        zi.exec_module(m)
+        loaded(m)
+        """,
+    "builtin_none": """\
+        M['gc'] = None
+        m = fb.BuiltinImporter.create_module(
+            fb.ModuleSpec('gc', fb.BuiltinImporter, origin='built-in'))
+        fb.BuiltinImporter.exec_module(m)
+        print('LOADED', m.isenabled())
+        """,
+    "builtin_fake": """\
+        M['gc'] = type(sys)('gc')
+        m = fb.BuiltinImporter.create_module(
+            fb.ModuleSpec('gc', fb.BuiltinImporter, origin='built-in'))
+        print('LOADED', m.isenabled())
+        """,
+}
+
+
+def own_zip(tmp_cwd):
+    import zipfile
+    with zipfile.ZipFile(tmp_cwd / "own.zip", "w") as z:
+        z.writestr("own_mod.py", "def rgb_to_hsv(r, g, b):\n    return 0\n")
+
+
+@pytest.mark.parametrize("door", list(INNER_DOORS))
+def test_the_import_systems_inner_doors_are_judged(sandboxed, tmp_cwd,
+                                                   python_exe, door):
+    own_zip(tmp_cwd)
+    body = textwrap.dedent(INNER_DOORS[door]).rstrip("\n") + "\n"
+    code = INNER_PRELUDE + "try:\n" + textwrap.indent(body, "    ") + \
+        "except ImportError as e:\n    print('REFUSED', e)\n"
+    r = sandboxed(INNER, code)
+    if r.stdout.startswith("SKIP"):
+        pytest.skip(r.stdout)
+    assert "LOADED" not in r.stdout, r.stdout + r.stderr
+    assert "Hello world" not in r.stdout
+    # 3.10 names its frozen __hello__'s code "<frozen hello>"
+    want = {"frozen": "__hello__, hello", "init_frozen": "__hello__, hello",
+            "zipimport": "own_mod", "zip_exec_module": "own_mod",
+            "builtin_none": "gc", "builtin_fake": "gc"}.get(door, "colorsys")
+    assert any(f"REFUSED Module named '{w}' is not allowed by a rule"
+               in r.stdout for w in want.split(", ")), r.stdout + r.stderr
+    # what was granted still loads by the same door (the code
+    # _imp.init_frozen runs by itself is the program's exec, which the
+    # dynamic-code rule refuses on some CPythons)
+    r = sandboxed(INNER + f"python-import={want}\n", code)
+    assert "not allowed by a rule" not in r.stdout + r.stderr, r.stdout
+    if door != "init_frozen":
+        assert "LOADED" in r.stdout, r.stdout + r.stderr
