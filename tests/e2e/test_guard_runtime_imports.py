@@ -13,6 +13,8 @@ import textwrap
 
 import pytest
 
+from conftest import pyenv_minor
+
 EMPTY = "learn=false\nos-sandbox=subprocess\nexpose-rw=./out\n"
 
 # Only lookups in sys.modules: the program imports nothing itself.
@@ -332,3 +334,78 @@ def test_the_import_systems_inner_doors_are_judged(sandboxed, tmp_cwd,
     assert "not allowed by a rule" not in r.stdout + r.stderr, r.stdout
     if door != "init_frozen":
         assert "LOADED" in r.stdout, r.stdout + r.stderr
+
+
+LEGIT = textwrap.dedent("""\
+    import sys, importlib, colorsys
+    M = sys.modules
+    fb, fe = M['_frozen_importlib'], M['_frozen_importlib_external']
+    importlib.reload(colorsys)
+    spec = fe.spec_from_file_location('colorsys', colorsys.__file__)
+    m = fb.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    sys.path.insert(0, 'own.zip')
+    import own_mod
+    print('OK', m.rgb_to_hsv(1, 0, 0), own_mod.rgb_to_hsv(1, 0, 0))
+    """)
+
+
+def test_granted_modules_still_load_by_every_door(sandboxed, tmp_cwd,
+                                                  run_sb, python_exe):
+    own_zip(tmp_cwd)
+    rules = (INNER + "python-import=importlib, colorsys, own_mod, types, "
+             "warnings\n"
+             "python-api=ALLOW:importlib.reload\n")
+    r = sandboxed(rules, LEGIT)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "OK (0.0, 1.0, 1) 0"
+    # -m runs the module it names as the user's command, as a script
+    r = run_sb([f"--python={python_exe}", "-m", "colorsys"])
+    assert r.returncode == 0, r.stderr
+
+
+def test_pure_python_pickle_loads_does_not_run(run_sb, tmp_cwd):
+    # pyenv's 3.11 builds _pickle as an extension: the pure-Python
+    # pickle.loads, loaded by hand, ran with no denier
+    py = pyenv_minor("3.11")
+    own_zip(tmp_cwd)
+    (tmp_cwd / ".py-sandboxes").write_text(INNER)
+    (tmp_cwd / "script.py").write_text(textwrap.dedent("""\
+        import sys
+        M = sys.modules
+        fb = M['_frozen_importlib']
+        def imp(name, g=None, l=None, fromlist=(), level=0):
+            if level:
+                name = fb._resolve_name(name, g['__package__'], level)
+            m = M.get(name) or fb._find_and_load(name, imp)
+            if fromlist:
+                return fb._handle_fromlist(m, fromlist, imp)
+            return M[name.partition('.')[0]]
+        M['builtins'].__import__ = imp
+        try:
+            import pickle
+            print('LOADED', pickle.loads(pickle.dumps({'k': (1, 2.5)})))
+        except ImportError as e:
+            print('REFUSED', e)
+        """))
+    r = run_sb([f"--python={py}", "script.py"])
+    assert "LOADED" not in r.stdout, r.stdout
+    assert ("REFUSED Module named 'pickle' is not allowed by a rule"
+            in r.stdout), r.stdout + r.stderr
+
+
+def test_learning_records_a_module_loaded_by_an_inner_door(run_sb, tmp_cwd):
+    py = pyenv_minor("3.11")
+    (tmp_cwd / "script.py").write_text(textwrap.dedent("""\
+        import sys
+        fb = sys.modules['_frozen_importlib']
+        print(fb._find_and_load('colorsys', fb._gcd_import).rgb_to_hsv(1, 0, 0))
+        """))
+    first = run_sb([f"--python={py}", "script.py"])
+    assert first.returncode == 0, first.stderr
+    rules = (tmp_cwd / ".py-sandboxes").read_text()
+    assert any(ln.startswith("python-import=") and "colorsys" in ln
+               for ln in rules.splitlines()), rules
+    second = run_sb([f"--python={py}", "script.py"])
+    assert second.returncode == 0, (rules, second.stderr)
+    assert second.stdout.strip() == "(0.0, 1.0, 1)"
