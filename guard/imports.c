@@ -10,6 +10,26 @@
  * told, so that wrappers land in freshly loaded modules before the import
  * statement returns.
  *
+ * Those doors are the import statement's; the program can call the import
+ * system's inner functions itself (_find_and_load, _load, a loader's
+ * load_module or exec_module, FrozenImporter, zipimport), which raise no
+ * event. So every module is judged where it comes into existence, the
+ * chokes that every loader passes (weaknesses.md 144):
+ *   - a Python-code module (source, .pyc, frozen, an archive's) exists once
+ *     its body's code runs: exec and eval of a code object in a namespace
+ *     (the wrappers, api.c, with the namespace; the "exec" event), a
+ *     function made of it ("function.__new__"), _imp.init_frozen. It is
+ *     judged by the module its file is, where the guard knows the tree
+ *     (the standard library and the site-packages of sys.path as they
+ *     were at arming, frozen modules: by real path, so a granted name
+ *     given to a refused file is refused), and by its namespace's
+ *     __name__; the runtime's exempt loads are remembered at their
+ *     "import" event, and -m's module is the user's command;
+ *   - a C extension at _imp.create_dynamic (below); a builtin at
+ *     _imp.create_builtin, where only a module made before the guard armed
+ *     or by that door since counts as loaded, never what sys.modules
+ *     holds (the program puts a None there).
+ *
  * A C extension is judged by what it is, not by the name its loader is
  * given: _imp.create_dynamic, the one door every loader of a shared object
  * goes through (ExtensionFileLoader, module_from_spec, a spec built by
