@@ -1305,8 +1305,10 @@ static const char *below(const char *canon, const char *dir)
  * give files their names: a frozen module ("<frozen json>"), the standard
  * library and its site-packages directories as sys.path had them when the
  * guard armed. By the file's real path: a link, a sys.path entry with ".."
- * or another spelling of the tree leads to the same name. Else false (the
- * program's own tree, an archive: judged by the name it runs under). */
+ * or another spelling of the tree leads to the same name (a link the
+ * program changes between the making of the code and its run is not
+ * followed: weaknesses.md 11, 144). Else false (the program's own tree,
+ * an archive: judged by the name it runs under). */
 static bool module_of_file(const char *file, char name[256])
 {
 	char canon[PATH_MAX];
@@ -1316,7 +1318,9 @@ static bool module_of_file(const char *file, char name[256])
 	if (strncmp(file, "<frozen ", 8) == 0)
 		return n > 9 && file[n - 1] == '>' &&
 		       dotted(file + 8, n - 9, name);
-	if (file[0] != '/' || !realpath(file, canon))
+	/* a relative name is the import system's from a relative sys.path
+	 * entry or loader path: as from the current directory */
+	if (!realpath(file, canon))
 		return false;
 	for (i = 0; i < sb_g.imports.n_site && !rel; i++)
 		rel = below(canon, sb_g.imports.site_dirs[i]);

@@ -256,6 +256,8 @@ INNER_DOORS = {
         type(loaded)(code, ns)()
         print('LOADED', ns['rgb_to_hsv'](1, 0, 0))
         """,
+    # a link of the program's to the refused file, by a relative path
+    "link": "loaded(fe.SourceFileLoader('os', 'cs.py').load_module())",
     "own_import": """\
         def imp(name, g=None, l=None, fromlist=(), level=0):
             return M.get(name) or fb._find_and_load(name, imp)
@@ -309,14 +311,20 @@ def own_zip(tmp_cwd):
         z.writestr("own_mod.py", "def rgb_to_hsv(r, g, b):\n    return 0\n")
 
 
+LINK = "expose-ro=./cs.py\n"
+
+
 @pytest.mark.parametrize("door", list(INNER_DOORS))
 def test_the_import_systems_inner_doors_are_judged(sandboxed, tmp_cwd,
                                                    python_exe, door):
     own_zip(tmp_cwd)
+    std = subprocess.run([python_exe, "-c", "import os; print(os.__file__)"],
+                         capture_output=True, text=True).stdout.strip()
+    (tmp_cwd / "cs.py").symlink_to(std.rsplit("/", 1)[0] + "/colorsys.py")
     body = textwrap.dedent(INNER_DOORS[door]).rstrip("\n") + "\n"
     code = INNER_PRELUDE + "try:\n" + textwrap.indent(body, "    ") + \
         "except ImportError as e:\n    print('REFUSED', e)\n"
-    r = sandboxed(INNER, code)
+    r = sandboxed(INNER + LINK, code)
     if r.stdout.startswith("SKIP"):
         pytest.skip(r.stdout)
     assert "LOADED" not in r.stdout, r.stdout + r.stderr
@@ -330,7 +338,7 @@ def test_the_import_systems_inner_doors_are_judged(sandboxed, tmp_cwd,
     # what was granted still loads by the same door (the code
     # _imp.init_frozen runs by itself is the program's exec, which the
     # dynamic-code rule refuses on some CPythons)
-    r = sandboxed(INNER + f"python-import={want}\n", code)
+    r = sandboxed(INNER + LINK + f"python-import={want}\n", code)
     assert "not allowed by a rule" not in r.stdout + r.stderr, r.stdout
     if door != "init_frozen":
         assert "LOADED" in r.stdout, r.stdout + r.stderr
