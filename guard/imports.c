@@ -14,7 +14,7 @@
  * system's inner functions itself (_find_and_load, _load, a loader's
  * load_module or exec_module, FrozenImporter, zipimport), which raise no
  * event. So every module is judged where it comes into existence, the
- * chokes that every loader passes (weaknesses.md 144):
+ * chokes that every loader passes (weaknesses.md 151):
  *   - a Python-code module (source, .pyc, frozen, an archive's) exists once
  *     its body's code runs: exec and eval of a code object in a namespace
  *     (the wrappers, api.c, with the namespace; the "exec" event), a
@@ -1155,7 +1155,7 @@ static PyObject *create_builtin_call(struct sb_wrap *w, PyObject *args,
 	 * Debian's python3). Made means by the interpreter before the
 	 * guard armed or by this door since, never what sys.modules holds:
 	 * the program puts a None there and BuiltinImporter makes the
-	 * module "again" (weaknesses.md 144) */
+	 * module "again" (weaknesses.md 151) */
 	if (!made && !runtime_load(buf) &&
 	    !(((runtime_expect && strcmp(buf, runtime_expect) == 0) ||
 	       runtime_import()) &&
@@ -1307,7 +1307,7 @@ static const char *below(const char *canon, const char *dir)
  * guard armed. By the file's real path: a link, a sys.path entry with ".."
  * or another spelling of the tree leads to the same name (a link the
  * program changes between the making of the code and its run is not
- * followed: weaknesses.md 11, 144). Else false (the program's own tree,
+ * followed: weaknesses.md 11, 151). Else false (the program's own tree,
  * an archive: judged by the name it runs under). */
 static bool module_of_file(const char *file, char name[256])
 {

@@ -198,7 +198,7 @@ def test_a_module_acting_outside_unaudited_needs_the_native_grant(
 
 
 # The import system's inner doors, called by the program itself
-# (weaknesses.md 144): every module that comes into existence is judged,
+# (weaknesses.md 151): every module that comes into existence is judged,
 # whatever loaded it. The program holds only what start-up loaded (sys,
 # os, _frozen_importlib...), through sys.modules; 'colorsys' (pure Python,
 # no imports of its own), the frozen '__hello__', the builtin 'gc' and a
