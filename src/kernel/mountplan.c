@@ -460,6 +460,14 @@ static int make_plan(struct plan *pl, const struct sb_policy *p,
 				e->rule, sb_ref_format(pl->a, e->ref));
 			return -1;
 		}
+		/* the links of the path as written, as on the host: the
+		 * guard reads the rule again inside, and a rule's path must
+		 * exist (/usr/bin/sh -> dash) */
+		if (e->spelled && !walk(pl, e->spelled) && !implicit) {
+			pl->err = sb_arena_printf(pl->a, "%s: %s: %s", e->rule,
+						  e->spelled, strerror(errno));
+			return -1;
+		}
 		if (e->mode == SB_EXPOSE_LIST) {
 			/* the directory is there, empty: a bind would show
 			 * its files (weaknesses.md 60) */

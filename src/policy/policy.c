@@ -1572,7 +1572,11 @@ static void parse_expose(struct parser *ps, const struct sb_line *l,
 			 l->text);
 		return;
 	}
-	push_expose(p, l, canon, mode, S_ISDIR(st.st_mode));
+	if (strcmp(abs, canon))
+		push_expose(p, l, canon, mode, S_ISDIR(st.st_mode))->spelled =
+			abs;
+	else
+		push_expose(p, l, canon, mode, S_ISDIR(st.st_mode));
 }
 
 static int cmp_expose_path(const void *x, const void *y)

@@ -56,6 +56,10 @@ enum sb_expose_mode { SB_EXPOSE_RO, SB_EXPOSE_RW, SB_EXPOSE_LIST };
 
 struct sb_expose {
 	const char *path; /* canonical, absolute */
+	/* absolute as written, its links unresolved (NULL: none other than
+	 * path): a namespace's root makes those links, so that the rule, read
+	 * again inside by the guard, names a path that is there */
+	const char *spelled;
 	const char *rule; /* e.g. "expose-ro=./data", for messages */
 	struct sb_ref ref;
 	enum sb_expose_mode mode;

@@ -722,3 +722,24 @@ def test_stage_refuses_a_policy_that_is_not_one(work):
     assert r.stderr.startswith("python-sb: the second stage inside the "
                                "sandbox: not a python-sb policy"), r.stderr
     assert not (work / "ran").exists()
+
+
+@pytest.mark.parametrize("user", ["root", "nobody"])
+@pytest.mark.parametrize("provider", ["unshare", "bwrap"])
+def test_an_exposure_named_through_a_link_is_there_inside(work, provider,
+                                                           user):
+    """expose-ro=/usr/bin/sh (a link to dash): the new root had dash and
+    not the link, and the guard, which reads the rules again inside,
+    stopped the run: "path '/usr/bin/sh' must exist" (found while fixing
+    partial mode). The link is made inside as on the host."""
+    user = _skip(provider, user)
+    if not os.path.islink("/usr/bin/sh"):
+        pytest.skip("/usr/bin/sh is no link here")
+    (work / ".py-sandboxes").write_text(
+        f"os-sandbox={provider}\npython-import=*\nexpose-ro=/usr/bin/sh\n")
+    (work / "app.py").write_text(
+        "import os\nprint(os.readlink('/usr/bin/sh'), "
+        "os.path.isfile('/usr/bin/sh'))\n")
+    r = _run(_argv(user, "app.py"), work, user)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"{os.readlink('/usr/bin/sh')} True\n"
