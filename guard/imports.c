@@ -172,6 +172,19 @@ static bool runtime_package(const char *top)
  * (<stdlib>/encodings/idna.py): the name encodings.search_function asks
  * for is the program's ("x".encode("subprocess")), and so is the
  * package's __path__, which it may have extended with any directory. */
+/* Is the code importing the codec search itself (encodings/__init__.py's
+ * search_function)? Its name is made from one the program chooses
+ * ('encodings.' + a str subclass's __radd__, an alias the program wrote in
+ * encodings._aliases): it loads encodings' own modules, nothing else. */
+static bool codec_search_caller(void)
+{
+	char buf[PATH_MAX];
+
+	return sb_g.stdlib && sb_guard_caller_file(buf) > 0 &&
+	       strncmp(buf, sb_g.stdlib, strlen(sb_g.stdlib)) == 0 &&
+	       strcmp(buf + strlen(sb_g.stdlib), "/encodings/__init__.py") == 0;
+}
+
 static bool runtime_may_load(const char *name)
 {
 	size_t n = strcspn(name, "."), i;
@@ -179,12 +192,14 @@ static bool runtime_may_load(const char *name)
 	char path[PATH_MAX], top[16];
 	struct stat st;
 
+	/* a top-level name: the codec modules' own (stringprep), never one
+	 * the codec search was made to ask for (weaknesses 151) */
 	if (name[n] == '\0' || n >= sizeof(top))
-		return true;
+		return strcmp(name, "encodings") == 0 || !codec_search_caller();
 	memcpy(top, name, n);
 	top[n] = '\0';
 	if (!runtime_package(top))
-		return true;
+		return !codec_search_caller();
 	for (i = 0; sub[i]; i++)
 		if (!(isalnum((unsigned char)sub[i]) || sub[i] == '_'))
 			return false; /* a deeper name: they have none */
@@ -1385,6 +1400,41 @@ static int judge_code_file(PyObject *code)
 	return judge_run(name);
 }
 
+/* The file of any code object: a function's, a class body's. */
+static bool code_file(PyObject *code, char file[PATH_MAX])
+{
+	PyObject *f;
+	bool r;
+
+	if (!code || py.PyObject_IsInstance(code, py.PyCode_Type) != 1) {
+		py.PyErr_Clear();
+		return false;
+	}
+	f = py.PyObject_GetAttrString(code, "co_filename");
+	r = f && sb_arg_path(f, file) == 1;
+	py.Py_DecRef(f);
+	py.PyErr_Clear();
+	return r;
+}
+
+/* A function made of a code object (types.FunctionType, the
+ * "function.__new__" event): a module's body as its import; any other code
+ * of a module not loaded (a function or a class body taken from the code a
+ * loader's get_code made of the file, the body never run) as its import
+ * too. A loaded module's functions are in sys.modules anyway (6). */
+static int judge_function_code(PyObject *code)
+{
+	PyObject *mods = py.PyImport_GetModuleDict();
+	char file[PATH_MAX], name[256];
+
+	if (module_code(code, file))
+		return judge_code_file(code);
+	if (!code_file(code, file) || !module_of_file(file, name) ||
+	    (mods && py.PyDict_GetItemString(mods, name)))
+		return 0;
+	return judge_run(name);
+}
+
 /* The namespace's own name for the module it is being filled as: its
  * __name__, an exact lookup in the dict (no code of the program runs). */
 static bool namespace_name(PyObject *globals, char name[256])
@@ -1544,10 +1594,12 @@ int sb_imports_event(const char *event, PyObject *args)
 
 	/* a module's code run: the main program's, by the interpreter at
 	 * its start, is the user's command */
-	if (strcmp(event, "exec") == 0 || strcmp(event, "function.__new__") == 0)
+	if (strcmp(event, "exec") == 0)
 		return !py.PyEval_GetFrame() && sb_g.starting
 			       ? 0
 			       : judge_code_file(py.PyTuple_GetItem(args, 0));
+	if (strcmp(event, "function.__new__") == 0)
+		return judge_function_code(py.PyTuple_GetItem(args, 0));
 	if (strcmp(event, "import") != 0)
 		return 0;
 	r = sb_arg_path(py.PyTuple_GetItem(args, 0), buf);

@@ -296,6 +296,36 @@ INNER_DOORS = {
         fb.BuiltinImporter.exec_module(m)
         print('LOADED', m.isenabled())
         """,
+    # the codec search asks for 'encodings.' + a name: a str subclass's
+    # __radd__ made it any top-level module, loaded as the runtime's
+    "codec_search": """\
+        class Name(str):
+            def __radd__(self, other):
+                return 'colorsys'
+            def __contains__(self, item):
+                return False
+        M['encodings']._aliases['sbprobe'] = Name('sbprobe')
+        try:
+            M['codecs'].lookup('sbprobe')
+        except LookupError:
+            pass
+        m = M.get('colorsys')
+        if m is None:
+            raise ImportError(\"Module named 'colorsys' is not allowed by "
+                              \"a rule (not loaded)\")
+        loaded(m)
+        """,
+    # a function of the module, made of the code its loader compiled, the
+    # module body never run
+    "function_code": """\
+        code = fe.SourceFileLoader('colorsys', path).get_code('colorsys')
+        fns = {c.co_name: c for c in code.co_consts
+               if hasattr(c, 'co_code')}
+        g = {'__builtins__': M['builtins'], 'ONE_THIRD': 1 / 3,
+             'ONE_SIXTH': 1 / 6, 'TWO_THIRD': 2 / 3}
+        f = type(loaded)(fns['rgb_to_hsv'], g)
+        print('LOADED', f(1, 0, 0))
+        """,
     "builtin_fake": """\
         M['gc'] = type(sys)('gc')
         m = fb.BuiltinImporter.create_module(
