@@ -173,6 +173,19 @@ static PyObject *environ_iter(struct sb_wrap *w, PyObject *args,
 	return it;
 }
 
+/* A proxy variable, as urllib.request.getproxies_environment() finds one
+ * (its lower-case name ends in "_proxy"): urllib, and requests and pip
+ * through it, read them by a scan only, and the enforcing run without them
+ * goes to the host directly. */
+static bool proxy_name(PyObject *key)
+{
+	const char *k = py.PyUnicode_AsUTF8AndSize(key, NULL);
+	size_t n = k ? strlen(k) : 0;
+
+	py.PyErr_Clear();
+	return n > 6 && strncasecmp(k + n - 6, "_proxy", 6) == 0;
+}
+
 /* os._Environ.__getitem__(self, key), as a method: args = (self, key) */
 static PyObject *environ_getitem(struct sb_wrap *w, PyObject *args,
 				 PyObject *kwargs)
@@ -184,7 +197,7 @@ static PyObject *environ_getitem(struct sb_wrap *w, PyObject *args,
 
 	/* a read that found the variable, of one the program did not set */
 	if (res && key && py.PyObject_IsInstance(key, py.PyUnicode_Type) == 1 &&
-	    !from_scan(key)) {
+	    (!from_scan(key) || proxy_name(key))) {
 		k = py.PyUnicode_AsUTF8AndSize(key, NULL);
 		py.PyErr_Clear();
 		if (k && !program_set(k) &&

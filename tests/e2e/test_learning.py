@@ -837,3 +837,37 @@ def test_a_script_named_with_its_directory_in_the_current_one_learns_there(
     assert "lock" not in first.stderr and "warning" not in first.stderr
     second = run_sb([f"--python={py}", "./app.py"])
     assert (second.returncode, second.stdout) == (0, "ok\n"), second.stderr
+
+
+def test_a_proxy_from_the_environment_is_learned(run_sb, tmp_cwd, py,
+                                                 tmp_path):
+    """urllib (and requests, pip) finds http_proxy by scanning os.environ,
+    and a scan is not a use (weaknesses 22): the proxy variable was not
+    learned, and the first enforced run went to the host directly, where
+    its refusal named the host (found by a learning probe). A proxy
+    variable read by a scan is learned."""
+    site = tmp_path / "site"
+    # a proxy is asked for the absolute URL: the file server finds it
+    # under http:/updates.example.invalid/
+    (site / "http:" / "updates.example.invalid").mkdir(parents=True)
+    (site / "http:" / "updates.example.invalid" / "index.html").write_text(
+        "<title>via proxy</title>")
+    proxy = serve(site)
+    try:
+        (tmp_cwd / "app.py").write_text(textwrap.dedent("""\
+            import urllib.request
+            print(urllib.request.urlopen(
+                "http://updates.example.invalid/index.html",
+                timeout=5).read().decode())
+            """))
+        env = dict(os.environ,
+                   http_proxy=f"http://127.0.0.1:{proxy.server_address[1]}",
+                   SOME_SECRET="never learned")
+        first, second, rules = learn_then_enforce(run_sb, tmp_cwd, py,
+                                                  ["app.py"], env=env)
+        assert first.stdout == "<title>via proxy</title>\n", first.stderr
+        assert "env=http_proxy=${http_proxy}" in active(rules), rules
+        assert "SOME_SECRET" not in rules
+        assert second.stdout == first.stdout, second.stderr
+    finally:
+        proxy.shutdown()
