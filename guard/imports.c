@@ -1333,6 +1333,23 @@ static bool module_of_file(const char *file, char name[256])
 	if (strncmp(file, "<frozen ", 8) == 0)
 		return n > 9 && file[n - 1] == '>' &&
 		       dotted(file + 8, n - 9, name);
+	/* the common case, a module the import system found in one of those
+	 * trees as they are named: a regular file there, named without '.'
+	 * or '..', is its own real path but for a link on the way, which
+	 * those trees, not the program's, hold (no realpath: one readlink a
+	 * component at every import) */
+	if (file[0] == '/' && !strstr(file, "/./") && !strstr(file, "/../") &&
+	    !strstr(file, "//")) {
+		struct stat st;
+
+		for (i = 0; i < sb_g.imports.n_site && !rel; i++)
+			rel = below(file, sb_g.imports.site_dirs[i]);
+		if (!rel && stdlib_ext(file))
+			rel = below(file, sb_g.imports.stdlib_dir);
+		if (rel && lstat(file, &st) == 0 && S_ISREG(st.st_mode))
+			return module_of_rel(rel, name);
+		rel = NULL;
+	}
 	/* a relative name is the import system's from a relative sys.path
 	 * entry or loader path: as from the current directory */
 	if (!realpath(file, canon))
