@@ -194,7 +194,7 @@ static bool mode_known(const char *mode)
 static PyObject *unparse(PyObject *tree)
 {
 	static PyObject *fn;
-	PyObject *mod, *args, *res;
+	PyObject *mod;
 
 	/* neither busy: a program can plant its own ast.py or node classes,
 	 * and what they run must meet the guards like any of its code */
@@ -205,14 +205,7 @@ static PyObject *unparse(PyObject *tree)
 		if (!fn)
 			return NULL;
 	}
-	args = py.PyTuple_New(1);
-	if (!args)
-		return NULL;
-	py.Py_IncRef(tree);
-	py.PyTuple_SetItem(args, 0, tree);
-	res = py.PyObject_Call(fn, args, NULL);
-	py.Py_DecRef(args);
-	return res;
+	return sb_guard_call1(fn, tree);
 }
 
 static PyObject *none(void);

@@ -440,19 +440,6 @@ static void format_attr(struct ev_check *c, PyObject *o, struct ev_pos *pos)
 	violation_at(c, pos, what, add);
 }
 
-static PyObject *call1(PyObject *fn, PyObject *arg)
-{
-	PyObject *args = py.PyTuple_New(1), *res;
-
-	if (!args)
-		return NULL;
-	py.Py_IncRef(arg);
-	py.PyTuple_SetItem(args, 0, arg);
-	res = py.PyObject_Call(fn, args, NULL);
-	py.Py_DecRef(args);
-	return res;
-}
-
 /* The fields of template 't' as str.format reads them: CPython's own
  * parser (_string.formatter_parser), so that an index in brackets, which
  * may hold '.', ':' or '!', a nested field in a format spec and an
@@ -468,7 +455,7 @@ static int format_fields(struct ev_check *c, PyObject *t, struct ev_pos *pos,
 
 	if (depth > 2)
 		return 0; /* CPython: "Max string recursion exceeded" */
-	it = call1(sb_g.eval.fmt_parser, t);
+	it = sb_guard_call1(sb_g.eval.fmt_parser, t);
 	if (!it)
 		return -1;
 	while (r == 0 && (item = py.PyIter_Next(it))) {
@@ -476,7 +463,7 @@ static int format_fields(struct ev_check *c, PyObject *t, struct ev_pos *pos,
 		PyObject *spec = py.PyTuple_GetItem(item, 2);
 
 		if (field && field != py._Py_NoneStruct) {
-			split = call1(sb_g.eval.fmt_split, field);
+			split = sb_guard_call1(sb_g.eval.fmt_split, field);
 			rest = split ? py.PyObject_GetIter(
 					       py.PyTuple_GetItem(split, 1))
 				     : NULL;

@@ -1365,12 +1365,12 @@ static bool module_of_file(const char *file, char name[256])
  * its import: but for the loads the runtime's exemptions let through and
  * the module -m runs (the user's command, as a script is). Learning
  * records it, unless a wrapper importing it will. 0, or -1 (raised). */
-static int judge_run(const char *name)
+/* judge(), and learning records a load no wrapper is making, as the
+ * enforcing run will judge it here. 0, or -1 (raised). */
+static int judge_unwrapped(const char *name)
 {
 	int r;
 
-	if (strcmp(name, sb_g.imports.main_module) == 0 || runtime_load(name))
-		return 0;
 	learn_pending[0] = '\0';
 	r = judge(name);
 	if (r == 0 && learn_pending[0] &&
@@ -1379,6 +1379,13 @@ static int judge_run(const char *name)
 		r = sb_guard_refuse_halted();
 	learn_pending[0] = '\0';
 	return r;
+}
+
+static int judge_run(const char *name)
+{
+	if (strcmp(name, sb_g.imports.main_module) == 0 || runtime_load(name))
+		return 0;
+	return judge_unwrapped(name);
 }
 
 /* A module body's code of a file (or a frozen module's), as made by the
@@ -1631,15 +1638,7 @@ int sb_imports_event(const char *event, PyObject *args)
 		runtime_load_allowed(buf);
 		return 0;
 	}
-	learn_pending[0] = '\0';
-	r = judge(buf);
 	/* learning: a load no wrapper is making (C code calling
-	 * PyImport_ImportModuleLevelObject, a module another path loaded)
-	 * is recorded here, as the enforcing run will judge it here */
-	if (r == 0 && learn_pending[0] &&
-	    strcmp(learn_pending, wrapping) != 0 &&
-	    sb_learn_record("import", learn_pending, NULL) < 0)
-		r = sb_guard_refuse_halted();
-	learn_pending[0] = '\0';
-	return r;
+	 * PyImport_ImportModuleLevelObject, a module another path loaded) */
+	return judge_unwrapped(buf);
 }
