@@ -367,8 +367,12 @@ static void dest_note(const struct sb_addr *a, unsigned dir, char *out,
 static bool own_port(unsigned kind, unsigned dir, const struct sb_addr *a,
 		     uint16_t port)
 {
-	return kind == SB_NET_TCP && dir == SB_NET_OUT &&
-	       (sb_self_port_own(a, port) || sb_self_port(a, port, getpid()));
+	int type = kind == SB_NET_UDP ? SOCK_DGRAM : SOCK_STREAM;
+
+	return (kind == SB_NET_TCP || kind == SB_NET_UDP) &&
+	       dir == SB_NET_OUT &&
+	       (sb_self_port_own(type, a, port) ||
+		sb_self_port(type, a, port, getpid()));
 }
 
 static const struct sb_net_rule *decide(unsigned kind, unsigned dir,

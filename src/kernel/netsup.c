@@ -290,7 +290,8 @@ static bool allowed(const struct sb_policy *p, const struct call *c,
 	}
 	r = sb_net_decide(p, kind, dir, a, port);
 	if (!r && sb_net_self_rule(p, kind, dir, a) &&
-	    sb_self_port(a, port, self_root))
+	    sb_self_port(kind == SB_NET_UDP ? SOCK_DGRAM : SOCK_STREAM, a,
+			 port, self_root))
 		return true;
 	if (r && r->allow)
 		return true;

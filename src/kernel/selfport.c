@@ -292,7 +292,8 @@ int sb_port_held_outside(int type, const struct sb_addr *local,
 	return n && !all_held(inodes, n, root) ? 1 : 0;
 }
 
-bool sb_self_port(const struct sb_addr *dest, uint16_t port, pid_t root)
+bool sb_self_port(int type, const struct sb_addr *dest, uint16_t port,
+		  pid_t root)
 {
 	struct listener v[MAX_INODES];
 	unsigned long inodes[MAX_INODES];
@@ -302,7 +303,9 @@ bool sb_self_port(const struct sb_addr *dest, uint16_t port, pid_t root)
 
 	if (!dest || !port || root <= 0)
 		return false;
-	nl = listening(port, v, MAX_INODES);
+	/* a UDP socket bound to the port takes its datagrams */
+	nl = type == SOCK_DGRAM ? on_port("udp", NULL, port, v, MAX_INODES)
+				: listening(port, v, MAX_INODES);
 	if (nl <= 0)
 		return false;
 	nt = targets(dest, t);
@@ -328,7 +331,7 @@ bool sb_self_port(const struct sb_addr *dest, uint16_t port, pid_t root)
 /* The descriptors of this process are searched up to this one. */
 #define MAX_OWN_FD 65536
 
-bool sb_self_port_own(const struct sb_addr *dest, uint16_t port)
+bool sb_self_port_own(int want, const struct sb_addr *dest, uint16_t port)
 {
 	struct sb_addr t[3];
 	bool taken[3] = { false };
@@ -349,11 +352,11 @@ bool sb_self_port_own(const struct sb_addr *dest, uint16_t port)
 		uint16_t p;
 
 		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
-			       &ol) < 0 || !listening)
+			       &ol) < 0 || (want == SOCK_STREAM && !listening))
 			continue;
 		ol = sizeof(int);
 		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &ol) < 0 ||
-		    type != SOCK_STREAM ||
+		    type != want ||
 		    getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
 			continue;
 		if (ss.ss_family == AF_INET) {

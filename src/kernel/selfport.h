@@ -8,14 +8,16 @@
 
 #include "policy.h"
 
-/* Does a TCP connection to 'dest' port 'port' reach 'root' or a process
- * below it: for every address the kernel connects to for 'dest'
+/* Does a TCP connection (type SOCK_STREAM) or a datagram (SOCK_DGRAM: a
+ * UDP socket bound to the port takes it) to 'dest' port 'port' reach
+ * 'root' or a process below it: for every address the kernel connects to for 'dest'
  * (sb_addr_destinations), some listening socket on that port takes it
  * (bound to it or to a wildcard) and every such socket is held by the
  * tree? A listener of the sandbox on another address with the same port
  * number does not make another process's listener 'self'. false when it
  * cannot be told. */
-bool sb_self_port(const struct sb_addr *dest, uint16_t port, pid_t root);
+bool sb_self_port(int type, const struct sb_addr *dest, uint16_t port,
+		  pid_t root);
 
 /* A bind of a socket of 'type' (SOCK_STREAM, SOCK_DGRAM) to 'local' port
  * 'port' that shares the port (SO_REUSEPORT; SO_REUSEADDR for UDP) would
@@ -32,6 +34,6 @@ int sb_port_held_outside(int type, const struct sb_addr *local,
  * 'dest' port 'port' (bound to each address the kernel connects to, or
  * to a wildcard that takes it)? Its own descriptors only: no /proc
  * needed. */
-bool sb_self_port_own(const struct sb_addr *dest, uint16_t port);
+bool sb_self_port_own(int type, const struct sb_addr *dest, uint16_t port);
 
 #endif

@@ -282,7 +282,8 @@ static void record_net(struct sb_learn_native *n, bool udp, bool in,
 	if (sb_addr_parse(addr, &a) != 0)
 		return;
 	/* a port this run listens on is another one next time */
-	self = !udp && !in && sb_self_port(&a, (uint16_t)port, n->root);
+	self = !in && sb_self_port(udp ? SOCK_DGRAM : SOCK_STREAM, &a,
+				   (uint16_t)port, n->root);
 	nd = sb_addr_destinations(&a, in ? SB_NET_IN : SB_NET_OUT, d);
 	for (k = 0; k < nd; k++)
 		record_dest(n, udp, in, &d[k], self, port);

@@ -238,8 +238,7 @@ static void parse_record(struct sb_arena *a, const char *line, size_t n,
 			rec.dir = SB_NET_OUT;
 		else
 			return;
-		rec.self = rec.kind == SB_NET_TCP && rec.dir == SB_NET_OUT &&
-			   strcmp(f[4], "self") == 0;
+		rec.self = rec.dir == SB_NET_OUT && strcmp(f[4], "self") == 0;
 		rec.lookup = rec.kind == SB_NET_TCP && rec.dir == SB_NET_OUT &&
 			     strcmp(f[4], "-") == 0;
 		if (sb_addr_parse(f[3], &rec.addr) != 0 ||

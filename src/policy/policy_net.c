@@ -1067,10 +1067,9 @@ void sb_parse_net(struct sb_policy *p, const struct sb_parse_opts *opts,
 			 l->text);
 	f.self = !strcasecmp(sb_strip(p->arena, field[3], strlen(field[3])),
 			     "self");
-	if (f.self && (!f.allow || f.kinds != SB_NET_TCP ||
-		       f.dirs != SB_NET_OUT))
+	if (f.self && (!f.allow || f.dirs != SB_NET_OUT))
 		sb_error(p, l->ref,
-			 "In '%s', port 'self' (the ports this sandbox listens on) is for ALLOW|TCP|...|OUT rules.",
+			 "In '%s', port 'self' (the ports this sandbox listens on) is for ALLOW|...|OUT rules.",
 			 l->text);
 	else if (!f.self &&
 		 sb_ports_parse(p->arena, field[3], &ports, &f.n_ports))

@@ -357,7 +357,7 @@ static void test_self_port(void)
 	ok(sb_net_self_rule(&t.p, SB_NET_TCP, SB_NET_OUT, &other) == NULL,
 	   "self: not for another address");
 	ok(sb_net_self_rule(&t.p, SB_NET_UDP, SB_NET_OUT, &lo) == NULL,
-	   "self: not for UDP");
+	   "self: a TCP rule is not for UDP");
 	/* judged where the kernel connects, as sb_net_decide does */
 	sb_addr_parse("0.0.0.0", &any);
 	ok(sb_net_self_rule(&t.p, SB_NET_TCP, SB_NET_OUT, &any) ==
@@ -370,15 +370,19 @@ static void test_self_port(void)
 	bad("net=ALLOW|TCP|127.0.0.1|self|IN", FILE_REF,
 	    ".py-sandboxes(3): In 'net=ALLOW|TCP|127.0.0.1|self|IN', port "
 	    "'self' (the ports this sandbox listens on) is for "
-	    "ALLOW|TCP|...|OUT rules.");
-	bad("net=ALLOW|*|127.0.0.1|self|OUT", FILE_REF,
-	    ".py-sandboxes(3): In 'net=ALLOW|*|127.0.0.1|self|OUT', port "
-	    "'self' (the ports this sandbox listens on) is for "
-	    "ALLOW|TCP|...|OUT rules.");
+	    "ALLOW|...|OUT rules.");
+	one(&t, "net=ALLOW|UDP|127.0.0.1|self|OUT", 1);
+	sb_addr_parse("127.0.0.1", &lo);
+	ok(sb_net_self_rule(&t.p, SB_NET_UDP, SB_NET_OUT, &lo) ==
+		   &t.p.nets.v[0] &&
+		   sb_net_self_rule(&t.p, SB_NET_TCP, SB_NET_OUT, &lo) == NULL,
+	   "self: a UDP rule, for UDP only (a datagram to the sandbox's own "
+	   "bound socket)");
+	t_free(&t);
 	bad("net=DENY|TCP|127.0.0.1|self|OUT", FILE_REF,
 	    ".py-sandboxes(3): In 'net=DENY|TCP|127.0.0.1|self|OUT', port "
 	    "'self' (the ports this sandbox listens on) is for "
-	    "ALLOW|TCP|...|OUT rules.");
+	    "ALLOW|...|OUT rules.");
 }
 
 static void test_errors(void)
