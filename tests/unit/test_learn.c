@@ -608,10 +608,11 @@ static void test_net(void)
 	       "net=ALLOW|TCP|192.0.2.1/32|25|OUT\n"
 	       "net=ALLOW|TCP|2001:db8::1/128|443|OUT\n"
 	       "net=ALLOW|TCP|example.com|${PORTAL},443|OUT\n"
-	       "net=ALLOW|UDP|1.1.1.1/32|53|OUT\n\n",
+	       "net=ALLOW|UDP|1.1.1.1/32|53|OUT\n"
+	       "net=ALLOW|UDP|127.0.0.1/32|self|OUT\n\n",
 	       "net: ports merged and sorted, ${VAR} for values, * for the "
 	       "wildcard, allowed ones skipped; a port of the run's own "
-	       "listener is 'self' (TCP only)");
+	       "listener or bound UDP socket is 'self'");
 	out = learn(a,
 		    "net\ttcp\tout\t0.0.0.0\t-\tlookup.example\n"
 		    "net\ttcp\tout\t0.0.0.0\t-\texample.com\n"
